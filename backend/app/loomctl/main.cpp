@@ -1,0 +1,18 @@
+// loomctl: the command-line client of loomd, in the manner of kubectl.
+#include "loomctl/commands.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"loomctl: drive a Loom cluster (inventory, fabric, provisioning) from the shell"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "loomctl 0.1.0");
+    auto* fabric = app.add_subcommand("fabric", "Fabric routing, configuration and failure impact");
+    fabric->require_subcommand(1);
+    loom::loomctl::addFabricCommands(*fabric);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+    return 0;
+}

@@ -1,0 +1,19 @@
+// loomd: the Loom server, and the direct database commands (apply, token) that work without it.
+#include "loomd/commands.hpp"
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+    CLI::App app{"loomd: the Loom control-plane server for AI training clusters"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "loomd 0.1.0");
+    loom::loomd::addApplyCommand(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        // CLI11 uses exit code 0 for --help; every other parse error is a usage error (2).
+        int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+    return 0;
+}
