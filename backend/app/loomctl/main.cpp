@@ -10,6 +10,10 @@ int main(int argc, char** argv) {
     loom::loomctl::addFabricCommands(*fabric);
     try {
         app.parse(argc, argv);
+    } catch (const CLI::RuntimeError& e) {
+        // A command's callback ends with `throw CLI::RuntimeError(rc)` to set the exit code
+        // (0 ok, 1 operation failed, 2 usage or input error).
+        return e.get_exit_code();
     } catch (const CLI::ParseError& e) {
         int rc = app.exit(e);
         return rc == 0 ? 0 : 2;
