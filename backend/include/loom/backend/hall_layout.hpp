@@ -1,0 +1,149 @@
+// HallLayout: the stable order of GPUs, switch ports and backend links that every packed
+// telemetry array (TelemetryHub, the WebSocket stream, `GET /api/v1/hall`) refers to.
+//
+// Built once per inventory version from a loom::inventory::Inventory; immutable afterwards, so
+// it is shared between threads as `std::shared_ptr<const HallLayout>` without locking.
+//
+//   auto layout = std::make_shared<const HallLayout>(HallLayout::build(inventory));
+//   if (auto g = layout->gpuByHost("z1-r001-h0.dc1.example", 3)) hub.setGpuUtil(*g, 97);
+//   server: respond(layout->toJson());  // GET /api/v1/hall (docs/api.md)
+//
+// Order (docs/api.md): racks by (zone, row index, row, position, name); a rack's hosts by slot,
+// a host's GPUs by index, so each rack's GPUs are contiguous (gpuOffset, gpuCount). Switches by
+// (tier, zone, rack order, name); ports by (switch order, port index). Backend links by (tier of
+// the lower end, rack order of the lower end, name).
+//
+// Lookups take string_views and never allocate (transparent hashing): the ingest path calls
+// them once per sample. Limits: at most 2^32-2 GPUs/ports/links (indices are uint32_t).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "loom/inventory/model.hpp"
+
+namespace loom::backend {
+
+inline constexpr std::uint32_t kNoIndex = 0xffffffffu;
+
+// FNV-1a, also usable piecewise (the ingest path hashes "switch" "/" "port" without joining).
+struct NameHash {
+    using is_transparent = void;
+    static constexpr std::uint64_t kBasis = 1469598103934665603ull;
+    static std::uint64_t mix(std::uint64_t h, std::string_view s) noexcept {
+        for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+        return h;
+    }
+    std::size_t operator()(std::string_view s) const noexcept { return mix(kBasis, s); }
+};
+using NameIndex = std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>>;
+
+// Administrative (inventory) state of a GPU or link, which the live health is layered over.
+enum class AdminState : std::uint8_t { InService, Drained, Quarantined, NotInService, Down };
+
+struct HallRack {
+    std::string name, row, zone, state;
+    int position = 0;
+    std::vector<std::string> hosts;  // by slot
+    std::string rtsw;                // the rack's training switch (empty if none)
+    std::uint32_t zoneIndex = 0;
+    std::uint32_t gpuOffset = 0, gpuCount = 0;
+    std::uint32_t rtswIndex = kNoIndex;  // index into switches()
+};
+
+struct HallSwitch {
+    std::string name, zone;
+    inventory::SwitchRole role = inventory::SwitchRole::Rtsw;
+    std::uint32_t rackIndex = kNoIndex;  // the compute rack it sits in, if any
+    std::uint32_t portOffset = 0;        // its ports: ports()[portOffset .. portOffset+portSlots)
+    std::uint32_t portSlots = 0;         // max port index + 1 (port numbers are dense 1-based)
+};
+
+struct HallPort {
+    std::uint32_t switchIndex = kNoIndex;
+    std::uint32_t linkIndex = kNoIndex;  // the backend link it terminates, if any
+    std::int32_t number = 0;             // 1-based physical port number; 0 = slot unused
+    std::uint32_t speedGbps = 0;
+};
+
+struct HallLink {
+    std::string name;
+    std::uint32_t aPort = kNoIndex, bPort = kNoIndex;  // switch ports (kNoIndex for a NIC end)
+    std::uint32_t gpu = kNoIndex;                      // the GPU behind a NIC end, if any
+    std::uint32_t rackIndex = kNoIndex;                // rack of the lower end, if any
+    std::uint32_t speedGbps = 400;
+    std::uint8_t tier = 0;  // 0 NIC-switch, 1 rack-cluster, 2 cluster-aggregator (lower end's tier)
+};
+
+class HallLayout {
+public:
+    // layoutVersion 0 = derive one from the structure (same inventory -> same version).
+    static HallLayout build(const inventory::Inventory& inv, std::int64_t layoutVersion = 0);
+
+    std::int64_t layoutVersion() const { return layoutVersion_; }
+    const std::string& cluster() const { return cluster_; }
+    inventory::FabricType fabric() const { return fabric_; }
+
+    std::size_t gpuCount() const { return gpuNames_.size(); }
+    std::size_t linkCount() const { return links_.size(); }
+    std::size_t portCount() const { return ports_.size(); }  // switch port slots
+
+    const std::vector<std::string>& zones() const { return zones_; }
+    const std::vector<HallRack>& racks() const { return racks_; }
+    const std::vector<std::string>& gpuNames() const { return gpuNames_; }
+    const std::vector<std::uint32_t>& gpuRack() const { return gpuRack_; }  // GPU -> rack index
+    const std::vector<std::string>& gpuHost() const { return gpuHostName_; }
+    const std::vector<AdminState>& gpuAdmin() const { return gpuAdmin_; }
+    const std::vector<HallSwitch>& switches() const { return switches_; }
+    const std::vector<HallPort>& ports() const { return ports_; }
+    const std::vector<HallLink>& links() const { return links_; }
+    const std::vector<AdminState>& linkAdmin() const { return linkAdmin_; }
+
+    // All return kNoIndex when unknown.
+    std::uint32_t gpuByName(std::string_view name) const;
+    std::uint32_t gpuByUuid(std::string_view uuid) const;
+    // host: the inventory name, or a DCGM `Hostname` (FQDN: the first label is tried too).
+    std::uint32_t hostByName(std::string_view host) const;
+    std::uint32_t gpuByHost(std::string_view host, int gpuIndex) const;
+    std::uint32_t switchByName(std::string_view name) const;
+    // port: "p17", "Ethernet17", "swp17", "17" or the full "<switch>/p17" (trailing number).
+    std::uint32_t portBySwitch(std::uint32_t switchIndex, std::string_view port) const;
+    std::uint32_t portByName(std::string_view sw, std::string_view port) const {
+        auto s = switchByName(sw);
+        return s == kNoIndex ? kNoIndex : portBySwitch(s, port);
+    }
+    std::uint32_t rackByName(std::string_view name) const;
+    std::uint32_t linkByName(std::string_view name) const;
+    // Name of a port slot ("<switch>/p<number>") for event locations.
+    std::string portName(std::uint32_t port) const;
+
+    // The `GET /api/v1/hall` body (docs/api.md).
+    nlohmann::json toJson() const;
+
+private:
+    std::int64_t layoutVersion_ = 0;
+    std::string cluster_;
+    inventory::FabricType fabric_ = inventory::FabricType::Roce;
+    std::vector<std::string> zones_;
+    std::vector<std::pair<std::string, std::string>> rows_;  // name, zone (ordered)
+    std::vector<int> rowIndex_;
+    std::vector<HallRack> racks_;
+    std::vector<std::string> gpuNames_, gpuHostName_;
+    std::vector<std::uint32_t> gpuRack_;
+    std::vector<AdminState> gpuAdmin_;
+    std::vector<std::uint32_t> hostGpuOffset_, hostGpuCount_;
+    std::vector<std::int8_t> gpuLocal_;  // GPU -> its index on the host
+    std::vector<HallSwitch> switches_;
+    std::vector<HallPort> ports_;
+    std::vector<HallLink> links_;
+    std::vector<AdminState> linkAdmin_;
+    NameIndex gpuByName_, gpuByUuid_, hostByName_, switchByName_, rackByName_, linkByName_;
+};
+
+}  // namespace loom::backend

@@ -1,0 +1,93 @@
+#include "loom/backend/hall_layout.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "synthetic_inventory.hpp"
+
+namespace loom::backend {
+namespace {
+
+TEST(HallLayout, OrdersRacksHostsGpusContiguously) {
+    auto inv = testing::syntheticCluster({.zones = 2, .racksPerZone = 3, .ctswPerZone = 2,
+                                          .ctswUplinks = 2, .atsw = 2});
+    // Shuffle the input: the order must come from the entities, not from the input order.
+    std::reverse(inv.racks.begin(), inv.racks.end());
+    std::reverse(inv.gpus.begin(), inv.gpus.end());
+    std::reverse(inv.links.begin(), inv.links.end());
+    auto L = HallLayout::build(inv);
+    ASSERT_EQ(L.gpuCount(), 2u * 3 * 16);
+    ASSERT_EQ(L.racks().size(), 6u);
+    EXPECT_EQ(L.racks()[0].name, "z1-r001");
+    EXPECT_EQ(L.racks()[3].name, "z2-r001");
+    for (std::uint32_t r = 0; r < 6; ++r) {
+        EXPECT_EQ(L.racks()[r].gpuOffset, r * 16);
+        EXPECT_EQ(L.racks()[r].gpuCount, 16u);
+        EXPECT_EQ(L.racks()[r].rtsw, L.racks()[r].name + "-rtsw");
+    }
+    EXPECT_EQ(L.gpuNames()[0], "z1-r001-h0-gpu0");
+    EXPECT_EQ(L.gpuNames()[9], "z1-r001-h1-gpu1");
+    EXPECT_EQ(L.gpuByName("z1-r002-h1-gpu7"), 16u + 15u);
+    EXPECT_EQ(L.gpuByHost("z1-r002-h1", 7), 31u);
+    EXPECT_EQ(L.gpuByHost("z1-r002-h1.dc1.example.com", 7), 31u);  // DCGM FQDN
+    EXPECT_EQ(L.gpuByHost("z1-r002-h1", 8), kNoIndex);
+    EXPECT_EQ(L.gpuByHost("nope", 0), kNoIndex);
+    EXPECT_EQ(L.gpuByUuid("GPU-1-1-1-7"), 31u);
+    EXPECT_EQ(L.gpuRack()[31], 1u);
+}
+
+TEST(HallLayout, LinksAndPorts) {
+    auto inv = testing::syntheticCluster({.zones = 2, .racksPerZone = 3, .ctswPerZone = 2,
+                                          .ctswUplinks = 2, .atsw = 2});
+    auto L = HallLayout::build(inv);
+    // 16 NIC links + 2 uplinks per rack, 2 CTSW x 2 uplinks per zone.
+    ASSERT_EQ(L.linkCount(), 6u * 18 + 2 * 2 * 2);
+    // NIC links first, in rack order, then rack uplinks, then CTSW uplinks.
+    const auto& l0 = L.links()[0];
+    EXPECT_EQ(l0.tier, 0);
+    EXPECT_EQ(l0.rackIndex, 0u);
+    EXPECT_NE(l0.gpu, kNoIndex);
+    EXPECT_EQ(l0.aPort, kNoIndex);
+    EXPECT_NE(l0.bPort, kNoIndex);
+    EXPECT_EQ(L.links()[6 * 16].tier, 1);
+    EXPECT_EQ(L.links().back().tier, 2);
+    auto p = L.portByName("z1-r001-rtsw", "Ethernet17");
+    ASSERT_NE(p, kNoIndex);
+    EXPECT_EQ(L.ports()[p].number, 17);
+    EXPECT_EQ(L.portName(p), "z1-r001-rtsw/p17");
+    auto li = L.ports()[p].linkIndex;
+    ASSERT_NE(li, kNoIndex);
+    EXPECT_EQ(L.links()[li].name, "z1-r001-rtsw/p17--z1-ctsw01/p1");
+    EXPECT_EQ(L.portByName("z1-r001-rtsw", "p99"), kNoIndex);
+    EXPECT_EQ(L.portByName("z1-r001-rtsw", "mgmt"), kNoIndex);
+    EXPECT_EQ(L.portByName("nope", "p1"), kNoIndex);
+    EXPECT_EQ(L.portByName("z1-r001-rtsw", "z1-r001-rtsw/p1"), L.portByName("z1-r001-rtsw", "swp1"));
+}
+
+TEST(HallLayout, VersionIsStableAndJsonMatchesApi) {
+    auto inv = testing::syntheticCluster({.zones = 1, .racksPerZone = 4});
+    auto a = HallLayout::build(inv), b = HallLayout::build(inv);
+    EXPECT_EQ(a.layoutVersion(), b.layoutVersion());
+    inv.racks.pop_back();
+    EXPECT_NE(HallLayout::build(inv).layoutVersion(), a.layoutVersion());
+    EXPECT_EQ(HallLayout::build(inv, 7).layoutVersion(), 7);
+    auto j = a.toJson();
+    EXPECT_EQ(j["gpus"].size(), 64u);
+    EXPECT_EQ(j["racks"][1]["gpuOffset"], 16);
+    EXPECT_EQ(j["racks"][1]["hosts"][1], "z1-r002-h1");
+    EXPECT_EQ(j["racks"][1]["rtsw"], "z1-r002-rtsw");
+    EXPECT_EQ(j["links"].size(), a.linkCount());
+    EXPECT_EQ(j["switches"][0]["role"], "rtsw");
+    EXPECT_EQ(j["fabric"], "roce");
+}
+
+TEST(HallLayout, EmptyInventory) {
+    inventory::Inventory inv;
+    auto L = HallLayout::build(inv);
+    EXPECT_EQ(L.gpuCount(), 0u);
+    EXPECT_EQ(L.gpuByHost("x", 0), kNoIndex);
+    EXPECT_TRUE(L.toJson()["gpus"].is_array());
+}
+
+}  // namespace
+}  // namespace loom::backend
