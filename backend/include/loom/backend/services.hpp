@@ -1,0 +1,63 @@
+// Services: what route modules and background loops of loomd share, as one small interface.
+//
+// `loomd serve` builds the one implementation (serve.cpp) and passes it to every
+// register*Routes function (router.hpp). Everything here is thread-safe: handlers call it from
+// database pool threads, loops from their own threads.
+//
+//   services.publish("events", {{"type", "event"}, {"event", eventJson}});  // stream + peers
+//   if (services.isLeader()) runRollups();                                  // singleton loops
+//   auto layout = services.layout();                                        // current /hall
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace loom::inventory {
+struct Inventory;
+}
+
+namespace loom::backend {
+
+class HallLayout;
+class TelemetryHub;
+
+class Services {
+public:
+    virtual ~Services() = default;
+
+    // Sends a message to the WebSocket clients subscribed to `topic` ("events", "provisioning",
+    // "inventory", "phase") of this loomd and, through PostgreSQL NOTIFY, of every other loomd
+    // on the same database. `message` is the stream object without "seq" (each loomd stamps
+    // its own). Messages over 7,000 bytes of JSON reach only local clients (NOTIFY's limit).
+    virtual void publish(std::string_view topic, nlohmann::json message) = 0;
+
+    // Tells the server the stored inventory changed (apply, a lifecycle transition that
+    // changes state): it reloads it, rebuilds the hall layout and fabric state in the
+    // background and announces the new layoutVersion on the "inventory" topic, here and on
+    // the other loomds.
+    virtual void inventoryChanged() = 0;
+
+    // The current hall layout and inventory snapshot (null until the first load finished).
+    virtual std::shared_ptr<const HallLayout> layout() const = 0;
+    virtual std::shared_ptr<const inventory::Inventory> inventory() const = 0;
+
+    // The live telemetry of this loomd (null when the hub is not running).
+    virtual TelemetryHub* hub() = 0;
+
+    // True while this loomd holds the cluster-wide leader lock; singleton loops (simulator,
+    // reconciler, rollups) run only then. Can change at any time.
+    virtual bool isLeader() const = 0;
+
+    // A libpq URL for loops that need their own dedicated connection.
+    virtual std::string databaseUrl() const = 0;
+
+    // Adds lines to /metrics: the callback appends Prometheus text (with HELP and TYPE)
+    // to the string. Called on a pool thread for every scrape.
+    virtual void addMetricsSource(std::function<void(std::string& out)> source) = 0;
+};
+
+}  // namespace loom::backend
