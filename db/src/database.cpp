@@ -1,0 +1,156 @@
+#include "loom/db/database.hpp"
+
+#include "loom/db/native.hpp"
+
+#include <regex>
+
+namespace loom::db {
+
+Error translateException(std::string_view context) {
+    std::string prefix = context.empty() ? std::string() : std::string(context) + ": ";
+    auto trim = [](std::string s) {
+        while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+        return s;
+    };
+    try {
+        throw;
+    } catch (const pqxx::broken_connection& e) {
+        return Error::unavailable(prefix + "database connection lost: " + trim(e.what()));
+    } catch (const pqxx::in_doubt_error& e) {
+        return Error::unavailable(prefix + "connection lost during commit; outcome unknown: " +
+                                  trim(e.what()));
+    } catch (const pqxx::transaction_rollback& e) {
+        // serialization_failure, deadlock_detected, statement_completion_unknown
+        return Error::conflict(prefix + "concurrent update, retry: " + trim(e.what()));
+    } catch (const pqxx::unique_violation& e) {
+        return Error::conflict(prefix + "already exists: " + trim(e.what()));
+    } catch (const pqxx::foreign_key_violation& e) {
+        return Error::conflict(prefix + "still referenced or missing reference: " +
+                               trim(e.what()));
+    } catch (const pqxx::integrity_constraint_violation& e) {
+        return Error::invalid(prefix + "rejected by the schema: " + trim(e.what()));
+    } catch (const pqxx::data_exception& e) {
+        return Error::invalid(prefix + "bad value: " + trim(e.what()));
+    } catch (const pqxx::sql_error& e) {
+        return Error::internal(prefix + "SQL error " + e.sqlstate() + ": " + trim(e.what()));
+    } catch (const std::exception& e) {
+        return Error::internal(prefix + trim(e.what()));
+    } catch (...) {
+        return Error::internal(prefix + "unknown exception");
+    }
+}
+
+Connection::Connection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Connection::Connection(Connection&&) noexcept = default;
+Connection& Connection::operator=(Connection&&) noexcept = default;
+Connection::~Connection() = default;
+
+Result<void> Connection::exec(std::string_view sql) {
+    try {
+        pqxx::nontransaction tx(impl_->conn);
+        tx.exec(std::string(sql));
+        return {};
+    } catch (...) {
+        return fail(translateException("exec"));
+    }
+}
+
+Result<std::optional<std::string>> Connection::queryValue(std::string_view sql) {
+    try {
+        pqxx::nontransaction tx(impl_->conn);
+        pqxx::result r = tx.exec(std::string(sql));
+        if (r.empty() || r[0][0].is_null()) return std::optional<std::string>();
+        return std::optional<std::string>(r[0][0].c_str());
+    } catch (...) {
+        return fail(translateException("query"));
+    }
+}
+
+Result<std::vector<std::vector<std::string>>> Connection::queryRows(std::string_view sql) {
+    try {
+        pqxx::nontransaction tx(impl_->conn);
+        pqxx::result r = tx.exec(std::string(sql));
+        std::vector<std::vector<std::string>> rows;
+        rows.reserve(r.size());
+        for (const auto& row : r) {
+            auto& out = rows.emplace_back();
+            for (const auto& f : row) out.emplace_back(f.is_null() ? "" : f.c_str());
+        }
+        return rows;
+    } catch (...) {
+        return fail(translateException("query"));
+    }
+}
+
+int Connection::backendPid() const { return impl_->conn.backendpid(); }
+
+Database Database::fromUrl(std::string url) {
+    Database d;
+    d.conninfo_ = std::move(url);
+    return d;
+}
+
+Database Database::fromSocket(std::string socketDir, int port, std::string dbname,
+                              std::string user) {
+    // Key=value form: quoting handles spaces in the state dir path.
+    auto quote = [](const std::string& v) {
+        std::string out = "'";
+        for (char c : v) {
+            if (c == '\'' || c == '\\') out += '\\';
+            out += c;
+        }
+        return out + "'";
+    };
+    Database d;
+    d.conninfo_ = "host=" + quote(socketDir) + " port=" + std::to_string(port) +
+                  " dbname=" + quote(dbname) + " user=" + quote(user);
+    return d;
+}
+
+Database Database::withDatabase(std::string dbname) const {
+    Database d = *this;
+    d.dbnameOverride_ = std::move(dbname);
+    return d;
+}
+
+Result<Connection> Database::connect() const {
+    try {
+        std::string conninfo = conninfo_;
+        if (!dbnameOverride_.empty()) {
+            // libpq: with expand_dbname only the first dbname is expanded, so a later
+            // dbname=... key overrides the one in a URL or key=value string. Build it as
+            // key=value when the base is key=value, else append as a URL parameter.
+            bool isUrl = conninfo.rfind("postgres", 0) == 0 && conninfo.find("://") != std::string::npos;
+            if (isUrl) {
+                auto q = conninfo.find('?');
+                auto slash = conninfo.find('/', conninfo.find("://") + 3);
+                std::string params = q == std::string::npos ? "" : conninfo.substr(q);
+                std::string base = conninfo.substr(0, slash == std::string::npos || (q != std::string::npos && slash > q) ? (q == std::string::npos ? conninfo.size() : q) : slash);
+                conninfo = base + "/" + dbnameOverride_ + params;
+            } else {
+                conninfo += " dbname='" + dbnameOverride_ + "'";
+            }
+        }
+        return Connection(std::make_unique<Connection::Impl>(conninfo));
+    } catch (...) {
+        return fail(translateException("connecting to " + redacted()));
+    }
+}
+
+std::string Database::redacted() const {
+    static const std::regex kUrlPassword(R"((://[^:/@]*:)[^@]*@)");
+    static const std::regex kKvPassword(R"((password\s*=\s*)('[^']*'|\S+))");
+    std::string s = std::regex_replace(conninfo_, kUrlPassword, "$1***@");
+    return std::regex_replace(s, kKvPassword, "$1***");
+}
+
+std::string quoteIdentifier(std::string_view name) {
+    std::string out = "\"";
+    for (char c : name) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    return out + "\"";
+}
+
+}  // namespace loom::db

@@ -1,0 +1,298 @@
+#include "loom/inventory/plan.hpp"
+
+#include <charconv>
+#include <string_view>
+#include <unordered_map>
+
+namespace loom::inventory {
+namespace {
+
+std::string text(const std::string& s) { return s; }
+std::string text(int v) { return std::to_string(v); }
+std::string text(double v) {
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, r.ptr);
+}
+std::string text(Network v) { return std::string(networkName(v)); }
+std::string text(Medium v) { return std::string(mediumName(v)); }
+std::string text(SwitchRole v) { return std::string(switchRoleName(v)); }
+std::string text(DeviceKind v) { return std::string(deviceKindName(v)); }
+std::string text(const Labels& labels) {
+    std::string out;
+    for (const auto& [k, v] : labels) {
+        if (!out.empty()) out += ',';
+        out += k;
+        out += '=';
+        out += v;
+    }
+    return out;
+}
+
+// Collects differing spec fields; the value is rendered only when it differs, so a no-op
+// plan of 300k entities allocates nothing per field.
+struct Differ {
+    std::vector<FieldChange>* out;
+    template <class V>
+    void operator()(const char* field, const V& desired, const V& current) const {
+        if (desired == current) return;
+        out->push_back(FieldChange{field, text(current), text(desired)});
+    }
+};
+
+void diff(const Site& d, const Site& c, Differ f) {
+    f("description", d.description, c.description);
+    f("labels", d.labels, c.labels);
+}
+void diff(const Zone& d, const Zone& c, Differ f) {
+    f("site", d.site, c.site);
+    f("labels", d.labels, c.labels);
+}
+void diff(const Row& d, const Row& c, Differ f) {
+    f("zone", d.zone, c.zone);
+    f("index", d.index, c.index);
+    f("labels", d.labels, c.labels);
+}
+void diff(const Rack& d, const Rack& c, Differ f) {
+    f("row", d.row, c.row);
+    f("zone", d.zone, c.zone);
+    f("position", d.position, c.position);
+    f("model", d.model, c.model);
+    f("labels", d.labels, c.labels);
+}
+void diff(const Host& d, const Host& c, Differ f) {
+    f("rack", d.rack, c.rack);
+    f("slot", d.slot, c.slot);
+    f("model", d.model, c.model);
+    f("labels", d.labels, c.labels);
+}
+void diff(const Gpu& d, const Gpu& c, Differ f) {
+    f("host", d.host, c.host);
+    f("index", d.index, c.index);
+    f("model", d.model, c.model);
+}
+void diff(const Nic& d, const Nic& c, Differ f) {
+    f("host", d.host, c.host);
+    f("index", d.index, c.index);
+    f("network", d.network, c.network);
+    f("model", d.model, c.model);
+    f("speedGbps", d.speedGbps, c.speedGbps);
+}
+void diff(const Switch& d, const Switch& c, Differ f) {
+    f("role", d.role, c.role);
+    f("model", d.model, c.model);
+    f("zone", d.zone, c.zone);
+    f("rack", d.rack, c.rack);
+    f("portCount", d.portCount, c.portCount);
+    f("speedGbps", d.speedGbps, c.speedGbps);
+    f("labels", d.labels, c.labels);
+}
+void diff(const Port& d, const Port& c, Differ f) {
+    f("device", d.device, c.device);
+    f("deviceKind", d.deviceKind, c.deviceKind);
+    f("index", d.index, c.index);
+    f("speedGbps", d.speedGbps, c.speedGbps);
+}
+void diff(const Link& d, const Link& c, Differ f) {
+    f("aPort", d.aPort, c.aPort);
+    f("bPort", d.bPort, c.bPort);
+    f("network", d.network, c.network);
+    f("medium", d.medium, c.medium);
+    f("lengthM", d.lengthM, c.lengthM);
+    f("speedGbps", d.speedGbps, c.speedGbps);
+}
+void diff(const StorageNode& d, const StorageNode& c, Differ f) {
+    f("rack", d.rack, c.rack);
+    f("model", d.model, c.model);
+    f("capacityTb", d.capacityTb, c.capacityTb);
+    f("labels", d.labels, c.labels);
+}
+
+template <class T>
+void planKind(const std::vector<T>& desired, const std::vector<T>& current, bool prune,
+              KindPlan& out) {
+    std::unordered_map<std::string_view, std::size_t> byName;
+    byName.reserve(current.size());
+    for (std::size_t i = 0; i < current.size(); ++i) byName.emplace(current[i].name, i);
+
+    // Names of desired entities, to find deletes and duplicates in the same pass.
+    std::unordered_map<std::string_view, std::size_t> seen;
+    seen.reserve(desired.size());
+    for (std::size_t i = 0; i < desired.size(); ++i) {
+        const T& d = desired[i];
+        if (!seen.emplace(d.name, i).second) {
+            out.duplicates.push_back(d.name);
+            continue;
+        }
+        auto it = byName.find(d.name);
+        if (it == byName.end()) {
+            out.creates.push_back(i);
+            out.createNames.push_back(d.name);
+            continue;
+        }
+        std::vector<FieldChange> changes;
+        diff(d, current[it->second], Differ{&changes});
+        if (!changes.empty()) out.updates.push_back(Update{d.name, i, std::move(changes)});
+    }
+    for (const T& c : current) {
+        if (seen.contains(c.name)) continue;
+        (prune ? out.deletes : out.wouldDelete).push_back(c.name);
+    }
+}
+
+template <class F>
+void forEachKind(const Inventory& d, const Inventory& c, F&& f) {
+    f(Kind::Site, d.sites, c.sites);
+    f(Kind::Zone, d.zones, c.zones);
+    f(Kind::Row, d.rows, c.rows);
+    f(Kind::Rack, d.racks, c.racks);
+    f(Kind::Host, d.hosts, c.hosts);
+    f(Kind::Gpu, d.gpus, c.gpus);
+    f(Kind::Nic, d.nics, c.nics);
+    f(Kind::Switch, d.switches, c.switches);
+    f(Kind::Port, d.ports, c.ports);
+    f(Kind::Link, d.links, c.links);
+    f(Kind::StorageNode, d.storageNodes, c.storageNodes);
+}
+
+void appendNames(std::string& out, const std::vector<std::string>& names, int max) {
+    out += " (";
+    int n = 0;
+    for (const auto& name : names) {
+        if (n == max) {
+            out += ", ...";
+            break;
+        }
+        if (n++) out += ", ";
+        out += name;
+    }
+    out += ')';
+}
+
+}  // namespace
+
+std::size_t Plan::creates() const {
+    std::size_t n = 0;
+    for (const auto& k : kinds) n += k.creates.size();
+    return n;
+}
+std::size_t Plan::updates() const {
+    std::size_t n = 0;
+    for (const auto& k : kinds) n += k.updates.size();
+    return n;
+}
+std::size_t Plan::deletes() const {
+    std::size_t n = 0;
+    for (const auto& k : kinds) n += k.deletes.size();
+    return n;
+}
+std::size_t Plan::wouldDelete() const {
+    std::size_t n = 0;
+    for (const auto& k : kinds) n += k.wouldDelete.size();
+    return n;
+}
+bool Plan::hasDuplicates() const {
+    for (const auto& k : kinds)
+        if (!k.duplicates.empty()) return true;
+    return false;
+}
+bool Plan::empty() const {
+    for (const auto& k : kinds)
+        if (!k.empty()) return false;
+    return clusterChanges.empty();
+}
+
+Plan plan(const Inventory& desired, const Inventory& current, PlanOptions options) {
+    Plan p;
+    p.prune = options.prune;
+    forEachKind(desired, current, [&](Kind k, const auto& d, const auto& c) {
+        KindPlan& kp = p.of(k);
+        kp.kind = k;
+        planKind(d, c, options.prune, kp);
+    });
+    if (desired.cluster != current.cluster)
+        p.clusterChanges.push_back({"cluster", current.cluster, desired.cluster});
+    if (desired.fabric != current.fabric)
+        p.clusterChanges.push_back({"fabric", std::string(fabricTypeName(current.fabric)),
+                                    std::string(fabricTypeName(desired.fabric))});
+    return p;
+}
+
+std::string formatPlan(const Plan& p, int maxNamesPerKind) {
+    std::string out;
+    for (const auto& c : p.clusterChanges)
+        out += "cluster: " + c.field + " \"" + c.before + "\" -> \"" + c.after + "\"\n";
+    for (const KindPlan& k : p.kinds) {
+        if (k.empty() && k.wouldDelete.empty() && k.duplicates.empty()) continue;
+        out += kindName(k.kind);
+        out += ": ";
+        out += std::to_string(k.creates.size()) + " to create";
+        if (!k.creates.empty()) appendNames(out, k.createNames, maxNamesPerKind);
+        out += ", " + std::to_string(k.updates.size()) + " to update";
+        if (!k.updates.empty()) {
+            out += " (";
+            int n = 0;
+            for (const Update& u : k.updates) {
+                if (n == maxNamesPerKind) {
+                    out += ", ...";
+                    break;
+                }
+                if (n++) out += ", ";
+                out += u.name + ":";
+                for (std::size_t i = 0; i < u.changes.size(); ++i)
+                    out += (i ? "," : " ") + u.changes[i].field;
+            }
+            out += ')';
+        }
+        out += ", " + std::to_string(k.deletes.size()) + " to delete";
+        if (!k.deletes.empty()) appendNames(out, k.deletes, maxNamesPerKind);
+        if (!k.wouldDelete.empty()) {
+            out += "; " + std::to_string(k.wouldDelete.size()) + " would delete with --prune";
+            appendNames(out, k.wouldDelete, maxNamesPerKind);
+        }
+        if (!k.duplicates.empty()) {
+            out += "; " + std::to_string(k.duplicates.size()) + " duplicate names";
+            appendNames(out, k.duplicates, maxNamesPerKind);
+        }
+        out += '\n';
+    }
+    if (p.empty()) {
+        out += "no changes";
+        if (p.wouldDelete() > 0)
+            out += " (" + std::to_string(p.wouldDelete()) + " would delete with --prune)";
+        out += '\n';
+    } else {
+        out += "plan: " + std::to_string(p.creates()) + " to create, " +
+               std::to_string(p.updates()) + " to update, " + std::to_string(p.deletes()) +
+               " to delete\n";
+    }
+    return out;
+}
+
+std::vector<KindSummary> summarize(const Plan& p, int maxNamesPerKind) {
+    std::vector<KindSummary> out;
+    auto firstN = [&](const auto& src, auto&& nameOf) {
+        std::vector<std::string> names;
+        for (const auto& x : src) {
+            if (static_cast<int>(names.size()) == maxNamesPerKind) break;
+            names.push_back(nameOf(x));
+        }
+        return names;
+    };
+    auto same = [](const std::string& s) { return s; };
+    for (const KindPlan& k : p.kinds) {
+        KindSummary s;
+        s.kind = std::string(kindPlural(k.kind));
+        s.creates = k.creates.size();
+        s.updates = k.updates.size();
+        s.deletes = k.deletes.size();
+        s.wouldDelete = k.wouldDelete.size();
+        s.createNames = firstN(k.createNames, same);
+        s.updateNames = firstN(k.updates, [](const Update& u) { return u.name; });
+        s.deleteNames = firstN(k.deletes, same);
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+}  // namespace loom::inventory
