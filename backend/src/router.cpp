@@ -89,7 +89,7 @@ Result<nlohmann::json> Request::jsonBody() const {
     return parseJsonText(body);
 }
 
-pqxx::connection& Request::db() const {
+db::Connection& Request::db() const {
     // A route registered with needsDb = false asked for the database: a programming error.
     if (!connection) throw std::logic_error("route " + std::string(route) + " has no database");
     return *connection;

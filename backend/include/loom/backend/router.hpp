@@ -21,6 +21,7 @@
 // register functions declared at the bottom; `loomd serve` calls each of them once at start.
 #pragma once
 
+#include "loom/db/database.hpp"
 #include "loom/inventory/error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -33,14 +34,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-namespace pqxx {
-// libpqxx 6.4's connection type, declared here so this header stays free of libpq.
-class connect_direct;
-template <typename CONNECTPOLICY>
-class basic_connection_base;
-using connection = basic_connection_base<connect_direct>;
-}  // namespace pqxx
 
 namespace loom::backend {
 
@@ -72,7 +65,7 @@ struct Request {
     Pairs query;                   // query parameters in order, percent-decoded
     Pairs headers;                 // header names lower-cased
     Principal principal;
-    pqxx::connection* connection = nullptr;  // this pool thread's connection; null if none
+    db::Connection* connection = nullptr;  // this pool thread's connection; null if none
 
     // The `{name}` capture; empty if the pattern has none of that name.
     std::string_view param(std::string_view name) const;
@@ -85,9 +78,9 @@ struct Request {
     // The body parsed as JSON, or as YAML when bodyIsYaml(); errors name the line
     // (and for YAML the path) of the problem. An empty body is an error.
     Result<nlohmann::json> jsonBody() const;
-    // The database connection of this pool thread. Throws if the route declared
-    // needsDb = false (a programming error, turned into a 500).
-    pqxx::connection& db() const;
+    // The database connection of this pool thread (loom/db/database.hpp; repositories take
+    // it). Throws if the route declared needsDb = false (a programming error, a 500).
+    db::Connection& db() const;
 };
 
 struct Response {

@@ -1,0 +1,387 @@
+#include "loom/db/inventory_query.hpp"
+
+#include "loom/db/native.hpp"
+
+#include <pqxx/pqxx>
+
+#include <algorithm>
+
+namespace loom::db {
+
+using inventory::Kind;
+
+namespace {
+
+struct Field {
+    const char* api;  // API field name
+    const char* sql;  // SQL expression over alias t and the joins
+};
+
+struct KindSql {
+    const char* table;
+    const char* joins;
+    std::vector<Field> fields;
+    std::vector<const char*> patchable;
+};
+
+// Parent references are ids in the schema and names in the API: each kind's joins resolve
+// them. Only these whitelisted expressions are ever spliced into SQL; values are parameters.
+const KindSql& kindSql(Kind k) {
+    static const KindSql site{"sites", "", {{"description", "t.description"}}, {}};
+    static const KindSql zone{"zones", "LEFT JOIN sites s ON s.id = t.site_id",
+                              {{"site", "s.name"}}, {}};
+    static const KindSql row{"rows", "LEFT JOIN zones z ON z.id = t.zone_id",
+                             {{"zone", "z.name"}, {"index", "t.index"}}, {}};
+    static const KindSql rack{
+        "racks",
+        "LEFT JOIN rows r ON r.id = t.row_id LEFT JOIN zones z ON z.id = t.zone_id",
+        {{"row", "r.name"},
+         {"zone", "z.name"},
+         {"position", "t.position"},
+         {"model", "t.model"},
+         {"state", "t.state"},
+         {"serial", "t.serial"}},
+        {"serial"}};
+    static const KindSql host{"hosts", "LEFT JOIN racks r ON r.id = t.rack_id",
+                              {{"rack", "r.name"},
+                               {"slot", "t.slot"},
+                               {"model", "t.model"},
+                               {"state", "t.state"},
+                               {"serial", "t.serial"}},
+                              {"serial"}};
+    static const KindSql gpu{"gpus", "LEFT JOIN hosts h ON h.id = t.host_id",
+                             {{"host", "h.name"},
+                              {"index", "t.index"},
+                              {"model", "t.model"},
+                              {"state", "t.state"},
+                              {"serial", "t.serial"},
+                              {"uuid", "t.uuid"}},
+                             {"serial", "uuid"}};
+    static const KindSql nic{
+        "nics",
+        "LEFT JOIN hosts h ON h.id = t.host_id "
+        "LEFT JOIN storage_nodes sn ON sn.id = t.storage_node_id",
+        {{"host", "coalesce(h.name, sn.name)"},
+         {"index", "t.index"},
+         {"network", "t.network"},
+         {"model", "t.model"},
+         {"speedGbps", "t.speed_gbps"},
+         {"state", "t.state"},
+         {"mac", "t.mac"}},
+        {"mac"}};
+    static const KindSql sw{
+        "switches",
+        "LEFT JOIN zones z ON z.id = t.zone_id LEFT JOIN racks r ON r.id = t.rack_id",
+        {{"role", "t.role"},
+         {"model", "t.model"},
+         {"zone", "coalesce(z.name, '')"},
+         {"rack", "coalesce(r.name, '')"},
+         {"portCount", "t.port_count"},
+         {"speedGbps", "t.speed_gbps"},
+         {"state", "t.state"},
+         {"serial", "t.serial"}},
+        {"serial"}};
+    static const KindSql port{
+        "ports",
+        "LEFT JOIN switches s ON s.id = t.switch_id LEFT JOIN nics n ON n.id = t.nic_id "
+        "LEFT JOIN storage_nodes sn ON sn.id = t.storage_node_id",
+        {{"device", "coalesce(s.name, n.name, sn.name)"},
+         {"deviceKind", "t.device_kind"},
+         {"index", "t.index"},
+         {"speedGbps", "t.speed_gbps"},
+         {"state", "t.state"}},
+        {}};
+    static const KindSql link{
+        "links",
+        "JOIN ports pa ON pa.id = t.a_port_id JOIN ports pb ON pb.id = t.b_port_id",
+        {{"aPort", "pa.name"},
+         {"bPort", "pb.name"},
+         {"network", "t.network"},
+         {"medium", "t.medium"},
+         {"lengthM", "t.length_m"},
+         {"speedGbps", "t.speed_gbps"},
+         {"state", "t.state"}},
+        {}};
+    static const KindSql storage{"storage_nodes", "LEFT JOIN racks r ON r.id = t.rack_id",
+                                 {{"rack", "r.name"},
+                                  {"model", "t.model"},
+                                  {"capacityTb", "t.capacity_tb"},
+                                  {"state", "t.state"},
+                                  {"serial", "t.serial"}},
+                                 {"serial"}};
+    switch (k) {
+        case Kind::Site: return site;
+        case Kind::Zone: return zone;
+        case Kind::Row: return row;
+        case Kind::Rack: return rack;
+        case Kind::Host: return host;
+        case Kind::Gpu: return gpu;
+        case Kind::Nic: return nic;
+        case Kind::Switch: return sw;
+        case Kind::Port: return port;
+        case Kind::Link: return link;
+        case Kind::StorageNode: return storage;
+    }
+    return rack;
+}
+
+std::string selectSql(Kind k) {
+    const auto& ks = kindSql(k);
+    std::string s = "SELECT t.name, jsonb_build_object('name', t.name, 'kind', '";
+    s += inventory::kindName(k);
+    s += "'";
+    for (const auto& f : ks.fields) {
+        s += ", '";
+        s += f.api;
+        s += "', ";
+        s += f.sql;
+    }
+    s += ", 'labels', t.labels, 'resourceVersion', t.resource_version, 'createdAt', "
+         "t.created_at, 'updatedAt', t.updated_at)::text FROM ";
+    s += ks.table;
+    s += " t ";
+    s += ks.joins;
+    return s;
+}
+
+// The connection and SQL failures the API reports, as loom errors (no pqxx escapes db/).
+Error toError(const std::exception& e) {
+    if (dynamic_cast<const pqxx::broken_connection*>(&e))
+        return Error::unavailable(std::string("database connection lost: ") + e.what());
+    if (auto* se = dynamic_cast<const pqxx::sql_error*>(&e)) {
+        const std::string& state = se->sqlstate();
+        if (state.rfind("08", 0) == 0 || state == "57P01" || state == "57P03")
+            return Error::unavailable(std::string("database unavailable: ") + e.what());
+        if (state == "40001" || state == "40P01")
+            return Error::conflict("concurrent change, retry: " + std::string(e.what()));
+        if (state == "22P02" || state == "22023")
+            return Error::invalid(std::string("invalid value: ") + e.what());
+    }
+    return Error::internal(std::string("database error: ") + e.what());
+}
+
+// Cursors are the last name of the previous page, hex-encoded so they are URL-safe.
+std::string encodeCursor(const std::string& name) {
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    out.reserve(name.size() * 2);
+    for (unsigned char c : name) {
+        out += hex[c >> 4];
+        out += hex[c & 15];
+    }
+    return out;
+}
+
+std::optional<std::string> decodeCursor(const std::string& c) {
+    if (c.size() % 2) return std::nullopt;
+    std::string out;
+    auto val = [](char ch) -> int {
+        if (ch >= '0' && ch <= '9') return ch - '0';
+        if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+        return -1;
+    };
+    for (std::size_t i = 0; i < c.size(); i += 2) {
+        int a = val(c[i]), b = val(c[i + 1]);
+        if (a < 0 || b < 0) return std::nullopt;
+        out += char(a * 16 + b);
+    }
+    return out;
+}
+
+std::string joinNames(const std::vector<std::string>& v) {
+    std::string s;
+    for (auto& x : v) {
+        if (!s.empty()) s += ", ";
+        s += x;
+    }
+    return s;
+}
+
+}  // namespace
+
+std::vector<std::string> filterFields(Kind kind) {
+    std::vector<std::string> out{"name"};
+    for (const auto& f : kindSql(kind).fields) out.emplace_back(f.api);
+    return out;
+}
+
+std::vector<std::string> patchableFields(Kind kind) {
+    std::vector<std::string> out;
+    for (const char* f : kindSql(kind).patchable) out.emplace_back(f);
+    return out;
+}
+
+Result<ListPage> listObjects(Connection& c, const ListQuery& query) {
+    if (query.limit < 1 || query.limit > kMaxListLimit)
+        return fail(Error::invalid("limit must be between 1 and " +
+                                       std::to_string(kMaxListLimit),
+                                   "limit"));
+    if (query.filters.size() > kMaxListFilters)
+        return fail(Error::invalid("at most " + std::to_string(kMaxListFilters) + " filters"));
+    const auto& ks = kindSql(query.kind);
+    std::string sql = selectSql(query.kind);
+    std::vector<std::string> params;
+    std::string where;
+    auto addCond = [&](const std::string& cond) {
+        where += where.empty() ? " WHERE " : " AND ";
+        where += cond;
+    };
+    if (!query.cursor.empty()) {
+        auto after = decodeCursor(query.cursor);
+        if (!after) return fail(Error::invalid("malformed cursor", "cursor"));
+        params.push_back(*after);
+        addCond("t.name > $" + std::to_string(params.size()));
+    }
+    for (const auto& [field, value] : query.filters) {
+        if (field.rfind("label.", 0) == 0) {
+            std::string key = field.substr(6);
+            if (key.empty()) return fail(Error::invalid("empty label key", field));
+            params.push_back(key);
+            params.push_back(value);
+            addCond("t.labels ->> $" + std::to_string(params.size() - 1) + " = $" +
+                    std::to_string(params.size()));
+            continue;
+        }
+        const char* expr = nullptr;
+        if (field == "name") expr = "t.name";
+        for (const auto& f : ks.fields)
+            if (field == f.api) expr = f.sql;
+        if (!expr)
+            return fail(Error::invalid("unknown filter '" + field + "' for " +
+                                           std::string(inventory::kindPlural(query.kind)) +
+                                           "; valid: " + joinNames(filterFields(query.kind)) +
+                                           ", label.<key>",
+                                       field));
+        params.push_back(value);
+        addCond(std::string("(") + expr + ")::text = $" + std::to_string(params.size()));
+    }
+    sql += where;
+    sql += " ORDER BY t.name LIMIT " + std::to_string(query.limit + 1);
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto rows = tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
+        ListPage page;
+        std::size_t n = std::min<std::size_t>(rows.size(), std::size_t(query.limit));
+        page.items.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) page.items.push_back(rows[i][1].as<std::string>());
+        if (rows.size() > std::size_t(query.limit))
+            page.nextCursor = encodeCursor(rows[n - 1][0].as<std::string>());
+        return page;
+    } catch (const std::exception& e) {
+        return fail(toError(e));
+    }
+}
+
+Result<std::string> getObject(Connection& c, Kind kind, const std::string& name) {
+    std::string sql = selectSql(kind) + " WHERE t.name = $1";
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto rows = tx.exec_params(sql, name);
+        if (rows.empty())
+            return fail(Error::notFound(std::string(inventory::kindName(kind)) + " '" + name +
+                                        "' not found"));
+        return rows[0][1].as<std::string>();
+    } catch (const std::exception& e) {
+        return fail(toError(e));
+    }
+}
+
+Result<std::string> patchObject(Connection& c, Kind kind, const std::string& name,
+                                const ObjectPatch& patch) {
+    const auto& ks = kindSql(kind);
+    std::string table = ks.table;
+    std::string sets;
+    std::vector<std::string> params{name};
+    for (const auto& [field, value] : patch.fields) {
+        bool ok = std::find_if(ks.patchable.begin(), ks.patchable.end(), [&](const char* f) {
+                      return field == f;
+                  }) != ks.patchable.end();
+        if (!ok) {
+            auto valid = patchableFields(kind);
+            return fail(Error::invalid(
+                "field '" + field + "' of a " + std::string(inventory::kindName(kind)) +
+                    " cannot be patched; patchable: labels" +
+                    (valid.empty() ? std::string() : ", " + joinNames(valid)),
+                field));
+        }
+        params.push_back(value);
+        // field is one of the whitelisted column names above.
+        sets += ", " + field + " = $" + std::to_string(params.size());
+    }
+    if (patch.labels) {
+        params.push_back(*patch.labels);
+        sets += ", labels = jsonb_strip_nulls(labels || $" + std::to_string(params.size()) +
+                "::jsonb)";
+    }
+    try {
+        pqxx::work tx(native(c));
+        auto cur = tx.exec_params("SELECT resource_version, to_jsonb(x) - 'id' FROM " + table +
+                                      " x WHERE name = $1 FOR UPDATE",
+                                  name);
+        if (cur.empty())
+            return fail(Error::notFound(std::string(inventory::kindName(kind)) + " '" + name +
+                                        "' not found"));
+        auto rv = cur[0][0].as<std::int64_t>();
+        if (patch.ifMatch && *patch.ifMatch != rv)
+            return fail(Error{Errc::PreconditionFailed,
+                              "resourceVersion of " + std::string(inventory::kindName(kind)) +
+                                  " '" + name + "' is " + std::to_string(rv) + ", If-Match said " +
+                                  std::to_string(*patch.ifMatch)});
+        std::string before = cur[0][1].as<std::string>();
+        if (!sets.empty()) {
+            auto after = tx.exec_params(
+                "UPDATE " + table +
+                    " x SET resource_version = resource_version + 1, updated_at = now()" + sets +
+                    " WHERE name = $1 RETURNING to_jsonb(x) - 'id'",
+                pqxx::prepare::make_dynamic_params(params));
+            tx.exec_params(
+                "INSERT INTO change_log (actor, kind, name, action, before, after) "
+                "VALUES ($1, $2, $3, 'update', $4::jsonb, $5::jsonb)",
+                patch.actor, std::string(inventory::kindName(kind)), name, before,
+                after[0][0].as<std::string>());
+        }
+        auto obj = tx.exec_params(selectSql(kind) + " WHERE t.name = $1", name);
+        tx.commit();
+        return obj[0][1].as<std::string>();
+    } catch (const std::exception& e) {
+        return fail(toError(e));
+    }
+}
+
+Result<std::string> inventorySummary(Connection& c) {
+    // One statement: per-kind totals and state histograms built by PostgreSQL.
+    std::string sql = "SELECT jsonb_build_object('cluster', s.cluster, 'fabric', s.fabric, "
+                      "'generation', s.generation, 'kinds', jsonb_build_object(";
+    bool first = true;
+    for (Kind k : inventory::kAllKinds) {
+        const auto& ks = kindSql(k);
+        bool hasState = std::any_of(ks.fields.begin(), ks.fields.end(), [](const Field& f) {
+            return std::string_view(f.api) == "state";
+        });
+        if (!first) sql += ", ";
+        first = false;
+        sql += "'";
+        sql += inventory::kindPlural(k);
+        sql += "', jsonb_build_object('total', (SELECT count(*) FROM ";
+        sql += ks.table;
+        sql += ")";
+        if (hasState) {
+            sql += ", 'states', (SELECT coalesce(jsonb_object_agg(state, n), '{}'::jsonb) FROM "
+                   "(SELECT state, count(*) AS n FROM ";
+            sql += ks.table;
+            sql += " GROUP BY state) q)";
+        }
+        sql += ")";
+    }
+    sql += "))::text FROM inventory_state s WHERE s.id = 1";
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto r = tx.exec(sql);
+        if (r.empty()) return fail(Error::internal("inventory_state has no row"));
+        return r[0][0].as<std::string>();
+    } catch (const std::exception& e) {
+        return fail(toError(e));
+    }
+}
+
+}  // namespace loom::db

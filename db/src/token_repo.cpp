@@ -1,0 +1,129 @@
+#include "loom/db/token_repo.hpp"
+
+#include "loom/db/native.hpp"
+
+#include <pqxx/pqxx>
+
+#include <cctype>
+#include <stdexcept>
+
+namespace loom::db {
+
+namespace {
+
+Error toError(const std::exception& e) {
+    if (dynamic_cast<const pqxx::broken_connection*>(&e))
+        return Error::unavailable(std::string("database connection lost: ") + e.what());
+    if (auto* se = dynamic_cast<const pqxx::sql_error*>(&e)) {
+        if (se->sqlstate().rfind("08", 0) == 0 || se->sqlstate() == "57P01")
+            return Error::unavailable(std::string("database unavailable: ") + e.what());
+        if (se->sqlstate() == "42P01")
+            return Error::unavailable("the tokens table is missing: migrations not applied");
+    }
+    return Error::internal(std::string("database error: ") + e.what());
+}
+
+std::string col(const pqxx::field& f) { return f.is_null() ? std::string() : f.c_str(); }
+
+TokenInfo rowToInfo(const pqxx::row& r) {
+    return TokenInfo{col(r[0]), col(r[1]), col(r[2]), col(r[3]), col(r[4]), col(r[5])};
+}
+
+constexpr const char* kCols =
+    "name, role, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+    "created_by, to_char(last_used_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+    "to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')";
+
+}  // namespace
+
+Result<TokenInfo> createToken(Connection& c, const std::string& name, const std::string& role,
+                              const std::string& hash, const std::string& createdBy) {
+    if (name.empty() || name.size() > 64)
+        return fail(Error::invalid("token name must be 1 to 64 characters", "name"));
+    for (char c : name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
+            return fail(Error::invalid(
+                "token name may contain only letters, digits, '.', '_' and '-'", "name"));
+    if (role != "viewer" && role != "operator" && role != "admin")
+        return fail(Error::invalid("role must be viewer, operator or admin, not '" + role + "'",
+                                   "role"));
+    try {
+        pqxx::work tx(native(c));
+        auto r = tx.exec_params(std::string("INSERT INTO api_tokens (name, role, hash, created_by) "
+                                            "VALUES ($1, $2, $3, $4) RETURNING ") +
+                                    kCols,
+                                name, role, hash, createdBy);
+        tx.commit();
+        return rowToInfo(r[0]);
+    } catch (const pqxx::unique_violation&) {
+        return fail(Error::conflict("a token named '" + name + "' already exists"));
+    } catch (const std::exception& e) {
+        return fail(toError(e));
+    }
+}
+
+Result<std::optional<TokenInfo>> findToken(Connection& c, const std::string& hash) {
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto r = tx.exec_params(std::string("SELECT ") + kCols +
+                                    " FROM api_tokens WHERE hash = $1 AND revoked_at IS NULL",
+                                hash);
+        if (r.empty()) return std::optional<TokenInfo>{};
+        return std::optional<TokenInfo>{rowToInfo(r[0])};
+    } catch (const std::exception& e) {
+        return fail(toError(e));
+    }
+}
+
+Result<std::vector<TokenInfo>> listTokens(Connection& c) {
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto r = tx.exec(std::string("SELECT ") + kCols + " FROM api_tokens ORDER BY name");
+        std::vector<TokenInfo> out;
+        for (const auto& row : r) out.push_back(rowToInfo(row));
+        return out;
+    } catch (const std::exception& e) {
+        return fail(toError(e));
+    }
+}
+
+Result<TokenInfo> revokeToken(Connection& c, const std::string& name) {
+    try {
+        pqxx::work tx(native(c));
+        auto r = tx.exec_params(std::string("UPDATE api_tokens SET revoked_at = now() "
+                                            "WHERE name = $1 AND revoked_at IS NULL RETURNING ") +
+                                    kCols,
+                                name);
+        if (r.empty()) return fail(Error::notFound("no live token named '" + name + "'"));
+        tx.commit();
+        return rowToInfo(r[0]);
+    } catch (const std::exception& e) {
+        return fail(toError(e));
+    }
+}
+
+Result<void> touchTokens(Connection& c, const std::vector<std::string>& names) {
+    if (names.empty()) return {};
+    try {
+        pqxx::work tx(native(c));
+        std::string arr = "{";
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            if (i) arr += ',';
+            arr += '"';
+            for (char c : names[i]) {
+                if (c == '"' || c == '\\') arr += '\\';
+                arr += c;
+            }
+            arr += '"';
+        }
+        arr += '}';
+        tx.exec_params("UPDATE api_tokens SET last_used_at = now() WHERE name = ANY($1::text[])",
+                       arr);
+        tx.commit();
+        return {};
+    } catch (const std::exception& e) {
+        return fail(toError(e));
+    }
+}
+
+}  // namespace loom::db
