@@ -1,13 +1,23 @@
 // loomctl: the command-line client of loomd, in the manner of kubectl.
 #include "loomctl/commands.hpp"
+#include "loomctl/context.hpp"
 
 int main(int argc, char** argv) {
     CLI::App app{"loomctl: drive a Loom cluster (inventory, fabric, provisioning) from the shell"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "loomctl 0.1.0");
+    loom::loomctl::addGlobalOptions(app);
+    loom::loomctl::addApplyCommands(app);
+    loom::loomctl::addGetCommands(app);
+    loom::loomctl::addEventsCommand(app);
+    loom::loomctl::addTokenCommands(app);
+    loom::loomctl::addProvisioningCommands(app);
+    loom::loomctl::addConfigCommands(app);
+    loom::loomctl::addVersionCommand(app);
     auto* fabric = app.add_subcommand("fabric", "Fabric routing, configuration and failure impact");
     fabric->require_subcommand(1);
     loom::loomctl::addFabricCommands(*fabric);
+    loom::loomctl::addFabricServerCommands(*fabric);
     try {
         app.parse(argc, argv);
     } catch (const CLI::RuntimeError& e) {

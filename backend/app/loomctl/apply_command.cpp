@@ -1,0 +1,194 @@
+// `apply -f FILE` and `diff -f FILE`: send a cluster spec to POST /api/v1/apply.
+#include "loomctl/commands.hpp"
+#include "loomctl/context.hpp"
+
+#include <iostream>
+#include <memory>
+
+namespace loom::loomctl {
+
+using nlohmann::json;
+
+namespace {
+
+struct ApplyOptions {
+    std::string file;
+    bool dryRun = false;
+    bool prune = false;
+    std::string output;  // "" (plan text), json or yaml
+};
+
+std::size_t num(const json& o, const char* key) {
+    auto it = o.find(key);
+    if (it == o.end()) return 0;
+    if (it->is_number_unsigned() || it->is_number_integer()) return it->get<std::size_t>();
+    if (it->is_array()) return it->size();
+    return 0;
+}
+
+// The per-kind entries of a plan: `{"kinds": [...]}` or the array itself.
+json kindsOf(const json& plan) {
+    if (plan.is_array()) return plan;
+    if (plan.is_object() && plan.contains("kinds") && plan["kinds"].is_array()) return plan["kinds"];
+    return json::array();
+}
+
+struct Totals {
+    std::size_t creates = 0, updates = 0, deletes = 0, wouldDelete = 0;
+    std::size_t changes() const { return creates + updates + deletes; }
+};
+
+Totals totalsOf(const json& plan) {
+    Totals t;
+    for (const auto& k : kindsOf(plan)) {
+        t.creates += num(k, "creates");
+        t.updates += num(k, "updates");
+        t.deletes += num(k, "deletes");
+        t.wouldDelete += num(k, "wouldDelete");
+    }
+    return t;
+}
+
+bool planHasChanges(const json& plan) {
+    if (plan.is_object() && plan.contains("empty") && plan["empty"].is_boolean()) {
+        return !plan["empty"].get<bool>();
+    }
+    if (plan.is_object() && plan.contains("clusterChanges") && !plan["clusterChanges"].empty()) {
+        return true;
+    }
+    return totalsOf(plan).changes() > 0;
+}
+
+void printNames(const json& k, const char* key, std::size_t total, const char* mark,
+                const std::string& kind) {
+    auto it = k.find(key);
+    if (it == k.end() || !it->is_array()) return;
+    for (const auto& n : *it) std::cout << "  " << mark << ' ' << kind << '/' << backend::scalarText(n) << '\n';
+    if (total > it->size()) std::cout << "    ... and " << (total - it->size()) << " more\n";
+}
+
+// kubectl-like plan: one line per kind, then the first names with + ~ - marks, then totals.
+void printPlan(const json& plan, bool applied, bool dryRun) {
+    if (plan.is_object() && plan.contains("clusterChanges")) {
+        for (const auto& c : plan["clusterChanges"]) {
+            std::cout << "cluster " << backend::field(c, "field") << ": \""
+                      << backend::field(c, "before") << "\" -> \"" << backend::field(c, "after")
+                      << "\"\n";
+        }
+    }
+    auto kinds = kindsOf(plan);
+    for (const auto& k : kinds) {
+        std::size_t c = num(k, "creates"), u = num(k, "updates"), d = num(k, "deletes"),
+                    w = num(k, "wouldDelete");
+        if (c + u + d + w == 0) continue;
+        std::string kind = singularKind(backend::field(k, "kind"));
+        std::cout << backend::field(k, "kind") << ": " << c << " to create, " << u
+                  << " to update, " << d << " to delete";
+        if (w) std::cout << " (" << w << " not in the spec; --prune deletes them)";
+        std::cout << '\n';
+        printNames(k, "createNames", c, "+", kind);
+        printNames(k, "updateNames", u, "~", kind);
+        printNames(k, "deleteNames", d, "-", kind);
+    }
+    if (kinds.empty() && plan.is_object() && plan.contains("text")) {
+        std::cout << backend::field(plan, "text");
+        if (!backend::field(plan, "text").ends_with("\n")) std::cout << '\n';
+    }
+    Totals t = totalsOf(plan);
+    if (!planHasChanges(plan)) {
+        std::cout << "no changes: the stored inventory already matches the spec\n";
+        return;
+    }
+    std::cout << (applied ? "applied: " : dryRun ? "plan (dry run, nothing written): " : "plan: ")
+              << t.creates << " created, " << t.updates << " updated, " << t.deletes
+              << " deleted\n";
+}
+
+// Sends the spec; the progress bar follows the upload, then waits for the server's answer.
+json sendSpec(backend::Client& client, const std::string& file, bool dryRun, bool prune) {
+    std::string body = readInput(file);
+    if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
+        failWith(Error::invalid((file == "-" ? std::string("stdin") : file) + " is empty"));
+    }
+    std::vector<std::pair<std::string, std::string>> q;
+    if (dryRun) q.emplace_back("dryRun", "true");
+    if (prune) q.emplace_back("prune", "true");
+    backend::RequestOptions opts;
+    auto first = body.find_first_not_of(" \t\r\n");
+    opts.contentType = (body[first] == '{' || body[first] == '[') ? "application/json"
+                                                                  : "application/yaml";
+    opts.body = std::move(body);
+    ProgressBar bar("uploading " + file, stderrIsTerminal() && opts.body.size() > (256u << 10));
+    opts.progress = [&](std::size_t done, std::size_t total) {
+        bar.update(done, total);
+        if (done == total) bar.status(dryRun ? "planning on the server..." : "applying on the server...");
+    };
+    auto r = client.call("POST", "/api/v1/apply" + (q.empty() ? "" : "?" + backend::queryString(q)),
+                         std::move(opts));
+    bar.done();
+    if (!r) {
+        // A spec error names the file as well as the place in it (file:line: path: message).
+        Error e = r.error();
+        if (e.code == Errc::InvalidArgument && e.line > 0) {
+            std::cerr << "error: " << file << ":" << e.line << ": "
+                      << (e.path.empty() ? "" : e.path + ": ") << e.message << '\n';
+            exitWith(kExitUsage);
+        }
+        failWith(e, &client.config());
+    }
+    return std::move(*r);
+}
+
+void runApply(const ApplyOptions& o) {
+    auto client = makeClient();
+    json r = sendSpec(client, o.file, o.dryRun, o.prune);
+    if (o.output == "json") {
+        std::cout << r.dump(2) << '\n';
+        return;
+    }
+    if (o.output == "yaml") {
+        std::cout << backend::toYaml(r);
+        return;
+    }
+    bool applied = r.is_object() && r.value("applied", false);
+    printPlan(r.contains("plan") ? r["plan"] : r, applied, o.dryRun);
+}
+
+void runDiff(const std::string& file, bool prune) {
+    auto client = makeClient();
+    json r;
+    try {
+        r = sendSpec(client, file, /*dryRun=*/true, prune);
+    } catch (const CLI::RuntimeError& e) {
+        // diff's contract (as kubectl's): 0 no differences, 1 differences, >1 an error.
+        exitWith(e.get_exit_code() == kExitOk ? kExitOk : 2);
+    }
+    const json& plan = r.contains("plan") ? r["plan"] : r;
+    if (!planHasChanges(plan)) exitWith(0);
+    printPlan(plan, false, true);
+    exitWith(1);
+}
+
+}  // namespace
+
+void addApplyCommands(CLI::App& app) {
+    auto o = std::make_shared<ApplyOptions>();
+    auto* apply = app.add_subcommand(
+        "apply", "Make the stored inventory match a cluster spec (YAML or JSON; - for stdin)");
+    apply->add_option("-f,--filename", o->file, "cluster spec file, or - for stdin")->required();
+    apply->add_flag("--dry-run", o->dryRun, "print the plan, write nothing");
+    apply->add_flag("--prune", o->prune, "delete what the spec no longer names");
+    apply->add_option("-o,--output", o->output, "json or yaml: the server's full answer")
+        ->check(CLI::IsMember({"json", "yaml"}));
+    apply->callback([o] { runApply(*o); });
+
+    auto file = std::make_shared<std::string>();
+    auto prune = std::make_shared<bool>(false);
+    auto* diff = app.add_subcommand(
+        "diff", "Show what apply would change; exit 0 no differences, 1 differences, >1 error");
+    diff->add_option("-f,--filename", *file, "cluster spec file, or - for stdin")->required();
+    diff->add_flag("--prune", *prune, "count deletions of what the spec no longer names");
+    diff->callback([file, prune] { runDiff(*file, *prune); });
+}
+
+}  // namespace loom::loomctl

@@ -1,0 +1,131 @@
+// `events`: failure and provisioning events, as a table or followed live over the stream.
+#include "loomctl/commands.hpp"
+#include "loomctl/context.hpp"
+
+#include <iostream>
+#include <memory>
+
+namespace loom::loomctl {
+
+using nlohmann::json;
+
+namespace {
+
+struct EventsOptions {
+    std::string severity;
+    std::string kind;
+    std::string location;
+    std::string since;
+    bool open = false;
+    bool follow = false;
+    std::size_t limit = 200;
+    std::string output = "table";
+};
+
+std::vector<std::string> eventRow(const json& e) {
+    std::string state = backend::field(e, "closedAt").empty() ? "open" : "closed";
+    return {backend::ageOf(backend::field(e, "openedAt")), backend::field(e, "severity"),
+            backend::field(e, "kind"), backend::field(e, "location"), state,
+            backend::field(e, "message")};
+}
+
+const std::vector<std::string> kHeader{"AGE", "SEVERITY", "KIND", "LOCATION", "STATE", "MESSAGE"};
+
+bool matches(const json& e, const EventsOptions& o) {
+    if (!o.severity.empty() && backend::field(e, "severity") != o.severity) return false;
+    if (!o.kind.empty() && backend::field(e, "kind") != o.kind) return false;
+    if (!o.location.empty() && backend::field(e, "location") != o.location &&
+        backend::field(e, "rack") != o.location) {
+        return false;
+    }
+    return true;
+}
+
+void runEvents(const EventsOptions& o) {
+    auto client = makeClient();
+    std::vector<std::pair<std::string, std::string>> q;
+    if (!o.severity.empty()) q.emplace_back("severity", o.severity);
+    if (!o.kind.empty()) q.emplace_back("kind", o.kind);
+    if (!o.location.empty()) q.emplace_back("location", o.location);
+    if (!o.since.empty()) {
+        auto d = backend::parseDuration(o.since);
+        if (!d) failWith(Error::invalid("--since expects a duration like 90s, 15m, 1h or 2d (got \"" + o.since + "\")"));
+        q.emplace_back("since", backend::formatRfc3339(std::chrono::system_clock::now() - *d));
+    }
+    if (o.open) q.emplace_back("open", "true");
+    q.emplace_back("limit", std::to_string(o.limit));
+
+    auto r = orExit(client.getJson("/api/v1/events?" + backend::queryString(q)), client);
+    json items = r.is_object() && r.contains("items") ? r["items"] : json::array();
+    if (o.output == "json") {
+        if (!o.follow) {
+            std::cout << json{{"items", items}}.dump(2) << '\n';
+            return;
+        }
+        for (const auto& e : items) std::cout << e.dump() << '\n';
+    } else if (o.output == "yaml") {
+        std::cout << backend::toYaml(json{{"items", items}});
+        if (!o.follow) return;
+    } else {
+        std::vector<std::vector<std::string>> rows{kHeader};
+        for (const auto& e : items) rows.push_back(eventRow(e));
+        if (items.empty() && !o.follow) {
+            std::cerr << "No events found.\n";
+            return;
+        }
+        std::cout << backend::renderRows(rows);
+    }
+    if (!o.follow) return;
+    std::cout.flush();
+
+    // Live: every event message of the stream from now on, filtered here as on the server.
+    auto res = client.stream({"events", "provisioning"}, std::nullopt, [&](const json& m) {
+        std::string type = backend::field(m, "type");
+        if (type == "event" && m.contains("event")) {
+            const json& e = m["event"];
+            if (!matches(e, o)) return true;
+            if (o.output == "json") std::cout << e.dump() << '\n';
+            else if (o.output == "yaml") std::cout << "---\n" << backend::toYaml(e);
+            else {
+                auto row = eventRow(e);
+                std::string line;
+                for (std::size_t i = 0; i < row.size(); ++i) {
+                    line += row[i].empty() ? "<none>" : row[i];
+                    if (i + 1 < row.size()) line += "   ";
+                }
+                std::cout << line << '\n';
+            }
+        } else if (type == "provisioning" && o.severity.empty() &&
+                   (o.kind.empty() || o.kind == "provisioning")) {
+            if (o.output == "json") std::cout << m.dump() << '\n';
+            else {
+                std::cout << "0s   info   provisioning   " << backend::field(m, "rack") << "   "
+                          << backend::field(m, "from") << " -> " << backend::field(m, "to")
+                          << (backend::field(m, "phase").empty() ? "" : " (" + backend::field(m, "phase") + ")")
+                          << '\n';
+            }
+        }
+        std::cout.flush();
+        return true;
+    });
+    orExit(std::move(res), client);
+}
+
+}  // namespace
+
+void addEventsCommand(CLI::App& app) {
+    auto o = std::make_shared<EventsOptions>();
+    auto* ev = app.add_subcommand("events", "Failure and provisioning events; --follow streams them live");
+    ev->add_option("--severity", o->severity, "only this severity (info, warning, critical)");
+    ev->add_option("--kind", o->kind, "only this event kind (e.g. gpu_xid, link_down)");
+    ev->add_option("--location", o->location, "only events at this GPU, host, rack, switch or link");
+    ev->add_option("--since", o->since, "only events opened within this duration (90s, 15m, 1h, 2d)");
+    ev->add_flag("--open", o->open, "only events still open");
+    ev->add_option("--limit", o->limit, "at most N past events (default 200)")->check(CLI::Range(1, 5000));
+    ev->add_flag("-f,--follow", o->follow, "keep printing new events as they happen (WebSocket stream)");
+    ev->add_option("-o,--output", o->output, "table (default), json (one object per line with --follow) or yaml")
+        ->check(CLI::IsMember({"table", "json", "yaml"}));
+    ev->callback([o] { runEvents(*o); });
+}
+
+}  // namespace loom::loomctl

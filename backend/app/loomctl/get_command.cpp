@@ -1,0 +1,227 @@
+// `get KIND [NAME]` and `describe KIND NAME`: reading inventory objects.
+#include "loomctl/commands.hpp"
+#include "loomctl/context.hpp"
+
+#include <iostream>
+#include <memory>
+
+namespace loom::loomctl {
+
+using nlohmann::json;
+
+namespace {
+
+struct GetOptions {
+    std::string kind;
+    std::string name;
+    std::string output = "table";
+    std::vector<std::string> labels;  // key=value
+    std::vector<std::string> fields;  // key=value
+    std::size_t limit = 0;
+    bool noHeaders = false;
+};
+
+std::pair<std::string, std::string> splitKeyValue(const std::string& s, const char* flag) {
+    auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+        failWith(Error::invalid(std::string(flag) + " expects key=value, got \"" + s + "\""));
+    }
+    return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
+std::string kindOrExit(const std::string& kind) {
+    auto k = resolveKind(kind);
+    if (!k) {
+        failWith(Error::invalid("unknown kind \"" + kind + "\"; kinds: " + kindList()));
+    }
+    return *k;
+}
+
+void printObjects(const std::string& kind, const std::vector<json>& items,
+                  backend::OutputFormat fmt, bool single, bool noHeaders) {
+    using backend::OutputFormat;
+    switch (fmt) {
+        case OutputFormat::Json:
+            std::cout << (single ? items.front() : json{{"items", items}}).dump(2) << '\n';
+            break;
+        case OutputFormat::Yaml:
+            std::cout << backend::toYaml(single ? items.front() : json{{"items", items}});
+            break;
+        case OutputFormat::Name:
+            for (const auto& o : items) std::cout << singularKind(kind) << '/' << backend::field(o, "name") << '\n';
+            break;
+        case OutputFormat::Table:
+        case OutputFormat::Wide:
+            if (items.empty()) {
+                std::cerr << "No " << kind << " found.\n";
+                break;
+            }
+            std::cout << backend::renderTable(
+                backend::columnsForKind(kind, fmt == OutputFormat::Wide, items), items,
+                !noHeaders);
+            break;
+    }
+}
+
+void runGet(const GetOptions& o) {
+    std::string kind = kindOrExit(o.kind);
+    auto fmt = backend::parseOutputFormat(o.output);
+    if (!fmt) failWith(Error::invalid("-o must be table, wide, yaml, json or name (got \"" + o.output + "\")"));
+    auto client = makeClient();
+    if (!o.name.empty()) {
+        auto obj = orExit(client.getJson("/api/v1/" + kind + "/" + backend::urlEncode(o.name)), client);
+        printObjects(kind, {obj}, *fmt, true, o.noHeaders);
+        return;
+    }
+    std::vector<std::pair<std::string, std::string>> filters;
+    for (const auto& l : o.labels) {
+        auto [k, v] = splitKeyValue(l, "-l");
+        filters.emplace_back("label." + k, v);
+    }
+    for (const auto& f : o.fields) {
+        auto [k, v] = splitKeyValue(f, "--field");
+        filters.emplace_back(k, v);
+    }
+    auto items = orExit(client.list(kind, filters, o.limit,
+                                    o.limit > 0 && o.limit < 5000 ? o.limit : 5000),
+                        client);
+    printObjects(kind, items, *fmt, false, o.noHeaders);
+}
+
+// "resourceVersion" -> "Resource Version"
+std::string title(const std::string& key) {
+    std::string t;
+    for (std::size_t i = 0; i < key.size(); ++i) {
+        char c = key[i];
+        if (i == 0) t += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        else if (std::isupper(static_cast<unsigned char>(c))) (t += ' ') += c;
+        else if (c == '_') t += ' ';
+        else t += c;
+    }
+    return t;
+}
+
+void runDescribe(const std::string& kindArg, const std::string& name) {
+    std::string kind = kindOrExit(kindArg);
+    auto client = makeClient();
+    auto obj = orExit(client.getJson("/api/v1/" + kind + "/" + backend::urlEncode(name)), client);
+
+    // kubectl's layout: "Key:   value" with values aligned; labels one per line.
+    std::vector<std::pair<std::string, std::string>> lines;
+    lines.emplace_back("Name", backend::field(obj, "name"));
+    lines.emplace_back("Kind", backend::field(obj, "kind").empty() ? singularKind(kind)
+                                                                    : backend::field(obj, "kind"));
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+        if (it.key() == "name" || it.key() == "kind" || it.key() == "labels") continue;
+        if (it.value().is_structured()) continue;
+        lines.emplace_back(title(it.key()), backend::scalarText(it.value()));
+    }
+    std::size_t w = 0;
+    for (const auto& [k, v] : lines) w = std::max(w, k.size());
+    w = std::max<std::size_t>(w, 6);
+    auto pad = [&](const std::string& k) { return k + ":" + std::string(w - k.size() + 2, ' '); };
+    for (const auto& [k, v] : lines) std::cout << pad(k) << (v.empty() ? "<none>" : v) << '\n';
+    std::cout << pad("Labels");
+    auto labels = obj.find("labels");
+    if (labels == obj.end() || labels->empty()) {
+        std::cout << "<none>\n";
+    } else {
+        bool first = true;
+        for (auto it = labels->begin(); it != labels->end(); ++it) {
+            if (!first) std::cout << std::string(w + 3, ' ');
+            std::cout << it.key() << '=' << backend::scalarText(it.value()) << '\n';
+            first = false;
+        }
+    }
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+        if (it.key() == "labels" || !it.value().is_structured()) continue;
+        std::cout << title(it.key()) << ":\n";
+        std::string y = backend::toYaml(it.value());
+        std::size_t pos = 0;
+        while (pos < y.size()) {
+            auto nl = y.find('\n', pos);
+            std::cout << "  " << y.substr(pos, nl - pos) << '\n';
+            pos = nl == std::string::npos ? y.size() : nl + 1;
+        }
+    }
+
+    // What is inside: the children a person asks about next.
+    struct Child {
+        const char* kind;
+        const char* parent;
+        const char* filter;
+    };
+    static const Child kChildren[] = {{"zones", "sites", "site"},   {"rows", "zones", "zone"},
+                                      {"racks", "rows", "row"},     {"hosts", "racks", "rack"},
+                                      {"switches", "racks", "rack"}, {"gpus", "hosts", "host"},
+                                      {"nics", "hosts", "host"},    {"ports", "switches", "device"}};
+    for (const auto& c : kChildren) {
+        if (kind != c.parent) continue;
+        auto items = client.list(c.kind, {{c.filter, name}}, 200, 200);
+        if (!items) continue;  // the object itself printed; its children are a courtesy
+        std::cout << title(c.kind) << ":";
+        if (items->empty()) {
+            std::cout << " <none>\n";
+            continue;
+        }
+        std::cout << '\n';
+        std::string t = backend::renderTable(backend::columnsForKind(c.kind, false, *items), *items);
+        std::size_t pos = 0;
+        while (pos < t.size()) {
+            auto nl = t.find('\n', pos);
+            std::cout << "  " << t.substr(pos, nl - pos) << '\n';
+            pos = nl == std::string::npos ? t.size() : nl + 1;
+        }
+    }
+
+    // Recent events at this location (a rack's events name the rack; others the object).
+    auto ev = client.getJson("/api/v1/events?" +
+                             backend::queryString({{kind == "racks" ? "rack" : "location", name},
+                                                   {"limit", "10"}}));
+    std::cout << "Events:";
+    if (!ev || !ev->contains("items") || (*ev)["items"].empty()) {
+        std::cout << " <none>\n";
+        return;
+    }
+    std::cout << '\n';
+    std::vector<std::vector<std::string>> rows{{"SEVERITY", "KIND", "AGE", "LOCATION", "MESSAGE"}};
+    for (const auto& e : (*ev)["items"]) {
+        rows.push_back({backend::field(e, "severity"), backend::field(e, "kind"),
+                        backend::ageOf(backend::field(e, "openedAt")), backend::field(e, "location"),
+                        backend::field(e, "message")});
+    }
+    std::string t = backend::renderRows(rows);
+    std::size_t pos = 0;
+    while (pos < t.size()) {
+        auto nl = t.find('\n', pos);
+        std::cout << "  " << t.substr(pos, nl - pos) << '\n';
+        pos = nl == std::string::npos ? t.size() : nl + 1;
+    }
+}
+
+}  // namespace
+
+void addGetCommands(CLI::App& app) {
+    auto o = std::make_shared<GetOptions>();
+    auto* get = app.add_subcommand(
+        "get", "List inventory objects of a kind, or show one (kubectl-style tables)");
+    get->add_option("kind", o->kind, "kind, singular or plural: " + kindList())->required();
+    get->add_option("name", o->name, "show only this object");
+    get->add_option("-o,--output", o->output, "table (default), wide, yaml, json or name");
+    get->add_option("-l,--selector", o->labels, "label filter key=value (repeatable)");
+    get->add_option("--field", o->fields,
+                    "field filter key=value, e.g. state=in_service or zone=z1 (repeatable)");
+    get->add_option("--limit", o->limit, "stop after N objects (default: all, pages of 5000)");
+    get->add_flag("--no-headers", o->noHeaders, "omit the table header");
+    get->callback([o] { runGet(*o); });
+
+    auto kind = std::make_shared<std::string>();
+    auto name = std::make_shared<std::string>();
+    auto* describe = app.add_subcommand(
+        "describe", "Show one object in detail, with its children and recent events");
+    describe->add_option("kind", *kind, "kind, singular or plural")->required();
+    describe->add_option("name", *name, "object name")->required();
+    describe->callback([kind, name] { runDescribe(*kind, *name); });
+}
+
+}  // namespace loom::loomctl
