@@ -1,0 +1,80 @@
+// The inventory in PostgreSQL: load it, and write a plan (inventory/plan.hpp) to it.
+//
+//   auto snap = loadSnapshot(conn);                         // inventory + its generation
+//   Plan p = plan(desired, snap->inventory, {.prune = false});
+//   auto r = applyPlan(conn, p, desired, {.actor = "alice", .expectedGeneration = snap->generation});
+//
+// loadSnapshot reads every table with one COPY ... TO STDOUT each (no query per row) inside a
+// REPEATABLE READ read-only transaction, so the Inventory is one consistent state.
+//
+// applyPlan writes the whole plan in ONE transaction:
+//  - it takes the transaction-level advisory lock "apply" with pg_try_advisory_xact_lock; if
+//    another apply holds it the call fails at once with Errc::Conflict "another apply is in
+//    progress (started by <actor> at <time>)". Nothing is written.
+//  - with expectedGeneration set it checks that the inventory is still the one that was
+//    planned against (inventory_state.generation); otherwise Errc::Conflict, nothing written.
+//  - creates: ids are reserved in one block per kind, then rows go in with COPY FROM STDIN
+//    (parents before children; foreign keys are deferred to commit).
+//  - updates: the new spec fields are COPYed into a temporary table and applied with one
+//    UPDATE ... FROM per kind (resource_version + 1, updated_at = now()); operational fields
+//    (state, serial, uuid, mac) are never touched.
+//  - deletes (prune): one DELETE ... WHERE name = ANY($1) per kind, children first, whose
+//    RETURNING rows become change_log entries with the deleted row as `before`.
+//  - change_log: one row per changed entity (creates through COPY, `after` NULL, the row is the
+//    after state) plus one summary row per kind (name '*'); an apply_runs row; the generation
+//    goes up by one.
+// An empty plan writes nothing. A failure anywhere rolls the whole transaction back; errors
+// come back as loom::Error (see database.hpp for the SQLSTATE mapping).
+#pragma once
+
+#include "loom/db/database.hpp"
+#include "loom/inventory/model.hpp"
+#include "loom/inventory/plan.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace loom::db {
+
+struct Snapshot {
+    inventory::Inventory inventory;
+    std::int64_t generation = 0;  // inventory_state.generation when it was read
+};
+
+Result<Snapshot> loadSnapshot(Connection& conn);
+Result<inventory::Inventory> loadInventory(Connection& conn);
+
+// Called as work proceeds: stage is "lock", "ids", "create racks", "update hosts", "delete
+// links", "change log", "commit"; done/total count rows of that stage (0/0 when not counted).
+// Called from the thread running applyPlan, at most every few thousand rows.
+using ProgressFn = std::function<void(std::string_view stage, std::size_t done, std::size_t total)>;
+
+struct ApplyOptions {
+    std::string actor = "loomd";
+    // The generation the plan was computed against (Snapshot::generation); nullopt: no check.
+    std::optional<std::int64_t> expectedGeneration;
+    // Per-entity change_log rows for creates (the summary rows per kind are always written).
+    bool logCreates = true;
+    ProgressFn progress;
+};
+
+struct ApplyResult {
+    std::size_t created = 0;
+    std::size_t updated = 0;
+    std::size_t deleted = 0;
+    std::int64_t generation = 0;  // inventory generation after the apply
+    std::int64_t applyRunId = 0;  // apply_runs.id; 0 when nothing was written
+    bool changed() const { return created + updated + deleted > 0 || applyRunId != 0; }
+};
+
+Result<ApplyResult> applyPlan(Connection& conn, const inventory::Plan& plan,
+                              const inventory::Inventory& desired, const ApplyOptions& options);
+
+// Counts per kind straight from the tables (summary views, tests).
+Result<std::size_t> countRows(Connection& conn, inventory::Kind kind);
+
+}  // namespace loom::db

@@ -1,0 +1,86 @@
+// COPY text format and jsonb label helpers shared by the repository (internal to db/).
+#pragma once
+
+#include "loom/inventory/model.hpp"
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace loom::db::detail {
+
+// Appends `s` escaped for COPY text format (backslash, tab, newline, carriage return).
+inline void copyEscape(std::string& out, std::string_view s) {
+    for (char c : s) {
+        switch (c) {
+            case '\\': out += "\\\\"; break;
+            case '\t': out += "\\t"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            default: out += c;
+        }
+    }
+}
+
+// Appends `s` as a JSON string literal.
+inline void jsonString(std::string& out, std::string_view s) {
+    out += '"';
+    for (char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            case '\r': out += "\\r"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out += c;
+                }
+        }
+    }
+    out += '"';
+}
+
+inline std::string labelsJson(const inventory::Labels& labels) {
+    if (labels.empty()) return "{}";
+    std::string out = "{";
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+        if (i) out += ',';
+        jsonString(out, labels[i].first);
+        out += ':';
+        jsonString(out, labels[i].second);
+    }
+    return out + "}";
+}
+
+// Parses the text form of a jsonb object of strings ({"a": "b"}) into sorted Labels. Non
+// string values are kept as their JSON text. Returns false on malformed input.
+bool parseLabels(std::string_view json, inventory::Labels& out);
+
+// Splits one COPY text line into fields, unescaping in place into `storage`. A NULL field
+// (\N) becomes an empty view with isNull set.
+struct CopyField {
+    std::string_view text;
+    bool isNull = false;
+};
+void splitCopyLine(const std::string& line, std::vector<std::string>& storage,
+                   std::vector<CopyField>& fields);
+
+inline std::int64_t toInt(std::string_view s) {
+    std::int64_t v = 0;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+}
+inline double toDouble(std::string_view s) {
+    double v = 0;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+}
+
+}  // namespace loom::db::detail
