@@ -1,0 +1,167 @@
+// Routing of the backend fabric: ECMP next-hop groups (RoCE/BGP) and LFTs (InfiniBand).
+//
+// Model. Every switch is a possible routing target. RoCE routes to one prefix per rack (the
+// RTSW's host subnet), so its targets are the tier-1 switches; InfiniBand routes to one LID
+// per HCA port and per switch, so every switch is a target and an HCA LID follows its leaf.
+// For a target t and switch s the router keeps, in flat arrays indexed target × switch:
+//   - mode: how s reaches t — Self, Down (s sits above t and goes only down), Up (s first
+//     climbs: valley-free, up-then-down), or None (unreachable);
+//   - dist: hops to t along shortest valley-free paths;
+//   - bw: the bandwidth (Gb/s) s can push toward t, the BGP link-bandwidth community value:
+//     Σ over next-hop neighbours of min(capacity of the links to it, its own bw).
+// The next hops of s toward t are the usable links to neighbours one hop closer in the same
+// direction. RoCE weights each next-hop link by the bandwidth behind it (unequal-cost
+// multipath when links are lost; all weights 1 on a healthy fabric) and interns the group, so
+// the table is one int32 per (switch, target). InfiniBand picks one of the candidate ports
+// per destination LID, as a pure function of the LID (d-mod-k at each tier, like ftree), so
+// every destination uses each tier's uplinks evenly and the choice never depends on history.
+// In RoCE a CTSW never reaches a rack of its own zone through an ATSW (the CTSWs of a zone
+// share an ASN, so BGP would drop that path as an AS loop); this mirrors the ASN plan.
+//
+// Incremental updates (setLinkState/setSwitchUp) recompute whole targets only where the
+// changed element lies on a down path, and otherwise only the rows of switches beneath it;
+// the result is identical to a full recompute (tests/fabric checks this on random failures).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loom/fabric/topology.hpp"
+
+namespace loom::fabric {
+
+enum class RouteMode : std::uint8_t { None, Self, Down, Up };
+
+struct NextHop {
+    std::int32_t link;
+    std::uint32_t weight;  // relative ECMP weight; 1 everywhere on a healthy fabric
+    friend bool operator==(const NextHop&, const NextHop&) = default;
+};
+
+inline constexpr std::int32_t kNoRoute = -1;   // group id: target unreachable
+inline constexpr std::int32_t kLocal = -2;     // group id: the switch's own rack prefix
+inline constexpr std::uint8_t kNoPort = 255;   // LFT entry: drop
+inline constexpr std::uint8_t kUnreachable = 255;  // dist
+
+struct UpdateStats {
+    std::int32_t targetsRecomputed = 0;  // whole targets (columns)
+    std::int64_t entriesRecomputed = 0;  // single (switch, target) entries
+};
+
+class Router {
+public:
+    // Computes the full routing of the topology (which the router keeps and owns).
+    explicit Router(Topology topo);
+    Router(const Router&) = default;
+    Router& operator=(const Router&) = default;
+    Router(Router&&) noexcept = default;
+    Router& operator=(Router&&) noexcept = default;
+
+    const Topology& topology() const { return topo_; }
+
+    // Targets: RoCE the tier-1 switches (rack prefixes), InfiniBand every switch.
+    std::int32_t targetCount() const { return static_cast<std::int32_t>(targets_.size()); }
+    std::int32_t targetSwitch(std::int32_t target) const { return targets_[target]; }
+    std::int32_t targetOf(std::int32_t sw) const { return targetOf_[sw]; }  // kNone if none
+
+    RouteMode mode(std::int32_t sw, std::int32_t target) const { return mode_[at(sw, target)]; }
+    std::uint8_t dist(std::int32_t sw, std::int32_t target) const { return dist_[at(sw, target)]; }
+    float bandwidth(std::int32_t sw, std::int32_t target) const { return bw_[at(sw, target)]; }
+
+    // The usable next-hop links of sw toward target, weighted as RoCE would (also valid on
+    // InfiniBand, where it is the candidate set the LFT picks from). Empty if unreachable
+    // or sw is the target.
+    void nextHops(std::int32_t sw, std::int32_t target, std::vector<NextHop>& out) const;
+
+    // RoCE: the interned ECMP group of (sw, target): kNoRoute, kLocal or a group id.
+    std::int32_t groupOf(std::int32_t sw, std::int32_t target) const { return group_[at(sw, target)]; }
+    std::span<const NextHop> group(std::int32_t id) const {
+        return {groupPool_.data() + groupOffset_[id], groupPool_.data() + groupOffset_[id + 1]};
+    }
+    std::int32_t groupCount() const { return static_cast<std::int32_t>(groupOffset_.size()) - 1; }
+
+    // InfiniBand: LIDs. HCA ports get 1..nicCount in leaf-major order (leaf ordinal, leaf
+    // port), switches follow. Limit: maxLid() ≤ 0xBFFF (the unicast LID space).
+    std::uint16_t nicLid(std::int32_t nic) const { return nicLid_[nic]; }
+    std::uint16_t switchLid(std::int32_t sw) const { return switchLid_[sw]; }
+    std::int32_t maxLid() const { return maxLid_; }
+    std::int32_t lidNode(std::uint16_t lid) const { return lidNode_[lid]; }  // node id or kNone
+    // Output port of sw for destination lid: 0 = the switch itself, kNoPort = drop.
+    std::uint8_t lftPort(std::int32_t sw, std::uint16_t lid) const {
+        return lft_[static_cast<std::size_t>(sw) * lidStride_ + lid];
+    }
+
+    // State changes with incremental reroute. No-ops when the state does not change
+    // usability. Returns what was recomputed.
+    UpdateStats setLinkState(std::int32_t link, LinkState state);
+    UpdateStats setSwitchUp(std::int32_t sw, bool up);
+    void recomputeAll();
+
+    // Same routes (modes, distances, bandwidths, next-hop groups by content, LFTs).
+    // On mismatch, a description of the first difference.
+    std::string firstDifference(const Router& other) const;
+
+    std::size_t memoryBytes() const;
+
+private:
+    std::size_t at(std::int32_t sw, std::int32_t target) const {
+        return static_cast<std::size_t>(target) * topo_.switchCount() + sw;
+    }
+    void computeTarget(std::int32_t target);
+    void computeUpEntry(std::int32_t sw, std::int32_t target);
+    void finishEntry(std::int32_t sw, std::int32_t target);
+    float gather(std::int32_t sw, std::int32_t target, std::vector<NextHop>& out) const;
+    void writeLft(std::int32_t sw, std::int32_t target);
+    std::int32_t intern(std::int32_t sw);
+    void assignLids();
+    UpdateStats rerouteAround(std::int32_t node, bool nodeItselfChanged);
+    std::uint8_t pickPort(std::int32_t sw, std::int32_t key) const;
+
+    Topology topo_;
+    bool roce_ = true;
+    std::vector<std::int32_t> targets_;
+    std::vector<std::int32_t> targetOf_;
+    std::vector<RouteMode> mode_;
+    std::vector<std::uint8_t> dist_;
+    std::vector<float> bw_;
+    std::vector<std::int32_t> group_;
+
+    std::vector<NextHop> groupPool_;
+    std::vector<std::int32_t> groupOffset_{0};
+    std::vector<std::vector<std::int32_t>> groupBuckets_;  // hash -> group ids
+    std::vector<std::int32_t> lastGroup_;                  // per switch: interning cache
+
+    std::vector<std::uint16_t> nicLid_, switchLid_;
+    std::vector<std::int32_t> lidNode_;
+    std::vector<std::int32_t> targetNicBegin_, targetNics_;  // HCAs per leaf target (CSR)
+    std::int32_t maxLid_ = 0;
+    std::size_t lidStride_ = 0;
+    std::vector<std::uint8_t> lft_;
+    std::int32_t tier1Up_ = 1;  // nominal up-degree of a leaf: the d-mod-k divisor
+
+    // Scratch (per router: a Router is not safe for concurrent use, even const).
+    std::vector<NextHop> scratch_;
+    std::vector<std::uint8_t> scratchPorts_;
+    std::vector<std::int32_t> frontier_, next_;
+    mutable std::vector<float> capAcc_;     // per switch, zero between calls
+    mutable std::vector<float> weightAcc_;
+};
+
+// The deterministic addressing and ASN plan of a RoCE fabric (RFC 7938 style).
+//   ASNs (4-byte private): all ATSWs 4200000000; the CTSWs of zone z 4200000001 + z;
+//   RTSW (tier-1 ordinal i) 4200001000 + i.
+//   Loopbacks: 10.254.0.0/16, switch id i -> 10.254.(i / 256).(i % 256)/32.
+//   Rack prefixes: RTSW ordinal i -> 10.128.0.0 + 64·i, a /26 (≤ 62 host addresses);
+//   NIC k of the rack gets prefix + 1 + k; the RTSW itself prefix + 62.
+// Limits: ≤ 65,536 switches, ≤ 65,536 racks.
+struct AddressPlan {
+    static std::uint32_t asn(const Topology& t, std::int32_t sw);
+    static std::string loopback(std::int32_t sw);           // "10.254.0.7"
+    static std::string rackPrefix(std::int32_t ordinal);    // "10.128.1.64/26"
+    static std::string rackGateway(std::int32_t ordinal);   // "10.128.1.126/26"
+};
+
+}  // namespace loom::fabric

@@ -1,0 +1,110 @@
+// The backend fabric as a compact graph: what routing, verification and impact work on.
+//
+// buildTopology() turns an Inventory (model.hpp) into index arrays: switches are nodes
+// [0, switchCount), backend NIC ports are nodes [switchCount, nodeCount). Links are
+// struct-of-arrays (endpoints, ports, capacity, state) and adjacency is CSR, so a 24k-GPU
+// fabric (~56k links) costs a few MB and no per-edge heap object. Names stay available for
+// reports and exports; everything hot is an integer.
+//
+//   auto topo = loom::fabric::buildTopology(inventory, {.plannedIsUp = true});
+//   if (!topo) std::cerr << topo.error().toString();
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loom/inventory/error.hpp"
+#include "loom/inventory/model.hpp"
+
+namespace loom::fabric {
+
+enum class LinkState : std::uint8_t { Up, Down, Drained, NotInService };
+std::string_view linkStateName(LinkState s);  // "up", "down", "drained", "not_in_service"
+
+struct BuildOptions {
+    // Offline export from a spec: everything is "planned", and should be routed as if up.
+    // On a live inventory planned links are not in service yet.
+    bool plannedIsUp = true;
+};
+
+inline constexpr std::int32_t kNone = -1;
+
+struct Topology {
+    inventory::FabricType type = inventory::FabricType::Roce;
+    std::string cluster;
+
+    // Switches: nodes [0, switchCount()).
+    std::vector<std::string> switchNames;
+    std::vector<inventory::SwitchRole> switchRole;
+    std::vector<std::uint8_t> switchTier;   // 1 rack/leaf, 2 cluster/spine, 3 aggregator/core
+    std::vector<std::int32_t> switchZone;   // zone index or kNone
+    std::vector<std::int32_t> switchRack;   // rack index or kNone
+    std::vector<std::uint8_t> switchUp;     // 0 when the switch itself is down / not in service
+    std::vector<std::int32_t> switchOrdinal;  // position within its tier (ASN, LIDs, keys)
+    std::vector<std::int32_t> tierSwitches[4];  // switch ids by tier (index 0 unused)
+
+    // Backend NIC ports: node id = switchCount() + nic index.
+    std::vector<std::string> nicNames;
+    std::vector<std::int32_t> nicHost;
+    std::vector<std::int32_t> nicRail;
+    std::vector<std::int32_t> nicLink;    // the link to its switch, or kNone if uncabled
+    std::vector<std::uint8_t> nicUp;
+
+    std::vector<std::string> hostNames;
+    std::vector<std::int32_t> hostRack;
+    std::vector<std::int32_t> hostFirstNic;  // NICs of a host are contiguous
+    std::vector<std::int32_t> hostNicCount;
+    std::vector<std::string> rackNames;
+    std::vector<std::int32_t> rackZone;
+    std::vector<std::string> zoneNames;
+
+    // Links (struct of arrays). a is the lower-tier end (NIC or lower switch).
+    std::vector<std::string> linkNames;
+    std::vector<std::int32_t> linkA, linkB;          // node ids
+    std::vector<std::uint16_t> linkAPort, linkBPort;  // 1-based physical port numbers
+    std::vector<float> linkCapGbps;
+    std::vector<LinkState> linkState;
+
+    // CSR adjacency over nodes: for node v, entries [adjOffset[v], adjOffset[v+1]) hold the
+    // incident link ids, ordered down-links first (by port), then up-links (by port).
+    std::vector<std::int32_t> adjOffset;
+    std::vector<std::int32_t> adjLink;
+    std::vector<std::int32_t> adjUpBegin;  // per node: first up-link position in adjLink
+
+    std::int32_t switchCount() const { return static_cast<std::int32_t>(switchNames.size()); }
+    std::int32_t nicCount() const { return static_cast<std::int32_t>(nicNames.size()); }
+    std::int32_t nodeCount() const { return switchCount() + nicCount(); }
+    std::int32_t linkCount() const { return static_cast<std::int32_t>(linkNames.size()); }
+    bool isSwitch(std::int32_t node) const { return node < switchCount(); }
+    std::int32_t nicNode(std::int32_t nic) const { return switchCount() + nic; }
+    int tierOf(std::int32_t node) const { return isSwitch(node) ? switchTier[node] : 0; }
+    std::int32_t peer(std::int32_t link, std::int32_t node) const {
+        return linkA[link] == node ? linkB[link] : linkA[link];
+    }
+    std::span<const std::int32_t> downLinks(std::int32_t node) const {
+        return {adjLink.data() + adjOffset[node], adjLink.data() + adjUpBegin[node]};
+    }
+    std::span<const std::int32_t> upLinks(std::int32_t node) const {
+        return {adjLink.data() + adjUpBegin[node], adjLink.data() + adjOffset[node + 1]};
+    }
+    // A link carries traffic when it is up and both of its ends are up.
+    bool usable(std::int32_t link) const;
+    // The switch a NIC is cabled to, or kNone.
+    std::int32_t nicSwitch(std::int32_t nic) const {
+        return nicLink[nic] == kNone ? kNone : linkB[nicLink[nic]];
+    }
+
+    std::int32_t findSwitch(std::string_view name) const;  // kNone if absent (linear scan)
+    std::int32_t findLink(std::string_view name) const;    // kNone if absent (linear scan)
+    std::int32_t findHost(std::string_view name) const;    // kNone if absent (linear scan)
+};
+
+// Backend switches, backend NICs and backend links of the inventory. Errors (code
+// InvalidArgument, path `links[i]` etc.) for links naming unknown ports, ports on unknown
+// devices, links between switches of the same tier, or ports used twice.
+// Limits: < 2^31 nodes and links, at most 65535 ports per device.
+Result<Topology> buildTopology(const inventory::Inventory& inv, const BuildOptions& opt = {});
+
+}  // namespace loom::fabric

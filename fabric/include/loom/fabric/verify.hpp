@@ -1,0 +1,48 @@
+// Verification of computed routes, and what-if analysis of a single failure.
+//
+// verify() checks the tables, not the algorithm that produced them: for every (switch,
+// target) entry each next hop must be a usable link to a neighbour one hop closer (so every
+// walk terminates at the target: no loops), a switch that goes down must only hand over to
+// switches that keep going down (no down-then-up turn), and every pair of racks (every pair
+// of hosts on fabrics up to kHostPairLimit backend NICs) must be reachable. It also counts
+// routes per link (RoCE: entries whose ECMP group uses the link; InfiniBand: LFT entries
+// forwarded over it) and reports max/avg balance over the switch-to-switch links.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "loom/fabric/routing.hpp"
+
+namespace loom::fabric {
+
+inline constexpr std::int32_t kHostPairLimit = 4096;
+
+struct VerifyReport {
+    std::int64_t entriesChecked = 0;
+    std::int64_t rackPairs = 0, rackPairsUnreachable = 0;
+    std::int64_t hostPairs = 0, hostPairsUnreachable = 0;  // 0 checked above kHostPairLimit
+    std::int64_t loops = 0;          // next hop not one hop closer / unusable / dangling
+    std::int64_t downUpTurns = 0;
+    std::vector<std::string> problems;  // the first few, human readable
+    std::vector<std::int64_t> linkRoutes;  // per link id
+    double maxLinkRoutes = 0, avgLinkRoutes = 0;  // over switch-to-switch links in use
+    bool ok() const { return rackPairsUnreachable == 0 && hostPairsUnreachable == 0 && loops == 0 && downUpTurns == 0; }
+};
+
+VerifyReport verify(const Router& router, std::size_t maxProblems = 20);
+
+// What a single failure would cost, on a copy of the router (the input is not changed).
+// Pairs are leaf-to-leaf (RoCE: rack to rack by rack name; InfiniBand: leaf to leaf).
+struct FailureReport {
+    std::int64_t unreachablePairs = 0;  // routed before, unreachable after
+    std::int64_t degradedPairs = 0;     // still routed, with less bandwidth
+    std::vector<std::string> unreachable;  // first few "a -> b"
+    std::vector<std::string> degraded;     // first few "a -> b: 7200 -> 6800 Gb/s"
+    UpdateStats reroute;
+};
+FailureReport whatIfLinkDown(const Router& router, std::int32_t link, std::size_t maxListed = 20);
+FailureReport whatIfSwitchDown(const Router& router, std::int32_t sw, std::size_t maxListed = 20);
+
+}  // namespace loom::fabric

@@ -1,0 +1,247 @@
+#include "loom/fabric/topology.hpp"
+
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+
+namespace loom::fabric {
+
+namespace inv = loom::inventory;
+
+std::string_view linkStateName(LinkState s) {
+    switch (s) {
+        case LinkState::Up: return "up";
+        case LinkState::Down: return "down";
+        case LinkState::Drained: return "drained";
+        case LinkState::NotInService: return "not_in_service";
+    }
+    return "?";
+}
+
+bool Topology::usable(std::int32_t link) const {
+    if (linkState[link] != LinkState::Up) return false;
+    auto nodeUp = [&](std::int32_t v) {
+        return isSwitch(v) ? switchUp[v] != 0 : nicUp[v - switchCount()] != 0;
+    };
+    return nodeUp(linkA[link]) && nodeUp(linkB[link]);
+}
+
+std::int32_t Topology::findSwitch(std::string_view name) const {
+    for (std::size_t i = 0; i < switchNames.size(); ++i)
+        if (switchNames[i] == name) return static_cast<std::int32_t>(i);
+    return kNone;
+}
+std::int32_t Topology::findLink(std::string_view name) const {
+    for (std::size_t i = 0; i < linkNames.size(); ++i)
+        if (linkNames[i] == name) return static_cast<std::int32_t>(i);
+    return kNone;
+}
+std::int32_t Topology::findHost(std::string_view name) const {
+    for (std::size_t i = 0; i < hostNames.size(); ++i)
+        if (hostNames[i] == name) return static_cast<std::int32_t>(i);
+    return kNone;
+}
+
+namespace {
+
+bool isBackendRole(inv::SwitchRole r) {
+    using R = inv::SwitchRole;
+    return r == R::Rtsw || r == R::Ctsw || r == R::Atsw || r == R::Leaf || r == R::Spine ||
+           r == R::Core;
+}
+
+// Live states that take a device out of the data path. Anything else ("active",
+// "in_service", "ok", "burn_in", ...) carries traffic.
+bool deviceDown(std::string_view state, bool plannedIsUp) {
+    if (state == "planned") return !plannedIsUp;
+    return state == "down" || state == "failed" || state == "drained" || state == "maintenance" ||
+           state == "decommissioned" || state == "not_in_service";
+}
+
+LinkState linkStateFrom(std::string_view s, bool plannedIsUp) {
+    if (s == "planned") return plannedIsUp ? LinkState::Up : LinkState::NotInService;
+    if (s == "down" || s == "failed") return LinkState::Down;
+    if (s == "drained") return LinkState::Drained;
+    if (s == "active" || s == "up" || s == "in_service") return LinkState::Up;
+    return LinkState::NotInService;
+}
+
+}  // namespace
+
+Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt) {
+    Topology t;
+    t.type = in.fabric;
+    t.cluster = in.cluster;
+
+    std::unordered_map<std::string_view, std::int32_t> zoneIdx, rackIdx, hostIdx, nodeIdx;
+    zoneIdx.reserve(in.zones.size());
+    for (const auto& z : in.zones) {
+        zoneIdx.emplace(z.name, static_cast<std::int32_t>(t.zoneNames.size()));
+        t.zoneNames.push_back(z.name);
+    }
+    auto idxOr = [](const auto& map, std::string_view key) {
+        auto it = map.find(key);
+        return it == map.end() ? kNone : it->second;
+    };
+    rackIdx.reserve(in.racks.size());
+    for (const auto& r : in.racks) {
+        rackIdx.emplace(r.name, static_cast<std::int32_t>(t.rackNames.size()));
+        t.rackNames.push_back(r.name);
+        t.rackZone.push_back(idxOr(zoneIdx, r.zone));
+    }
+
+    // Switches, ordered by tier then inventory order: tiers are contiguous id ranges.
+    std::vector<std::int32_t> order;
+    for (std::size_t i = 0; i < in.switches.size(); ++i)
+        if (isBackendRole(in.switches[i].role)) order.push_back(static_cast<std::int32_t>(i));
+    std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
+        return inv::switchTier(in.switches[a].role) < inv::switchTier(in.switches[b].role);
+    });
+    nodeIdx.reserve(order.size() + in.nics.size());
+    for (std::int32_t i : order) {
+        const auto& s = in.switches[i];
+        auto id = static_cast<std::int32_t>(t.switchNames.size());
+        if (!nodeIdx.emplace(s.name, id).second)
+            return fail(Error::invalid("duplicate switch name " + s.name,
+                                       "switches[" + std::to_string(i) + "]"));
+        int tier = std::clamp(inv::switchTier(s.role), 1, 3);
+        t.switchNames.push_back(s.name);
+        t.switchRole.push_back(s.role);
+        t.switchTier.push_back(static_cast<std::uint8_t>(tier));
+        t.switchZone.push_back(s.zone.empty() ? kNone : idxOr(zoneIdx, s.zone));
+        t.switchRack.push_back(s.rack.empty() ? kNone : idxOr(rackIdx, s.rack));
+        t.switchUp.push_back(deviceDown(s.state, opt.plannedIsUp) ? 0 : 1);
+        t.switchOrdinal.push_back(static_cast<std::int32_t>(t.tierSwitches[tier].size()));
+        t.tierSwitches[tier].push_back(id);
+    }
+
+    // Hosts and their backend NICs (contiguous per host, by rail).
+    hostIdx.reserve(in.hosts.size());
+    for (const auto& h : in.hosts) {
+        hostIdx.emplace(h.name, static_cast<std::int32_t>(t.hostNames.size()));
+        t.hostNames.push_back(h.name);
+        t.hostRack.push_back(idxOr(rackIdx, h.rack));
+    }
+    std::vector<std::int32_t> nicOrder;
+    for (std::size_t i = 0; i < in.nics.size(); ++i)
+        if (in.nics[i].network == inv::Network::Backend && hostIdx.count(in.nics[i].host))
+            nicOrder.push_back(static_cast<std::int32_t>(i));
+    std::stable_sort(nicOrder.begin(), nicOrder.end(), [&](std::int32_t a, std::int32_t b) {
+        auto ha = hostIdx[in.nics[a].host], hb = hostIdx[in.nics[b].host];
+        return ha != hb ? ha < hb : in.nics[a].index < in.nics[b].index;
+    });
+    t.hostFirstNic.assign(t.hostNames.size(), kNone);
+    t.hostNicCount.assign(t.hostNames.size(), 0);
+    const auto S = t.switchCount();
+    for (std::int32_t i : nicOrder) {
+        const auto& n = in.nics[i];
+        auto nic = static_cast<std::int32_t>(t.nicNames.size());
+        if (!nodeIdx.emplace(n.name, S + nic).second)
+            return fail(Error::invalid("duplicate NIC name " + n.name,
+                                       "nics[" + std::to_string(i) + "]"));
+        auto h = hostIdx[n.host];
+        if (t.hostFirstNic[h] == kNone) t.hostFirstNic[h] = nic;
+        ++t.hostNicCount[h];
+        t.nicNames.push_back(n.name);
+        t.nicHost.push_back(h);
+        t.nicRail.push_back(n.index);
+        t.nicUp.push_back(deviceDown(n.state, opt.plannedIsUp) ? 0 : 1);
+    }
+    t.nicLink.assign(t.nicNames.size(), kNone);
+
+    // Ports: name -> (node, physical port). Only ports on fabric nodes matter.
+    struct PortRef {
+        std::int32_t node;
+        std::uint16_t index;
+    };
+    std::unordered_map<std::string_view, PortRef> ports;
+    ports.reserve(in.ports.size());
+    for (std::size_t i = 0; i < in.ports.size(); ++i) {
+        const auto& p = in.ports[i];
+        auto it = nodeIdx.find(p.device);
+        std::int32_t node = it == nodeIdx.end() ? kNone : it->second;  // kNone: not in fabric
+        if (p.index < 1 || p.index > 65535)
+            return fail(Error::invalid("port index " + std::to_string(p.index) +
+                                           " outside 1..65535",
+                                       "ports[" + std::to_string(i) + "].index"));
+        ports.emplace(p.name, PortRef{node, static_cast<std::uint16_t>(p.index)});
+    }
+
+    const auto N = t.nodeCount();
+    std::vector<std::int32_t> degree(N, 0);
+    std::unordered_map<std::uint64_t, std::int32_t> usedPorts;
+    usedPorts.reserve(in.links.size() * 2);
+    for (std::size_t i = 0; i < in.links.size(); ++i) {
+        const auto& l = in.links[i];
+        if (l.network != inv::Network::Backend) continue;
+        auto where = "links[" + std::to_string(i) + "]";
+        auto pa = ports.find(l.aPort), pb = ports.find(l.bPort);
+        if (pa == ports.end() || pb == ports.end())
+            return fail(Error::invalid(
+                "link " + l.name + " names unknown port " + (pa == ports.end() ? l.aPort : l.bPort),
+                where + (pa == ports.end() ? ".aPort" : ".bPort")));
+        // A backend link to a device outside the fabric (a storage node) is not routed here.
+        if (pa->second.node == kNone || pb->second.node == kNone) continue;
+        PortRef a = pa->second, b = pb->second;
+        if (t.tierOf(a.node) == t.tierOf(b.node))
+            return fail(Error::invalid("link " + l.name + " joins two tier-" +
+                                           std::to_string(t.tierOf(a.node)) +
+                                           " devices; a Clos link must go up one tier",
+                                       where));
+        if (t.tierOf(a.node) > t.tierOf(b.node)) std::swap(a, b);
+        if (!t.isSwitch(b.node))
+            return fail(Error::invalid("link " + l.name + " joins two NICs", where));
+        for (auto pr : {a, b}) {
+            auto key = (static_cast<std::uint64_t>(pr.node) << 16) | pr.index;
+            if (!usedPorts.emplace(key, static_cast<std::int32_t>(i)).second)
+                return fail(Error::invalid("port " + std::to_string(pr.index) + " of " +
+                                               (t.isSwitch(pr.node)
+                                                    ? t.switchNames[pr.node]
+                                                    : t.nicNames[pr.node - S]) +
+                                               " is used by two links",
+                                           where));
+        }
+        auto id = t.linkCount();
+        t.linkNames.push_back(l.name);
+        t.linkA.push_back(a.node);
+        t.linkB.push_back(b.node);
+        t.linkAPort.push_back(a.index);
+        t.linkBPort.push_back(b.index);
+        t.linkCapGbps.push_back(static_cast<float>(l.speedGbps > 0 ? l.speedGbps : 400));
+        t.linkState.push_back(linkStateFrom(l.state, opt.plannedIsUp));
+        ++degree[a.node];
+        ++degree[b.node];
+        if (!t.isSwitch(a.node)) {
+            auto nic = a.node - S;
+            if (t.nicLink[nic] != kNone)
+                return fail(Error::invalid("NIC " + t.nicNames[nic] + " has two backend links",
+                                           where));
+            t.nicLink[nic] = id;
+        }
+    }
+
+    // CSR: down-links (peer below) first, then up-links, each by local port number.
+    t.adjOffset.assign(N + 1, 0);
+    for (std::int32_t v = 0; v < N; ++v) t.adjOffset[v + 1] = t.adjOffset[v] + degree[v];
+    t.adjLink.assign(t.adjOffset[N], 0);
+    std::vector<std::int32_t> fill(t.adjOffset.begin(), t.adjOffset.end() - 1);
+    for (std::int32_t l = 0; l < t.linkCount(); ++l) {
+        t.adjLink[fill[t.linkA[l]]++] = l;
+        t.adjLink[fill[t.linkB[l]]++] = l;
+    }
+    t.adjUpBegin.assign(N, 0);
+    for (std::int32_t v = 0; v < N; ++v) {
+        auto b = t.adjLink.begin() + t.adjOffset[v], e = t.adjLink.begin() + t.adjOffset[v + 1];
+        auto localPort = [&](std::int32_t l) { return t.linkA[l] == v ? t.linkAPort[l] : t.linkBPort[l]; };
+        std::sort(b, e, [&](std::int32_t x, std::int32_t y) {
+            bool ux = t.linkA[x] == v, uy = t.linkA[y] == v;  // v is the lower end: up-link
+            if (ux != uy) return !ux;
+            return localPort(x) < localPort(y);
+        });
+        auto firstUp = std::find_if(b, e, [&](std::int32_t l) { return t.linkA[l] == v; });
+        t.adjUpBegin[v] = static_cast<std::int32_t>(firstUp - t.adjLink.begin());
+    }
+    return t;
+}
+
+}  // namespace loom::fabric
