@@ -1,0 +1,158 @@
+// Exact entity and cable counts of the reference clusters (DESIGN.md), and the structural
+// invariants of every expanded config.
+#include "loom/inventory/spec.hpp"
+#include "spec_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+namespace loom::inventory {
+namespace {
+
+using testing::expectConsistent;
+using testing::linksByTier;
+using testing::loadConfig;
+using testing::switchesByRole;
+
+TEST(SpecCounts, Meta24kRoce) {
+    Inventory inv = loadConfig("meta-24k-roce.yaml");
+    EXPECT_EQ(inv.cluster, "meta-24k-roce");
+    EXPECT_EQ(inv.fabric, FabricType::Roce);
+    EXPECT_EQ(inv.sites.size(), 1u);
+    EXPECT_EQ(inv.zones.size(), 8u);
+    EXPECT_EQ(inv.rows.size(), 8u * 8 + 1);        // + the storage row
+    EXPECT_EQ(inv.racks.size(), 1536u + 16);       // + 16 storage racks
+    EXPECT_EQ(inv.hosts.size(), 3072u);
+    EXPECT_EQ(inv.gpus.size(), 24576u);
+    EXPECT_EQ(inv.nics.size(), 24576u + 3072 + 128 * 2);
+    EXPECT_EQ(inv.storageNodes.size(), 128u);
+
+    auto roles = switchesByRole(inv);
+    EXPECT_EQ(roles["rtsw"], 1536u);
+    EXPECT_EQ(roles["ctsw"], 144u);
+    EXPECT_EQ(roles["atsw"], 36u);
+    EXPECT_EQ(roles["rtsw"] + roles["ctsw"] + roles["atsw"], 1716u);
+    EXPECT_EQ(roles["fsw"], 1536u);
+    EXPECT_EQ(roles["fcsw"], 16u);
+    EXPECT_EQ(roles["ssw"], 16u);
+    EXPECT_EQ(inv.switches.size(), 1716u + 1536 + 16 + 16);
+
+    auto tiers = linksByTier(inv);
+    EXPECT_EQ(tiers["nic-rtsw"], 24576u);
+    EXPECT_EQ(tiers["rtsw-ctsw"], 27648u);
+    EXPECT_EQ(tiers["ctsw-atsw"], 3456u);
+    std::size_t backend = 0;
+    for (const auto& l : inv.links) backend += l.network == Network::Backend;
+    EXPECT_EQ(backend, 55680u);
+    EXPECT_EQ(tiers["nic-fsw"], 3072u);
+    EXPECT_EQ(tiers["fsw-fcsw"], 1536u * 2);
+    EXPECT_EQ(tiers["nic-ssw"], 256u);
+    EXPECT_EQ(tiers["ssw-fcsw"], 64u);
+    EXPECT_EQ(inv.links.size(), 55680u + 3072 + 3072 + 256 + 64);
+    // Every link end is a port; NIC ports exist also when uncabled.
+    EXPECT_EQ(inv.ports.size(), inv.links.size() * 2);
+
+    // Port usage per tier: RTSW 16 + 18, CTSW 192 + 24, ATSW 96.
+    std::unordered_map<std::string_view, int> maxPort;
+    for (const auto& p : inv.ports) maxPort[p.device] = std::max(maxPort[p.device], p.index);
+    for (const auto& s : inv.switches) {
+        if (s.role == SwitchRole::Rtsw) EXPECT_EQ(maxPort[s.name], 34) << s.name;
+        if (s.role == SwitchRole::Ctsw) EXPECT_EQ(maxPort[s.name], 216) << s.name;
+        if (s.role == SwitchRole::Atsw) EXPECT_EQ(maxPort[s.name], 96) << s.name;
+    }
+    expectConsistent(inv);
+}
+
+TEST(SpecCounts, Meta24kInfiniband) {
+    Inventory inv = loadConfig("meta-24k-ib.yaml");
+    EXPECT_EQ(inv.fabric, FabricType::Infiniband);
+    EXPECT_EQ(inv.zones.size(), 24u);
+    EXPECT_EQ(inv.racks.size(), 1536u + 16);
+    EXPECT_EQ(inv.hosts.size(), 3072u);
+    EXPECT_EQ(inv.gpus.size(), 24576u);
+    std::size_t hca = 0;
+    for (const auto& n : inv.nics) hca += n.network == Network::Backend;
+    EXPECT_EQ(hca, 24576u);
+
+    auto roles = switchesByRole(inv);
+    EXPECT_EQ(roles["leaf"], 768u);
+    EXPECT_EQ(roles["spine"], 768u);
+    EXPECT_EQ(roles["core"], 384u);
+    EXPECT_EQ(roles["leaf"] + roles["spine"] + roles["core"], 1920u);
+
+    auto tiers = linksByTier(inv);
+    // Non-blocking: the same capacity at every tier.
+    EXPECT_EQ(tiers["nic-leaf"], 24576u);
+    EXPECT_EQ(tiers["leaf-spine"], 24576u);
+    EXPECT_EQ(tiers["spine-core"], 24576u);
+
+    // Every port of every 64-port NDR switch is used: 32 down + 32 up, cores 64 down.
+    std::unordered_map<std::string_view, int> used;
+    for (const auto& p : inv.ports) used[p.device]++;
+    for (const auto& s : inv.switches) {
+        if (s.role == SwitchRole::Leaf || s.role == SwitchRole::Spine || s.role == SwitchRole::Core) {
+            EXPECT_EQ(s.portCount, 64) << s.name;
+            EXPECT_EQ(used[s.name], 64) << s.name;
+        }
+    }
+    expectConsistent(inv);
+}
+
+TEST(SpecCounts, DevSmallCounts) {
+    Inventory inv = loadConfig("dev-small.yaml");
+    EXPECT_EQ(inv.zones.size(), 1u);
+    EXPECT_EQ(inv.hosts.size(), 8u);
+    EXPECT_EQ(inv.gpus.size(), 64u);
+    std::size_t computeRacks = 0;
+    for (const auto& r : inv.racks) computeRacks += r.model != "storage";
+    EXPECT_EQ(computeRacks, 4u);
+    auto roles = switchesByRole(inv);
+    EXPECT_EQ(roles["rtsw"], 4u);
+    EXPECT_EQ(roles["ctsw"], 4u);
+    EXPECT_EQ(roles["atsw"], 2u);
+    EXPECT_EQ(roles["fsw"], 4u);
+    EXPECT_EQ(roles["fcsw"], 2u);
+    EXPECT_EQ(roles["ssw"], 1u);
+    EXPECT_EQ(inv.storageNodes.size(), 2u);
+    auto tiers = linksByTier(inv);
+    EXPECT_EQ(tiers["nic-rtsw"], 64u);
+    EXPECT_EQ(tiers["rtsw-ctsw"], 64u);
+    EXPECT_EQ(tiers["ctsw-atsw"], 16u);
+    expectConsistent(inv);
+}
+
+TEST(SpecCounts, DevSmallIbCounts) {
+    Inventory inv = loadConfig("dev-small-ib.yaml");
+    EXPECT_EQ(inv.fabric, FabricType::Infiniband);
+    EXPECT_EQ(inv.hosts.size(), 16u);
+    EXPECT_EQ(inv.gpus.size(), 128u);
+    auto roles = switchesByRole(inv);
+    EXPECT_EQ(roles["leaf"], 32u);
+    EXPECT_EQ(roles["spine"], 8u);
+    EXPECT_EQ(roles["core"], 8u);
+    EXPECT_EQ(roles["fsw"], 4u);  // one per row
+    auto tiers = linksByTier(inv);
+    EXPECT_EQ(tiers["nic-leaf"], 128u);
+    EXPECT_EQ(tiers["leaf-spine"], 128u);
+    EXPECT_EQ(tiers["spine-core"], 128u);
+    expectConsistent(inv);
+}
+
+TEST(SpecCounts, ExpansionIsDeterministic) {
+    for (const char* name : {"dev-small.yaml", "dev-small-ib.yaml", "meta-24k-roce.yaml"}) {
+        Inventory a = loadConfig(name);
+        Inventory b = loadConfig(name);
+        ASSERT_EQ(a.links.size(), b.links.size()) << name;
+        ASSERT_EQ(a.ports.size(), b.ports.size()) << name;
+        for (std::size_t i = 0; i < a.links.size(); ++i) {
+            ASSERT_EQ(a.links[i].name, b.links[i].name) << name;
+            ASSERT_EQ(a.links[i].medium, b.links[i].medium) << name;
+            ASSERT_EQ(a.links[i].lengthM, b.links[i].lengthM) << name;
+        }
+        for (std::size_t i = 0; i < a.ports.size(); ++i) ASSERT_EQ(a.ports[i].name, b.ports[i].name);
+        for (std::size_t i = 0; i < a.switches.size(); ++i) ASSERT_EQ(a.switches[i].name, b.switches[i].name);
+        for (std::size_t i = 0; i < a.gpus.size(); ++i) ASSERT_EQ(a.gpus[i].name, b.gpus[i].name);
+    }
+}
+
+}  // namespace
+}  // namespace loom::inventory
