@@ -292,8 +292,11 @@ std::uint32_t HallLayout::hostByName(std::string_view host) const {
 }
 
 std::uint32_t HallLayout::gpuByHost(std::string_view host, int gpuIndex) const {
-    auto h = hostByName(host);
-    if (h == kNoIndex) return kNoIndex;
+    return gpuOfHost(hostByName(host), gpuIndex);
+}
+
+std::uint32_t HallLayout::gpuOfHost(std::uint32_t h, int gpuIndex) const {
+    if (h >= hostGpuOffset_.size()) return kNoIndex;
     auto off = hostGpuOffset_[h], n = hostGpuCount_[h];
     // Fast path: GPUs 0..n-1 are in place.
     if (gpuIndex >= 0 && static_cast<std::uint32_t>(gpuIndex) < n &&

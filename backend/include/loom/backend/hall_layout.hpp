@@ -111,6 +111,9 @@ public:
     // host: the inventory name, or a DCGM `Hostname` (FQDN: the first label is tried too).
     std::uint32_t hostByName(std::string_view host) const;
     std::uint32_t gpuByHost(std::string_view host, int gpuIndex) const;
+    // The same in two steps, for callers that cache the host lookup.
+    std::uint32_t gpuOfHost(std::uint32_t hostIndex, int gpuIndex) const;
+    std::size_t hostCount() const { return hostGpuOffset_.size(); }
     std::uint32_t switchByName(std::string_view name) const;
     // port: "p17", "Ethernet17", "swp17", "17" or the full "<switch>/p17" (trailing number).
     std::uint32_t portBySwitch(std::uint32_t switchIndex, std::string_view port) const;

@@ -1,0 +1,83 @@
+// Failure detection: the rule settings (the `detection:` section of configs/loomd.yaml) and
+// the failure events the rules open and close.
+//
+// The rules run inside TelemetryHub as samples arrive (and on its once-a-second tick for rules
+// that depend on time passing). There is at most one open event per (kind, location); it is
+// closed when its condition clears, with hysteresis for thresholds so a value hovering at the
+// threshold does not open and close an event every second.
+//
+//   detection:
+//     xid: {critical: [48, 63, 64, 74, 79, 94, 95], ignore: [13, 31, 43, 45]}
+//     temperature: {warningC: 85, criticalC: 92, hysteresisC: 5}
+//     eccDoubleBit: true
+//     rowRemapFailure: true
+//     nvlinkCrcPerSecond: 100
+//     linkDown: true
+//     flapping: {transitions: 3, windowSeconds: 60}
+//     linkErrorsPerSecond: 10
+//     pfcPausePerSecond: 100000
+//     staleAfterSeconds: 30
+//
+// Kinds (location): gpu_xid, gpu_ecc_dbe, gpu_row_remap_failure, gpu_temp, gpu_nvlink_errors
+// (GPU name); link_down, link_flapping, link_errors, link_pfc_storm (backend link name, or
+// "<switch>/p<N>" for a port without a backend link).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "loom/inventory/error.hpp"
+
+namespace YAML {
+class Node;
+}
+
+namespace loom::backend {
+
+enum class Severity : std::uint8_t { Info, Warning, Critical };
+std::string_view severityName(Severity s);  // "info", "warning", "critical"
+std::optional<Severity> parseSeverity(std::string_view s);
+
+struct DetectionConfig {
+    std::vector<int> criticalXids = {48, 63, 64, 74, 79, 94, 95};
+    std::vector<int> ignoredXids = {13, 31, 43, 45};  // application faults, not the GPU's
+    double tempWarningC = 85;
+    double tempCriticalC = 92;
+    double tempHysteresisC = 5;
+    bool eccDoubleBit = true;
+    bool rowRemapFailure = true;
+    double nvlinkCrcPerSecond = 100;  // 0 disables
+    bool linkDown = true;
+    int flapTransitions = 3;  // within flapWindowSeconds; 0 disables
+    double flapWindowSeconds = 60;
+    double linkErrorsPerSecond = 10;      // in+out errors; 0 disables
+    double pfcPausePerSecond = 100000;    // in+out PFC pause frames; 0 disables
+    double staleAfterSeconds = 30;        // no sample for this long: "no data" in packed arrays
+
+    // Parses the `detection:` node (absent keys keep their defaults). Errors name the key path
+    // ("detection.temperature.warningC: must be a number") and the line in the file.
+    static Result<DetectionConfig> fromYaml(const YAML::Node& detection);
+    // Convenience: the whole loomd.yaml text; a missing `detection:` section gives defaults.
+    static Result<DetectionConfig> fromLoomdYaml(std::string_view yamlText);
+};
+
+struct FailureEvent {
+    std::int64_t id = 0;  // assigned when stored (EventRepo); 0 before
+    std::string kind;
+    Severity severity = Severity::Warning;
+    std::string location;  // GPU, link or port name
+    std::string rack;      // empty when the location is not in a compute rack
+    std::string zone;
+    std::string message;
+    std::int64_t openedAtMs = 0;  // Unix epoch milliseconds
+    std::int64_t closedAtMs = 0;  // 0 while open
+    std::vector<std::pair<std::string, std::string>> labels;  // e.g. {"xid","79"}
+
+    bool open() const { return closedAtMs == 0; }
+};
+
+}  // namespace loom::backend

@@ -1,0 +1,187 @@
+// TelemetryHub: the latest value of every GPU field and every switch-port counter of the
+// cluster, in flat arrays indexed by HallLayout, plus the failure-detection rules over them.
+//
+// Ingest: Prometheus text (POST /api/v1/telemetry, scraped exporters, the simulator) goes
+// through ingestText(); samples are matched to GPUs and ports without allocating and stored.
+// Ingests are serialized by one mutex (they also advance the detection state); readers never
+// take it: the value arrays are relaxed atomics, so the stream tick's packed() never waits for
+// a large ingest. Failure events are delivered to listeners after the ingest mutex is released.
+//
+//   TelemetryHub hub(layout, detectionConfig);
+//   hub.addEventListener([&](const FailureEvent& e) { queueForDb(e); });
+//   auto report = hub.ingestText(body);           // {"samples": N, "unknown": {...}, "ms": x}
+//   auto bytes = hub.packed(Topic::GpuUtil);      // one byte per GPU, docs/api.md encodings
+//   hub.tick();                                   // once a second: time-based rules, rollups
+//
+// Metrics accepted (others are counted as "ignored"):
+//  GPU (labels Hostname + gpu, or UUID): DCGM_FI_DEV_GPU_UTIL, _GPU_TEMP, _MEMORY_TEMP,
+//   _POWER_USAGE, _SM_CLOCK, _MEM_CLOCK, _FB_USED, _FB_FREE, _XID_ERRORS, _ECC_SBE_VOL_TOTAL,
+//   _ECC_DBE_VOL_TOTAL, _ROW_REMAP_FAILURE, _UNCORRECTABLE_REMAPPED_ROWS,
+//   _CORRECTABLE_REMAPPED_ROWS, _NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, _PCIE_REPLAY_COUNTER,
+//   _TOTAL_ENERGY_CONSUMPTION, _MEM_COPY_UTIL, DCGM_FI_PROF_GR_ENGINE_ACTIVE,
+//   DCGM_FI_PROF_PIPE_TENSOR_ACTIVE.
+//  Switch ports (labels switch + port; or instance + ifName as from snmp_exporter):
+//   loom_port_oper_status (1 up, anything else down; IF-MIB ifOperStatus likewise),
+//   loom_port_{in,out}_octets_total, loom_port_{in,out}_packets_total,
+//   loom_port_{in,out}_errors_total, loom_port_{in,out}_discards_total,
+//   loom_port_{in,out}_pfc_pause_frames_total, loom_port_fec_uncorrectable_total,
+//   loom_port_speed_bps; aliases ifOperStatus, ifHCInOctets, ifHCOutOctets, ifHCInUcastPkts,
+//   ifHCOutUcastPkts, ifInErrors, ifOutErrors, ifInDiscards, ifOutDiscards, ifHighSpeed (Mb/s).
+// Link utilization = max(in, out) octet-counter rate over the port speed, of either switch
+// end of the link. A counter that goes backwards (reset) yields no rate for that interval.
+//
+// Unknown entities are counted per reason (unknown_host, unknown_gpu, unknown_uuid,
+// unknown_switch, unknown_port, missing_labels), in the report and cumulatively in /metrics.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "loom/backend/detection.hpp"
+#include "loom/backend/hall_layout.hpp"
+#include "loom/backend/prom_text.hpp"
+
+namespace loom::backend {
+
+enum class Topic : std::uint8_t { GpuUtil, GpuTemp, GpuHealth, LinkUtil, LinkHealth };
+inline constexpr int kTopicCount = 5;
+std::string_view topicName(Topic t);  // "gpu.util", "gpu.temp", ...
+std::optional<Topic> parseTopic(std::string_view s);
+
+// Packed-array values (docs/api.md).
+inline constexpr std::uint8_t kNoData = 255;
+enum GpuHealthValue : std::uint8_t { kGpuOk = 0, kGpuWarning = 1, kGpuFailed = 2, kGpuQuarantined = 3 };
+enum LinkHealthValue : std::uint8_t {
+    kLinkUp = 0, kLinkDegraded = 1, kLinkDown = 2, kLinkDrained = 3, kLinkNotInService = 4
+};
+
+enum class GpuField : std::uint8_t {
+    Util, Temp, MemTemp, Power, SmClock, MemClock, FbUsed, FbFree, Xid, EccSbe, EccDbe,
+    RowRemapFailure, UncorrectableRemappedRows, CorrectableRemappedRows, NvlinkCrc, PcieReplay,
+    Energy, MemCopyUtil, GrEngineActive, TensorActive,
+};
+inline constexpr int kGpuFieldCount = 20;
+
+enum class PortCounter : std::uint8_t {
+    OperStatus, InOctets, OutOctets, InPackets, OutPackets, InErrors, OutErrors, InDiscards,
+    OutDiscards, InPfcPause, OutPfcPause, FecUncorrectable, SpeedBps,
+};
+inline constexpr int kPortCounterCount = 13;
+
+enum class UnknownReason : std::uint8_t {
+    UnknownHost, UnknownGpu, UnknownUuid, UnknownSwitch, UnknownPort, MissingLabels,
+};
+inline constexpr int kUnknownReasonCount = 6;
+std::string_view unknownReasonName(UnknownReason r);  // "unknown_host", ...
+
+struct IngestReport {
+    std::uint64_t samples = 0;  // parsed
+    std::uint64_t applied = 0;  // stored on a GPU or port
+    std::uint64_t ignored = 0;  // metric names the hub does not track
+    std::uint64_t unknown[kUnknownReasonCount] = {};
+    std::vector<std::string> unknownExamples;  // up to 10 distinct "host z9-r1-h0" etc.
+    double ms = 0;
+    std::uint64_t unknownTotal() const;
+    // {"samples": N, "applied": N, "ignored": N, "unknown": {"unknown_host": 3, ...},
+    //  "unknownExamples": [...], "ms": x} (zero reasons omitted)
+    nlohmann::json toJson() const;
+};
+
+// One-minute aggregates, persisted by EventRepo::insertRollups.
+struct RackRollup {
+    std::uint32_t rack = 0;
+    float utilAvg = 0, utilMax = 0, tempAvg = 0, tempMax = 0, powerAvgW = 0;
+    std::uint32_t gpusReporting = 0, gpusUnhealthy = 0;
+};
+struct SwitchRollup {
+    std::uint32_t sw = 0;
+    float utilAvg = 0, utilMax = 0;
+    double errors = 0, discards = 0, pfcPause = 0;  // counter increase over the minute
+    std::uint32_t portsDown = 0;
+};
+struct Rollup {
+    std::int64_t minuteStartMs = 0;
+    std::vector<RackRollup> racks;
+    std::vector<SwitchRollup> switches;
+};
+
+struct HubOptions {
+    DetectionConfig detection;
+    // Unix epoch milliseconds; tests replace it to drive time.
+    std::function<std::int64_t()> clock;
+    PromLimits limits;
+};
+
+class TelemetryHub {
+public:
+    explicit TelemetryHub(std::shared_ptr<const HallLayout> layout, HubOptions options = {});
+    ~TelemetryHub();
+    TelemetryHub(const TelemetryHub&) = delete;
+    TelemetryHub& operator=(const TelemetryHub&) = delete;
+
+    // Switches to a new layout (inventory changed). Values of GPUs and ports present in both
+    // layouts carry over by name; open events stay open.
+    void setLayout(std::shared_ptr<const HallLayout> layout);
+    std::shared_ptr<const HallLayout> layout() const;
+
+    // Parses and stores one exposition body. The parser streams, so the samples before a
+    // malformed line are applied and nothing after it; the error names the line and column.
+    // `nowMs` 0 = the hub's clock; samples with a timestamp use their own.
+    Result<IngestReport> ingestText(std::string_view body, std::int64_t nowMs = 0);
+
+    // Time-driven work, once a second: closes flapping events whose window passed, marks
+    // stale data, samples the rollup accumulators and completes minutes.
+    void tick(std::int64_t nowMs = 0);
+
+    // One byte per GPU or link, in layout order (docs/api.md encodings). Lock-free.
+    std::vector<std::uint8_t> packed(Topic t, std::int64_t nowMs = 0) const;
+    void packedInto(Topic t, std::vector<std::uint8_t>& out, std::int64_t nowMs = 0) const;
+
+    // Latest raw values (NaN when none).
+    double gpuValue(std::uint32_t gpu, GpuField f) const;
+    double portValue(std::uint32_t port, PortCounter c) const;
+    // Utilization 0..100 of a port (max of in/out), NaN when unknown.
+    double portUtil(std::uint32_t port) const;
+
+    using EventListener = std::function<void(const FailureEvent&)>;
+    // Called for every opened and closed event (closedAtMs set), in order, outside the ingest
+    // lock, on the thread that ingested or ticked. Register before ingesting.
+    void addEventListener(EventListener l);
+    std::vector<FailureEvent> openEvents() const;
+
+    // Completed one-minute rollups since the last call (usually 0 or 1).
+    std::vector<Rollup> takeRollups();
+
+    // Prometheus text for /metrics: ingest counters, unknown per reason, open events, memory.
+    void appendMetrics(std::string& out) const;
+    // Bytes held by the value arrays and detection state (benchmarks, /metrics).
+    std::size_t memoryBytes() const;
+
+    struct State;  // defined in telemetry_hub.cpp
+
+    struct Shared;
+
+private:
+    std::int64_t now(std::int64_t nowMs) const;
+    std::shared_ptr<State> current() const;
+    void deliver(std::unique_lock<std::mutex>& ingestLock, std::vector<FailureEvent>& events);
+
+    HubOptions options_;
+    std::unique_ptr<Shared> shared_;
+    mutable std::mutex ingestMutex_;  // serializes ingest, tick and setLayout
+    mutable std::mutex eventsMutex_;  // open-event map and listeners
+    mutable std::mutex stateMutex_;   // held only to copy or swap state_
+    std::shared_ptr<State> state_;
+};
+
+}  // namespace loom::backend

@@ -1,0 +1,368 @@
+#include "loom/backend/telemetry_hub.hpp"
+
+#include <cmath>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "synthetic_inventory.hpp"
+
+namespace loom::backend {
+namespace {
+
+constexpr std::int64_t kT0 = 1'700'000'020'000;  // 40 s into a minute
+
+class HubTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        inv_ = testing::syntheticCluster({.zones = 1, .racksPerZone = 4, .ctswPerZone = 2});
+        layout_ = std::make_shared<const HallLayout>(HallLayout::build(inv_));
+        HubOptions o;
+        o.clock = [this] { return now_; };
+        hub_ = std::make_unique<TelemetryHub>(layout_, o);
+        hub_->addEventListener([this](const FailureEvent& e) { events_.push_back(e); });
+    }
+    IngestReport ingest(const std::string& body) {
+        auto r = hub_->ingestText(body);
+        EXPECT_TRUE(r) << r.error().toString();
+        return r ? *r : IngestReport{};
+    }
+    static std::string gpu(std::string_view metric, std::string_view host, int g, double v) {
+        return std::string(metric) + "{gpu=\"" + std::to_string(g) + "\",UUID=\"x\",Hostname=\"" +
+               std::string(host) + "\"} " + std::to_string(v) + "\n";
+    }
+    static std::string port(std::string_view metric, std::string_view sw, int p, double v) {
+        return std::string(metric) + "{switch=\"" + std::string(sw) + "\",port=\"Ethernet" +
+               std::to_string(p) + "\"} " + std::to_string(v) + "\n";
+    }
+
+    inventory::Inventory inv_;
+    std::shared_ptr<const HallLayout> layout_;
+    std::unique_ptr<TelemetryHub> hub_;
+    std::vector<FailureEvent> events_;
+    std::int64_t now_ = kT0;
+};
+
+TEST_F(HubTest, GpuFieldsLandInPackedArrays) {
+    auto rep = ingest(gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r002-h1", 3, 97) +
+                      gpu("DCGM_FI_DEV_GPU_TEMP", "z1-r002-h1", 3, 61.4) +
+                      gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r001-h0.dc1.example", 0, 12.6) +
+                      "DCGM_FI_DEV_SOMETHING_NEW{gpu=\"0\",Hostname=\"z1-r001-h0\"} 1\n");
+    EXPECT_EQ(rep.samples, 4u);
+    EXPECT_EQ(rep.applied, 3u);
+    EXPECT_EQ(rep.ignored, 1u);
+    auto g = layout_->gpuByName("z1-r002-h1-gpu3");
+    auto util = hub_->packed(Topic::GpuUtil);
+    ASSERT_EQ(util.size(), 64u);
+    EXPECT_EQ(util[g], 97);
+    EXPECT_EQ(util[0], 13);
+    EXPECT_EQ(util[1], kNoData);
+    EXPECT_EQ(hub_->packed(Topic::GpuTemp)[g], 61);
+    auto health = hub_->packed(Topic::GpuHealth);
+    EXPECT_EQ(health[g], kGpuOk);
+    EXPECT_EQ(health[1], kNoData);
+    // Stale after 30 s without samples.
+    now_ += 31'000;
+    EXPECT_EQ(hub_->packed(Topic::GpuUtil)[g], kNoData);
+}
+
+TEST_F(HubTest, UnknownEntitiesAreCountedNotFatal) {
+    auto rep = ingest(gpu("DCGM_FI_DEV_GPU_UTIL", "z9-r001-h0", 0, 1) +
+                      gpu("DCGM_FI_DEV_GPU_UTIL", "z9-r001-h0", 1, 1) +
+                      gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r001-h0", 9, 1) +
+                      "DCGM_FI_DEV_GPU_UTIL{UUID=\"GPU-nope\"} 1\n"
+                      "DCGM_FI_DEV_GPU_UTIL{UUID=\"GPU-1-0-0-5\"} 55\n"
+                      "DCGM_FI_DEV_GPU_UTIL 1\n" +
+                      port("loom_port_oper_status", "nope-rtsw", 1, 1) +
+                      port("loom_port_oper_status", "z1-r001-rtsw", 99, 1) +
+                      "loom_port_oper_status{switch=\"z1-r001-rtsw\"} 1\n");
+    EXPECT_EQ(rep.applied, 1u);  // the UUID fallback
+    EXPECT_EQ(rep.unknown[int(UnknownReason::UnknownHost)], 2u);
+    EXPECT_EQ(rep.unknown[int(UnknownReason::UnknownGpu)], 1u);
+    EXPECT_EQ(rep.unknown[int(UnknownReason::UnknownUuid)], 1u);
+    EXPECT_EQ(rep.unknown[int(UnknownReason::MissingLabels)], 2u);
+    EXPECT_EQ(rep.unknown[int(UnknownReason::UnknownSwitch)], 1u);
+    EXPECT_EQ(rep.unknown[int(UnknownReason::UnknownPort)], 1u);
+    auto j = rep.toJson();
+    EXPECT_EQ(j["unknown"]["unknown_host"], 2);
+    EXPECT_EQ(j["unknownExamples"][0], "host z9-r001-h0");
+    EXPECT_EQ(hub_->packed(Topic::GpuUtil)[5], 55);
+    std::string metrics;
+    hub_->appendMetrics(metrics);
+    EXPECT_NE(metrics.find("loom_telemetry_unknown_total{reason=\"unknown_host\"} 2"), std::string::npos);
+}
+
+TEST_F(HubTest, LinkUtilizationFromOctetRates) {
+    // z1-r001-rtsw port 1 is the NIC link of z1-r001-h0 gpu0; 400 Gb/s.
+    ingest(port("loom_port_oper_status", "z1-r001-rtsw", 1, 1) +
+           port("loom_port_in_octets_total", "z1-r001-rtsw", 1, 1e12) +
+           port("loom_port_out_octets_total", "z1-r001-rtsw", 1, 0));
+    auto p = layout_->portByName("z1-r001-rtsw", "p1");
+    auto l = layout_->ports()[p].linkIndex;
+    ASSERT_NE(l, kNoIndex);
+    EXPECT_EQ(hub_->packed(Topic::LinkUtil)[l], kNoData);  // one reading: no rate yet
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkUp);
+    now_ += 1000;
+    // 25 GB in 1 s = 200 Gb/s = 50 % in; 40 GB out = 80 %.
+    ingest(port("loom_port_oper_status", "z1-r001-rtsw", 1, 1) +
+           port("loom_port_in_octets_total", "z1-r001-rtsw", 1, 1e12 + 25e9) +
+           port("loom_port_out_octets_total", "z1-r001-rtsw", 1, 40e9));
+    EXPECT_EQ(hub_->packed(Topic::LinkUtil)[l], 80);
+    EXPECT_NEAR(hub_->portUtil(p), 80, 1e-3);
+    // Counter reset: no rate for that interval, the previous value stays.
+    now_ += 1000;
+    ingest(port("loom_port_in_octets_total", "z1-r001-rtsw", 1, 5));
+    EXPECT_EQ(hub_->packed(Topic::LinkUtil)[l], 80);
+    // Links with no data.
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l + 1], kNoData);
+}
+
+TEST_F(HubTest, LinkDownOpensAndClosesOneEvent) {
+    auto body = [](int v) {
+        return port("loom_port_oper_status", "z1-r001-rtsw", 17, v) +
+               port("loom_port_oper_status", "z1-ctsw01", 1, v);
+    };
+    ingest(body(1));
+    EXPECT_TRUE(events_.empty());
+    ingest(body(2));  // both ends down: one event for the link
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(events_[0].kind, "link_down");
+    EXPECT_EQ(events_[0].severity, Severity::Critical);
+    EXPECT_EQ(events_[0].location, "z1-r001-rtsw/p17--z1-ctsw01/p1");
+    EXPECT_EQ(events_[0].rack, "z1-r001");
+    EXPECT_EQ(events_[0].zone, "z1");
+    EXPECT_TRUE(events_[0].open());
+    auto l = layout_->linkByName("z1-r001-rtsw/p17--z1-ctsw01/p1");
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkDown);
+    EXPECT_EQ(hub_->openEvents().size(), 1u);
+    // One end up: the link is still down.
+    now_ += 1000;
+    ingest(port("loom_port_oper_status", "z1-r001-rtsw", 17, 1));
+    EXPECT_EQ(events_.size(), 1u);
+    ingest(port("loom_port_oper_status", "z1-ctsw01", 1, 1));
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_FALSE(events_[1].open());
+    EXPECT_EQ(events_[1].closedAtMs, now_);
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkUp);
+    EXPECT_TRUE(hub_->openEvents().empty());
+}
+
+TEST_F(HubTest, FlappingWithinWindowThenQuiet) {
+    DetectionConfig d;
+    d.linkDown = false;  // only flapping here
+    HubOptions o;
+    o.detection = d;
+    o.clock = [this] { return now_; };
+    hub_ = std::make_unique<TelemetryHub>(layout_, o);
+    hub_->addEventListener([this](const FailureEvent& e) { events_.push_back(e); });
+    for (int i = 0; i < 3; ++i) {
+        ingest(port("loom_port_oper_status", "z1-r002-rtsw", 3, i % 2 ? 2 : 1));
+        now_ += 5000;
+    }
+    EXPECT_TRUE(events_.empty());  // 2 transitions
+    ingest(port("loom_port_oper_status", "z1-r002-rtsw", 3, 2));
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(events_[0].kind, "link_flapping");
+    EXPECT_EQ(events_[0].severity, Severity::Warning);
+    auto l = layout_->ports()[layout_->portByName("z1-r002-rtsw", "p3")].linkIndex;
+    ingest(port("loom_port_oper_status", "z1-r002-rtsw", 3, 1));
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkDegraded);
+    now_ += 30'000;
+    hub_->tick();
+    EXPECT_EQ(events_.size(), 1u);  // 30 s quiet: the 60 s window is not over
+    now_ += 31'000;
+    hub_->tick();
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_FALSE(events_.back().open());
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kNoData);  // and its data went stale
+}
+
+TEST_F(HubTest, XidEccRowRemapRules) {
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r001-h1", 2, 13));  // ignored (application)
+    EXPECT_TRUE(events_.empty());
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r001-h1", 2, 79));
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(events_[0].kind, "gpu_xid");
+    EXPECT_EQ(events_[0].severity, Severity::Critical);
+    EXPECT_EQ(events_[0].location, "z1-r001-h1-gpu2");
+    EXPECT_EQ(events_[0].message, "z1-r001-h1-gpu2: XID 79");
+    EXPECT_EQ(events_[0].labels.at(0).second, "79");
+    auto g = layout_->gpuByName("z1-r001-h1-gpu2");
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r001-h1", 2, 79));  // still: no second event
+    EXPECT_EQ(events_.size(), 1u);
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r001-h1", 2, 0));
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_FALSE(events_[1].open());
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuOk);
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r001-h1", 2, 31));
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r001-h1", 2, 92));  // not critical: warning
+    ASSERT_EQ(events_.size(), 3u);
+    EXPECT_EQ(events_[2].severity, Severity::Warning);
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuWarning);
+    ingest(gpu("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "z1-r001-h1", 2, 2) +
+           gpu("DCGM_FI_DEV_ROW_REMAP_FAILURE", "z1-r001-h1", 2, 1));
+    ASSERT_EQ(events_.size(), 5u);
+    EXPECT_EQ(events_[3].kind, "gpu_ecc_dbe");
+    EXPECT_EQ(events_[4].kind, "gpu_row_remap_failure");
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);
+    EXPECT_EQ(hub_->openEvents().size(), 3u);
+}
+
+TEST_F(HubTest, TemperatureHysteresis) {
+    auto temp = [&](double c) { ingest(gpu("DCGM_FI_DEV_GPU_TEMP", "z1-r003-h0", 4, c)); };
+    temp(84);
+    EXPECT_TRUE(events_.empty());
+    temp(86);
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(events_[0].kind, "gpu_temp");
+    EXPECT_EQ(events_[0].severity, Severity::Warning);
+    temp(82);  // above 85-5: stays open
+    temp(84.9);
+    temp(80.5);
+    EXPECT_EQ(events_.size(), 1u);
+    temp(79);  // below 80: closes
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_FALSE(events_[1].open());
+    temp(93);  // straight to critical
+    ASSERT_EQ(events_.size(), 3u);
+    EXPECT_EQ(events_[2].severity, Severity::Critical);
+    temp(88);  // 92-5 = 87: stays critical
+    EXPECT_EQ(events_.size(), 3u);
+    temp(86);  // drops to warning: close critical, open warning
+    ASSERT_EQ(events_.size(), 5u);
+    EXPECT_FALSE(events_[3].open());
+    EXPECT_EQ(events_[4].severity, Severity::Warning);
+}
+
+TEST_F(HubTest, ErrorRateRuleWithHysteresis) {
+    auto errs = [&](double v) {
+        ingest(port("loom_port_in_errors_total", "z1-r004-rtsw", 17, v) +
+               port("loom_port_out_errors_total", "z1-r004-rtsw", 17, 0));
+        now_ += 1000;
+    };
+    errs(0);
+    errs(5);  // 5/s: below 10
+    EXPECT_TRUE(events_.empty());
+    errs(25);  // 20/s
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(events_[0].kind, "link_errors");
+    errs(32);  // 7/s: above 5 (half): stays open
+    EXPECT_EQ(events_.size(), 1u);
+    errs(33);  // 1/s
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_FALSE(events_[1].open());
+}
+
+TEST_F(HubTest, RollupsPerMinute) {
+    ingest(gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r001-h0", 0, 90) +
+           gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r001-h0", 1, 50) +
+           gpu("DCGM_FI_DEV_GPU_TEMP", "z1-r001-h0", 0, 70) +
+           port("loom_port_in_errors_total", "z1-r001-rtsw", 1, 100) +
+           port("loom_port_oper_status", "z1-r001-rtsw", 2, 2));
+    hub_->tick();
+    EXPECT_TRUE(hub_->takeRollups().empty());
+    now_ += 10'000;
+    ingest(port("loom_port_in_errors_total", "z1-r001-rtsw", 1, 130));
+    hub_->tick();
+    now_ += 15'000;  // next minute
+    hub_->tick();
+    auto r = hub_->takeRollups();
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].minuteStartMs, kT0 - 40'000);
+    ASSERT_EQ(r[0].racks.size(), 1u);
+    EXPECT_EQ(r[0].racks[0].rack, 0u);
+    EXPECT_FLOAT_EQ(r[0].racks[0].utilAvg, 70);
+    EXPECT_FLOAT_EQ(r[0].racks[0].utilMax, 90);
+    EXPECT_FLOAT_EQ(r[0].racks[0].tempMax, 70);
+    EXPECT_EQ(r[0].racks[0].gpusReporting, 2u);
+    ASSERT_GE(r[0].switches.size(), 1u);
+    EXPECT_EQ(layout_->switches()[r[0].switches[0].sw].name, "z1-r001-rtsw");
+    EXPECT_EQ(r[0].switches[0].errors, 30);
+    EXPECT_EQ(r[0].switches[0].portsDown, 1u);
+}
+
+TEST_F(HubTest, DrainedAndPlannedLinksAndQuarantinedGpus) {
+    inv_.links[0].state = "drained";
+    inv_.links[1].state = "planned";
+    inv_.gpus[2].state = "quarantined";
+    auto L = std::make_shared<const HallLayout>(HallLayout::build(inv_));
+    TelemetryHub hub(L);
+    auto lh = hub.packed(Topic::LinkHealth);
+    EXPECT_EQ(lh[L->linkByName(inv_.links[0].name)], kLinkDrained);
+    EXPECT_EQ(lh[L->linkByName(inv_.links[1].name)], kLinkNotInService);
+    EXPECT_EQ(hub.packed(Topic::GpuHealth)[L->gpuByName(inv_.gpus[2].name)], kGpuQuarantined);
+}
+
+TEST_F(HubTest, MalformedBodyReportsLineAndKeepsEarlierSamples) {
+    auto r = hub_->ingestText(gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r001-h0", 0, 40) + "oops{\n");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().line, 2);
+    EXPECT_EQ(hub_->packed(Topic::GpuUtil)[0], 40);
+}
+
+TEST_F(HubTest, SetLayoutCarriesValuesByName) {
+    ingest(gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r002-h0", 5, 77));
+    inv_.racks.erase(inv_.racks.begin());  // z1-r001 leaves: indices shift by 16
+    auto L2 = std::make_shared<const HallLayout>(HallLayout::build(inv_));
+    hub_->setLayout(L2);
+    auto util = hub_->packed(Topic::GpuUtil);
+    ASSERT_EQ(util.size(), 48u);
+    EXPECT_EQ(util[L2->gpuByName("z1-r002-h0-gpu5")], 77);
+}
+
+TEST_F(HubTest, ConcurrentIngestAndReaders) {
+    std::atomic<bool> stop{false};
+    std::thread reader([&] {
+        std::vector<std::uint8_t> buf;
+        while (!stop) {
+            for (int t = 0; t < kTopicCount; ++t) hub_->packedInto(static_cast<Topic>(t), buf);
+        }
+    });
+    std::vector<std::thread> writers;
+    for (int w = 0; w < 2; ++w)
+        writers.emplace_back([&, w] {
+            for (int i = 0; i < 200; ++i)
+                (void)hub_->ingestText(gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r001-h0", w, i % 100) +
+                                       port("loom_port_in_octets_total", "z1-r001-rtsw", 1, i * 1e6));
+        });
+    for (auto& t : writers) t.join();
+    stop = true;
+    reader.join();
+    EXPECT_EQ(hub_->packed(Topic::GpuUtil)[0], 99);
+}
+
+TEST(Detection, YamlSectionWithErrorsNamingThePlace) {
+    auto c = DetectionConfig::fromLoomdYaml(R"(
+listen: 127.0.0.1:8480
+detection:
+  xid: {critical: [79, 48]}
+  temperature: {warningC: 80, criticalC: 90}
+  flapping: {transitions: 5, windowSeconds: 120}
+  linkErrorsPerSecond: 2
+)");
+    ASSERT_TRUE(c) << c.error().toString();
+    EXPECT_EQ(c->criticalXids, (std::vector<int>{79, 48}));
+    EXPECT_EQ(c->tempWarningC, 80);
+    EXPECT_EQ(c->flapTransitions, 5);
+    EXPECT_EQ(c->linkErrorsPerSecond, 2);
+    EXPECT_EQ(c->ignoredXids, (std::vector<int>{13, 31, 43, 45}));  // default kept
+
+    auto bad = DetectionConfig::fromLoomdYaml("detection:\n  temperature:\n    warningC: hot\n");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().path, "detection.temperature.warningC");
+    EXPECT_EQ(bad.error().line, 3);
+    bad = DetectionConfig::fromLoomdYaml("detection:\n  xid: {critical: [79, -1]}\n");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().path, "detection.xid.critical[1]");
+    bad = DetectionConfig::fromLoomdYaml("detection:\n  tempWarning: 3\n");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().toString(), "detection.tempWarning: unknown key (line 2)");
+    EXPECT_TRUE(DetectionConfig::fromLoomdYaml("listen: x\n"));
+    EXPECT_FALSE(DetectionConfig::fromLoomdYaml("detection: [\n"));
+}
+
+}  // namespace
+}  // namespace loom::backend
