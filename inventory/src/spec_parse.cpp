@@ -373,8 +373,8 @@ public:
         if (spec.has("storage")) readStorage(spec.get("storage"), "spec.storage");
         if (spec.has("overrides")) readOverrides(spec.get("overrides"), "spec.overrides");
         checkPatterns();
-        checkCapacity();
         checkSize();
+        checkCapacity();
         return std::move(spec_);
     }
 
@@ -705,7 +705,9 @@ private:
             failAt(std::string(t2Name) + " has uplinks but there is no " + std::string(t3Name) + " tier",
                    t2.at("uplinks"), t2.line());
         if (hasT3 && f.tier2.uplinks == 0)
-            failAt("must be > 0 when there is a " + std::string(t3Name) + " tier", t2.at("uplinks"), t2.line());
+            failAt("must be > 0: the " + std::string(t3Name) + " tier needs uplinks from every " +
+                       std::string(t2Name),
+                   t2.at("uplinks"), t2.line());
     }
 
     void readFrontend(const YAML::Node& v, const std::string& path) {
