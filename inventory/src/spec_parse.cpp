@@ -895,12 +895,22 @@ private:
 
     // Refuses specs that would expand to more than limits.maxEntities before expanding them.
     void checkSize() {
-        long double total = 2;
+        // Hosts, GPUs, NICs with their port and cable, and every switch with its cabled ports.
+        const auto& f = spec_.fabric;
+        const auto& fe = spec_.frontend;
+        long double total = 2 + (long double)f.tier3.count + fe.fcswCount;
         for (auto& z : spec_.zones) {
             const HostModelSpec* hm = spec_.hostModel(z.hostModel);
             long double hosts = (long double)z.racks * z.hostsPerRack;
             total += z.rows + z.racks * 2.0L;
             total += hosts * (1 + hm->gpus + 3.0L * (hm->backendNics + hm->frontendNics));
+            long double t1 = f.type == FabricType::Roce ? (long double)z.racks
+                                                        : hosts / f.hostsPerSu * hm->backendNics;
+            total += t1 * (1 + 3.0L * f.tier1.uplinks) + (long double)f.tier2.count * (1 + 3.0L * f.tier2.uplinks);
+            if (fe.enabled) {
+                long double fsw = fe.fswPerRow ? z.rows : z.racks;
+                total += fsw * (1 + 3.0L * fe.fswUplinks);
+            }
         }
         if (spec_.storage.enabled) {
             const StorageModelSpec* sm = spec_.storageModel(spec_.storage.model);
