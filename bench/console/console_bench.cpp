@@ -1,0 +1,236 @@
+// console_bench: measures loom-console against the goals on the 24k cluster.
+//   connect -> first complete paint   goal <= 1 s
+//   hall map repaint p99              goal <= 16 ms  (1 Hz deltas applied between paints)
+//   RSS                               goal <= 400 MB
+// Offline (default): frames recorded in the public API's shapes (synthetic.hpp, the
+// meta-24k-roce shape), kept as JSON text so parsing is measured too.
+// Live: --server URL --token T connects a Session to a real loomd.
+// Prints one JSON object per line; QT_QPA_PLATFORM=offscreen is set if unset.
+#include "loom/console/fabric_map_widget.hpp"
+#include "loom/console/hall_map_widget.hpp"
+#include "loom/console/main_window.hpp"
+#include "loom/console/session.hpp"
+#include "loom/console/synthetic.hpp"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QImage>
+#include <QJsonDocument>
+
+#include <algorithm>
+#include <numeric>
+#include <cstdio>
+#include <vector>
+
+using namespace loom::console;
+
+namespace {
+
+long statusKb(const char* key)
+{
+    QFile f(QStringLiteral("/proc/self/status"));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    for (const auto& line : f.readAll().split('\n'))
+        if (line.startsWith(key))
+            return line.mid(static_cast<qsizetype>(strlen(key))).trimmed().split(' ').first().toLong();
+    return -1;
+}
+
+struct Stats {
+    double p50, p99, max, mean;
+};
+Stats stats(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    for (double x : v)
+        sum += x;
+    auto pct = [&](double p) { return v[std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5))]; };
+    return {pct(0.5), pct(0.99), v.back(), sum / v.size()};
+}
+
+void emit(const char* name, const Stats& s, const char* extra = "")
+{
+    std::printf("{\"bench\":\"%s\",\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"mean_ms\":%.3f%s}\n", name,
+                s.p50, s.p99, s.max, s.mean, extra);
+    std::fflush(stdout);
+}
+
+double ms(const QElapsedTimer& t) { return t.nsecsElapsed() / 1e6; }
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QCommandLineParser cli;
+    cli.addHelpOption();
+    const QCommandLineOption server(QStringLiteral("server"), QStringLiteral("live loomd URL"), QStringLiteral("URL"));
+    const QCommandLineOption token(QStringLiteral("token"), QStringLiteral("token"), QStringLiteral("T"));
+    const QCommandLineOption iters(QStringLiteral("iterations"), QStringLiteral("repaints (default 300)"),
+                                   QStringLiteral("N"), QStringLiteral("300"));
+    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("widget WxH (default 1600x1000)"),
+                                  QStringLiteral("WxH"), QStringLiteral("1600x1000"));
+    cli.addOptions({server, token, iters, size});
+    cli.process(app);
+    const int n = cli.value(iters).toInt();
+    const auto wh = cli.value(size).split(u'x');
+    const QSize sz(wh.value(0).toInt(), wh.value(1).toInt());
+
+    if (cli.isSet(server)) {
+        // Live: the whole console window, connect -> first paint of the hall map with data.
+        MainWindow w;
+        w.resize(sz);
+        w.show();
+        QElapsedTimer t;
+        t.start();
+        w.session()->open(QUrl::fromUserInput(cli.value(server)), cli.value(token));
+        auto* map = w.findChild<HallMapWidget*>();
+        while (!w.session()->cluster()->hasSnapshot(Topic::GpuUtil) && t.elapsed() < 60000)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+        if (!w.session()->cluster()->hasSnapshot(Topic::GpuUtil)) {
+            std::fprintf(stderr, "no snapshot within 60 s: %s\n", qPrintable(w.session()->lastError()));
+            return 1;
+        }
+        QImage img(map->size(), QImage::Format_RGB32);
+        map->render(&img);
+        std::printf("{\"bench\":\"live_connect_to_first_paint\",\"ms\":%.1f,\"gpus\":%lld,\"links\":%lld}\n", ms(t),
+                    static_cast<long long>(w.session()->cluster()->layout().gpus.size()),
+                    static_cast<long long>(w.session()->cluster()->layout().links.size()));
+        std::vector<double> paints;
+        QElapsedTimer wall;
+        wall.start();
+        int updates = 0;
+        QObject::connect(w.session()->cluster(), &ClusterState::metricsUpdated, map, [&](unsigned) { ++updates; });
+        while (static_cast<int>(paints.size()) < n && wall.elapsed() < 120000) {
+            const int before = updates;
+            while (updates == before && wall.elapsed() < 120000)
+                QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+            QElapsedTimer p;
+            p.start();
+            map->render(&img);
+            paints.push_back(ms(p));
+        }
+        emit("live_hall_repaint", stats(paints));
+        std::printf("{\"bench\":\"rss\",\"rss_mb\":%.1f,\"peak_rss_mb\":%.1f}\n", statusKb("VmRSS:") / 1024.0,
+                    statusKb("VmHWM:") / 1024.0);
+        return 0;
+    }
+
+    // Offline: recorded frames as the server sends them (JSON text).
+    const SyntheticShape shape;
+    const QByteArray hallJson = syntheticHallJson(shape);
+    SyntheticFeed feed(shape.gpus(), 0, 7);
+    std::vector<QByteArray> first;
+    first.push_back(QJsonDocument(feed.hello()).toJson(QJsonDocument::Compact));
+    std::vector<QByteArray> ticks;
+    {
+        // Link counts come from the hall; build the feed with them.
+        auto hall = parseHall(hallJson);
+        if (!hall) {
+            std::fprintf(stderr, "%s\n", qPrintable(hall.error()));
+            return 1;
+        }
+        feed = SyntheticFeed(shape.gpus(), static_cast<int>(hall->links.size()), 7);
+        first.clear();
+        first.push_back(QJsonDocument(feed.hello()).toJson(QJsonDocument::Compact));
+        for (const auto& m : feed.snapshots())
+            first.push_back(QJsonDocument(m).toJson(QJsonDocument::Compact));
+        for (int i = 0; i < n; ++i)
+            for (const auto& m : feed.tick())
+                ticks.push_back(QJsonDocument(m).toJson(QJsonDocument::Compact));
+    }
+    std::printf("{\"bench\":\"recorded_frames\",\"hall_bytes\":%lld,\"snapshot_bytes\":%lld,\"tick_bytes\":%lld}\n",
+                static_cast<long long>(hallJson.size()),
+                static_cast<long long>(std::accumulate(first.begin(), first.end(), qsizetype(0), [](qsizetype a, const QByteArray& b) { return a + b.size(); })),
+                static_cast<long long>(std::accumulate(ticks.begin(), ticks.begin() + kTopicCount, qsizetype(0), [](qsizetype a, const QByteArray& b) { return a + b.size(); })));
+
+    // Connect -> first complete paint: parse the hall, build the whole window, apply the
+    // snapshots, paint the hall map with every GPU coloured.
+    QElapsedTimer t;
+    t.start();
+    MainWindow w;
+    w.resize(sz);
+    ClusterState* state = w.session()->cluster();
+    auto hall = parseHall(hallJson);
+    state->setLayout(std::move(*hall));
+    const double hallMs = ms(t);
+    for (const auto& f : first)
+        if (auto r = state->handleMessage(QJsonDocument::fromJson(f).object()); !r) {
+            std::fprintf(stderr, "%s\n", qPrintable(r.error()));
+            return 1;
+        }
+    w.show();
+    QCoreApplication::processEvents();
+    auto* map = w.findChild<HallMapWidget*>();
+    QImage img(map->size(), QImage::Format_RGB32);
+    map->render(&img);
+    const double firstPaint = ms(t);
+    std::printf("{\"bench\":\"connect_to_first_paint\",\"ms\":%.1f,\"hall_parse_ms\":%.1f,\"gpus\":%d,\"goal_ms\":1000,"
+                "\"widget\":\"%dx%d\",\"scale_px_per_cell\":%.2f}\n",
+                firstPaint, hallMs, shape.gpus(), map->width(), map->height(), map->scale());
+
+    // Repaints with 1 Hz-style deltas between them (delta apply timed separately).
+    std::vector<double> paints, applies;
+    size_t k = 0;
+    for (int i = 0; i < n; ++i) {
+        QElapsedTimer a;
+        a.start();
+        for (int j = 0; j < kTopicCount && k < ticks.size(); ++j, ++k)
+            (void)state->handleMessage(QJsonDocument::fromJson(ticks[k]).object());
+        applies.push_back(ms(a));
+        QElapsedTimer p;
+        p.start();
+        map->render(&img);
+        paints.push_back(ms(p));
+    }
+    emit("hall_repaint_full_view", stats(paints), ",\"goal_p99_ms\":16");
+    emit("apply_1hz_deltas_all_topics", stats(applies));
+
+    // Zoomed in: outlines and labels for the visible racks.
+    map->zoomBy(16.0 / map->scale(), QPointF(map->width() / 2.0, map->height() / 2.0));
+    std::vector<double> zoomed;
+    for (int i = 0; i < std::min(n, 100); ++i) {
+        QElapsedTimer p;
+        p.start();
+        map->render(&img);
+        zoomed.push_back(ms(p));
+    }
+    emit("hall_repaint_zoomed_16px", stats(zoomed), ",\"goal_p99_ms\":16");
+
+    auto* fabric = w.findChild<FabricMapWidget*>();
+    fabric->resize(sz);
+    QImage fimg(fabric->size(), QImage::Format_RGB32);
+    std::vector<double> fo, fz;
+    for (int i = 0; i < 30; ++i) {
+        QElapsedTimer p;
+        p.start();
+        fabric->render(&fimg);
+        fo.push_back(ms(p));
+    }
+    fabric->setZone(0);
+    for (int i = 0; i < 30; ++i) {
+        QElapsedTimer p;
+        p.start();
+        fabric->render(&fimg);
+        fz.push_back(ms(p));
+    }
+    emit("fabric_repaint_overview", stats(fo));
+    emit("fabric_repaint_zone", stats(fz));
+    std::printf("{\"bench\":\"rss\",\"rss_mb\":%.1f,\"peak_rss_mb\":%.1f,\"goal_mb\":400}\n",
+                statusKb("VmRSS:") / 1024.0, statusKb("VmHWM:") / 1024.0);
+    if (qEnvironmentVariableIsSet("LOOM_BENCH_SHOT")) {
+        map->fitAll();
+        map->render(&img);
+        img.save(qEnvironmentVariable("LOOM_BENCH_SHOT") + QStringLiteral("/bench-hall.png"));
+        fabric->setZone(-1);
+        fabric->render(&fimg);
+        fimg.save(qEnvironmentVariable("LOOM_BENCH_SHOT") + QStringLiteral("/bench-fabric.png"));
+    }
+    return 0;
+}

@@ -1,0 +1,78 @@
+// ClusterState: the console's copy of the live cluster, fed by the stream. Per-GPU and
+// per-link metrics are flat u8 arrays in /hall order (exactly the wire format), so a delta is
+// a few stores and the maps paint straight from them.
+#pragma once
+
+#include "loom/console/protocol.hpp"
+#include "loom/console/result.hpp"
+
+#include <QElapsedTimer>
+#include <QJsonObject>
+#include <QObject>
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace loom::console {
+
+class ClusterState : public QObject {
+    Q_OBJECT
+public:
+    explicit ClusterState(QObject* parent = nullptr);
+
+    void setLayout(HallLayout layout);
+    const HallLayout& layout() const { return layout_; }
+    bool hasLayout() const { return !layout_.racks.empty() || !layout_.gpus.isEmpty(); }
+
+    // One stream message (docs/api.md). Errors name the message; state stays consistent.
+    Result<void> handleMessage(const QJsonObject& msg);
+
+    const std::vector<std::uint8_t>& values(Topic t) const { return values_[static_cast<size_t>(t)]; }
+    bool hasSnapshot(Topic t) const { return snapshotSeen_ & topicBit(t); }
+    qint64 lastSeq() const { return lastSeq_; }
+    QString role() const { return role_; }
+    QString serverVersion() const { return serverVersion_; }
+    int intervalMs() const { return intervalMs_; }
+    // Milliseconds since the last metric frame, -1 before the first.
+    qint64 dataAgeMs() const { return dataClock_.isValid() ? dataClock_.elapsed() : -1; }
+
+    // Events seen (bounded; newest last).
+    const std::deque<Event>& events() const { return events_; }
+    void addEvents(const std::vector<Event>& events);  // from GET /events, deduplicated by id
+    int openFailures() const;
+    // Mean utilization over GPUs with data, -1 when none.
+    double meanGpuUtil() const;
+
+    void setRackState(int rack, const QString& state);
+    void clearForReconnect();  // a different server: forget seq so the stream sends a snapshot
+
+    static constexpr size_t kMaxEvents = 5000;
+
+Q_SIGNALS:
+    void layoutChanged();
+    void layoutStale(qint64 layoutVersion);  // the server has a newer hall: refetch it
+    void metricsUpdated(unsigned topicMask);
+    void eventAdded(const loom::console::Event& event);
+    void eventsReset();
+    void rackStateChanged(int rack, const QString& from, const QString& to);
+    void phaseUpdated(const QJsonObject& phase);
+    void helloReceived();
+    void byeReceived(const QString& reason);
+
+private:
+    void resetValues();
+
+    HallLayout layout_;
+    std::array<std::vector<std::uint8_t>, kTopicCount> values_;
+    unsigned snapshotSeen_ = 0;
+    qint64 lastSeq_ = 0;
+    QString role_;
+    QString serverVersion_;
+    int intervalMs_ = 1000;
+    QElapsedTimer dataClock_;
+    std::deque<Event> events_;
+};
+
+}  // namespace loom::console

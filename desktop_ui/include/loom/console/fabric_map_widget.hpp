@@ -1,0 +1,93 @@
+// FabricMapWidget: the backend Clos as tiers (ATSW/CTSW/RTSW or core/spine/leaf).
+//
+// At 24k scale (1,716 switches, 55,680 links) individual links are unreadable, so the overview
+// draws every switch as a small square (coloured by the mean utilization of its links, red
+// when one is down) and the links as one bundle per zone and tier pair, labelled with count,
+// mean utilization and failed/drained counts. Clicking a zone drills down to that zone's
+// switches with every link between them drawn; clicking a switch selects it.
+// The failure-impact overlay colours each rack switch by its rack's normalized bus bandwidth.
+#pragma once
+
+#include "loom/console/cluster_state.hpp"
+
+#include <QHash>
+#include <QPointer>
+#include <QWidget>
+
+#include <array>
+#include <vector>
+
+namespace loom::console {
+
+struct LinkBundle {
+    int count = 0;
+    double utilSum = 0;
+    int utilN = 0;
+    std::array<int, 5> health{};  // up, degraded, down, drained, not in service
+    double meanUtil() const { return utilN ? utilSum / utilN : -1; }
+};
+
+struct SwitchStats {
+    double utilSum = 0;
+    int utilN = 0;
+    int links = 0;
+    int down = 0;     // down or degraded
+    int drained = 0;  // drained or not in service
+    double meanUtil() const { return utilN ? utilSum / utilN : -1; }
+};
+
+class FabricMapWidget : public QWidget {
+    Q_OBJECT
+public:
+    explicit FabricMapWidget(ClusterState* state, QWidget* parent = nullptr);
+
+    // -1: overview of all zones; otherwise the zone index drilled into.
+    int zone() const { return zone_; }
+    void setZone(int zone);
+    void selectSwitch(int sw);
+    int selectedSwitch() const { return selected_; }
+
+    // Normalized bus bandwidth per rack (GET /api/v1/fabric/degradation); empty hides it.
+    void setDegradation(const QHash<QString, double>& busBwByRack);
+    bool overlay() const { return !bw_.empty(); }
+
+    // Aggregates (exposed for tests and the detail panel).
+    const LinkBundle& bundle(int zone, int tierPair) const;  // tierPair 0 host-T1, 1 T1-T2, 2 T2-T3
+    const SwitchStats& switchStats(int sw) const { return stats_[static_cast<size_t>(sw)]; }
+    int zoneAt(QPointF pos) const;
+    int switchAt(QPointF pos) const;
+    QRectF switchRect(int sw) const;
+
+Q_SIGNALS:
+    void zoneChanged(int zone);
+    void switchClicked(int sw);
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void mouseReleaseEvent(QMouseEvent* e) override;
+    bool event(QEvent* e) override;
+
+private:
+    void rebuild();
+    void aggregate();
+    void layoutScene();
+    QColor switchColor(int sw) const;
+    int zoneOfLink(int link) const;
+
+    QPointer<ClusterState> state_;
+    int zone_ = -1;
+    int selected_ = -1;
+    std::vector<int> switchZone_;            // switch -> zone index (-1 above zones)
+    std::vector<std::array<int, 2>> linkSw_; // lower/upper switch of each link
+    std::vector<int> linkPair_;              // tier pair of each link, -1 unknown
+    std::vector<int> linkZone_;
+    std::vector<std::array<LinkBundle, 3>> bundles_;
+    std::vector<SwitchStats> stats_;
+    std::vector<float> bw_;                  // per switch (tier 1), -1 none
+    std::vector<QRectF> rects_;              // per switch in the current scene, empty if hidden
+    std::vector<QRectF> zoneRects_;
+    bool sceneDirty_ = true;
+    QSize sceneSize_;
+};
+
+}  // namespace loom::console

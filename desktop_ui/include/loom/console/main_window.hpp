@@ -1,0 +1,69 @@
+// MainWindow: the four views (hall, fabric, provisioning, events) over one Session, the
+// connect dialog, and a status bar with connection state, server, role and data age.
+// runScreenshots() drives the same window to write one PNG per view (scripts/screenshot).
+#pragma once
+
+#include "loom/console/session.hpp"
+
+#include <QDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMainWindow>
+#include <QTabWidget>
+
+namespace loom::console {
+
+class HallView;
+class FabricView;
+class ProvisioningBoard;
+class EventsView;
+
+class ConnectDialog : public QDialog {
+    Q_OBJECT
+public:
+    explicit ConnectDialog(const ConnectionSettings& current, QWidget* parent = nullptr);
+    ConnectionSettings settings() const;
+
+private:
+    QLineEdit* server_;
+    QLineEdit* token_;
+};
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+
+    // Connects (or asks for a server when none is configured).
+    void start(const ConnectionSettings& settings);
+    // Connects, waits for live data plus `waitSeconds`, writes DIR/<view>.png, returns success.
+    bool runScreenshots(const ConnectionSettings& settings, const QString& dir, double waitSeconds);
+
+    Session* session() { return &session_; }
+    HallView* hallView() const { return hall_; }
+    FabricView* fabricView() const { return fabric_; }
+    ProvisioningBoard* board() const { return board_; }
+    EventsView* eventsView() const { return events_; }
+    QTabWidget* tabs() const { return tabs_; }
+    QString statusText() const;
+
+private:
+    void showConnectDialog();
+    void updateStatus();
+    void loadInitialData();
+    void focus(const QString& location, const QString& rack);
+
+    Session session_;
+    QTabWidget* tabs_;
+    HallView* hall_;
+    FabricView* fabric_;
+    ProvisioningBoard* board_;
+    EventsView* events_;
+    QLabel* stateLabel_;
+    QLabel* serverLabel_;
+    QLabel* roleLabel_;
+    QLabel* ageLabel_;
+    QLabel* errorLabel_;
+};
+
+}  // namespace loom::console

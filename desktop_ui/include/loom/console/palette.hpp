@@ -1,0 +1,42 @@
+// Colours of the maps: one 256-entry lookup table per metric, indexed by the wire byte, so
+// colouring 24,576 GPUs is one table load per GPU.
+#pragma once
+
+#include <QColor>
+#include <QString>
+#include <QStringList>
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace loom::console {
+
+enum class Metric { Utilization, Temperature, Health, Provisioning };
+QString metricName(Metric m);
+
+using Lut = std::array<QRgb, 256>;
+const Lut& utilizationLut();  // 0..100 %, 255 = no data
+const Lut& temperatureLut();  // 20..95 degC ramp, 255 = no data
+const Lut& healthLut();       // 0 ok, 1 warning, 2 failed, 3 quarantined, 255 unknown
+const Lut& linkHealthLut();   // 0 up, 1 degraded, 2 down, 3 drained, 4 not in service
+
+// Rack lifecycle states (issue 5) to a small code and a colour.
+std::uint8_t provisioningCode(const QString& state);
+const Lut& provisioningLut();
+const QStringList& provisioningStates();
+
+QRgb noDataColor();
+QRgb floorColor();
+QRgb backgroundColor();
+
+// Legend entries for a metric: discrete swatches, or a ramp (first/last label).
+struct LegendEntry {
+    QColor color;
+    QString label;
+};
+std::vector<LegendEntry> legendFor(Metric m);
+bool legendIsRamp(Metric m);
+
+}  // namespace loom::console

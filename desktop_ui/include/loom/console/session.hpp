@@ -1,0 +1,75 @@
+// Session: one connection to a loomd. Fetches /api/v1/hall, opens the WebSocket stream,
+// subscribes (with resumeFrom = last seq after a reconnect), reconnects with exponential
+// backoff (0.5 s doubling to 30 s, with jitter) and refetches the hall when the layout changes.
+//
+// Connection settings come from, in order: command-line flags, LOOM_SERVER/LOOM_TOKEN, and the
+// last values remembered in QSettings.
+#pragma once
+
+#include "loom/console/api_client.hpp"
+#include "loom/console/cluster_state.hpp"
+
+#include <QObject>
+#include <QTimer>
+#include <QUrl>
+#include <QWebSocket>
+
+namespace loom::console {
+
+struct ConnectionSettings {
+    QUrl server;
+    QString token;
+
+    static ConnectionSettings resolve(const QString& flagServer, const QString& flagToken);
+    void remember() const;
+};
+
+class Session : public QObject {
+    Q_OBJECT
+public:
+    enum class State { Disconnected, FetchingHall, Connecting, Live, Backoff };
+    Q_ENUM(State)
+
+    explicit Session(QObject* parent = nullptr);
+    ~Session() override;
+
+    void open(const QUrl& server, const QString& token);
+    void close();
+
+    State state() const { return state_; }
+    QString stateText() const;
+    QUrl server() const { return api_.server(); }
+    ApiClient* api() { return &api_; }
+    ClusterState* cluster() { return &cluster_; }
+    int reconnects() const { return reconnects_; }
+    QString lastError() const { return lastError_; }
+
+    static QUrl streamUrl(const QUrl& server);
+
+Q_SIGNALS:
+    void stateChanged(loom::console::Session::State state);
+    void errorOccurred(const QString& message);
+    void firstSnapshot();  // all subscribed GPU topics have a snapshot after open()
+
+private:
+    void setState(State s);
+    void fetchHall();
+    void openStream();
+    void scheduleReconnect(const QString& why);
+    void onText(const QString& text);
+    void report(const QString& message);
+
+    ApiClient api_;
+    ClusterState cluster_;
+    QWebSocket ws_;
+    QTimer backoffTimer_;
+    State state_ = State::Disconnected;
+    int backoffMs_ = 500;
+    int reconnects_ = 0;
+    bool wanted_ = false;
+    bool firstSnapshotSent_ = false;
+    bool hallInFlight_ = false;
+    QString lastError_;
+};
+
+}  // namespace loom::console

@@ -1,0 +1,171 @@
+#include "loom/console/cluster_state.hpp"
+
+#include <QJsonArray>
+
+#include <algorithm>
+
+namespace loom::console {
+
+ClusterState::ClusterState(QObject* parent) : QObject(parent) {}
+
+void ClusterState::setLayout(HallLayout layout)
+{
+    layout_ = std::move(layout);
+    resetValues();
+    Q_EMIT layoutChanged();
+}
+
+void ClusterState::resetValues()
+{
+    for (int t = 0; t < kTopicCount; ++t) {
+        const bool gpu = topicIsGpu(static_cast<Topic>(t));
+        values_[static_cast<size_t>(t)].assign(
+            static_cast<size_t>(gpu ? layout_.gpus.size() : layout_.links.size()), kNoData);
+    }
+    snapshotSeen_ = 0;
+}
+
+void ClusterState::clearForReconnect()
+{
+    lastSeq_ = 0;
+    role_.clear();
+    serverVersion_.clear();
+}
+
+void ClusterState::setRackState(int rack, const QString& state)
+{
+    if (rack < 0 || rack >= static_cast<int>(layout_.racks.size()))
+        return;
+    auto& r = layout_.racks[static_cast<size_t>(rack)];
+    if (r.state == state)
+        return;
+    const QString from = r.state;
+    r.state = state;
+    Q_EMIT rackStateChanged(rack, from, state);
+}
+
+Result<void> ClusterState::handleMessage(const QJsonObject& msg)
+{
+    const QString type = msg.value(u"type").toString();
+    const qint64 seq = msg.value(u"seq").toInteger(0);
+    if (seq > lastSeq_)
+        lastSeq_ = seq;
+
+    if (type == u"hello") {
+        role_ = msg.value(u"role").toString();
+        serverVersion_ = msg.value(u"server").toString();
+        intervalMs_ = msg.value(u"intervalMs").toInt(1000);
+        const qint64 lv = msg.value(u"layoutVersion").toInteger(0);
+        Q_EMIT helloReceived();
+        if (lv != 0 && lv != layout_.layoutVersion)
+            Q_EMIT layoutStale(lv);
+        return {};
+    }
+    if (type == u"snapshot" || type == u"delta") {
+        const QString topicStr = msg.value(u"topic").toString();
+        const auto topic = parseTopic(topicStr);
+        if (!topic)
+            return {};  // a topic this console does not draw: ignore, as the API allows growth
+        auto& vals = values_[static_cast<size_t>(*topic)];
+        if (type == u"snapshot") {
+            auto data = decodeSnapshot(msg, static_cast<int>(vals.size()));
+            if (!data)
+                return fail(QStringLiteral("seq %1: %2").arg(seq).arg(data.error()));
+            std::copy(data->cbegin(), data->cend(), vals.begin());
+            snapshotSeen_ |= topicBit(*topic);
+        } else {
+            auto n = applyDelta(vals, msg);
+            if (!n)
+                return fail(QStringLiteral("seq %1: %2").arg(seq).arg(n.error()));
+        }
+        dataClock_.start();
+        Q_EMIT metricsUpdated(topicBit(*topic));
+        return {};
+    }
+    if (type == u"event") {
+        auto ev = parseEvent(msg.value(u"event").toObject());
+        if (!ev)
+            return fail(QStringLiteral("seq %1: %2").arg(seq).arg(ev.error()));
+        ev->seq = seq;
+        // An event update (closedAt set) replaces the open one with the same id.
+        auto it = std::find_if(events_.begin(), events_.end(),
+                               [&](const Event& e) { return e.id != 0 && e.id == ev->id; });
+        if (it != events_.end())
+            *it = *ev;
+        else {
+            events_.push_back(*ev);
+            if (events_.size() > kMaxEvents)
+                events_.pop_front();
+        }
+        Q_EMIT eventAdded(*ev);
+        return {};
+    }
+    if (type == u"provisioning") {
+        const QString rack = msg.value(u"rack").toString();
+        const int idx = layout_.rackIndex(rack);
+        if (idx < 0)
+            return fail(QStringLiteral("seq %1: provisioning message for unknown rack '%2'")
+                            .arg(seq)
+                            .arg(rack));
+        setRackState(idx, msg.value(u"to").toString());
+        return {};
+    }
+    if (type == u"phase") {
+        Q_EMIT phaseUpdated(msg.value(u"phase").toObject());
+        return {};
+    }
+    if (type == u"inventory") {
+        const qint64 lv = msg.value(u"layoutVersion").toInteger(0);
+        if (lv != layout_.layoutVersion)
+            Q_EMIT layoutStale(lv);
+        return {};
+    }
+    if (type == u"bye") {
+        Q_EMIT byeReceived(msg.value(u"reason").toString());
+        return {};
+    }
+    if (type == u"error") {
+        const auto err = msg.value(u"error").toObject();
+        return fail(QStringLiteral("server: %1: %2")
+                        .arg(err.value(u"code").toString(), err.value(u"message").toString()));
+    }
+    return {};  // unknown message types are forward compatible
+}
+
+void ClusterState::addEvents(const std::vector<Event>& events)
+{
+    for (const auto& ev : events) {
+        const bool dup = ev.id != 0 && std::any_of(events_.begin(), events_.end(),
+                                                   [&](const Event& e) { return e.id == ev.id; });
+        if (!dup)
+            events_.push_back(ev);
+    }
+    std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
+        return a.openedAt < b.openedAt;
+    });
+    while (events_.size() > kMaxEvents)
+        events_.pop_front();
+    Q_EMIT eventsReset();
+}
+
+int ClusterState::openFailures() const
+{
+    return static_cast<int>(std::count_if(events_.begin(), events_.end(), [](const Event& e) {
+        return e.open() && severityRank(e.severity) >= 1;
+    }));
+}
+
+double ClusterState::meanGpuUtil() const
+{
+    const auto& v = values(Topic::GpuUtil);
+    std::uint64_t sum = 0;
+    std::uint64_t n = 0;
+    for (const auto x : v)
+        if (x <= 100) {
+            sum += x;
+            ++n;
+        }
+    return n == 0 ? -1.0 : static_cast<double>(sum) / static_cast<double>(n);
+}
+
+}  // namespace loom::console

@@ -1,0 +1,440 @@
+#include "loom/console/fabric_map_widget.hpp"
+
+#include "loom/console/palette.hpp"
+
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+namespace loom::console {
+
+namespace {
+const LinkBundle kEmptyBundle{};
+
+QColor bwColor(double bw)
+{
+    // 100 % green, 75 % amber, 50 % and below red.
+    const double t = std::clamp((100.0 - bw) / 50.0, 0.0, 1.0);
+    return t < 0.5 ? QColor::fromRgbF(0.18 + 1.5 * t * 0.8, 0.63, 0.26 - 0.2 * t)
+                   : QColor::fromRgbF(0.86, 0.63 - (t - 0.5) * 1.1, 0.16);
+}
+}  // namespace
+
+FabricMapWidget::FabricMapWidget(ClusterState* state, QWidget* parent) : QWidget(parent), state_(state)
+{
+    setMouseTracking(true);
+    setMinimumSize(400, 300);
+    connect(state, &ClusterState::layoutChanged, this, [this] {
+        rebuild();
+        update();
+    });
+    connect(state, &ClusterState::metricsUpdated, this, [this](unsigned mask) {
+        if (mask & (topicBit(Topic::LinkUtil) | topicBit(Topic::LinkHealth))) {
+            aggregate();
+            update();
+        }
+    });
+    rebuild();
+}
+
+void FabricMapWidget::rebuild()
+{
+    const HallLayout& h = state_->layout();
+    const size_t ns = h.switches.size();
+    switchZone_.assign(ns, -1);
+    for (size_t i = 0; i < ns; ++i)
+        switchZone_[i] = h.switches[i].zone.isEmpty() ? -1 : h.zoneIndex(h.switches[i].zone);
+    const size_t nl = static_cast<size_t>(h.links.size());
+    linkSw_.assign(nl, {-1, -1});
+    linkPair_.assign(nl, -1);
+    linkZone_.assign(nl, -1);
+    for (size_t j = 0; j < nl && j < h.linkEnds.size(); ++j) {
+        const auto& e = h.linkEnds[j];
+        int a = e.aSwitch, b = e.bSwitch;
+        const int ta = a >= 0 ? h.switches[static_cast<size_t>(a)].tier : 0;
+        const int tb = b >= 0 ? h.switches[static_cast<size_t>(b)].tier : 0;
+        // Order ends low tier first; a NIC end is tier 0.
+        int lo = a, hi = b, tlo = ta, thi = tb;
+        if (ta > tb) {
+            std::swap(lo, hi);
+            std::swap(tlo, thi);
+        }
+        linkSw_[j] = {lo, hi};
+        if (thi == tlo + 1 && thi >= 1)
+            linkPair_[j] = tlo;  // 0 host-T1, 1 T1-T2, 2 T2-T3
+        int z = lo >= 0 ? switchZone_[static_cast<size_t>(lo)] : -1;
+        if (z < 0 && e.rack >= 0)
+            z = h.zoneIndex(h.racks[static_cast<size_t>(e.rack)].zone);
+        if (z < 0 && hi >= 0)
+            z = switchZone_[static_cast<size_t>(hi)];
+        linkZone_[j] = z;
+    }
+    bundles_.assign(static_cast<size_t>(h.zones.size()), {});
+    stats_.assign(ns, {});
+    bw_.clear();
+    rects_.assign(ns, QRectF());
+    if (zone_ >= h.zones.size())
+        zone_ = -1;
+    selected_ = -1;
+    aggregate();
+    sceneDirty_ = true;
+}
+
+void FabricMapWidget::aggregate()
+{
+    const auto& util = state_->values(Topic::LinkUtil);
+    const auto& health = state_->values(Topic::LinkHealth);
+    for (auto& z : bundles_)
+        z = {};
+    for (auto& s : stats_)
+        s = {};
+    const size_t nl = linkSw_.size();
+    for (size_t j = 0; j < nl; ++j) {
+        const std::uint8_t u = j < util.size() ? util[j] : kNoData;
+        const std::uint8_t hs = j < health.size() ? health[j] : kNoData;
+        const int z = linkZone_[j];
+        const int pair = linkPair_[j];
+        if (z >= 0 && pair >= 0) {
+            auto& b = bundles_[static_cast<size_t>(z)][static_cast<size_t>(pair)];
+            ++b.count;
+            if (u <= 100) {
+                b.utilSum += u;
+                ++b.utilN;
+            }
+            if (hs < 5)
+                ++b.health[hs];
+        }
+        for (const int sw : linkSw_[j]) {
+            if (sw < 0)
+                continue;
+            auto& s = stats_[static_cast<size_t>(sw)];
+            ++s.links;
+            if (u <= 100) {
+                s.utilSum += u;
+                ++s.utilN;
+            }
+            if (hs == 1 || hs == 2)
+                ++s.down;
+            else if (hs == 3 || hs == 4)
+                ++s.drained;
+        }
+    }
+}
+
+const LinkBundle& FabricMapWidget::bundle(int zone, int tierPair) const
+{
+    if (zone < 0 || zone >= static_cast<int>(bundles_.size()) || tierPair < 0 || tierPair > 2)
+        return kEmptyBundle;
+    return bundles_[static_cast<size_t>(zone)][static_cast<size_t>(tierPair)];
+}
+
+void FabricMapWidget::setZone(int zone)
+{
+    zone_ = zone;
+    sceneDirty_ = true;
+    update();
+    Q_EMIT zoneChanged(zone);
+}
+
+void FabricMapWidget::selectSwitch(int sw)
+{
+    selected_ = sw;
+    update();
+}
+
+void FabricMapWidget::setDegradation(const QHash<QString, double>& busBwByRack)
+{
+    const HallLayout& h = state_->layout();
+    bw_.clear();
+    if (!busBwByRack.isEmpty()) {
+        bw_.assign(h.switches.size(), -1.f);
+        for (auto it = busBwByRack.begin(); it != busBwByRack.end(); ++it) {
+            const int r = h.rackIndex(it.key());
+            if (r < 0)
+                continue;
+            const int sw = h.switchIndex(h.racks[static_cast<size_t>(r)].rtsw);
+            if (sw >= 0)
+                bw_[static_cast<size_t>(sw)] = static_cast<float>(it.value());
+        }
+    }
+    update();
+}
+
+QColor FabricMapWidget::switchColor(int sw) const
+{
+    const auto& s = stats_[static_cast<size_t>(sw)];
+    if (!bw_.empty() && bw_[static_cast<size_t>(sw)] >= 0)
+        return bwColor(bw_[static_cast<size_t>(sw)]);
+    if (s.down > 0)
+        return QColor(linkHealthLut()[2]);
+    if (s.links > 0 && s.drained == s.links)
+        return QColor(linkHealthLut()[3]);
+    const double u = s.meanUtil();
+    return u < 0 ? QColor(noDataColor()) : QColor(utilizationLut()[static_cast<size_t>(std::lround(u))]);
+}
+
+void FabricMapWidget::layoutScene()
+{
+    const HallLayout& h = state_->layout();
+    std::fill(rects_.begin(), rects_.end(), QRectF());
+    zoneRects_.assign(static_cast<size_t>(h.zones.size()), QRectF());
+    const double W = width(), H = height();
+    const double top = 40, bandH = (H - top - 20) / 3;
+    // Band y: tier 3 at the top, tier 1 at the bottom.
+    auto bandY = [&](int tier) { return top + (3 - tier) * bandH; };
+    auto grid = [&](const std::vector<int>& sws, QRectF area) {
+        // Squares in a grid that fills `area` as well as possible.
+        const int n = static_cast<int>(sws.size());
+        if (n == 0)
+            return;
+        int cols = std::max(1, static_cast<int>(std::ceil(std::sqrt(n * area.width() / area.height()))));
+        int rows = (n + cols - 1) / cols;
+        double cell = std::min(area.width() / cols, area.height() / rows);
+        cols = std::max(1, static_cast<int>(area.width() / cell));
+        rows = (n + cols - 1) / cols;
+        const double gap = cell > 6 ? 1.5 : (cell > 3 ? 0.5 : 0);
+        const double x0 = area.left() + (area.width() - cols * cell) / 2;
+        for (int i = 0; i < n; ++i)
+            rects_[static_cast<size_t>(sws[static_cast<size_t>(i)])] =
+                QRectF(x0 + (i % cols) * cell, area.top() + (i / cols) * cell, cell - gap, cell - gap);
+    };
+    if (zone_ < 0) {
+        const int nz = std::max<int>(1, static_cast<int>(h.zones.size()));
+        const double colW = (W - 20) / nz;
+        std::vector<int> top3;
+        std::vector<std::vector<int>> t2(static_cast<size_t>(nz)), t1(static_cast<size_t>(nz));
+        for (size_t i = 0; i < h.switches.size(); ++i) {
+            const int t = h.switches[i].tier;
+            const int z = switchZone_[i];
+            if (t == 3 || (t >= 1 && z < 0))
+                top3.push_back(static_cast<int>(i));
+            else if (t == 2)
+                t2[static_cast<size_t>(z)].push_back(static_cast<int>(i));
+            else if (t == 1)
+                t1[static_cast<size_t>(z)].push_back(static_cast<int>(i));
+        }
+        grid(top3, QRectF(20, bandY(3) + 10, W - 40, bandH * 0.45));
+        for (int z = 0; z < static_cast<int>(h.zones.size()); ++z) {
+            const double x = 10 + z * colW;
+            zoneRects_[static_cast<size_t>(z)] = QRectF(x + 3, bandY(2), colW - 6, 2 * bandH);
+            grid(t2[static_cast<size_t>(z)], QRectF(x + 8, bandY(2) + 10, colW - 16, bandH * 0.4));
+            grid(t1[static_cast<size_t>(z)], QRectF(x + 8, bandY(1) + 10, colW - 16, bandH * 0.8));
+        }
+    } else {
+        std::vector<int> t3, t2, t1;
+        std::vector<char> linked(h.switches.size(), 0);
+        for (size_t j = 0; j < linkSw_.size(); ++j)
+            if (linkPair_[j] == 2 && linkZone_[j] == zone_ && linkSw_[j][1] >= 0)
+                linked[static_cast<size_t>(linkSw_[j][1])] = 1;
+        for (size_t i = 0; i < h.switches.size(); ++i) {
+            const int t = h.switches[i].tier;
+            if (switchZone_[i] == zone_ && t == 2)
+                t2.push_back(static_cast<int>(i));
+            else if (switchZone_[i] == zone_ && t == 1)
+                t1.push_back(static_cast<int>(i));
+            else if (linked[i])
+                t3.push_back(static_cast<int>(i));
+        }
+        grid(t3, QRectF(20, bandY(3) + 10, W - 40, std::min(bandH * 0.5, 40.0)));
+        grid(t2, QRectF(20, bandY(2) + 10, W - 40, std::min(bandH * 0.5, 40.0)));
+        grid(t1, QRectF(20, bandY(1) + 10, W - 40, bandH * 0.8));
+    }
+    sceneSize_ = size();
+    sceneDirty_ = false;
+}
+
+QRectF FabricMapWidget::switchRect(int sw) const
+{
+    return sw >= 0 && sw < static_cast<int>(rects_.size()) ? rects_[static_cast<size_t>(sw)] : QRectF();
+}
+
+int FabricMapWidget::zoneAt(QPointF pos) const
+{
+    if (zone_ >= 0)
+        return zone_;
+    for (size_t z = 0; z < zoneRects_.size(); ++z)
+        if (zoneRects_[z].contains(pos))
+            return static_cast<int>(z);
+    return -1;
+}
+
+int FabricMapWidget::switchAt(QPointF pos) const
+{
+    for (size_t i = 0; i < rects_.size(); ++i)
+        if (!rects_[i].isNull() && rects_[i].adjusted(-1, -1, 1, 1).contains(pos))
+            return static_cast<int>(i);
+    return -1;
+}
+
+void FabricMapWidget::paintEvent(QPaintEvent*)
+{
+    if (sceneDirty_ || sceneSize_ != size())
+        layoutScene();
+    const HallLayout& h = state_->layout();
+    QPainter p(this);
+    p.fillRect(rect(), QColor(backgroundColor()));
+    p.setPen(QColor(220, 220, 230));
+    if (h.switches.empty()) {
+        p.drawText(rect(), Qt::AlignCenter, state_->hasLayout() ? tr("No backend switches in the hall") : tr("Waiting for the hall layout…"));
+        return;
+    }
+    const bool ib = h.fabric == u"infiniband";
+    const QString tierName[4] = {QString(), ib ? tr("leaf") : tr("RTSW"), ib ? tr("spine") : tr("CTSW"),
+                                 ib ? tr("core") : tr("ATSW")};
+    const double top = 40, bandH = (height() - top - 20) / 3;
+    QFont bold = font();
+    bold.setBold(true);
+    p.setFont(bold);
+    for (int t = 3; t >= 1; --t)
+        p.drawText(QPointF(6, top + (3 - t) * bandH + 2), tierName[t]);
+    p.setFont(font());
+    p.drawText(QRectF(0, 4, width() - 8, 20), Qt::AlignRight,
+               zone_ < 0 ? tr("%1 · %2 switches · %3 links — click a zone to drill down")
+                               .arg(h.cluster).arg(h.switches.size()).arg(h.links.size())
+                         : tr("zone %1 — click a switch for its routes").arg(h.zones.value(zone_)));
+
+    const auto& util = state_->values(Topic::LinkUtil);
+    const auto& health = state_->values(Topic::LinkHealth);
+    auto linkColor = [&](size_t j) {
+        const auto hs = j < health.size() ? health[j] : kNoData;
+        if (hs >= 1 && hs <= 4)
+            return QColor(linkHealthLut()[hs]);
+        const auto u = j < util.size() ? util[j] : kNoData;
+        return QColor(u <= 100 ? utilizationLut()[u] : noDataColor());
+    };
+
+    if (zone_ < 0) {
+        // Bundles: one thick line per zone and tier pair.
+        for (int z = 0; z < static_cast<int>(zoneRects_.size()); ++z) {
+            const QRectF zr = zoneRects_[static_cast<size_t>(z)];
+            p.setPen(QPen(QColor(60, 62, 72), 1));
+            p.setBrush(QColor(30, 32, 38));
+            p.drawRoundedRect(zr, 4, 4);
+            p.setPen(QColor(220, 220, 230));
+            p.drawText(QRectF(zr.left(), zr.bottom() - 18, zr.width(), 16), Qt::AlignCenter, h.zones[z]);
+            for (int pair = 1; pair <= 2; ++pair) {
+                const auto& b = bundles_[static_cast<size_t>(z)][static_cast<size_t>(pair)];
+                if (b.count == 0)
+                    continue;
+                const double u = b.meanUtil();
+                const int bad = b.health[1] + b.health[2];
+                const int off = b.health[3] + b.health[4];
+                QColor c = u < 0 ? QColor(noDataColor()) : QColor(utilizationLut()[static_cast<size_t>(std::lround(u))]);
+                const double yLo = pair == 1 ? top + 2 * bandH + 8 : top + bandH + 8;
+                const double yHi = pair == 1 ? top + bandH + bandH * 0.45 + 12 : top + bandH * 0.45 + 14;
+                const double x = zr.center().x();
+                p.setPen(QPen(c, std::clamp(std::log2(b.count + 1.0), 2.0, 12.0), Qt::SolidLine, Qt::FlatCap));
+                p.drawLine(QPointF(x, yLo), QPointF(x, yHi));
+                if (bad > 0) {
+                    p.setPen(QPen(QColor(linkHealthLut()[2]), 3, Qt::DotLine, Qt::FlatCap));
+                    p.drawLine(QPointF(x + 8, yLo), QPointF(x + 8, yHi));
+                }
+                p.setPen(QColor(230, 230, 235));
+                QString label = QStringLiteral("%1 · %2%").arg(b.count).arg(u < 0 ? QStringLiteral("–") : QString::number(u, 'f', 0));
+                if (bad)
+                    label += tr(" · %1 down").arg(bad);
+                if (off)
+                    label += tr(" · %1 off").arg(off);
+                p.drawText(QRectF(zr.left() + 2, (yLo + yHi) / 2 - 9, zr.width() / 2 - 6, 18),
+                           Qt::AlignRight | Qt::AlignVCenter, label);
+            }
+        }
+    } else {
+        // Every link of the zone between T1-T2 and T2-T3, failed ones last so they stay visible.
+        p.setRenderHint(QPainter::Antialiasing, false);
+        for (int pass = 0; pass < 2; ++pass)
+            for (size_t j = 0; j < linkSw_.size(); ++j) {
+                if (linkZone_[j] != zone_ || linkPair_[j] < 1)
+                    continue;
+                const auto hs = j < health.size() ? health[j] : kNoData;
+                const bool bad = hs >= 1 && hs <= 4;
+                if (bad != (pass == 1))
+                    continue;
+                const QRectF a = rects_[static_cast<size_t>(linkSw_[j][0])];
+                const QRectF b = linkSw_[j][1] >= 0 ? rects_[static_cast<size_t>(linkSw_[j][1])] : QRectF();
+                if (a.isNull() || b.isNull())
+                    continue;
+                QColor c = linkColor(j);
+                const bool sel = selected_ >= 0 && (linkSw_[j][0] == selected_ || linkSw_[j][1] == selected_);
+                c.setAlpha(bad || sel ? 255 : (selected_ >= 0 ? 25 : 70));
+                p.setPen(QPen(c, bad || sel ? 1.5 : 1));
+                p.drawLine(QPointF(a.center().x(), a.top()), QPointF(b.center().x(), b.bottom()));
+            }
+    }
+    // Switches on top.
+    p.setPen(Qt::NoPen);
+    for (size_t i = 0; i < rects_.size(); ++i)
+        if (!rects_[i].isNull())
+            p.fillRect(rects_[i], switchColor(static_cast<int>(i)));
+    if (selected_ >= 0 && !switchRect(selected_).isNull()) {
+        p.setPen(QPen(QColor(0, 229, 255), 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(switchRect(selected_).adjusted(-2, -2, 2, 2));
+    }
+    if (!bw_.empty()) {
+        p.setPen(QColor(230, 230, 235));
+        p.drawText(QRectF(8, height() - 18, width() - 16, 16), Qt::AlignLeft,
+                   tr("Failure impact overlay: rack switches coloured by normalized bus bandwidth (green 100%, red ≤ 50%)"));
+    }
+}
+
+void FabricMapWidget::mouseReleaseEvent(QMouseEvent* e)
+{
+    if (e->button() == Qt::RightButton && zone_ >= 0) {
+        setZone(-1);
+        return;
+    }
+    if (e->button() != Qt::LeftButton)
+        return;
+    const int sw = switchAt(e->position());
+    if (zone_ < 0) {
+        const HallLayout& h = state_->layout();
+        if (sw >= 0 && (h.switches[static_cast<size_t>(sw)].tier == 3 || switchZone_[static_cast<size_t>(sw)] < 0)) {
+            selectSwitch(sw);
+            Q_EMIT switchClicked(sw);
+            return;
+        }
+        const int z = zoneAt(e->position());
+        if (z >= 0) {
+            setZone(z);
+            if (sw >= 0) {
+                selectSwitch(sw);
+                Q_EMIT switchClicked(sw);
+            }
+        }
+        return;
+    }
+    if (sw >= 0) {
+        selectSwitch(sw);
+        Q_EMIT switchClicked(sw);
+    }
+}
+
+bool FabricMapWidget::event(QEvent* e)
+{
+    if (e->type() == QEvent::ToolTip) {
+        auto* he = static_cast<QHelpEvent*>(e);
+        const int sw = switchAt(he->pos());
+        if (sw < 0) {
+            QToolTip::hideText();
+            return true;
+        }
+        const auto& s = stats_[static_cast<size_t>(sw)];
+        const auto& hs = state_->layout().switches[static_cast<size_t>(sw)];
+        QString tip = QStringLiteral("<b>%1</b> (%2)<br>%3 links · mean util %4<br>%5 down/degraded · %6 drained/off")
+                          .arg(hs.name, hs.role).arg(s.links)
+                          .arg(s.meanUtil() < 0 ? QStringLiteral("–") : QString::number(s.meanUtil(), 'f', 0) + u'%')
+                          .arg(s.down).arg(s.drained);
+        if (!bw_.empty() && bw_[static_cast<size_t>(sw)] >= 0)
+            tip += QStringLiteral("<br>rack bus bandwidth %1%").arg(bw_[static_cast<size_t>(sw)], 0, 'f', 1);
+        QToolTip::showText(he->globalPos(), tip, this);
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+}  // namespace loom::console

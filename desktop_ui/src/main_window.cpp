@@ -1,0 +1,245 @@
+#include "loom/console/main_window.hpp"
+
+#include "loom/console/events_view.hpp"
+#include "loom/console/fabric_view.hpp"
+#include "loom/console/hall_view.hpp"
+#include "loom/console/provisioning_board.hpp"
+
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFormLayout>
+#include <QJsonArray>
+#include <QMenuBar>
+#include <QStatusBar>
+#include <QTimer>
+
+namespace loom::console {
+
+ConnectDialog::ConnectDialog(const ConnectionSettings& current, QWidget* parent) : QDialog(parent)
+{
+    setWindowTitle(tr("Connect to loomd"));
+    server_ = new QLineEdit(current.server.toString(), this);
+    server_->setPlaceholderText(QStringLiteral("http://127.0.0.1:8480"));
+    token_ = new QLineEdit(current.token, this);
+    token_->setEchoMode(QLineEdit::Password);
+    auto* form = new QFormLayout(this);
+    form->addRow(tr("Server URL"), server_);
+    form->addRow(tr("Token"), token_);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    form->addRow(buttons);
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    resize(480, height());
+}
+
+ConnectionSettings ConnectDialog::settings() const
+{
+    return {QUrl::fromUserInput(server_->text().trimmed()), token_->text().trimmed()};
+}
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
+{
+    setWindowTitle(tr("Loom console"));
+    ClusterState* state = session_.cluster();
+    tabs_ = new QTabWidget(this);
+    hall_ = new HallView(state, session_.api(), this);
+    fabric_ = new FabricView(state, session_.api(), this);
+    board_ = new ProvisioningBoard(state, session_.api(), this);
+    events_ = new EventsView(state, this);
+    tabs_->addTab(hall_, tr("Hall"));
+    tabs_->addTab(fabric_, tr("Fabric"));
+    tabs_->addTab(board_, tr("Provisioning"));
+    tabs_->addTab(events_, tr("Events"));
+    setCentralWidget(tabs_);
+
+    auto* conn = menuBar()->addMenu(tr("&Connection"));
+    conn->addAction(tr("&Connect…"), this, &MainWindow::showConnectDialog);
+    conn->addAction(tr("&Disconnect"), this, [this] { session_.close(); });
+    conn->addSeparator();
+    conn->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    auto* view = menuBar()->addMenu(tr("&View"));
+    for (int i = 0; i < tabs_->count(); ++i)
+        view->addAction(tabs_->tabText(i), QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)), this,
+                        [this, i] { tabs_->setCurrentIndex(i); });
+
+    stateLabel_ = new QLabel(this);
+    serverLabel_ = new QLabel(this);
+    roleLabel_ = new QLabel(this);
+    ageLabel_ = new QLabel(this);
+    errorLabel_ = new QLabel(this);
+    errorLabel_->setStyleSheet(QStringLiteral("color:#e04040"));
+    statusBar()->addWidget(stateLabel_);
+    statusBar()->addWidget(serverLabel_);
+    statusBar()->addWidget(roleLabel_);
+    statusBar()->addWidget(ageLabel_);
+    statusBar()->addWidget(errorLabel_, 1);
+
+    connect(&session_, &Session::stateChanged, this, [this](Session::State s) {
+        if (s == Session::State::Live)
+            errorLabel_->clear();
+        updateStatus();
+    });
+    connect(&session_, &Session::errorOccurred, this, [this](const QString& e) {
+        errorLabel_->setText(e);
+        errorLabel_->setToolTip(e);
+    });
+    connect(state, &ClusterState::helloReceived, this, [this, state] {
+        board_->setRole(state->role());
+        updateStatus();
+    });
+    connect(state, &ClusterState::layoutChanged, this, &MainWindow::loadInitialData);
+    connect(events_, &EventsView::focusRequested, this, &MainWindow::focus);
+    connect(board_, &ProvisioningBoard::rackActivated, this, [this](const QString& rack) { focus(rack, rack); });
+    auto* tick = new QTimer(this);
+    tick->start(500);
+    connect(tick, &QTimer::timeout, this, &MainWindow::updateStatus);
+    updateStatus();
+}
+
+void MainWindow::start(const ConnectionSettings& settings)
+{
+    if (settings.server.isEmpty() || !settings.server.isValid()) {
+        QTimer::singleShot(0, this, &MainWindow::showConnectDialog);
+        return;
+    }
+    settings.remember();
+    session_.open(settings.server, settings.token);
+}
+
+void MainWindow::showConnectDialog()
+{
+    ConnectDialog dlg(ConnectionSettings::resolve({}, {}), this);
+    if (dlg.exec() != QDialog::Accepted)
+        return;
+    const auto s = dlg.settings();
+    if (s.server.isEmpty())
+        return;
+    s.remember();
+    session_.open(s.server, s.token);
+}
+
+QString MainWindow::statusText() const
+{
+    return stateLabel_->text() + u' ' + serverLabel_->text() + u' ' + roleLabel_->text() + u' ' + ageLabel_->text();
+}
+
+void MainWindow::updateStatus()
+{
+    const auto* state = const_cast<Session&>(session_).cluster();
+    stateLabel_->setText(QStringLiteral("● %1").arg(session_.stateText()));
+    stateLabel_->setStyleSheet(session_.state() == Session::State::Live ? QStringLiteral("color:#2ea043")
+                                                                          : QStringLiteral("color:#e0a020"));
+    serverLabel_->setText(session_.server().isEmpty() ? tr("no server") : session_.server().toString());
+    roleLabel_->setText(state->role().isEmpty() ? QString() : tr("role: %1").arg(state->role()));
+    const qint64 age = state->dataAgeMs();
+    ageLabel_->setText(age < 0 ? tr("no data yet") : tr("data %1 s old").arg(age / 1000.0, 0, 'f', 1));
+    ageLabel_->setStyleSheet(age > 3 * state->intervalMs() ? QStringLiteral("color:#e0a020") : QString());
+}
+
+void MainWindow::loadInitialData()
+{
+    const auto& h = session_.cluster()->layout();
+    setWindowTitle(tr("Loom console — %1 (%2 racks, %3 GPUs)").arg(h.cluster).arg(h.racks.size()).arg(h.gpus.size()));
+    // Events from before we connected; the stream only carries new ones.
+    QPointer<MainWindow> self(this);
+    session_.api()->get(QStringLiteral("/api/v1/events?limit=1000"), [self](Result<QJsonDocument> r) {
+        if (!self)
+            return;
+        if (!r) {
+            self->errorLabel_->setText(QStringLiteral("GET /api/v1/events: %1").arg(r.error()));
+            return;
+        }
+        const QJsonArray arr = r->isArray() ? r->array() : r->object().value(u"items").toArray();
+        std::vector<Event> evs;
+        for (const auto& v : arr)
+            if (auto e = parseEvent(v.toObject()))
+                evs.push_back(*e);
+        self->session_.cluster()->addEvents(evs);
+    });
+    board_->refreshPhases();
+}
+
+void MainWindow::focus(const QString& location, const QString& rack)
+{
+    const HallLayout& h = session_.cluster()->layout();
+    // Switches and links live on the fabric map; GPUs, hosts and racks on the hall map.
+    const QString device = location.section(QStringLiteral("--"), 0, 0).section(u'/', 0, 0);
+    if (h.switchIndex(device) >= 0) {
+        fabric_->focusLocation(device, rack);
+        tabs_->setCurrentWidget(fabric_);
+        hall_->focusLocation(rack, rack);
+        return;
+    }
+    if (hall_->focusLocation(location, rack) || hall_->focusLocation(device, rack))
+        tabs_->setCurrentWidget(hall_);
+    fabric_->focusLocation(location, rack);
+}
+
+bool MainWindow::runScreenshots(const ConnectionSettings& settings, const QString& dir, double waitSeconds)
+{
+    if (!QDir().mkpath(dir)) {
+        qCritical("cannot create %s", qPrintable(dir));
+        return false;
+    }
+    session_.open(settings.server, settings.token);
+    auto waitFor = [](std::function<bool()> done, int timeoutMs) {
+        QElapsedTimer t;
+        t.start();
+        while (!done() && t.elapsed() < timeoutMs)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+        return done();
+    };
+    auto sleep = [&](int ms) { waitFor([] { return false; }, ms); };
+    ClusterState* state = session_.cluster();
+    if (!waitFor([&] { return state->hasSnapshot(Topic::GpuUtil); }, 60000)) {
+        qCritical("no snapshot from %s within 60 s: %s", qPrintable(settings.server.toString()),
+                  qPrintable(session_.lastError()));
+        return false;
+    }
+    sleep(static_cast<int>(waitSeconds * 1000));
+    auto shot = [&](QWidget* w, const QString& name) {
+        tabs_->setCurrentWidget(w);
+        sleep(400);
+        const QString path = QDir(dir).filePath(name + QStringLiteral(".png"));
+        const bool ok = grab().save(path);
+        qInfo("%s %s", ok ? "wrote" : "FAILED", qPrintable(path));
+        return ok;
+    };
+    bool ok = true;
+    ok &= shot(hall_, QStringLiteral("hall"));
+    // A zoomed-in hall on a rack with an open failure if there is one, with its details.
+    {
+        int gpu = 0;
+        for (const auto& e : state->events())
+            if (e.open() && state->layout().gpuIndex(e.location) >= 0)
+                gpu = state->layout().gpuIndex(e.location);
+        hall_->focusLocation(state->layout().gpus.value(gpu), {});
+        hall_->map()->zoomBy(1.0, {});
+        ok &= shot(hall_, QStringLiteral("hall-detail"));
+        hall_->map()->fitAll();
+    }
+    ok &= shot(fabric_, QStringLiteral("fabric"));
+    {
+        fabric_->map()->setZone(0);
+        int sw = -1;
+        const auto& sws = state->layout().switches;
+        for (size_t i = 0; i < sws.size() && sw < 0; ++i)
+            if (sws[i].tier == 2 && sws[i].zone == state->layout().zones.value(0))
+                sw = static_cast<int>(i);
+        if (sw >= 0) {
+            fabric_->map()->selectSwitch(sw);
+            fabric_->showSwitch(sw);
+        }
+        fabric_->overlayBox()->setChecked(true);
+        sleep(1500);
+        ok &= shot(fabric_, QStringLiteral("fabric-zone"));
+    }
+    ok &= shot(board_, QStringLiteral("provisioning"));
+    ok &= shot(events_, QStringLiteral("events"));
+    session_.close();
+    return ok;
+}
+
+}  // namespace loom::console

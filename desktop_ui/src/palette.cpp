@@ -1,0 +1,167 @@
+#include "loom/console/palette.hpp"
+
+#include <algorithm>
+
+namespace loom::console {
+
+namespace {
+
+QRgb lerp(QRgb a, QRgb b, double t)
+{
+    auto mix = [t](int x, int y) { return static_cast<int>(x + (y - x) * t + 0.5); };
+    return qRgb(mix(qRed(a), qRed(b)), mix(qGreen(a), qGreen(b)), mix(qBlue(a), qBlue(b)));
+}
+
+// A perceptual ramp (viridis-like, dark to bright) so hot rows stand out on a dark floor.
+QRgb ramp(double t)
+{
+    static const QRgb stops[] = {qRgb(48, 18, 59), qRgb(50, 101, 194), qRgb(33, 171, 168),
+                                 qRgb(120, 209, 80), qRgb(250, 220, 40), qRgb(236, 90, 30)};
+    constexpr int n = static_cast<int>(std::size(stops)) - 1;
+    t = std::clamp(t, 0.0, 1.0) * n;
+    const int i = std::min(static_cast<int>(t), n - 1);
+    return lerp(stops[i], stops[i + 1], t - i);
+}
+
+Lut makeUtil()
+{
+    Lut l;
+    l.fill(noDataColor());
+    for (int v = 0; v <= 100; ++v)
+        l[static_cast<size_t>(v)] = ramp(v / 100.0);
+    return l;
+}
+
+Lut makeTemp()
+{
+    Lut l;
+    l.fill(noDataColor());
+    for (int v = 0; v < 255; ++v)
+        l[static_cast<size_t>(v)] = ramp((v - 20) / 75.0);
+    return l;
+}
+
+Lut makeHealth()
+{
+    Lut l;
+    l.fill(noDataColor());
+    l[0] = qRgb(46, 160, 67);
+    l[1] = qRgb(230, 170, 20);
+    l[2] = qRgb(220, 40, 40);
+    l[3] = qRgb(160, 70, 200);
+    return l;
+}
+
+Lut makeLinkHealth()
+{
+    Lut l;
+    l.fill(noDataColor());
+    l[0] = qRgb(46, 160, 67);
+    l[1] = qRgb(230, 170, 20);
+    l[2] = qRgb(220, 40, 40);
+    l[3] = qRgb(120, 120, 140);
+    l[4] = qRgb(70, 70, 80);
+    return l;
+}
+
+const QStringList kStates = {
+    QStringLiteral("planned"),  QStringLiteral("delivered"), QStringLiteral("racked"),
+    QStringLiteral("cabled"),   QStringLiteral("powered"),   QStringLiteral("burn_in"),
+    QStringLiteral("validated"), QStringLiteral("in_service"), QStringLiteral("failed"),
+    QStringLiteral("repair"),   QStringLiteral("draining"),  QStringLiteral("drained"),
+    QStringLiteral("maintenance"), QStringLiteral("decommissioned")};
+
+Lut makeProvisioning()
+{
+    Lut l;
+    l.fill(noDataColor());
+    const QRgb colors[] = {qRgb(70, 70, 90),   qRgb(90, 90, 130),  qRgb(100, 110, 170),
+                           qRgb(90, 130, 200), qRgb(80, 160, 220), qRgb(240, 190, 40),
+                           qRgb(150, 210, 90), qRgb(46, 160, 67),  qRgb(220, 40, 40),
+                           qRgb(235, 110, 30), qRgb(170, 120, 200), qRgb(130, 90, 170),
+                           qRgb(110, 80, 140), qRgb(40, 40, 40)};
+    for (size_t i = 0; i < std::size(colors); ++i)
+        l[i] = colors[i];
+    return l;
+}
+
+}  // namespace
+
+QString metricName(Metric m)
+{
+    switch (m) {
+    case Metric::Utilization: return QStringLiteral("Utilization");
+    case Metric::Temperature: return QStringLiteral("Temperature");
+    case Metric::Health: return QStringLiteral("Health");
+    case Metric::Provisioning: return QStringLiteral("Provisioning state");
+    }
+    return {};
+}
+
+QRgb noDataColor() { return qRgb(58, 58, 64); }
+QRgb floorColor() { return qRgb(32, 34, 40); }
+QRgb backgroundColor() { return qRgb(22, 23, 27); }
+
+const Lut& utilizationLut()
+{
+    static const Lut l = makeUtil();
+    return l;
+}
+const Lut& temperatureLut()
+{
+    static const Lut l = makeTemp();
+    return l;
+}
+const Lut& healthLut()
+{
+    static const Lut l = makeHealth();
+    return l;
+}
+const Lut& linkHealthLut()
+{
+    static const Lut l = makeLinkHealth();
+    return l;
+}
+const Lut& provisioningLut()
+{
+    static const Lut l = makeProvisioning();
+    return l;
+}
+const QStringList& provisioningStates() { return kStates; }
+
+std::uint8_t provisioningCode(const QString& state)
+{
+    const auto i = kStates.indexOf(state);
+    return i < 0 ? 255 : static_cast<std::uint8_t>(i);
+}
+
+bool legendIsRamp(Metric m) { return m == Metric::Utilization || m == Metric::Temperature; }
+
+std::vector<LegendEntry> legendFor(Metric m)
+{
+    std::vector<LegendEntry> out;
+    switch (m) {
+    case Metric::Utilization:
+        for (int v = 0; v <= 100; v += 25)
+            out.push_back({QColor(utilizationLut()[static_cast<size_t>(v)]), QStringLiteral("%1%").arg(v)});
+        break;
+    case Metric::Temperature:
+        for (int v = 20; v <= 95; v += 15)
+            out.push_back({QColor(temperatureLut()[static_cast<size_t>(v)]), QStringLiteral("%1°C").arg(v)});
+        break;
+    case Metric::Health: {
+        const char* names[] = {"ok", "warning", "failed", "quarantined"};
+        for (int i = 0; i < 4; ++i)
+            out.push_back({QColor(healthLut()[static_cast<size_t>(i)]), QLatin1String(names[i])});
+        break;
+    }
+    case Metric::Provisioning:
+        for (int i = 0; i < kStates.size(); ++i)
+            out.push_back({QColor(provisioningLut()[static_cast<size_t>(i)]), kStates[i]});
+        break;
+    }
+    out.push_back({QColor(noDataColor()), QStringLiteral("no data")});
+    return out;
+}
+
+}  // namespace loom::console

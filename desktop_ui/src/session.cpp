@@ -1,0 +1,206 @@
+#include "loom/console/session.hpp"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QNetworkRequest>
+#include <QRandomGenerator>
+#include <QSettings>
+
+namespace loom::console {
+
+namespace {
+constexpr int kBackoffStartMs = 500;
+constexpr int kBackoffMaxMs = 30000;
+}  // namespace
+
+ConnectionSettings ConnectionSettings::resolve(const QString& flagServer, const QString& flagToken)
+{
+    QSettings settings;
+    ConnectionSettings s;
+    QString server = flagServer;
+    if (server.isEmpty())
+        server = qEnvironmentVariable("LOOM_SERVER");
+    if (server.isEmpty())
+        server = settings.value(QStringLiteral("connection/server")).toString();
+    s.server = QUrl::fromUserInput(server);
+    s.token = flagToken;
+    if (s.token.isEmpty())
+        s.token = qEnvironmentVariable("LOOM_TOKEN");
+    if (s.token.isEmpty())
+        s.token = settings.value(QStringLiteral("connection/token")).toString();
+    return s;
+}
+
+void ConnectionSettings::remember() const
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("connection/server"), server.toString());
+    settings.setValue(QStringLiteral("connection/token"), token);
+}
+
+Session::Session(QObject* parent) : QObject(parent)
+{
+    backoffTimer_.setSingleShot(true);
+    connect(&backoffTimer_, &QTimer::timeout, this, [this] {
+        if (!wanted_)
+            return;
+        ++reconnects_;
+        if (cluster_.hasLayout())
+            openStream();
+        else
+            fetchHall();
+    });
+    connect(&ws_, &QWebSocket::connected, this, [this] {
+        QJsonObject sub{{u"op"_qs, u"subscribe"_qs},
+                        {u"topics"_qs, QJsonArray{u"gpu.util"_qs, u"gpu.health"_qs,
+                                                  u"link.util"_qs, u"link.health"_qs,
+                                                  u"events"_qs, u"provisioning"_qs,
+                                                  u"inventory"_qs}}};
+        // Resuming lets the server replay the events we missed instead of a full snapshot.
+        if (cluster_.lastSeq() > 0)
+            sub.insert(u"resumeFrom"_qs, cluster_.lastSeq());
+        ws_.sendTextMessage(QString::fromUtf8(QJsonDocument(sub).toJson(QJsonDocument::Compact)));
+        setState(State::Live);
+    });
+    connect(&ws_, &QWebSocket::textMessageReceived, this, &Session::onText);
+    connect(&ws_, &QWebSocket::disconnected, this, [this] {
+        if (!wanted_)
+            return;
+        const QString why = ws_.closeReason().isEmpty() ? ws_.errorString() : ws_.closeReason();
+        scheduleReconnect(QStringLiteral("stream closed: %1").arg(why));
+    });
+    connect(&cluster_, &ClusterState::layoutStale, this, [this](qint64) {
+        if (!wanted_ || hallInFlight_)
+            return;
+        // The packed arrays follow /hall order: a new layout means a new hall and a snapshot.
+        ws_.abort();
+        cluster_.clearForReconnect();
+        fetchHall();
+    });
+    connect(&cluster_, &ClusterState::byeReceived, this,
+            [this](const QString& reason) { report(QStringLiteral("server said bye: %1").arg(reason)); });
+    connect(&cluster_, &ClusterState::metricsUpdated, this, [this](unsigned) {
+        backoffMs_ = kBackoffStartMs;
+        if (!firstSnapshotSent_ && cluster_.hasSnapshot(Topic::GpuUtil)) {
+            firstSnapshotSent_ = true;
+            Q_EMIT firstSnapshot();
+        }
+    });
+}
+
+Session::~Session()
+{
+    wanted_ = false;
+    ws_.abort();
+}
+
+QUrl Session::streamUrl(const QUrl& server)
+{
+    QUrl u = server;
+    u.setScheme(server.scheme() == u"https" ? QStringLiteral("wss") : QStringLiteral("ws"));
+    u.setPath(QStringLiteral("/api/v1/stream"));
+    return u;
+}
+
+void Session::open(const QUrl& server, const QString& token)
+{
+    close();
+    if (server != api_.server())
+        cluster_.clearForReconnect();
+    api_.setServer(server, token);
+    wanted_ = true;
+    firstSnapshotSent_ = false;
+    backoffMs_ = kBackoffStartMs;
+    fetchHall();
+}
+
+void Session::close()
+{
+    wanted_ = false;
+    backoffTimer_.stop();
+    ws_.abort();
+    setState(State::Disconnected);
+}
+
+QString Session::stateText() const
+{
+    switch (state_) {
+    case State::Disconnected: return tr("disconnected");
+    case State::FetchingHall: return tr("loading hall");
+    case State::Connecting: return tr("connecting");
+    case State::Live: return tr("live");
+    case State::Backoff: return tr("reconnecting in %1 s").arg(backoffTimer_.remainingTime() / 1000.0, 0, 'f', 1);
+    }
+    return {};
+}
+
+void Session::setState(State s)
+{
+    if (s == state_)
+        return;
+    state_ = s;
+    Q_EMIT stateChanged(s);
+}
+
+void Session::report(const QString& message)
+{
+    lastError_ = message;
+    Q_EMIT errorOccurred(message);
+}
+
+void Session::fetchHall()
+{
+    setState(State::FetchingHall);
+    hallInFlight_ = true;
+    api_.getRaw(QStringLiteral("/api/v1/hall"), [this](Result<QByteArray> raw) {
+        hallInFlight_ = false;
+        if (!wanted_)
+            return;
+        if (!raw) {
+            scheduleReconnect(QStringLiteral("GET /api/v1/hall: %1").arg(raw.error()));
+            return;
+        }
+        auto hall = parseHall(*raw);
+        if (!hall) {
+            scheduleReconnect(hall.error());
+            return;
+        }
+        cluster_.setLayout(std::move(*hall));
+        openStream();
+    });
+}
+
+void Session::openStream()
+{
+    setState(State::Connecting);
+    QNetworkRequest req(streamUrl(api_.server()));
+    if (!api_.token().isEmpty())
+        req.setRawHeader("Authorization", "Bearer " + api_.token().toUtf8());
+    ws_.abort();
+    ws_.open(req);
+}
+
+void Session::scheduleReconnect(const QString& why)
+{
+    report(why);
+    if (!wanted_)
+        return;
+    const int jitter = QRandomGenerator::global()->bounded(backoffMs_ / 4 + 1);
+    backoffTimer_.start(backoffMs_ + jitter);
+    backoffMs_ = std::min(backoffMs_ * 2, kBackoffMaxMs);
+    setState(State::Backoff);
+}
+
+void Session::onText(const QString& text)
+{
+    QJsonParseError perr;
+    const auto doc = QJsonDocument::fromJson(text.toUtf8(), &perr);
+    if (perr.error != QJsonParseError::NoError || !doc.isObject()) {
+        report(QStringLiteral("stream: a frame that is not a JSON object (%1)").arg(perr.errorString()));
+        return;
+    }
+    if (auto r = cluster_.handleMessage(doc.object()); !r)
+        report(QStringLiteral("stream: %1").arg(r.error()));
+}
+
+}  // namespace loom::console
