@@ -1,0 +1,429 @@
+#include "loom/backend/simulator.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace loom::backend {
+namespace {
+
+std::uint64_t splitmix(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// Deterministic noise in [-1, 1) for (seed, entity, step): no RNG state consumed per GPU.
+double noise(std::uint64_t seed, std::uint64_t entity, std::uint64_t step) {
+    auto h = splitmix(seed ^ splitmix(entity * 0x100000001b3ull + step));
+    return static_cast<double>(h >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+void appendInt(std::string& out, std::int64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+
+constexpr const char* kGpuMetrics[20] = {
+    "DCGM_FI_DEV_GPU_UTIL",          "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_POWER_USAGE",       "DCGM_FI_DEV_XID_ERRORS",
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL",
+    "DCGM_FI_DEV_MEMORY_TEMP",       "DCGM_FI_DEV_SM_CLOCK",
+    "DCGM_FI_DEV_MEM_CLOCK",         "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_FREE",           "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",  "DCGM_FI_DEV_MEM_COPY_UTIL",
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+};
+
+constexpr const char* kPortMetrics[12] = {
+    "loom_port_oper_status",          "loom_port_in_octets_total",
+    "loom_port_out_octets_total",     "loom_port_in_packets_total",
+    "loom_port_out_packets_total",    "loom_port_in_errors_total",
+    "loom_port_out_errors_total",     "loom_port_in_discards_total",
+    "loom_port_out_discards_total",   "loom_port_in_pfc_pause_frames_total",
+    "loom_port_out_pfc_pause_frames_total", "loom_port_fec_uncorrectable_total",
+};
+
+struct Job {
+    std::vector<std::uint32_t> racks;
+    std::int64_t startMs = 0, endMs = 0, periodMs = 5000, offsetMs = 0;
+    bool spansRacks = false, spansZones = false;
+    bool live = true;
+};
+
+}  // namespace
+
+struct Simulator::Model {
+    std::shared_ptr<const HallLayout> L;
+    std::mt19937_64 rng;
+    std::vector<std::string> gpuLabels, portLabels;  // "{...} " prefixes
+    std::vector<std::uint32_t> emitPorts;            // port slots written each step
+    std::vector<Job> jobs;
+    std::vector<std::int32_t> rackJob;  // -1 idle
+    std::uint32_t gpusBusy = 0;
+    // GPU failure state.
+    std::vector<std::uint8_t> xid;
+    std::vector<std::int64_t> xidUntil, eccUntil, hotUntil;
+    std::vector<std::uint16_t> ecc;
+    std::vector<std::uint8_t> lastXid, lastEcc;  // what was last written (live mode)
+    std::vector<double> energy;
+    // Links and ports.
+    std::vector<float> linkUtil;
+    std::vector<std::uint8_t> linkDown;
+    std::vector<double> inOct, outOct;
+    std::vector<std::pair<std::uint32_t, std::int64_t>> flaps;     // link, start
+    std::vector<std::pair<std::uint32_t, std::int64_t>> rtswDown;  // switch, until
+    std::vector<std::uint32_t> rtsws, flappable;
+    std::int64_t lastMs = 0;
+    std::uint64_t stepNo = 0;
+};
+
+Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig config)
+    : config_(config), m_(std::make_unique<Model>()) {
+    auto& m = *m_;
+    m.L = layout ? std::move(layout) : std::make_shared<const HallLayout>();
+    const auto& L = *m.L;
+    m.rng.seed(config_.seed);
+    std::size_t nG = L.gpuCount();
+    m.gpuLabels.reserve(nG);
+    for (std::uint32_t g = 0; g < nG; ++g) {
+        const auto& name = L.gpuNames()[g];
+        const auto& host = L.gpuHost()[g];
+        // The GPU's index on its host is the suffix of "<host>-gpu<i>".
+        std::string idx = name.size() > host.size() + 4 ? name.substr(host.size() + 4) : "0";
+        m.gpuLabels.push_back("{gpu=\"" + idx + "\",UUID=\"GPU-" + name + "\",Hostname=\"" + host +
+                              "\"} ");
+    }
+    for (std::uint32_t p = 0; p < L.portCount(); ++p) {
+        const auto& hp = L.ports()[p];
+        if (hp.number == 0) continue;
+        if (!config_.fullFidelity && hp.linkIndex == kNoIndex) continue;
+        m.emitPorts.push_back(p);
+    }
+    m.portLabels.resize(L.portCount());
+    for (auto p : m.emitPorts) {
+        const auto& hp = L.ports()[p];
+        m.portLabels[p] = "{switch=\"" + L.switches()[hp.switchIndex].name + "\",port=\"p" +
+                          std::to_string(hp.number) + "\"} ";
+    }
+    m.rackJob.assign(L.racks().size(), -1);
+    m.xid.assign(nG, 0);
+    m.xidUntil.assign(nG, 0);
+    m.eccUntil.assign(nG, 0);
+    m.hotUntil.assign(nG, 0);
+    m.ecc.assign(nG, 0);
+    m.lastXid.assign(nG, 255);
+    m.lastEcc.assign(nG, 255);
+    m.energy.assign(nG, 0);
+    m.linkUtil.assign(L.linkCount(), 0);
+    m.linkDown.assign(L.linkCount(), 0);
+    m.inOct.assign(L.portCount(), 0);
+    m.outOct.assign(L.portCount(), 0);
+    for (std::uint32_t p = 0; p < L.portCount(); ++p) {
+        // Counters of a switch that has been up a while.
+        m.inOct[p] = static_cast<double>(splitmix(config_.seed + p) % 1000000000000ull);
+        m.outOct[p] = static_cast<double>(splitmix(config_.seed + p + 7) % 1000000000000ull);
+    }
+    for (std::uint32_t s = 0; s < L.switches().size(); ++s)
+        if (L.switches()[s].role == inventory::SwitchRole::Rtsw ||
+            L.switches()[s].role == inventory::SwitchRole::Leaf)
+            m.rtsws.push_back(s);
+    for (std::uint32_t l = 0; l < L.linkCount(); ++l)
+        if (L.links()[l].aPort != kNoIndex || L.links()[l].bPort != kNoIndex) m.flappable.push_back(l);
+}
+
+Simulator::~Simulator() = default;
+
+void Simulator::step(std::int64_t nowMs, std::string& out) {
+    auto& m = *m_;
+    const auto& L = *m.L;
+    const auto& c = config_;
+    out.clear();
+    std::int64_t dtMs = m.lastMs == 0 ? 1000 : std::max<std::int64_t>(0, nowMs - m.lastMs);
+    m.lastMs = nowMs;
+    ++m.stepNo;
+    ++stats_.steps;
+    double dtHours = static_cast<double>(dtMs) / 3.6e6;
+    const std::uint32_t nG = static_cast<std::uint32_t>(L.gpuCount());
+    const std::uint32_t nR = static_cast<std::uint32_t>(L.racks().size());
+
+    auto endJob = [&](std::int32_t j, bool failed) {
+        auto& job = m.jobs[j];
+        if (!job.live) return;
+        job.live = false;
+        for (auto r : job.racks) {
+            m.rackJob[r] = -1;
+            m.gpusBusy -= L.racks()[r].gpuCount;
+        }
+        if (failed) ++stats_.jobsFailed;
+    };
+    // Jobs that finished.
+    for (std::int32_t j = 0; j < static_cast<std::int32_t>(m.jobs.size()); ++j)
+        if (m.jobs[j].live && m.jobs[j].endMs <= nowMs) endJob(j, false);
+
+    // Failures: Poisson arrivals over the elapsed time.
+    auto arrivals = [&](double perEntityHour, std::size_t n) -> int {
+        double mean = perEntityHour * static_cast<double>(n) * dtHours;
+        if (mean <= 0) return 0;
+        return std::poisson_distribution<int>(mean)(m.rng);
+    };
+    static constexpr int kXids[] = {79, 48, 94, 95, 63, 64, 74, 13, 31, 92};
+    for (int k = arrivals(c.xidPerGpuHour, nG); k > 0 && nG; --k) {
+        auto g = static_cast<std::uint32_t>(m.rng() % nG);
+        m.xid[g] = static_cast<std::uint8_t>(kXids[m.rng() % std::size(kXids)]);
+        m.xidUntil[g] = nowMs + static_cast<std::int64_t>(c.gpuRecoverySeconds * 1000);
+        ++stats_.xids;
+        // A fatal XID takes the job down with it.
+        bool fatal = m.xid[g] != 13 && m.xid[g] != 31 && m.xid[g] != 92;
+        if (fatal && m.rackJob[L.gpuRack()[g]] >= 0) endJob(m.rackJob[L.gpuRack()[g]], true);
+    }
+    for (int k = arrivals(c.eccDbePerGpuHour, nG); k > 0 && nG; --k) {
+        auto g = static_cast<std::uint32_t>(m.rng() % nG);
+        m.ecc[g] = static_cast<std::uint16_t>(1 + m.rng() % 3);
+        m.eccUntil[g] = nowMs + static_cast<std::int64_t>(c.gpuRecoverySeconds * 1000);
+        ++stats_.eccs;
+        if (m.rackJob[L.gpuRack()[g]] >= 0) endJob(m.rackJob[L.gpuRack()[g]], true);
+    }
+    for (int k = arrivals(c.overheatPerGpuHour, nG); k > 0 && nG; --k) {
+        auto g = static_cast<std::uint32_t>(m.rng() % nG);
+        m.hotUntil[g] = nowMs + static_cast<std::int64_t>(c.overheatSeconds * 1000);
+        ++stats_.overheats;
+    }
+    for (int k = arrivals(c.flapPerLinkHour, m.flappable.size()); k > 0 && !m.flappable.empty(); --k) {
+        m.flaps.emplace_back(m.flappable[m.rng() % m.flappable.size()], nowMs);
+        ++stats_.flaps;
+    }
+    for (int k = arrivals(c.rtswDownPerSwitchHour, m.rtsws.size()); k > 0 && !m.rtsws.empty(); --k) {
+        auto s = m.rtsws[m.rng() % m.rtsws.size()];
+        m.rtswDown.emplace_back(s, nowMs + static_cast<std::int64_t>(c.rtswDownSeconds * 1000));
+        ++stats_.rtswDowns;
+        auto r = L.switches()[s].rackIndex;
+        if (r != kNoIndex && m.rackJob[r] >= 0) endJob(m.rackJob[r], true);
+    }
+    for (std::uint32_t g = 0; g < nG; ++g) {
+        if (m.xid[g] && m.xidUntil[g] <= nowMs) m.xid[g] = 0;
+        if (m.ecc[g] && m.eccUntil[g] <= nowMs) m.ecc[g] = 0;
+    }
+    std::erase_if(m.flaps, [&](auto& f) { return nowMs - f.second > 15000; });
+    std::erase_if(m.rtswDown, [&](auto& d) { return d.second <= nowMs; });
+
+    // New jobs until the target fill: power-law sizes over powers of two, whole racks,
+    // first fit from a random rack.
+    if (nR > 0 && nG > 0) {
+        std::uint32_t perRack = std::max<std::uint32_t>(1, nG / nR);
+        int minJob = std::min<int>(c.minJobGpus, std::max<int>(static_cast<int>(perRack), static_cast<int>(nG) / 4));
+        int maxJob = std::min<int>(c.maxJobGpus, static_cast<int>(nG));
+        std::vector<int> sizes;
+        std::vector<double> weights;
+        for (int s = minJob; s <= maxJob; s *= 2) {
+            sizes.push_back(s);
+            weights.push_back(std::pow(static_cast<double>(s), -c.sizeExponent));
+        }
+        std::discrete_distribution<int> pick(weights.begin(), weights.end());
+        for (int attempt = 0; attempt < 64 && !sizes.empty() &&
+                              m.gpusBusy + static_cast<std::uint32_t>(minJob) <= c.fill * nG;
+             ++attempt) {
+            int size = sizes[pick(m.rng)];
+            std::uint32_t need = (static_cast<std::uint32_t>(size) + perRack - 1) / perRack;
+            std::uint32_t start = static_cast<std::uint32_t>(m.rng() % nR);
+            Job job;
+            for (std::uint32_t i = 0; i < nR && job.racks.size() < need; ++i) {
+                std::uint32_t r = (start + i) % nR;
+                if (m.rackJob[r] < 0 && L.racks()[r].gpuCount > 0) job.racks.push_back(r);
+            }
+            if (job.racks.size() < need) continue;  // does not fit now; try a smaller one
+            std::sort(job.racks.begin(), job.racks.end());
+            job.startMs = nowMs;
+            double minutes = std::exponential_distribution<double>(1.0 / c.jobMeanMinutes)(m.rng);
+            job.endMs = nowMs + static_cast<std::int64_t>(std::max(1.0, minutes) * 60000);
+            job.periodMs = static_cast<std::int64_t>(
+                1000 * std::uniform_real_distribution<double>(c.iterationSecondsMin,
+                                                              c.iterationSecondsMax)(m.rng));
+            job.offsetMs = static_cast<std::int64_t>(m.rng() % static_cast<std::uint64_t>(job.periodMs));
+            job.spansRacks = job.racks.size() > 1;
+            for (auto r : job.racks)
+                job.spansZones |= L.racks()[r].zoneIndex != L.racks()[job.racks[0]].zoneIndex;
+            // Reuse a finished job's slot so the vector stays small over a long demo.
+            std::int32_t j = -1;
+            for (std::int32_t k = 0; k < static_cast<std::int32_t>(m.jobs.size()); ++k)
+                if (!m.jobs[k].live) {
+                    j = k;
+                    break;
+                }
+            if (j < 0) {
+                j = static_cast<std::int32_t>(m.jobs.size());
+                m.jobs.emplace_back();
+            }
+            for (auto r : job.racks) {
+                m.rackJob[r] = j;
+                m.gpusBusy += L.racks()[r].gpuCount;
+            }
+            m.jobs[j] = std::move(job);
+            ++stats_.jobsStarted;
+        }
+    }
+    stats_.jobsRunning = 0;
+    for (const auto& j : m.jobs) stats_.jobsRunning += j.live;
+    stats_.gpusBusy = m.gpusBusy;
+
+    // Per rack: is its job communicating right now?
+    std::vector<std::int8_t> rackPhase(nR, -1);  // -1 idle, 0 compute, 1 communicate
+    std::vector<float> zoneComm(L.zones().size() + 1, 0.f), zoneRacks(L.zones().size() + 1, 0.f);
+    for (std::uint32_t r = 0; r < nR; ++r) {
+        auto j = m.rackJob[r];
+        auto z = std::min<std::size_t>(L.racks()[r].zoneIndex, L.zones().size());
+        zoneRacks[z] += 1;
+        if (j < 0) continue;
+        const auto& job = m.jobs[j];
+        double ph = static_cast<double>((nowMs - job.startMs + job.offsetMs) % job.periodMs) /
+                    static_cast<double>(job.periodMs);
+        rackPhase[r] = ph >= 1.0 - c.commFraction ? 1 : 0;
+        if (rackPhase[r] == 1 && job.spansZones) zoneComm[z] += 1;
+    }
+
+    // GPUs, written per rack and field like a row of DCGM exporters.
+    std::uint64_t samples = 0;
+    out.reserve(c.fullFidelity ? nG * 20 * 110 : nG * 3 * 100 + m.emitPorts.size() * 3 * 75);
+    auto utilOf = [&](std::uint32_t g) -> double {
+        auto ph = rackPhase[L.gpuRack()[g]];
+        if (m.xid[g] && m.xid[g] != 13 && m.xid[g] != 31) return 0;
+        double n = noise(c.seed, g, m.stepNo);
+        if (ph < 0) return std::max(0.0, 1 + n);
+        return std::clamp((ph ? c.commUtil : c.computeUtil) + 3 * n, 0.0, 100.0);
+    };
+    std::vector<double> util(nG);
+    for (std::uint32_t g = 0; g < nG; ++g) util[g] = utilOf(g);
+    int nFields = c.fullFidelity ? 20 : 3;
+    for (std::uint32_t r = 0; r < nR; ++r) {
+        const auto& rk = L.racks()[r];
+        std::uint32_t g0 = rk.gpuOffset, g1 = rk.gpuOffset + rk.gpuCount;
+        for (int f = 0; f < nFields + (c.fullFidelity ? 0 : 3); ++f) {
+            // Live mode writes the error fields (3, 4, 6) only when they changed.
+            int field = f;
+            if (!c.fullFidelity && f >= 3) field = f == 3 ? 3 : f == 4 ? 4 : 6;
+            for (std::uint32_t g = g0; g < g1; ++g) {
+                std::int64_t v = 0;
+                switch (field) {
+                    case 0: v = std::lround(util[g]); break;
+                    case 1:
+                        v = std::lround(32 + 0.45 * util[g] + 2 * noise(c.seed + 1, g, m.stepNo) +
+                                        (m.hotUntil[g] > nowMs ? 30 : 0));
+                        break;
+                    case 2: v = std::lround(75 + 6.2 * util[g] + 5 * noise(c.seed + 2, g, m.stepNo)); break;
+                    case 3:
+                        if (!c.fullFidelity && m.lastXid[g] == m.xid[g]) continue;
+                        v = m.xid[g];
+                        m.lastXid[g] = m.xid[g];
+                        break;
+                    case 4:
+                        if (!c.fullFidelity && m.lastEcc[g] == m.ecc[g]) continue;
+                        v = m.ecc[g];
+                        m.lastEcc[g] = static_cast<std::uint8_t>(m.ecc[g]);
+                        break;
+                    case 6:
+                        if (!c.fullFidelity) continue;  // rides with ECC in live mode: rare
+                        v = 0;
+                        break;
+                    case 8: v = std::lround(40 + 0.3 * util[g]); break;
+                    case 9: v = util[g] > 5 ? 1980 : 345; break;
+                    case 10: v = 2619; break;
+                    case 11: v = util[g] > 5 ? 71000 : 0; break;
+                    case 12: v = util[g] > 5 ? 10559 : 81559; break;
+                    case 16:
+                        m.energy[g] += (75 + 6.2 * util[g]) * static_cast<double>(dtMs);
+                        v = static_cast<std::int64_t>(m.energy[g]);
+                        break;
+                    case 17: v = std::lround(util[g] * 0.4); break;
+                    case 18: v = std::lround(util[g]) / 100; break;
+                    case 19: v = std::lround(util[g] * 0.6) / 100; break;
+                    default: v = 0; break;
+                }
+                out += kGpuMetrics[field];
+                out += m.gpuLabels[g];
+                appendInt(out, v);
+                out += '\n';
+                ++samples;
+            }
+        }
+    }
+
+    // Links: utilization from the phase of the jobs at either end; down while flapping or while
+    // an RTSW is down.
+    std::vector<std::uint8_t> switchDown(L.switches().size(), 0);
+    for (auto& [s, until] : m.rtswDown) switchDown[s] = 1;
+    std::fill(m.linkDown.begin(), m.linkDown.end(), 0);
+    for (auto& [l, start] : m.flaps) {
+        auto t = nowMs - start;  // down 0-3 s, up 3-8 s, down 8-12 s, then up
+        if (t < 3000 || (t >= 8000 && t < 12000)) m.linkDown[l] = 1;
+    }
+    for (std::uint32_t l = 0; l < L.linkCount(); ++l) {
+        const auto& link = L.links()[l];
+        for (auto p : {link.aPort, link.bPort})
+            if (p != kNoIndex && switchDown[L.ports()[p].switchIndex]) m.linkDown[l] = 1;
+        double u = 0;
+        auto r = link.rackIndex;
+        double n = noise(c.seed + 3, l, m.stepNo);
+        if (link.tier == 0 && link.gpu != kNoIndex) {
+            auto ph = rackPhase[L.gpuRack()[link.gpu]];
+            u = ph < 0 ? 0.2 : ph ? c.nicUtilComm + 5 * n : c.nicUtilCompute + n;
+        } else if (link.tier <= 1 && r != kNoIndex) {
+            auto ph = rackPhase[r];
+            bool spans = m.rackJob[r] >= 0 && m.jobs[m.rackJob[r]].spansRacks;
+            u = ph < 0 ? 0.1 : ph && spans ? 0.8 * c.nicUtilComm + 5 * n : 2 + n;
+        } else {
+            // Above the zones: the share of the zone's racks in a zone-spanning exchange.
+            std::size_t z = L.zones().size();
+            if (link.aPort != kNoIndex) {
+                const auto& sw = L.switches()[L.ports()[link.aPort].switchIndex];
+                for (std::size_t i = 0; i < L.zones().size(); ++i)
+                    if (L.zones()[i] == sw.zone) z = i;
+            }
+            double share = zoneRacks[z] > 0 ? zoneComm[z] / zoneRacks[z] : 0;
+            u = 1 + 90 * share + n;
+        }
+        m.linkUtil[l] = static_cast<float>(m.linkDown[l] ? 0 : std::clamp(u, 0.0, 100.0));
+    }
+    // Ports, per switch: counters advance with their link's utilization.
+    int nCounters = c.fullFidelity ? 12 : 3;
+    std::size_t i0 = 0;
+    while (i0 < m.emitPorts.size()) {
+        auto sw = L.ports()[m.emitPorts[i0]].switchIndex;
+        std::size_t i1 = i0;
+        while (i1 < m.emitPorts.size() && L.ports()[m.emitPorts[i1]].switchIndex == sw) ++i1;
+        for (std::size_t i = i0; i < i1; ++i) {
+            auto p = m.emitPorts[i];
+            auto l = L.ports()[p].linkIndex;
+            double u = l == kNoIndex ? 0 : m.linkUtil[l];
+            double bytes = u / 100.0 * L.ports()[p].speedGbps * 1e9 / 8 * static_cast<double>(dtMs) / 1000;
+            m.inOct[p] += std::floor(bytes);
+            m.outOct[p] += std::floor(bytes * (0.97 + 0.03 * noise(c.seed + 4, p, m.stepNo)));
+        }
+        for (int k = 0; k < nCounters; ++k)
+            for (std::size_t i = i0; i < i1; ++i) {
+                auto p = m.emitPorts[i];
+                auto l = L.ports()[p].linkIndex;
+                std::int64_t v = 0;
+                switch (k) {
+                    case 0: v = (l != kNoIndex && m.linkDown[l]) || switchDown[sw] ? 2 : 1; break;
+                    case 1: v = static_cast<std::int64_t>(m.inOct[p]); break;
+                    case 2: v = static_cast<std::int64_t>(m.outOct[p]); break;
+                    case 3: v = static_cast<std::int64_t>(m.inOct[p] / 4096); break;
+                    case 4: v = static_cast<std::int64_t>(m.outOct[p] / 4096); break;
+                    default: v = 0; break;
+                }
+                out += kPortMetrics[k];
+                out += m.portLabels[p];
+                appendInt(out, v);
+                out += '\n';
+                ++samples;
+            }
+        i0 = i1;
+    }
+    stats_.samplesLastStep = samples;
+}
+
+}  // namespace loom::backend

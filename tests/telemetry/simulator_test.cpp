@@ -1,0 +1,112 @@
+#include "loom/backend/simulator.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "loom/backend/telemetry_hub.hpp"
+#include "synthetic_inventory.hpp"
+
+namespace loom::backend {
+namespace {
+
+std::shared_ptr<const HallLayout> layout(int zones, int racks) {
+    return std::make_shared<const HallLayout>(HallLayout::build(
+        testing::syntheticCluster({.zones = zones, .racksPerZone = racks, .ctswPerZone = 4,
+                                   .ctswUplinks = 4, .atsw = 4})));
+}
+
+TEST(Simulator, DeterministicForASeed) {
+    auto L = layout(2, 16);
+    SimulatorConfig c;
+    c.seed = 42;
+    c.xidPerGpuHour = 0.5;  // plenty of failures in a short run
+    c.flapPerLinkHour = 0.5;
+    Simulator a(L, c), b(L, c);
+    std::string ta, tb;
+    for (int i = 0; i < 30; ++i) {
+        std::int64_t t = 1'700'000'000'000 + i * 1000;
+        a.step(t, ta);
+        b.step(t, tb);
+        ASSERT_EQ(ta, tb) << "step " << i;
+    }
+    c.seed = 43;
+    Simulator d(L, c);
+    std::string td;
+    for (int i = 0; i < 30; ++i) d.step(1'700'000'000'000 + i * 1000, td);
+    EXPECT_NE(ta, td);
+}
+
+TEST(Simulator, FeedsTheHubWithALivingCluster) {
+    auto L = layout(2, 16);
+    SimulatorConfig c;
+    c.seed = 7;
+    c.xidPerGpuHour = 2;       // ~1 XID per second on 512 GPUs
+    c.flapPerLinkHour = 0.05;
+    c.rtswDownPerSwitchHour = 0.5;
+    Simulator sim(L, c);
+    HubOptions o;
+    std::int64_t now = 1'700'000'000'000;
+    o.clock = [&] { return now; };
+    TelemetryHub hub(L, o);
+    std::vector<FailureEvent> events;
+    hub.addEventListener([&](const FailureEvent& e) { events.push_back(e); });
+    std::string body;
+    int hot = 0;  // most links above 50 % at one moment (communication phases)
+    for (int i = 0; i < 120; ++i, now += 1000) {
+        sim.step(now, body);
+        auto r = hub.ingestText(body, now);
+        ASSERT_TRUE(r) << r.error().toString();
+        ASSERT_EQ(r->unknownTotal(), 0u) << r->toJson().dump();
+        ASSERT_EQ(r->ignored, 0u);
+        hub.tick(now);
+        int hotNow = 0;
+        for (auto u : hub.packed(Topic::LinkUtil, now)) hotNow += u != kNoData && u > 50;
+        hot = std::max(hot, hotNow);
+    }
+    EXPECT_GT(sim.stats().jobsStarted, 0u);
+    EXPECT_GT(sim.stats().gpusBusy, L->gpuCount() / 2);
+    auto util = hub.packed(Topic::GpuUtil, now - 1000);
+    int busy = 0, nodata = 0;
+    for (auto u : util) {
+        busy += u != kNoData && u >= 30;
+        nodata += u == kNoData;
+    }
+    EXPECT_EQ(nodata, 0);
+    EXPECT_GT(busy, static_cast<int>(L->gpuCount() / 3));
+    EXPECT_GT(hot, 16);
+    bool xid = false, down = false;
+    for (const auto& e : events) {
+        xid |= e.kind == "gpu_xid";
+        down |= e.kind == "link_down";
+    }
+    EXPECT_TRUE(xid);
+    EXPECT_TRUE(down);
+    EXPECT_GT(sim.stats().xids, 0u);
+}
+
+TEST(Simulator, FullFidelityWritesEveryField) {
+    auto L = layout(1, 4);
+    SimulatorConfig c;
+    c.fullFidelity = true;
+    Simulator sim(L, c);
+    std::string body;
+    sim.step(1'700'000'000'000, body);
+    std::size_t ports = 0;
+    for (const auto& p : L->ports()) ports += p.number != 0;
+    EXPECT_EQ(sim.stats().samplesLastStep, L->gpuCount() * 20 + ports * 12);
+    TelemetryHub hub(L);
+    auto r = hub.ingestText(body, 1'700'000'000'000);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->ignored, 0u);
+    EXPECT_EQ(r->applied, r->samples);
+}
+
+TEST(Simulator, EmptyLayoutDoesNothing) {
+    Simulator sim(std::make_shared<const HallLayout>());
+    std::string body;
+    sim.step(1000, body);
+    EXPECT_TRUE(body.empty());
+}
+
+}  // namespace
+}  // namespace loom::backend
