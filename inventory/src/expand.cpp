@@ -17,6 +17,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace loom::inventory {
 namespace {
 
@@ -49,6 +53,25 @@ void mergeLabels(Labels& into, const Labels& from) {
         else
             into.insert(pos, l);
     }
+}
+
+// The big entity arrays (tens of MB for the 24k clusters) are written once, front to back.
+// With 4 KiB pages that is one page fault per 4 KiB, and on virtualized hosts a fault costs
+// ~10 us: measured, first-touch faults were most of a cold expansion. Asking for
+// transparent huge pages on these buffers (a hint; ignored where THP is off) removes most of
+// them. Smaller buffers are left alone.
+template <class T>
+void preferHugePages(std::vector<T>& v) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    constexpr std::uintptr_t kHuge = 2u << 20;
+    std::uintptr_t begin = reinterpret_cast<std::uintptr_t>(v.data());
+    std::uintptr_t end = begin + v.capacity() * sizeof(T);
+    begin = (begin + kHuge - 1) & ~(kHuge - 1);
+    end &= ~(kHuge - 1);
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+    (void)v;
+#endif
 }
 
 NamePattern compiled(const std::string& text) {
@@ -182,6 +205,10 @@ private:
         inv_.links.reserve(links);
         inv_.ports.reserve(links * 2 + nics / 8);
         inv_.storageNodes.reserve(storageNodes);
+        preferHugePages(inv_.ports);
+        preferHugePages(inv_.links);
+        preferHugePages(inv_.nics);
+        preferHugePages(inv_.gpus);
         linkEnds_.reserve(links);
         linkNet_.reserve(links);
         switchLoc_.reserve(switches);
