@@ -49,7 +49,9 @@ VerifyReport verify(const Router& r, std::size_t maxProblems) {
             ++rep.entriesChecked;
             auto m = r.mode(s, ti);
             if (m == RouteMode::None || m == RouteMode::Self) {
-                if ((m == RouteMode::Self) != (s == tgt)) {
+                bool wrong = (m == RouteMode::Self && s != tgt) ||
+                             (s == tgt && m == RouteMode::None && t.switchUp[s]);
+                if (wrong) {
                     ++rep.loops;
                     problem("entry of " + t.switchNames[s] + " for " + t.switchNames[tgt] +
                             " claims to be the target");

@@ -1,0 +1,227 @@
+// `fabric export|verify|simulate -f SPEC`: the fabric engine offline, on a cluster spec file
+// (no server). The live variants (routes, config, impact, degradation) are in
+// fabric_server_command.cpp.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "loom/fabric/export.hpp"
+#include "loom/fabric/impact.hpp"
+#include "loom/fabric/routing.hpp"
+#include "loom/fabric/verify.hpp"
+#include "loom/inventory/spec.hpp"
+#include "loomctl/commands.hpp"
+
+namespace loom::loomctl {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct Offline {
+    std::string spec;
+    std::vector<std::string> failLinks, failSwitches;
+};
+
+bool onTerminal() { return ::isatty(STDERR_FILENO) != 0; }
+
+void progress(const std::string& msg) {
+    if (onTerminal()) std::cerr << "\r\033[K" << msg << std::flush;
+}
+void progressDone() {
+    if (onTerminal()) std::cerr << "\r\033[K" << std::flush;
+}
+
+double msSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Loads the spec and routes it; prints errors as `file:line: path: message` and exits 2.
+fabric::Router loadAndRoute(const Offline& o) {
+    progress("loading " + o.spec + " ...");
+    auto inv = inventory::loadClusterSpecFile(o.spec);
+    if (!inv) {
+        progressDone();
+        const auto& e = inv.error();
+        std::cerr << o.spec << ':' << e.line << ": " << (e.path.empty() ? "" : e.path + ": ")
+                  << e.message << '\n';
+        throw CLI::RuntimeError(2);
+    }
+    progress("building the topology graph ...");
+    auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true});
+    if (!topo) {
+        progressDone();
+        const auto& e = topo.error();
+        std::cerr << o.spec << ": " << (e.path.empty() ? "" : e.path + ": ") << e.message << '\n';
+        throw CLI::RuntimeError(2);
+    }
+    progress("routing " + std::to_string(topo->switchCount()) + " switches, " +
+             std::to_string(topo->linkCount()) + " links ...");
+    fabric::Router router(std::move(*topo));
+    const auto& t = router.topology();
+    for (const auto& name : o.failLinks) {
+        auto l = t.findLink(name);
+        if (l == fabric::kNone) {
+            progressDone();
+            std::cerr << "--fail-link: no backend link named " << name << '\n';
+            throw CLI::RuntimeError(2);
+        }
+        router.setLinkState(l, fabric::LinkState::Down);
+    }
+    for (const auto& name : o.failSwitches) {
+        auto s = t.findSwitch(name);
+        if (s == fabric::kNone) {
+            progressDone();
+            std::cerr << "--fail-switch: no backend switch named " << name << '\n';
+            throw CLI::RuntimeError(2);
+        }
+        router.setSwitchUp(s, false);
+    }
+    progressDone();
+    return router;
+}
+
+void addOfflineOptions(CLI::App* cmd, Offline& o) {
+    cmd->add_option("-f,--file", o.spec, "Cluster spec (YAML)")->required();
+    cmd->add_option("--fail-link", o.failLinks, "Treat this backend link as down (repeatable)");
+    cmd->add_option("--fail-switch", o.failSwitches, "Treat this backend switch as down (repeatable)");
+}
+
+void runExport(const Offline& o, const std::string& formatName, const std::string& outDir) {
+    auto format = fabric::parseExportFormat(formatName);
+    if (!format) {
+        std::cerr << "--format: must be one of frr, opensm, slurm, json (got " << formatName << ")\n";
+        throw CLI::RuntimeError(2);
+    }
+    auto t0 = Clock::now();
+    auto router = loadAndRoute(o);
+    auto files = fabric::exportFabric(router, *format);
+    if (!files) {
+        std::cerr << files.error().toString() << '\n';
+        throw CLI::RuntimeError(2);
+    }
+    std::error_code ec;
+    fs::create_directories(outDir, ec);
+    if (ec) {
+        std::cerr << outDir << ": " << ec.message() << '\n';
+        throw CLI::RuntimeError(1);
+    }
+    std::size_t bytes = 0, n = 0;
+    for (const auto& f : *files) {
+        if (++n % 64 == 0) progress("writing " + std::to_string(n) + "/" + std::to_string(files->size()));
+        fs::path p = fs::path(outDir) / f.name;
+        fs::create_directories(p.parent_path(), ec);
+        std::ofstream out(p, std::ios::binary);
+        out << f.content;
+        if (!out) {
+            progressDone();
+            std::cerr << p.string() << ": write failed\n";
+            throw CLI::RuntimeError(1);
+        }
+        bytes += f.content.size();
+    }
+    progressDone();
+    std::cout << "wrote " << files->size() << " " << formatName << " file(s), " << bytes
+              << " bytes, to " << outDir << " in " << static_cast<long>(msSince(t0)) << " ms\n";
+}
+
+void runVerify(const Offline& o) {
+    auto router = loadAndRoute(o);
+    const auto& t = router.topology();
+    auto t0 = Clock::now();
+    auto rep = fabric::verify(router);
+    std::cout << "fabric " << inventory::fabricTypeName(t.type) << ": " << t.switchCount()
+              << " switches, " << t.linkCount() << " links, " << t.nicCount() << " NIC ports\n"
+              << "entries checked " << rep.entriesChecked << ", rack pairs " << rep.rackPairs
+              << " (unreachable " << rep.rackPairsUnreachable << "), host pairs " << rep.hostPairs
+              << " (unreachable " << rep.hostPairsUnreachable << ")\n"
+              << "loops " << rep.loops << ", down-then-up turns " << rep.downUpTurns << '\n'
+              << "routes per fabric link: max " << rep.maxLinkRoutes << ", avg "
+              << rep.avgLinkRoutes << '\n';
+    for (const auto& p : rep.problems) std::cout << "  " << p << '\n';
+    std::cout << (rep.ok() ? "OK" : "FAILED") << " (" << static_cast<long>(msSince(t0)) << " ms)\n";
+    if (!rep.ok()) throw CLI::RuntimeError(1);
+}
+
+std::vector<std::string> splitList(const std::vector<std::string>& in) {
+    std::vector<std::string> out;
+    for (const auto& s : in) {
+        std::stringstream ss(s);
+        std::string item;
+        while (std::getline(ss, item, ','))
+            if (!item.empty()) out.push_back(item);
+    }
+    return out;
+}
+
+void runSimulate(const Offline& o, const std::vector<std::string>& hostArgs,
+                 const std::string& collectiveName) {
+    auto c = fabric::parseCollective(collectiveName);
+    if (!c) {
+        std::cerr << "--collective: must be allreduce, allgather or alltoall (got "
+                  << collectiveName << ")\n";
+        throw CLI::RuntimeError(2);
+    }
+    auto router = loadAndRoute(o);
+    auto hosts = splitList(hostArgs);
+    if (hosts.empty()) hosts = router.topology().hostNames;  // the whole cluster
+    auto res = fabric::impactByName(router, hosts, *c);
+    if (!res) {
+        std::cerr << res.error().toString() << '\n';
+        throw CLI::RuntimeError(2);
+    }
+    std::cout << fabric::collectiveName(*c) << " over " << hosts.size() << " hosts ("
+              << res->flows << " flows): busbw " << res->busBwGbps << " Gb/s, normalized "
+              << res->busBwNormalized << "/100";
+    if (res->unroutedFlows) std::cout << ", " << res->unroutedFlows << " flows unroutable";
+    std::cout << '\n';
+    for (const auto& b : res->bottlenecks)
+        std::cout << "  bottleneck " << b.name << ": " << b.flows << " flows, " << b.gbpsPerFlow
+                  << " Gb/s each\n";
+}
+
+}  // namespace
+
+void addFabricCommands(CLI::App& fabric) {
+    auto ex = std::make_shared<Offline>();
+    auto format = std::make_shared<std::string>();
+    auto outDir = std::make_shared<std::string>();
+    auto* exportCmd = fabric.add_subcommand(
+        "export", "Route a cluster spec offline and write frr|opensm|slurm|json configs to a directory");
+    addOfflineOptions(exportCmd, *ex);
+    exportCmd->add_option("--format", *format, "frr, opensm, slurm or json")->required();
+    exportCmd->add_option("-o,--output", *outDir, "Output directory")->required();
+    exportCmd->callback([=] {
+        runExport(*ex, *format, *outDir);
+        throw CLI::RuntimeError(0);
+    });
+
+    auto vo = std::make_shared<Offline>();
+    auto* verifyCmd = fabric.add_subcommand(
+        "verify", "Route a cluster spec offline and check reachability, loops, turns and balance");
+    addOfflineOptions(verifyCmd, *vo);
+    verifyCmd->callback([=] {
+        runVerify(*vo);
+        throw CLI::RuntimeError(0);
+    });
+
+    auto so = std::make_shared<Offline>();
+    auto hosts = std::make_shared<std::vector<std::string>>();
+    auto coll = std::make_shared<std::string>("allreduce");
+    auto* simCmd = fabric.add_subcommand(
+        "simulate", "Offline failure impact: bus bandwidth of a collective over hosts of a spec");
+    addOfflineOptions(simCmd, *so);
+    simCmd->add_option("--hosts", *hosts, "Host names (comma separated; default: all hosts)");
+    simCmd->add_option("--collective", *coll, "allreduce, allgather or alltoall");
+    simCmd->callback([=] {
+        runSimulate(*so, *hosts, *coll);
+        throw CLI::RuntimeError(0);
+    });
+}
+
+}  // namespace loom::loomctl

@@ -1,0 +1,190 @@
+// Fabric engine on the 24k reference clusters (configs/clusters/meta-24k-{roce,ib}.yaml):
+// full routing, verification, one-link incremental reroute, impact of a 4,096-GPU ring
+// AllReduce, and peak RSS (VmHWM, reported as a counter).
+//
+//   loom_fabric_bench [--benchmark_filter=...]
+//   loom_fabric_bench --write-ib-json=FILE [--ib-pods=N]   topology for opensm-compare
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "loom/fabric/impact.hpp"
+#include "loom/fabric/routing.hpp"
+#include "loom/fabric/testbed.hpp"
+#include "loom/fabric/verify.hpp"
+#include "loom/inventory/spec.hpp"
+
+namespace {
+
+using namespace loom::fabric;
+
+double peakRssMb() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+    return 0;
+}
+
+loom::inventory::Inventory load(bool roce) {
+    std::string path = std::string(LOOM_SOURCE_DIR) + "/configs/clusters/" +
+                       (roce ? "meta-24k-roce.yaml" : "meta-24k-ib.yaml");
+    auto inv = loom::inventory::loadClusterSpecFile(path);
+    if (inv) return std::move(*inv);
+    std::cerr << path << ": " << inv.error().toString() << " -- using the built-in shape\n";
+    return roce ? testbed::makeRoce(testbed::meta24kRoce()) : testbed::makeIb(testbed::meta24kIb());
+}
+
+Topology& topo(bool roce) {
+    static std::unique_ptr<Topology> t[2];
+    auto& slot = t[roce ? 0 : 1];
+    if (!slot) {
+        auto built = buildTopology(load(roce));
+        if (!built) {
+            std::cerr << built.error().toString() << '\n';
+            std::exit(1);
+        }
+        slot = std::make_unique<Topology>(std::move(*built));
+    }
+    return *slot;
+}
+
+Router& router(bool roce) {
+    static std::unique_ptr<Router> r[2];
+    auto& slot = r[roce ? 0 : 1];
+    if (!slot) slot = std::make_unique<Router>(topo(roce));
+    return *slot;
+}
+
+void counters(benchmark::State& st, const Router& r) {
+    st.counters["peak_rss_mb"] = peakRssMb();
+    st.counters["tables_mb"] = static_cast<double>(r.memoryBytes()) / (1 << 20);
+}
+
+void BM_FullRouting(benchmark::State& st, bool roce) {
+    Router& r = router(roce);
+    for (auto _ : st) r.recomputeAll();
+    counters(st, r);
+    st.counters["switches"] = r.topology().switchCount();
+    st.counters["links"] = r.topology().linkCount();
+}
+
+void BM_Verify(benchmark::State& st, bool roce) {
+    Router& r = router(roce);
+    VerifyReport rep;
+    for (auto _ : st) rep = verify(r);
+    st.counters["violations"] = static_cast<double>(rep.loops + rep.downUpTurns + rep.rackPairsUnreachable);
+    st.counters["max_link_routes"] = rep.maxLinkRoutes;
+    st.counters["avg_link_routes"] = rep.avgLinkRoutes;
+    counters(st, r);
+}
+
+// One link fails, then (next iteration) comes back: each iteration is one incremental reroute.
+// tier 1: a rack/leaf uplink (the common failure); tier 2: a CTSW/spine uplink.
+void BM_RerouteOneLink(benchmark::State& st, bool roce, int tier) {
+    Router& r = router(roce);
+    const auto& t = r.topology();
+    auto sw = t.tierSwitches[tier][t.tierSwitches[tier].size() / 2];
+    auto link = t.upLinks(sw)[0];
+    bool down = true;
+    UpdateStats last;
+    for (auto _ : st) {
+        last = r.setLinkState(link, down ? LinkState::Down : LinkState::Up);
+        down = !down;
+    }
+    if (!down) r.setLinkState(link, LinkState::Up);
+    st.counters["targets_recomputed"] = last.targetsRecomputed;
+    st.counters["entries_recomputed"] = static_cast<double>(last.entriesRecomputed);
+    counters(st, r);
+}
+
+// 4,096 GPUs = 512 hosts, contiguous (as a scheduler packs a job), ring AllReduce over 8 rails.
+void BM_Impact4096(benchmark::State& st, bool roce) {
+    Router& r = router(roce);
+    std::vector<std::int32_t> hosts(512);
+    for (int i = 0; i < 512; ++i) hosts[i] = i;
+    double bw = 0;
+    for (auto _ : st) {
+        auto res = impact(r, hosts, Collective::AllReduce);
+        bw = res ? res->busBwNormalized : -1;
+    }
+    st.counters["busbw_normalized"] = bw;
+    counters(st, r);
+}
+
+void BM_DegradationMap(benchmark::State& st, bool roce) {
+    Router& r = router(roce);
+    for (auto _ : st) benchmark::DoNotOptimize(degradationMap(r));
+    counters(st, r);
+}
+
+int writeIbJson(const std::string& path, int pods) {
+    auto shape = testbed::meta24kIb();
+    shape.pods = pods;
+    if (pods != 24) shape.cores = shape.cores;  // same radix: cores keep one port per pod
+    auto built = buildTopology(pods == 24 ? load(false) : testbed::makeIb(shape));
+    if (!built) {
+        std::cerr << built.error().toString() << '\n';
+        return 1;
+    }
+    const auto& t = *built;
+    std::ofstream out(path);
+    out << "{\"nodes\": [";
+    bool first = true;
+    // The first HCA goes first: topo2ibsim attaches the SM to the first HCA it writes.
+    for (std::int32_t n = 0; n < t.nicCount(); ++n) {
+        out << (first ? "" : ",\n") << "{\"name\": \"" << t.nicNames[n] << "\", \"kind\": \"hca\", \"ports\": 1}";
+        first = false;
+    }
+    std::vector<int> maxPort(t.switchCount(), 1);
+    for (std::int32_t l = 0; l < t.linkCount(); ++l) {
+        maxPort[t.linkB[l]] = std::max<int>(maxPort[t.linkB[l]], t.linkBPort[l]);
+        if (t.isSwitch(t.linkA[l])) maxPort[t.linkA[l]] = std::max<int>(maxPort[t.linkA[l]], t.linkAPort[l]);
+    }
+    for (std::int32_t s = 0; s < t.switchCount(); ++s)
+        out << ",\n{\"name\": \"" << t.switchNames[s] << "\", \"kind\": \"switch\", \"ports\": " << std::max(36, maxPort[s]) << "}";
+    out << "],\n\"links\": [";
+    for (std::int32_t l = 0; l < t.linkCount(); ++l) {
+        auto a = t.linkA[l];
+        std::string an = t.isSwitch(a) ? t.switchNames[a] : t.nicNames[a - t.switchCount()];
+        out << (l ? ",\n" : "") << "{\"a\": \"" << an << "\", \"aPort\": " << t.linkAPort[l] << ", \"b\": \""
+            << t.switchNames[t.linkB[l]] << "\", \"bPort\": " << t.linkBPort[l] << "}";
+    }
+    out << "]}\n";
+    std::cerr << "wrote " << path << ": " << t.switchCount() << " switches, " << t.nicCount()
+              << " HCA ports, " << t.linkCount() << " links\n";
+    return out ? 0 : 1;
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_FullRouting, roce24k, true)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK_CAPTURE(BM_FullRouting, ib24k, false)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK_CAPTURE(BM_Verify, roce24k, true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Verify, ib24k, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RerouteOneLink, roce24k_rtsw_uplink, true, 1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RerouteOneLink, roce24k_ctsw_uplink, true, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RerouteOneLink, ib24k_leaf_uplink, false, 1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RerouteOneLink, ib24k_spine_uplink, false, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Impact4096, roce24k, true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Impact4096, ib24k, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_DegradationMap, roce24k, true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_DegradationMap, ib24k, false)->Unit(benchmark::kMillisecond);
+
+int main(int argc, char** argv) {
+    std::string ibJson;
+    int pods = 24;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strncmp(argv[i], "--write-ib-json=", 16) == 0) ibJson = argv[i] + 16;
+        if (std::strncmp(argv[i], "--ib-pods=", 10) == 0) pods = std::atoi(argv[i] + 10);
+    }
+    if (!ibJson.empty()) return writeIbJson(ibJson, pods);
+    benchmark::Initialize(&argc, argv);
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,47 @@
+// Exporters: the computed routes as files the real systems load.
+//
+//   frr     one `<switch>.conf` per RoCE switch: FRR integrated config with BGP unnumbered
+//           eBGP on the AddressPlan ASNs, multipath-relax, maximum-paths 64, loopback and
+//           rack prefix `network` statements, and the link-bandwidth extended community
+//           (`set extcommunity bandwidth cumulative`) so unequal-cost multipath follows lost links.
+//           Drained or down links get `neighbor swpN shutdown`. Interfaces are `swp<port>`.
+//   opensm  `opensm-lfts.dump` in the format of OpenSM's `file` routing engine (-R file -U),
+//           and `guid2lid` (opensm -x / honor_guid2lid) with Loom's LIDs. GUIDs are
+//           deterministic: switch 0x0002c90300000000 + id + 1, HCA port 0x0002c90400000000 +
+//           NIC index + 1 (inventory carries no GUIDs yet).
+//   slurm   `topology.conf` for the tree plugin: leaf switches with their hosts (a host sits
+//           under the leaf of its first backend NIC), one logical switch per zone, one root.
+//   json    `routes/<switch>.json`: RoCE {switch, asn, loopback, groups, routes: prefix→group};
+//           InfiniBand {switch, lid, guid, lft: [port per LID]} (255 = drop).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/fabric/routing.hpp"
+
+namespace loom::fabric {
+
+enum class ExportFormat : std::uint8_t { Frr, Opensm, Slurm, Json };
+std::optional<ExportFormat> parseExportFormat(std::string_view s);
+std::string_view exportFormatName(ExportFormat f);
+
+struct ExportFile {
+    std::string name;  // relative path, e.g. "z1-r001-rtsw.conf" or "routes/core001.json"
+    std::string content;
+};
+
+// Errors: frr on an InfiniBand fabric, opensm on a RoCE fabric (InvalidArgument).
+Result<std::vector<ExportFile>> exportFabric(const Router& router, ExportFormat format);
+
+std::string frrConfig(const Router& router, std::int32_t sw);
+std::string opensmLftDump(const Router& router);
+std::string slurmTopology(const Router& router);
+std::string routesJson(const Router& router, std::int32_t sw);
+
+std::uint64_t switchGuid(std::int32_t sw);
+std::uint64_t hcaPortGuid(std::int32_t nic);
+
+}  // namespace loom::fabric
