@@ -210,7 +210,6 @@ private:
         preferHugePages(inv_.nics);
         preferHugePages(inv_.gpus);
         linkEnds_.reserve(links);
-        linkNet_.reserve(links);
         switchLoc_.reserve(switches);
         switchMaxPort_.reserve(switches);
         switchSource_.reserve(switches);
@@ -268,7 +267,7 @@ private:
     }
 
     std::uint32_t addNic(std::string name, std::string_view owner, int index, Network net,
-                         const std::string& model, int speed, DeviceKind ownerKind) {
+                         const std::string& model, int speed) {
         Nic n;
         n.name = std::move(name);
         n.host = owner;
@@ -284,7 +283,6 @@ private:
         p.deviceKind = DeviceKind::Nic;
         p.index = 1;
         p.speedGbps = speed;
-        (void)ownerKind;
         inv_.nics.push_back(std::move(n));
         inv_.ports.push_back(std::move(p));
         return std::uint32_t(inv_.ports.size() - 1);
@@ -305,7 +303,6 @@ private:
         }
         inv_.links.push_back(std::move(l));
         linkEnds_.push_back({aPort, bPort});
-        linkNet_.push_back(net);
     }
 
     // A rack: applies its override, returns its index and how many hosts it really has.
@@ -366,15 +363,13 @@ private:
             buf = hn;
             buf += "-nic";
             NamePattern::appendNumber(buf, i, 0);
-            addNic(std::move(buf), hn, i, Network::Backend, hm.backendNicModel, hm.backendSpeedGbps,
-                   DeviceKind::Nic);
+            addNic(std::move(buf), hn, i, Network::Backend, hm.backendNicModel, hm.backendSpeedGbps);
         }
         for (int i = 0; i < hm.frontendNics; ++i) {
             buf = hn;
             buf += "-fe";
             NamePattern::appendNumber(buf, i, 0);
-            addNic(std::move(buf), hn, i, Network::Frontend, hm.frontendNicModel, hm.frontendSpeedGbps,
-                   DeviceKind::Nic);
+            addNic(std::move(buf), hn, i, Network::Frontend, hm.frontendNicModel, hm.frontendSpeedGbps);
         }
         return first;
     }
@@ -575,8 +570,7 @@ private:
                     buf = nn;
                     buf += "-nic";
                     NamePattern::appendNumber(buf, i, 0);
-                    std::uint32_t p = addNic(std::move(buf), nn, i, Network::Storage, sm.nicModel, sm.nicSpeedGbps,
-                                             DeviceKind::StorageNode);
+                    std::uint32_t p = addNic(std::move(buf), nn, i, Network::Storage, sm.nicModel, sm.nicSpeedGbps);
                     link(p, switchPort(ssw, n * sm.nics + i + 1), Network::Storage, loc, loc);
                 }
             }
@@ -769,7 +763,6 @@ private:
     std::vector<int> switchMaxPort_;
     std::vector<const SpecSource*> switchSource_;
     std::vector<std::array<std::uint32_t, 2>> linkEnds_;
-    std::vector<Network> linkNet_;
     std::size_t feUplink_ = 0;
     int suCount_ = 0;
 };

@@ -66,7 +66,7 @@ std::optional<std::string> NamePattern::compile(std::string_view text, std::uint
             i = close + 1;
         } else {
             if (!isNameChar(text[i]))
-                return "character '" + std::string(1, text[i]) +
+                return "character '" + showChar(text[i]) +
                        "' is not allowed in names (use letters, digits, '-', '_', '.')";
             if (segments_.empty() || segments_.back().var != kLiteral)
                 segments_.push_back(Segment{});
@@ -236,7 +236,7 @@ public:
         if (s.size() > 128) failAt("must be at most 128 characters", path, line);
         for (char c : s)
             if (!detail::isNameChar(c))
-                failAt("character '" + std::string(1, c) +
+                failAt("character '" + detail::showChar(c) +
                            "' is not allowed in names (use letters, digits, '-', '_', '.')",
                        path, line);
     }
@@ -280,7 +280,7 @@ public:
                 failAt("label keys must be 1 to 63 characters", kp, lineOf(it->first));
             for (char c : key)
                 if (!detail::isNameChar(c) && c != '/')
-                    failAt("character '" + std::string(1, c) + "' is not allowed in label keys",
+                    failAt("character '" + detail::showChar(c) + "' is not allowed in label keys",
                            kp, lineOf(it->first));
             if (!it->second.IsScalar())
                 failAt("label values must be strings, got " + describe(it->second), kp,

@@ -74,4 +74,12 @@ inline bool isNameChar(char c) {
            c == '-' || c == '_' || c == '.';
 }
 
+// A character for an error message: itself if printable, else \xNN.
+inline std::string showChar(char c) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) return std::string(1, c);
+    static constexpr char kHex[] = "0123456789abcdef";
+    return std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
+}
+
 }  // namespace loom::inventory::detail

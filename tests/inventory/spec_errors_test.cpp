@@ -127,6 +127,8 @@ const BadDoc kBadDocs[] = {
      "must equal gpus (8): one backend NIC per GPU, NIC i on rail i", "spec.models.hosts[0].backendNics", 12},
     {"bad_name_chars", with("name: lab", "name: \"lab one\""),
      "character ' ' is not allowed in names (use letters, digits, '-', '_', '.')", "spec.site.name", 7},
+    {"control_char_in_name", with("name: lab", "name: \"la\\tb\""),
+     R"(character '\x09' is not allowed in names (use letters, digits, '-', '_', '.'))", "spec.site.name", 7},
     {"bad_placeholder", with("  zones:\n", "  naming:\n    rack: \"{zone}-{x}\"\n  zones:\n"),
      "unknown placeholder {x}; allowed: {zone}, {row}, {n}", "spec.naming.rack", 16},
     {"pattern_without_number", with("  zones:\n", "  naming:\n    rack: \"{zone}-rack\"\n  zones:\n"),
