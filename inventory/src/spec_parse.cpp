@@ -675,7 +675,7 @@ private:
                     failAt("pod " + z.name + " has " + std::to_string(hosts) +
                                " hosts, not a multiple of hostsPerSu (" +
                                std::to_string(f.hostsPerSu) + ")",
-                           z.source.path + ".racks", z.source.line);
+                           z.source.path, z.source.line);
             }
             bool hasT3 = m.has("core");
             // Default: as many uplinks as downlinks, i.e. non-blocking.
@@ -727,7 +727,10 @@ private:
             fe.fcswCount = int(fcsw.requireInteger("count", 1, limits_.maxSwitchesPerTier));
             fe.fswUplinks = int(fsw.integer("uplinks", fe.fswUplinks, 0, limits_.maxSwitchPorts));
         } else {
-            fe.fswUplinks = int(fsw.integer("uplinks", 0, 0, 0));
+            fe.fswUplinks = int(fsw.integer("uplinks", 0, 0, limits_.maxSwitchPorts));
+            if (fe.fswUplinks > 0)
+                failAt("fsw uplinks go to the fcsws, and there are none (add frontend.fcsw)",
+                       fsw.at("uplinks"), lineOf(fsw.get("uplinks")));
         }
     }
 
