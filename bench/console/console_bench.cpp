@@ -228,6 +228,8 @@ int main(int argc, char** argv)
         map->fitAll();
         map->render(&img);
         img.save(qEnvironmentVariable("LOOM_BENCH_SHOT") + QStringLiteral("/bench-hall.png"));
+        fabric->render(&fimg);
+        fimg.save(qEnvironmentVariable("LOOM_BENCH_SHOT") + QStringLiteral("/bench-fabric-zone.png"));
         fabric->setZone(-1);
         fabric->render(&fimg);
         fimg.save(qEnvironmentVariable("LOOM_BENCH_SHOT") + QStringLiteral("/bench-fabric.png"));

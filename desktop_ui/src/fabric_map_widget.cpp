@@ -204,7 +204,7 @@ void FabricMapWidget::layoutScene()
     };
     if (zone_ < 0) {
         const int nz = std::max<int>(1, static_cast<int>(h.zones.size()));
-        const double colW = (W - 20) / nz;
+        const double colW = (W - 60) / nz;
         std::vector<int> top3;
         std::vector<std::vector<int>> t2(static_cast<size_t>(nz)), t1(static_cast<size_t>(nz));
         for (size_t i = 0; i < h.switches.size(); ++i) {
@@ -217,9 +217,9 @@ void FabricMapWidget::layoutScene()
             else if (t == 1)
                 t1[static_cast<size_t>(z)].push_back(static_cast<int>(i));
         }
-        grid(top3, QRectF(20, bandY(3) + 10, W - 40, bandH * 0.45));
+        grid(top3, QRectF(60, bandY(3) + 10, W - 80, bandH * 0.45));
         for (int z = 0; z < static_cast<int>(h.zones.size()); ++z) {
-            const double x = 10 + z * colW;
+            const double x = 50 + z * colW;
             zoneRects_[static_cast<size_t>(z)] = QRectF(x + 3, bandY(2), colW - 6, 2 * bandH);
             grid(t2[static_cast<size_t>(z)], QRectF(x + 8, bandY(2) + 10, colW - 16, bandH * 0.4));
             grid(t1[static_cast<size_t>(z)], QRectF(x + 8, bandY(1) + 10, colW - 16, bandH * 0.8));
@@ -239,9 +239,58 @@ void FabricMapWidget::layoutScene()
             else if (linked[i])
                 t3.push_back(static_cast<int>(i));
         }
-        grid(t3, QRectF(20, bandY(3) + 10, W - 40, std::min(bandH * 0.5, 40.0)));
-        grid(t2, QRectF(20, bandY(2) + 10, W - 40, std::min(bandH * 0.5, 40.0)));
-        grid(t1, QRectF(20, bandY(1) + 10, W - 40, bandH * 0.8));
+        QHash<int, int> col1, col2;
+        for (size_t i = 0; i < t1.size(); ++i)
+            col1.insert(t1[i], static_cast<int>(i));
+        for (size_t i = 0; i < t2.size(); ++i)
+            col2.insert(t2[i], static_cast<int>(i));
+        // Uplinks per T2 switch decide the height of the upper matrix.
+        std::vector<std::vector<int>> up(t2.size());
+        std::vector<int> m1Cells(t1.size() * t2.size(), -1);
+        for (size_t j = 0; j < linkSw_.size(); ++j) {
+            if (linkZone_[j] != zone_)
+                continue;
+            if (linkPair_[j] == 1) {
+                const int c = col1.value(linkSw_[j][0], -1), r = col2.value(linkSw_[j][1], -1);
+                if (c >= 0 && r >= 0)
+                    m1Cells[static_cast<size_t>(r) * t1.size() + static_cast<size_t>(c)] = static_cast<int>(j);
+            } else if (linkPair_[j] == 2) {
+                const int c = col2.value(linkSw_[j][0], -1);
+                if (c >= 0)
+                    up[static_cast<size_t>(c)].push_back(static_cast<int>(j));
+            }
+        }
+        m1Cols_ = static_cast<int>(t1.size());
+        m1Rows_ = static_cast<int>(t2.size());
+        m1_ = std::move(m1Cells);
+        m2Cols_ = static_cast<int>(t2.size());
+        m2Rows_ = 0;
+        for (const auto& u : up)
+            m2Rows_ = std::max<int>(m2Rows_, static_cast<int>(u.size()));
+        m2_.assign(static_cast<size_t>(m2Cols_) * m2Rows_, -1);
+        for (int c = 0; c < m2Cols_; ++c)
+            for (size_t r = 0; r < up[static_cast<size_t>(c)].size(); ++r)
+                m2_[r * static_cast<size_t>(m2Cols_) + static_cast<size_t>(c)] = up[static_cast<size_t>(c)][r];
+
+        const double left = 60, right = W - 20, avail = right - left;
+        // Top: tier 3; then the T2 uplink matrix above each T2 switch; then the T1-T2 matrix
+        // with one column per T1 switch, the T1 switches under it.
+        grid(t3, QRectF(left, top, avail, std::min(bandH * 0.35, 36.0)));
+        const double y2 = top + std::min(bandH * 0.35, 36.0) + 24;
+        const double m2H = std::min(bandH * 0.9, m2Rows_ * 8.0);
+        const double c2 = m2Cols_ ? avail / m2Cols_ : 0;
+        m2Rect_ = QRectF(left, y2, c2 * m2Cols_, m2H);
+        for (int i = 0; i < m2Cols_; ++i)
+            rects_[static_cast<size_t>(t2[static_cast<size_t>(i)])] = QRectF(left + i * c2 + 1, y2 + m2H + 4, c2 - 2, 18);
+        const double y1 = y2 + m2H + 44;
+        const double m1H = std::max(40.0, H - y1 - 60);
+        const double c1 = m1Cols_ ? avail / m1Cols_ : 0;
+        m1Rect_ = QRectF(left, y1, c1 * m1Cols_, m1H);
+        for (int i = 0; i < m1Cols_; ++i)
+            rects_[static_cast<size_t>(t1[static_cast<size_t>(i)])] =
+                QRectF(left + i * c1, y1 + m1H + 4, std::max(1.0, c1 - (c1 > 4 ? 1 : 0)), 18);
+        m1Img_ = QImage(std::max(1, m1Cols_), std::max(1, m1Rows_), QImage::Format_RGB32);
+        m2Img_ = QImage(std::max(1, m2Cols_), std::max(1, m2Rows_), QImage::Format_RGB32);
     }
     sceneSize_ = size();
     sceneDirty_ = false;
@@ -260,6 +309,21 @@ int FabricMapWidget::zoneAt(QPointF pos) const
         if (zoneRects_[z].contains(pos))
             return static_cast<int>(z);
     return -1;
+}
+
+int FabricMapWidget::matrixLinkAt(QPointF pos) const
+{
+    if (zone_ < 0)
+        return -1;
+    auto at = [&](const QRectF& r, const std::vector<int>& cells, int cols, int rows) {
+        if (cols <= 0 || rows <= 0 || !r.contains(pos))
+            return -1;
+        const int c = std::min(cols - 1, static_cast<int>((pos.x() - r.left()) / r.width() * cols));
+        const int row = std::min(rows - 1, static_cast<int>((pos.y() - r.top()) / r.height() * rows));
+        return cells[static_cast<size_t>(row) * cols + c];
+    };
+    const int a = at(m1Rect_, m1_, m1Cols_, m1Rows_);
+    return a >= 0 ? a : at(m2Rect_, m2_, m2Cols_, m2Rows_);
 }
 
 int FabricMapWidget::switchAt(QPointF pos) const
@@ -289,8 +353,19 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
     QFont bold = font();
     bold.setBold(true);
     p.setFont(bold);
-    for (int t = 3; t >= 1; --t)
-        p.drawText(QPointF(6, top + (3 - t) * bandH + 2), tierName[t]);
+    if (zone_ < 0) {
+        for (int t = 3; t >= 1; --t)
+            p.drawText(QPointF(6, top + (3 - t) * bandH + 2), tierName[t]);
+    } else {
+        // Label each tier where its switches are drawn in the drill-down.
+        double y[4] = {0, 0, 0, 0};
+        for (size_t i = 0; i < rects_.size(); ++i)
+            if (!rects_[i].isNull() && h.switches[i].tier >= 1 && h.switches[i].tier <= 3)
+                y[h.switches[i].tier] = rects_[i].center().y();
+        for (int t = 1; t <= 3; ++t)
+            if (y[t] > 0)
+                p.drawText(QRectF(4, y[t] - 9, 50, 18), Qt::AlignLeft | Qt::AlignVCenter, tierName[t]);
+    }
     p.setFont(font());
     p.drawText(QRectF(0, 4, width() - 8, 20), Qt::AlignRight,
                zone_ < 0 ? tr("%1 · %2 switches · %3 links — click a zone to drill down")
@@ -339,31 +414,52 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
                     label += tr(" · %1 down").arg(bad);
                 if (off)
                     label += tr(" · %1 off").arg(off);
-                p.drawText(QRectF(zr.left() + 2, (yLo + yHi) / 2 - 9, zr.width() / 2 - 6, 18),
-                           Qt::AlignRight | Qt::AlignVCenter, label);
+                // Count on one line, state on the next, right of the bundle.
+                QStringList parts = label.split(QStringLiteral(" · "));
+                p.drawText(QRectF(x + 12, (yLo + yHi) / 2 - 18, zr.width() / 2 - 14, 36),
+                           Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
+                           tr("%1 links").arg(parts.value(0)) + u'\n' + parts.mid(1).join(QStringLiteral(" · ")));
             }
         }
     } else {
-        // Every link of the zone between T1-T2 and T2-T3, failed ones last so they stay visible.
-        p.setRenderHint(QPainter::Antialiasing, false);
-        for (int pass = 0; pass < 2; ++pass)
-            for (size_t j = 0; j < linkSw_.size(); ++j) {
-                if (linkZone_[j] != zone_ || linkPair_[j] < 1)
-                    continue;
-                const auto hs = j < health.size() ? health[j] : kNoData;
-                const bool bad = hs >= 1 && hs <= 4;
-                if (bad != (pass == 1))
-                    continue;
-                const QRectF a = rects_[static_cast<size_t>(linkSw_[j][0])];
-                const QRectF b = linkSw_[j][1] >= 0 ? rects_[static_cast<size_t>(linkSw_[j][1])] : QRectF();
-                if (a.isNull() || b.isNull())
-                    continue;
-                QColor c = linkColor(j);
-                const bool sel = selected_ >= 0 && (linkSw_[j][0] == selected_ || linkSw_[j][1] == selected_);
-                c.setAlpha(bad || sel ? 255 : (selected_ >= 0 ? 25 : 70));
-                p.setPen(QPen(c, bad || sel ? 1.5 : 1));
-                p.drawLine(QPointF(a.center().x(), a.top()), QPointF(b.center().x(), b.bottom()));
+        auto fill = [&](QImage& img, const std::vector<int>& cells, int cols, int rows) {
+            for (int r = 0; r < rows; ++r) {
+                auto* line = reinterpret_cast<QRgb*>(img.scanLine(r));
+                for (int c = 0; c < cols; ++c) {
+                    const int j = cells[static_cast<size_t>(r) * cols + c];
+                    line[c] = j < 0 ? backgroundColor() : linkColor(static_cast<size_t>(j)).rgb();
+                }
             }
+        };
+        p.setPen(QColor(200, 200, 210));
+        if (m2Rows_ > 0 && m2Cols_ > 0) {
+            fill(m2Img_, m2_, m2Cols_, m2Rows_);
+            p.drawImage(m2Rect_, m2Img_);
+            p.drawText(QPointF(6, m2Rect_.center().y()), tr("uplinks"));
+        }
+        if (m1Rows_ > 0 && m1Cols_ > 0) {
+            fill(m1Img_, m1_, m1Cols_, m1Rows_);
+            p.drawImage(m1Rect_, m1Img_);
+            p.drawText(QPointF(m1Rect_.left(), m1Rect_.top() - 4), tr("%1 × %2 links (rows: %3, columns: %4)")
+                                                          .arg(m1Rows_).arg(m1Cols_).arg(tierName[2], tierName[1]));
+        }
+        // The selected switch's row or column.
+        if (selected_ >= 0) {
+            const QRectF sr = switchRect(selected_);
+            p.setPen(QPen(QColor(0, 229, 255), 1));
+            p.setBrush(Qt::NoBrush);
+            if (!sr.isNull() && h.switches[static_cast<size_t>(selected_)].tier == 1)
+                p.drawRect(QRectF(sr.left(), m1Rect_.top(), sr.width(), m1Rect_.height()));
+            else if (!sr.isNull() && h.switches[static_cast<size_t>(selected_)].tier == 2) {
+                const double rh = m1Rect_.height() / std::max(1, m1Rows_);
+                for (int r = 0; r < m1Rows_; ++r) {
+                    const int j = m1_[static_cast<size_t>(r) * m1Cols_];
+                    if (j >= 0 && linkSw_[static_cast<size_t>(j)][1] == selected_)
+                        p.drawRect(QRectF(m1Rect_.left(), m1Rect_.top() + r * rh, m1Rect_.width(), rh));
+                }
+                p.drawRect(QRectF(sr.left(), m2Rect_.top(), sr.width(), m2Rect_.height()));
+            }
+        }
     }
     // Switches on top.
     p.setPen(Qt::NoPen);
@@ -411,6 +507,9 @@ void FabricMapWidget::mouseReleaseEvent(QMouseEvent* e)
     if (sw >= 0) {
         selectSwitch(sw);
         Q_EMIT switchClicked(sw);
+    } else if (const int j = matrixLinkAt(e->position()); j >= 0 && linkSw_[static_cast<size_t>(j)][0] >= 0) {
+        selectSwitch(linkSw_[static_cast<size_t>(j)][0]);
+        Q_EMIT switchClicked(linkSw_[static_cast<size_t>(j)][0]);
     }
 }
 
@@ -420,7 +519,22 @@ bool FabricMapWidget::event(QEvent* e)
         auto* he = static_cast<QHelpEvent*>(e);
         const int sw = switchAt(he->pos());
         if (sw < 0) {
-            QToolTip::hideText();
+            const int j = matrixLinkAt(he->pos());
+            if (j < 0) {
+                QToolTip::hideText();
+                return true;
+            }
+            static const char* names[] = {"up", "degraded", "down", "drained", "not in service"};
+            const auto& u = state_->values(Topic::LinkUtil);
+            const auto& hv = state_->values(Topic::LinkHealth);
+            const auto uj = static_cast<size_t>(j) < u.size() ? u[static_cast<size_t>(j)] : kNoData;
+            const auto hj = static_cast<size_t>(j) < hv.size() ? hv[static_cast<size_t>(j)] : kNoData;
+            QToolTip::showText(he->globalPos(),
+                               QStringLiteral("<b>%1</b><br>utilization %2<br>%3")
+                                   .arg(state_->layout().links[j].toHtmlEscaped(),
+                                        uj <= 100 ? QString::number(uj) + u'%' : QStringLiteral("–"),
+                                        hj < 5 ? QLatin1String(names[hj]) : QStringLiteral("unknown")),
+                               this);
             return true;
         }
         const auto& s = stats_[static_cast<size_t>(sw)];

@@ -11,6 +11,7 @@
 #include "loom/console/cluster_state.hpp"
 
 #include <QHash>
+#include <QImage>
 #include <QPointer>
 #include <QWidget>
 
@@ -56,6 +57,7 @@ public:
     const SwitchStats& switchStats(int sw) const { return stats_[static_cast<size_t>(sw)]; }
     int zoneAt(QPointF pos) const;
     int switchAt(QPointF pos) const;
+    int linkAt(QPointF pos) const { return matrixLinkAt(pos); }  // zone view matrices
     QRectF switchRect(int sw) const;
 
 Q_SIGNALS:
@@ -88,6 +90,14 @@ private:
     std::vector<QRectF> zoneRects_;
     bool sceneDirty_ = true;
     QSize sceneSize_;
+    // Zone drill-down: link matrices instead of thousands of crossing lines. m1_ is
+    // T2 rows x T1 columns (RTSW uplinks), m2_ is uplink rows x T2 columns (CTSW uplinks);
+    // each cell holds a link index (-1 none) and is drawn as one pixel of an image, scaled.
+    std::vector<int> m1_, m2_;
+    int m1Cols_ = 0, m1Rows_ = 0, m2Cols_ = 0, m2Rows_ = 0;
+    QRectF m1Rect_, m2Rect_;
+    QImage m1Img_, m2Img_;
+    int matrixLinkAt(QPointF pos) const;
 };
 
 }  // namespace loom::console

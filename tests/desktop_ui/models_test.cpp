@@ -1,0 +1,139 @@
+#include "loom/console/events_view.hpp"
+#include "loom/console/provisioning_board.hpp"
+
+#include "fixture.hpp"
+
+#include <QJsonDocument>
+#include <QSignalSpy>
+
+#include <gtest/gtest.h>
+
+using namespace loom::console;
+
+namespace {
+QJsonObject obj(const QString& json) { return QJsonDocument::fromJson(json.toUtf8()).object(); }
+
+QJsonObject eventMsg(int seq, int id, const char* sev, const char* kind, const char* loc, const char* closed = nullptr)
+{
+    return obj(QStringLiteral(R"({"type":"event","seq":%1,"event":{"id":%2,"severity":"%3","kind":"%4","location":"%5",
+        "rack":"z1-r001","message":"m%2","openedAt":"2026-11-22T08:00:%6Z","closedAt":%7}})")
+                   .arg(seq).arg(id).arg(sev, kind, loc).arg(id % 60, 2, 10, QChar(u'0'))
+                   .arg(closed ? QStringLiteral("\"%1\"").arg(closed) : QStringLiteral("null")));
+}
+}  // namespace
+
+TEST(ConsoleRackModel, RowsFiltersAndLiveState)
+{
+    test::Fed f;
+    RackTableModel model(f.state.get());
+    RackFilterProxy proxy;
+    proxy.setSourceModel(&model);
+    ASSERT_EQ(model.rowCount(), 4);
+    EXPECT_EQ(model.index(0, RackTableModel::Name).data().toString(), "z1-r001");
+    EXPECT_EQ(model.index(0, RackTableModel::State).data().toString(), "in_service");
+    EXPECT_EQ(model.index(0, RackTableModel::Gpus).data().toInt(), 16);
+    EXPECT_TRUE(model.index(0, RackTableModel::Util).data().isValid());
+
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    ASSERT_TRUE(f.state->handleMessage(obj(R"({"type":"provisioning","seq":100,"rack":"z1-r003","from":"in_service","to":"burn_in"})")));
+    EXPECT_EQ(changed.count(), 1);
+    EXPECT_EQ(model.index(2, RackTableModel::State).data().toString(), "burn_in");
+
+    proxy.setStateFilter("burn_in");
+    ASSERT_EQ(proxy.rowCount(), 1);
+    EXPECT_EQ(proxy.index(0, 0).data().toString(), "z1-r003");
+    proxy.setStateFilter({});
+    proxy.setTextFilter("row02");
+    EXPECT_EQ(proxy.rowCount(), 2);
+    proxy.setTextFilter("R004");  // case-insensitive
+    EXPECT_EQ(proxy.rowCount(), 1);
+}
+
+TEST(ConsolePhases, ParsesPlausibleShapes)
+{
+    auto a = parsePhase(obj(R"({"name":"phase-1","state":"running","progress":{"total":64,"inService":16,"failed":2}})"));
+    EXPECT_EQ(a.name, "phase-1");
+    EXPECT_EQ(a.total, 64);
+    EXPECT_EQ(a.done, 16);
+    EXPECT_EQ(a.failed, 2);
+    EXPECT_DOUBLE_EQ(a.percent(), 25.0);
+    auto b = parsePhase(obj(R"({"name":"p2","status":"pending","racks":["a","b","c","d"],"percent":50})"));
+    EXPECT_EQ(b.state, "pending");
+    EXPECT_EQ(b.total, 4);
+    EXPECT_EQ(b.done, 2);
+
+    test::qtApp();
+    PhaseTableModel m;
+    m.setPhases({a});
+    m.upsert(b);
+    EXPECT_EQ(m.rowCount(), 2);
+    a.done = 64;
+    m.upsert(a);
+    EXPECT_EQ(m.rowCount(), 2);
+    EXPECT_DOUBLE_EQ(m.index(0, PhaseTableModel::Progress).data().toDouble(), 100.0);
+}
+
+TEST(ConsoleEvents, NewestFirstFilteredAndUpdatedInPlace)
+{
+    test::Fed f;
+    EventModel model(f.state.get());
+    EventFilterProxy proxy;
+    proxy.setSourceModel(&model);
+    ASSERT_TRUE(f.state->handleMessage(eventMsg(200, 1, "warning", "link_flap", "z1-r001-rtsw/p17--z1-ctsw01/p1")));
+    ASSERT_TRUE(f.state->handleMessage(eventMsg(201, 2, "critical", "gpu_xid", "z1-r002-h1-gpu3")));
+    ASSERT_TRUE(f.state->handleMessage(eventMsg(202, 3, "info", "rack_state", "z1-r003")));
+    ASSERT_EQ(model.rowCount(), 3);
+    EXPECT_EQ(model.index(0, EventModel::Kind).data().toString(), "rack_state");  // newest first
+
+    proxy.setMinSeverity(1);
+    EXPECT_EQ(proxy.rowCount(), 2);
+    proxy.setMinSeverity(2);
+    ASSERT_EQ(proxy.rowCount(), 1);
+    EXPECT_EQ(proxy.index(0, EventModel::Location).data().toString(), "z1-r002-h1-gpu3");
+    proxy.setMinSeverity(0);
+    proxy.setKind("link_flap");
+    EXPECT_EQ(proxy.rowCount(), 1);
+    proxy.setKind({});
+    proxy.setLocation("R002");
+    EXPECT_EQ(proxy.rowCount(), 1);
+    proxy.setLocation({});
+
+    ASSERT_TRUE(f.state->handleMessage(eventMsg(203, 2, "critical", "gpu_xid", "z1-r002-h1-gpu3", "2026-11-22T08:09:00Z")));
+    EXPECT_EQ(model.rowCount(), 3);
+    EXPECT_EQ(model.index(1, EventModel::Status).data().toString(), "closed");
+}
+
+TEST(ConsoleEvents, ClickFocusesAndChartSamples)
+{
+    test::Fed f;
+    EventsView view(f.state.get());
+    QSignalSpy focus(&view, &EventsView::focusRequested);
+    ASSERT_TRUE(f.state->handleMessage(eventMsg(300, 9, "critical", "gpu_xid", "z1-r002-h1-gpu3")));
+    ASSERT_EQ(view.proxy()->rowCount(), 1);
+    Q_EMIT view.table()->clicked(view.proxy()->index(0, 0));
+    ASSERT_EQ(focus.count(), 1);
+    EXPECT_EQ(focus.at(0).at(0).toString(), "z1-r002-h1-gpu3");
+    EXPECT_GE(view.kindBox()->findData("gpu_xid"), 0);
+    const auto now = QDateTime::currentDateTime();
+    for (int i = 0; i < 5; ++i)
+        view.sample(now.addSecs(i));
+    EXPECT_EQ(view.chartPoints(), 5);
+}
+
+TEST(ConsoleBoard, ActionsFollowTheRole)
+{
+    test::Fed f;
+    ProvisioningBoard board(f.state.get(), nullptr);
+    board.selectRack("z1-r002");
+    EXPECT_EQ(board.selectedRacks(), QStringList{"z1-r002"});
+    board.setRole("viewer");
+    EXPECT_FALSE(board.button("advance")->isEnabled());
+    EXPECT_TRUE(board.button("advance")->toolTip().contains("operator"));
+    board.setRole("operator");
+    EXPECT_TRUE(board.button("advance")->isEnabled());
+    EXPECT_TRUE(board.button("drain")->isEnabled());
+    EXPECT_FALSE(board.button("start")->isEnabled());  // phases need admin
+    board.phaseModel()->setPhases({parsePhase(QJsonObject{{"name", "phase-1"}, {"state", "running"}})});
+    board.setRole("admin");
+    EXPECT_FALSE(board.button("start")->isEnabled());  // and a selected phase
+}
