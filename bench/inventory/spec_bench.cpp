@@ -4,20 +4,19 @@
 // Peak RSS is measured per config in a forked child (VmHWM of a process that did nothing but
 // load that spec), so one config's peak does not hide another's; the Google Benchmark
 // counters add the process-wide VmHWM as seen after each benchmark.
-#include "loom/inventory/spec.hpp"
-
 #include <benchmark/benchmark.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "loom/inventory/spec.hpp"
 
 namespace {
 
@@ -79,11 +78,13 @@ void BM_ExpandOnly(benchmark::State& state, const char* name) {
     }
 }
 
-BENCHMARK_CAPTURE(BM_ParseExpand, meta_24k_roce, "meta-24k-roce.yaml")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ParseExpand, meta_24k_roce, "meta-24k-roce.yaml")
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ParseExpand, meta_24k_ib, "meta-24k-ib.yaml")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ParseExpand, dev_small, "dev-small.yaml")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_ParseOnly, meta_24k_roce, "meta-24k-roce.yaml")->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_ExpandOnly, meta_24k_roce, "meta-24k-roce.yaml")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ExpandOnly, meta_24k_roce, "meta-24k-roce.yaml")
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_ExpandOnly, meta_24k_ib, "meta-24k-ib.yaml")->Unit(benchmark::kMillisecond);
 
 // One cold load (fresh process, first touch of every page, as in `loomd apply`) with its
@@ -101,10 +102,12 @@ void reportPeakRss(const char* name) {
         std::clock_t c1 = std::clock();
         auto t1 = std::chrono::steady_clock::now();
         long peak = statusKb("VmHWM:");
-        std::printf("cold_load config=%s wall_ms=%.1f cpu_ms=%.1f baseline_kb=%ld peak_kb=%ld entities=%zu ok=%d\n",
-                    name, std::chrono::duration<double, std::milli>(t1 - t0).count(),
-                    1000.0 * double(c1 - c0) / CLOCKS_PER_SEC, before, peak, inv ? inv->totalEntities() : 0,
-                    inv ? 1 : 0);
+        std::printf(
+            "cold_load config=%s wall_ms=%.1f cpu_ms=%.1f baseline_kb=%ld peak_kb=%ld entities=%zu "
+            "ok=%d\n",
+            name, std::chrono::duration<double, std::milli>(t1 - t0).count(),
+            1000.0 * double(c1 - c0) / CLOCKS_PER_SEC, before, peak, inv ? inv->totalEntities() : 0,
+            inv ? 1 : 0);
         std::fflush(stdout);
         _exit(inv ? 0 : 1);
     }

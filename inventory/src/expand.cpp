@@ -4,9 +4,6 @@
 // deterministic: they depend only on the spec. Performance matters (the 24k spec feeds a
 // two-second apply): every vector is reserved from counts computed up front, names are built
 // from precompiled patterns, and name lookups (overrides) go through hash maps built once.
-#include "loom/inventory/spec.hpp"
-#include "spec_pattern.hpp"
-
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -16,6 +13,9 @@
 #include <numeric>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "loom/inventory/spec.hpp"
+#include "spec_pattern.hpp"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -46,8 +46,9 @@ struct Loc {
 
 void mergeLabels(Labels& into, const Labels& from) {
     for (const auto& l : from) {
-        auto pos = std::lower_bound(into.begin(), into.end(), l.first,
-                                    [](const auto& p, const std::string& k) { return p.first < k; });
+        auto pos =
+            std::lower_bound(into.begin(), into.end(), l.first,
+                             [](const auto& p, const std::string& k) { return p.first < k; });
         if (pos != into.end() && pos->first == l.first)
             pos->second = l.second;
         else
@@ -115,13 +116,15 @@ public:
         // Top tiers first: zones link up into them as they are expanded.
         Loc spineRow{0, -spec_.floor.rowPitchM, -1};
         for (int i = 0; i < f.tier3.count; ++i)
-            tier3_.push_back(addSwitch((roce ? atswP_ : coreP_).format({.site = spec_.siteName, .n = i + 1}),
-                                       roce ? SwitchRole::Atsw : SwitchRole::Core, f.tier3.model, {}, {},
-                                       spineRow, &f.tier3.source));
+            tier3_.push_back(
+                addSwitch((roce ? atswP_ : coreP_).format({.site = spec_.siteName, .n = i + 1}),
+                          roce ? SwitchRole::Atsw : SwitchRole::Core, f.tier3.model, {}, {},
+                          spineRow, &f.tier3.source));
         if (spec_.frontend.enabled)
             for (int i = 0; i < spec_.frontend.fcswCount; ++i)
-                fcsw_.push_back(addSwitch(fcswP_.format({.site = spec_.siteName, .n = i + 1}), SwitchRole::Fcsw,
-                                          spec_.frontend.fcswModel, {}, {}, spineRow, &spec_.frontend.source));
+                fcsw_.push_back(addSwitch(fcswP_.format({.site = spec_.siteName, .n = i + 1}),
+                                          SwitchRole::Fcsw, spec_.frontend.fcswModel, {}, {},
+                                          spineRow, &spec_.frontend.source));
 
         int floorRow = 0;
         for (std::size_t zi = 0; zi < spec_.zones.size(); ++zi) {
@@ -155,7 +158,8 @@ private:
         for (std::size_t i = 0; i < spec_.switchOverrides.size(); ++i) {
             auto [it, fresh] = switchOverride_.emplace(spec_.switchOverrides[i].name, i);
             if (!fresh)
-                failAt("switch \"" + spec_.switchOverrides[i].name + "\" is overridden twice (also " +
+                failAt("switch \"" + spec_.switchOverrides[i].name +
+                           "\" is overridden twice (also " +
                            spec_.switchOverrides[it->second].source.path + ")",
                        spec_.switchOverrides[i].source);
         }
@@ -175,7 +179,8 @@ private:
             gpus += h * hm.gpus;
             nics += h * (hm.backendNics + hm.frontendNics);
             links += h * (hm.backendNics + hm.frontendNics);
-            std::size_t t1 = f.type == FabricType::Roce ? z.racks : h / f.hostsPerSu * hm.backendNics;
+            std::size_t t1 =
+                f.type == FabricType::Roce ? z.racks : h / f.hostsPerSu * hm.backendNics;
             switches += t1 + f.tier2.count;
             links += t1 * f.tier1.uplinks + std::size_t(f.tier2.count) * f.tier2.uplinks;
             if (spec_.frontend.enabled) {
@@ -193,7 +198,8 @@ private:
             racks += spec_.storage.racks;
             switches += spec_.storage.racks;
             nics += storageNodes * sm.nics;
-            links += storageNodes * sm.nics + std::size_t(spec_.storage.racks) * spec_.storage.sswUplinks;
+            links += storageNodes * sm.nics +
+                     std::size_t(spec_.storage.racks) * spec_.storage.sswUplinks;
         }
         inv_.zones.reserve(spec_.zones.size());
         inv_.rows.reserve(rows);
@@ -338,7 +344,8 @@ private:
 
     // A host with its GPUs and NICs; returns the port index of its first backend NIC (the
     // frontend NIC ports follow the backend ones).
-    std::uint32_t addHost(std::string name, const std::string& rack, int slot, const HostModelSpec& hm) {
+    std::uint32_t addHost(std::string name, const std::string& rack, int slot,
+                          const HostModelSpec& hm) {
         Host h;
         h.name = std::move(name);
         h.rack = rack;
@@ -363,13 +370,15 @@ private:
             buf = hn;
             buf += "-nic";
             NamePattern::appendNumber(buf, i, 0);
-            addNic(std::move(buf), hn, i, Network::Backend, hm.backendNicModel, hm.backendSpeedGbps);
+            addNic(std::move(buf), hn, i, Network::Backend, hm.backendNicModel,
+                   hm.backendSpeedGbps);
         }
         for (int i = 0; i < hm.frontendNics; ++i) {
             buf = hn;
             buf += "-fe";
             NamePattern::appendNumber(buf, i, 0);
-            addNic(std::move(buf), hn, i, Network::Frontend, hm.frontendNicModel, hm.frontendSpeedGbps);
+            addNic(std::move(buf), hn, i, Network::Frontend, hm.frontendNicModel,
+                   hm.frontendSpeedGbps);
         }
         return first;
     }
@@ -386,7 +395,8 @@ private:
         const std::string& zoneName = inv_.zones.back().name;
 
         const int racksPerRow = z.racks / z.rows;
-        const int perT2 = f.tier1.uplinks / f.tier2.count;  // links from each tier-1 switch to each tier-2
+        const int perT2 =
+            f.tier1.uplinks / f.tier2.count;  // links from each tier-1 switch to each tier-2
         Loc netRow{0, floorRow * spec_.floor.rowPitchM, -1};
 
         // Rows.
@@ -404,8 +414,8 @@ private:
         t2.reserve(std::size_t(f.tier2.count));
         for (int i = 0; i < f.tier2.count; ++i)
             t2.push_back(addSwitch((roce ? ctswP_ : spineP_).format({.zone = zoneName, .n = i + 1}),
-                                   roce ? SwitchRole::Ctsw : SwitchRole::Spine, f.tier2.model, zoneName, {},
-                                   netRow, &f.tier2.source));
+                                   roce ? SwitchRole::Ctsw : SwitchRole::Spine, f.tier2.model,
+                                   zoneName, {}, netRow, &f.tier2.source));
 
         // InfiniBand leaves: one per rail per scalable unit, in the network row above the SU.
         std::vector<std::uint32_t> leaves;
@@ -419,9 +429,9 @@ private:
                 int firstRack = s * f.hostsPerSu / std::max(1, z.hostsPerRack);
                 Loc loc{(firstRack % racksPerRow) * spec_.floor.rackWidthM, netRow.y, -1};
                 for (int i = 0; i < nics; ++i)
-                    leaves.push_back(addSwitch(leafP_.format({.zone = zoneName, .su = suName, .n = i + 1}),
-                                               SwitchRole::Leaf, f.tier1.model, zoneName, {}, loc,
-                                               &f.tier1.source));
+                    leaves.push_back(addSwitch(
+                        leafP_.format({.zone = zoneName, .su = suName, .n = i + 1}),
+                        SwitchRole::Leaf, f.tier1.model, zoneName, {}, loc, &f.tier1.source));
             }
             suCount_ += sus;
         }
@@ -435,21 +445,24 @@ private:
             const std::string& rowName = inv_.rows[firstRow + rowIdx].name;
             if (fe.enabled && fe.fswPerRow && pos == 0) {
                 // A row's fsw sits at the row's end.
-                rowFswLoc = Loc{-spec_.floor.rackWidthM, (floorRow + 1 + rowIdx) * spec_.floor.rowPitchM, -1};
-                rowFsw = addSwitch(fswP_.format({.zone = zoneName, .row = rowName}), SwitchRole::Fsw,
-                                   fe.fswModel, zoneName, {}, rowFswLoc, &fe.source);
+                rowFswLoc = Loc{-spec_.floor.rackWidthM,
+                                (floorRow + 1 + rowIdx) * spec_.floor.rowPitchM, -1};
+                rowFsw =
+                    addSwitch(fswP_.format({.zone = zoneName, .row = rowName}), SwitchRole::Fsw,
+                              fe.fswModel, zoneName, {}, rowFswLoc, &fe.source);
                 frontendUplinks(rowFsw, racksPerRow * hostsPerRackNominal * fePerHost, rowFswLoc);
             }
             auto [rackIdx, hosts] =
-                addRack(rackP_.format({.zone = zoneName, .row = rowName, .n = r + 1}), rowName, zoneName, pos,
-                        z.rackModel, hostsPerRackNominal, {}, z.source);
+                addRack(rackP_.format({.zone = zoneName, .row = rowName, .n = r + 1}), rowName,
+                        zoneName, pos, z.rackModel, hostsPerRackNominal, {}, z.source);
             const std::string& rackName = inv_.racks[std::size_t(rackIdx)].name;
             Loc loc = rackLoc(floorRow + 1 + rowIdx, pos, rackIdx);
 
             std::uint32_t rtsw = 0;
             if (roce)
-                rtsw = addSwitch(rtswP_.format({.zone = zoneName, .rack = rackName}), SwitchRole::Rtsw,
-                                 f.tier1.model, zoneName, rackName, loc, &f.tier1.source);
+                rtsw =
+                    addSwitch(rtswP_.format({.zone = zoneName, .rack = rackName}), SwitchRole::Rtsw,
+                              f.tier1.model, zoneName, rackName, loc, &f.tier1.source);
             std::uint32_t fsw = rowFsw;
             Loc fswLoc = rowFswLoc;
             if (fe.enabled && !fe.fswPerRow) {
@@ -459,7 +472,8 @@ private:
             }
 
             for (int slot = 0; slot < hosts; ++slot) {
-                std::uint32_t nicPort = addHost(hostP_.format({.rack = rackName, .n = slot}), rackName, slot, hm);
+                std::uint32_t nicPort =
+                    addHost(hostP_.format({.rack = rackName, .n = slot}), rackName, slot, hm);
                 for (int i = 0; i < nics; ++i) {
                     std::uint32_t swPort;
                     if (roce) {
@@ -475,20 +489,24 @@ private:
                     }
                 }
                 if (fe.enabled) {
-                    int base = fe.fswPerRow ? (pos * hostsPerRackNominal + slot) * fePerHost : slot * fePerHost;
+                    int base = fe.fswPerRow ? (pos * hostsPerRackNominal + slot) * fePerHost
+                                            : slot * fePerHost;
                     for (int i = 0; i < fePerHost; ++i)
-                        link(nicPort + nics + i, switchPort(fsw, base + i + 1), Network::Frontend, loc, fswLoc);
+                        link(nicPort + nics + i, switchPort(fsw, base + i + 1), Network::Frontend,
+                             loc, fswLoc);
                 }
             }
-            if (fe.enabled && !fe.fswPerRow) frontendUplinks(fsw, hostsPerRackNominal * fePerHost, fswLoc);
+            if (fe.enabled && !fe.fswPerRow)
+                frontendUplinks(fsw, hostsPerRackNominal * fePerHost, fswLoc);
 
             if (roce) {
                 // RTSW uplink u goes to CTSW (u mod S) on its port rack*perT2 + u/S + 1.
                 const int down = hostsPerRackNominal * nics;
                 for (int u = 0; u < f.tier1.uplinks; ++u) {
                     std::uint32_t c = t2[std::size_t(u % f.tier2.count)];
-                    link(switchPort(rtsw, down + u + 1), switchPort(c, r * perT2 + u / f.tier2.count + 1),
-                         Network::Backend, loc, netRow);
+                    link(switchPort(rtsw, down + u + 1),
+                         switchPort(c, r * perT2 + u / f.tier2.count + 1), Network::Backend, loc,
+                         netRow);
                 }
             }
         }
@@ -518,8 +536,9 @@ private:
                 for (int u = 0; u < f.tier2.uplinks; ++u) {
                     int k = (zi * perPlane + j / planes) * f.tier2.uplinks + u;
                     std::uint32_t top = tier3_[std::size_t(p * groupSize + k % groupSize)];
-                    link(switchPort(t2[std::size_t(j)], down2 + u + 1), switchPort(top, k / groupSize + 1),
-                         Network::Backend, netRow, switchLoc_[top]);
+                    link(switchPort(t2[std::size_t(j)], down2 + u + 1),
+                         switchPort(top, k / groupSize + 1), Network::Backend, netRow,
+                         switchLoc_[top]);
                 }
             }
         }
@@ -534,8 +553,8 @@ private:
         const std::size_t c = fcsw_.size();
         for (int u = 0; u < uplinks; ++u, ++feUplink_) {
             std::uint32_t top = fcsw_[feUplink_ % c];
-            link(switchPort(sw, firstPort + u + 1), switchPort(top, int(feUplink_ / c) + 1), net, loc,
-                 switchLoc_[top]);
+            link(switchPort(sw, firstPort + u + 1), switchPort(top, int(feUplink_ / c) + 1), net,
+                 loc, switchLoc_[top]);
         }
     }
 
@@ -552,12 +571,13 @@ private:
         std::string buf;
         for (int r = 0; r < st.racks; ++r) {
             auto [rackIdx, nodes] =
-                addRack(storageRackP_.format({.zone = zoneName, .row = rowName, .n = r + 1}), rowName, zoneName,
-                        r, "storage", st.nodesPerRack, {}, st.source);
+                addRack(storageRackP_.format({.zone = zoneName, .row = rowName, .n = r + 1}),
+                        rowName, zoneName, r, "storage", st.nodesPerRack, {}, st.source);
             const std::string& rackName = inv_.racks[std::size_t(rackIdx)].name;
             Loc loc = rackLoc(floorRow, r, rackIdx);
-            std::uint32_t ssw = addSwitch(sswP_.format({.zone = zoneName, .rack = rackName}), SwitchRole::Ssw,
-                                          st.sswModel, zoneName, rackName, loc, &st.source);
+            std::uint32_t ssw =
+                addSwitch(sswP_.format({.zone = zoneName, .rack = rackName}), SwitchRole::Ssw,
+                          st.sswModel, zoneName, rackName, loc, &st.source);
             for (int n = 0; n < nodes; ++n) {
                 StorageNode node;
                 node.name = storageNodeP_.format({.rack = rackName, .n = n});
@@ -570,7 +590,8 @@ private:
                     buf = nn;
                     buf += "-nic";
                     NamePattern::appendNumber(buf, i, 0);
-                    std::uint32_t p = addNic(std::move(buf), nn, i, Network::Storage, sm.nicModel, sm.nicSpeedGbps);
+                    std::uint32_t p = addNic(std::move(buf), nn, i, Network::Storage, sm.nicModel,
+                                             sm.nicSpeedGbps);
                     link(p, switchPort(ssw, n * sm.nics + i + 1), Network::Storage, loc, loc);
                 }
             }
@@ -584,7 +605,8 @@ private:
         for (std::size_t i = 0; i < rackOverrideUsed_.size(); ++i)
             if (!rackOverrideUsed_[i])
                 failAt("no rack named \"" + spec_.rackOverrides[i].name + "\"",
-                       SpecSource{spec_.rackOverrides[i].source.path + ".name", spec_.rackOverrides[i].source.line});
+                       SpecSource{spec_.rackOverrides[i].source.path + ".name",
+                                  spec_.rackOverrides[i].source.line});
         for (std::size_t i = 0; i < switchOverrideUsed_.size(); ++i)
             if (!switchOverrideUsed_[i])
                 failAt("no switch named \"" + spec_.switchOverrides[i].name + "\"",
@@ -595,8 +617,8 @@ private:
     void applyLabelOverrides() {
         if (spec_.labelOverrides.empty()) return;
         std::unordered_map<std::string_view, Labels*> byName;
-        byName.reserve(inv_.zones.size() + inv_.rows.size() + inv_.racks.size() + inv_.hosts.size() +
-                       inv_.switches.size() + inv_.storageNodes.size() + 1);
+        byName.reserve(inv_.zones.size() + inv_.rows.size() + inv_.racks.size() +
+                       inv_.hosts.size() + inv_.switches.size() + inv_.storageNodes.size() + 1);
         for (auto& e : inv_.sites) byName.emplace(e.name, &e.labels);
         for (auto& e : inv_.zones) byName.emplace(e.name, &e.labels);
         for (auto& e : inv_.rows) byName.emplace(e.name, &e.labels);
@@ -607,7 +629,8 @@ private:
         for (const auto& o : spec_.labelOverrides) {
             auto it = byName.find(o.name);
             if (it == byName.end())
-                failAt("no site, zone, row, rack, host, switch or storage node named \"" + o.name + "\"",
+                failAt("no site, zone, row, rack, host, switch or storage node named \"" + o.name +
+                           "\"",
                        SpecSource{o.source.path + ".name", o.source.line});
             mergeLabels(*it->second, o.labels);
         }
@@ -625,7 +648,8 @@ private:
         // port index -> link index * 2 + end (0 = a, 1 = b)
         std::unordered_map<std::string_view, std::uint32_t> portIndex;
         portIndex.reserve(inv_.ports.size());
-        for (std::uint32_t i = 0; i < inv_.ports.size(); ++i) portIndex.emplace(inv_.ports[i].name, i);
+        for (std::uint32_t i = 0; i < inv_.ports.size(); ++i)
+            portIndex.emplace(inv_.ports[i].name, i);
         std::vector<std::uint32_t> cableAt(inv_.ports.size(), kNone);
         for (std::uint32_t l = 0; l < linkEnds_.size(); ++l) {
             cableAt[linkEnds_[l][0]] = l * 2;
@@ -691,14 +715,16 @@ private:
         int index = 0;
         if (slash != std::string::npos) {
             auto r = std::from_chars(name.data() + slash + 2, name.data() + name.size(), index);
-            if (r.ec != std::errc() || r.ptr != name.data() + name.size()) slash = std::string::npos;
+            if (r.ec != std::errc() || r.ptr != name.data() + name.size())
+                slash = std::string::npos;
         }
         if (slash == std::string::npos)
             failAt("\"" + name + "\" is not a port name (expected <device>/p<N>)", src);
         auto it = devices.find(std::string_view(name).substr(0, slash));
         if (it == devices.end())
             failAt("no switch or NIC named \"" + name.substr(0, slash) + "\"", src);
-        int ports = it->second.kind == DeviceKind::Switch ? inv_.switches[it->second.index].portCount : 1;
+        int ports =
+            it->second.kind == DeviceKind::Switch ? inv_.switches[it->second.index].portCount : 1;
         if (index < 1 || index > ports)
             failAt("port \"" + name + "\" does not exist (the device has " + std::to_string(ports) +
                        (ports == 1 ? " port)" : " ports)"),
@@ -711,7 +737,8 @@ private:
             const Switch& s = inv_.switches[i];
             if (switchMaxPort_[i] > s.portCount)
                 failAt("switch " + s.name + " needs port " + std::to_string(switchMaxPort_[i]) +
-                           " but its model \"" + s.model + "\" has " + std::to_string(s.portCount) + " ports",
+                           " but its model \"" + s.model + "\" has " + std::to_string(s.portCount) +
+                           " ports",
                        *switchSource_[i]);
         }
     }
@@ -737,9 +764,11 @@ private:
         auto add = [&](const std::string& name, Kind k) {
             auto [it, fresh] = seen.emplace(name, k);
             if (!fresh)
-                failAt("generated name \"" + name + "\" is used twice (" + std::string(kindName(it->second)) +
-                           " and " + std::string(kindName(k)) + "); make the naming patterns distinct",
-                       spec_.naming.source.path.empty() ? SpecSource{"spec.naming", 0} : spec_.naming.source);
+                failAt("generated name \"" + name + "\" is used twice (" +
+                           std::string(kindName(it->second)) + " and " + std::string(kindName(k)) +
+                           "); make the naming patterns distinct",
+                       spec_.naming.source.path.empty() ? SpecSource{"spec.naming", 0}
+                                                        : spec_.naming.source);
         };
         for (auto& e : inv_.zones) add(e.name, Kind::Zone);
         for (auto& e : inv_.rows) add(e.name, Kind::Row);
@@ -754,8 +783,8 @@ private:
 
     const ClusterSpec& spec_;
     Inventory inv_;
-    NamePattern zoneRowP_, rackP_, hostP_, rtswP_, ctswP_, atswP_, suP_, leafP_, spineP_, coreP_, fswP_,
-        fcswP_, storageRowP_, storageRackP_, storageNodeP_, sswP_;
+    NamePattern zoneRowP_, rackP_, hostP_, rtswP_, ctswP_, atswP_, suP_, leafP_, spineP_, coreP_,
+        fswP_, fcswP_, storageRowP_, storageRackP_, storageNodeP_, sswP_;
     std::unordered_map<std::string, std::size_t> rackOverride_, switchOverride_;
     std::vector<bool> rackOverrideUsed_, switchOverrideUsed_;
     std::vector<std::uint32_t> tier3_, fcsw_;

@@ -3,9 +3,6 @@
 // yaml-cpp throws; everything here runs inside one try block in parseClusterSpec, and the
 // readers below report a bad document by throwing SpecFailure, which never leaves this file.
 // That keeps the field-by-field reading flat instead of threading a Result through ~100 reads.
-#include "loom/inventory/spec.hpp"
-#include "spec_pattern.hpp"
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -17,6 +14,9 @@
 #include <numeric>
 #include <sstream>
 #include <unordered_map>
+
+#include "loom/inventory/spec.hpp"
+#include "spec_pattern.hpp"
 
 namespace loom::inventory {
 
@@ -50,8 +50,8 @@ std::optional<std::string> NamePattern::compile(std::string_view text, std::uint
                 var = body.substr(0, colon);
                 std::string_view w = body.substr(colon + 1);
                 auto r = std::from_chars(w.data(), w.data() + w.size(), width);
-                if (w.empty() || r.ec != std::errc() || r.ptr != w.data() + w.size() ||
-                    width < 0 || width > 12)
+                if (w.empty() || r.ec != std::errc() || r.ptr != w.data() + w.size() || width < 0 ||
+                    width > 12)
                     return "bad width in {" + std::string(body) + "}; use e.g. {n:03}";
             }
             int id = -1;
@@ -59,8 +59,7 @@ std::optional<std::string> NamePattern::compile(std::string_view text, std::uint
                 if (kVarNames[v] == var) id = v;
             if (id < 0 || !(allowed & (1u << id)))
                 return "unknown placeholder {" + std::string(var) + "}; allowed: " + allowedList();
-            if (width > 0 && id != int(PatternVar::N))
-                return "a width applies only to {n}";
+            if (width > 0 && id != int(PatternVar::N)) return "a width applies only to {n}";
             segments_.push_back(Segment{std::uint8_t(id), width, {}});
             used_ |= std::uint8_t(1u << id);
             i = close + 1;
@@ -115,15 +114,19 @@ std::size_t editDistance(std::string_view a, std::string_view b) {
 
 std::string describe(const YAML::Node& n) {
     switch (n.Type()) {
-        case YAML::NodeType::Null: return "null";
-        case YAML::NodeType::Sequence: return "a list";
-        case YAML::NodeType::Map: return "a map";
+        case YAML::NodeType::Null:
+            return "null";
+        case YAML::NodeType::Sequence:
+            return "a list";
+        case YAML::NodeType::Map:
+            return "a map";
         case YAML::NodeType::Scalar: {
             std::string s = n.Scalar();
             if (s.size() > 40) s = s.substr(0, 40) + "...";
             return (n.Tag() == "!" ? "string \"" : "\"") + s + "\"";
         }
-        default: return "nothing";
+        default:
+            return "nothing";
     }
 }
 
@@ -142,8 +145,7 @@ void guardShape(const YAML::Node& n, int depth, std::size_t& count, const SpecLi
         for (auto it = n.begin(); it != n.end(); ++it) {
             ++count;
             std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
-            guardShape(it->second, depth + 1, count, limits,
-                       path.empty() ? key : path + "." + key);
+            guardShape(it->second, depth + 1, count, limits, path.empty() ? key : path + "." + key);
         }
     } else if (n.IsSequence()) {
         std::size_t i = 0;
@@ -160,18 +162,17 @@ std::string minMessage(long long min) {
 // values with the document path and line of each.
 class MapReader {
 public:
-    MapReader(const YAML::Node& node, std::string path, std::initializer_list<std::string_view> keys)
+    MapReader(const YAML::Node& node, std::string path,
+              std::initializer_list<std::string_view> keys)
         : MapReader(node, std::move(path), std::vector<std::string_view>(keys)) {}
 
     MapReader(const YAML::Node& node, std::string path, std::vector<std::string_view> keys)
         : node_(node), path_(std::move(path)), keys_(std::move(keys)) {
-        if (!node_.IsMap())
-            failAt("must be a map, got " + describe(node_), path_, lineOf(node_));
+        if (!node_.IsMap()) failAt("must be a map, got " + describe(node_), path_, lineOf(node_));
         std::vector<std::string> seen;
         for (auto it = node_.begin(); it != node_.end(); ++it) {
             const YAML::Node& k = it->first;
-            if (!k.IsScalar())
-                failAt("keys must be strings, got " + describe(k), path_, lineOf(k));
+            if (!k.IsScalar()) failAt("keys must be strings, got " + describe(k), path_, lineOf(k));
             const std::string& key = k.Scalar();
             if (std::find(seen.begin(), seen.end(), key) != seen.end())
                 failAt("duplicate key", at(key), lineOf(k));
@@ -287,9 +288,11 @@ public:
                        lineOf(it->second));
             if (it->second.Scalar().size() > 256)
                 failAt("label values must be at most 256 characters", kp, lineOf(it->second));
-            auto pos = std::lower_bound(out.begin(), out.end(), key,
-                                        [](const auto& p, const std::string& k) { return p.first < k; });
-            if (pos != out.end() && pos->first == key) failAt("duplicate label", kp, lineOf(it->first));
+            auto pos =
+                std::lower_bound(out.begin(), out.end(), key,
+                                 [](const auto& p, const std::string& k) { return p.first < k; });
+            if (pos != out.end() && pos->first == key)
+                failAt("duplicate label", kp, lineOf(it->first));
             out.insert(pos, {key, it->second.Scalar()});
         }
         return out;
@@ -364,7 +367,8 @@ public:
                        {"site", "models", "naming", "floor", "zones", "fabric", "frontend",
                         "storage", "overrides"});
         readSite(spec);
-        readModels(MapReader(spec.require("models"), "spec.models", {"hosts", "switches", "storage"}));
+        readModels(
+            MapReader(spec.require("models"), "spec.models", {"hosts", "switches", "storage"}));
         if (spec.has("naming")) readNaming(spec.get("naming"));
         if (spec.has("floor")) readFloor(spec.get("floor"));
         readZones(spec.require("zones"), "spec.zones");
@@ -394,64 +398,73 @@ private:
     }
 
     void readModels(const MapReader& models) {
-        forEachItem(models.require("hosts"), models.at("hosts"), 1000, [&](const YAML::Node& n, const std::string& p) {
-            MapReader m(n, p,
-                        {"name", "gpus", "gpuModel", "backendNics", "backendNicModel",
-                         "backendSpeedGbps", "frontendNics", "frontendNicModel",
-                         "frontendSpeedGbps"});
-            HostModelSpec h;
-            h.name = m.name("name");
-            h.gpus = int(m.integer("gpus", h.gpus, 0, limits_.maxGpusPerHost));
-            h.gpuModel = m.string("gpuModel", h.gpuModel);
-            h.backendNics = int(m.integer("backendNics", h.gpus, 0, limits_.maxNicsPerHost));
-            if (h.gpus > 0 && h.backendNics != h.gpus)
-                failAt("must equal gpus (" + std::to_string(h.gpus) +
-                           "): one backend NIC per GPU, NIC i on rail i",
-                       m.at("backendNics"), lineOf(m.get("backendNics")));
-            h.backendNicModel = m.string("backendNicModel", h.backendNicModel);
-            h.backendSpeedGbps = int(m.integer("backendSpeedGbps", h.backendSpeedGbps, 1, 3200));
-            h.frontendNics = int(m.integer("frontendNics", h.frontendNics, 0, limits_.maxNicsPerHost));
-            h.frontendNicModel = m.string("frontendNicModel", h.frontendNicModel);
-            h.frontendSpeedGbps = int(m.integer("frontendSpeedGbps", h.frontendSpeedGbps, 1, 3200));
-            h.source = {p, m.line()};
-            for (auto& o : spec_.hostModels)
-                if (o.name == h.name)
-                    failAt("duplicate host model \"" + h.name + "\" (first at line " +
-                               std::to_string(o.source.line) + ")",
-                           m.at("name"), lineOf(m.get("name")));
-            spec_.hostModels.push_back(std::move(h));
-        });
-        if (spec_.hostModels.empty()) failAt("must list at least one host model", models.at("hosts"), models.line());
-        forEachItem(models.require("switches"), models.at("switches"), 1000, [&](const YAML::Node& n, const std::string& p) {
-            MapReader m(n, p, {"name", "ports", "speedGbps"});
-            SwitchModelSpec s;
-            s.name = m.name("name");
-            s.ports = int(m.requireInteger("ports", 1, limits_.maxSwitchPorts));
-            s.speedGbps = int(m.integer("speedGbps", s.speedGbps, 1, 3200));
-            s.source = {p, m.line()};
-            for (auto& o : spec_.switchModels)
-                if (o.name == s.name)
-                    failAt("duplicate switch model \"" + s.name + "\" (first at line " +
-                               std::to_string(o.source.line) + ")",
-                           m.at("name"), lineOf(m.get("name")));
-            spec_.switchModels.push_back(std::move(s));
-        });
-        if (models.has("storage"))
-            forEachItem(models.get("storage"), models.at("storage"), 1000, [&](const YAML::Node& n, const std::string& p) {
-                MapReader m(n, p, {"name", "capacityTb", "nics", "nicModel", "nicSpeedGbps"});
-                StorageModelSpec s;
-                s.name = m.name("name");
-                s.capacityTb = m.number("capacityTb", 0, 0, 1e6);
-                s.nics = int(m.integer("nics", s.nics, 0, limits_.maxNicsPerHost));
-                s.nicModel = m.string("nicModel", s.nicModel);
-                s.nicSpeedGbps = int(m.integer("nicSpeedGbps", s.nicSpeedGbps, 1, 3200));
-                s.source = {p, m.line()};
-                for (auto& o : spec_.storageModels)
-                    if (o.name == s.name)
-                        failAt("duplicate storage model \"" + s.name + "\"", m.at("name"),
-                               lineOf(m.get("name")));
-                spec_.storageModels.push_back(std::move(s));
+        forEachItem(
+            models.require("hosts"), models.at("hosts"), 1000,
+            [&](const YAML::Node& n, const std::string& p) {
+                MapReader m(
+                    n, p,
+                    {"name", "gpus", "gpuModel", "backendNics", "backendNicModel",
+                     "backendSpeedGbps", "frontendNics", "frontendNicModel", "frontendSpeedGbps"});
+                HostModelSpec h;
+                h.name = m.name("name");
+                h.gpus = int(m.integer("gpus", h.gpus, 0, limits_.maxGpusPerHost));
+                h.gpuModel = m.string("gpuModel", h.gpuModel);
+                h.backendNics = int(m.integer("backendNics", h.gpus, 0, limits_.maxNicsPerHost));
+                if (h.gpus > 0 && h.backendNics != h.gpus)
+                    failAt("must equal gpus (" + std::to_string(h.gpus) +
+                               "): one backend NIC per GPU, NIC i on rail i",
+                           m.at("backendNics"), lineOf(m.get("backendNics")));
+                h.backendNicModel = m.string("backendNicModel", h.backendNicModel);
+                h.backendSpeedGbps =
+                    int(m.integer("backendSpeedGbps", h.backendSpeedGbps, 1, 3200));
+                h.frontendNics =
+                    int(m.integer("frontendNics", h.frontendNics, 0, limits_.maxNicsPerHost));
+                h.frontendNicModel = m.string("frontendNicModel", h.frontendNicModel);
+                h.frontendSpeedGbps =
+                    int(m.integer("frontendSpeedGbps", h.frontendSpeedGbps, 1, 3200));
+                h.source = {p, m.line()};
+                for (auto& o : spec_.hostModels)
+                    if (o.name == h.name)
+                        failAt("duplicate host model \"" + h.name + "\" (first at line " +
+                                   std::to_string(o.source.line) + ")",
+                               m.at("name"), lineOf(m.get("name")));
+                spec_.hostModels.push_back(std::move(h));
             });
+        if (spec_.hostModels.empty())
+            failAt("must list at least one host model", models.at("hosts"), models.line());
+        forEachItem(models.require("switches"), models.at("switches"), 1000,
+                    [&](const YAML::Node& n, const std::string& p) {
+                        MapReader m(n, p, {"name", "ports", "speedGbps"});
+                        SwitchModelSpec s;
+                        s.name = m.name("name");
+                        s.ports = int(m.requireInteger("ports", 1, limits_.maxSwitchPorts));
+                        s.speedGbps = int(m.integer("speedGbps", s.speedGbps, 1, 3200));
+                        s.source = {p, m.line()};
+                        for (auto& o : spec_.switchModels)
+                            if (o.name == s.name)
+                                failAt("duplicate switch model \"" + s.name + "\" (first at line " +
+                                           std::to_string(o.source.line) + ")",
+                                       m.at("name"), lineOf(m.get("name")));
+                        spec_.switchModels.push_back(std::move(s));
+                    });
+        if (models.has("storage"))
+            forEachItem(
+                models.get("storage"), models.at("storage"), 1000,
+                [&](const YAML::Node& n, const std::string& p) {
+                    MapReader m(n, p, {"name", "capacityTb", "nics", "nicModel", "nicSpeedGbps"});
+                    StorageModelSpec s;
+                    s.name = m.name("name");
+                    s.capacityTb = m.number("capacityTb", 0, 0, 1e6);
+                    s.nics = int(m.integer("nics", s.nics, 0, limits_.maxNicsPerHost));
+                    s.nicModel = m.string("nicModel", s.nicModel);
+                    s.nicSpeedGbps = int(m.integer("nicSpeedGbps", s.nicSpeedGbps, 1, 3200));
+                    s.source = {p, m.line()};
+                    for (auto& o : spec_.storageModels)
+                        if (o.name == s.name)
+                            failAt("duplicate storage model \"" + s.name + "\"", m.at("name"),
+                                   lineOf(m.get("name")));
+                    spec_.storageModels.push_back(std::move(s));
+                });
     }
 
     struct PatternField {
@@ -464,19 +477,23 @@ private:
         static const std::vector<PatternField> f = {
             {"zone", &NamingSpec::zone, std::uint8_t(varBit(V::Site) | varBit(V::N))},
             {"row", &NamingSpec::row, std::uint8_t(varBit(V::Zone) | varBit(V::N))},
-            {"rack", &NamingSpec::rack, std::uint8_t(varBit(V::Zone) | varBit(V::Row) | varBit(V::N))},
+            {"rack", &NamingSpec::rack,
+             std::uint8_t(varBit(V::Zone) | varBit(V::Row) | varBit(V::N))},
             {"host", &NamingSpec::host, std::uint8_t(varBit(V::Rack) | varBit(V::N))},
             {"rtsw", &NamingSpec::rtsw, std::uint8_t(varBit(V::Zone) | varBit(V::Rack))},
             {"ctsw", &NamingSpec::ctsw, std::uint8_t(varBit(V::Zone) | varBit(V::N))},
             {"atsw", &NamingSpec::atsw, std::uint8_t(varBit(V::Site) | varBit(V::N))},
             {"su", &NamingSpec::su, std::uint8_t(varBit(V::Zone) | varBit(V::N))},
-            {"leaf", &NamingSpec::leaf, std::uint8_t(varBit(V::Zone) | varBit(V::Su) | varBit(V::N))},
+            {"leaf", &NamingSpec::leaf,
+             std::uint8_t(varBit(V::Zone) | varBit(V::Su) | varBit(V::N))},
             {"spine", &NamingSpec::spine, std::uint8_t(varBit(V::Zone) | varBit(V::N))},
             {"core", &NamingSpec::core, std::uint8_t(varBit(V::Site) | varBit(V::N))},
-            {"fsw", &NamingSpec::fsw, std::uint8_t(varBit(V::Zone) | varBit(V::Row) | varBit(V::Rack))},
+            {"fsw", &NamingSpec::fsw,
+             std::uint8_t(varBit(V::Zone) | varBit(V::Row) | varBit(V::Rack))},
             {"fcsw", &NamingSpec::fcsw, std::uint8_t(varBit(V::Site) | varBit(V::N))},
             {"storageRow", &NamingSpec::storageRow, std::uint8_t(varBit(V::Zone) | varBit(V::N))},
-            {"storageRack", &NamingSpec::storageRack, std::uint8_t(varBit(V::Zone) | varBit(V::Row) | varBit(V::N))},
+            {"storageRack", &NamingSpec::storageRack,
+             std::uint8_t(varBit(V::Zone) | varBit(V::Row) | varBit(V::N))},
             {"storageNode", &NamingSpec::storageNode, std::uint8_t(varBit(V::Rack) | varBit(V::N))},
             {"ssw", &NamingSpec::ssw, std::uint8_t(varBit(V::Zone) | varBit(V::Rack))},
         };
@@ -503,15 +520,18 @@ private:
             std::uint8_t allowed = f.allowed;
             if (f.key == "fsw" && spec_.frontend.fswPerRow) allowed &= ~varBit(PatternVar::Rack);
             std::string path = "spec.naming." + std::string(f.key);
-            int line = namingLines_.count(std::string(f.key)) ? namingLines_[std::string(f.key)] : 0;
+            int line =
+                namingLines_.count(std::string(f.key)) ? namingLines_[std::string(f.key)] : 0;
             if (auto err = p.compile(spec_.naming.*(f.field), allowed)) failAt(*err, path, line);
         }
         // Patterns that name many things must tell them apart.
         auto needs = [&](std::string_view key, const std::string& text, std::string_view var) {
             if (text.find(var) == std::string::npos) {
                 std::string path = "spec.naming." + std::string(key);
-                int line = namingLines_.count(std::string(key)) ? namingLines_[std::string(key)] : 0;
-                failAt("must contain " + std::string(var) + " so that the names are unique", path, line);
+                int line =
+                    namingLines_.count(std::string(key)) ? namingLines_[std::string(key)] : 0;
+                failAt("must contain " + std::string(var) + " so that the names are unique", path,
+                       line);
             }
         };
         const auto& nm = spec_.naming;
@@ -537,50 +557,59 @@ private:
 
     void readZones(const YAML::Node& v, const std::string& path) {
         detail::NamePattern zonePattern;
-        if (auto err = zonePattern.compile(spec_.naming.zone, varBit(PatternVar::Site) | varBit(PatternVar::N)))
+        if (auto err = zonePattern.compile(spec_.naming.zone,
+                                           varBit(PatternVar::Site) | varBit(PatternVar::N)))
             failAt(*err, "spec.naming.zone", namingLines_["zone"]);
         std::size_t total = 0;
-        forEachItem(v, path, std::size_t(limits_.maxZones), [&](const YAML::Node& n, const std::string& p) {
-            MapReader m(n, p, {"name", "count", "rows", "racks", "hostsPerRack", "hostModel", "rackModel", "labels"});
-            int count = int(m.integer("count", 1, 1, limits_.maxZones));
-            if (m.has("name") && count != 1)
-                failAt("a zone with a name must have count 1; use spec.naming.zone for several",
-                       m.at("count"), lineOf(m.get("count")));
-            ZoneSpec z;
-            z.rows = int(m.integer("rows", 1, 1, limits_.maxRowsPerZone));
-            z.racks = int(m.requireInteger("racks", 1, limits_.maxRacksPerZone));
-            if (z.racks % z.rows != 0)
-                failAt("must be a multiple of rows (" + std::to_string(z.rows) + ")", m.at("racks"),
-                       lineOf(m.get("racks")));
-            z.hostsPerRack = int(m.integer("hostsPerRack", 2, 0, limits_.maxHostsPerRack));
-            if (m.has("hostModel")) {
-                z.hostModel = m.requireString("hostModel");
-                if (!spec_.hostModel(z.hostModel))
-                    failAt("unknown host model \"" + z.hostModel + "\"" + knownList(spec_.hostModels),
-                           m.at("hostModel"), lineOf(m.get("hostModel")));
-            } else if (spec_.hostModels.size() == 1) {
-                z.hostModel = spec_.hostModels[0].name;
-            } else {
-                failAt("missing required key (there is more than one host model)",
-                       m.at("hostModel"), m.line());
-            }
-            z.rackModel = m.string("rackModel", z.rackModel);
-            z.labels = m.labels("labels");
-            z.source = {p, m.line()};
-            std::string given = m.name("name", false);
-            for (int i = 0; i < count; ++i) {
-                ZoneSpec copy = z;
-                copy.name = !given.empty() ? given
-                                           : zonePattern.format({.site = spec_.siteName, .n = long(total + 1)});
-                for (auto& o : spec_.zones)
-                    if (o.name == copy.name)
-                        failAt("duplicate zone name \"" + copy.name + "\" (also " + o.source.path + ")",
-                               m.has("name") ? m.at("name") : p, m.line());
-                spec_.zones.push_back(std::move(copy));
-                if (++total > std::size_t(limits_.maxZones))
-                    failAt("more than " + std::to_string(limits_.maxZones) + " zones", p, m.line());
-            }
-        });
+        forEachItem(
+            v, path, std::size_t(limits_.maxZones), [&](const YAML::Node& n, const std::string& p) {
+                MapReader m(n, p,
+                            {"name", "count", "rows", "racks", "hostsPerRack", "hostModel",
+                             "rackModel", "labels"});
+                int count = int(m.integer("count", 1, 1, limits_.maxZones));
+                if (m.has("name") && count != 1)
+                    failAt("a zone with a name must have count 1; use spec.naming.zone for several",
+                           m.at("count"), lineOf(m.get("count")));
+                ZoneSpec z;
+                z.rows = int(m.integer("rows", 1, 1, limits_.maxRowsPerZone));
+                z.racks = int(m.requireInteger("racks", 1, limits_.maxRacksPerZone));
+                if (z.racks % z.rows != 0)
+                    failAt("must be a multiple of rows (" + std::to_string(z.rows) + ")",
+                           m.at("racks"), lineOf(m.get("racks")));
+                z.hostsPerRack = int(m.integer("hostsPerRack", 2, 0, limits_.maxHostsPerRack));
+                if (m.has("hostModel")) {
+                    z.hostModel = m.requireString("hostModel");
+                    if (!spec_.hostModel(z.hostModel))
+                        failAt("unknown host model \"" + z.hostModel + "\"" +
+                                   knownList(spec_.hostModels),
+                               m.at("hostModel"), lineOf(m.get("hostModel")));
+                } else if (spec_.hostModels.size() == 1) {
+                    z.hostModel = spec_.hostModels[0].name;
+                } else {
+                    failAt("missing required key (there is more than one host model)",
+                           m.at("hostModel"), m.line());
+                }
+                z.rackModel = m.string("rackModel", z.rackModel);
+                z.labels = m.labels("labels");
+                z.source = {p, m.line()};
+                std::string given = m.name("name", false);
+                for (int i = 0; i < count; ++i) {
+                    ZoneSpec copy = z;
+                    copy.name =
+                        !given.empty()
+                            ? given
+                            : zonePattern.format({.site = spec_.siteName, .n = long(total + 1)});
+                    for (auto& o : spec_.zones)
+                        if (o.name == copy.name)
+                            failAt("duplicate zone name \"" + copy.name + "\" (also " +
+                                       o.source.path + ")",
+                                   m.has("name") ? m.at("name") : p, m.line());
+                    spec_.zones.push_back(std::move(copy));
+                    if (++total > std::size_t(limits_.maxZones))
+                        failAt("more than " + std::to_string(limits_.maxZones) + " zones", p,
+                               m.line());
+                }
+            });
         if (spec_.zones.empty()) failAt("must list at least one zone", path, lineOf(v));
     }
 
@@ -597,8 +626,8 @@ private:
     std::string switchModelRef(const MapReader& m, std::string_view key) {
         std::string model = m.requireString(key);
         if (!spec_.switchModel(model))
-            failAt("unknown switch model \"" + model + "\"" + knownList(spec_.switchModels), m.at(key),
-                   lineOf(m.get(key)));
+            failAt("unknown switch model \"" + model + "\"" + knownList(spec_.switchModels),
+                   m.at(key), lineOf(m.get(key)));
         return model;
     }
 
@@ -608,7 +637,9 @@ private:
         if (!typeNode.IsDefined()) failAt("missing required key", path + ".type", lineOf(v));
         std::string type = MapReader::asString(typeNode, path + ".type");
         auto ft = parseFabricType(type);
-        if (!ft) failAt("must be \"roce\" or \"infiniband\", got \"" + type + "\"", path + ".type", lineOf(typeNode));
+        if (!ft)
+            failAt("must be \"roce\" or \"infiniband\", got \"" + type + "\"", path + ".type",
+                   lineOf(typeNode));
         auto& f = spec_.fabric;
         f.type = *ft;
         f.source = {path, lineOf(v)};
@@ -618,7 +649,8 @@ private:
             f.tier1.model = switchModelRef(t1, "model");
             f.tier1.uplinks = int(t1.requireInteger("uplinks", 1, limits_.maxSwitchPorts));
             f.tier1.source = {t1.path(), t1.line()};
-            MapReader t2(m.require("ctsw"), m.at("ctsw"), {"model", "perZone", "uplinks", "oversubscription"});
+            MapReader t2(m.require("ctsw"), m.at("ctsw"),
+                         {"model", "perZone", "uplinks", "oversubscription"});
             f.tier2.model = switchModelRef(t2, "model");
             f.tier2.count = int(t2.requireInteger("perZone", 1, limits_.maxSwitchesPerTier));
             f.tier2.source = {t2.path(), t2.line()};
@@ -628,8 +660,8 @@ private:
                        t1.at("uplinks"), lineOf(t1.get("uplinks")));
             bool hasT3 = m.has("atsw");
             if (t2.has("uplinks") && t2.has("oversubscription"))
-                failAt("give either uplinks or oversubscription, not both", t2.at("oversubscription"),
-                       lineOf(t2.get("oversubscription")));
+                failAt("give either uplinks or oversubscription, not both",
+                       t2.at("oversubscription"), lineOf(t2.get("oversubscription")));
             if (t2.has("oversubscription")) {
                 long long ratio = t2.integer("oversubscription", 1, 1, 1024);
                 // Downlinks differ per zone; every zone must divide evenly.
@@ -641,8 +673,9 @@ private:
                                t2.at("oversubscription"), lineOf(t2.get("oversubscription")));
                     int up = int(down / ratio);
                     if (f.tier2.uplinks != 0 && f.tier2.uplinks != up)
-                        failAt("zones have different CTSW downlink counts; give ctsw.uplinks instead",
-                               t2.at("oversubscription"), lineOf(t2.get("oversubscription")));
+                        failAt(
+                            "zones have different CTSW downlink counts; give ctsw.uplinks instead",
+                            t2.at("oversubscription"), lineOf(t2.get("oversubscription")));
                     f.tier2.uplinks = up;
                 }
             } else {
@@ -682,10 +715,13 @@ private:
             long long down = 0;
             for (auto& z : spec_.zones) {
                 const HostModelSpec* hm = spec_.hostModel(z.hostModel);
-                long long leaves = (long long)z.racks * z.hostsPerRack / f.hostsPerSu * hm->backendNics;
+                long long leaves =
+                    (long long)z.racks * z.hostsPerRack / f.hostsPerSu * hm->backendNics;
                 down = std::max(down, leaves * (f.tier1.uplinks / f.tier2.count));
             }
-            f.tier2.uplinks = int(t2.integer("uplinks", hasT3 ? std::min<long long>(down, limits_.maxSwitchPorts) : 0, 0, limits_.maxSwitchPorts));
+            f.tier2.uplinks = int(
+                t2.integer("uplinks", hasT3 ? std::min<long long>(down, limits_.maxSwitchPorts) : 0,
+                           0, limits_.maxSwitchPorts));
             if (hasT3) {
                 MapReader t3(m.get("core"), m.at("core"), {"model", "count"});
                 f.tier3.model = switchModelRef(t3, "model");
@@ -702,7 +738,8 @@ private:
         (void)m;
         (void)perKey;
         if (f.tier2.uplinks > 0 && !hasT3)
-            failAt(std::string(t2Name) + " has uplinks but there is no " + std::string(t3Name) + " tier",
+            failAt(std::string(t2Name) + " has uplinks but there is no " + std::string(t3Name) +
+                       " tier",
                    t2.at("uplinks"), t2.line());
         if (hasT3 && f.tier2.uplinks == 0)
             failAt("must be > 0: the " + std::string(t3Name) + " tier needs uplinks from every " +
@@ -719,7 +756,8 @@ private:
         fe.fswModel = switchModelRef(fsw, "model");
         std::string per = fsw.string("per", "rack");
         if (per != "rack" && per != "row")
-            failAt("must be \"rack\" or \"row\", got \"" + per + "\"", fsw.at("per"), lineOf(fsw.get("per")));
+            failAt("must be \"rack\" or \"row\", got \"" + per + "\"", fsw.at("per"),
+                   lineOf(fsw.get("per")));
         fe.fswPerRow = per == "row";
         if (m.has("fcsw")) {
             MapReader fcsw(m.get("fcsw"), m.at("fcsw"), {"model", "count"});
@@ -754,7 +792,8 @@ private:
                    m.at("model"), lineOf(m.get("model")));
         MapReader ssw(m.require("ssw"), m.at("ssw"), {"model", "uplinks"});
         st.sswModel = switchModelRef(ssw, "model");
-        st.sswUplinks = int(ssw.integer("uplinks", spec_.frontend.fcswCount > 0 ? 2 : 0, 0, limits_.maxSwitchPorts));
+        st.sswUplinks = int(ssw.integer("uplinks", spec_.frontend.fcswCount > 0 ? 2 : 0, 0,
+                                        limits_.maxSwitchPorts));
         if (st.sswUplinks > 0 && spec_.frontend.fcswCount == 0)
             failAt("ssw uplinks go to the frontend fcsws, and there are none", ssw.at("uplinks"),
                    lineOf(ssw.get("uplinks")));
@@ -806,7 +845,8 @@ private:
             if (r.has("swap")) {
                 YAML::Node s = r.get("swap");
                 if (!s.IsSequence() || s.size() != 2)
-                    failAt("must be a list of two port names, got " + describe(s), r.at("swap"), lineOf(s));
+                    failAt("must be a list of two port names, got " + describe(s), r.at("swap"),
+                           lineOf(s));
                 o.op = CablingOverride::Op::Swap;
                 o.a = MapReader::asString(s[0], r.at("swap") + "[0]");
                 o.b = MapReader::asString(s[1], r.at("swap") + "[1]");
@@ -848,14 +888,15 @@ private:
                 check(f.tier1.model, (long long)f.hostsPerSu + f.tier1.uplinks, f.tier1.source,
                       "a leaf (" + std::to_string(f.hostsPerSu) + " downlinks + " +
                           std::to_string(f.tier1.uplinks) + " uplinks)");
-                long long leaves = (long long)z.racks * z.hostsPerRack / f.hostsPerSu * hm->backendNics;
+                long long leaves =
+                    (long long)z.racks * z.hostsPerRack / f.hostsPerSu * hm->backendNics;
                 maxDown2 = std::max(maxDown2, leaves * per);
             }
         }
         std::string t2 = f.type == FabricType::Roce ? "a ctsw" : "a spine";
         check(f.tier2.model, maxDown2 + f.tier2.uplinks, f.tier2.source,
-              t2 + " (" + std::to_string(maxDown2) + " downlinks + " + std::to_string(f.tier2.uplinks) +
-                  " uplinks)");
+              t2 + " (" + std::to_string(maxDown2) + " downlinks + " +
+                  std::to_string(f.tier2.uplinks) + " uplinks)");
         if (f.tier3.count > 0) {
             // Planes: see the tier-3 rule in docs/cluster-spec.md.
             long long planes = std::gcd(f.tier2.count, f.tier3.count);
@@ -863,28 +904,31 @@ private:
             long long links = zonesTotal * (f.tier2.count / planes) * f.tier2.uplinks;
             check(f.tier3.model, (links + group - 1) / group, f.tier3.source,
                   std::string(f.type == FabricType::Roce ? "an atsw" : "a core") + " (" +
-                      std::to_string(links) + " links from each plane over " + std::to_string(group) +
-                      " switches)");
+                      std::to_string(links) + " links from each plane over " +
+                      std::to_string(group) + " switches)");
         }
         auto& fe = spec_.frontend;
         if (fe.enabled) {
             long long maxHosts = 0, maxFe = 0, fswCount = 0;
             for (auto& z : spec_.zones) {
                 const HostModelSpec* hm = spec_.hostModel(z.hostModel);
-                long long perFsw = fe.fswPerRow ? (long long)(z.racks / z.rows) * z.hostsPerRack : z.hostsPerRack;
+                long long perFsw =
+                    fe.fswPerRow ? (long long)(z.racks / z.rows) * z.hostsPerRack : z.hostsPerRack;
                 maxHosts = std::max(maxHosts, perFsw * hm->frontendNics);
                 maxFe = std::max<long long>(maxFe, hm->frontendNics);
                 fswCount += fe.fswPerRow ? z.rows : z.racks;
             }
             check(fe.fswModel, maxHosts + fe.fswUplinks, fe.source,
-                  "an fsw (" + std::to_string(maxHosts) + " host ports + " + std::to_string(fe.fswUplinks) +
-                      " uplinks)");
+                  "an fsw (" + std::to_string(maxHosts) + " host ports + " +
+                      std::to_string(fe.fswUplinks) + " uplinks)");
             if (fe.fcswCount > 0) {
                 long long links = fswCount * fe.fswUplinks +
-                                  (spec_.storage.enabled ? (long long)spec_.storage.racks * spec_.storage.sswUplinks : 0);
+                                  (spec_.storage.enabled
+                                       ? (long long)spec_.storage.racks * spec_.storage.sswUplinks
+                                       : 0);
                 check(fe.fcswModel, (links + fe.fcswCount - 1) / fe.fcswCount, fe.source,
-                      "an fcsw (" + std::to_string(links) + " uplinks over " + std::to_string(fe.fcswCount) +
-                          " fcsws)");
+                      "an fcsw (" + std::to_string(links) + " uplinks over " +
+                          std::to_string(fe.fcswCount) + " fcsws)");
             }
         }
         auto& st = spec_.storage;
@@ -909,7 +953,8 @@ private:
             total += hosts * (1 + hm->gpus + 3.0L * (hm->backendNics + hm->frontendNics));
             long double t1 = f.type == FabricType::Roce ? (long double)z.racks
                                                         : hosts / f.hostsPerSu * hm->backendNics;
-            total += t1 * (1 + 3.0L * f.tier1.uplinks) + (long double)f.tier2.count * (1 + 3.0L * f.tier2.uplinks);
+            total += t1 * (1 + 3.0L * f.tier1.uplinks) +
+                     (long double)f.tier2.count * (1 + 3.0L * f.tier2.uplinks);
             if (fe.enabled) {
                 long double fsw = fe.fswPerRow ? z.rows : z.racks;
                 total += fsw * (1 + 3.0L * fe.fswUplinks);
@@ -917,7 +962,8 @@ private:
         }
         if (spec_.storage.enabled) {
             const StorageModelSpec* sm = spec_.storageModel(spec_.storage.model);
-            total += (long double)spec_.storage.racks * spec_.storage.nodesPerRack * (1 + 3.0L * sm->nics);
+            total += (long double)spec_.storage.racks * spec_.storage.nodesPerRack *
+                     (1 + 3.0L * sm->nics);
         }
         if (total > (long double)limits_.maxEntities)
             failAt("expands to about " + std::to_string((long long)total) +
@@ -950,16 +996,15 @@ const StorageModelSpec* ClusterSpec::storageModel(std::string_view n) const {
 
 Result<ClusterSpec> parseClusterSpec(std::string_view text, const SpecLimits& limits) {
     if (text.size() > limits.maxBytes)
-        return fail(Error{Errc::TooLarge,
-                          "document is " + std::to_string(text.size()) + " bytes, above the limit of " +
-                              std::to_string(limits.maxBytes)});
+        return fail(Error{Errc::TooLarge, "document is " + std::to_string(text.size()) +
+                                              " bytes, above the limit of " +
+                                              std::to_string(limits.maxBytes)});
     try {
         std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-        if (docs.empty() || docs[0].IsNull())
-            return fail(Error::invalid("empty document"));
+        if (docs.empty() || docs[0].IsNull()) return fail(Error::invalid("empty document"));
         if (docs.size() > 1)
-            return fail(Error::invalid("expected one document, got " + std::to_string(docs.size()), "",
-                                       lineOf(docs[1])));
+            return fail(Error::invalid("expected one document, got " + std::to_string(docs.size()),
+                                       "", lineOf(docs[1])));
         std::size_t count = 0;
         guardShape(docs[0], 0, count, limits, "");
         SpecParser parser(limits);
@@ -969,7 +1014,8 @@ Result<ClusterSpec> parseClusterSpec(std::string_view text, const SpecLimits& li
     } catch (const YAML::ParserException& e) {
         return fail(Error::invalid("YAML syntax error: " + e.msg, "", e.mark.line + 1));
     } catch (const YAML::Exception& e) {
-        return fail(Error::invalid("YAML error: " + e.msg, "", e.mark.line >= 0 ? e.mark.line + 1 : 0));
+        return fail(
+            Error::invalid("YAML error: " + e.msg, "", e.mark.line >= 0 ? e.mark.line + 1 : 0));
     } catch (const std::bad_alloc&) {
         return fail(Error{Errc::TooLarge, "document too large to parse"});
     } catch (const std::exception& e) {
@@ -991,7 +1037,8 @@ Result<Inventory> loadClusterSpecFile(const std::string& path, const SpecLimits&
     if (size < 0) return fail(Error::invalid("cannot read " + path));
     if (std::size_t(size) > limits.maxBytes)
         return fail(Error{Errc::TooLarge, path + " is " + std::to_string(size) +
-                                              " bytes, above the limit of " + std::to_string(limits.maxBytes)});
+                                              " bytes, above the limit of " +
+                                              std::to_string(limits.maxBytes)});
     in.seekg(0);
     std::string text(std::size_t(size), '\0');
     in.read(text.data(), size);

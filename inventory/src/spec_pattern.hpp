@@ -31,13 +31,27 @@ public:
     void appendTo(std::string& out, const PatternArgs& a) const {
         for (const Segment& s : segments_) {
             switch (s.var) {
-                case kLiteral: out += s.literal; break;
-                case std::uint8_t(PatternVar::Site): out += a.site; break;
-                case std::uint8_t(PatternVar::Zone): out += a.zone; break;
-                case std::uint8_t(PatternVar::Row): out += a.row; break;
-                case std::uint8_t(PatternVar::Rack): out += a.rack; break;
-                case std::uint8_t(PatternVar::Su): out += a.su; break;
-                default: appendNumber(out, a.n, s.width); break;
+                case kLiteral:
+                    out += s.literal;
+                    break;
+                case std::uint8_t(PatternVar::Site):
+                    out += a.site;
+                    break;
+                case std::uint8_t(PatternVar::Zone):
+                    out += a.zone;
+                    break;
+                case std::uint8_t(PatternVar::Row):
+                    out += a.row;
+                    break;
+                case std::uint8_t(PatternVar::Rack):
+                    out += a.rack;
+                    break;
+                case std::uint8_t(PatternVar::Su):
+                    out += a.su;
+                    break;
+                default:
+                    appendNumber(out, a.n, s.width);
+                    break;
             }
         }
     }
@@ -70,8 +84,8 @@ private:
 // Characters allowed in entity names: they end up in port names ("<device>/p3") and link
 // names ("<a>--<b>"), in URLs and in file names of exported configs.
 inline bool isNameChar(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
 }
 
 // A character for an error message: itself if printable, else \xNN.

@@ -1,9 +1,9 @@
 // Exact entity and cable counts of the reference clusters (DESIGN.md), and the structural
 // invariants of every expanded config.
+#include <gtest/gtest.h>
+
 #include "loom/inventory/spec.hpp"
 #include "spec_test_support.hpp"
-
-#include <gtest/gtest.h>
 
 namespace loom::inventory {
 namespace {
@@ -19,8 +19,8 @@ TEST(SpecCounts, Meta24kRoce) {
     EXPECT_EQ(inv.fabric, FabricType::Roce);
     EXPECT_EQ(inv.sites.size(), 1u);
     EXPECT_EQ(inv.zones.size(), 8u);
-    EXPECT_EQ(inv.rows.size(), 8u * 8 + 1);        // + the storage row
-    EXPECT_EQ(inv.racks.size(), 1536u + 16);       // + 16 storage racks
+    EXPECT_EQ(inv.rows.size(), 8u * 8 + 1);   // + the storage row
+    EXPECT_EQ(inv.racks.size(), 1536u + 16);  // + 16 storage racks
     EXPECT_EQ(inv.hosts.size(), 3072u);
     EXPECT_EQ(inv.gpus.size(), 24576u);
     EXPECT_EQ(inv.nics.size(), 24576u + 3072 + 128 * 2);
@@ -55,9 +55,15 @@ TEST(SpecCounts, Meta24kRoce) {
     std::unordered_map<std::string_view, int> maxPort;
     for (const auto& p : inv.ports) maxPort[p.device] = std::max(maxPort[p.device], p.index);
     for (const auto& s : inv.switches) {
-        if (s.role == SwitchRole::Rtsw) EXPECT_EQ(maxPort[s.name], 34) << s.name;
-        if (s.role == SwitchRole::Ctsw) EXPECT_EQ(maxPort[s.name], 216) << s.name;
-        if (s.role == SwitchRole::Atsw) EXPECT_EQ(maxPort[s.name], 96) << s.name;
+        if (s.role == SwitchRole::Rtsw) {
+            EXPECT_EQ(maxPort[s.name], 34) << s.name;
+        }
+        if (s.role == SwitchRole::Ctsw) {
+            EXPECT_EQ(maxPort[s.name], 216) << s.name;
+        }
+        if (s.role == SwitchRole::Atsw) {
+            EXPECT_EQ(maxPort[s.name], 96) << s.name;
+        }
     }
     expectConsistent(inv);
 }
@@ -89,7 +95,8 @@ TEST(SpecCounts, Meta24kInfiniband) {
     std::unordered_map<std::string_view, int> used;
     for (const auto& p : inv.ports) used[p.device]++;
     for (const auto& s : inv.switches) {
-        if (s.role == SwitchRole::Leaf || s.role == SwitchRole::Spine || s.role == SwitchRole::Core) {
+        if (s.role == SwitchRole::Leaf || s.role == SwitchRole::Spine ||
+            s.role == SwitchRole::Core) {
             EXPECT_EQ(s.portCount, 64) << s.name;
             EXPECT_EQ(used[s.name], 64) << s.name;
         }
@@ -148,8 +155,10 @@ TEST(SpecCounts, ExpansionIsDeterministic) {
             ASSERT_EQ(a.links[i].medium, b.links[i].medium) << name;
             ASSERT_EQ(a.links[i].lengthM, b.links[i].lengthM) << name;
         }
-        for (std::size_t i = 0; i < a.ports.size(); ++i) ASSERT_EQ(a.ports[i].name, b.ports[i].name);
-        for (std::size_t i = 0; i < a.switches.size(); ++i) ASSERT_EQ(a.switches[i].name, b.switches[i].name);
+        for (std::size_t i = 0; i < a.ports.size(); ++i)
+            ASSERT_EQ(a.ports[i].name, b.ports[i].name);
+        for (std::size_t i = 0; i < a.switches.size(); ++i)
+            ASSERT_EQ(a.switches[i].name, b.switches[i].name);
         for (std::size_t i = 0; i < a.gpus.size(); ++i) ASSERT_EQ(a.gpus[i].name, b.gpus[i].name);
     }
 }

@@ -1,10 +1,10 @@
 // dev-small and dev-small-ib checked by hand: names, which port goes where, media, lengths.
-#include "loom/inventory/spec.hpp"
-#include "spec_test_support.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
+
+#include "loom/inventory/spec.hpp"
+#include "spec_test_support.hpp"
 
 namespace loom::inventory {
 namespace {

@@ -1,13 +1,13 @@
 // Overrides for the real world: a rack with fewer hosts, a different switch model, miscabled
 // ports, extra labels.
-#include "loom/inventory/spec.hpp"
-#include "spec_test_support.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+
+#include "loom/inventory/spec.hpp"
+#include "spec_test_support.hpp"
 
 namespace loom::inventory {
 namespace {
@@ -117,11 +117,13 @@ TEST(SpecOverrides, SwapThenSwapBackIsIdentity) {
     ASSERT_TRUE(plain);
     ASSERT_TRUE(twice) << twice.error().toString();
     ASSERT_EQ(plain->links.size(), twice->links.size());
-    for (std::size_t i = 0; i < plain->links.size(); ++i) EXPECT_EQ(plain->links[i].name, twice->links[i].name);
+    for (std::size_t i = 0; i < plain->links.size(); ++i)
+        EXPECT_EQ(plain->links[i].name, twice->links[i].name);
 }
 
 TEST(SpecOverrides, EmptyRackKeepsItsSwitch) {
-    auto inv = loadClusterSpec(devSmallWith("  overrides:\n    racks:\n      - name: z1-r001\n        hosts: 0\n"));
+    auto inv = loadClusterSpec(
+        devSmallWith("  overrides:\n    racks:\n      - name: z1-r001\n        hosts: 0\n"));
     ASSERT_TRUE(inv) << inv.error().toString();
     EXPECT_EQ(inv->hosts.size(), 6u);
     EXPECT_TRUE(byName(inv->switches, "z1-r001-rtsw"));
@@ -130,16 +132,18 @@ TEST(SpecOverrides, EmptyRackKeepsItsSwitch) {
 }
 
 TEST(SpecOverrides, DuplicateOverrideIsRejected) {
-    auto inv = loadClusterSpec(devSmallWith(
-        "  overrides:\n    racks:\n      - name: z1-r001\n        hosts: 1\n      - name: z1-r001\n        hosts: 0\n"));
+    auto inv =
+        loadClusterSpec(devSmallWith("  overrides:\n    racks:\n      - name: z1-r001\n        "
+                                     "hosts: 1\n      - name: z1-r001\n        hosts: 0\n"));
     ASSERT_FALSE(inv);
     EXPECT_EQ(inv.error().path, "spec.overrides.racks[1]");
-    EXPECT_EQ(inv.error().message, "rack \"z1-r001\" is overridden twice (also spec.overrides.racks[0])");
+    EXPECT_EQ(inv.error().message,
+              "rack \"z1-r001\" is overridden twice (also spec.overrides.racks[0])");
 }
 
 TEST(SpecOverrides, SwapOfOneCablesEndsIsRejected) {
-    auto inv = loadClusterSpec(
-        devSmallWith("  overrides:\n    cabling:\n      - swap: [z1-r001-rtsw/p17, z1-ctsw01/p1]\n"));
+    auto inv = loadClusterSpec(devSmallWith(
+        "  overrides:\n    cabling:\n      - swap: [z1-r001-rtsw/p17, z1-ctsw01/p1]\n"));
     ASSERT_FALSE(inv);
     EXPECT_EQ(inv.error().message, "both ports are ends of the same cable");
     EXPECT_EQ(inv.error().path, "spec.overrides.cabling[0]");

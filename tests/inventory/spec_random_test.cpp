@@ -1,13 +1,13 @@
 // Property test: random valid specs (RoCE and InfiniBand, with and without third tier,
 // frontend and storage) expand to the counts their parameters imply, and every expansion is
 // structurally consistent (see expectConsistent).
-#include "loom/inventory/spec.hpp"
-#include "spec_test_support.hpp"
-
 #include <gtest/gtest.h>
 
 #include <random>
 #include <sstream>
+
+#include "loom/inventory/spec.hpp"
+#include "spec_test_support.hpp"
 
 namespace loom::inventory {
 namespace {
@@ -30,8 +30,8 @@ std::string render(const Params& p) {
       << "  models:\n    hosts: [{name: h, gpus: " << p.gpus << ", frontendNics: " << p.fe << "}]\n"
       << "    switches: [{name: sw, ports: 4096}]\n"
       << "    storage: [{name: st, nics: 2}]\n"
-      << "  zones: [{count: " << p.zones << ", rows: " << p.rows << ", racks: " << p.rows * p.racksPerRow
-      << ", hostsPerRack: " << p.hpr << "}]\n";
+      << "  zones: [{count: " << p.zones << ", rows: " << p.rows
+      << ", racks: " << p.rows * p.racksPerRow << ", hostsPerRack: " << p.hpr << "}]\n";
     if (!p.ib) {
         y << "  fabric:\n    type: roce\n    rtsw: {model: sw, uplinks: " << p.u1 << "}\n"
           << "    ctsw: {model: sw, perZone: " << p.t2 << ", uplinks: " << p.u2 << "}\n";
@@ -43,8 +43,8 @@ std::string render(const Params& p) {
         if (p.t3) y << "    core: {model: sw, count: " << p.t3 << "}\n";
     }
     if (p.frontend) {
-        y << "  frontend:\n    fsw: {model: sw, per: " << (p.perRow ? "row" : "rack") << ", uplinks: "
-          << (p.fcsw ? p.fswUplinks : 0) << "}\n";
+        y << "  frontend:\n    fsw: {model: sw, per: " << (p.perRow ? "row" : "rack")
+          << ", uplinks: " << (p.fcsw ? p.fswUplinks : 0) << "}\n";
         if (p.fcsw) y << "    fcsw: {model: sw, count: " << p.fcsw << "}\n";
     }
     if (p.storage)
@@ -95,7 +95,9 @@ TEST(SpecRandom, CountsAndConsistency) {
         if (p.frontend) switches += (p.perRow ? std::size_t(p.zones) * p.rows : racks) + p.fcsw;
         if (p.storage) switches += p.storageRacks;
         EXPECT_EQ(inv->switches.size(), switches);
-        if (p.storage) EXPECT_EQ(inv->storageNodes.size(), std::size_t(p.storageRacks) * p.nodes);
+        if (p.storage) {
+            EXPECT_EQ(inv->storageNodes.size(), std::size_t(p.storageRacks) * p.nodes);
+        }
         expectConsistent(*inv);
     }
 }

@@ -2,14 +2,14 @@
 // structural invariants every expanded Inventory must satisfy.
 #pragma once
 
-#include "loom/inventory/spec.hpp"
-
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "loom/inventory/spec.hpp"
 
 namespace loom::inventory::testing {
 
@@ -73,13 +73,18 @@ inline void expectConsistent(const Inventory& inv) {
     }
     for (const auto& h : inv.hosts) EXPECT_TRUE(racks.count(h.rack)) << h.name;
     for (const auto& g : inv.gpus) EXPECT_TRUE(hosts.count(g.host)) << g.name;
-    for (const auto& n : inv.nics) EXPECT_TRUE(hosts.count(n.host) || storage.count(n.host)) << n.name;
+    for (const auto& n : inv.nics)
+        EXPECT_TRUE(hosts.count(n.host) || storage.count(n.host)) << n.name;
     for (const auto& s : inv.storageNodes) EXPECT_TRUE(racks.count(s.rack)) << s.name;
     std::unordered_map<std::string_view, int> portCount;
     for (const auto& s : inv.switches) {
         portCount[s.name] = s.portCount;
-        if (!s.zone.empty()) EXPECT_TRUE(zones.count(s.zone)) << s.name;
-        if (!s.rack.empty()) EXPECT_TRUE(racks.count(s.rack)) << s.name;
+        if (!s.zone.empty()) {
+            EXPECT_TRUE(zones.count(s.zone)) << s.name;
+        }
+        if (!s.rack.empty()) {
+            EXPECT_TRUE(racks.count(s.rack)) << s.name;
+        }
     }
     for (const auto& n : inv.nics) portCount[n.name] = 1;
     for (const auto& p : inv.ports) {

@@ -15,9 +15,6 @@
 // entities, duplicate generated names, port capacity after model overrides).
 #pragma once
 
-#include "loom/inventory/error.hpp"
-#include "loom/inventory/model.hpp"
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -25,24 +22,27 @@
 #include <string_view>
 #include <vector>
 
+#include "loom/inventory/error.hpp"
+#include "loom/inventory/model.hpp"
+
 namespace loom::inventory {
 
 // Hard limits on an input document; exceeding any is an error, never a crash or a stall.
 struct SpecLimits {
-    std::size_t maxBytes = 8 << 20;         // document size (Errc::TooLarge)
-    std::size_t maxNodes = 200'000;         // YAML nodes, aliases counted per use (Errc::TooLarge)
-    int maxDepth = 24;                      // nesting depth of maps/sequences
-    int maxZones = 1024;                    // zones (AI zones or pods)
+    std::size_t maxBytes = 8 << 20;  // document size (Errc::TooLarge)
+    std::size_t maxNodes = 200'000;  // YAML nodes, aliases counted per use (Errc::TooLarge)
+    int maxDepth = 24;               // nesting depth of maps/sequences
+    int maxZones = 1024;             // zones (AI zones or pods)
     int maxRowsPerZone = 256;
     int maxRacksPerZone = 8192;
     int maxHostsPerRack = 64;
     int maxGpusPerHost = 64;
     int maxNicsPerHost = 64;
-    int maxSwitchPorts = 4096;              // ports of a switch model
+    int maxSwitchPorts = 4096;  // ports of a switch model
     int maxSwitchesPerTier = 100'000;
     int maxStorageNodes = 100'000;
-    std::size_t maxEntities = 10'000'000;   // concrete entities the spec may expand to
-    std::size_t maxOverrides = 100'000;     // entries in spec.overrides, all lists together
+    std::size_t maxEntities = 10'000'000;  // concrete entities the spec may expand to
+    std::size_t maxOverrides = 100'000;    // entries in spec.overrides, all lists together
 };
 
 // Where a part of the spec came from, so expansion errors can point into the document.
@@ -106,11 +106,11 @@ struct NamingSpec {
 
 // Cable media and lengths from a simple floor model (docs/cluster-spec.md, "Floor").
 struct FloorSpec {
-    double rackWidthM = 0.6;   // pitch between racks in a row
-    double rowPitchM = 3.0;    // pitch between rows (including the aisle)
-    double inRackM = 2.0;      // DAC length inside a rack
-    double slackM = 3.0;       // added to every rack-to-rack run (risers, bends)
-    double aocMaxM = 30.0;     // longer runs use optics
+    double rackWidthM = 0.6;  // pitch between racks in a row
+    double rowPitchM = 3.0;   // pitch between rows (including the aisle)
+    double inRackM = 2.0;     // DAC length inside a rack
+    double slackM = 3.0;      // added to every rack-to-rack run (risers, bends)
+    double aocMaxM = 30.0;    // longer runs use optics
 };
 
 struct ZoneSpec {
@@ -136,9 +136,9 @@ struct TierSpec {
 
 struct FabricSpec {
     FabricType type = FabricType::Roce;
-    TierSpec tier1;  // rtsw | leaf
-    TierSpec tier2;  // ctsw | spine
-    TierSpec tier3;  // atsw | core (count 0: no third tier)
+    TierSpec tier1;       // rtsw | leaf
+    TierSpec tier2;       // ctsw | spine
+    TierSpec tier3;       // atsw | core (count 0: no third tier)
     int hostsPerSu = 32;  // InfiniBand: hosts in a scalable unit
     SpecSource source;
 };
