@@ -1,0 +1,81 @@
+// TelemetryService: the running telemetry of one loomd — the TelemetryHub, its once-a-second
+// loop (layout changes, the simulator when this loomd is the leader, detection ticks, rollups)
+// and the event writer that stores failure events in PostgreSQL and publishes them on the
+// "events" stream topic (and, through Services::publish, to the other loomds).
+//
+// Wiring in `loomd serve` (after the Server exists, before start()):
+//
+//   TelemetryServiceOptions topts;
+//   topts.hub.detection = *DetectionConfig::fromLoomdYaml(loomdYamlText);  // `detection:`
+//   topts.simulate = simulateFlag;                                       // --simulate
+//   TelemetryService telemetry(server.services(), topts);
+//   server.setHub(&telemetry.hub());
+//   server.setTopicSource(TelemetryService::topics(),
+//       [&](std::string_view t, std::vector<std::uint8_t>& out) { return telemetry.topic(t, out); });
+//   server.start(); telemetry.start();  ...  telemetry.stop(); server.stop();
+//
+// The layout follows Services::layout() by itself (checked every tick). Events are written in
+// the order the rules raised them: runs of opens and of closes, one statement per run. If the
+// database is down, the writer retries (keeping at most `eventQueueLimit` items, dropping the
+// oldest and counting them) and still publishes the events live, without an id.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "loom/backend/simulator.hpp"
+#include "loom/backend/telemetry_hub.hpp"
+
+namespace loom::db {
+struct EventRecord;
+}
+
+namespace loom::backend {
+
+class Services;
+
+struct TelemetryServiceOptions {
+    HubOptions hub;
+    bool simulate = false;
+    SimulatorConfig simulator;
+    double tickSeconds = 1.0;
+    std::size_t eventQueueLimit = 100000;
+    bool persist = true;  // false: no database writes (tests of the loop alone)
+};
+
+class TelemetryService {
+public:
+    TelemetryService(Services& services, TelemetryServiceOptions options);
+    ~TelemetryService();
+    TelemetryService(const TelemetryService&) = delete;
+    TelemetryService& operator=(const TelemetryService&) = delete;
+
+    TelemetryHub& hub();
+
+    void start();  // starts the loop and writer threads
+    void stop();   // idempotent; flushes what the writer can within a second
+
+    // Stream topics served from the hub, and the bytes of one ("gpu.util" ...).
+    static std::vector<std::string> topics();
+    bool topic(std::string_view name, std::vector<std::uint8_t>& out) const;
+
+    // One loop iteration, for tests: layout check, simulator step, tick, rollups.
+    void runOnce(std::int64_t nowMs);
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+// The wire form of an event (docs/api.md): {"id", "severity", "kind", "location", "rack",
+// "zone", "message", "openedAt", "closedAt" (null while open), "labels"}.
+nlohmann::json eventJson(const db::EventRecord& e);
+db::EventRecord toRecord(const FailureEvent& e);
+
+}  // namespace loom::backend

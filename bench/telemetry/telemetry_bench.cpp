@@ -1,0 +1,135 @@
+// Telemetry benchmarks on the 24k reference shape (8 zones x 192 racks, 24,576 GPUs, 1,716
+// backend switches, 55,680 backend links), one core:
+//   ParseOnly      the Prometheus parser alone over a full scrape (20 DCGM fields per GPU,
+//                  12 counters per switch port)
+//   ParseIngest    parse + store + detection (TelemetryHub::ingestText): goal >= 2 M samples/s
+//   SimStep        simulator step writing a live-mode scrape (what loomd --simulate does at 1 Hz)
+//   SimLoop        simulator step + ingest + tick: the whole 1 Hz simulated loop
+//   Packed         all five packed arrays (what the stream tick reads)
+// Counters: samples/s (items_per_second), samples per scrape, body MB, hub bytes.
+//
+//   build-*/bin/loom_telemetry_bench [--benchmark_format=json]
+#include <benchmark/benchmark.h>
+
+#include "loom/backend/prom_text.hpp"
+#include "loom/backend/simulator.hpp"
+#include "loom/backend/telemetry_hub.hpp"
+#include "synthetic_inventory.hpp"
+
+namespace loom::backend {
+namespace {
+
+constexpr std::int64_t kT0 = 1'700'000'000'000;
+
+const std::shared_ptr<const HallLayout>& layout24k() {
+    static auto L = std::make_shared<const HallLayout>(
+        HallLayout::build(testing::syntheticCluster({.zones = 8, .racksPerZone = 192})));
+    return L;
+}
+
+// Two consecutive full scrapes, so the ingest benchmark exercises counter rates.
+const std::vector<std::string>& fullScrapes() {
+    static std::vector<std::string> bodies = [] {
+        SimulatorConfig c;
+        c.fullFidelity = true;
+        Simulator sim(layout24k(), c);
+        std::vector<std::string> v(2);
+        sim.step(kT0, v[0]);
+        sim.step(kT0 + 1000, v[1]);
+        return v;
+    }();
+    return bodies;
+}
+
+void ParseOnly(benchmark::State& state) {
+    const auto& body = fullScrapes()[0];
+    std::uint64_t n = 0;
+    double sum = 0;
+    for (auto _ : state) {
+        auto r = parsePromText(body, [&](const PromSample& s) { sum += s.value; });
+        if (!r) state.SkipWithError(r.error().message.c_str());
+        n += r->samples;
+    }
+    benchmark::DoNotOptimize(sum);
+    state.SetItemsProcessed(static_cast<std::int64_t>(n));
+    state.SetBytesProcessed(static_cast<std::int64_t>(body.size() * state.iterations()));
+    state.counters["samples_per_scrape"] = static_cast<double>(n) / state.iterations();
+    state.counters["body_MB"] = body.size() / 1e6;
+}
+BENCHMARK(ParseOnly)->Unit(benchmark::kMillisecond)->MinTime(3);
+
+void ParseIngest(benchmark::State& state) {
+    const auto& bodies = fullScrapes();
+    TelemetryHub hub(layout24k());
+    std::uint64_t n = 0, unknown = 0;
+    std::int64_t t = kT0;
+    for (auto _ : state) {
+        auto r = hub.ingestText(bodies[n % 2 == 0 ? 0 : 1], t += 1000);
+        if (!r) state.SkipWithError(r.error().message.c_str());
+        n += r->samples;
+        unknown += r->unknownTotal();
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(n));
+    state.SetBytesProcessed(static_cast<std::int64_t>(bodies[0].size() * state.iterations()));
+    state.counters["samples_per_scrape"] = static_cast<double>(n) / state.iterations();
+    state.counters["unknown"] = static_cast<double>(unknown);
+    state.counters["hub_MB"] = hub.memoryBytes() / 1e6;
+}
+BENCHMARK(ParseIngest)->Unit(benchmark::kMillisecond)->MinTime(3);
+
+void SimStep(benchmark::State& state) {
+    SimulatorConfig c;
+    c.fullFidelity = state.range(0) != 0;
+    Simulator sim(layout24k(), c);
+    std::string body;
+    std::int64_t t = kT0;
+    for (auto _ : state) sim.step(t += 1000, body);
+    state.SetItemsProcessed(static_cast<std::int64_t>(sim.stats().samplesLastStep * state.iterations()));
+    state.counters["samples_per_step"] = static_cast<double>(sim.stats().samplesLastStep);
+    state.counters["body_MB"] = body.size() / 1e6;
+    state.counters["jobs"] = sim.stats().jobsRunning;
+}
+BENCHMARK(SimStep)->Arg(0)->Arg(1)->ArgNames({"full"})->Unit(benchmark::kMillisecond)->MinTime(3);
+
+void SimLoop(benchmark::State& state) {
+    Simulator sim(layout24k());
+    TelemetryHub hub(layout24k());
+    std::string body;
+    std::int64_t t = kT0;
+    std::uint64_t events = 0;
+    hub.addEventListener([&](const FailureEvent&) { ++events; });
+    for (auto _ : state) {
+        t += 1000;
+        sim.step(t, body);
+        auto r = hub.ingestText(body, t);
+        if (!r) state.SkipWithError(r.error().message.c_str());
+        hub.tick(t);
+    }
+    // One iteration = one simulated second: its time in ms / 1000 is the fraction of a core.
+    state.counters["samples_per_step"] = static_cast<double>(sim.stats().samplesLastStep);
+    state.counters["events"] = static_cast<double>(events);
+}
+BENCHMARK(SimLoop)->Unit(benchmark::kMillisecond)->MinTime(5);
+
+void Packed(benchmark::State& state) {
+    Simulator sim(layout24k());
+    TelemetryHub hub(layout24k());
+    std::string body;
+    for (int i = 0; i < 2; ++i) {
+        sim.step(kT0 + i * 1000, body);
+        (void)hub.ingestText(body, kT0 + i * 1000);
+    }
+    std::vector<std::uint8_t> buf;
+    for (auto _ : state)
+        for (int t = 0; t < kTopicCount; ++t) {
+            hub.packedInto(static_cast<Topic>(t), buf, kT0 + 1000);
+            benchmark::DoNotOptimize(buf.data());
+        }
+    state.counters["hub_MB"] = hub.memoryBytes() / 1e6;
+}
+BENCHMARK(Packed)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace loom::backend
+
+BENCHMARK_MAIN();

@@ -1,0 +1,84 @@
+// Failure events and telemetry rollups (migration 0004_events.sql).
+//
+// The server's event writer drains the TelemetryHub's events in order and calls insertEvents /
+// closeEvents with consecutive runs of opens and closes (one statement per run); the API lists
+// them with filters and keyset pagination; the leader writes one minute of rollups with one COPY.
+//
+//   auto ids = insertEvents(conn, {rec});                // ids in input order
+//   auto page = listEvents(conn, {.severity = "critical", .open = true, .limit = 100});
+//   if (page->nextCursor) listEvents(conn, {.cursor = *page->nextCursor, ...});
+//
+// Times are Unix epoch milliseconds (0 = unset); on the wire they become ISO 8601 UTC.
+#pragma once
+
+#include "loom/db/database.hpp"
+#include "loom/inventory/error.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace loom::db {
+
+struct EventRecord {
+    std::int64_t id = 0;
+    std::string kind;
+    std::string severity;  // info | warning | critical
+    std::string location, rack, zone, message;
+    std::int64_t openedAtMs = 0;
+    std::int64_t closedAtMs = 0;  // 0 while open
+    std::vector<std::pair<std::string, std::string>> labels;
+};
+
+// Inserts open events in one statement; returns their ids in input order. An event whose
+// (kind, location) is already open (another loomd, or a restart) is not duplicated: the id of
+// the open one is returned. Limit: 10,000 events per call.
+Result<std::vector<std::int64_t>> insertEvents(Connection& conn, const std::vector<EventRecord>& events);
+
+struct EventClose {
+    std::string kind, location;
+    std::int64_t closedAtMs = 0;
+};
+// Closes the open event of each (kind, location) in one statement; returns, in input order, the
+// id closed or 0 when none was open. Limit: 10,000 per call.
+Result<std::vector<std::int64_t>> closeEvents(Connection& conn, const std::vector<EventClose>& closes);
+
+struct EventFilter {
+    // location matches the event's location or its rack (a rack name lists the rack's events).
+    std::optional<std::string> severity, kind, location, rack, zone;
+    std::optional<std::int64_t> sinceMs, untilMs;  // on opened_at: since <= opened_at < until
+    std::optional<bool> open;
+    int limit = 500;                  // 1..5000
+    std::optional<std::int64_t> cursor;  // nextCursor of the previous page
+};
+struct EventPage {
+    std::vector<EventRecord> items;  // newest first (id descending)
+    std::optional<std::int64_t> nextCursor;
+};
+Result<EventPage> listEvents(Connection& conn, const EventFilter& filter);
+
+struct RollupRecord {
+    std::int64_t minuteMs = 0;
+    std::string scope;  // rack | switch
+    std::string name;
+    std::optional<double> utilAvg, utilMax, tempAvg, tempMax, powerAvg;
+    int gpusReporting = 0, gpusUnhealthy = 0;
+    double errors = 0, discards = 0, pfcPause = 0;
+    int portsDown = 0;
+};
+// One COPY for all rows (one minute of the cluster: ~3,300 rows on the 24k cluster). A minute
+// already stored for a (scope, name) makes the whole call fail with Conflict.
+Result<void> insertRollups(Connection& conn, const std::vector<RollupRecord>& rows);
+// Rows of one scope/name (empty name: all) with sinceMs <= minute < untilMs, oldest first.
+// Limit: 10,000 rows.
+Result<std::vector<RollupRecord>> listRollups(Connection& conn, const std::string& scope,
+                                              const std::string& name, std::int64_t sinceMs,
+                                              std::int64_t untilMs);
+
+// "2026-11-22T08:10:00.123Z" <-> epoch ms (helpers shared with the API layer).
+std::string isoTimeMs(std::int64_t ms);
+std::optional<std::int64_t> parseIsoTimeMs(std::string_view s);
+
+}  // namespace loom::db

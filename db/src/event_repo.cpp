@@ -1,0 +1,415 @@
+#include "loom/db/event_repo.hpp"
+
+#include "copy_text.hpp"
+#include "loom/db/native.hpp"
+
+#include <pqxx/pqxx>
+#include <pqxx/tablewriter>
+
+#include <charconv>
+#include <cmath>
+#include <map>
+
+namespace loom::db {
+namespace {
+
+constexpr std::size_t kMaxBatch = 10000;
+
+void appendInt(std::string& out, std::int64_t v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, r.ptr);
+}
+
+std::string keyOf(const std::string& kind, const std::string& location) {
+    return kind + '\x1f' + location;
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+// COPY of preformatted text lines (libpqxx 6.4's tablewriter; see inventory_repository.cpp).
+class CopyIn {
+public:
+    CopyIn(pqxx::transaction_base& tx, const std::string& table, const std::vector<std::string>& cols)
+        : writer_(tx, table, cols.begin(), cols.end()) {}
+    void line(const std::string& l) { writer_.write_raw_line(l); }
+    void complete() { writer_.complete(); }
+
+private:
+    pqxx::tablewriter writer_;
+};
+#pragma GCC diagnostic pop
+
+std::int64_t daysFromCivil(std::int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+}  // namespace
+
+std::string isoTimeMs(std::int64_t ms) {
+    std::int64_t days = ms >= 0 ? ms / 86400000 : (ms - 86399999) / 86400000;
+    std::int64_t rem = ms - days * 86400000;
+    // civil_from_days
+    std::int64_t z = days + 719468;
+    const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const unsigned doe = static_cast<unsigned>(z - era * 146097);
+    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400;
+    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const unsigned mp = (5 * doy + 2) / 153;
+    const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+    const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+    y += m <= 2;
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<long long>(y), m,
+                  d, static_cast<int>(rem / 3600000), static_cast<int>(rem / 60000 % 60),
+                  static_cast<int>(rem / 1000 % 60), static_cast<int>(rem % 1000));
+    return buf;
+}
+
+std::optional<std::int64_t> parseIsoTimeMs(std::string_view s) {
+    // Plain epoch milliseconds are accepted too.
+    {
+        std::int64_t v;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc() && p == s.data() + s.size()) return v;
+    }
+    auto num = [&](std::size_t pos, std::size_t len, int& out) {
+        if (pos + len > s.size()) return false;
+        auto [p, ec] = std::from_chars(s.data() + pos, s.data() + pos + len, out);
+        return ec == std::errc() && p == s.data() + pos + len;
+    };
+    int Y, M, D, h = 0, mi = 0, sec = 0, ms = 0;
+    if (!num(0, 4, Y) || s.size() < 10 || s[4] != '-' || !num(5, 2, M) || s[7] != '-' ||
+        !num(8, 2, D) || M < 1 || M > 12 || D < 1 || D > 31)
+        return std::nullopt;
+    std::size_t i = 10;
+    std::int64_t offsetMin = 0;
+    if (i < s.size()) {
+        if (s[i] != 'T' && s[i] != 't' && s[i] != ' ') return std::nullopt;
+        if (!num(i + 1, 2, h) || s.size() < i + 6 || s[i + 3] != ':' || !num(i + 4, 2, mi))
+            return std::nullopt;
+        i += 6;
+        if (i < s.size() && s[i] == ':') {
+            if (!num(i + 1, 2, sec)) return std::nullopt;
+            i += 3;
+            if (i < s.size() && s[i] == '.') {
+                std::size_t j = i + 1;
+                int digits = 0;
+                while (j < s.size() && s[j] >= '0' && s[j] <= '9') {
+                    if (digits < 3) ms = ms * 10 + (s[j] - '0');
+                    ++digits;
+                    ++j;
+                }
+                if (digits == 0) return std::nullopt;
+                for (int k = digits; k < 3; ++k) ms *= 10;
+                i = j;
+            }
+        }
+        if (i < s.size()) {
+            if ((s[i] == 'Z' || s[i] == 'z') && i + 1 == s.size()) {
+                ++i;
+            } else if ((s[i] == '+' || s[i] == '-') && s.size() == i + 6 && s[i + 3] == ':') {
+                int oh, om;
+                if (!num(i + 1, 2, oh) || !num(i + 4, 2, om)) return std::nullopt;
+                offsetMin = (s[i] == '-' ? -1 : 1) * (oh * 60 + om);
+                i = s.size();
+            } else {
+                return std::nullopt;
+            }
+        }
+    }
+    if (h > 23 || mi > 59 || sec > 60) return std::nullopt;
+    std::int64_t days = daysFromCivil(Y, static_cast<unsigned>(M), static_cast<unsigned>(D));
+    return ((days * 24 + h) * 60 + mi - offsetMin) * 60000 + sec * 1000 + ms;
+}
+
+Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<EventRecord>& events) {
+    if (events.empty()) return std::vector<std::int64_t>{};
+    if (events.size() > kMaxBatch)
+        return fail(Error::invalid("at most " + std::to_string(kMaxBatch) + " events per batch"));
+    // One JSON array parameter, unpacked by jsonb_to_recordset: one statement for the batch.
+    std::string json = "[";
+    std::map<std::string, bool> seen;  // a batch must not touch one open key twice
+    for (const auto& e : events) {
+        if (!seen.emplace(keyOf(e.kind, e.location), true).second) continue;
+        if (json.size() > 1) json += ',';
+        json += "{\"kind\":";
+        detail::jsonString(json, e.kind);
+        json += ",\"severity\":";
+        detail::jsonString(json, e.severity);
+        json += ",\"location\":";
+        detail::jsonString(json, e.location);
+        json += ",\"rack\":";
+        detail::jsonString(json, e.rack);
+        json += ",\"zone\":";
+        detail::jsonString(json, e.zone);
+        json += ",\"message\":";
+        detail::jsonString(json, e.message);
+        json += ",\"opened_ms\":";
+        appendInt(json, e.openedAtMs);
+        json += ",\"labels\":";
+        json += detail::labelsJson(e.labels);
+        json += '}';
+    }
+    json += ']';
+    try {
+        pqxx::work tx(native(c));
+        // DO UPDATE (a no-op write) rather than DO NOTHING, so RETURNING yields the id of an
+        // event that was already open.
+        auto rows = tx.exec_params(
+            "INSERT INTO events (kind, severity, location, rack, zone, message, opened_at, labels) "
+            "SELECT kind, severity, location, rack, zone, message, "
+            "       to_timestamp(opened_ms / 1000.0), labels "
+            "FROM jsonb_to_recordset($1::jsonb) AS x(kind text, severity text, location text, "
+            "     rack text, zone text, message text, opened_ms bigint, labels jsonb) "
+            "ON CONFLICT (kind, location) WHERE closed_at IS NULL "
+            "DO UPDATE SET kind = EXCLUDED.kind "
+            "RETURNING id, kind, location",
+            json);
+        tx.commit();
+        std::map<std::string, std::int64_t> ids;
+        for (const auto& r : rows) ids[keyOf(r[1].c_str(), r[2].c_str())] = r[0].as<std::int64_t>();
+        std::vector<std::int64_t> out;
+        out.reserve(events.size());
+        for (const auto& e : events) {
+            auto it = ids.find(keyOf(e.kind, e.location));
+            out.push_back(it == ids.end() ? 0 : it->second);
+        }
+        return out;
+    } catch (...) {
+        return fail(translateException("insert events"));
+    }
+}
+
+Result<std::vector<std::int64_t>> closeEvents(Connection& c, const std::vector<EventClose>& closes) {
+    if (closes.empty()) return std::vector<std::int64_t>{};
+    if (closes.size() > kMaxBatch)
+        return fail(Error::invalid("at most " + std::to_string(kMaxBatch) + " closes per batch"));
+    std::string json = "[";
+    for (std::size_t i = 0; i < closes.size(); ++i) {
+        if (i) json += ',';
+        json += "{\"kind\":";
+        detail::jsonString(json, closes[i].kind);
+        json += ",\"location\":";
+        detail::jsonString(json, closes[i].location);
+        json += ",\"closed_ms\":";
+        appendInt(json, closes[i].closedAtMs);
+        json += '}';
+    }
+    json += ']';
+    try {
+        pqxx::work tx(native(c));
+        auto rows = tx.exec_params(
+            "UPDATE events e SET closed_at = GREATEST(e.opened_at, to_timestamp(x.closed_ms / 1000.0)) "
+            "FROM jsonb_to_recordset($1::jsonb) AS x(kind text, location text, closed_ms bigint) "
+            "WHERE e.kind = x.kind AND e.location = x.location AND e.closed_at IS NULL "
+            "RETURNING e.id, e.kind, e.location",
+            json);
+        tx.commit();
+        std::map<std::string, std::int64_t> ids;
+        for (const auto& r : rows) ids[keyOf(r[1].c_str(), r[2].c_str())] = r[0].as<std::int64_t>();
+        std::vector<std::int64_t> out;
+        for (const auto& cl : closes) {
+            auto it = ids.find(keyOf(cl.kind, cl.location));
+            out.push_back(it == ids.end() ? 0 : it->second);
+            if (it != ids.end()) ids.erase(it);  // a key listed twice closed once
+        }
+        return out;
+    } catch (...) {
+        return fail(translateException("close events"));
+    }
+}
+
+Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
+    if (f.limit < 1 || f.limit > 5000)
+        return fail(Error::invalid("limit must be between 1 and 5000", "limit"));
+    if (f.severity && *f.severity != "info" && *f.severity != "warning" && *f.severity != "critical")
+        return fail(Error::invalid("severity must be info, warning or critical", "severity"));
+    // The WHERE clause is assembled from fixed fragments; every value is a parameter.
+    std::string sql =
+        "SELECT id, kind, severity, location, rack, zone, message, "
+        "(extract(epoch FROM opened_at) * 1000)::bigint, "
+        "COALESCE((extract(epoch FROM closed_at) * 1000)::bigint, 0), "
+        "(SELECT string_agg(key || chr(31) || value, chr(30) ORDER BY key) "
+        "   FROM jsonb_each_text(labels)) "
+        "FROM events WHERE true";
+    std::vector<std::string> params;
+    auto cond = [&](const char* expr, std::string value) {
+        params.push_back(std::move(value));
+        sql += " AND ";
+        sql += expr;
+        sql += " $" + std::to_string(params.size());
+    };
+    if (f.severity) cond("severity =", *f.severity);
+    if (f.kind) cond("kind =", *f.kind);
+    if (f.location) {
+        // A rack name as location finds the events of everything in that rack too.
+        params.push_back(*f.location);
+        auto n = std::to_string(params.size());
+        sql += " AND (location = $" + n + " OR rack = $" + n + ")";
+    }
+    if (f.rack) cond("rack =", *f.rack);
+    if (f.zone) cond("zone =", *f.zone);
+    if (f.sinceMs) {
+        params.push_back(std::to_string(*f.sinceMs));
+        sql += " AND opened_at >= to_timestamp($" + std::to_string(params.size()) + "::bigint / 1000.0)";
+    }
+    if (f.untilMs) {
+        params.push_back(std::to_string(*f.untilMs));
+        sql += " AND opened_at < to_timestamp($" + std::to_string(params.size()) + "::bigint / 1000.0)";
+    }
+    if (f.open) sql += *f.open ? " AND closed_at IS NULL" : " AND closed_at IS NOT NULL";
+    if (f.cursor) {
+        params.push_back(std::to_string(*f.cursor));
+        sql += " AND id < $" + std::to_string(params.size()) + "::bigint";
+    }
+    params.push_back(std::to_string(f.limit + 1));
+    sql += " ORDER BY id DESC LIMIT $" + std::to_string(params.size()) + "::int";
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto rows = tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
+        EventPage page;
+        for (const auto& r : rows) {
+            if (static_cast<int>(page.items.size()) == f.limit) {
+                page.nextCursor = page.items.back().id;
+                break;
+            }
+            EventRecord e;
+            e.id = r[0].as<std::int64_t>();
+            e.kind = r[1].c_str();
+            e.severity = r[2].c_str();
+            e.location = r[3].c_str();
+            e.rack = r[4].c_str();
+            e.zone = r[5].c_str();
+            e.message = r[6].c_str();
+            e.openedAtMs = r[7].as<std::int64_t>();
+            e.closedAtMs = r[8].as<std::int64_t>();
+            if (!r[9].is_null()) {
+                std::string_view all = r[9].c_str();
+                while (!all.empty()) {
+                    auto end = all.find('\x1e');
+                    auto item = all.substr(0, end);
+                    auto sep = item.find('\x1f');
+                    e.labels.emplace_back(std::string(item.substr(0, sep)),
+                                          sep == std::string_view::npos ? "" : std::string(item.substr(sep + 1)));
+                    if (end == std::string_view::npos) break;
+                    all.remove_prefix(end + 1);
+                }
+            }
+            page.items.push_back(std::move(e));
+        }
+        return page;
+    } catch (...) {
+        return fail(translateException("list events"));
+    }
+}
+
+Result<void> insertRollups(Connection& c, const std::vector<RollupRecord>& rows) {
+    if (rows.empty()) return {};
+    auto opt = [](std::string& line, const std::optional<double>& v) {
+        if (!v || !std::isfinite(*v)) {
+            line += "\\N";
+        } else {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.3f", *v);
+            line += buf;
+        }
+    };
+    auto num = [](std::string& line, double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.0f", std::isfinite(v) ? v : 0.0);
+        line += buf;
+    };
+    try {
+        pqxx::work tx(native(c));
+        {
+            CopyIn copy(tx, "telemetry_rollups",
+                        {"minute", "scope", "name", "util_avg", "util_max", "temp_avg", "temp_max",
+                         "power_avg", "gpus_reporting", "gpus_unhealthy", "errors", "discards",
+                         "pfc_pause", "ports_down"});
+            std::string line;
+            for (const auto& r : rows) {
+                if (r.scope != "rack" && r.scope != "switch")
+                    return fail(Error::invalid("rollup scope must be rack or switch, not '" + r.scope + "'"));
+                line.clear();
+                line += isoTimeMs(r.minuteMs);
+                line += '\t';
+                detail::copyEscape(line, r.scope);
+                line += '\t';
+                detail::copyEscape(line, r.name);
+                for (const auto* v : {&r.utilAvg, &r.utilMax, &r.tempAvg, &r.tempMax, &r.powerAvg}) {
+                    line += '\t';
+                    opt(line, *v);
+                }
+                line += '\t';
+                appendInt(line, r.gpusReporting);
+                line += '\t';
+                appendInt(line, r.gpusUnhealthy);
+                line += '\t';
+                num(line, r.errors);
+                line += '\t';
+                num(line, r.discards);
+                line += '\t';
+                num(line, r.pfcPause);
+                line += '\t';
+                appendInt(line, r.portsDown);
+                copy.line(line);
+            }
+            copy.complete();
+        }
+        tx.commit();
+        return {};
+    } catch (...) {
+        return fail(translateException("insert rollups"));
+    }
+}
+
+Result<std::vector<RollupRecord>> listRollups(Connection& c, const std::string& scope,
+                                              const std::string& name, std::int64_t sinceMs,
+                                              std::int64_t untilMs) {
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto rows = tx.exec_params(
+            "SELECT (extract(epoch FROM minute) * 1000)::bigint, scope, name, util_avg, util_max, "
+            "temp_avg, temp_max, power_avg, gpus_reporting, gpus_unhealthy, errors, discards, "
+            "pfc_pause, ports_down FROM telemetry_rollups "
+            "WHERE scope = $1 AND ($2 = '' OR name = $2) "
+            "AND minute >= to_timestamp($3::bigint / 1000.0) AND minute < to_timestamp($4::bigint / 1000.0) "
+            "ORDER BY minute, name LIMIT 10000",
+            scope, name, sinceMs, untilMs);
+        std::vector<RollupRecord> out;
+        for (const auto& r : rows) {
+            RollupRecord x;
+            x.minuteMs = r[0].as<std::int64_t>();
+            x.scope = r[1].c_str();
+            x.name = r[2].c_str();
+            auto o = [&](int i) -> std::optional<double> {
+                if (r[i].is_null()) return std::nullopt;
+                return r[i].as<double>();
+            };
+            x.utilAvg = o(3);
+            x.utilMax = o(4);
+            x.tempAvg = o(5);
+            x.tempMax = o(6);
+            x.powerAvg = o(7);
+            x.gpusReporting = r[8].as<int>();
+            x.gpusUnhealthy = r[9].as<int>();
+            x.errors = r[10].as<double>();
+            x.discards = r[11].as<double>();
+            x.pfcPause = r[12].as<double>();
+            x.portsDown = r[13].as<int>();
+            out.push_back(std::move(x));
+        }
+        return out;
+    } catch (...) {
+        return fail(translateException("list rollups"));
+    }
+}
+
+}  // namespace loom::db
