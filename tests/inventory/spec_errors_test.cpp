@@ -2,6 +2,7 @@
 // with a crash or an escaped exception.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "loom/inventory/spec.hpp"
@@ -323,6 +324,35 @@ TEST(SpecJson, JsonDocumentsAreAccepted) {
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().toString(),
               "spec.zones[0].racks: must be an integer, got string \"2\" (line 4)");
+}
+
+}  // namespace
+}  // namespace loom::inventory
+
+namespace loom::inventory {
+namespace {
+
+TEST(SpecFile, MissingFileIsAnError) {
+    auto r = loadClusterSpecFile("/nonexistent/cluster.yaml");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::InvalidArgument);
+    EXPECT_EQ(r.error().message, "cannot open /nonexistent/cluster.yaml");
+}
+
+TEST(SpecFile, OversizeFileIsTooLarge) {
+    SpecLimits limits;
+    limits.maxBytes = 1000;
+    auto r = loadClusterSpecFile(std::string(LOOM_SOURCE_DIR) + "/configs/clusters/meta-24k-roce.yaml", limits);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::TooLarge);
+}
+
+TEST(SpecFile, ErrorsWithoutPathNameTheFile) {
+    std::string path = ::testing::TempDir() + "/loom-spec-empty.yaml";
+    { std::ofstream(path) << "# nothing here\n"; }
+    auto r = loadClusterSpecFile(path);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message, path + ": empty document");
 }
 
 }  // namespace

@@ -166,7 +166,7 @@ struct Switch {
 };
 
 struct Port {
-    std::string name;    // "<device>/<port>", e.g. "z1-r001-rtsw/p17", "z1-r001-h0/nic3/p1"
+    std::string name;    // "<device>/<port>", e.g. "z1-r001-rtsw/p17", "z1-r001-h0-nic3/p1"
     std::string device;  // switch, NIC or storage node name
     DeviceKind deviceKind = DeviceKind::Switch;
     int index = 0;  // 1-based physical port number
