@@ -41,9 +41,28 @@ Router::Router(Topology topo) : topo_(std::move(topo)) {
     if (roce_) group_.assign(cells, kNoRoute);
     lastGroup_.assign(S, kNoRoute);
     capAcc_.assign(S, 0.0f);
+    up_.resize(topo_.linkCount());
+    for (std::int32_t l = 0; l < topo_.linkCount(); ++l) up_[l] = topo_.usable(l) ? 1 : 0;
+    seen_.assign(S, 0);
     std::size_t buckets = 64;
     while (buckets < static_cast<std::size_t>(S) * 16) buckets <<= 1;
     groupBuckets_.assign(buckets, {});
+    // For each switch, the most capacity it has to any single neighbour (parallel links
+    // summed): a neighbour never reads more of its bandwidth than that.
+    maxNeighbourCap_.assign(S, 0.0f);
+    for (std::int32_t v = 0; v < S; ++v) {
+        for (auto i = topo_.adjOffset[v]; i < topo_.adjOffset[v + 1]; ++i) {
+            auto l = topo_.adjLink[i];
+            auto n = topo_.peer(l, v);
+            if (!topo_.isSwitch(n)) continue;
+            capAcc_[n] += topo_.linkCapGbps[l];
+            maxNeighbourCap_[v] = std::max(maxNeighbourCap_[v], capAcc_[n]);
+        }
+        for (auto i = topo_.adjOffset[v]; i < topo_.adjOffset[v + 1]; ++i) {
+            auto n = topo_.peer(topo_.adjLink[i], v);
+            if (topo_.isSwitch(n)) capAcc_[n] = 0.0f;
+        }
+    }
     assignLids();
     recomputeAll();
 }
@@ -112,7 +131,7 @@ void Router::computeTarget(std::int32_t ti) {
         next_.clear();
         for (auto u : frontier_) {
             for (auto l : topo_.upLinks(u)) {
-                if (!topo_.usable(l)) continue;
+                if (!up_[l]) continue;
                 auto v = topo_.linkB[l];
                 if (mode_[base + v] != RouteMode::None) continue;
                 mode_[base + v] = RouteMode::Down;
@@ -144,7 +163,7 @@ void Router::computeUpEntry(std::int32_t s, std::int32_t ti) {
     std::uint8_t best = kUnreachable;
     if (allowed) {
         for (auto l : topo_.upLinks(s)) {
-            if (!topo_.usable(l)) continue;
+            if (!up_[l]) continue;
             auto u = topo_.linkB[l];
             if (mode_[base + u] != RouteMode::None && dist_[base + u] < best) best = dist_[base + u];
         }
@@ -172,9 +191,10 @@ float Router::gather(std::int32_t s, std::int32_t ti, std::vector<NextHop>& out)
     if (m != RouteMode::Down && m != RouteMode::Up) return m == RouteMode::Self ? kInf : 0.0f;
     auto d = dist_[base + s];
     auto links = m == RouteMode::Down ? topo_.downLinks(s) : topo_.upLinks(s);
+    const bool down = m == RouteMode::Down;
     for (auto l : links) {
-        if (!topo_.usable(l)) continue;
-        auto n = topo_.peer(l, s);
+        if (!up_[l]) continue;
+        auto n = down ? topo_.linkA[l] : topo_.linkB[l];
         if (!topo_.isSwitch(n)) continue;
         auto mn = mode_[base + n];
         if (mn == RouteMode::None || dist_[base + n] + 1 != d) continue;
@@ -185,17 +205,25 @@ float Router::gather(std::int32_t s, std::int32_t ti, std::vector<NextHop>& out)
     float total = 0, firstW = -1;
     bool equal = true;
     weightAcc_.resize(out.size());
+    if (++seenEpoch_ == 0) {
+        std::fill(seen_.begin(), seen_.end(), 0);
+        seenEpoch_ = 1;
+    }
     for (std::size_t i = 0; i < out.size(); ++i) {
         auto l = out[i].link;
-        auto n = topo_.peer(l, s);
+        auto n = down ? topo_.linkA[l] : topo_.linkB[l];
         float capSum = capAcc_[n];
         float share = std::min(capSum, bw_[base + n]);
         weightAcc_[i] = share * topo_.linkCapGbps[l] / capSum;
-        total += weightAcc_[i];
+        // Sum shares per neighbour, not per-link pieces: exact, whatever the parallel links.
+        if (seen_[n] != seenEpoch_) {
+            seen_[n] = seenEpoch_;
+            total += share;
+        }
         if (firstW < 0) firstW = weightAcc_[i];
         if (std::fabs(weightAcc_[i] - firstW) > 1e-3f * firstW) equal = false;
     }
-    for (const auto& nh : out) capAcc_[topo_.peer(nh.link, s)] = 0.0f;
+    for (const auto& nh : out) capAcc_[down ? topo_.linkA[nh.link] : topo_.linkB[nh.link]] = 0.0f;
     if (equal) {
         for (auto& nh : out) nh.weight = 1;
         return total;
@@ -243,113 +271,219 @@ std::int32_t Router::intern(std::int32_t s) {
     return id;
 }
 
-std::uint8_t Router::pickPort(std::int32_t s, std::int32_t key) const {
-    const auto n = static_cast<std::int32_t>(scratch_.size());
-    if (n == 0) return kNoPort;
-    // d-mod-k: a leaf spreads destinations over its uplinks by LID; the tier above divides
-    // the LID by the leaf's uplink count first, so the two choices are independent.
-    std::int32_t idx = key;
-    if (topo_.switchTier[s] >= 2 && topo_.linkA[scratch_[0].link] == s) idx = key / tier1Up_;
-    const auto l = scratch_[idx % n].link;
-    auto port = topo_.linkA[l] == s ? topo_.linkAPort[l] : topo_.linkBPort[l];
-    return port > 254 ? kNoPort : static_cast<std::uint8_t>(port);
-}
-
 // Writes the LFT entries of switch s for the LIDs that target ti stands for (its HCAs and
-// its own switch LID), from the current mode and next hops in scratch_.
+// its own switch LID), from the current mode and the next hops in scratch_. The target's
+// HCA LIDs are consecutive, so the d-mod-k choice advances with a counter, not a division.
 void Router::writeLft(std::int32_t s, std::int32_t ti) {
     const auto t = targets_[ti];
     const std::size_t base = static_cast<std::size_t>(ti) * topo_.switchCount();
     std::uint8_t* row = lft_.data() + static_cast<std::size_t>(s) * lidStride_;
-    auto m = mode_[base + s];
-    for (auto i = targetNicBegin_[ti]; i < targetNicBegin_[ti + 1]; ++i) {
-        auto nic = targetNics_[i];
-        auto lid = nicLid_[nic];
-        if (m == RouteMode::None) {
-            row[lid] = kNoPort;
-        } else if (m == RouteMode::Self) {
+    const auto m = mode_[base + s];
+    const auto first = targetNicBegin_[ti], last = targetNicBegin_[ti + 1];
+    const auto slid = switchLid_[t];
+    if (m == RouteMode::None || (m != RouteMode::Self && scratch_.empty())) {
+        for (auto i = first; i < last; ++i) row[nicLid_[targetNics_[i]]] = kNoPort;
+        row[slid] = kNoPort;
+        return;
+    }
+    if (m == RouteMode::Self) {
+        for (auto i = first; i < last; ++i) {
+            auto nic = targetNics_[i];
             auto l = topo_.nicLink[nic];
-            row[lid] = (l != kNone && topo_.usable(l) && topo_.linkBPort[l] <= 254)
-                           ? static_cast<std::uint8_t>(topo_.linkBPort[l])
-                           : kNoPort;
-        } else {
-            row[lid] = pickPort(s, lid - 1);
+            row[nicLid_[nic]] = (l != kNone && up_[l] && topo_.linkBPort[l] <= 254)
+                                    ? static_cast<std::uint8_t>(topo_.linkBPort[l])
+                                    : kNoPort;
+        }
+        row[slid] = 0;
+        return;
+    }
+    const auto n = static_cast<std::int32_t>(scratch_.size());
+    scratchPorts_.resize(n);
+    for (std::int32_t i = 0; i < n; ++i) {
+        auto l = scratch_[i].link;
+        auto port = topo_.linkA[l] == s ? topo_.linkAPort[l] : topo_.linkBPort[l];
+        scratchPorts_[i] = port > 254 ? kNoPort : static_cast<std::uint8_t>(port);
+    }
+    // d-mod-k: a leaf spreads destinations over its uplinks by LID; the tier above divides
+    // the LID by the leaf's uplink count first, so the two choices are independent.
+    const bool divide = m == RouteMode::Up && topo_.switchTier[s] >= 2;
+    const std::int32_t U = divide ? tier1Up_ : 1;
+    if (first < last) {
+        const std::int32_t key0 = nicLid_[targetNics_[first]] - 1;
+        std::int32_t q = key0 / U, r = key0 % U, idx = q % n;
+        for (auto i = first; i < last; ++i) {
+            row[key0 + 1 + (i - first)] = scratchPorts_[idx];
+            if (++r == U) {
+                r = 0;
+                if (++idx == n) idx = 0;
+            }
         }
     }
-    auto slid = switchLid_[t];
-    row[slid] = m == RouteMode::None ? kNoPort : m == RouteMode::Self ? 0 : pickPort(s, slid - 1);
+    row[slid] = scratchPorts_[((slid - 1) / U) % n];
 }
 
 UpdateStats Router::setLinkState(std::int32_t l, LinkState st) {
-    bool before = topo_.usable(l);
+    bool before = up_[l] != 0;
     topo_.linkState[l] = st;
-    if (before == topo_.usable(l)) return {};
+    up_[l] = topo_.usable(l) ? 1 : 0;
+    if (before == (up_[l] != 0)) return {};
     auto x = topo_.linkA[l];
     if (!topo_.isSwitch(x)) {
-        // An HCA port: only its leaf's LFT entry changes. RoCE tables do not depend on NICs.
+        // An HCA port: only its leaf's own LFT entry changes. RoCE tables do not depend on NICs.
         if (roce_) return {};
         auto ti = targetOf_[topo_.linkB[l]];
         if (ti == kNone) return {};
-        computeTarget(ti);
-        return {1, 0};
+        writeLft(topo_.linkB[l], ti);
+        return {1, 1};
     }
-    return rerouteAround(x, false);
+    std::int32_t seeds[2] = {x, topo_.linkB[l]};
+    return propagate(seeds);
 }
 
 UpdateStats Router::setSwitchUp(std::int32_t sw, bool up) {
     if ((topo_.switchUp[sw] != 0) == up) return {};
     topo_.switchUp[sw] = up ? 1 : 0;
-    return rerouteAround(sw, true);
+    for (auto i = topo_.adjOffset[sw]; i < topo_.adjOffset[sw + 1]; ++i)
+        up_[topo_.adjLink[i]] = topo_.usable(topo_.adjLink[i]) ? 1 : 0;
+    std::vector<std::int32_t> seeds{sw};
+    for (auto i = topo_.adjOffset[sw]; i < topo_.adjOffset[sw + 1]; ++i) {
+        auto n = topo_.peer(topo_.adjLink[i], sw);
+        if (topo_.isSwitch(n)) seeds.push_back(n);
+    }
+    std::sort(seeds.begin(), seeds.end());
+    seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
+    return propagate(seeds);
 }
 
-// x is the lower end of a changed link, or a switch that changed itself. Targets whose down
-// paths may cross the change (x, or for a switch event one of the switches below it, is on
-// a down path) are recomputed whole; for every other target only switches beneath x can
-// change (they may climb through x), and they are recomputed top-down.
-UpdateStats Router::rerouteAround(std::int32_t x, bool nodeItselfChanged) {
+// Change-driven recompute, per target. An entry is a function of the link states next to
+// its switch and of its neighbours' (mode, dist, bw); the dependencies are acyclic: a Down
+// entry reads only lower switches' Down entries, an Up entry reads only upper switches. So
+// phase 1 settles down-reachability from the seeds upward (tiers ascending) and phase 2
+// settles the climbing entries downward (tiers descending), each entry recomputed by the
+// same code as a full run and propagating only if what its neighbours read changed. A
+// neighbour reads bw only as min(Σcap of the links between them, bw), hence the cap test.
+UpdateStats Router::propagate(std::span<const std::int32_t> seeds) {
     UpdateStats st;
     const auto S = topo_.switchCount();
-    const auto T = targetCount();
-    auto onDownPath = [&](std::int32_t v, std::int32_t ti) {
-        auto m = mode_[static_cast<std::size_t>(ti) * S + v];
-        return m == RouteMode::Self || m == RouteMode::Down;
-    };
-    std::vector<std::int32_t> below;
-    if (nodeItselfChanged)
-        for (auto l : topo_.downLinks(x))
-            if (topo_.isSwitch(topo_.linkA[l])) below.push_back(topo_.linkA[l]);
-    std::vector<std::uint8_t> full(T, 0);
-    for (std::int32_t ti = 0; ti < T; ++ti) {
-        bool f = onDownPath(x, ti) || (nodeItselfChanged && targets_[ti] == x);
-        for (std::size_t i = 0; !f && i < below.size(); ++i) f = onDownPath(below[i], ti);
-        full[ti] = f;
+    if (mark1_.size() != static_cast<std::size_t>(S)) {
+        mark1_.assign(S, 0);
+        mark2_.assign(S, 0);
+        forced_.assign(S, 0);
     }
-    // The cone beneath x, upper tiers first.
-    std::vector<std::int32_t> cone{x};
-    std::vector<std::uint8_t> seen(S, 0);
-    seen[x] = 1;
-    for (std::size_t i = 0; i < cone.size(); ++i)
-        for (auto l : topo_.downLinks(cone[i])) {
-            auto v = topo_.linkA[l];
-            if (topo_.isSwitch(v) && !seen[v]) {
-                seen[v] = 1;
-                cone.push_back(v);
+    for (std::int32_t ti = 0; ti < targetCount(); ++ti) {
+        const std::size_t base = static_cast<std::size_t>(ti) * S;
+        const auto t = targets_[ti];
+        if (++epoch_ == 0) {  // wrapped: reset the marks
+            std::fill(mark1_.begin(), mark1_.end(), 0);
+            std::fill(mark2_.begin(), mark2_.end(), 0);
+            std::fill(forced_.begin(), forced_.end(), 0);
+            epoch_ = 1;
+        }
+        for (auto& q : q1_) q.clear();
+        for (auto& q : q2_) q.clear();
+        auto push1 = [&](std::int32_t v) {
+            if (mark1_[v] != epoch_) {
+                mark1_[v] = epoch_;
+                q1_[topo_.switchTier[v]].push_back(v);
+            }
+        };
+        auto push2 = [&](std::int32_t v) {
+            if (mark2_[v] != epoch_) {
+                mark2_[v] = epoch_;
+                q2_[topo_.switchTier[v]].push_back(v);
+            }
+        };
+        auto changed = [&](std::int32_t v, RouteMode m, std::uint8_t d, float b) {
+            if (mode_[base + v] != m || dist_[base + v] != d) return true;
+            float cap = maxNeighbourCap_[v];
+            return std::min(b, cap) != std::min(bw_[base + v], cap);
+        };
+        auto notifyBelow = [&](std::int32_t v) {
+            for (auto l : topo_.downLinks(v))
+                if (topo_.isSwitch(topo_.linkA[l])) push2(topo_.linkA[l]);
+        };
+        bool touched = false;
+        for (auto v : seeds) push1(v);
+        for (int tier = 1; tier <= 3; ++tier) {
+            for (std::size_t i = 0; i < q1_[tier].size(); ++i) {
+                auto v = q1_[tier][i];
+                ++st.entriesRecomputed;
+                auto om = mode_[base + v];
+                auto od = dist_[base + v];
+                auto ob = bw_[base + v];
+                bool wasDown = om == RouteMode::Down || om == RouteMode::Self;
+                RouteMode nm = RouteMode::None;
+                std::uint8_t nd = kUnreachable;
+                if (topo_.switchUp[v]) {
+                    if (v == t) {
+                        nm = RouteMode::Self;
+                        nd = 0;
+                    } else {
+                        std::uint8_t best = kUnreachable;
+                        for (auto l : topo_.downLinks(v)) {
+                            auto n = topo_.linkA[l];
+                            if (!topo_.isSwitch(n) || !up_[l]) continue;
+                            auto mn = mode_[base + n];
+                            if ((mn == RouteMode::Down || mn == RouteMode::Self) && dist_[base + n] < best)
+                                best = dist_[base + n];
+                        }
+                        if (best != kUnreachable) {
+                            nm = RouteMode::Down;
+                            nd = static_cast<std::uint8_t>(best + 1);
+                        }
+                    }
+                }
+                if (nm != RouteMode::None) {
+                    mode_[base + v] = nm;
+                    dist_[base + v] = nd;
+                    if (nm == RouteMode::Self) {
+                        bw_[base + v] = kInf;
+                        if (roce_) group_[base + v] = kLocal;
+                        else writeLft(v, ti);
+                    } else {
+                        finishEntry(v, ti);
+                    }
+                    std::swap(mode_[base + v], om);  // compare new against old
+                    std::swap(dist_[base + v], od);
+                    std::swap(bw_[base + v], ob);
+                    bool ch = changed(v, om, od, ob);
+                    mode_[base + v] = om;
+                    dist_[base + v] = od;
+                    bw_[base + v] = ob;
+                    if (ch) {
+                        touched = true;
+                        for (auto l : topo_.upLinks(v)) push1(topo_.linkB[l]);
+                        notifyBelow(v);
+                    }
+                } else {
+                    if (wasDown) {
+                        mode_[base + v] = RouteMode::None;
+                        dist_[base + v] = kUnreachable;
+                        bw_[base + v] = 0.0f;
+                        if (roce_) group_[base + v] = kNoRoute;
+                        for (auto l : topo_.upLinks(v)) push1(topo_.linkB[l]);
+                        forced_[v] = epoch_;
+                    }
+                    push2(v);
+                }
             }
         }
-    std::stable_sort(cone.begin(), cone.end(), [&](std::int32_t a, std::int32_t b) {
-        return topo_.switchTier[a] > topo_.switchTier[b];
-    });
-    for (std::int32_t ti = 0; ti < T; ++ti) {
-        if (full[ti]) {
-            computeTarget(ti);
-            ++st.targetsRecomputed;
-            continue;
+        for (int tier = 3; tier >= 1; --tier) {
+            for (std::size_t i = 0; i < q2_[tier].size(); ++i) {
+                auto v = q2_[tier][i];
+                auto om = mode_[base + v];
+                if (om == RouteMode::Down || om == RouteMode::Self) continue;
+                ++st.entriesRecomputed;
+                auto od = dist_[base + v];
+                auto ob = bw_[base + v];
+                computeUpEntry(v, ti);
+                if (forced_[v] == epoch_ || changed(v, om, od, ob)) {
+                    touched = true;
+                    notifyBelow(v);
+                }
+            }
         }
-        for (auto s : cone) {
-            if (onDownPath(s, ti)) continue;
-            computeUpEntry(s, ti);
-            ++st.entriesRecomputed;
-        }
+        if (touched) ++st.targetsRecomputed;
     }
     return st;
 }

@@ -42,21 +42,21 @@ TEST(FabricIncremental, RoceEqualsFullRecompute) {
     testbed::RoceShape sh{.zones = 3, .racksPerZone = 4, .hostsPerRack = 2, .nicsPerHost = 2,
                           .ctswPerZone = 3, .linksPerCtsw = 1, .atsws = 4, .ctswUplinks = 3};
     auto inv = testbed::makeRoce(sh);
-    for (unsigned seed = 1; seed <= 12; ++seed) randomFailures(inv, seed, 6, 3);
+    for (unsigned seed = 1; seed <= 60; ++seed) randomFailures(inv, seed, 8, 3);
 }
 
 TEST(FabricIncremental, RoceParallelLinksEqualsFullRecompute) {
     testbed::RoceShape sh{.zones = 2, .racksPerZone = 3, .hostsPerRack = 2, .nicsPerHost = 2,
                           .ctswPerZone = 2, .linksPerCtsw = 2, .atsws = 2, .ctswUplinks = 4};
     auto inv = testbed::makeRoce(sh);
-    for (unsigned seed = 100; seed < 110; ++seed) randomFailures(inv, seed, 5, 4);
+    for (unsigned seed = 100; seed < 160; ++seed) randomFailures(inv, seed, 6, 4);
 }
 
 TEST(FabricIncremental, InfinibandEqualsFullRecompute) {
     testbed::IbShape sh{.pods = 2, .susPerPod = 2, .hostsPerSu = 4, .leavesPerSu = 2,
                         .spinesPerPod = 4, .cores = 4, .ports = 16};
     auto inv = testbed::makeIb(sh);
-    for (unsigned seed = 200; seed < 210; ++seed) randomFailures(inv, seed, 5, 3);
+    for (unsigned seed = 200; seed < 260; ++seed) randomFailures(inv, seed, 6, 3);
 }
 
 }  // namespace

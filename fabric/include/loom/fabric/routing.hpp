@@ -18,9 +18,10 @@
 // In RoCE a CTSW never reaches a rack of its own zone through an ATSW (the CTSWs of a zone
 // share an ASN, so BGP would drop that path as an AS loop); this mirrors the ASN plan.
 //
-// Incremental updates (setLinkState/setSwitchUp) recompute whole targets only where the
-// changed element lies on a down path, and otherwise only the rows of switches beneath it;
-// the result is identical to a full recompute (tests/fabric checks this on random failures).
+// Incremental updates (setLinkState/setSwitchUp) recompute, per target, the entries next to
+// the change and then only the entries whose inputs actually changed (change-driven, in the
+// acyclic order of the up/down dependencies); the result is identical to a full recompute
+// (tests/fabric checks this on random failure and repair sequences).
 #pragma once
 
 #include <cstdint>
@@ -47,8 +48,8 @@ inline constexpr std::uint8_t kNoPort = 255;   // LFT entry: drop
 inline constexpr std::uint8_t kUnreachable = 255;  // dist
 
 struct UpdateStats {
-    std::int32_t targetsRecomputed = 0;  // whole targets (columns)
-    std::int64_t entriesRecomputed = 0;  // single (switch, target) entries
+    std::int32_t targetsRecomputed = 0;  // targets where some entry changed
+    std::int64_t entriesRecomputed = 0;  // (switch, target) entries recomputed
 };
 
 class Router {
@@ -117,8 +118,7 @@ private:
     void writeLft(std::int32_t sw, std::int32_t target);
     std::int32_t intern(std::int32_t sw);
     void assignLids();
-    UpdateStats rerouteAround(std::int32_t node, bool nodeItselfChanged);
-    std::uint8_t pickPort(std::int32_t sw, std::int32_t key) const;
+    UpdateStats propagate(std::span<const std::int32_t> seeds);
 
     Topology topo_;
     bool roce_ = true;
@@ -148,6 +148,13 @@ private:
     std::vector<std::int32_t> frontier_, next_;
     mutable std::vector<float> capAcc_;     // per switch, zero between calls
     mutable std::vector<float> weightAcc_;
+    std::vector<std::uint8_t> up_;  // per link: usable (state up and both ends up)
+    mutable std::vector<std::uint32_t> seen_;
+    mutable std::uint32_t seenEpoch_ = 0;
+    std::vector<float> maxNeighbourCap_;
+    std::vector<std::uint32_t> mark1_, mark2_, forced_;
+    std::uint32_t epoch_ = 0;
+    std::vector<std::int32_t> q1_[4], q2_[4];
 };
 
 // The deterministic addressing and ASN plan of a RoCE fabric (RFC 7938 style).
