@@ -286,7 +286,7 @@ TEST(SpecLimitsTest, ExpansionSizeIsBounded) {
     auto r = parseClusterSpec(doc);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().path, "spec.zones");
-    EXPECT_NE(r.error().message.find("above the limit of 10000000"), std::string::npos)
+    EXPECT_NE(r.error().message.find("above the limit of 2000000"), std::string::npos)
         << r.error().message;
 }
 
