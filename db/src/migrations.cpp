@@ -32,12 +32,13 @@ Result<MigrateResult> migrate(Connection& c) {
             pqxx::nontransaction tx(conn);
             // Quiet the NOTICE "relation already exists, skipping" of a second start.
             tx.exec("SET client_min_messages = warning");
+            // Lock first: two CREATE TABLE IF NOT EXISTS racing each other can still collide.
+            tx.exec_params("SELECT pg_advisory_lock($1)", kMigrateLockKey);
+            locked = true;
             tx.exec(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
                 " applied_at timestamptz NOT NULL DEFAULT now())");
-            tx.exec_params("SELECT pg_advisory_lock($1)", kMigrateLockKey);
-            locked = true;
         }
         std::map<int, std::pair<std::string, std::string>> applied;  // version -> name, md5
         {

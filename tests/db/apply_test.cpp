@@ -225,7 +225,7 @@ TEST_F(Apply, ConcurrentAppliesOneWinsOtherConflicts) {
 }
 
 TEST_F(Apply, KilledMidCopyLeavesNothingPartial) {
-    Inventory desired = sampleCluster(4, 16);  // > 4096 ports, so progress fires mid-COPY
+    Inventory desired = sampleCluster(8, 16);  // > 4096 ports, so progress fires mid-COPY
     ASSERT_GT(desired.ports.size(), 4096u);
     pid_t child = fork();
     ASSERT_GE(child, 0);

@@ -55,17 +55,19 @@ TEST_F(Migrations, ConcurrentMigratorsSerialise) {
     ASSERT_TRUE(a.exec("DROP SCHEMA public CASCADE; CREATE SCHEMA public"));
     std::vector<std::thread> threads;
     std::vector<int> applied(3, -1);
+    std::vector<std::string> errors(3);
     for (int i = 0; i < 3; ++i)
         threads.emplace_back([&, i] {
             auto c = database().connect();
             if (!c) return;
             if (auto r = loom::db::migrate(*c)) applied[i] = r->applied;
+            else errors[i] = r.error().toString();
         });
     for (auto& t : threads) t.join();
     int total = 0;
-    for (int n : applied) {
-        ASSERT_GE(n, 0);
-        total += n;
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_GE(applied[i], 0) << errors[i];
+        total += applied[i];
     }
     EXPECT_EQ(total, static_cast<int>(loom::db::migrations().size()));
 }
