@@ -11,9 +11,12 @@
 //   build-*/bin/loom_telemetry_bench [--benchmark_format=json]
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
+
 #include "loom/backend/prom_text.hpp"
 #include "loom/backend/simulator.hpp"
 #include "loom/backend/telemetry_hub.hpp"
+#include "loom/inventory/spec.hpp"
 #include "synthetic_inventory.hpp"
 
 namespace loom::backend {
@@ -21,9 +24,22 @@ namespace {
 
 constexpr std::int64_t kT0 = 1'700'000'000'000;
 
+// The real reference spec (configs/clusters/meta-24k-roce.yaml), or the synthetic shape of the
+// same size when it cannot be loaded.
 const std::shared_ptr<const HallLayout>& layout24k() {
-    static auto L = std::make_shared<const HallLayout>(
-        HallLayout::build(testing::syntheticCluster({.zones = 8, .racksPerZone = 192})));
+    static auto L = [] {
+        auto inv = inventory::loadClusterSpecFile(std::string(LOOM_SOURCE_DIR) +
+                                                  "/configs/clusters/meta-24k-roce.yaml");
+        if (!inv) {
+            std::fprintf(stderr, "meta-24k-roce.yaml: %s; using the synthetic 24k shape\n",
+                         inv.error().toString().c_str());
+            inv = testing::syntheticCluster({.zones = 8, .racksPerZone = 192});
+        }
+        auto l = std::make_shared<const HallLayout>(HallLayout::build(*inv));
+        std::fprintf(stderr, "layout: %zu GPUs, %zu switch port slots, %zu backend links\n",
+                     l->gpuCount(), l->portCount(), l->linkCount());
+        return l;
+    }();
     return L;
 }
 
