@@ -169,17 +169,7 @@ public:
     MapReader(const YAML::Node& node, std::string path, std::vector<std::string_view> keys)
         : node_(node), path_(std::move(path)), keys_(std::move(keys)) {
         if (!node_.IsMap()) failAt("must be a map, got " + describe(node_), path_, lineOf(node_));
-        std::vector<std::string> seen;
-        for (auto it = node_.begin(); it != node_.end(); ++it) {
-            const YAML::Node& k = it->first;
-            if (!k.IsScalar()) failAt("keys must be strings, got " + describe(k), path_, lineOf(k));
-            const std::string& key = k.Scalar();
-            if (std::find(seen.begin(), seen.end(), key) != seen.end())
-                failAt("duplicate key", at(key), lineOf(k));
-            seen.push_back(key);
-            if (std::find(keys_.begin(), keys_.end(), key) == keys_.end())
-                failAt(unknownKeyMessage(key), at(key), lineOf(k));
-        }
+        checkKeys(node_, true);
     }
 
     const std::string& path() const { return path_; }
@@ -304,10 +294,52 @@ private:
         os << d;
         return os.str();
     }
+    // Rejects unknown and duplicate keys. The YAML merge key ("<<: *anchor" or "<<: [*a, *b]")
+    // is honoured one level deep, since yaml-cpp leaves it to the application: keys written
+    // in the map win over merged ones, earlier merged maps over later ones.
+    void checkKeys(const YAML::Node& map, bool top) {
+        std::vector<std::string> seen;
+        for (auto it = map.begin(); it != map.end(); ++it) {
+            const YAML::Node k = it->first;
+            if (!k.IsScalar()) failAt("keys must be strings, got " + describe(k), path_, lineOf(k));
+            const std::string& key = k.Scalar();
+            if (std::find(seen.begin(), seen.end(), key) != seen.end())
+                failAt("duplicate key", at(key), lineOf(k));
+            seen.push_back(key);
+            if (key == "<<" && k.Tag() != "!") {
+                if (!top) failAt("nested merge keys are not supported", at(key), lineOf(k));
+                const YAML::Node v = it->second;
+                if (v.IsMap()) {
+                    merged_.push_back(v);
+                } else if (v.IsSequence()) {
+                    for (auto m = v.begin(); m != v.end(); ++m) {
+                        if (!m->IsMap())
+                            failAt("merge key needs maps, got " + describe(*m), at(key),
+                                   lineOf(*m));
+                        merged_.push_back(*m);
+                    }
+                } else {
+                    failAt("merge key needs a map or a list of maps, got " + describe(v), at(key),
+                           lineOf(v));
+                }
+                continue;
+            }
+            if (std::find(keys_.begin(), keys_.end(), key) == keys_.end())
+                failAt(unknownKeyMessage(key), at(key), lineOf(k));
+        }
+        if (top)
+            for (std::size_t i = 0; i < merged_.size(); ++i) checkKeys(merged_[i], false);
+    }
+
     YAML::Node find(std::string_view key) const {
-        for (auto it = node_.begin(); it != node_.end(); ++it)
-            if (it->first.Scalar() == key) return it->second;
-        return YAML::Node(YAML::NodeType::Undefined);
+        auto in = [&](const YAML::Node& map) {
+            for (auto it = map.begin(); it != map.end(); ++it)
+                if (it->first.Scalar() == key && it->first.Scalar() != "<<") return it->second;
+            return YAML::Node(YAML::NodeType::Undefined);
+        };
+        YAML::Node v = in(node_);
+        for (std::size_t i = 0; !v.IsDefined() && i < merged_.size(); ++i) v = in(merged_[i]);
+        return v;
     }
     std::string unknownKeyMessage(const std::string& key) const {
         std::string_view best;
@@ -330,6 +362,7 @@ private:
     YAML::Node node_;
     std::string path_;
     std::vector<std::string_view> keys_;
+    std::vector<YAML::Node> merged_;
 };
 
 // Iterates a YAML sequence with each element's path.

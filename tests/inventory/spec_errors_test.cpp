@@ -342,7 +342,8 @@ TEST(SpecFile, MissingFileIsAnError) {
 TEST(SpecFile, OversizeFileIsTooLarge) {
     SpecLimits limits;
     limits.maxBytes = 1000;
-    auto r = loadClusterSpecFile(std::string(LOOM_SOURCE_DIR) + "/configs/clusters/meta-24k-roce.yaml", limits);
+    auto r = loadClusterSpecFile(
+        std::string(LOOM_SOURCE_DIR) + "/configs/clusters/meta-24k-roce.yaml", limits);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, Errc::TooLarge);
 }
@@ -353,6 +354,53 @@ TEST(SpecFile, ErrorsWithoutPathNameTheFile) {
     auto r = loadClusterSpecFile(path);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().message, path + ": empty document");
+}
+
+}  // namespace
+}  // namespace loom::inventory
+
+namespace loom::inventory {
+namespace {
+
+constexpr const char* kMerge = R"(apiVersion: loom/v1
+kind: Cluster
+metadata: {name: m}
+spec:
+  site: {name: lab}
+  models:
+    hosts: [{name: gt}]
+    switches: [{name: sw, ports: 64}]
+  zones:
+    - &zone {rows: 2, racks: 4, hostsPerRack: 2}
+    - {<<: *zone, racks: 2}
+    - <<: [*zone]
+      name: zx
+  fabric: {type: roce, rtsw: {model: sw, uplinks: 2}, ctsw: {model: sw, perZone: 2}}
+)";
+
+TEST(SpecMerge, MergeKeysFillDefaults) {
+    auto inv = loadClusterSpec(kMerge);
+    ASSERT_TRUE(inv) << inv.error().toString();
+    ASSERT_EQ(inv->zones.size(), 3u);
+    EXPECT_EQ(inv->zones[2].name, "zx");
+    // 4 + 2 (own key wins over the merged one) + 4 racks, 2 hosts each.
+    EXPECT_EQ(inv->hosts.size(), 20u);
+}
+
+TEST(SpecMerge, MergedKeysAreChecked) {
+    std::string doc = kMerge;
+    doc.replace(doc.find("hostsPerRack: 2}"), 16, "hostsPerRak: 2}");
+    auto r = loadClusterSpec(doc);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().toString(),
+              "spec.zones[0].hostsPerRak: unknown key; did you mean \"hostsPerRack\"? (line 10)");
+
+    std::string bad = kMerge;
+    bad.replace(bad.find("<<: *zone"), 9, "<<: 3");
+    r = loadClusterSpec(bad);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().toString(),
+              "spec.zones[1].<<: merge key needs a map or a list of maps, got \"3\" (line 11)");
 }
 
 }  // namespace
