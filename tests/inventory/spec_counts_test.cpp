@@ -2,6 +2,8 @@
 // invariants of every expanded config.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "loom/inventory/spec.hpp"
 #include "spec_test_support.hpp"
 
@@ -66,6 +68,27 @@ TEST(SpecCounts, Meta24kRoce) {
         }
     }
     expectConsistent(inv);
+}
+
+TEST(SpecCounts, Meta24kRoceMedia) {
+    Inventory inv = loadConfig("meta-24k-roce.yaml");
+    std::size_t dac = 0, aoc = 0, optic = 0;
+    for (const auto& l : inv.links) {
+        if (l.medium == Medium::Dac) {
+            ++dac;
+            EXPECT_EQ(l.lengthM, 2.0) << l.name;
+        } else {
+            // Between racks: Manhattan distance + 3 m slack, whole metres, AOC up to 30 m.
+            EXPECT_GE(l.lengthM, 3.0) << l.name;
+            EXPECT_EQ(l.lengthM, std::ceil(l.lengthM)) << l.name;
+            EXPECT_EQ(l.medium == Medium::Aoc, l.lengthM <= 30.0) << l.name;
+            (l.medium == Medium::Aoc ? aoc : optic)++;
+        }
+    }
+    // In-rack: every NIC-RTSW and NIC-fsw cable, and the storage nodes' cables to their ssw.
+    EXPECT_EQ(dac, 24576u + 3072 + 256);
+    EXPECT_EQ(aoc + optic, inv.links.size() - dac);
+    EXPECT_GT(optic, 0u);
 }
 
 TEST(SpecCounts, Meta24kInfiniband) {
