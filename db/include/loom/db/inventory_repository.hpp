@@ -20,9 +20,12 @@
 //    (state, serial, uuid, mac) are never touched.
 //  - deletes (prune): one DELETE ... WHERE name = ANY($1) per kind, children first, whose
 //    RETURNING rows become change_log entries with the deleted row as `before`.
-//  - change_log: one row per changed entity (creates through COPY, `after` NULL, the row is the
-//    after state) plus one summary row per kind (name '*'); an apply_runs row; the generation
-//    goes up by one.
+//  - change_log: one summary row per kind (name '*', after = counts), one row per update and
+//    per delete, and one row per create (COPY; `after` NULL: the row is the after state) unless
+//    the apply creates more than ApplyOptions::maxCreateLogRows; an apply_runs row; the
+//    generation goes up by one.
+//  - kinds receiving >= 10,000 new rows have their foreign keys dropped for the load and
+//    re-added (validated) before commit, in the same transaction.
 // An empty plan writes nothing. A failure anywhere rolls the whole transaction back; errors
 // come back as loom::Error (see database.hpp for the SQLSTATE mapping).
 #pragma once
@@ -57,8 +60,11 @@ struct ApplyOptions {
     std::string actor = "loomd";
     // The generation the plan was computed against (Snapshot::generation); nullopt: no check.
     std::optional<std::int64_t> expectedGeneration;
-    // Per-entity change_log rows for creates (the summary rows per kind are always written).
-    bool logCreates = true;
+    // Per-entity change_log rows for creates are written when the apply creates at most this
+    // many entities; a bigger (bulk, e.g. first) apply logs one summary row per kind instead
+    // (each row's created_at and apply_runs say when and by whom). Updates and deletes are
+    // always logged per entity. Measured on the 24k cluster: see bench/README.md.
+    std::size_t maxCreateLogRows = 10'000;
     ProgressFn progress;
 };
 

@@ -1,0 +1,179 @@
+// Apply benchmark: on a fresh embedded PostgreSQL (fsync on, as users run it) measures
+//   expand   - load + validate + expand the spec
+//   first    - first apply into an empty database (load stored, plan, apply), and end to end
+//   noop     - re-apply of the same spec (spec + load + plan; nothing written)
+//   one_rack - apply after changing one rack (its model and its hosts' model)
+//   first_log_every_create - first apply with one change_log row per created entity (a
+//                 second database; the default logs summaries only above 10,000 creates)
+// and the peak RSS of this process. One JSON object per line on stdout.
+//
+//   loom_bench_apply [SPEC] [--keep DIR]       default SPEC: configs/clusters/meta-24k-roce.yaml
+#include "loom/db/embedded_postgres.hpp"
+#include "loom/db/inventory_repository.hpp"
+#include "loom/db/migrations.hpp"
+#include "loom/inventory/plan.hpp"
+#include "loom/inventory/spec.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+double cpuMs() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+long peakRssMb() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss / 1024;
+}
+
+[[noreturn]] void die(const std::string& what, const loom::Error& e) {
+    std::cerr << "apply_bench: " << what << ": " << e.toString() << "\n";
+    std::exit(1);
+}
+
+struct Step {
+    double planMs = 0, applyMs = 0;
+    loom::db::ApplyResult result;
+};
+
+// Load what is stored, plan, apply: what `loomd apply` does after reading the spec.
+Step applyOnce(loom::db::Connection& conn, const loom::inventory::Inventory& desired,
+               std::size_t maxCreateLogRows = 10'000) {
+    Step s;
+    auto t0 = Clock::now();
+    auto snap = loom::db::loadSnapshot(conn);
+    if (!snap) die("load", snap.error());
+    auto p = loom::inventory::plan(desired, snap->inventory);
+    s.planMs = msSince(t0);
+    auto t1 = Clock::now();
+    // Time per stage (a stage ends when the next begins), printed as one JSON object.
+    std::string stages, current;
+    auto stageStart = Clock::now();
+    auto progress = [&](std::string_view stage, std::size_t, std::size_t) {
+        if (stage == current) return;
+        if (!current.empty()) {
+            char buf[128];
+            std::snprintf(buf, sizeof buf, "%s\"%s\":%.1f", stages.empty() ? "" : ",",
+                          current.c_str(), msSince(stageStart));
+            stages += buf;
+        }
+        current = stage;
+        stageStart = Clock::now();
+    };
+    auto r = loom::db::applyPlan(conn, p, desired,
+                                 {.actor = "bench", .expectedGeneration = snap->generation,
+                                  .maxCreateLogRows = maxCreateLogRows, .progress = progress});
+    progress("end", 0, 0);
+    if (!stages.empty()) std::printf("{\"stages_ms\":{%s}}\n", stages.c_str());
+    if (!r) die("apply", r.error());
+    s.result = *r;
+    s.applyMs = msSince(t1);
+    return s;
+}
+
+void print(const char* step, double wallMs, double cpu, const Step* s, std::size_t entities) {
+    std::printf("{\"step\":\"%s\",\"wall_ms\":%.1f,\"cpu_ms\":%.1f", step, wallMs, cpu);
+    if (s)
+        std::printf(",\"load_plan_ms\":%.1f,\"apply_ms\":%.1f,\"created\":%zu,\"updated\":%zu,"
+                    "\"deleted\":%zu",
+                    s->planMs, s->applyMs, s->result.created, s->result.updated,
+                    s->result.deleted);
+    std::printf(",\"entities\":%zu,\"peak_rss_mb\":%ld}\n", entities, peakRssMb());
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string spec = std::string(LOOM_SOURCE_DIR) + "/configs/clusters/meta-24k-roce.yaml";
+    std::string keep;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--keep" && i + 1 < argc) keep = argv[++i];
+        else spec = a;
+    }
+    namespace fs = std::filesystem;
+    fs::path dir = keep;
+    if (dir.empty()) {
+        char tmpl[] = "/tmp/loom-bench-XXXXXX";
+        if (!mkdtemp(tmpl)) return 1;
+        dir = tmpl;
+    }
+    auto pg = loom::db::EmbeddedPostgres::start({.stateDir = dir, .fsync = true});
+    if (!pg) die("start", pg.error());
+    auto conn = (*pg)->database().connect();
+    if (!conn) die("connect", conn.error());
+    if (auto m = loom::db::migrate(*conn); !m) die("migrate", m.error());
+
+    // expand + validate
+    auto t = Clock::now();
+    double c = cpuMs();
+    auto desired = loom::inventory::loadClusterSpecFile(spec);
+    if (!desired) die(spec, desired.error());
+    const std::size_t n = desired->totalEntities();
+    print("expand", msSince(t), cpuMs() - c, nullptr, n);
+
+    // first apply (end to end = spec already expanded above + load + plan + apply)
+    double expandMs = msSince(t);
+    t = Clock::now();
+    c = cpuMs();
+    Step first = applyOnce(*conn, *desired);
+    double firstMs = msSince(t);
+    print("first", firstMs, cpuMs() - c, &first, n);
+    std::printf("{\"step\":\"first_end_to_end\",\"wall_ms\":%.1f}\n", expandMs + firstMs);
+
+    // no-op: spec again + load + plan (nothing written)
+    t = Clock::now();
+    c = cpuMs();
+    auto again = loom::inventory::loadClusterSpecFile(spec);
+    if (!again) die(spec, again.error());
+    Step noop = applyOnce(*conn, *again);
+    print("noop", msSince(t), cpuMs() - c, &noop, n);
+
+    // one rack changed: the rack's model and its hosts' model
+    auto changed = std::move(*again);
+    const std::string rack = changed.racks[changed.racks.size() / 2].name;
+    changed.racks[changed.racks.size() / 2].model += "-v2";
+    for (auto& h : changed.hosts)
+        if (h.rack == rack) h.model += "-v2";
+    t = Clock::now();
+    c = cpuMs();
+    Step one = applyOnce(*conn, changed);
+    print("one_rack", msSince(t), cpuMs() - c, &one, n);
+
+    // first apply without per-entity change_log rows, into a second database
+    if (auto r = conn->exec("CREATE DATABASE loom_logall"); !r) die("createdb", r.error());
+    auto conn2 = (*pg)->database().withDatabase("loom_logall").connect();
+    if (!conn2) die("connect", conn2.error());
+    if (auto m = loom::db::migrate(*conn2); !m) die("migrate", m.error());
+    t = Clock::now();
+    c = cpuMs();
+    Step nolog = applyOnce(*conn2, *desired, SIZE_MAX);
+    print("first_log_every_create", msSince(t), cpuMs() - c, &nolog, n);
+
+    std::printf("{\"step\":\"peak\",\"peak_rss_mb\":%ld}\n", peakRssMb());
+    if (keep.empty()) {
+        conn = loom::fail(loom::Error::internal("closed"));
+        conn2 = loom::fail(loom::Error::internal("closed"));
+        (void)(*pg)->stop();
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+    }
+    return 0;
+}
