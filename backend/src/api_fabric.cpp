@@ -1,0 +1,196 @@
+// Fabric endpoints: routes, config, export, impact, degradation and topology, computed by the
+// fabric library from the stored inventory. The routing state is rebuilt lazily, once per
+// inventory snapshot (after an apply), and shared read-only between requests.
+#include "loom/backend/hall_layout.hpp"
+#include "loom/backend/router.hpp"
+#include "loom/backend/services.hpp"
+#include "loom/fabric/export.hpp"
+#include "loom/fabric/impact.hpp"
+#include "loom/fabric/routing.hpp"
+#include "loom/fabric/topology.hpp"
+
+#include <map>
+#include <mutex>
+
+namespace loom::backend {
+
+namespace {
+
+struct FabricState {
+    std::mutex mutex;
+    const inventory::Inventory* builtFrom = nullptr;
+    std::shared_ptr<const inventory::Inventory> keepAlive;
+    std::shared_ptr<const fabric::Router> router;
+    std::int64_t version = 0;
+
+    Result<std::shared_ptr<const fabric::Router>> get(Services& services) {
+        auto inv = services.inventory();
+        if (!inv) return fail(Error::unavailable("the inventory is still loading; retry shortly"));
+        std::lock_guard lock(mutex);
+        if (inv.get() != builtFrom || !router) {
+            // Planned links route as up: a freshly applied hall is all "planned", and its
+            // routing is what the configs are generated for before racks go live.
+            auto topo = fabric::buildTopology(*inv, fabric::BuildOptions{.plannedIsUp = true});
+            if (!topo) return fail(topo.error());
+            router = std::make_shared<const fabric::Router>(std::move(*topo));
+            builtFrom = inv.get();
+            keepAlive = inv;
+            ++version;
+        }
+        return router;
+    }
+};
+
+Result<std::int32_t> switchOf(const fabric::Router& r, std::string_view name) {
+    auto sw = r.topology().findSwitch(name);
+    if (sw == fabric::kNone)
+        return fail(Error::notFound("switch '" + std::string(name) +
+                                    "' is not in the backend fabric"));
+    return sw;
+}
+
+}  // namespace
+
+void registerFabricRoutes(Router& router, Services& services) {
+    auto state = std::make_shared<FabricState>();
+    RouteOptions noDb{.needsDb = false};
+    router.add(
+        "GET", "/api/v1/fabric/routes/{switch}", Role::Viewer,
+        [state, &services](const Request& req) -> Result<Response> {
+            auto r = state->get(services);
+            if (!r) return fail(r.error());
+            auto sw = switchOf(**r, req.param("switch"));
+            if (!sw) return fail(sw.error());
+            auto j = nlohmann::json::parse(fabric::routesJson(**r, *sw), nullptr, false);
+            if (j.is_discarded()) return Response::text(fabric::routesJson(**r, *sw), "application/json");
+            return Response::ofJson(std::move(j));
+        },
+        noDb);
+    router.add(
+        "GET", "/api/v1/fabric/config/{switch}", Role::Viewer,
+        [state, &services](const Request& req) -> Result<Response> {
+            auto r = state->get(services);
+            if (!r) return fail(r.error());
+            auto sw = switchOf(**r, req.param("switch"));
+            if (!sw) return fail(sw.error());
+            nlohmann::json j{{"switch", std::string(req.param("switch"))},
+                             {"version", state->version}};
+            if ((*r)->topology().type == inventory::FabricType::Roce) {
+                j["format"] = "frr";
+                j["config"] = fabric::frrConfig(**r, *sw);
+            } else {
+                j["format"] = "lft";
+                j["config"] = fabric::routesJson(**r, *sw);
+            }
+            return Response::ofJson(std::move(j));
+        },
+        noDb);
+    router.add(
+        "GET", "/api/v1/fabric/export", Role::Viewer,
+        [state, &services](const Request& req) -> Result<Response> {
+            auto fmtName = req.queryParam("format").value_or("json");
+            auto fmt = fabric::parseExportFormat(fmtName);
+            if (!fmt)
+                return fail(Error::invalid("format must be frr, opensm, slurm or json, not '" +
+                                               std::string(fmtName) + "'",
+                                           "format"));
+            auto r = state->get(services);
+            if (!r) return fail(r.error());
+            auto files = fabric::exportFabric(**r, *fmt);
+            if (!files) return fail(files.error());
+            nlohmann::json out = nlohmann::json::object();
+            for (auto& f : *files) out[f.name] = f.content;
+            return Response::ofJson({{"format", std::string(fabric::exportFormatName(*fmt))},
+                                     {"files", std::move(out)}});
+        },
+        noDb);
+    router.add(
+        "POST", "/api/v1/fabric/impact", Role::Viewer,
+        [state, &services](const Request& req) -> Result<Response> {
+            auto body = req.jsonBody();
+            if (!body) return fail(body.error());
+            if (!body->is_object() || !body->contains("hosts") || !(*body)["hosts"].is_array())
+                return fail(Error::invalid("hosts must be an array of host names", "hosts"));
+            std::vector<std::string> hosts;
+            std::size_t i = 0;
+            for (auto& h : (*body)["hosts"]) {
+                if (!h.is_string())
+                    return fail(Error::invalid("must be a host name",
+                                               "hosts[" + std::to_string(i) + "]"));
+                hosts.push_back(h.get<std::string>());
+                ++i;
+            }
+            std::string collName = body->value("collective", std::string("allreduce"));
+            auto coll = fabric::parseCollective(collName);
+            if (!coll)
+                return fail(Error::invalid("unknown collective '" + collName +
+                                               "'; expected allreduce, allgather or alltoall",
+                                           "collective"));
+            auto r = state->get(services);
+            if (!r) return fail(r.error());
+            auto res = fabric::impactByName(**r, hosts, *coll);
+            if (!res) return fail(res.error());
+            auto bn = nlohmann::json::array();
+            for (auto& b : res->bottlenecks)
+                bn.push_back({{"link", b.name},
+                              {"direction", b.up ? "up" : "down"},
+                              {"flows", b.flows},
+                              {"gbpsPerFlow", b.gbpsPerFlow}});
+            return Response::ofJson({{"busBwNormalized", res->busBwNormalized},
+                                     {"busBwGbps", res->busBwGbps},
+                                     {"flows", res->flows},
+                                     {"unroutedFlows", res->unroutedFlows},
+                                     {"bottlenecks", std::move(bn)}});
+        },
+        noDb);
+    router.add(
+        "GET", "/api/v1/fabric/degradation", Role::Viewer,
+        [state, &services](const Request&) -> Result<Response> {
+            auto r = state->get(services);
+            if (!r) return fail(r.error());
+            auto map = fabric::degradationMap(**r);
+            auto racks = nlohmann::json::array();
+            const auto& names = (*r)->topology().rackNames;
+            for (std::size_t i = 0; i < names.size() && i < map.size(); ++i)
+                racks.push_back({{"name", names[i]}, {"busBwNormalized", map[i]}});
+            return Response::ofJson({{"racks", std::move(racks)}});
+        },
+        noDb);
+    router.add(
+        "GET", "/api/v1/fabric/topology", Role::Viewer,
+        [state, &services](const Request&) -> Result<Response> {
+            auto r = state->get(services);
+            if (!r) return fail(r.error());
+            const auto& t = (*r)->topology();
+            auto switches = nlohmann::json::array();
+            for (std::int32_t s = 0; s < t.switchCount(); ++s)
+                switches.push_back({{"name", t.switchNames[s]},
+                                    {"role", std::string(inventory::switchRoleName(t.switchRole[s]))},
+                                    {"tier", t.switchTier[s]},
+                                    {"zone", t.switchZone[s] == fabric::kNone
+                                                 ? std::string()
+                                                 : t.zoneNames[t.switchZone[s]]},
+                                    {"up", t.switchUp[s] != 0}});
+            // Bundles: switch-to-switch links grouped by their two ends.
+            std::map<std::pair<std::int32_t, std::int32_t>, std::array<int, 2>> bundles;
+            for (std::int32_t l = 0; l < t.linkCount(); ++l) {
+                if (!t.isSwitch(t.linkA[l]) || !t.isSwitch(t.linkB[l])) continue;
+                auto& b = bundles[{t.linkA[l], t.linkB[l]}];
+                ++b[0];
+                if (t.usable(l)) ++b[1];
+            }
+            auto out = nlohmann::json::array();
+            for (auto& [k, v] : bundles)
+                out.push_back({{"a", t.switchNames[k.first]},
+                               {"b", t.switchNames[k.second]},
+                               {"links", v[0]},
+                               {"up", v[1]}});
+            return Response::ofJson({{"cluster", t.cluster},
+                                     {"fabric", std::string(inventory::fabricTypeName(t.type))},
+                                     {"switches", std::move(switches)},
+                                     {"bundles", std::move(out)}});
+        },
+        noDb);
+}
+
+}  // namespace loom::backend

@@ -1,0 +1,191 @@
+// Inventory endpoints: list/get/patch of every kind, POST /apply, /summary and /hall.
+#include "loom/backend/hall_layout.hpp"
+#include "loom/backend/router.hpp"
+#include "loom/backend/services.hpp"
+#include "loom/db/inventory_query.hpp"
+#include "loom/db/inventory_repository.hpp"
+#include "loom/inventory/plan.hpp"
+#include "loom/inventory/spec.hpp"
+
+#include <charconv>
+
+namespace loom::backend {
+
+using inventory::Kind;
+
+namespace {
+
+Result<Response> objectResponse(const std::string& text) {
+    auto obj = nlohmann::json::parse(text, nullptr, false);
+    if (obj.is_discarded()) return fail(Error::internal("the database returned malformed JSON"));
+    auto rv = obj.value("resourceVersion", std::int64_t{0});
+    auto r = Response::ofJson(std::move(obj));
+    r.headers.emplace_back("ETag", "\"" + std::to_string(rv) + "\"");
+    return r;
+}
+
+Result<std::optional<std::int64_t>> parseIfMatch(const Request& req) {
+    auto h = req.header("if-match");
+    if (!h || *h == "*") return std::optional<std::int64_t>{};
+    std::string_view v = *h;
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    if (v.rfind("W/", 0) == 0) v = v.substr(2);
+    std::int64_t n = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || p != v.data() + v.size())
+        return fail(Error::invalid("If-Match must be a quoted resourceVersion like \"7\"",
+                                   "If-Match"));
+    return std::optional<std::int64_t>{n};
+}
+
+Result<Response> listKind(const Request& req, Kind kind) {
+    db::ListQuery q;
+    q.kind = kind;
+    for (auto& [k, v] : req.query) {
+        if (k == "limit") {
+            int n = 0;
+            auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+            if (ec != std::errc() || p != v.data() + v.size())
+                return fail(Error::invalid("limit must be an integer, not '" + v + "'", "limit"));
+            q.limit = n;
+        } else if (k == "cursor") {
+            q.cursor = v;
+        } else if (k == "token") {
+            // the WebSocket-style ?token= is accepted on every endpoint; not a filter
+        } else {
+            q.filters.emplace_back(k, v);
+        }
+    }
+    auto page = db::listObjects(req.db(), q);
+    if (!page) return fail(page.error());
+    // Items are JSON texts already; splice them without decoding.
+    std::string body = "{\"items\":[";
+    for (std::size_t i = 0; i < page->items.size(); ++i) {
+        if (i) body += ',';
+        body += page->items[i];
+    }
+    body += ']';
+    if (!page->nextCursor.empty()) body += ",\"nextCursor\":\"" + page->nextCursor + "\"";
+    body += "}\n";
+    if (req.header("accept").value_or("").find("yaml") != std::string_view::npos)
+        return Response::ofJson(nlohmann::json::parse(body));
+    return Response::text(std::move(body), "application/json");
+}
+
+Result<Response> patchKind(const Request& req, Kind kind, Services& services) {
+    auto body = req.jsonBody();
+    if (!body) return fail(body.error());
+    if (!body->is_object()) return fail(Error::invalid("the PATCH body must be an object"));
+    auto ifMatch = parseIfMatch(req);
+    if (!ifMatch) return fail(ifMatch.error());
+    db::ObjectPatch patch;
+    patch.ifMatch = *ifMatch;
+    patch.actor = req.principal.name;
+    for (auto it = body->begin(); it != body->end(); ++it) {
+        if (it.key() == "labels") {
+            if (!it->is_object())
+                return fail(Error::invalid("labels must be an object of strings", "labels"));
+            for (auto l = it->begin(); l != it->end(); ++l)
+                if (!l->is_string() && !l->is_null())
+                    return fail(Error::invalid("label values must be strings (null removes)",
+                                               "labels." + l.key()));
+            patch.labels = it->dump();
+        } else if (it.key() == "metadata" || it.key() == "name" || it.key() == "kind" ||
+                   it.key() == "resourceVersion") {
+            continue;  // echoes of a GET body are tolerated
+        } else {
+            if (!it->is_string())
+                return fail(Error::invalid(it.key() + " must be a string", it.key()));
+            patch.fields.emplace_back(it.key(), it->get<std::string>());
+        }
+    }
+    auto r = db::patchObject(req.db(), kind, std::string(req.param("name")), patch);
+    if (!r) return fail(r.error());
+    return objectResponse(*r);
+}
+
+nlohmann::json planJson(const inventory::Plan& p) {
+    auto kinds = nlohmann::json::array();
+    for (auto& k : inventory::summarize(p, 5)) {
+        kinds.push_back({{"kind", k.kind},
+                         {"creates", k.creates},
+                         {"updates", k.updates},
+                         {"deletes", k.deletes},
+                         {"wouldDelete", k.wouldDelete},
+                         {"createNames", k.createNames},
+                         {"updateNames", k.updateNames},
+                         {"deleteNames", k.deleteNames}});
+    }
+    return {{"creates", p.creates()},   {"updates", p.updates()},
+            {"deletes", p.deletes()},   {"wouldDelete", p.wouldDelete()},
+            {"prune", p.prune},         {"empty", p.empty()},
+            {"kinds", std::move(kinds)}, {"text", inventory::formatPlan(p)}};
+}
+
+bool flag(const Request& req, std::string_view name) {
+    auto v = req.queryParam(name);
+    return v && (*v == "true" || *v == "1" || v->empty());
+}
+
+Result<Response> apply(const Request& req, Services& services) {
+    if (req.body.empty()) return fail(Error::invalid("the request needs a Cluster spec body"));
+    inventory::SpecLimits limits;
+    limits.maxBytes = kApplyBodyLimit;
+    // The spec parser reads YAML and JSON alike, with document paths and lines in errors.
+    auto desired = inventory::loadClusterSpec(req.body, limits);
+    if (!desired) return fail(desired.error());
+    auto snap = db::loadSnapshot(req.db());
+    if (!snap) return fail(snap.error());
+    bool dryRun = flag(req, "dryRun");
+    auto p = inventory::plan(*desired, snap->inventory, {.prune = flag(req, "prune")});
+    nlohmann::json out{{"plan", planJson(p)}, {"applied", false}, {"dryRun", dryRun}};
+    if (dryRun || p.empty()) return Response::ofJson(std::move(out));
+    db::ApplyOptions opts;
+    opts.actor = req.principal.name.empty() ? "loomd" : req.principal.name;
+    opts.expectedGeneration = snap->generation;
+    auto r = db::applyPlan(req.db(), p, *desired, opts);
+    if (!r) return fail(r.error());
+    out["applied"] = true;
+    out["result"] = {{"created", r->created},
+                     {"updated", r->updated},
+                     {"deleted", r->deleted},
+                     {"generation", r->generation}};
+    services.inventoryChanged();
+    services.publish("inventory", {{"type", "inventory"}, {"generation", r->generation}});
+    return Response::ofJson(std::move(out));
+}
+
+}  // namespace
+
+void registerInventoryRoutes(Router& router, Services& services) {
+    for (Kind k : inventory::kAllKinds) {
+        std::string base = "/api/v1/" + std::string(inventory::kindPlural(k));
+        router.add("GET", base, Role::Viewer, [k](const Request& r) { return listKind(r, k); });
+        router.add("GET", base + "/{name}", Role::Viewer, [k](const Request& r) -> Result<Response> {
+            auto o = db::getObject(r.db(), k, std::string(r.param("name")));
+            if (!o) return fail(o.error());
+            return objectResponse(*o);
+        });
+        router.add("PATCH", base + "/{name}", Role::Operator,
+                   [k, &services](const Request& r) { return patchKind(r, k, services); });
+    }
+    router.add("POST", "/api/v1/apply", Role::Operator,
+               [&services](const Request& r) { return apply(r, services); },
+               RouteOptions{.bodyLimit = kApplyBodyLimit});
+    router.add("GET", "/api/v1/summary", Role::Viewer, [](const Request& r) -> Result<Response> {
+        auto s = db::inventorySummary(r.db());
+        if (!s) return fail(s.error());
+        return Response::ofJson(nlohmann::json::parse(*s));
+    });
+    router.add(
+        "GET", "/api/v1/hall", Role::Viewer,
+        [&services](const Request&) -> Result<Response> {
+            auto layout = services.layout();
+            if (!layout)
+                return fail(Error::unavailable("the hall layout is still loading; retry shortly"));
+            return Response::ofJson(layout->toJson());
+        },
+        RouteOptions{.needsDb = false});
+}
+
+}  // namespace loom::backend

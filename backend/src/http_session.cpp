@@ -1,0 +1,417 @@
+// HTTP session: one coroutine per connection on its own strand (Beast's server-flex-awaitable
+// shape). It reads a request header under a timeout, picks the route, enforces the route's
+// body limit before reading the body, runs authentication and the handler on the database
+// pool, and writes the response. A WebSocket upgrade of /api/v1/stream hands the connection to
+// a WsSession.
+#include "shared_state.hpp"
+#include "websocket_session.hpp"
+
+#include "loom/backend/yaml_json.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace loom::backend {
+
+namespace http = boost::beast::http;
+using net::use_awaitable;
+
+namespace {
+
+constexpr std::string_view kStreamPath = "/api/v1/stream";
+
+std::string percentDecode(std::string_view s, bool plusIsSpace) {
+    std::string out;
+    out.reserve(s.size());
+    auto hexval = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '%' && i + 2 < s.size()) {
+            int a = hexval(s[i + 1]), b = hexval(s[i + 2]);
+            if (a >= 0 && b >= 0) {
+                out += char(a * 16 + b);
+                i += 2;
+                continue;
+            }
+        }
+        out += (plusIsSpace && s[i] == '+') ? ' ' : s[i];
+    }
+    return out;
+}
+
+Pairs parseQuery(std::string_view q) {
+    Pairs out;
+    std::size_t i = 0;
+    while (i <= q.size() && !q.empty()) {
+        auto j = q.find('&', i);
+        if (j == std::string_view::npos) j = q.size();
+        auto part = q.substr(i, j - i);
+        if (!part.empty()) {
+            auto eq = part.find('=');
+            if (eq == std::string_view::npos)
+                out.emplace_back(percentDecode(part, true), "");
+            else
+                out.emplace_back(percentDecode(part.substr(0, eq), true),
+                                 percentDecode(part.substr(eq + 1), true));
+        }
+        if (j >= q.size()) break;
+        i = j + 1;
+    }
+    return out;
+}
+
+bool wantsYaml(std::string_view accept) { return accept.find("yaml") != std::string_view::npos; }
+
+struct Rendered {
+    int status = 200;
+    std::string contentType;
+    std::string body;
+    Pairs headers;
+    bool closeAfter = false;
+};
+
+Rendered renderError(const Error& e, bool yaml) {
+    nlohmann::json err{{"code", std::string(errcName(e.code))}, {"message", e.message}};
+    if (!e.path.empty()) err["path"] = e.path;
+    if (e.line > 0) err["line"] = e.line;
+    nlohmann::json body{{"error", err}};
+    Rendered r;
+    r.status = httpStatus(e.code);
+    if (yaml) {
+        r.contentType = "application/yaml";
+        r.body = jsonToYaml(body);
+    } else {
+        r.contentType = "application/json";
+        r.body = body.dump();
+        r.body += '\n';
+    }
+    return r;
+}
+
+Rendered render(Response&& resp, bool yaml) {
+    Rendered r;
+    r.status = resp.status;
+    r.headers = std::move(resp.headers);
+    if (resp.json) {
+        if (yaml) {
+            r.contentType = "application/yaml";
+            r.body = jsonToYaml(*resp.json);
+        } else {
+            r.contentType = "application/json";
+            r.body = resp.json->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            r.body += '\n';
+        }
+    } else {
+        r.contentType = std::move(resp.contentType);
+        r.body = std::move(resp.body);
+    }
+    return r;
+}
+
+std::string bearerOf(const http::request<http::string_body>& req, const Pairs& query) {
+    auto it = req.find(http::field::authorization);
+    if (it != req.end()) {
+        std::string_view v(it->value().data(), it->value().size());
+        if (v.size() > 7 && (v.substr(0, 7) == "Bearer " || v.substr(0, 7) == "bearer "))
+            return std::string(v.substr(7));
+        return std::string(v);  // malformed: fails authentication with a clear message
+    }
+    for (auto& [k, v] : query)
+        if (k == "token") return v;
+    return {};
+}
+
+// Authentication and authorization of a route (on a pool thread). Empty principal name and
+// Role::None when the route needs no token.
+Result<Principal> authorize(Server::Impl& s, db::Connection* conn, Role needed,
+                            const std::string& secret) {
+    if (needed == Role::None && secret.empty()) return Principal{};
+    if (secret.empty())
+        return fail(Error{Errc::Unauthorized,
+                          "this endpoint needs a token with role " +
+                              std::string(roleName(needed)) +
+                              "; send 'Authorization: Bearer <token>'"});
+    auto p = s.authenticate(conn, secret);
+    if (!p) {
+        if (needed == Role::None) return Principal{};
+        return fail(p.error());
+    }
+    if (p->role < needed)
+        return fail(Error{Errc::Forbidden, "this endpoint needs role " +
+                                               std::string(roleName(needed)) + "; token '" +
+                                               p->name + "' has " +
+                                               std::string(roleName(p->role))});
+    return p;
+}
+
+struct Job {
+    const Route* route = nullptr;
+    Pairs captures, query;
+    std::string path;
+    std::string secret;
+    bool yaml = false;
+};
+
+Rendered runRoute(Server::Impl& s, const http::request<http::string_body>& req, Job& job,
+                  db::Connection* conn) {
+    const Route& route = *job.route;
+    auto principal = authorize(s, conn, route.role, job.secret);
+    if (!principal) return renderError(principal.error(), job.yaml);
+    if (route.options.needsDb && !conn)
+        return renderError(Error::unavailable("the database is unreachable; retry shortly"),
+                           job.yaml);
+    Request r;
+    r.method = std::string_view(req.method_string().data(), req.method_string().size());
+    r.target = std::string_view(req.target().data(), req.target().size());
+    r.path = job.path;
+    r.route = route.pattern;
+    r.body = req.body();
+    r.captures = std::move(job.captures);
+    r.query = std::move(job.query);
+    for (auto& f : req) {
+        std::string name(f.name_string());
+        for (auto& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+        r.headers.emplace_back(std::move(name), std::string(f.value()));
+    }
+    r.principal = std::move(*principal);
+    r.connection = conn;
+    try {
+        auto result = route.handler(r);
+        if (!result) {
+            if (result.error().code == Errc::Internal)
+                spdlog::error("{} {}: {}", r.method, r.target, result.error().message);
+            return renderError(result.error(), job.yaml);
+        }
+        return render(std::move(*result), job.yaml);
+    } catch (const std::exception& e) {
+        spdlog::error("{} {}: handler threw: {}", r.method, r.target, e.what());
+        return renderError(Error::internal("internal error; see the server log"), job.yaml);
+    } catch (...) {
+        spdlog::error("{} {}: handler threw a non-exception", r.method, r.target);
+        return renderError(Error::internal("internal error; see the server log"), job.yaml);
+    }
+}
+
+template <class Stream>
+net::awaitable<void> writeResponse(Stream& stream, const http::request_header<>& reqHeader,
+                                   unsigned version, Rendered&& r, bool keepAlive,
+                                   beast::error_code& ec) {
+    http::response<http::string_body> res{static_cast<http::status>(r.status), version};
+    res.set(http::field::server, "loomd 0.1.0");
+    res.set(http::field::content_type, r.contentType);
+    for (auto& [k, v] : r.headers) res.set(k, v);
+    res.keep_alive(keepAlive && !r.closeAfter);
+    res.body() = std::move(r.body);
+    res.prepare_payload();
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(60));
+    co_await http::async_write(stream, res, net::redirect_error(use_awaitable, ec));
+}
+
+template <class Stream>
+net::awaitable<void> handleUpgrade(Server::Impl& s, Stream& stream,
+                                   http::request<http::string_body> req, Pairs query) {
+    std::string secret = bearerOf(req, query);
+    // Authentication may hit the database: on the pool, never on this strand.
+    auto principal = co_await runOnPool<Result<Principal>>(
+        *s.pool,
+        [&s, secret](db::Connection* conn) { return authorize(s, conn, Role::Viewer, secret); },
+        [] { return Result<Principal>(fail(Error::unavailable("server busy"))); },
+        use_awaitable);
+    if (!principal) {
+        beast::error_code ec;
+        auto r = renderError(principal.error(), false);
+        co_await writeResponse(stream, req, req.version(), std::move(r), false, ec);
+        co_return;
+    }
+    beast::get_lowest_layer(stream).expires_never();
+    auto session = std::make_shared<WsSession<Stream>>(s, std::move(stream), *principal);
+    co_await session->run(std::move(req));
+}
+
+template <class Stream>
+net::awaitable<void> runSession(Server::Impl& s, Stream& stream, beast::flat_buffer& buffer) {
+    beast::error_code ec;
+    bool first = true;
+    for (;;) {
+        http::request_parser<http::string_body> parser;
+        parser.header_limit(static_cast<std::uint32_t>(s.config.headerLimit));
+        // The per-route limit is checked after the header; this is the absolute ceiling.
+        parser.body_limit(kApplyBodyLimit);
+        beast::get_lowest_layer(stream).expires_after(first ? s.config.headerTimeout
+                                                            : s.config.idleTimeout);
+        first = false;
+        co_await http::async_read_header(stream, buffer, parser,
+                                         net::redirect_error(use_awaitable, ec));
+        if (ec == http::error::end_of_stream || ec == net::error::eof) break;
+        if (ec == beast::error::timeout || ec == net::error::operation_aborted) break;
+        if (ec) {
+            // Malformed request or header too large: answer once, then close.
+            Rendered r = renderError(
+                ec == http::error::header_limit
+                    ? Error{Errc::TooLarge,
+                            "request header exceeds the limit of " +
+                                std::to_string(s.config.headerLimit) + " bytes"}
+                    : Error::invalid("malformed HTTP request: " + ec.message()),
+                false);
+            if (ec == http::error::header_limit) r.status = 431;
+            if (ec == http::error::body_limit) {
+                r = renderError(Error{Errc::TooLarge, "request body exceeds the limit of " +
+                                                          std::to_string(kApplyBodyLimit) +
+                                                          " bytes"},
+                                false);
+            }
+            beast::error_code wec;
+            co_await writeResponse(stream, parser.get(), 11, std::move(r), false, wec);
+            break;
+        }
+        auto start = std::chrono::steady_clock::now();
+        auto& hdr = parser.get();
+        std::string_view target(hdr.target().data(), hdr.target().size());
+        auto qpos = target.find('?');
+        std::string path = percentDecode(target.substr(0, qpos), false);
+        Pairs query = qpos == std::string_view::npos ? Pairs{} : parseQuery(target.substr(qpos + 1));
+        std::string method(hdr.method_string());
+        bool yaml = false;
+        if (auto a = hdr.find(http::field::accept); a != hdr.end())
+            yaml = wantsYaml(std::string_view(a->value().data(), a->value().size()));
+
+        if (path == kStreamPath && websocket::is_upgrade(hdr)) {
+            co_await http::async_read(stream, buffer, parser, net::redirect_error(use_awaitable, ec));
+            if (ec) break;
+            co_await handleUpgrade(s, stream, parser.release(), std::move(query));
+            co_return;
+        }
+
+        auto match = s.router.match(method, path);
+        std::string routeLabel = match.route ? match.route->pattern : "unmatched";
+        Rendered out;
+        bool keepAlive = hdr.keep_alive();
+        if (!match.route) {
+            out = renderError(Error::notFound("no route for " + method + " " + path), yaml);
+            if (match.pathKnown) {
+                out = renderError(Error::invalid("method " + method + " is not allowed on " +
+                                                 path + "; allowed: " + match.allowed),
+                                  yaml);
+                out.status = 405;
+                out.headers.emplace_back("Allow", match.allowed);
+            }
+        }
+        std::size_t limit = match.route ? match.route->options.bodyLimit : kDefaultBodyLimit;
+        if (auto cl = parser.content_length(); cl && *cl > limit) {
+            // Refuse before reading: the body is not consumed, so the connection closes.
+            out = renderError(Error{Errc::TooLarge, "request body of " + std::to_string(*cl) +
+                                                        " bytes exceeds the limit of " +
+                                                        std::to_string(limit) + " bytes for " +
+                                                        routeLabel},
+                              yaml);
+            out.closeAfter = true;
+            match.route = nullptr;
+        } else {
+            parser.body_limit(limit);
+            beast::get_lowest_layer(stream).expires_after(s.config.bodyTimeout);
+            co_await http::async_read(stream, buffer, parser,
+                                      net::redirect_error(use_awaitable, ec));
+            if (ec == http::error::body_limit) {
+                out = renderError(Error{Errc::TooLarge, "request body exceeds the limit of " +
+                                                            std::to_string(limit) + " bytes for " +
+                                                            routeLabel},
+                                  yaml);
+                out.closeAfter = true;
+                match.route = nullptr;
+            } else if (ec) {
+                break;
+            }
+        }
+        auto& req = parser.get();
+        if (match.route) {
+            Job job{match.route, std::move(match.captures), std::move(query), path,
+                    bearerOf(req, {}), yaml};
+            if (job.secret.empty())
+                for (auto& [k, v] : job.query)
+                    if (k == "token") job.secret = v;
+            out = co_await runOnPool<Rendered>(
+                *s.pool,
+                [&s, &req, &job](db::Connection* conn) { return runRoute(s, req, job, conn); },
+                [yaml] {
+                    return renderError(Error::unavailable("server busy: database queue full"),
+                                       yaml);
+                },
+                use_awaitable);
+        }
+        auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start);
+        s.metrics.observeRequest(routeLabel, method, out.status, elapsed.count());
+        bool close = out.closeAfter || !keepAlive;
+        co_await writeResponse(stream, req, req.version(), std::move(out), !close, ec);
+        if (ec || close) break;
+    }
+}
+
+void finish(beast::tcp_stream& stream) {
+    beast::error_code ec;
+    stream.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+}
+
+struct ConnectionCount {
+    Metrics& m;
+    explicit ConnectionCount(Metrics& metrics) : m(metrics) { m.httpConnections.fetch_add(1); }
+    ~ConnectionCount() { m.httpConnections.fetch_sub(1); }
+};
+
+net::awaitable<void> plainSession(Server::Impl& s, beast::tcp_stream stream) {
+    ConnectionCount count(s.metrics);
+    beast::flat_buffer buffer;
+    co_await runSession(s, stream, buffer);
+    if (stream.socket().is_open()) finish(stream);
+}
+
+net::awaitable<void> tlsSession(Server::Impl& s, beast::ssl_stream<beast::tcp_stream> stream) {
+    ConnectionCount count(s.metrics);
+    beast::flat_buffer buffer;
+    beast::error_code ec;
+    beast::get_lowest_layer(stream).expires_after(s.config.headerTimeout);
+    co_await stream.async_handshake(net::ssl::stream_base::server,
+                                    net::redirect_error(use_awaitable, ec));
+    if (ec) co_return;
+    co_await runSession(s, stream, buffer);
+    if (!beast::get_lowest_layer(stream).socket().is_open()) co_return;
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
+    co_await stream.async_shutdown(net::redirect_error(use_awaitable, ec));
+}
+
+void logFailure(std::exception_ptr e) {
+    if (!e) return;
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+        spdlog::warn("session ended with an exception: {}", x.what());
+    }
+}
+
+}  // namespace
+
+void launchPlainSession(Server::Impl& s, net::ip::tcp::socket socket) {
+    beast::tcp_stream stream(std::move(socket));
+    auto ex = stream.get_executor();
+    net::co_spawn(ex, plainSession(s, std::move(stream)), logFailure);
+}
+
+void launchTlsSession(Server::Impl& s, net::ip::tcp::socket socket) {
+    beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *s.ssl);
+    auto ex = stream.get_executor();
+    net::co_spawn(ex, tlsSession(s, std::move(stream)), logFailure);
+}
+
+}  // namespace loom::backend

@@ -1,0 +1,47 @@
+// Metrics: the server's own Prometheus counters and histograms (requests by route and status,
+// latency, WebSocket clients and frames). Cheap enough for every request: one mutex, a map
+// keyed by (route, method, status) and fixed latency buckets.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+namespace loom::backend {
+
+class Metrics {
+public:
+    static constexpr std::array<double, 12> kBuckets{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                     0.1,   0.25,   0.5,   1,     2.5,  10};
+
+    void observeRequest(const std::string& route, const std::string& method, int status,
+                        double seconds);
+    void appendTo(std::string& out) const;
+
+    std::atomic<std::int64_t> httpConnections{0};
+    std::atomic<std::uint64_t> connectionsRejected{0};
+    std::atomic<std::int64_t> wsClients{0};
+    std::atomic<std::uint64_t> wsFramesSent{0}, wsBytesSent{0}, wsDropped{0},
+        wsSlowDisconnects{0}, wsSnapshotsResent{0};
+    std::atomic<std::uint64_t> streamTicks{0};
+    std::atomic<double> streamTickSeconds{0};
+
+private:
+    struct Hist {
+        std::array<std::uint64_t, kBuckets.size()> counts{};
+        std::uint64_t count = 0;
+        double sum = 0;
+    };
+    mutable std::mutex mutex_;
+    std::map<std::tuple<std::string, std::string, int>, std::uint64_t> requests_;
+    std::map<std::string, Hist> latency_;  // by route
+};
+
+// Prometheus label value escaping (\\, \", \n).
+std::string promEscape(const std::string& v);
+
+}  // namespace loom::backend

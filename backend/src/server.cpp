@@ -1,0 +1,498 @@
+#include "shared_state.hpp"
+
+#include "loom/backend/auth.hpp"
+#include "loom/backend/hall_layout.hpp"
+#include "loom/db/inventory_repository.hpp"
+#include "loom/db/token_repo.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+
+namespace loom::backend {
+
+namespace beast = boost::beast;
+
+namespace {
+
+// Services as loomd's handlers and loops see it; everything forwards to Server::Impl.
+class ServicesImpl final : public Services {
+public:
+    explicit ServicesImpl(Server::Impl& s) : s_(s) {}
+
+    void publish(std::string_view topic, nlohmann::json message) override {
+        std::string t(topic);
+        if (s_.peerPublisher) {
+            auto text = message.dump();
+            if (text.size() <= 7000) s_.peerPublisher(t, text);
+        }
+        s_.publishLocal(t, std::move(message));
+    }
+    void inventoryChanged() override { s_.reloadInventory(); }
+    std::shared_ptr<const HallLayout> layout() const override {
+        std::lock_guard lock(s_.stateMutex);
+        return s_.layout;
+    }
+    std::shared_ptr<const inventory::Inventory> inventory() const override {
+        std::lock_guard lock(s_.stateMutex);
+        return s_.inventory;
+    }
+    TelemetryHub* hub() override { return s_.hub; }
+    bool isLeader() const override { return s_.isLeader ? s_.isLeader() : true; }
+    std::string databaseUrl() const override { return s_.database.connectionString(); }
+    void addMetricsSource(std::function<void(std::string&)> source) override {
+        std::lock_guard lock(s_.metricsSourcesMutex);
+        s_.metricsSources.push_back(std::move(source));
+    }
+
+private:
+    Server::Impl& s_;
+};
+
+bool isLoopback(const std::string& host) {
+    return host == "127.0.0.1" || host == "::1" || host == "localhost" ||
+           host.rfind("127.", 0) == 0;
+}
+
+net::awaitable<void> acceptLoop(Server::Impl& s) {
+    for (;;) {
+        beast::error_code ec;
+        // Each connection gets its own strand: its coroutine never runs concurrently.
+        auto socket = co_await s.acceptor->async_accept(net::make_strand(s.ioc),
+                                                        net::redirect_error(net::use_awaitable, ec));
+        if (ec) {
+            if (s.stopping || ec == net::error::operation_aborted) co_return;
+            spdlog::warn("accept: {}", ec.message());
+            continue;
+        }
+        if (std::size_t(s.metrics.httpConnections.load()) >= s.config.maxConnections) {
+            s.metrics.connectionsRejected.fetch_add(1);
+            beast::error_code ignored;
+            socket.close(ignored);
+            continue;
+        }
+        beast::error_code ignored;
+        socket.set_option(net::ip::tcp::no_delay(true), ignored);
+        if (s.ssl)
+            launchTlsSession(s, std::move(socket));
+        else
+            launchPlainSession(s, std::move(socket));
+    }
+}
+
+}  // namespace
+
+std::string base64Encode(const std::uint8_t* data, std::size_t n) {
+    static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((n + 2) / 3 * 4);
+    std::size_t i = 0;
+    for (; i + 2 < n; i += 3) {
+        unsigned v = (unsigned(data[i]) << 16) | (unsigned(data[i + 1]) << 8) | data[i + 2];
+        out += tbl[v >> 18];
+        out += tbl[(v >> 12) & 63];
+        out += tbl[(v >> 6) & 63];
+        out += tbl[v & 63];
+    }
+    if (i < n) {
+        unsigned v = unsigned(data[i]) << 16;
+        if (i + 1 < n) v |= unsigned(data[i + 1]) << 8;
+        out += tbl[v >> 18];
+        out += tbl[(v >> 12) & 63];
+        out += (i + 1 < n) ? tbl[(v >> 6) & 63] : '=';
+        out += '=';
+    }
+    return out;
+}
+
+std::string packedSnapshot(std::uint64_t seq, const std::string& topic,
+                           const std::vector<std::uint8_t>& bytes) {
+    std::string s = R"({"type":"snapshot","seq":)" + std::to_string(seq) + R"(,"topic":")" +
+                    topic + R"(","encoding":"u8","count":)" + std::to_string(bytes.size()) +
+                    R"(,"data":")";
+    s += base64Encode(bytes.data(), bytes.size());
+    s += "\"}";
+    return s;
+}
+
+Server::Impl::Impl(ServerConfig c, db::Database d)
+    : config(std::move(c)), database(std::move(d)), ioc(std::max(1, config.ioThreads)) {}
+
+void Server::Impl::publishLocal(const std::string& topic, nlohmann::json message) {
+    message["seq"] = nextSeq();
+    auto seqValue = message["seq"].get<std::uint64_t>();
+    StreamFrame f{std::make_shared<const std::string>(message.dump()), topic, false, {}};
+    {
+        std::lock_guard lock(replayMutex);
+        replay.emplace_back(seqValue, f);
+        while (replay.size() > config.replayBuffer) {
+            replayEvicted = replay.front().first;
+            replay.pop_front();
+        }
+    }
+    broadcast(f);
+}
+
+std::vector<std::shared_ptr<WsClient>> Server::Impl::liveClients() {
+    std::vector<std::shared_ptr<WsClient>> out;
+    std::lock_guard lock(clientsMutex);
+    std::erase_if(clients, [&](const std::weak_ptr<WsClient>& w) {
+        auto c = w.lock();
+        if (!c) return true;
+        out.push_back(std::move(c));
+        return false;
+    });
+    return out;
+}
+
+void Server::Impl::broadcast(const StreamFrame& frame) {
+    // Copy the list under the mutex, deliver outside it (each deliver posts to a strand).
+    for (auto& c : liveClients())
+        if (frame.topic.empty() || c->wants(frame.topic)) c->deliver(frame);
+}
+
+void Server::Impl::addClient(std::shared_ptr<WsClient> c) {
+    std::lock_guard lock(clientsMutex);
+    clients.push_back(c);
+}
+
+std::optional<std::vector<StreamFrame>> Server::Impl::replayAfter(std::uint64_t after) {
+    std::lock_guard lock(replayMutex);
+    // A gap can be replayed only if nothing after `after` has been evicted. (Data frames are
+    // never buffered: a resuming client gets fresh snapshots of its data topics instead.)
+    if (after < replayEvicted) return std::nullopt;
+    std::vector<StreamFrame> out;
+    for (auto& [sq, f] : replay)
+        if (sq > after) out.push_back(f);
+    return out;
+}
+
+std::shared_ptr<const std::string> Server::Impl::snapshotNow(const std::string& topic) {
+    if (!topicSource) return nullptr;
+    std::vector<std::uint8_t> bytes;
+    if (!topicSource(topic, bytes)) return nullptr;
+    return std::make_shared<const std::string>(packedSnapshot(nextSeq(), topic, bytes));
+}
+
+void Server::Impl::startTick() {
+    tickTimer.emplace(net::make_strand(ioc));
+    auto loop = [this]() -> net::awaitable<void> {
+        while (!stopping) {
+            tickTimer->expires_after(config.streamInterval);
+            beast::error_code ec;
+            co_await tickTimer->async_wait(net::redirect_error(net::use_awaitable, ec));
+            if (stopping) break;
+            tick();
+        }
+    };
+    net::co_spawn(tickTimer->get_executor(), loop(), [](std::exception_ptr e) {
+        if (e) try { std::rethrow_exception(e); } catch (const std::exception& x) {
+                spdlog::error("stream tick stopped: {}", x.what());
+            }
+    });
+}
+
+void Server::Impl::tick() {
+    auto t0 = std::chrono::steady_clock::now();
+    metrics.streamTicks.fetch_add(1);
+    if (!topicSource) return;
+    auto clientsNow = liveClients();
+    std::vector<std::uint8_t> cur;
+    for (const auto& topic : dataTopics) {
+        bool anyone = false;
+        for (auto& c : clientsNow)
+            if (c->wants(topic)) anyone = true;
+        if (!topicSource(topic, cur)) continue;
+        auto& prev = previous[topic];
+        if (!anyone) {
+            prev = cur;  // nobody to tell; new subscribers get a snapshot anyway
+            continue;
+        }
+        std::uint64_t sq = nextSeq();
+        auto snapshot = std::make_shared<const std::string>(packedSnapshot(sq, topic, cur));
+        std::shared_ptr<const std::string> text;
+        if (prev.size() != cur.size()) {
+            text = snapshot;
+        } else {
+            std::string pairs;
+            for (std::size_t i = 0; i < cur.size(); ++i) {
+                if (cur[i] == prev[i]) continue;
+                std::uint32_t idx = std::uint32_t(i);
+                pairs += char(idx & 0xff);
+                pairs += char((idx >> 8) & 0xff);
+                pairs += char((idx >> 16) & 0xff);
+                pairs += char((idx >> 24) & 0xff);
+                pairs += char(cur[i]);
+                // A delta bigger than the snapshot is pointless: send the snapshot.
+                if (pairs.size() >= cur.size()) break;
+            }
+            if (pairs.empty()) {
+                prev = cur;
+                continue;
+            }
+            if (pairs.size() >= cur.size()) {
+                text = snapshot;
+            } else {
+                auto msg = std::string(R"({"type":"delta","seq":)") + std::to_string(sq) +
+                           R"(,"topic":")" + topic + R"(","encoding":"u8pairs","data":")" +
+                           base64Encode(reinterpret_cast<const std::uint8_t*>(pairs.data()),
+                                        pairs.size()) +
+                           "\"}";
+                text = std::make_shared<const std::string>(std::move(msg));
+            }
+        }
+        prev = cur;
+        StreamFrame f{text, topic, true, text == snapshot ? nullptr : snapshot};
+        for (auto& c : clientsNow)
+            if (c->wants(topic)) c->deliver(f);
+    }
+    metrics.streamTickSeconds.store(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void Server::Impl::reloadInventory() {
+    if (!pool) return;
+    pool->post([this](db::Connection* conn) {
+        if (!conn) {
+            spdlog::warn("inventory reload: database unreachable");
+            return;
+        }
+        auto inv = db::loadInventory(*conn);
+        if (!inv) {
+            spdlog::warn("inventory reload: {}", inv.error().toString());
+            return;
+        }
+        auto snapshot = std::make_shared<const inventory::Inventory>(std::move(*inv));
+        auto newLayout = std::make_shared<const HallLayout>(HallLayout::build(*snapshot));
+        bool changed;
+        {
+            std::lock_guard lock(stateMutex);
+            changed = !layout || layout->layoutVersion() != newLayout->layoutVersion();
+            inventory = snapshot;
+            layout = newLayout;
+        }
+        layoutVersion.store(newLayout->layoutVersion());
+        if (changed)
+            publishLocal("inventory", {{"type", "inventory"},
+                                       {"layoutVersion", newLayout->layoutVersion()}});
+        std::vector<std::function<void()>> hooks;
+        {
+            std::lock_guard lock(stateMutex);
+            hooks = inventoryHooks;
+        }
+        for (auto& h : hooks) h();
+    });
+}
+
+Result<Principal> Server::Impl::authenticate(db::Connection* conn, std::string_view secret) {
+    auto hash = hashToken(secret);
+    auto now = std::chrono::steady_clock::now();
+    {
+        std::lock_guard lock(auth.mutex);
+        auto it = auth.entries.find(hash);
+        if (it != auth.entries.end() && now - it->second.at < AuthCache::kTtl) {
+            if (!it->second.valid)
+                return fail(Error{Errc::Unauthorized, "invalid or revoked token"});
+            auth.used.insert(it->second.principal.name);
+            return it->second.principal;
+        }
+    }
+    if (!conn) return fail(Error::unavailable("the database is unreachable; cannot check tokens"));
+    auto found = db::findToken(*conn, hash);
+    if (!found) return fail(found.error());
+    AuthCache::Entry e;
+    e.at = now;
+    if (*found) {
+        e.valid = true;
+        e.principal.name = (*found)->name;
+        e.principal.role = parseRole((*found)->role).value_or(Role::None);
+    }
+    std::lock_guard lock(auth.mutex);
+    if (auth.entries.size() > 10000) auth.entries.clear();  // bounded: guessing fills it
+    auth.entries[hash] = e;
+    if (!e.valid) return fail(Error{Errc::Unauthorized, "invalid or revoked token"});
+    auth.used.insert(e.principal.name);
+    return e.principal;
+}
+
+void Server::Impl::invalidateAuth() {
+    std::lock_guard lock(auth.mutex);
+    auth.entries.clear();
+}
+
+void Server::Impl::flushTokenUse(db::Connection& conn) {
+    std::vector<std::string> names;
+    {
+        std::lock_guard lock(auth.mutex);
+        names.assign(auth.used.begin(), auth.used.end());
+        auth.used.clear();
+    }
+    if (!names.empty()) (void)db::touchTokens(conn, names);
+}
+
+Server::Server(ServerConfig config, db::Database database)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(database))) {
+    impl_->services = std::make_unique<ServicesImpl>(*impl_);
+    registerSystemRoutes(impl_->router, *impl_);
+}
+
+Server::~Server() { stop(); }
+
+Router& Server::router() { return impl_->router; }
+Services& Server::services() { return *impl_->services; }
+
+void Server::setTopicSource(std::vector<std::string> topics, TopicSource source) {
+    impl_->dataTopics = std::move(topics);
+    impl_->topicSource = std::move(source);
+}
+void Server::setReadyCheck(std::function<Result<void>(db::Connection&)> check) {
+    impl_->readyCheck = std::move(check);
+}
+void Server::setHub(TelemetryHub* hub) { impl_->hub = hub; }
+void Server::setLeaderFlag(std::function<bool()> isLeader) { impl_->isLeader = std::move(isLeader); }
+void Server::setPeerPublisher(std::function<void(const std::string&, const std::string&)> p) {
+    impl_->peerPublisher = std::move(p);
+}
+void Server::addInventoryHook(std::function<void()> hook) {
+    std::lock_guard lock(impl_->stateMutex);
+    impl_->inventoryHooks.push_back(std::move(hook));
+}
+
+void Server::deliverFromPeer(const std::string& topic, const std::string& json) {
+    auto msg = nlohmann::json::parse(json, nullptr, false);
+    if (msg.is_discarded() || !msg.is_object()) return;
+    if (topic == "inventory") {
+        // Another loomd changed the inventory: reload ours (announces the new layout).
+        impl_->reloadInventory();
+        return;
+    }
+    if (topic == "tokens") {
+        impl_->invalidateAuth();
+        return;
+    }
+    impl_->publishLocal(topic, std::move(msg));
+}
+
+Result<void> Server::start() {
+    auto& s = *impl_;
+    bool tls = !s.config.tlsCert.empty() || !s.config.tlsKey.empty();
+    if (tls && (s.config.tlsCert.empty() || s.config.tlsKey.empty()))
+        return fail(Error::invalid("--tls-cert and --tls-key go together"));
+    if (!tls && !s.config.insecure && !isLoopback(s.config.host))
+        return fail(Error::invalid("refusing plain HTTP on non-loopback address " + s.config.host +
+                                   ": use --tls-cert/--tls-key, or --insecure"));
+    if (tls) {
+        s.ssl.emplace(net::ssl::context::tls_server);
+        beast::error_code ec;
+        s.ssl->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                           net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                           net::ssl::context::no_tlsv1_1);
+        s.ssl->use_certificate_chain_file(s.config.tlsCert, ec);
+        if (ec) return fail(Error::invalid("--tls-cert " + s.config.tlsCert + ": " + ec.message()));
+        s.ssl->use_private_key_file(s.config.tlsKey, net::ssl::context::pem, ec);
+        if (ec) return fail(Error::invalid("--tls-key " + s.config.tlsKey + ": " + ec.message()));
+    }
+    beast::error_code ec;
+    auto address = net::ip::make_address(s.config.host == "localhost" ? "127.0.0.1" : s.config.host,
+                                         ec);
+    if (ec) return fail(Error::invalid("--listen: '" + s.config.host + "' is not an IP address"));
+    net::ip::tcp::endpoint ep(address, s.config.port);
+    s.acceptor.emplace(net::make_strand(s.ioc));
+    s.acceptor->open(ep.protocol(), ec);
+    if (!ec) s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
+    if (!ec) s.acceptor->bind(ep, ec);
+    if (!ec) s.acceptor->listen(net::socket_base::max_listen_connections, ec);
+    if (ec)
+        return fail(Error::unavailable("cannot listen on " + s.config.host + ":" +
+                                       std::to_string(s.config.port) + ": " + ec.message()));
+    s.boundPort = s.acceptor->local_endpoint().port();
+    s.pool = std::make_unique<DbPool>(s.database, s.config.dbThreads);
+    net::co_spawn(s.acceptor->get_executor(), acceptLoop(s), [](std::exception_ptr e) {
+        if (e) try { std::rethrow_exception(e); } catch (const std::exception& x) {
+                spdlog::error("listener stopped: {}", x.what());
+            }
+    });
+    s.startTick();
+    // last_used_at is written once a minute in one statement, not per request.
+    auto flushTimer = std::make_shared<net::steady_timer>(s.ioc);
+    auto flush = std::make_shared<std::function<void()>>();
+    *flush = [&s, flushTimer, weak = std::weak_ptr<std::function<void()>>(flush)] {
+        flushTimer->expires_after(std::chrono::seconds(60));
+        flushTimer->async_wait([&s, weak](beast::error_code ec) {
+            if (ec || s.stopping) return;
+            s.pool->post([&s](db::Connection* c) {
+                if (c) s.flushTokenUse(*c);
+            });
+            if (auto f = weak.lock()) (*f)();
+        });
+    };
+    s.flushLoop = flush;
+    (*flush)();
+    s.reloadInventory();
+    for (int i = 0; i < std::max(1, s.config.ioThreads); ++i)
+        s.threads.emplace_back([&s] { s.ioc.run(); });
+    return {};
+}
+
+std::uint16_t Server::port() const { return impl_->boundPort; }
+
+std::string Server::url() const {
+    std::string host = impl_->config.host;
+    if (host == "0.0.0.0" || host == "localhost") host = "127.0.0.1";
+    if (host == "::") host = "[::1]";
+    else if (host.find(':') != std::string::npos) host = "[" + host + "]";
+    return std::string(impl_->ssl ? "https://" : "http://") + host + ":" +
+           std::to_string(impl_->boundPort);
+}
+
+void Server::waitForSignal() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    int sig = 0;
+    sigwait(&set, &sig);
+    spdlog::info("signal {}: shutting down", sig);
+}
+
+void Server::stop(const std::string& reason) {
+    auto& s = *impl_;
+    {
+        std::lock_guard lock(s.stopMutex);
+        if (s.stopped) return;
+        s.stopped = true;
+    }
+    s.stopping = true;
+    if (s.acceptor) {
+        net::post(s.acceptor->get_executor(), [&s] {
+            beast::error_code ec;
+            s.acceptor->close(ec);
+        });
+    }
+    if (s.tickTimer) net::post(s.tickTimer->get_executor(), [&s] { s.tickTimer->cancel(); });
+    // WebSocket clients get a bye with the reason, then a close frame.
+    for (auto& c : s.liveClients()) c->close(reason);
+    if (!s.threads.empty()) {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        while (s.metrics.wsClients.load() > 0 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (s.pool) {
+        s.pool->post([&s](db::Connection* c) {
+            if (c) s.flushTokenUse(*c);
+        });
+    }
+    s.ioc.stop();
+    for (auto& t : s.threads)
+        if (t.joinable()) t.join();
+    s.threads.clear();
+    if (s.pool) s.pool->stop();
+}
+
+}  // namespace loom::backend

@@ -1,0 +1,148 @@
+// Server::Impl: the state every session of one loomd shares (the Beast examples' shared_state):
+// configuration, router, database pool, token cache, metrics, the stream's topic state and
+// the list of WebSocket clients. Sessions hold a reference; Server joins every I/O thread
+// before it is destroyed, so no session outlives it.
+#pragma once
+
+#include "db_pool.hpp"
+#include "metrics.hpp"
+
+#include "loom/backend/server.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace loom::backend {
+
+namespace net = boost::asio;
+
+// A queued stream message. Data frames (packed-array snapshots and deltas) may be dropped and
+// replaced by a fresh snapshot for a slow client; everything else is delivered in order.
+struct StreamFrame {
+    std::shared_ptr<const std::string> text;
+    std::string topic;
+    bool data = false;
+    // For data frames: the self-contained alternative (a snapshot of the same tick) sent to
+    // a client that had to drop frames; null when `text` already is one.
+    std::shared_ptr<const std::string> snapshot;
+};
+
+class WsClient {
+public:
+    virtual ~WsClient() = default;
+    // Thread-safe: posts to the client's strand.
+    virtual void deliver(StreamFrame frame) = 0;
+    virtual void close(const std::string& reason) = 0;
+    // Called on the tick's strand; a racy read is fine (a topic subscribed a moment ago gets
+    // its snapshot at subscription anyway).
+    virtual bool wants(const std::string& topic) const = 0;
+};
+
+// The token check cache: secret hash -> principal for kAuthCacheTtl, so a request costs no
+// extra query; revocations invalidate it at once on this loomd (and within the TTL elsewhere).
+struct AuthCache {
+    static constexpr std::chrono::seconds kTtl{10};
+    struct Entry {
+        Principal principal;
+        bool valid = false;
+        std::chrono::steady_clock::time_point at;
+    };
+    std::mutex mutex;
+    std::unordered_map<std::string, Entry> entries;
+    std::set<std::string> used;  // token names used since the last last_used_at flush
+};
+
+struct Server::Impl {
+    Impl(ServerConfig config, db::Database database);
+
+    ServerConfig config;
+    db::Database database;
+    Router router;
+    Metrics metrics;
+    AuthCache auth;
+    std::unique_ptr<DbPool> pool;
+    std::unique_ptr<Services> services;
+
+    net::io_context ioc;
+    std::optional<net::ssl::context> ssl;
+    std::optional<net::ip::tcp::acceptor> acceptor;
+    std::vector<std::thread> threads;
+    std::uint16_t boundPort = 0;
+    std::atomic<bool> stopping{false};
+    std::mutex stopMutex;
+    bool stopped = false;
+
+    // Stream state.
+    std::vector<std::string> dataTopics;
+    TopicSource topicSource;
+    std::atomic<std::uint64_t> seq{0};
+    std::mutex clientsMutex;
+    std::vector<std::weak_ptr<WsClient>> clients;
+    std::mutex replayMutex;
+    std::deque<std::pair<std::uint64_t, StreamFrame>> replay;  // non-data messages by seq
+    std::uint64_t replayEvicted = 0;  // highest seq dropped from `replay`
+    std::map<std::string, std::vector<std::uint8_t>> previous;  // tick strand only
+    std::optional<net::steady_timer> tickTimer;
+
+    // Shared inventory-derived state (Services).
+    mutable std::mutex stateMutex;
+    std::shared_ptr<const HallLayout> layout;
+    std::shared_ptr<const inventory::Inventory> inventory;
+    std::atomic<std::int64_t> layoutVersion{0};
+    TelemetryHub* hub = nullptr;
+    std::function<bool()> isLeader;
+    std::function<void(const std::string&, const std::string&)> peerPublisher;
+    std::function<Result<void>(db::Connection&)> readyCheck;
+    std::vector<std::function<void()>> inventoryHooks;  // under stateMutex
+    std::shared_ptr<std::function<void()>> flushLoop;
+    std::mutex metricsSourcesMutex;
+    std::vector<std::function<void(std::string&)>> metricsSources;
+
+    std::uint64_t nextSeq() { return seq.fetch_add(1) + 1; }
+
+    // Stream: stamps seq, records for replay, sends to the local clients of `topic`.
+    void publishLocal(const std::string& topic, nlohmann::json message);
+    void broadcast(const StreamFrame& frame);
+    std::vector<std::shared_ptr<WsClient>> liveClients();
+    void addClient(std::shared_ptr<WsClient> c);
+    // Frames a resuming client missed (seq > after), or nullopt when they are gone.
+    std::optional<std::vector<StreamFrame>> replayAfter(std::uint64_t after);
+    // A snapshot frame of a data topic now, or null when the source has none.
+    std::shared_ptr<const std::string> snapshotNow(const std::string& topic);
+    void startTick();
+    void tick();
+    void reloadInventory();
+
+    // The principal of a bearer secret (cached). Runs on a pool thread.
+    Result<Principal> authenticate(db::Connection* conn, std::string_view secret);
+    void invalidateAuth();
+    void flushTokenUse(db::Connection& conn);
+};
+
+// /healthz, /readyz, /metrics (api_system.cpp).
+void registerSystemRoutes(Router& router, Server::Impl& s);
+
+// Used by the sessions and the listener.
+void launchPlainSession(Server::Impl& s, net::ip::tcp::socket socket);
+void launchTlsSession(Server::Impl& s, net::ip::tcp::socket socket);
+std::string base64Encode(const std::uint8_t* data, std::size_t n);
+std::string packedSnapshot(std::uint64_t seq, const std::string& topic,
+                           const std::vector<std::uint8_t>& bytes);
+
+}  // namespace loom::backend

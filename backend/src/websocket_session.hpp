@@ -1,0 +1,265 @@
+// WebSocket session of the stream (/api/v1/stream): one per client, on the connection's
+// strand. A reader coroutine handles subscribe requests; a writer coroutine drains a bounded
+// queue. A slow client's stale data frames are dropped and replaced by a fresh snapshot; one
+// that stays behind for wsSlowTicks intervals gets {"type":"bye"} and is closed. Nothing a
+// client does touches another client's queue or strand.
+#pragma once
+
+#include "shared_state.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <deque>
+#include <set>
+
+namespace loom::backend {
+
+namespace beast = boost::beast;
+namespace websocket = boost::beast::websocket;
+
+template <class Stream>
+class WsSession : public WsClient, public std::enable_shared_from_this<WsSession<Stream>> {
+public:
+    WsSession(Server::Impl& s, Stream&& stream, Principal principal)
+        : s_(s), ws_(std::move(stream)), principal_(std::move(principal)),
+          signal_(ws_.get_executor()) {
+        signal_.expires_at(std::chrono::steady_clock::time_point::max());
+    }
+
+    net::awaitable<void> run(beast::http::request<beast::http::string_body> req) {
+        using net::use_awaitable;
+        ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+        ws_.read_message_max(s_.config.wsMaxMessage);
+        ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+            res.set(beast::http::field::server, "loomd 0.1.0");
+        }));
+        beast::error_code ec;
+        co_await ws_.async_accept(req, net::redirect_error(use_awaitable, ec));
+        if (ec) co_return;
+        s_.metrics.wsClients.fetch_add(1);
+        auto self = this->shared_from_this();
+        s_.addClient(self);
+        nlohmann::json hello{{"type", "hello"},
+                             {"seq", s_.nextSeq()},
+                             {"server", "loomd 0.1.0"},
+                             {"role", roleName(principal_.role)},
+                             {"layoutVersion", s_.layoutVersion.load()},
+                             {"intervalMs", s_.config.streamInterval.count()},
+                             {"topics", s_.dataTopics}};
+        enqueue(StreamFrame{std::make_shared<const std::string>(hello.dump()), "", false, {}});
+        // The writer runs beside the reader on the same strand; its end ends the session.
+        net::co_spawn(ws_.get_executor(), writer(self), [](std::exception_ptr e) {
+            if (e) try { std::rethrow_exception(e); } catch (const std::exception& x) {
+                    spdlog::warn("stream writer: {}", x.what());
+                }
+        });
+        co_await reader();
+        closed_ = true;
+        signal_.cancel();
+        s_.metrics.wsClients.fetch_sub(1);
+    }
+
+    void deliver(StreamFrame frame) override {
+        auto self = this->shared_from_this();
+        net::post(ws_.get_executor(), [self, f = std::move(frame)]() mutable {
+            self->enqueue(std::move(f));
+        });
+    }
+
+    void close(const std::string& reason) override {
+        auto self = this->shared_from_this();
+        net::post(ws_.get_executor(), [self, reason] { self->sayBye(reason); });
+    }
+
+    bool wants(const std::string& topic) const override {
+        std::lock_guard lock(topicsMutex_);
+        return topics_.count(topic) > 0;
+    }
+
+private:
+    // On the strand.
+    void enqueue(StreamFrame f) {
+        if (closed_ || byeQueued_) return;
+        if (f.data && queue_.size() >= s_.config.wsQueueFrames) {
+            // Behind: drop stale data frames; what is sent instead is self-contained.
+            std::size_t before = queue_.size();
+            std::erase_if(queue_, [](const StreamFrame& q) { return q.data; });
+            s_.metrics.wsDropped.fetch_add(before - queue_.size());
+            if (f.snapshot) {
+                f.text = f.snapshot;
+                f.snapshot.reset();
+                s_.metrics.wsSnapshotsResent.fetch_add(1);
+            }
+            resync_ = true;
+            auto tickNow = s_.metrics.streamTicks.load();
+            if (tickNow != lastOverflowTick_) {
+                lastOverflowTick_ = tickNow;
+                ++overflowTicks_;
+            }
+            if (overflowTicks_ >= s_.config.wsSlowTicks) {
+                s_.metrics.wsSlowDisconnects.fetch_add(1);
+                sayBye("client too slow: " + std::to_string(before) + " frames behind");
+                return;
+            }
+        } else if (f.data && resync_ && f.snapshot) {
+            // Until the client caught up, send snapshots: earlier deltas were dropped.
+            f.text = f.snapshot;
+            f.snapshot.reset();
+        }
+        if (queue_.size() >= s_.config.wsQueueFrames * 4) {
+            s_.metrics.wsSlowDisconnects.fetch_add(1);
+            sayBye("client too slow: " + std::to_string(queue_.size()) + " frames behind");
+            return;
+        }
+        queue_.push_back(std::move(f));
+        signal_.cancel();
+    }
+
+    void sayBye(const std::string& reason) {
+        if (closed_ || byeQueued_) return;
+        queue_.clear();
+        nlohmann::json bye{{"type", "bye"}, {"reason", reason}};
+        queue_.push_back(StreamFrame{std::make_shared<const std::string>(bye.dump()), "", false,
+                                     {}});
+        byeQueued_ = true;
+        byeReason_ = reason;
+        signal_.cancel();
+        // A client that does not read at all never lets the bye out: cut the TCP connection
+        // if the close has not happened a few seconds later.
+        auto self = this->shared_from_this();
+        auto timer = std::make_shared<net::steady_timer>(ws_.get_executor());
+        timer->expires_after(std::chrono::seconds(5));
+        timer->async_wait([self, timer](beast::error_code) {
+            if (!self->closed_) {
+                beast::error_code ignored;
+                beast::get_lowest_layer(self->ws_).socket().close(ignored);
+            }
+        });
+    }
+
+    net::awaitable<void> writer(std::shared_ptr<WsSession> self) {
+        using net::use_awaitable;
+        beast::error_code ec;
+        for (;;) {
+            while (queue_.empty() && !closed_) {
+                signal_.expires_at(std::chrono::steady_clock::time_point::max());
+                co_await signal_.async_wait(net::redirect_error(use_awaitable, ec));
+            }
+            if (closed_) break;
+            StreamFrame f = std::move(queue_.front());
+            queue_.pop_front();
+            if (queue_.empty()) {
+                overflowTicks_ = 0;
+                resync_ = false;
+            }
+            ws_.text(true);
+            co_await ws_.async_write(net::buffer(*f.text), net::redirect_error(use_awaitable, ec));
+            if (ec) break;
+            s_.metrics.wsFramesSent.fetch_add(1);
+            s_.metrics.wsBytesSent.fetch_add(f.text->size());
+            if (byeQueued_ && queue_.empty()) {
+                co_await ws_.async_close(websocket::close_reason(websocket::close_code::policy_error,
+                                                                 byeReason_.substr(0, 120)),
+                                         net::redirect_error(use_awaitable, ec));
+                break;
+            }
+        }
+        closed_ = true;
+    }
+
+    net::awaitable<void> reader() {
+        using net::use_awaitable;
+        beast::flat_buffer buf;
+        beast::error_code ec;
+        for (;;) {
+            buf.clear();
+            co_await ws_.async_read(buf, net::redirect_error(use_awaitable, ec));
+            if (ec) break;
+            std::string text = beast::buffers_to_string(buf.data());
+            handleClientMessage(text);
+        }
+    }
+
+    void sendError(const std::string& message) {
+        nlohmann::json e{{"type", "error"}, {"message", message}};
+        enqueue(StreamFrame{std::make_shared<const std::string>(e.dump()), "", false, {}});
+    }
+
+    void handleClientMessage(const std::string& text) {
+        auto msg = nlohmann::json::parse(text, nullptr, false);
+        if (msg.is_discarded() || !msg.is_object()) return sendError("expected a JSON object");
+        auto op = msg.value("op", std::string());
+        if (op == "ping") {
+            nlohmann::json p{{"type", "pong"}, {"seq", s_.seq.load()}};
+            return enqueue(StreamFrame{std::make_shared<const std::string>(p.dump()), "", false, {}});
+        }
+        if (op != "subscribe" && op != "unsubscribe")
+            return sendError("unknown op '" + op + "'; expected subscribe, unsubscribe or ping");
+        if (!msg.contains("topics") || !msg["topics"].is_array())
+            return sendError("topics must be an array of topic names");
+        static const std::set<std::string> kMessageTopics{"events", "provisioning", "inventory",
+                                                          "phase"};
+        std::vector<std::string> topics;
+        for (auto& t : msg["topics"]) {
+            if (!t.is_string()) return sendError("topics must be strings");
+            auto name = t.get<std::string>();
+            bool known = kMessageTopics.count(name) > 0 ||
+                         std::find(s_.dataTopics.begin(), s_.dataTopics.end(), name) !=
+                             s_.dataTopics.end();
+            if (!known) return sendError("unknown topic '" + name + "'");
+            topics.push_back(name);
+        }
+        if (op == "unsubscribe") {
+            std::lock_guard lock(topicsMutex_);
+            for (auto& t : topics) topics_.erase(t);
+            return;
+        }
+        {
+            std::lock_guard lock(topicsMutex_);
+            for (auto& t : topics) topics_.insert(t);
+        }
+        // "provisioning" includes phase progress messages.
+        if (std::find(topics.begin(), topics.end(), "provisioning") != topics.end()) {
+            std::lock_guard lock(topicsMutex_);
+            topics_.insert("phase");
+        }
+        for (auto& t : topics) {
+            if (kMessageTopics.count(t)) continue;
+            if (auto snap = s_.snapshotNow(t))
+                enqueue(StreamFrame{snap, t, false, {}});
+        }
+        if (msg.contains("resumeFrom") && msg["resumeFrom"].is_number_unsigned()) {
+            auto missed = s_.replayAfter(msg["resumeFrom"].get<std::uint64_t>());
+            if (!missed) {
+                nlohmann::json r{{"type", "resync"},
+                                 {"seq", s_.nextSeq()},
+                                 {"reason", "missed messages are no longer buffered"}};
+                enqueue(StreamFrame{std::make_shared<const std::string>(r.dump()), "", false, {}});
+            } else {
+                for (auto& f : *missed)
+                    if (wants(f.topic)) enqueue(f);
+            }
+        }
+    }
+
+    Server::Impl& s_;
+    websocket::stream<Stream> ws_;
+    Principal principal_;
+    net::steady_timer signal_;
+    std::deque<StreamFrame> queue_;
+    mutable std::mutex topicsMutex_;
+    std::set<std::string> topics_;
+    bool closed_ = false, byeQueued_ = false, resync_ = false;
+    std::string byeReason_;
+    int overflowTicks_ = 0;
+    std::uint64_t lastOverflowTick_ = ~std::uint64_t{0};
+};
+
+}  // namespace loom::backend
