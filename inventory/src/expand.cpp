@@ -331,7 +331,7 @@ private:
                     if (*o.hosts > hosts)
                         failAt("rack " + r.name + " may have at most " + std::to_string(hosts) +
                                    " hosts (hostsPerRack of " + zoneSource.path + ")",
-                               SpecSource{o.source.path + ".hosts", o.source.line});
+                               SpecSource{o.source.path + ".hosts", o.hostsLine});
                     hosts = *o.hosts;
                 }
                 if (o.model) r.model = *o.model;

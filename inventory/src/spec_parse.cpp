@@ -845,7 +845,10 @@ private:
             MapReader r(n, p, {"name", "hosts", "model", "labels"});
             RackOverride o;
             o.name = r.requireString("name");
-            if (r.has("hosts")) o.hosts = int(r.integer("hosts", 0, 0, limits_.maxHostsPerRack));
+            if (r.has("hosts")) {
+                o.hosts = int(r.integer("hosts", 0, 0, limits_.maxHostsPerRack));
+                o.hostsLine = lineOf(r.get("hosts"));
+            }
             if (r.has("model")) o.model = r.requireString("model");
             o.labels = r.labels("labels");
             o.source = {p, r.line()};

@@ -158,7 +158,7 @@ const BadDoc kBadDocs[] = {
     {"override_too_many_hosts",
      std::string(kBase) + "  overrides:\n    racks:\n      - name: z1-r001\n        hosts: 3\n",
      "rack z1-r001 may have at most 2 hosts (hostsPerRack of spec.zones[0])",
-     "spec.overrides.racks[0].hosts", 29},
+     "spec.overrides.racks[0].hosts", 30},
     {"override_unknown_switch",
      std::string(kBase) +
          "  overrides:\n    switches:\n      - name: z1-ctsw09\n        labels: {a: b}\n",

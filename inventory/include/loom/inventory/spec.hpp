@@ -44,7 +44,7 @@ struct SpecLimits {
     // Concrete entities the spec may expand to: ~8x the 24k cluster (247k entities, 53 MB),
     // so one request cannot make the server allocate gigabytes.
     std::size_t maxEntities = 2'000'000;
-    std::size_t maxOverrides = 100'000;    // entries in spec.overrides, all lists together
+    std::size_t maxOverrides = 100'000;  // entries in spec.overrides, all lists together
 };
 
 // Where a part of the spec came from, so expansion errors can point into the document.
@@ -169,6 +169,7 @@ struct StorageSpec {
 struct RackOverride {
     std::string name;
     std::optional<int> hosts;
+    int hostsLine = 0;  // line of the hosts key, for errors found during expansion
     std::optional<std::string> model;
     Labels labels;
     SpecSource source;
