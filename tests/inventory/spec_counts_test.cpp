@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "loom/inventory/spec.hpp"
 #include "spec_test_support.hpp"
@@ -184,6 +185,28 @@ TEST(SpecCounts, ExpansionIsDeterministic) {
             ASSERT_EQ(a.switches[i].name, b.switches[i].name);
         for (std::size_t i = 0; i < a.gpus.size(); ++i) ASSERT_EQ(a.gpus[i].name, b.gpus[i].name);
     }
+}
+
+}  // namespace
+}  // namespace loom::inventory
+
+namespace loom::inventory {
+namespace {
+
+// Every spec shipped in configs/clusters/ loads and is consistent, including ones added later.
+TEST(SpecCounts, EveryShippedConfigLoads) {
+    std::size_t n = 0;
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::string(LOOM_SOURCE_DIR) + "/configs/clusters")) {
+        if (e.path().extension() != ".yaml") continue;
+        ++n;
+        SCOPED_TRACE(e.path().string());
+        auto inv = loadClusterSpecFile(e.path().string());
+        ASSERT_TRUE(inv) << inv.error().toString();
+        EXPECT_FALSE(inv->hosts.empty());
+        testing::expectConsistent(*inv);
+    }
+    EXPECT_GE(n, 4u);
 }
 
 }  // namespace
