@@ -111,32 +111,39 @@ void diff(const StorageNode& d, const StorageNode& c, Differ f) {
 template <class T>
 void planKind(const std::vector<T>& desired, const std::vector<T>& current, bool prune,
               KindPlan& out) {
-    std::unordered_map<std::string_view, std::size_t> byName;
-    byName.reserve(current.size());
-    for (std::size_t i = 0; i < current.size(); ++i) byName.emplace(current[i].name, i);
+    // One map for both sides: current names, then desired names not in current (creates), so
+    // a name seen twice in desired is caught whether or not it exists in current.
+    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+    struct Slot {
+        std::size_t current;
+        bool seen;
+    };
+    std::unordered_map<std::string_view, Slot> byName;
+    byName.reserve(current.size() + desired.size() / 8);
+    for (std::size_t i = 0; i < current.size(); ++i) byName.try_emplace(current[i].name, Slot{i, false});
+    std::vector<bool> matched(current.size(), false);
 
-    // Names of desired entities, to find deletes and duplicates in the same pass.
-    std::unordered_map<std::string_view, std::size_t> seen;
-    seen.reserve(desired.size());
     for (std::size_t i = 0; i < desired.size(); ++i) {
         const T& d = desired[i];
-        if (!seen.emplace(d.name, i).second) {
-            out.duplicates.push_back(d.name);
-            continue;
-        }
-        auto it = byName.find(d.name);
-        if (it == byName.end()) {
+        auto [it, inserted] = byName.try_emplace(d.name, Slot{kNone, true});
+        if (inserted) {
             out.creates.push_back(i);
             out.createNames.push_back(d.name);
             continue;
         }
+        if (it->second.seen) {
+            out.duplicates.push_back(d.name);
+            continue;
+        }
+        it->second.seen = true;
+        matched[it->second.current] = true;
         std::vector<FieldChange> changes;
-        diff(d, current[it->second], Differ{&changes});
+        diff(d, current[it->second.current], Differ{&changes});
         if (!changes.empty()) out.updates.push_back(Update{d.name, i, std::move(changes)});
     }
-    for (const T& c : current) {
-        if (seen.contains(c.name)) continue;
-        (prune ? out.deletes : out.wouldDelete).push_back(c.name);
+    for (std::size_t i = 0; i < current.size(); ++i) {
+        if (matched[i]) continue;
+        (prune ? out.deletes : out.wouldDelete).push_back(current[i].name);
     }
 }
 
