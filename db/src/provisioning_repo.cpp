@@ -680,6 +680,29 @@ Result<std::vector<ProvisioningEvent>> ProvisioningRepo::events(std::int64_t aft
     }
 }
 
+Result<std::vector<std::pair<std::string, std::string>>> ProvisioningRepo::hostStates() {
+    try {
+        pqxx::read_transaction tx(native(conn_));
+        auto r = tx.exec("SELECT name, state FROM hosts");
+        std::vector<std::pair<std::string, std::string>> out;
+        out.reserve(r.size());
+        for (const auto& row : r) out.emplace_back(col(row[0]), col(row[1]));
+        return out;
+    } catch (...) {
+        return fail(translateException("load host states"));
+    }
+}
+
+Result<std::int64_t> ProvisioningRepo::inventoryGeneration() {
+    try {
+        pqxx::read_transaction tx(native(conn_));
+        auto r = tx.exec("SELECT generation FROM inventory_state");
+        return r.empty() ? std::int64_t{0} : r[0][0].as<std::int64_t>();
+    } catch (...) {
+        return fail(translateException("inventory generation"));
+    }
+}
+
 Result<bool> ProvisioningRepo::tryLeaderLock() {
     try {
         pqxx::nontransaction tx(native(conn_));

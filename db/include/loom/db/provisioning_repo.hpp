@@ -186,6 +186,11 @@ public:
                                            std::int64_t afterId = 0);
     Result<std::vector<ProvisioningEvent>> events(std::int64_t afterId = 0, int limit = 1000);
 
+    // Current state of every host (name, state), and the inventory generation (changes with
+    // every apply that changed something).
+    Result<std::vector<std::pair<std::string, std::string>>> hostStates();
+    Result<std::int64_t> inventoryGeneration();
+
     // Session-level advisory lock that makes this connection the reconciler leader; released
     // when the connection closes (a killed leader loses it at once).
     Result<bool> tryLeaderLock();

@@ -1,0 +1,234 @@
+// Phased provisioning over HTTP (docs/api.md, "Provisioning"), and the reconciler loop of
+// this loomd (it reconciles only while it holds the provisioning advisory lock).
+//
+// Executor of the loop, from the environment (loomd has no provisioning flags yet):
+//   LOOM_PROVISIONING_EXECUTOR   simulated (default) | command | off
+//   LOOM_PROVISIONING_SEED, LOOM_PROVISIONING_FAIL_RATE (host diag, default 0.02),
+//   LOOM_PROVISIONING_DELAY_MS (per simulated step, default 0)
+//   LOOM_PROVISIONING_DIAG_CMD, LOOM_PROVISIONING_BW_CMD, LOOM_PROVISIONING_LLDP_CMD,
+//   LOOM_PROVISIONING_TIMEOUT_S  (command executor; see provisioning/executor.hpp)
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <memory>
+#include <thread>
+
+#include "loom/backend/provisioning_service.hpp"
+#include "loom/backend/router.hpp"
+#include "loom/backend/services.hpp"
+#include "loom/db/provisioning_repo.hpp"
+#include "loom/provisioning/executor.hpp"
+#include "loom/provisioning/reconciler.hpp"
+
+namespace loom::backend {
+namespace prov = loom::provisioning;
+using nlohmann::json;
+
+namespace {
+
+std::string env(const char* name, std::string def = {}) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::string(v) : def;
+}
+
+std::shared_ptr<prov::Executor> executorFromEnv() {
+    const auto kind = env("LOOM_PROVISIONING_EXECUTOR", "simulated");
+    if (kind == "off") return nullptr;
+    if (kind == "command") {
+        prov::CommandConfig c;
+        c.hostDiag = env("LOOM_PROVISIONING_DIAG_CMD", c.hostDiag);
+        c.rackBandwidth = env("LOOM_PROVISIONING_BW_CMD");
+        c.lldp = env("LOOM_PROVISIONING_LLDP_CMD");
+        c.timeout = std::chrono::seconds(std::atoi(env("LOOM_PROVISIONING_TIMEOUT_S", "1800").c_str()));
+        return std::make_shared<prov::CommandExecutor>(c);
+    }
+    prov::SimulatedConfig s;
+    s.seed = std::strtoull(env("LOOM_PROVISIONING_SEED", "1").c_str(), nullptr, 10);
+    s.hostDiagFailRate = std::atof(env("LOOM_PROVISIONING_FAIL_RATE", "0.02").c_str());
+    const auto d = std::chrono::milliseconds(std::atoi(env("LOOM_PROVISIONING_DELAY_MS", "0").c_str()));
+    s.physicalDelay = s.cablingDelay = s.burnInDelay = d;
+    return std::make_shared<prov::SimulatedExecutor>(s);
+}
+
+std::string bodyReason(const Request& req) {
+    if (req.body.empty()) return {};
+    auto j = req.jsonBody();
+    if (!j || !j->is_object()) return {};
+    auto it = j->find("reason");
+    return it != j->end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+json phaseJson(const db::ProvisioningPhase& p) {
+    return {{"name", p.name},
+            {"ordinal", p.ordinal},
+            {"status", prov::phaseStatusName(p.view.status)},
+            {"message", p.message},
+            {"startedAt", p.startedAt.empty() ? json(nullptr) : json(p.startedAt)},
+            {"finishedAt", p.finishedAt.empty() ? json(nullptr) : json(p.finishedAt)}};
+}
+
+Result<Response> listPhases(const Request& req) {
+    db::ProvisioningRepo repo(req.db());
+    auto st = repo.load();
+    if (!st) return fail(st.error());
+    json out{{"plan", st->planName.empty() ? json(nullptr) : json(st->planName)},
+             {"phases", json::array()}};
+    if (st->planName.empty()) return Response::ofJson(out);
+    auto plan = prov::parsePhasePlan(st->planDocument);
+    if (!plan) return fail(plan.error());
+    prov::State s;
+    for (const auto& r : st->racks) s.racks.push_back({r.name, r.phase, r.order, r.state});
+    prov::Reconciler rec(*plan);
+    for (const auto& p : st->phases) {
+        auto j = phaseJson(p);
+        const auto pr = rec.progress(s, p.ordinal);
+        j["progress"] = {{"total", pr.total},
+                         {"inService", pr.inService},
+                         {"inFlight", pr.inFlight},
+                         {"notStarted", pr.notStarted},
+                         {"failed", pr.failed},
+                         {"inServicePercent", pr.inServicePercent}};
+        if (p.ordinal < static_cast<int>(plan->phases.size())) {
+            const auto& ph = plan->phases[p.ordinal];
+            j["concurrency"] = ph.concurrency;
+            j["canary"] = ph.canary;
+            j["successThreshold"] = ph.successThreshold;
+        }
+        json racks = json::array();
+        for (const auto& r : st->racks)
+            if (r.phase == p.ordinal)
+                racks.push_back({{"name", r.name},
+                                 {"state", prov::stateName(r.state)},
+                                 {"attempts", r.attempts},
+                                 {"reason", r.reason}});
+        j["racks"] = std::move(racks);
+        out["phases"].push_back(std::move(j));
+    }
+    return Response::ofJson(out);
+}
+
+}  // namespace
+
+void registerProvisioningRoutes(Router& router, Services& services) {
+    router.add("POST", "/api/v1/phaseplans", Role::Admin, [&services](const Request& req) -> Result<Response> {
+        if (req.body.empty()) return fail(Error::invalid("empty body: send a PhasePlan document"));
+        // JSON is YAML too: one parser, one set of path/line errors for both.
+        const std::string doc(req.body);
+        auto plan = prov::parsePhasePlan(doc);
+        if (!plan) return fail(plan.error());
+        db::ProvisioningRepo repo(req.db());
+        auto r = repo.applyPlan(*plan, doc, req.principal.name);
+        if (!r) return fail(r.error());
+        services.publish("provisioning", {{"type", "phaseplan"}, {"plan", plan->name}});
+        return Response::ofJson({{"name", plan->name},
+                                 {"phases", r->phases},
+                                 {"racksAssigned", r->racksAssigned},
+                                 {"replaced", r->replaced}},
+                                201);
+    });
+
+    router.add("GET", "/api/v1/phases", Role::Viewer, listPhases);
+
+    router.add("POST", "/api/v1/phases/{name}/{op}", Role::Admin, [&services](const Request& req) -> Result<Response> {
+        const std::string op(req.param("op"));
+        if (op != "start" && op != "pause" && op != "resume" && op != "abort")
+            return fail(Error::notFound("no phase operation '" + op + "' (start, pause, resume, abort)"));
+        db::ProvisioningRepo repo(req.db());
+        auto p = repo.controlPhase(req.param("name"), op, req.principal.name);
+        if (!p) return fail(p.error());
+        auto j = phaseJson(*p);
+        services.publish("provisioning", {{"type", "phase"}, {"phase", j}});
+        return Response::ofJson(j);
+    });
+
+    router.add("POST", "/api/v1/racks/{name}/{action}", Role::Operator, [&services](const Request& req) -> Result<Response> {
+        const std::string action(req.param("action"));
+        const std::string rack(req.param("name"));
+        db::ProvisioningRepo repo(req.db());
+        if (action == "lldp") {
+            // {"neighbours": [{"port": "z1-r001-rtsw/p1", "peer": "z1-r001-h0-nic0/p1"}, ...]}
+            auto body = req.jsonBody();
+            if (!body) return fail(body.error());
+            auto it = body->find("neighbours");
+            if (!body->is_object() || it == body->end() || !it->is_array())
+                return fail(Error::invalid("must be a list of {port, peer}", "neighbours"));
+            if (it->size() > 10'000)
+                return fail(Error::invalid("at most 10000 neighbours per report", "neighbours"));
+            std::vector<prov::ObservedNeighbour> seen;
+            for (std::size_t i = 0; i < it->size(); ++i) {
+                const auto& n = (*it)[i];
+                const auto path = "neighbours[" + std::to_string(i) + "]";
+                if (!n.is_object() || !n.contains("port") || !n["port"].is_string())
+                    return fail(Error::invalid("needs a string 'port'", path));
+                if (n.contains("peer") && !n["peer"].is_string() && !n["peer"].is_null())
+                    return fail(Error::invalid("'peer' must be a string", path + ".peer"));
+                seen.push_back({n["port"].get<std::string>(),
+                                n.contains("peer") && n["peer"].is_string() ? n["peer"].get<std::string>()
+                                                                            : std::string()});
+            }
+            auto r = repo.recordLldp(rack, seen);
+            if (!r) return fail(r.error());
+            return Response::ofJson({{"rack", rack}, {"neighbours", *r}});
+        }
+        if (action != "advance" && action != "fail" && action != "drain" && action != "repair")
+            return fail(Error::notFound("no rack action '" + action + "' (advance, fail, drain, repair, lldp)"));
+        auto r = repo.rackAction(rack, action, bodyReason(req), req.principal.name);
+        if (!r) return fail(r.error());
+        json msg{{"type", "provisioning"},
+                 {"rack", r->rack},
+                 {"from", prov::stateName(r->from)},
+                 {"to", prov::stateName(r->to)},
+                 {"actor", req.principal.name}};
+        services.publish("provisioning", msg);
+        return Response::ofJson({{"rack", r->rack},
+                                 {"from", prov::stateName(r->from)},
+                                 {"to", prov::stateName(r->to)}});
+    });
+
+    router.add("POST", "/api/v1/hosts/{name}/quarantine", Role::Operator, [&services](const Request& req) -> Result<Response> {
+        db::ProvisioningRepo repo(req.db());
+        auto r = repo.quarantineHost(req.param("name"), bodyReason(req), req.principal.name);
+        if (!r) return fail(r.error());
+        services.publish("provisioning", {{"type", "provisioning"},
+                                          {"host", r->host},
+                                          {"from", prov::stateName(r->from)},
+                                          {"to", prov::stateName(r->to)}});
+        return Response::ofJson({{"host", r->host},
+                                 {"from", prov::stateName(r->from)},
+                                 {"to", prov::stateName(r->to)}});
+    });
+
+    router.add("GET", "/api/v1/provisioning/audit", Role::Viewer, [](const Request& req) -> Result<Response> {
+        db::ProvisioningRepo repo(req.db());
+        std::int64_t after = 0;
+        int limit = 1000;
+        if (auto a = req.queryParam("after")) after = std::atoll(std::string(*a).c_str());
+        if (auto l = req.queryParam("limit")) limit = std::atoi(std::string(*l).c_str());
+        auto rows = repo.audit(req.queryParam("entity").value_or(""), std::clamp(limit, 1, 5000), after);
+        if (!rows) return fail(rows.error());
+        json items = json::array();
+        for (const auto& a : *rows)
+            items.push_back({{"id", a.id}, {"at", a.at}, {"actor", a.actor}, {"kind", a.entityKind},
+                             {"entity", a.entity}, {"from", a.from}, {"to", a.to},
+                             {"reason", a.reason}, {"executor", a.executor}, {"output", a.output},
+                             {"phase", a.phase}, {"key", a.key}});
+        return Response::ofJson({{"items", items}});
+    });
+
+    // The reconciler loop: one per loomd; only the holder of the advisory lock reconciles.
+    auto executor = executorFromEnv();
+    if (!executor) return;
+    static std::unique_ptr<ProvisioningService> service;
+    static std::unique_ptr<std::jthread> loop;
+    if (loop) return;  // registered twice (tests): one loop per process
+    ProvisioningOptions opt;
+    opt.publish = [&services](std::string_view topic, json msg) {
+        services.publish(topic == "phase" ? "provisioning" : topic, std::move(msg));
+    };
+    service = std::make_unique<ProvisioningService>(db::Database::fromUrl(services.databaseUrl()),
+                                                    executor, std::move(opt));
+    loop = std::make_unique<std::jthread>([](std::stop_token st) { service->runLoop(st); });
+}
+
+}  // namespace loom::backend

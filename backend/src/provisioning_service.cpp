@@ -1,0 +1,574 @@
+#include "loom/backend/provisioning_service.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/db/inventory_repository.hpp"
+#include "loom/db/provisioning_repo.hpp"
+#include "loom/fabric/export.hpp"
+#include "loom/fabric/routing.hpp"
+#include "loom/fabric/topology.hpp"
+#include "loom/provisioning/reconciler.hpp"
+
+namespace loom::backend {
+namespace prov = loom::provisioning;
+using prov::HostState;
+using prov::RackState;
+
+namespace {
+
+struct RackCtx {
+    std::vector<std::string> hosts;
+    std::vector<std::vector<std::string>> gpus;
+    std::vector<prov::PlannedLink> planned;
+    std::vector<std::string> links;           // every cable with an end in the rack
+    std::vector<std::int32_t> topoLinks;      // its backend links in the fabric topology
+    std::int32_t rtsw = fabric::kNone;        // topology switch id of its tier-1 switch
+};
+
+// A line diff in unified style without context: common prefix and suffix trimmed, the middle
+// matched by LCS when small enough (configs change a few stanzas at a time).
+std::string lineDiff(const std::string& a, const std::string& b) {
+    auto split = [](const std::string& s) {
+        std::vector<std::string_view> out;
+        std::size_t i = 0;
+        while (i < s.size()) {
+            auto j = s.find('\n', i);
+            if (j == std::string::npos) j = s.size();
+            out.emplace_back(s.data() + i, j - i);
+            i = j + 1;
+        }
+        return out;
+    };
+    const auto x = split(a), y = split(b);
+    std::size_t pre = 0;
+    while (pre < x.size() && pre < y.size() && x[pre] == y[pre]) ++pre;
+    std::size_t suf = 0;
+    while (suf < x.size() - pre && suf < y.size() - pre &&
+           x[x.size() - 1 - suf] == y[y.size() - 1 - suf])
+        ++suf;
+    const std::size_t n = x.size() - pre - suf, m = y.size() - pre - suf;
+    std::string out;
+    if (n == 0 && m == 0) return out;
+    out += "@@ -" + std::to_string(pre + 1) + "," + std::to_string(n) + " +" +
+           std::to_string(pre + 1) + "," + std::to_string(m) + " @@\n";
+    if (n * m > 4'000'000 || n == 0 || m == 0) {
+        for (std::size_t i = 0; i < n; ++i) out += "-" + std::string(x[pre + i]) + "\n";
+        for (std::size_t j = 0; j < m; ++j) out += "+" + std::string(y[pre + j]) + "\n";
+        return out;
+    }
+    std::vector<std::uint32_t> L((n + 1) * (m + 1), 0);
+    auto at = [&](std::size_t i, std::size_t j) -> std::uint32_t& { return L[i * (m + 1) + j]; };
+    for (std::size_t i = n; i-- > 0;)
+        for (std::size_t j = m; j-- > 0;)
+            at(i, j) = x[pre + i] == y[pre + j] ? at(i + 1, j + 1) + 1
+                                                : std::max(at(i + 1, j), at(i, j + 1));
+    std::size_t i = 0, j = 0;
+    while (i < n || j < m) {
+        if (i < n && j < m && x[pre + i] == y[pre + j]) {
+            ++i, ++j;
+        } else if (j < m && (i == n || at(i, j + 1) >= at(i + 1, j))) {
+            out += "+" + std::string(y[pre + j++]) + "\n";
+        } else {
+            out += "-" + std::string(x[pre + i++]) + "\n";
+        }
+    }
+    return out;
+}
+
+bool hostUsable(HostState s) {
+    return s != HostState::Quarantined && s != HostState::Rma && s != HostState::Decommissioned &&
+           s != HostState::Repair;
+}
+
+}  // namespace
+
+struct ProvisioningService::Impl {
+    db::Database database;
+    std::shared_ptr<prov::Executor> executor;
+    ProvisioningOptions opt;
+    std::optional<db::Connection> conn;
+
+    std::string planDoc;
+    std::optional<prov::PhasePlan> plan;
+
+    std::int64_t generation = -1;
+    std::unordered_map<std::string, RackCtx> racks;
+    std::optional<fabric::Router> router;
+    bool fabricDirty = true;
+    bool configsLoaded = false;
+    std::unordered_map<std::string, std::pair<int, std::string>> lastConfig;
+
+    Result<db::Connection*> connection() {
+        if (!conn) {
+            auto c = database.connect();
+            if (!c) return fail(c.error());
+            conn.emplace(std::move(*c));
+        }
+        return &*conn;
+    }
+
+    // Rack → hosts, GPUs, cables; and the fabric router, from the stored inventory.
+    Result<void> loadContext(db::ProvisioningRepo& repo) {
+        auto gen = repo.inventoryGeneration();
+        if (!gen) return fail(gen.error());
+        if (*gen == generation && !fabricDirty) return {};
+        auto inv = db::loadInventory(*conn);
+        if (!inv) return fail(inv.error());
+        racks.clear();
+        std::unordered_map<std::string_view, std::string_view> hostRack, deviceRack;
+        for (const auto& r : inv->racks) racks[r.name];
+        std::unordered_map<std::string_view, std::size_t> hostIdx;
+        for (const auto& h : inv->hosts) {
+            hostRack[h.name] = h.rack;
+            auto& rc = racks[h.rack];
+            hostIdx[h.name] = rc.hosts.size();
+            rc.hosts.push_back(h.name);
+            rc.gpus.emplace_back();
+        }
+        for (const auto& g : inv->gpus)
+            if (auto it = hostRack.find(g.host); it != hostRack.end())
+                racks[std::string(it->second)].gpus[hostIdx[g.host]].push_back(g.name);
+        for (const auto& s : inv->storageNodes) hostRack[s.name] = s.rack;
+        for (const auto& s : inv->switches)
+            if (!s.rack.empty()) deviceRack[s.name] = s.rack;
+        for (const auto& n : inv->nics)
+            if (auto it = hostRack.find(n.host); it != hostRack.end()) deviceRack[n.name] = it->second;
+        std::unordered_map<std::string_view, std::string_view> portRack;
+        for (const auto& p : inv->ports)
+            if (auto it = deviceRack.find(p.device); it != deviceRack.end()) portRack[p.name] = it->second;
+        for (const auto& l : inv->links) {
+            auto a = portRack.find(l.aPort), b = portRack.find(l.bPort);
+            if (a != portRack.end()) {
+                auto& rc = racks[std::string(a->second)];
+                rc.planned.push_back({l.aPort, l.bPort});
+                rc.links.push_back(l.name);
+            }
+            if (b != portRack.end()) {
+                auto& rc = racks[std::string(b->second)];
+                rc.planned.push_back({l.bPort, l.aPort});
+                if (a == portRack.end() || a->second != b->second) rc.links.push_back(l.name);
+            }
+        }
+        router.reset();
+        if (opt.fabric) {
+            auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true});
+            if (!topo) {
+                spdlog::warn("provisioning: fabric topology unavailable, enablement without "
+                             "routing: {}", topo.error().toString());
+            } else {
+                std::unordered_map<std::string_view, std::int32_t> linkId;
+                for (std::int32_t i = 0; i < topo->linkCount(); ++i) linkId[topo->linkNames[i]] = i;
+                std::unordered_map<std::string_view, std::string_view> linkState;
+                for (const auto& l : inv->links) linkState[l.name] = l.state;
+                for (auto& [name, rc] : racks) {
+                    for (const auto& ln : rc.links)
+                        if (auto it = linkId.find(ln); it != linkId.end()) {
+                            rc.topoLinks.push_back(it->second);
+                            // A rack's cables carry traffic only once it is in service; the
+                            // core (CTSW/ATSW) has no rack and is routed as up.
+                            if (linkState[ln] == "planned")
+                                topo->linkState[it->second] = fabric::LinkState::NotInService;
+                        }
+                    for (std::int32_t s = 0; s < topo->switchCount(); ++s)
+                        if (topo->switchTier[s] == 1 && topo->switchRack[s] != fabric::kNone &&
+                            topo->rackNames[topo->switchRack[s]] == name)
+                            rc.rtsw = s;
+                }
+                router.emplace(std::move(*topo));
+            }
+        }
+        generation = *gen;
+        fabricDirty = false;
+        return {};
+    }
+
+    std::string switchConfig(std::int32_t sw) const {
+        return router->topology().type == inventory::FabricType::Roce
+                   ? fabric::frrConfig(*router, sw)
+                   : fabric::routesJson(*router, sw);
+    }
+};
+
+ProvisioningService::ProvisioningService(db::Database db,
+                                         std::shared_ptr<prov::Executor> executor,
+                                         ProvisioningOptions options)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->database = std::move(db);
+    impl_->executor = std::move(executor);
+    impl_->opt = std::move(options);
+}
+
+ProvisioningService::~ProvisioningService() = default;
+
+Result<PassStats> ProvisioningService::runOnce() {
+    auto& I = *impl_;
+    PassStats stats;
+    auto c = I.connection();
+    if (!c) return fail(c.error());
+    db::ProvisioningRepo repo(**c);
+    auto st = repo.load();
+    if (!st) {
+        I.conn.reset();  // a broken connection is replaced on the next pass
+        return fail(st.error());
+    }
+    if (st->planName.empty()) return stats;
+    stats.planPresent = true;
+    if (st->planDocument != I.planDoc || !I.plan) {
+        auto p = prov::parsePhasePlan(st->planDocument);
+        if (!p) return fail(p.error());
+        I.plan = std::move(*p);
+        I.planDoc = st->planDocument;
+    }
+    const auto& plan = *I.plan;
+    if (auto ok = I.loadContext(repo); !ok) return fail(ok.error());
+    auto hs = repo.hostStates();
+    if (!hs) return fail(hs.error());
+    std::unordered_map<std::string, HostState> hostState;
+    for (const auto& [n, s] : *hs) hostState[n] = prov::parseHostState(s).value_or(HostState::Quarantined);
+
+    prov::State state;
+    state.nowMs = st->nowMs;
+    state.phases.resize(plan.phases.size());
+    for (const auto& p : st->phases)
+        if (p.ordinal >= 0 && p.ordinal < static_cast<int>(state.phases.size()))
+            state.phases[p.ordinal] = p.view;
+    state.racks.reserve(st->racks.size());
+    for (const auto& r : st->racks)
+        state.racks.push_back({r.name, r.phase, r.order, r.state, r.attempts, r.enteredAtMs,
+                               r.notBeforeMs, r.timeoutRaised});
+    prov::Reconciler rec(plan);
+    auto actions = rec.step(state);
+    for (const auto& r : state.racks)
+        if (r.notBeforeMs > state.nowMs && (!stats.nextDueMs || r.notBeforeMs < stats.nextDueMs))
+            stats.nextDueMs = r.notBeforeMs;
+    if (actions.empty()) return stats;
+
+    auto phaseName = [&](int p) {
+        return p >= 0 && p < static_cast<int>(plan.phases.size()) ? plan.phases[p].name
+                                                                  : std::string();
+    };
+    db::Batch batch;
+    std::vector<const prov::Action*> steps;
+    for (const auto& a : actions) {
+        switch (a.kind) {
+            case prov::ActionKind::StartPhase:
+                batch.phases.push_back({phaseName(a.phase), prov::PhaseStatus::Pending,
+                                        prov::PhaseStatus::Running, a.reason});
+                break;
+            case prov::ActionKind::CompletePhase:
+                batch.phases.push_back({phaseName(a.phase), prov::PhaseStatus::Running,
+                                        prov::PhaseStatus::Completed, a.reason});
+                break;
+            case prov::ActionKind::HaltPhase:
+                batch.phases.push_back({phaseName(a.phase), prov::PhaseStatus::Running,
+                                        prov::PhaseStatus::Halted, a.reason});
+                break;
+            case prov::ActionKind::RaiseTimeout:
+                batch.timeouts.push_back({state.racks[a.rack].name, st->racks[a.rack].seq,
+                                          "rack " + state.racks[a.rack].name + " " + a.reason,
+                                          phaseName(a.phase)});
+                break;
+            case prov::ActionKind::Step:
+                if (static_cast<int>(steps.size()) < I.opt.maxBatch) steps.push_back(&a);
+                break;
+        }
+    }
+    stats.actions = static_cast<int>(batch.phases.size() + batch.timeouts.size() + steps.size());
+
+    // Executor work in parallel: it is the slow part in the real world (burn-in takes hours).
+    struct Job {
+        prov::RackContext ctx;
+        prov::StepKind kind;
+        prov::StepOutcome outcome;
+        std::string output;
+        bool skip = false;  // nothing to decide yet (no LLDP report): not an attempt
+        prov::BurnInVerdict verdict;
+    };
+    std::vector<Job> jobs(steps.size());
+    std::optional<std::unordered_map<std::string, std::vector<prov::ObservedNeighbour>>> lldp;
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+        const auto& a = *steps[k];
+        auto& j = jobs[k];
+        const auto& rv = state.racks[a.rack];
+        j.kind = prov::stepKind(a.from, a.to);
+        j.ctx.rack = rv.name;
+        j.ctx.attempt = rv.attempts + 1;
+        if (rv.phase >= 0) j.ctx.burnIn = plan.phases[rv.phase].burnIn;
+        if (auto it = I.racks.find(rv.name); it != I.racks.end()) {
+            for (std::size_t h = 0; h < it->second.hosts.size(); ++h) {
+                auto hsIt = hostState.find(it->second.hosts[h]);
+                if (hsIt != hostState.end() && !hostUsable(hsIt->second)) continue;
+                j.ctx.hosts.push_back(it->second.hosts[h]);
+                j.ctx.gpus.push_back(it->second.gpus[h]);
+            }
+            if (j.kind == prov::StepKind::Cabling) j.ctx.plannedLinks = it->second.planned;
+        }
+    }
+    {
+        std::atomic<std::size_t> next{0};
+        auto work = [&] {
+            for (std::size_t k; (k = next.fetch_add(1)) < jobs.size();) {
+                auto& j = jobs[k];
+                const auto& a = *steps[k];
+                switch (j.kind) {
+                    case prov::StepKind::Physical: {
+                        auto o = I.executor->physical(j.ctx, a.to);
+                        j.outcome = {o.ok, o.reason};
+                        j.output = std::move(o.output);
+                        break;
+                    }
+                    case prov::StepKind::Cabling: {
+                        auto seen = I.executor->observeCabling(j.ctx);
+                        if (!seen && seen.error().code == Errc::NotFound) {
+                            j.skip = true;  // decided below from the API's LLDP reports
+                            break;
+                        }
+                        if (!seen) {
+                            j.outcome = {false, "cabling check failed: " + seen.error().message};
+                            break;
+                        }
+                        auto rep = prov::checkCabling(j.ctx.plannedLinks, *seen);
+                        j.outcome = {rep.ok(), rep.ok() ? "" : "cabling: " + rep.summary()};
+                        j.output = rep.summary(1000);
+                        break;
+                    }
+                    case prov::StepKind::BurnIn: {
+                        if (j.ctx.hosts.empty()) {
+                            j.outcome = {true, "no compute hosts"};
+                            break;
+                        }
+                        auto r = I.executor->burnIn(j.ctx);
+                        if (!r) {
+                            j.outcome = {false, "burn-in could not run: " + r.error().message};
+                            break;
+                        }
+                        j.verdict = prov::judgeBurnIn(*r, j.ctx.burnIn);
+                        j.outcome = {j.verdict.passed, j.verdict.reason};
+                        j.output = r->output;
+                        for (const auto& h : r->hosts)
+                            if (!h.passed) j.output += "\n" + h.host + ": " + h.output;
+                        break;
+                    }
+                    default:
+                        j.outcome = {true, ""};
+                        break;
+                }
+            }
+        };
+        const int n = std::clamp<int>(static_cast<int>(jobs.size()), 1, std::max(1, I.opt.workers));
+        std::vector<std::jthread> pool;
+        for (int t = 1; t < n; ++t) pool.emplace_back(work);
+        work();
+    }
+
+    // Decisions, host/GPU changes and fabric enablement, serially.
+    std::set<std::int32_t> affected;
+    std::vector<std::string> fabricRacks;
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+        const auto& a = *steps[k];
+        auto& j = jobs[k];
+        const auto& rv = state.racks[a.rack];
+        const auto& sr = st->racks[a.rack];
+        const RackCtx* rc = nullptr;
+        if (auto it = I.racks.find(rv.name); it != I.racks.end()) rc = &it->second;
+        if (j.skip) {
+            if (!lldp) {
+                auto all = repo.lldpAll();
+                if (!all) return fail(all.error());
+                lldp.emplace();
+                for (auto& [r, v] : *all) (*lldp)[r] = std::move(v);
+            }
+            auto it = lldp->find(rv.name);
+            if (it == lldp->end()) continue;  // waiting for the rack's LLDP report
+            auto rep = prov::checkCabling(rc ? rc->planned : std::vector<prov::PlannedLink>{}, it->second);
+            j.outcome = {rep.ok(), rep.ok() ? "" : "cabling: " + rep.summary()};
+            j.output = rep.summary(1000);
+        }
+        db::RackChange ch;
+        ch.rack = rv.name;
+        ch.from = a.from;
+        ch.seq = sr.seq;
+        ch.phase = phaseName(rv.phase);
+        ch.executor = j.kind == prov::StepKind::FabricEnable || j.kind == prov::StepKind::FabricDrain
+                          ? "fabric"
+                          : I.executor->name();
+        auto hostsIn = [&](HostState from, HostState to) {
+            if (!rc) return;
+            for (const auto& h : rc->hosts)
+                if (auto it = hostState.find(h); it != hostState.end() && it->second == from)
+                    ch.hosts.push_back({h, from, to});
+        };
+        if (j.outcome.ok && (j.kind == prov::StepKind::FabricEnable ||
+                             j.kind == prov::StepKind::FabricDrain)) {
+            const bool enable = j.kind == prov::StepKind::FabricEnable;
+            if (I.router && rc) {
+                const auto ls = enable ? fabric::LinkState::Up : fabric::LinkState::Drained;
+                for (auto l : rc->topoLinks) I.router->setLinkState(l, ls);
+                if (rc->rtsw != fabric::kNone) {
+                    const auto& topo = I.router->topology();
+                    const auto t = I.router->targetOf(rc->rtsw);
+                    int reach = 0, peers = 0;
+                    affected.insert(rc->rtsw);
+                    for (auto l : topo.upLinks(rc->rtsw)) {
+                        const auto p = topo.peer(l, rc->rtsw);
+                        affected.insert(p);
+                        ++peers;
+                        if (t != fabric::kNone && I.router->mode(p, t) == fabric::RouteMode::Down) ++reach;
+                    }
+                    if (enable && reach == 0) {
+                        for (auto l : rc->topoLinks)
+                            I.router->setLinkState(l, fabric::LinkState::NotInService);
+                        j.outcome = {false, "fabric enablement: none of the " +
+                                                std::to_string(peers) +
+                                                " uplink peers reaches the rack prefix"};
+                    } else {
+                        j.output = "fabric: " + std::to_string(rc->topoLinks.size()) +
+                                   " links " + (enable ? "up" : "drained") + "; " +
+                                   std::to_string(reach) + "/" + std::to_string(peers) +
+                                   " uplink peers route to the rack";
+                    }
+                }
+            }
+            if (j.outcome.ok && rc) {
+                ch.linkNames = rc->links;
+                ch.linkState = enable ? "active" : "drained";
+                fabricRacks.push_back(rv.name);
+            }
+        }
+        auto d = rec.judge(rv, a, j.outcome, state.nowMs);
+        ch.transition = d.transition;
+        ch.to = d.transition ? d.to : a.from;
+        ch.attempts = d.attempts;
+        ch.notBeforeMs = d.notBeforeMs;
+        ch.reason = d.reason;
+        ch.output = std::move(j.output);
+        if (!j.outcome.ok) {
+            ch.event = "rack " + rv.name + ": " + d.reason;
+            ch.eventKind = d.transition ? "rack_failed" : "gate_failed";
+        }
+        // Host and GPU states that go with the rack's step.
+        if (d.transition && d.to == RackState::BurnIn) {
+            hostsIn(HostState::Planned, HostState::BurnIn);
+            hostsIn(HostState::Ready, HostState::BurnIn);
+        }
+        if (j.kind == prov::StepKind::BurnIn && d.transition) {
+            for (const auto& h : j.verdict.quarantineHosts) ch.hosts.push_back({h, HostState::BurnIn, HostState::Quarantined});
+            for (const auto& g : j.verdict.quarantineGpus)
+                ch.gpus.push_back({g, prov::GpuState::Ok, prov::GpuState::Quarantined});
+            if (d.to == RackState::Validated && rc)
+                for (const auto& h : rc->hosts)
+                    if (std::find(j.verdict.quarantineHosts.begin(), j.verdict.quarantineHosts.end(), h) ==
+                            j.verdict.quarantineHosts.end() &&
+                        hostState.count(h) && hostState[h] == HostState::BurnIn)
+                        ch.hosts.push_back({h, HostState::BurnIn, HostState::Ready});
+        }
+        if (d.transition && d.to == RackState::InService) hostsIn(HostState::Ready, HostState::InService);
+        if (d.transition && d.to == RackState::Drained) hostsIn(HostState::InService, HostState::Ready);
+        if (d.transition) ++stats.rackTransitions; else ++stats.retries;
+        batch.racks.push_back(std::move(ch));
+    }
+
+    // One new config version per affected switch, all in one config set.
+    if (I.router && !affected.empty()) {
+        if (!I.configsLoaded) {
+            auto cur = repo.latestConfigs();
+            if (!cur) return fail(cur.error());
+            for (auto& [sw, v] : *cur) I.lastConfig[sw] = std::move(v);
+            I.configsLoaded = true;
+        }
+        const auto& topo = I.router->topology();
+        for (auto sw : affected) {
+            auto cfg = I.switchConfig(sw);
+            const auto& name = topo.switchNames[sw];
+            auto& last = I.lastConfig[name];
+            if (last.first > 0 && last.second == cfg) continue;
+            batch.configs.push_back({name, cfg, lineDiff(last.second, cfg)});
+        }
+        batch.configReason = std::to_string(fabricRacks.size()) + " rack(s) changed service: ";
+        for (std::size_t i = 0; i < fabricRacks.size() && i < 20; ++i)
+            batch.configReason += (i ? ", " : "") + fabricRacks[i];
+        if (fabricRacks.size() > 20) batch.configReason += ", ...";
+    }
+
+    auto res = repo.commit(batch);
+    if (!res) {
+        I.fabricDirty = true;  // the router ran ahead of the database: rebuild it from there
+        I.conn.reset();
+        return fail(res.error());
+    }
+    for (const auto& cv : batch.configs) {
+        auto& last = I.lastConfig[cv.switchName];
+        last = {last.first + 1, cv.config};
+    }
+    stats.transitions = res->transitions;
+    for (std::size_t i = 0; i < batch.racks.size(); ++i) {
+        const auto& ch = batch.racks[i];
+        if (!res->rackApplied[i]) {
+            ++stats.skipped;
+            if (!ch.linkState.empty()) I.fabricDirty = true;
+            continue;
+        }
+        if (ch.transition && I.opt.publish)
+            I.opt.publish("provisioning", {{"type", "provisioning"},
+                                           {"rack", ch.rack},
+                                           {"from", prov::stateName(ch.from)},
+                                           {"to", prov::stateName(ch.to)},
+                                           {"phase", ch.phase},
+                                           {"reason", ch.reason}});
+    }
+    for (std::size_t i = 0; i < batch.phases.size(); ++i)
+        if (res->phaseApplied[i] && I.opt.publish)
+            I.opt.publish("phase", {{"type", "phase"},
+                                    {"phase", {{"name", batch.phases[i].phase},
+                                               {"status", prov::phaseStatusName(batch.phases[i].to)},
+                                               {"message", batch.phases[i].message}}}});
+    total_ += stats.transitions;
+    return stats;
+}
+
+void ProvisioningService::runLoop(std::stop_token stop) {
+    using namespace std::chrono;
+    std::optional<db::Connection> lockConn;
+    while (!stop.stop_requested()) {
+        if (!leader_) {
+            // The lock lives on its own connection: it dies with the process (or the session).
+            if (!lockConn) {
+                auto c = impl_->database.connect();
+                if (c) lockConn.emplace(std::move(*c));
+            }
+            if (lockConn) {
+                db::ProvisioningRepo repo(*lockConn);
+                auto got = repo.tryLeaderLock();
+                if (!got) lockConn.reset();
+                leader_ = got && *got;
+            }
+            if (!leader_) {
+                std::this_thread::sleep_for(seconds(1));
+                continue;
+            }
+            spdlog::info("provisioning: reconciler is leader");
+        }
+        auto s = runOnce();
+        if (!s) {
+            spdlog::warn("provisioning: pass failed: {}", s.error().toString());
+            // Check the lock's session is still alive; if not, leadership is gone.
+            if (lockConn && !lockConn->queryValue("SELECT 1")) {
+                lockConn.reset();
+                leader_ = false;
+            }
+            std::this_thread::sleep_for(seconds(1));
+            continue;
+        }
+        if (s->idle()) std::this_thread::sleep_for(impl_->opt.idleInterval);
+    }
+}
+
+}  // namespace loom::backend
