@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <thread>
 
 namespace loom::fabric {
 
@@ -39,14 +40,12 @@ Router::Router(Topology topo) : topo_(std::move(topo)) {
     dist_.assign(cells, kUnreachable);
     bw_.assign(cells, 0.0f);
     if (roce_) group_.assign(cells, kNoRoute);
-    lastGroup_.assign(S, kNoRoute);
-    capAcc_.assign(S, 0.0f);
+    main_.init(S);
     up_.resize(topo_.linkCount());
     for (std::int32_t l = 0; l < topo_.linkCount(); ++l) up_[l] = topo_.usable(l) ? 1 : 0;
-    seen_.assign(S, 0);
     std::size_t buckets = 64;
     while (buckets < static_cast<std::size_t>(S) * 16) buckets <<= 1;
-    groupBuckets_.assign(buckets, {});
+    bucketCount_ = buckets;
     // For each switch, the most capacity it has to any single neighbour (parallel links
     // summed): a neighbour never reads more of its bandwidth than that.
     maxNeighbourCap_.assign(S, 0.0f);
@@ -55,12 +54,12 @@ Router::Router(Topology topo) : topo_(std::move(topo)) {
             auto l = topo_.adjLink[i];
             auto n = topo_.peer(l, v);
             if (!topo_.isSwitch(n)) continue;
-            capAcc_[n] += topo_.linkCapGbps[l];
-            maxNeighbourCap_[v] = std::max(maxNeighbourCap_[v], capAcc_[n]);
+            main_.capAcc[n] += topo_.linkCapGbps[l];
+            maxNeighbourCap_[v] = std::max(maxNeighbourCap_[v], main_.capAcc[n]);
         }
         for (auto i = topo_.adjOffset[v]; i < topo_.adjOffset[v + 1]; ++i) {
             auto n = topo_.peer(topo_.adjLink[i], v);
-            if (topo_.isSwitch(n)) capAcc_[n] = 0.0f;
+            if (topo_.isSwitch(n)) main_.capAcc[n] = 0.0f;
         }
     }
     assignLids();
@@ -94,20 +93,72 @@ void Router::assignLids() {
     for (std::int32_t n = 0; n < N; ++n) lidNode_[nicLid_[n]] = S + n;
     for (std::int32_t s = 0; s < S; ++s) lidNode_[switchLid_[s]] = s;
     if (!roce_) {
-        lidStride_ = static_cast<std::size_t>(maxLid_) + 1;
-        lft_.assign(lidStride_ * S, kNoPort);
+        // Target-major blocks: a target's LIDs (its HCAs, then its own switch LID) for every
+        // switch are contiguous, so routing one target writes one block, not a column.
+        lidTarget_.assign(maxLid_ + 1, kNone);
+        lidCol_.assign(maxLid_ + 1, 0);
+        lftBlock_.assign(targets_.size(), 0);
+        lftWidth_.assign(targets_.size(), 0);
+        std::size_t total = 0;
+        for (std::size_t ti = 0; ti < targets_.size(); ++ti) {
+            auto w = targetNicBegin_[ti + 1] - targetNicBegin_[ti] + 1;
+            lftBlock_[ti] = total;
+            lftWidth_[ti] = w;
+            total += static_cast<std::size_t>(w) * S;
+            for (auto i = targetNicBegin_[ti]; i < targetNicBegin_[ti + 1]; ++i) {
+                lidTarget_[nicLid_[targetNics_[i]]] = static_cast<std::int32_t>(ti);
+                lidCol_[nicLid_[targetNics_[i]]] = static_cast<std::uint16_t>(i - targetNicBegin_[ti]);
+            }
+            lidTarget_[switchLid_[targets_[ti]]] = static_cast<std::int32_t>(ti);
+            lidCol_[switchLid_[targets_[ti]]] = static_cast<std::uint16_t>(w - 1);
+        }
+        lft_.assign(total, kNoPort);
     }
 }
 
 void Router::recomputeAll() {
-    groupPool_.clear();
-    groupOffset_.assign(1, 0);
-    for (auto& b : groupBuckets_) b.clear();
-    std::fill(lastGroup_.begin(), lastGroup_.end(), kNoRoute);
-    for (std::int32_t ti = 0; ti < targetCount(); ++ti) computeTarget(ti);
+    const auto S = topo_.switchCount();
+    const auto T = targetCount();
+    pool_.clear(bucketCount_);
+    main_.init(S);
+    main_.pool = &pool_;
+    // Targets are independent: split them over the cores. Each worker interns into its own
+    // pool; the pools are merged (deterministically, in worker order) afterwards.
+    unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+    if (static_cast<std::int64_t>(T) * S < 200000) n = 1;
+    if (n == 1) {
+        for (std::int32_t ti = 0; ti < T; ++ti) computeTarget(main_, ti);
+        return;
+    }
+    std::vector<Work> works(n);
+    std::vector<GroupPool> pools(n);
+    auto chunk = [&](unsigned k) { return static_cast<std::int32_t>(static_cast<std::int64_t>(T) * k / n); };
+    {
+        std::vector<std::jthread> threads;
+        for (unsigned k = 0; k < n; ++k) {
+            works[k].init(S);
+            pools[k].clear(bucketCount_);
+            works[k].pool = &pools[k];
+            threads.emplace_back([this, &works, k, lo = chunk(k), hi = chunk(k + 1)] {
+                for (std::int32_t ti = lo; ti < hi; ++ti) computeTarget(works[k], ti);
+            });
+        }
+    }
+    if (!roce_) return;
+    for (unsigned k = 0; k < n; ++k) {
+        std::vector<std::int32_t> remap(pools[k].size());
+        for (std::int32_t id = 0; id < pools[k].size(); ++id) {
+            std::int32_t none = kNoRoute;
+            remap[id] = pool_.intern(pools[k].get(id), none);
+        }
+        auto first = group_.begin() + static_cast<std::size_t>(chunk(k)) * S;
+        auto last = group_.begin() + static_cast<std::size_t>(chunk(k + 1)) * S;
+        for (auto it = first; it != last; ++it)
+            if (*it >= 0) *it = remap[*it];
+    }
 }
 
-void Router::computeTarget(std::int32_t ti) {
+void Router::computeTarget(Work& w, std::int32_t ti) {
     const auto S = topo_.switchCount();
     const auto t = targets_[ti];
     const std::size_t base = static_cast<std::size_t>(ti) * S;
@@ -115,40 +166,41 @@ void Router::computeTarget(std::int32_t ti) {
     std::fill_n(dist_.begin() + base, S, kUnreachable);
     std::fill_n(bw_.begin() + base, S, 0.0f);
     if (roce_) std::fill_n(group_.begin() + base, S, kNoRoute);
-    if (!roce_)
-        for (std::int32_t s = 0; s < S; ++s) writeLft(s, ti);  // all drop for now
-    if (!topo_.switchUp[t]) return;
+    if (!topo_.switchUp[t]) {
+        if (!roce_) std::fill_n(lft_.begin() + lftBlock_[ti], static_cast<std::size_t>(lftWidth_[ti]) * S, kNoPort);
+        return;
+    }
 
     mode_[base + t] = RouteMode::Self;
     dist_[base + t] = 0;
     bw_[base + t] = kInf;
     if (roce_) group_[base + t] = kLocal;
-    if (!roce_) writeLft(t, ti);
+    if (!roce_) writeLft(w, t, ti);
 
     // Down-reach: every switch that reaches t going only down, layer by layer.
-    frontier_.assign(1, t);
-    while (!frontier_.empty()) {
-        next_.clear();
-        for (auto u : frontier_) {
+    w.frontier.assign(1, t);
+    while (!w.frontier.empty()) {
+        w.next.clear();
+        for (auto u : w.frontier) {
             for (auto l : topo_.upLinks(u)) {
                 if (!up_[l]) continue;
                 auto v = topo_.linkB[l];
                 if (mode_[base + v] != RouteMode::None) continue;
                 mode_[base + v] = RouteMode::Down;
                 dist_[base + v] = static_cast<std::uint8_t>(dist_[base + u] + 1);
-                next_.push_back(v);
+                w.next.push_back(v);
             }
         }
-        for (auto v : next_) finishEntry(v, ti);
-        std::swap(frontier_, next_);
+        for (auto v : w.next) finishEntry(w, v, ti);
+        std::swap(w.frontier, w.next);
     }
     // Everyone else climbs first: upper tiers are final before the tiers below read them.
     for (int tier = 3; tier >= 1; --tier)
         for (auto s : topo_.tierSwitches[tier])
-            if (mode_[base + s] == RouteMode::None) computeUpEntry(s, ti);
+            if (mode_[base + s] == RouteMode::None) computeUpEntry(w, s, ti);
 }
 
-void Router::computeUpEntry(std::int32_t s, std::int32_t ti) {
+void Router::computeUpEntry(Work& w, std::int32_t s, std::int32_t ti) {
     const std::size_t base = static_cast<std::size_t>(ti) * topo_.switchCount();
     const auto t = targets_[ti];
     mode_[base + s] = RouteMode::None;
@@ -169,22 +221,22 @@ void Router::computeUpEntry(std::int32_t s, std::int32_t ti) {
         }
     }
     if (best == kUnreachable) {
-        if (!roce_) writeLft(s, ti);
+        if (!roce_) writeLft(w, s, ti);
         return;
     }
     mode_[base + s] = RouteMode::Up;
     dist_[base + s] = static_cast<std::uint8_t>(best + 1);
-    finishEntry(s, ti);
+    finishEntry(w, s, ti);
 }
 
 void Router::nextHops(std::int32_t s, std::int32_t ti, std::vector<NextHop>& out) const {
-    gather(s, ti, out);
+    gather(main_, s, ti, out);
 }
 
 // Collects the next hops of s toward target ti into out, weights them, and returns bw(s):
 // Σ over neighbours n of min(Σcap of the links to n, bw(n)). Link l to n is weighted by its
 // part of that: min(Σcap, bw(n)) · cap(l) / Σcap. O(links of s) with per-switch scratch.
-float Router::gather(std::int32_t s, std::int32_t ti, std::vector<NextHop>& out) const {
+float Router::gather(Work& w, std::int32_t s, std::int32_t ti, std::vector<NextHop>& out) const {
     out.clear();
     const std::size_t base = static_cast<std::size_t>(ti) * topo_.switchCount();
     auto m = mode_[base + s];
@@ -200,30 +252,30 @@ float Router::gather(std::int32_t s, std::int32_t ti, std::vector<NextHop>& out)
         if (mn == RouteMode::None || dist_[base + n] + 1 != d) continue;
         if (m == RouteMode::Down && mn != RouteMode::Down && mn != RouteMode::Self) continue;
         out.push_back({l, 0});
-        capAcc_[n] += topo_.linkCapGbps[l];
+        w.capAcc[n] += topo_.linkCapGbps[l];
     }
     float total = 0, firstW = -1;
     bool equal = true;
-    weightAcc_.resize(out.size());
-    if (++seenEpoch_ == 0) {
-        std::fill(seen_.begin(), seen_.end(), 0);
-        seenEpoch_ = 1;
+    w.weightAcc.resize(out.size());
+    if (++w.seenEpoch == 0) {
+        std::fill(w.seen.begin(), w.seen.end(), 0);
+        w.seenEpoch = 1;
     }
     for (std::size_t i = 0; i < out.size(); ++i) {
         auto l = out[i].link;
         auto n = down ? topo_.linkA[l] : topo_.linkB[l];
-        float capSum = capAcc_[n];
+        float capSum = w.capAcc[n];
         float share = std::min(capSum, bw_[base + n]);
-        weightAcc_[i] = share * topo_.linkCapGbps[l] / capSum;
+        w.weightAcc[i] = share * topo_.linkCapGbps[l] / capSum;
         // Sum shares per neighbour, not per-link pieces: exact, whatever the parallel links.
-        if (seen_[n] != seenEpoch_) {
-            seen_[n] = seenEpoch_;
+        if (w.seen[n] != w.seenEpoch) {
+            w.seen[n] = w.seenEpoch;
             total += share;
         }
-        if (firstW < 0) firstW = weightAcc_[i];
-        if (std::fabs(weightAcc_[i] - firstW) > 1e-3f * firstW) equal = false;
+        if (firstW < 0) firstW = w.weightAcc[i];
+        if (std::fabs(w.weightAcc[i] - firstW) > 1e-3f * firstW) equal = false;
     }
-    for (const auto& nh : out) capAcc_[down ? topo_.linkA[nh.link] : topo_.linkB[nh.link]] = 0.0f;
+    for (const auto& nh : out) w.capAcc[down ? topo_.linkA[nh.link] : topo_.linkB[nh.link]] = 0.0f;
     if (equal) {
         for (auto& nh : out) nh.weight = 1;
         return total;
@@ -231,78 +283,84 @@ float Router::gather(std::int32_t s, std::int32_t ti, std::vector<NextHop>& out)
     std::uint32_t g = 0;
     for (std::size_t i = 0; i < out.size(); ++i) {
         out[i].weight =
-            std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(weightAcc_[i])));
+            std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(w.weightAcc[i])));
         g = std::gcd(g, out[i].weight);
     }
     for (auto& nh : out) nh.weight /= g;
     return total;
 }
 
-void Router::finishEntry(std::int32_t s, std::int32_t ti) {
+void Router::finishEntry(Work& w, std::int32_t s, std::int32_t ti) {
     const std::size_t base = static_cast<std::size_t>(ti) * topo_.switchCount();
-    bw_[base + s] = gather(s, ti, scratch_);
+    bw_[base + s] = gather(w, s, ti, w.hops);
     if (roce_)
-        group_[base + s] = intern(s);
+        group_[base + s] = w.pool->intern(w.hops, w.lastGroup[s]);
     else
-        writeLft(s, ti);
+        writeLft(w, s, ti);
 }
 
-std::int32_t Router::intern(std::int32_t s) {
-    std::span<const NextHop> g(scratch_);
-    auto last = lastGroup_[s];
+void Router::GroupPool::clear(std::size_t bucketCount) {
+    hops.clear();
+    offset.assign(1, 0);
+    buckets.assign(bucketCount, {});
+}
+
+std::int32_t Router::GroupPool::intern(std::span<const NextHop> g, std::int32_t& last) {
     if (last >= 0) {
-        auto lg = group(last);
+        auto lg = get(last);
         if (lg.size() == g.size() && std::equal(lg.begin(), lg.end(), g.begin())) return last;
     }
     auto h = hashGroup(g);
-    auto& bucket = groupBuckets_[h & (groupBuckets_.size() - 1)];
+    auto& bucket = buckets[h & (buckets.size() - 1)];
     for (auto id : bucket) {
-        auto cg = group(id);
-        if (cg.size() == g.size() && std::equal(cg.begin(), cg.end(), g.begin())) {
-            lastGroup_[s] = id;
-            return id;
-        }
+        auto cg = get(id);
+        if (cg.size() == g.size() && std::equal(cg.begin(), cg.end(), g.begin())) return last = id;
     }
-    auto id = groupCount();
-    groupPool_.insert(groupPool_.end(), g.begin(), g.end());
-    groupOffset_.push_back(static_cast<std::int32_t>(groupPool_.size()));
+    auto id = size();
+    hops.insert(hops.end(), g.begin(), g.end());
+    offset.push_back(static_cast<std::int32_t>(hops.size()));
     bucket.push_back(id);
-    lastGroup_[s] = id;
-    return id;
+    return last = id;
+}
+
+void Router::Work::init(std::int32_t switches) {
+    capAcc.assign(switches, 0.0f);
+    seen.assign(switches, 0);
+    seenEpoch = 0;
+    lastGroup.assign(switches, kNoRoute);
 }
 
 // Writes the LFT entries of switch s for the LIDs that target ti stands for (its HCAs and
-// its own switch LID), from the current mode and the next hops in scratch_. The target's
+// its own switch LID), from the current mode and the next hops in w.hops. The target's
 // HCA LIDs are consecutive, so the d-mod-k choice advances with a counter, not a division.
-void Router::writeLft(std::int32_t s, std::int32_t ti) {
+void Router::writeLft(Work& w, std::int32_t s, std::int32_t ti) {
     const auto t = targets_[ti];
     const std::size_t base = static_cast<std::size_t>(ti) * topo_.switchCount();
-    std::uint8_t* row = lft_.data() + static_cast<std::size_t>(s) * lidStride_;
+    std::uint8_t* row = lft_.data() + lftBlock_[ti] + static_cast<std::size_t>(s) * lftWidth_[ti];
     const auto m = mode_[base + s];
     const auto first = targetNicBegin_[ti], last = targetNicBegin_[ti + 1];
     const auto slid = switchLid_[t];
-    if (m == RouteMode::None || (m != RouteMode::Self && scratch_.empty())) {
-        for (auto i = first; i < last; ++i) row[nicLid_[targetNics_[i]]] = kNoPort;
-        row[slid] = kNoPort;
+    if (m == RouteMode::None || (m != RouteMode::Self && w.hops.empty())) {
+        std::fill_n(row, lftWidth_[ti], kNoPort);
         return;
     }
     if (m == RouteMode::Self) {
         for (auto i = first; i < last; ++i) {
             auto nic = targetNics_[i];
             auto l = topo_.nicLink[nic];
-            row[nicLid_[nic]] = (l != kNone && up_[l] && topo_.linkBPort[l] <= 254)
+            row[i - first] = (l != kNone && up_[l] && topo_.linkBPort[l] <= 254)
                                     ? static_cast<std::uint8_t>(topo_.linkBPort[l])
                                     : kNoPort;
         }
-        row[slid] = 0;
+        row[last - first] = 0;
         return;
     }
-    const auto n = static_cast<std::int32_t>(scratch_.size());
-    scratchPorts_.resize(n);
+    const auto n = static_cast<std::int32_t>(w.hops.size());
+    w.ports.resize(n);
     for (std::int32_t i = 0; i < n; ++i) {
-        auto l = scratch_[i].link;
+        auto l = w.hops[i].link;
         auto port = topo_.linkA[l] == s ? topo_.linkAPort[l] : topo_.linkBPort[l];
-        scratchPorts_[i] = port > 254 ? kNoPort : static_cast<std::uint8_t>(port);
+        w.ports[i] = port > 254 ? kNoPort : static_cast<std::uint8_t>(port);
     }
     // d-mod-k: a leaf spreads destinations over its uplinks by LID; the tier above divides
     // the LID by the leaf's uplink count first, so the two choices are independent.
@@ -312,14 +370,14 @@ void Router::writeLft(std::int32_t s, std::int32_t ti) {
         const std::int32_t key0 = nicLid_[targetNics_[first]] - 1;
         std::int32_t q = key0 / U, r = key0 % U, idx = q % n;
         for (auto i = first; i < last; ++i) {
-            row[key0 + 1 + (i - first)] = scratchPorts_[idx];
+            row[i - first] = w.ports[idx];
             if (++r == U) {
                 r = 0;
                 if (++idx == n) idx = 0;
             }
         }
     }
-    row[slid] = scratchPorts_[((slid - 1) / U) % n];
+    row[last - first] = w.ports[((slid - 1) / U) % n];
 }
 
 UpdateStats Router::setLinkState(std::int32_t l, LinkState st) {
@@ -333,7 +391,8 @@ UpdateStats Router::setLinkState(std::int32_t l, LinkState st) {
         if (roce_) return {};
         auto ti = targetOf_[topo_.linkB[l]];
         if (ti == kNone) return {};
-        writeLft(topo_.linkB[l], ti);
+        main_.hops.clear();
+        writeLft(main_, topo_.linkB[l], ti);
         return {1, 1};
     }
     std::int32_t seeds[2] = {x, topo_.linkB[l]};
@@ -364,6 +423,8 @@ UpdateStats Router::setSwitchUp(std::int32_t sw, bool up) {
 // neighbour reads bw only as min(Σcap of the links between them, bw), hence the cap test.
 UpdateStats Router::propagate(std::span<const std::int32_t> seeds) {
     UpdateStats st;
+    Work& w = main_;
+    w.pool = &pool_;
     const auto S = topo_.switchCount();
     if (mark1_.size() != static_cast<std::size_t>(S)) {
         mark1_.assign(S, 0);
@@ -439,9 +500,9 @@ UpdateStats Router::propagate(std::span<const std::int32_t> seeds) {
                     if (nm == RouteMode::Self) {
                         bw_[base + v] = kInf;
                         if (roce_) group_[base + v] = kLocal;
-                        else writeLft(v, ti);
+                        else writeLft(w, v, ti);
                     } else {
-                        finishEntry(v, ti);
+                        finishEntry(w, v, ti);
                     }
                     std::swap(mode_[base + v], om);  // compare new against old
                     std::swap(dist_[base + v], od);
@@ -476,7 +537,7 @@ UpdateStats Router::propagate(std::span<const std::int32_t> seeds) {
                 ++st.entriesRecomputed;
                 auto od = dist_[base + v];
                 auto ob = bw_[base + v];
-                computeUpEntry(v, ti);
+                computeUpEntry(w, v, ti);
                 if (forced_[v] == epoch_ || changed(v, om, od, ob)) {
                     touched = true;
                     notifyBelow(v);
@@ -512,19 +573,21 @@ std::string Router::firstDifference(const Router& o) const {
         }
     }
     if (lft_ != o.lft_) {
-        for (std::size_t i = 0; i < lft_.size(); ++i)
-            if (lft_[i] != o.lft_[i])
-                return "LFT differs at switch " + topo_.switchNames[i / lidStride_] + " lid " +
-                       std::to_string(i % lidStride_);
+        for (std::int32_t s = 0; s < S; ++s)
+            for (std::int32_t lid = 1; lid <= maxLid_; ++lid)
+                if (lftPort(s, static_cast<std::uint16_t>(lid)) !=
+                    o.lftPort(s, static_cast<std::uint16_t>(lid)))
+                    return "LFT differs at switch " + topo_.switchNames[s] + " lid " +
+                           std::to_string(lid);
     }
     return {};
 }
 
 std::size_t Router::memoryBytes() const {
     auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-    std::size_t n = bytes(mode_) + bytes(dist_) + bytes(bw_) + bytes(group_) + bytes(groupPool_) +
-                    bytes(groupOffset_) + bytes(lft_) + bytes(lidNode_) + bytes(targetNics_);
-    for (const auto& b : groupBuckets_) n += bytes(b) + sizeof(b);
+    std::size_t n = bytes(mode_) + bytes(dist_) + bytes(bw_) + bytes(group_) + bytes(pool_.hops) +
+                    bytes(pool_.offset) + bytes(lft_) + bytes(lidNode_) + bytes(targetNics_);
+    for (const auto& b : pool_.buckets) n += bytes(b) + sizeof(b);
     return n;
 }
 

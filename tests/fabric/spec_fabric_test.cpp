@@ -68,6 +68,15 @@ TEST(FabricSpec, Meta24kRoceExactSizesAndZeroViolations) {
     auto frr = exportFabric(r, ExportFormat::Frr);
     ASSERT_TRUE(frr.has_value());
     EXPECT_EQ(frr->size(), 1716u);
+    // At scale (the full recompute runs on several threads here): one RTSW uplink and one
+    // CTSW uplink fail; incremental equals full, and the failed rack's weights shift.
+    r.setLinkState(t.upLinks(rtsw)[3], LinkState::Down);
+    r.setLinkState(t.upLinks(t.tierSwitches[2][7])[0], LinkState::Down);
+    Router full = r;
+    full.recomputeAll();
+    EXPECT_EQ(r.firstDifference(full), "");
+    EXPECT_EQ(r.group(r.groupOf(rtsw, far)).size(), 17u);
+    EXPECT_TRUE(verify(r).ok());
 }
 
 TEST(FabricSpec, Meta24kIbExactSizesAndZeroViolations) {
@@ -83,6 +92,12 @@ TEST(FabricSpec, Meta24kIbExactSizesAndZeroViolations) {
     EXPECT_TRUE(rep.ok()) << (rep.problems.empty() ? "" : rep.problems[0]);
     // Even spread: on a non-blocking fat tree every leaf uplink carries the same LID count.
     EXPECT_LE(rep.maxLinkRoutes, rep.avgLinkRoutes * 1.5);
+    r.setSwitchUp(t.tierSwitches[2][5], false);  // a spine fails
+    Router full = r;
+    full.recomputeAll();
+    EXPECT_EQ(r.firstDifference(full), "");
+    auto after = verify(r);
+    EXPECT_EQ(after.loops + after.downUpTurns + after.rackPairsUnreachable, 0);
 }
 
 TEST(FabricSpec, FrrParserAcceptsEveryDevSmallConfig) {

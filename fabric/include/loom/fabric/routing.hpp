@@ -79,10 +79,8 @@ public:
 
     // RoCE: the interned ECMP group of (sw, target): kNoRoute, kLocal or a group id.
     std::int32_t groupOf(std::int32_t sw, std::int32_t target) const { return group_[at(sw, target)]; }
-    std::span<const NextHop> group(std::int32_t id) const {
-        return {groupPool_.data() + groupOffset_[id], groupPool_.data() + groupOffset_[id + 1]};
-    }
-    std::int32_t groupCount() const { return static_cast<std::int32_t>(groupOffset_.size()) - 1; }
+    std::span<const NextHop> group(std::int32_t id) const { return pool_.get(id); }
+    std::int32_t groupCount() const { return pool_.size(); }
 
     // InfiniBand: LIDs. HCA ports get 1..nicCount in leaf-major order (leaf ordinal, leaf
     // port), switches follow. Limit: maxLid() ≤ 0xBFFF (the unicast LID space).
@@ -92,7 +90,9 @@ public:
     std::int32_t lidNode(std::uint16_t lid) const { return lidNode_[lid]; }  // node id or kNone
     // Output port of sw for destination lid: 0 = the switch itself, kNoPort = drop.
     std::uint8_t lftPort(std::int32_t sw, std::uint16_t lid) const {
-        return lft_[static_cast<std::size_t>(sw) * lidStride_ + lid];
+        if (lid > maxLid_ || lidTarget_[lid] == kNone) return kNoPort;
+        auto ti = lidTarget_[lid];
+        return lft_[lftBlock_[ti] + static_cast<std::size_t>(sw) * lftWidth_[ti] + lidCol_[lid]];
     }
 
     // State changes with incremental reroute. No-ops when the state does not change
@@ -111,12 +111,35 @@ private:
     std::size_t at(std::int32_t sw, std::int32_t target) const {
         return static_cast<std::size_t>(target) * topo_.switchCount() + sw;
     }
-    void computeTarget(std::int32_t target);
-    void computeUpEntry(std::int32_t sw, std::int32_t target);
-    void finishEntry(std::int32_t sw, std::int32_t target);
-    float gather(std::int32_t sw, std::int32_t target, std::vector<NextHop>& out) const;
-    void writeLft(std::int32_t sw, std::int32_t target);
-    std::int32_t intern(std::int32_t sw);
+    struct GroupPool {
+        std::vector<NextHop> hops;
+        std::vector<std::int32_t> offset{0};
+        std::vector<std::vector<std::int32_t>> buckets;  // hash -> group ids
+        std::span<const NextHop> get(std::int32_t id) const {
+            return {hops.data() + offset[id], hops.data() + offset[id + 1]};
+        }
+        std::int32_t size() const { return static_cast<std::int32_t>(offset.size()) - 1; }
+        // Id of the group with this content; `last` is a per-switch cache tried first.
+        std::int32_t intern(std::span<const NextHop> g, std::int32_t& last);
+        void clear(std::size_t bucketCount);
+    };
+    // Scratch of one worker (full recompute runs targets on several threads).
+    struct Work {
+        std::vector<NextHop> hops;
+        std::vector<std::uint8_t> ports;
+        std::vector<std::int32_t> frontier, next;
+        std::vector<float> capAcc, weightAcc;  // capAcc: per switch, zero between calls
+        std::vector<std::uint32_t> seen;
+        std::uint32_t seenEpoch = 0;
+        std::vector<std::int32_t> lastGroup;  // per switch: interning cache
+        GroupPool* pool = nullptr;            // set by each entry point
+        void init(std::int32_t switches);
+    };
+    void computeTarget(Work& w, std::int32_t target);
+    void computeUpEntry(Work& w, std::int32_t sw, std::int32_t target);
+    void finishEntry(Work& w, std::int32_t sw, std::int32_t target);
+    float gather(Work& w, std::int32_t sw, std::int32_t target, std::vector<NextHop>& out) const;
+    void writeLft(Work& w, std::int32_t sw, std::int32_t target);
     void assignLids();
     UpdateStats propagate(std::span<const std::int32_t> seeds);
 
@@ -129,28 +152,23 @@ private:
     std::vector<float> bw_;
     std::vector<std::int32_t> group_;
 
-    std::vector<NextHop> groupPool_;
-    std::vector<std::int32_t> groupOffset_{0};
-    std::vector<std::vector<std::int32_t>> groupBuckets_;  // hash -> group ids
-    std::vector<std::int32_t> lastGroup_;                  // per switch: interning cache
+    GroupPool pool_;
+    std::size_t bucketCount_ = 64;
 
     std::vector<std::uint16_t> nicLid_, switchLid_;
     std::vector<std::int32_t> lidNode_;
     std::vector<std::int32_t> targetNicBegin_, targetNics_;  // HCAs per leaf target (CSR)
     std::int32_t maxLid_ = 0;
-    std::size_t lidStride_ = 0;
-    std::vector<std::uint8_t> lft_;
+    std::vector<std::int32_t> lidTarget_;   // LID -> target whose block holds it
+    std::vector<std::uint16_t> lidCol_;     // LID -> column within that block
+    std::vector<std::size_t> lftBlock_;     // target -> offset of its block in lft_
+    std::vector<std::int32_t> lftWidth_;    // target -> LIDs per switch in its block
+    std::vector<std::uint8_t> lft_;         // blocks of [switch][column]
     std::int32_t tier1Up_ = 1;  // nominal up-degree of a leaf: the d-mod-k divisor
 
-    // Scratch (per router: a Router is not safe for concurrent use, even const).
-    std::vector<NextHop> scratch_;
-    std::vector<std::uint8_t> scratchPorts_;
-    std::vector<std::int32_t> frontier_, next_;
-    mutable std::vector<float> capAcc_;     // per switch, zero between calls
-    mutable std::vector<float> weightAcc_;
+    // Scratch of the calling thread (a Router is not safe for concurrent use, even const).
+    mutable Work main_;
     std::vector<std::uint8_t> up_;  // per link: usable (state up and both ends up)
-    mutable std::vector<std::uint32_t> seen_;
-    mutable std::uint32_t seenEpoch_ = 0;
     std::vector<float> maxNeighbourCap_;
     std::vector<std::uint32_t> mark1_, mark2_, forced_;
     std::uint32_t epoch_ = 0;
