@@ -21,6 +21,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <string>
 
@@ -47,8 +49,22 @@ long peakRssMb() {
     std::exit(1);
 }
 
+// CPU time (user + system) of a PostgreSQL backend process, from /proc.
+double backendCpuMs(int pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) return 0;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string f;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && fields >> f; ++i)
+        if (i == 14 || i == 15) ticks += std::stod(f);
+    return ticks * 1000.0 / sysconf(_SC_CLK_TCK);
+}
+
 struct Step {
-    double planMs = 0, applyMs = 0;
+    double planMs = 0, applyMs = 0, serverCpuMs = 0;
     loom::db::ApplyResult result;
 };
 
@@ -56,6 +72,7 @@ struct Step {
 Step applyOnce(loom::db::Connection& conn, const loom::inventory::Inventory& desired,
                std::size_t maxCreateLogRows = 10'000) {
     Step s;
+    const double serverCpu0 = backendCpuMs(conn.backendPid());
     auto t0 = Clock::now();
     auto snap = loom::db::loadSnapshot(conn);
     if (!snap) die("load", snap.error());
@@ -84,15 +101,16 @@ Step applyOnce(loom::db::Connection& conn, const loom::inventory::Inventory& des
     if (!r) die("apply", r.error());
     s.result = *r;
     s.applyMs = msSince(t1);
+    s.serverCpuMs = backendCpuMs(conn.backendPid()) - serverCpu0;
     return s;
 }
 
 void print(const char* step, double wallMs, double cpu, const Step* s, std::size_t entities) {
     std::printf("{\"step\":\"%s\",\"wall_ms\":%.1f,\"cpu_ms\":%.1f", step, wallMs, cpu);
     if (s)
-        std::printf(",\"load_plan_ms\":%.1f,\"apply_ms\":%.1f,\"created\":%zu,\"updated\":%zu,"
-                    "\"deleted\":%zu",
-                    s->planMs, s->applyMs, s->result.created, s->result.updated,
+        std::printf(",\"server_cpu_ms\":%.1f,\"load_plan_ms\":%.1f,\"apply_ms\":%.1f,"
+                    "\"created\":%zu,\"updated\":%zu,\"deleted\":%zu",
+                    s->serverCpuMs, s->planMs, s->applyMs, s->result.created, s->result.updated,
                     s->result.deleted);
     std::printf(",\"entities\":%zu,\"peak_rss_mb\":%ld}\n", entities, peakRssMb());
     std::fflush(stdout);
