@@ -125,9 +125,13 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
         return {};
     }
     if (type == u"error") {
+        // loomd writes {"type":"error","message":...}; an {"error":{code,message}} body is
+        // accepted too.
         const auto err = msg.value(u"error").toObject();
-        return fail(QStringLiteral("server: %1: %2")
-                        .arg(err.value(u"code").toString(), err.value(u"message").toString()));
+        const QString text = msg.contains(u"message") ? msg.value(u"message").toString()
+                                                       : QStringLiteral("%1: %2").arg(err.value(u"code").toString(),
+                                                                                      err.value(u"message").toString());
+        return fail(QStringLiteral("server: %1").arg(text));
     }
     return {};  // unknown message types are forward compatible
 }

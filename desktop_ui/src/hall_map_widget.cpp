@@ -115,9 +115,10 @@ void HallMapWidget::rebuildGeometry()
         zb.w = (zb.maxPos + 1) * rackPitch - kRackGap;
         zb.h = std::max<int>(1, static_cast<int>(zb.rowOrder.size())) * rowPitch - kAisle;
     }
-    // Zones flow left to right in lines; pick the count per line that gives the floor an
-    // aspect near a 16:10 window.
+    // Zones flow left to right in lines; pick the count per line that gives the floor the
+    // aspect of the widget, so the whole hall fills the window at the largest cell size.
     const int n = static_cast<int>(zones.size());
+    layoutAspect_ = width() > 50 && height() > 50 ? static_cast<double>(width()) / height() : 1.6;
     int bestPerLine = 1;
     double bestErr = 1e18;
     for (int per = 1; per <= n; ++per) {
@@ -133,7 +134,7 @@ void HallMapWidget::rebuildGeometry()
             w = std::max(w, lineW);
         }
         totalH += lineH;
-        const double err = std::abs(std::log((static_cast<double>(w) / totalH) / 1.6));
+        const double err = std::abs(std::log((static_cast<double>(w) / totalH) / layoutAspect_));
         if (err < bestErr) {
             bestErr = err;
             bestPerLine = per;
@@ -396,8 +397,13 @@ void HallMapWidget::paintEvent(QPaintEvent*)
 
 void HallMapWidget::resizeEvent(QResizeEvent*)
 {
-    if (fitted_)  // keep the whole floor in view until the user zooms or pans
-        fitAll();
+    if (!fitted_)  // the user zoomed or panned: leave the view alone
+        return;
+    // Keep the whole floor in view, re-flowing the zones when the window's shape changed a lot.
+    const double aspect = height() > 0 ? static_cast<double>(width()) / height() : layoutAspect_;
+    if (std::abs(std::log(aspect / layoutAspect_)) > 0.25 && !cells_.isNull())
+        rebuildGeometry();
+    fitAll();
 }
 
 void HallMapWidget::wheelEvent(QWheelEvent* e)

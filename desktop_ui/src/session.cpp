@@ -50,18 +50,9 @@ Session::Session(QObject* parent) : QObject(parent)
         else
             fetchHall();
     });
-    connect(&ws_, &QWebSocket::connected, this, [this] {
-        QJsonObject sub{{u"op"_qs, u"subscribe"_qs},
-                        {u"topics"_qs, QJsonArray{u"gpu.util"_qs, u"gpu.health"_qs,
-                                                  u"link.util"_qs, u"link.health"_qs,
-                                                  u"events"_qs, u"provisioning"_qs,
-                                                  u"inventory"_qs}}};
-        // Resuming lets the server replay the events we missed instead of a full snapshot.
-        if (cluster_.lastSeq() > 0)
-            sub.insert(u"resumeFrom"_qs, cluster_.lastSeq());
-        ws_.sendTextMessage(QString::fromUtf8(QJsonDocument(sub).toJson(QJsonDocument::Compact)));
-        setState(State::Live);
-    });
+    // Subscribing waits for hello: it lists the data topics this server streams, and loomd
+    // refuses a subscription that names a topic it does not know.
+    connect(&ws_, &QWebSocket::connected, this, [this] { setState(State::Live); });
     connect(&ws_, &QWebSocket::textMessageReceived, this, &Session::onText);
     connect(&ws_, &QWebSocket::disconnected, this, [this] {
         if (!wanted_)
@@ -191,6 +182,26 @@ void Session::scheduleReconnect(const QString& why)
     setState(State::Backoff);
 }
 
+void Session::subscribe(const QJsonObject& hello)
+{
+    static const QStringList kData = {QStringLiteral("gpu.util"), QStringLiteral("gpu.temp"),
+                                      QStringLiteral("gpu.health"), QStringLiteral("link.util"),
+                                      QStringLiteral("link.health")};
+    QJsonArray topics;
+    const QJsonArray offered = hello.value(u"topics").toArray();
+    for (const auto& t : kData)
+        // gpu.temp is optional in docs/api.md (it may ride along with gpu.util).
+        if (offered.isEmpty() ? t != u"gpu.temp" : offered.contains(t))
+            topics.append(t);
+    for (const char* t : {"events", "provisioning", "inventory"})
+        topics.append(QLatin1String(t));
+    QJsonObject sub{{u"op"_qs, u"subscribe"_qs}, {u"topics"_qs, topics}};
+    // Resuming lets the server replay the events we missed instead of losing them.
+    if (resumeFrom_ > 0)
+        sub.insert(u"resumeFrom"_qs, resumeFrom_);
+    ws_.sendTextMessage(QString::fromUtf8(QJsonDocument(sub).toJson(QJsonDocument::Compact)));
+}
+
 void Session::onText(const QString& text)
 {
     QJsonParseError perr;
@@ -199,7 +210,16 @@ void Session::onText(const QString& text)
         report(QStringLiteral("stream: a frame that is not a JSON object (%1)").arg(perr.errorString()));
         return;
     }
-    if (auto r = cluster_.handleMessage(doc.object()); !r)
+    const QJsonObject msg = doc.object();
+    if (msg.value(u"type").toString() == u"hello") {
+        // The last seq seen before this connection, taken before hello moves it on.
+        resumeFrom_ = cluster_.lastSeq();
+        if (auto r = cluster_.handleMessage(msg); !r)
+            report(QStringLiteral("stream: %1").arg(r.error()));
+        subscribe(msg);
+        return;
+    }
+    if (auto r = cluster_.handleMessage(msg); !r)
         report(QStringLiteral("stream: %1").arg(r.error()));
 }
 

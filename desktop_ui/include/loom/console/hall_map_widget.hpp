@@ -87,6 +87,7 @@ private:
     std::vector<Label> zoneLabels_;
     std::vector<Label> rowLabels_;
 
+    double layoutAspect_ = 1.6;  // width/height the zone blocks were flowed for
     double scale_ = 4.0;
     QPointF offset_{10, 24};
     bool fitted_ = false;

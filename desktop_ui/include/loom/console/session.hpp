@@ -57,6 +57,7 @@ private:
     void openStream();
     void scheduleReconnect(const QString& why);
     void onText(const QString& text);
+    void subscribe(const QJsonObject& hello);
     void report(const QString& message);
 
     ApiClient api_;
@@ -69,6 +70,7 @@ private:
     bool wanted_ = false;
     bool firstSnapshotSent_ = false;
     bool hallInFlight_ = false;
+    qint64 resumeFrom_ = 0;
     QString lastError_;
 };
 
