@@ -7,7 +7,9 @@
 // Live: --server URL --token T connects a Session to a real loomd.
 // Prints one JSON object per line; QT_QPA_PLATFORM=offscreen is set if unset.
 #include "loom/console/fabric_map_widget.hpp"
+#include "loom/console/fabric_view.hpp"
 #include "loom/console/hall_map_widget.hpp"
+#include "loom/console/hall_view.hpp"
 #include "loom/console/main_window.hpp"
 #include "loom/console/session.hpp"
 #include "loom/console/synthetic.hpp"
@@ -267,6 +269,18 @@ int main(int argc, char** argv)
         fabric->setZone(-1);
         fabric->render(&fimg);
         fimg.save(qEnvironmentVariable("LOOM_BENCH_SHOT") + QStringLiteral("/bench-fabric.png"));
+        w.hallView()->focusLocation(state->layout().gpus.value(5000), {});
+        w.tabs()->setCurrentIndex(0);
+        QCoreApplication::processEvents();
+        w.grab().save(qEnvironmentVariable("LOOM_BENCH_SHOT") + QStringLiteral("/bench-hall-detail.png"));
+        w.hallView()->map()->fitAll();
+        w.fabricView()->map()->setZone(0);
+        w.fabricView()->showSwitch(state->layout().switchIndex(QStringLiteral("z1-ctsw03")));
+        w.fabricView()->map()->selectSwitch(state->layout().switchIndex(QStringLiteral("z1-ctsw03")));
+        w.tabs()->setCurrentIndex(1);
+        QCoreApplication::processEvents();
+        w.grab().save(qEnvironmentVariable("LOOM_BENCH_SHOT") + QStringLiteral("/bench-fabric-zone-window.png"));
+        w.fabricView()->map()->setZone(-1);
         for (int i = 0; i < w.tabs()->count(); ++i) {
             w.tabs()->setCurrentIndex(i);
             QCoreApplication::processEvents();

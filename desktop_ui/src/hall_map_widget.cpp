@@ -401,7 +401,7 @@ void HallMapWidget::resizeEvent(QResizeEvent*)
         return;
     // Keep the whole floor in view, re-flowing the zones when the window's shape changed a lot.
     const double aspect = height() > 0 ? static_cast<double>(width()) / height() : layoutAspect_;
-    if (std::abs(std::log(aspect / layoutAspect_)) > 0.25 && !cells_.isNull())
+    if (std::abs(std::log(aspect / layoutAspect_)) > 0.05 && !cells_.isNull())
         rebuildGeometry();
     fitAll();
 }

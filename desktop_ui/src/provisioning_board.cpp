@@ -259,6 +259,7 @@ ProvisioningBoard::ProvisioningBoard(ClusterState* state, ApiClient* api, QWidge
     rackView_ = new QTableView(this);
     rackView_->setModel(proxy_);
     rackView_->setSortingEnabled(true);
+    rackView_->sortByColumn(RackTableModel::Name, Qt::AscendingOrder);
     rackView_->setSelectionBehavior(QAbstractItemView::SelectRows);
     rackView_->setSelectionMode(QAbstractItemView::ExtendedSelection);
     rackView_->verticalHeader()->hide();
