@@ -72,6 +72,13 @@ void ApiClient::finish(QNetworkReply* reply, std::function<void(Result<QByteArra
 
 void ApiClient::getRaw(const QString& path, std::function<void(Result<QByteArray>)> cb)
 {
+    if (!base_.isValid() || base_.host().isEmpty()) {
+        // Still asynchronous, like a real reply, so callers see one behaviour.
+        QMetaObject::invokeMethod(this, [cb = std::move(cb), path] {
+            cb(fail(QStringLiteral("%1: not connected to a server (Connection > Connect…)").arg(path)));
+        }, Qt::QueuedConnection);
+        return;
+    }
     finish(nam_.get(request(path)), std::move(cb));
 }
 
@@ -99,6 +106,12 @@ void ApiClient::get(const QString& path, Callback cb)
 
 void ApiClient::post(const QString& path, const QJsonObject& body, Callback cb)
 {
+    if (!base_.isValid() || base_.host().isEmpty()) {
+        QMetaObject::invokeMethod(this, [cb = std::move(cb), path] {
+            cb(fail(QStringLiteral("%1: not connected to a server (Connection > Connect…)").arg(path)));
+        }, Qt::QueuedConnection);
+        return;
+    }
     auto req = request(path);
     req.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
     finish(nam_.post(req, QJsonDocument(body).toJson(QJsonDocument::Compact)),
