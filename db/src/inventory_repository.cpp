@@ -705,10 +705,14 @@ Result<Snapshot> loadSnapshot(Connection& c) {
         inv.fabric = parseFabricType(st[1].c_str()).value_or(FabricType::Roce);
         snap.generation = st[2].as<std::int64_t>();
 
-        auto count = [&](const char* table) {
-            // Exact counts are cheap next to the load and let every vector be sized once.
-            return tx.exec(std::string("SELECT count(*) FROM ") + table)[0][0].as<std::size_t>();
-        };
+        // Planner row estimates size every vector once without a count(*) scan per table
+        // (-1 = never analysed: no hint).
+        std::unordered_map<std::string, std::size_t> estimates;
+        for (const auto& row : tx.exec(
+                 "SELECT c.relname, c.reltuples FROM pg_class c JOIN pg_namespace n "
+                 "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'"))
+            estimates[row[0].c_str()] = row[1].as<double>() > 0 ? static_cast<std::size_t>(row[1].as<double>()) : 0;
+        auto count = [&](const char* table) { return estimates[table]; };
         using F = std::vector<detail::CopyField>;
         std::vector<std::int64_t> ids;
 

@@ -1,5 +1,6 @@
-// `loomd apply` end to end, as a process: exit codes and output. Skipped when build/bin/loomd
-// has not been built (it needs the whole server; build it with --target loomd).
+// `loomd apply` end to end, as a process: exit codes and output. Runs <build>/bin/loomd, or
+// the binary named by $LOOM_LOOMD; skipped when neither exists (loomd needs the whole server:
+// build it with --target loomd).
 #include "loom/testing/postgres.hpp"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,11 @@
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string loomdPath() {
+    const char* env = std::getenv("LOOM_LOOMD");
+    return env && *env ? env : LOOMD_PATH;
+}
 
 struct ProcessRun {
     int exitCode = -1;
@@ -40,7 +46,7 @@ std::string shellQuote(const std::string& s) {
 class LoomdApply : public loom::testing::PostgresTest {
 protected:
     void SetUp() override {
-        if (!fs::exists(LOOMD_PATH)) GTEST_SKIP() << LOOMD_PATH << " not built";
+        if (!fs::exists(loomdPath())) GTEST_SKIP() << loomdPath() << " not built";
         PostgresTest::SetUp();
         char tmpl[] = "/tmp/loom-e2e-XXXXXX";
         ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -54,7 +60,7 @@ protected:
     ProcessRun loomd(const std::string& args) {
         ProcessRun r;
         fs::path out = tmp_ / "out", err = tmp_ / "err";
-        std::string cmd = std::string(LOOMD_PATH) + " " + args + " >" + out.string() + " 2>" +
+        std::string cmd = loomdPath() + " " + args + " >" + out.string() + " 2>" +
                           err.string() + " </dev/null";
         int status = std::system(cmd.c_str());
         r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -72,7 +78,7 @@ TEST_F(LoomdApply, AppliesThenReportsNoChanges) {
     ASSERT_EQ(first.exitCode, 0) << first.out << first.err;
     EXPECT_TRUE(std::regex_search(first.out, std::regex(R"(applied: \d+ created, 0 updated, 0 deleted in \d+ ms)")))
         << first.out;
-    EXPECT_NE(first.out.find("rack: 4 to create"), std::string::npos) << first.out;
+    EXPECT_NE(first.out.find("rack: 5 to create"), std::string::npos) << first.out;
     EXPECT_EQ(first.err, "");  // no progress bar: stderr is not a terminal
 
     ProcessRun second = loomd("apply -f " + devSmall() + " " + dbArg());
