@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
             return 1;
         }
         auto applied = db::applyPlan(*conn, inventory::plan(*inv, inventory::Inventory{}), *inv,
-                                     {.actor = "bench", .logCreates = false});
+                                     {.actor = "bench"});
         if (!applied) {
             std::cerr << applied.error().toString() << "\n";
             return 1;

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <random>
 #include <thread>
 
@@ -45,7 +46,7 @@ spec:
       racks: {pattern: "*-r*"}
 )";
 
-class Provisioning : public testing::PostgresTest {
+class Provisioning : public loom::testing::PostgresTest {
 protected:
     void SetUp() override {
         PostgresTest::SetUp();
@@ -259,8 +260,8 @@ TEST_F(Provisioning, SameSeedSameRollout) {
     runToIdle(svc);
     const auto first = value("SELECT string_agg(name || '=' || state, ',' ORDER BY name) FROM racks");
     // Replay on a fresh database: identical outcome.
-    auto name2 = testing::createTestDatabase();
-    auto db2 = testing::sharedPostgres()->database().withDatabase(name2);
+    auto name2 = loom::testing::createTestDatabase();
+    auto db2 = loom::testing::sharedPostgres()->database().withDatabase(name2);
     {
         auto c2 = db2.connect();
         ASSERT_TRUE(c2);
@@ -276,7 +277,7 @@ TEST_F(Provisioning, SameSeedSameRollout) {
         ASSERT_TRUE(v && *v);
         EXPECT_EQ(**v, first);
     }
-    testing::dropTestDatabase(name2);
+    loom::testing::dropTestDatabase(name2);
 }
 
 TEST_F(Provisioning, CablingGateUsesLldpReportsWhenTheExecutorCannotObserve) {
@@ -291,12 +292,18 @@ TEST_F(Provisioning, CablingGateUsesLldpReportsWhenTheExecutorCannotObserve) {
     // A report with one crossed pair: the gate fails and lists both ports.
     auto inv = db::loadInventory(*conn_);
     ASSERT_TRUE(inv);
+    // What LLDP would report with every cable right: each end of a cable that sits in the rack.
     std::vector<ObservedNeighbour> seen;
-    std::map<std::string, std::string> rackOfDevice;
-    for (const auto& s : inv->switches) if (s.rack == "z1-r001") rackOfDevice[s.name] = s.rack;
+    std::set<std::string> devices;
+    std::set<std::string> hosts;
+    for (const auto& s : inv->switches) if (s.rack == "z1-r001") devices.insert(s.name);
+    for (const auto& h : inv->hosts) if (h.rack == "z1-r001") hosts.insert(h.name);
+    for (const auto& n : inv->nics) if (hosts.count(n.host)) devices.insert(n.name);
+    std::map<std::string, std::string> portDevice;
+    for (const auto& p : inv->ports) portDevice[p.name] = p.device;
     for (const auto& l : inv->links) {
-        auto dev = l.bPort.substr(0, l.bPort.find('/'));
-        if (rackOfDevice.count(dev)) seen.push_back({l.bPort, l.aPort});
+        if (devices.count(portDevice[l.aPort])) seen.push_back({l.aPort, l.bPort});
+        if (devices.count(portDevice[l.bPort])) seen.push_back({l.bPort, l.aPort});
     }
     ASSERT_GE(seen.size(), 2u);
     std::swap(seen[0].peer, seen[1].peer);
@@ -335,7 +342,7 @@ TEST_F(Provisioning, SurvivesRepeatedSigkill) {
             }
             ::_exit(0);
         }
-        std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(200, 25'000)(rng)));
+        std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(20'000, 400'000)(rng)));
         if (::kill(pid, SIGKILL) == 0) ++kills;
         int status = 0;
         ::waitpid(pid, &status, 0);
