@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <algorithm>
 #include <map>
 
 namespace loom::fabric {
@@ -132,30 +133,71 @@ std::string frrConfig(const Router& r, std::int32_t sw) {
     return o;
 }
 
-std::string opensmLftDump(const Router& r) {
+std::string opensmLftDump(const Router& r) { return opensmLftDump(r, nullptr); }
+
+std::string opensmLftDump(const Router& r, const std::function<std::uint64_t(std::int32_t)>& guidOf) {
     const Topology& t = r.topology();
+    auto guid = [&](std::int32_t node) {
+        std::uint64_t g = guidOf ? guidOf(node) : 0;
+        if (g) return g;
+        return t.isSwitch(node) ? switchGuid(node) : hcaPortGuid(node - t.switchCount());
+    };
     std::string o;
     char buf[256];
     for (std::int32_t s = 0; s < t.switchCount(); ++s) {
         std::snprintf(buf, sizeof buf,
                       "Unicast lids [0x0-0x%x] of switch Lid %u guid 0x%016" PRIx64 " ('%s'):\n",
-                      r.maxLid(), r.switchLid(s), switchGuid(s), t.switchNames[s].c_str());
+                      r.maxLid(), r.switchLid(s), guid(s), t.switchNames[s].c_str());
         o += buf;
         int dumped = 0;
         for (std::int32_t lid = 1; lid <= r.maxLid(); ++lid) {
             auto port = r.lftPort(s, static_cast<std::uint16_t>(lid));
             if (port == kNoPort) continue;
             auto node = r.lidNode(static_cast<std::uint16_t>(lid));
-            bool isSw = t.isSwitch(node);
             std::snprintf(buf, sizeof buf, "0x%04x %03u # %s portguid 0x%016" PRIx64 ": '%s'\n",
-                          lid, port, isSw ? "Switch" : "Channel Adapter",
-                          isSw ? switchGuid(node) : hcaPortGuid(node - t.switchCount()),
+                          lid, port, t.isSwitch(node) ? "Switch" : "Channel Adapter", guid(node),
                           nodeName(t, node).c_str());
             o += buf;
             ++dumped;
         }
         o += std::to_string(dumped) + " lids dumped\n";
     }
+    return o;
+}
+
+std::string opensmCompareJson(const Topology& t) {
+    std::string o = "{\"nodes\": [";
+    bool first = true;
+    // The first HCA goes first: topo2ibsim attaches the subnet manager to the first HCA.
+    for (std::int32_t n = 0; n < t.nicCount(); ++n) {
+        o += first ? "\n" : ",\n";
+        first = false;
+        o += "{\"name\": ";
+        jsonString(o, t.nicNames[n]);
+        o += ", \"kind\": \"hca\", \"ports\": 1}";
+    }
+    std::vector<int> maxPort(t.switchCount(), 1);
+    for (std::int32_t l = 0; l < t.linkCount(); ++l) {
+        maxPort[t.linkB[l]] = std::max<int>(maxPort[t.linkB[l]], t.linkBPort[l]);
+        if (t.isSwitch(t.linkA[l]))
+            maxPort[t.linkA[l]] = std::max<int>(maxPort[t.linkA[l]], t.linkAPort[l]);
+    }
+    for (std::int32_t s = 0; s < t.switchCount(); ++s) {
+        o += first ? "\n" : ",\n";
+        first = false;
+        o += "{\"name\": ";
+        jsonString(o, t.switchNames[s]);
+        o += ", \"kind\": \"switch\", \"ports\": " + std::to_string(maxPort[s]) + "}";
+    }
+    o += "],\n\"links\": [";
+    for (std::int32_t l = 0; l < t.linkCount(); ++l) {
+        o += l ? ",\n{\"a\": " : "\n{\"a\": ";
+        jsonString(o, nodeName(t, t.linkA[l]));
+        o += ", \"aPort\": " + std::to_string(t.linkAPort[l]) + ", \"b\": ";
+        jsonString(o, t.switchNames[t.linkB[l]]);
+        o += ", \"bPort\": " + std::to_string(t.linkBPort[l]) + "}";
+    }
+    o += "]}\n";
     return o;
 }
 

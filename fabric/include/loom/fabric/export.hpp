@@ -15,6 +15,7 @@
 //           InfiniBand {switch, lid, guid, lft: [port per LID]} (255 = drop).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,13 @@ Result<std::vector<ExportFile>> exportFabric(const Router& router, ExportFormat 
 
 std::string frrConfig(const Router& router, std::int32_t sw);
 std::string opensmLftDump(const Router& router);
+// The same with the GUIDs a subnet manager discovered (node id -> node GUID for switches,
+// port GUID for HCAs); 0 from guidOf keeps Loom's deterministic GUID.
+std::string opensmLftDump(const Router& router,
+                          const std::function<std::uint64_t(std::int32_t node)>& guidOf);
+// The topology in the JSON of ../shared/tools/opensm-compare (nodes: hca/switch with port
+// counts; links with 1-based ports), so the real OpenSM can route the identical fabric.
+std::string opensmCompareJson(const Topology& topo);
 std::string slurmTopology(const Router& router);
 std::string routesJson(const Router& router, std::int32_t sw);
 
