@@ -2,12 +2,16 @@
 // WebSocket stream on one port): subscribe after hello with the offered topics, snapshot,
 // reconnect with backoff after the server drops the stream, resumeFrom = last seq.
 // The real-server version of this is live_test.cpp.
+#include "loom/console/main_window.hpp"
 #include "loom/console/session.hpp"
 #include "loom/console/synthetic.hpp"
 
 #include "qt_app.hpp"
 
+#include <QDir>
 #include <QElapsedTimer>
+#include <QImage>
+#include <QTemporaryDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTcpServer>
@@ -114,4 +118,21 @@ TEST(ConsoleSession, SubscribesAfterHelloAndResumesAfterADrop)
     EXPECT_EQ(server.subscribes[1].value("resumeFrom").toInteger(), seen);
     EXPECT_TRUE(s.lastError().contains("restarting")) << s.lastError().toStdString();
     EXPECT_TRUE(waitUntil([&] { return s.state() == Session::State::Live; }, 5000));
+}
+
+TEST(ConsoleScreenshots, EveryViewIsWrittenAsPng)
+{
+    test::qtApp();
+    StandIn server;
+    QTemporaryDir dir;
+    ASSERT_TRUE(dir.isValid());
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    ASSERT_TRUE(w.runScreenshots({server.url(), QStringLiteral("token")}, dir.path(), 0.2));
+    for (const char* view : {"hall", "hall-detail", "fabric", "fabric-zone", "provisioning", "events"}) {
+        const QImage img(QDir(dir.path()).filePath(QLatin1String(view) + QStringLiteral(".png")));
+        EXPECT_FALSE(img.isNull()) << view;
+        EXPECT_GE(img.width(), 800) << view;
+    }
 }
