@@ -292,6 +292,10 @@ Result<void> EmbeddedPostgres::stop() {
                      logFile());
     std::error_code ec;
     fs::remove(options_.stateDir / "loom-owner.pid", ec);
+    // Already down (stopped by a process that adopted it, or by hand) is not a failure.
+    if (rc != 0 &&
+        runTool(*as, {options_.binDir + "/pg_ctl", "status", "-D", pgdata.string()}, "/dev/null") == 3)
+        rc = 0;
     if (rc != 0)
         return fail(Error::unavailable("pg_ctl stop failed (exit " + std::to_string(rc) +
                                        "); see " + logFile().string()));
