@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "loom/fabric/export.hpp"
 #include "loom/fabric/impact.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/testbed.hpp"
@@ -137,7 +138,6 @@ void BM_DegradationMap(benchmark::State& st, bool roce) {
 int writeIbJson(const std::string& path, int pods) {
     auto shape = testbed::meta24kIb();
     shape.pods = pods;
-    if (pods != 24) shape.cores = shape.cores;  // same radix: cores keep one port per pod
     auto built = buildTopology(pods == 24 ? load(false) : testbed::makeIb(shape));
     if (!built) {
         std::cerr << built.error().toString() << '\n';
@@ -145,28 +145,7 @@ int writeIbJson(const std::string& path, int pods) {
     }
     const auto& t = *built;
     std::ofstream out(path);
-    out << "{\"nodes\": [";
-    bool first = true;
-    // The first HCA goes first: topo2ibsim attaches the SM to the first HCA it writes.
-    for (std::int32_t n = 0; n < t.nicCount(); ++n) {
-        out << (first ? "" : ",\n") << "{\"name\": \"" << t.nicNames[n] << "\", \"kind\": \"hca\", \"ports\": 1}";
-        first = false;
-    }
-    std::vector<int> maxPort(t.switchCount(), 1);
-    for (std::int32_t l = 0; l < t.linkCount(); ++l) {
-        maxPort[t.linkB[l]] = std::max<int>(maxPort[t.linkB[l]], t.linkBPort[l]);
-        if (t.isSwitch(t.linkA[l])) maxPort[t.linkA[l]] = std::max<int>(maxPort[t.linkA[l]], t.linkAPort[l]);
-    }
-    for (std::int32_t s = 0; s < t.switchCount(); ++s)
-        out << ",\n{\"name\": \"" << t.switchNames[s] << "\", \"kind\": \"switch\", \"ports\": " << std::max(36, maxPort[s]) << "}";
-    out << "],\n\"links\": [";
-    for (std::int32_t l = 0; l < t.linkCount(); ++l) {
-        auto a = t.linkA[l];
-        std::string an = t.isSwitch(a) ? t.switchNames[a] : t.nicNames[a - t.switchCount()];
-        out << (l ? ",\n" : "") << "{\"a\": \"" << an << "\", \"aPort\": " << t.linkAPort[l] << ", \"b\": \""
-            << t.switchNames[t.linkB[l]] << "\", \"bPort\": " << t.linkBPort[l] << "}";
-    }
-    out << "]}\n";
+    out << opensmCompareJson(t);
     std::cerr << "wrote " << path << ": " << t.switchCount() << " switches, " << t.nicCount()
               << " HCA ports, " << t.linkCount() << " links\n";
     return out ? 0 : 1;
@@ -177,6 +156,7 @@ int writeIbJson(const std::string& path, int pods) {
 BENCHMARK_CAPTURE(BM_FullRouting, roce24k, true)->Unit(benchmark::kMillisecond)->MinTime(2.0)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK_CAPTURE(BM_FullRouting, ib24k, false)->Unit(benchmark::kMillisecond)->MinTime(2.0)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK_CAPTURE(BM_FullRoutingIbPods, ib_pods4_4096hca, 4)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
+BENCHMARK_CAPTURE(BM_FullRoutingIbPods, ib_pods8_8192hca, 8)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime();
 BENCHMARK_CAPTURE(BM_Verify, roce24k, true)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Verify, ib24k, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_RerouteOneLink, roce24k_rtsw_uplink, true, 1)->Unit(benchmark::kMillisecond);
