@@ -68,6 +68,18 @@ TEST(FabricSpec, Meta24kRoceExactSizesAndZeroViolations) {
     auto frr = exportFabric(r, ExportFormat::Frr);
     ASSERT_TRUE(frr.has_value());
     EXPECT_EQ(frr->size(), 1716u);
+    // FRR's parser on one switch of each tier (all dev-small configs are checked below).
+    if (::access("/usr/bin/vtysh", X_OK) == 0) {
+        auto dir = fs::temp_directory_path() / ("loom-frr24k-" + std::to_string(::getpid()));
+        fs::create_directories(dir);
+        for (auto sw : {t.tierSwitches[1][0], t.tierSwitches[2][0], t.tierSwitches[3][0]}) {
+            auto path = dir / (*frr)[sw].name;
+            std::ofstream(path) << (*frr)[sw].content;
+            auto cmd = "/usr/bin/vtysh -C -f " + path.string() + " > /dev/null 2>&1";
+            EXPECT_EQ(std::system(cmd.c_str()), 0) << (*frr)[sw].name << " rejected by FRR";
+        }
+        fs::remove_all(dir);
+    }
     // At scale (the full recompute runs on several threads here): one RTSW uplink and one
     // CTSW uplink fail; incremental equals full, and the failed rack's weights shift.
     r.setLinkState(t.upLinks(rtsw)[3], LinkState::Down);
