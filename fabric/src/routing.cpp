@@ -399,6 +399,32 @@ UpdateStats Router::setLinkState(std::int32_t l, LinkState st) {
     return propagate(seeds);
 }
 
+UpdateStats Router::setLinkStates(std::span<const std::pair<std::int32_t, LinkState>> changes) {
+    UpdateStats st;
+    std::vector<std::int32_t> seeds;
+    for (auto [l, state] : changes) {
+        bool before = up_[l] != 0;
+        topo_.linkState[l] = state;
+        up_[l] = topo_.usable(l) ? 1 : 0;
+        if (before == (up_[l] != 0)) continue;
+        auto x = topo_.linkA[l];
+        if (topo_.isSwitch(x)) {
+            seeds.push_back(x);
+            seeds.push_back(topo_.linkB[l]);
+        } else if (!roce_ && targetOf_[topo_.linkB[l]] != kNone) {
+            seeds.push_back(topo_.linkB[l]);  // its leaf: recomputing it rewrites the HCA port
+        }
+    }
+    std::sort(seeds.begin(), seeds.end());
+    seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
+    if (seeds.empty()) return st;
+    if (seeds.size() * 4 > static_cast<std::size_t>(topo_.switchCount())) {
+        recomputeAll();
+        return {targetCount(), static_cast<std::int64_t>(targetCount()) * topo_.switchCount()};
+    }
+    return propagate(seeds);
+}
+
 UpdateStats Router::setSwitchUp(std::int32_t sw, bool up) {
     if ((topo_.switchUp[sw] != 0) == up) return {};
     topo_.switchUp[sw] = up ? 1 : 0;

@@ -59,5 +59,35 @@ TEST(FabricIncremental, InfinibandEqualsFullRecompute) {
     for (unsigned seed = 200; seed < 260; ++seed) randomFailures(inv, seed, 6, 3);
 }
 
+// A batch of link changes (as when a rack goes into service) equals a full recompute too.
+TEST(FabricIncremental, BatchedLinkChangesEqualFullRecompute) {
+    for (bool roce : {true, false}) {
+        auto inv = roce ? testbed::makeRoce({.zones = 3, .racksPerZone = 4, .hostsPerRack = 2,
+                                             .nicsPerHost = 2, .ctswPerZone = 3, .linksPerCtsw = 1,
+                                             .atsws = 4, .ctswUplinks = 3})
+                        : testbed::makeIb({.pods = 2, .susPerPod = 2, .hostsPerSu = 4,
+                                           .leavesPerSu = 2, .spinesPerPod = 4, .cores = 4,
+                                           .ports = 16});
+        for (unsigned seed = 300; seed < 340; ++seed) {
+            auto topo = buildTopology(inv);
+            ASSERT_TRUE(topo.has_value());
+            Router r(std::move(*topo));
+            const auto& t = r.topology();
+            std::mt19937 rng(seed);
+            for (int round = 0; round < 4; ++round) {
+                std::vector<std::pair<std::int32_t, LinkState>> batch;
+                auto n = 1 + rng() % (round == 3 ? t.linkCount() : 8);
+                for (std::uint32_t i = 0; i < n; ++i)
+                    batch.emplace_back(static_cast<std::int32_t>(rng() % t.linkCount()),
+                                       rng() % 3 ? LinkState::Down : LinkState::Up);
+                r.setLinkStates(batch);
+                Router full = r;
+                full.recomputeAll();
+                ASSERT_EQ(r.firstDifference(full), "") << (roce ? "roce" : "ib") << " seed " << seed;
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace loom::fabric

@@ -28,6 +28,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/fabric/topology.hpp"
@@ -99,6 +100,10 @@ public:
     // usability. Returns what was recomputed.
     UpdateStats setLinkState(std::int32_t link, LinkState state);
     UpdateStats setSwitchUp(std::int32_t sw, bool up);
+    // Many link changes (a rack put into service, a line card lost) in one reroute pass;
+    // equal to applying them one by one, much cheaper. Falls back to a full recompute
+    // when the changes touch more than a quarter of the switches.
+    UpdateStats setLinkStates(std::span<const std::pair<std::int32_t, LinkState>> changes);
     void recomputeAll();
 
     // Same routes (modes, distances, bandwidths, next-hop groups by content, LFTs).
