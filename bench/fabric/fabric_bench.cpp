@@ -115,6 +115,26 @@ void BM_RerouteOneLink(benchmark::State& st, bool roce, int tier) {
     counters(st, r);
 }
 
+// A rack goes out of / into service: all links of one RTSW/leaf in one batch.
+void BM_RackBatch(benchmark::State& st, bool roce) {
+    Router& r = router(roce);
+    const auto& t = r.topology();
+    auto sw = t.tierSwitches[1][t.tierSwitches[1].size() / 3];
+    std::vector<std::pair<std::int32_t, LinkState>> down, up;
+    for (auto i = t.adjOffset[sw]; i < t.adjOffset[sw + 1]; ++i) {
+        down.emplace_back(t.adjLink[i], LinkState::NotInService);
+        up.emplace_back(t.adjLink[i], LinkState::Up);
+    }
+    bool goDown = true;
+    for (auto _ : st) {
+        r.setLinkStates(goDown ? down : up);
+        goDown = !goDown;
+    }
+    if (!goDown) r.setLinkStates(up);
+    st.counters["links"] = static_cast<double>(down.size());
+    counters(st, r);
+}
+
 // 4,096 GPUs = 512 hosts, contiguous (as a scheduler packs a job), ring AllReduce over 8 rails.
 void BM_Impact4096(benchmark::State& st, bool roce) {
     Router& r = router(roce);
@@ -163,6 +183,8 @@ BENCHMARK_CAPTURE(BM_RerouteOneLink, roce24k_rtsw_uplink, true, 1)->Unit(benchma
 BENCHMARK_CAPTURE(BM_RerouteOneLink, roce24k_ctsw_uplink, true, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_RerouteOneLink, ib24k_leaf_uplink, false, 1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_RerouteOneLink, ib24k_spine_uplink, false, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RackBatch, roce24k, true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RackBatch, ib24k, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Impact4096, roce24k, true)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Impact4096, ib24k, false)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_DegradationMap, roce24k, true)->Unit(benchmark::kMillisecond);
