@@ -2,6 +2,8 @@
 
 #include "loom/db/native.hpp"
 
+#include <libpq-fe.h>
+
 #include <regex>
 
 namespace loom::db {
@@ -117,19 +119,31 @@ Result<Connection> Database::connect() const {
     try {
         std::string conninfo = conninfo_;
         if (!dbnameOverride_.empty()) {
-            // libpq: with expand_dbname only the first dbname is expanded, so a later
-            // dbname=... key overrides the one in a URL or key=value string. Build it as
-            // key=value when the base is key=value, else append as a URL parameter.
-            bool isUrl = conninfo.rfind("postgres", 0) == 0 && conninfo.find("://") != std::string::npos;
-            if (isUrl) {
-                auto q = conninfo.find('?');
-                auto slash = conninfo.find('/', conninfo.find("://") + 3);
-                std::string params = q == std::string::npos ? "" : conninfo.substr(q);
-                std::string base = conninfo.substr(0, slash == std::string::npos || (q != std::string::npos && slash > q) ? (q == std::string::npos ? conninfo.size() : q) : slash);
-                conninfo = base + "/" + dbnameOverride_ + params;
-            } else {
-                conninfo += " dbname='" + dbnameOverride_ + "'";
+            // Let libpq parse the URL or key=value string, replace dbname, and rebuild it as
+            // key=value (a second dbname= would drop an expanded URL instead of overriding).
+            char* err = nullptr;
+            PQconninfoOption* opts = PQconninfoParse(conninfo.c_str(), &err);
+            if (!opts) {
+                std::string msg = err ? err : "unparsable connection string";
+                if (err) PQfreemem(err);
+                return fail(Error::invalid("bad database URL " + redacted() + ": " + msg, "--db"));
             }
+            auto quote = [](const std::string& v) {
+                std::string out = "'";
+                for (char c : v) {
+                    if (c == '\'' || c == '\\') out += '\\';
+                    out += c;
+                }
+                return out + "'";
+            };
+            std::string rebuilt;
+            for (PQconninfoOption* o = opts; o->keyword; ++o) {
+                std::string key = o->keyword;
+                if (key == "dbname" || !o->val) continue;
+                rebuilt += key + "=" + quote(o->val) + " ";
+            }
+            PQconninfoFree(opts);
+            conninfo = rebuilt + "dbname=" + quote(dbnameOverride_);
         }
         return Connection(std::make_unique<Connection::Impl>(conninfo));
     } catch (...) {
