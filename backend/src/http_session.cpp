@@ -241,8 +241,10 @@ net::awaitable<void> handleUpgrade(Server::Impl& s, Stream& stream,
     co_await session->run(std::move(req));
 }
 
+// Returns true when the connection was handed to a WebSocket session (the stream is then
+// moved-from and must not be touched).
 template <class Stream>
-net::awaitable<void> runSession(Server::Impl& s, Stream& stream, beast::flat_buffer& buffer) {
+net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buffer& buffer) {
     beast::error_code ec;
     bool first = true;
     for (;;) {
@@ -292,7 +294,7 @@ net::awaitable<void> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
             co_await http::async_read(stream, buffer, parser, net::redirect_error(use_awaitable, ec));
             if (ec) break;
             co_await handleUpgrade(s, stream, parser.release(), std::move(query));
-            co_return;
+            co_return true;
         }
 
         auto match = s.router.match(method, path);
@@ -357,6 +359,7 @@ net::awaitable<void> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
         co_await writeResponse(stream, req, req.version(), std::move(out), !close, ec);
         if (ec || close) break;
     }
+    co_return false;
 }
 
 void finish(beast::tcp_stream& stream) {
@@ -373,8 +376,8 @@ struct ConnectionCount {
 net::awaitable<void> plainSession(Server::Impl& s, beast::tcp_stream stream) {
     ConnectionCount count(s.metrics);
     beast::flat_buffer buffer;
-    co_await runSession(s, stream, buffer);
-    if (stream.socket().is_open()) finish(stream);
+    bool handedOff = co_await runSession(s, stream, buffer);
+    if (!handedOff && stream.socket().is_open()) finish(stream);
 }
 
 net::awaitable<void> tlsSession(Server::Impl& s, beast::ssl_stream<beast::tcp_stream> stream) {
@@ -385,8 +388,8 @@ net::awaitable<void> tlsSession(Server::Impl& s, beast::ssl_stream<beast::tcp_st
     co_await stream.async_handshake(net::ssl::stream_base::server,
                                     net::redirect_error(use_awaitable, ec));
     if (ec) co_return;
-    co_await runSession(s, stream, buffer);
-    if (!beast::get_lowest_layer(stream).socket().is_open()) co_return;
+    bool handedOff = co_await runSession(s, stream, buffer);
+    if (handedOff || !beast::get_lowest_layer(stream).socket().is_open()) co_return;
     beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
     co_await stream.async_shutdown(net::redirect_error(use_awaitable, ec));
 }

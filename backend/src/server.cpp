@@ -87,6 +87,12 @@ net::awaitable<void> acceptLoop(Server::Impl& s) {
 
 }  // namespace
 
+static std::int64_t nowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 std::string base64Encode(const std::uint8_t* data, std::size_t n) {
     static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     std::string out;
@@ -112,7 +118,8 @@ std::string base64Encode(const std::uint8_t* data, std::size_t n) {
 
 std::string packedSnapshot(std::uint64_t seq, const std::string& topic,
                            const std::vector<std::uint8_t>& bytes) {
-    std::string s = R"({"type":"snapshot","seq":)" + std::to_string(seq) + R"(,"topic":")" +
+    std::string s = R"({"type":"snapshot","seq":)" + std::to_string(seq) + R"(,"ts":)" +
+                    std::to_string(nowMs()) + R"(,"topic":")" +
                     topic + R"(","encoding":"u8","count":)" + std::to_string(bytes.size()) +
                     R"(,"data":")";
     s += base64Encode(bytes.data(), bytes.size());
@@ -179,18 +186,22 @@ std::shared_ptr<const std::string> Server::Impl::snapshotNow(const std::string& 
     return std::make_shared<const std::string>(packedSnapshot(nextSeq(), topic, bytes));
 }
 
+namespace {
+// A free function, not a capturing lambda: a coroutine lambda's captures die with the lambda.
+net::awaitable<void> tickLoop(Server::Impl& s) {
+    while (!s.stopping) {
+        s.tickTimer->expires_after(s.config.streamInterval);
+        beast::error_code ec;
+        co_await s.tickTimer->async_wait(net::redirect_error(net::use_awaitable, ec));
+        if (s.stopping) break;
+        s.tick();
+    }
+}
+}  // namespace
+
 void Server::Impl::startTick() {
     tickTimer.emplace(net::make_strand(ioc));
-    auto loop = [this]() -> net::awaitable<void> {
-        while (!stopping) {
-            tickTimer->expires_after(config.streamInterval);
-            beast::error_code ec;
-            co_await tickTimer->async_wait(net::redirect_error(net::use_awaitable, ec));
-            if (stopping) break;
-            tick();
-        }
-    };
-    net::co_spawn(tickTimer->get_executor(), loop(), [](std::exception_ptr e) {
+    net::co_spawn(tickTimer->get_executor(), tickLoop(*this), [](std::exception_ptr e) {
         if (e) try { std::rethrow_exception(e); } catch (const std::exception& x) {
                 spdlog::error("stream tick stopped: {}", x.what());
             }
@@ -239,6 +250,7 @@ void Server::Impl::tick() {
                 text = snapshot;
             } else {
                 auto msg = std::string(R"({"type":"delta","seq":)") + std::to_string(sq) +
+                           R"(,"ts":)" + std::to_string(nowMs()) +
                            R"(,"topic":")" + topic + R"(","encoding":"u8pairs","data":")" +
                            base64Encode(reinterpret_cast<const std::uint8_t*>(pairs.data()),
                                         pairs.size()) +

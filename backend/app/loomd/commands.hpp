@@ -7,5 +7,7 @@
 namespace loom::loomd {
 
 void addApplyCommand(CLI::App& app);  // apply -f FILE [--dry-run] [--prune]
+void addServeCommand(CLI::App& app);  // serve [--listen HOST:PORT] [--simulate] ...
+void addTokenCommand(CLI::App& app);  // token create --role R --name N | list | revoke N
 
 }  // namespace loom::loomd

@@ -8,6 +8,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", "loomd 0.1.0");
     loom::loomd::addApplyCommand(app);
+    loom::loomd::addServeCommand(app);
+    loom::loomd::addTokenCommand(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::RuntimeError& e) {

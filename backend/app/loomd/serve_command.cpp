@@ -1,0 +1,228 @@
+// loomd serve: the HTTP + WebSocket server on the embedded PostgreSQL (or --db URL), with the
+// telemetry hub (and --simulate), LISTEN/NOTIFY fan-out to other loomds on the same database
+// and the advisory-lock leader for singleton loops. Prints "loomd listening on URL" (flushed)
+// once it accepts connections; SIGINT/SIGTERM stop it cleanly.
+#include "loomd/commands.hpp"
+
+#include "loom/backend/db_options.hpp"
+#include "loom/backend/detection.hpp"
+#include "loom/backend/router.hpp"
+#include "loom/backend/server.hpp"
+#include "loom/backend/telemetry_service.hpp"
+#include "loom/db/leader.hpp"
+#include "loom/db/notify.hpp"
+
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <pthread.h>
+#include <sstream>
+
+namespace loom::loomd {
+namespace {
+
+struct ServeArgs {
+    std::string listen = "127.0.0.1:8480";
+    std::string config;
+    std::string tlsCert, tlsKey;
+    bool insecure = false;
+    bool simulate = false;
+    std::uint64_t simulateSeed = 1;
+    backend::DbOptions db;
+};
+
+// host:port, [v6]:port
+Result<std::pair<std::string, std::uint16_t>> parseListen(const std::string& s) {
+    auto colon = s.rfind(':');
+    if (colon == std::string::npos)
+        return fail(Error::invalid("--listen must be HOST:PORT, not '" + s + "'", "--listen"));
+    std::string host = s.substr(0, colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
+    if (host.empty()) host = "0.0.0.0";
+    int port = -1;
+    try {
+        std::size_t used = 0;
+        port = std::stoi(s.substr(colon + 1), &used);
+        if (used != s.size() - colon - 1) port = -1;
+    } catch (...) {
+    }
+    if (port < 0 || port > 65535)
+        return fail(Error::invalid("--listen port must be 0..65535 in '" + s + "'", "--listen"));
+    return std::pair{host, std::uint16_t(port)};
+}
+
+// The `server:` and `stream:` sections of configs/loomd.yaml (unknown keys are errors).
+Result<void> applyConfigFile(const std::string& text, backend::ServerConfig& c,
+                             std::string& listen) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        return fail(Error::invalid("malformed YAML: " + e.msg, "", e.mark.line + 1));
+    }
+    if (!root.IsMap()) return fail(Error::invalid("expected a mapping at the top"));
+    try {
+        for (auto kv : root) {
+            auto key = kv.first.as<std::string>();
+            auto line = kv.first.Mark().line + 1;
+            if (key == "listen") {
+                listen = kv.second.as<std::string>();
+            } else if (key == "server") {
+                for (auto s : kv.second) {
+                    auto k = s.first.as<std::string>();
+                    auto l = s.first.Mark().line + 1;
+                    auto& v = s.second;
+                    if (k == "ioThreads") c.ioThreads = v.as<int>();
+                    else if (k == "dbThreads") c.dbThreads = v.as<int>();
+                    else if (k == "maxConnections") c.maxConnections = v.as<std::size_t>();
+                    else if (k == "headerLimitBytes") c.headerLimit = v.as<std::size_t>();
+                    else if (k == "headerTimeoutSeconds") c.headerTimeout = std::chrono::seconds(v.as<int>());
+                    else if (k == "bodyTimeoutSeconds") c.bodyTimeout = std::chrono::seconds(v.as<int>());
+                    else if (k == "idleTimeoutSeconds") c.idleTimeout = std::chrono::seconds(v.as<int>());
+                    else if (k == "tlsCert") c.tlsCert = v.as<std::string>();
+                    else if (k == "tlsKey") c.tlsKey = v.as<std::string>();
+                    else
+                        return fail(Error::invalid("unknown key '" + k + "'", "server." + k, l));
+                }
+            } else if (key == "stream") {
+                for (auto s : kv.second) {
+                    auto k = s.first.as<std::string>();
+                    auto l = s.first.Mark().line + 1;
+                    auto& v = s.second;
+                    if (k == "intervalMs") c.streamInterval = std::chrono::milliseconds(v.as<int>());
+                    else if (k == "queueFrames") c.wsQueueFrames = v.as<std::size_t>();
+                    else if (k == "slowTicks") c.wsSlowTicks = v.as<int>();
+                    else if (k == "replayBuffer") c.replayBuffer = v.as<std::size_t>();
+                    else
+                        return fail(Error::invalid("unknown key '" + k + "'", "stream." + k, l));
+                }
+            } else if (key == "detection" || key == "simulator" || key == "telemetry" ||
+                       key == "provisioning") {
+                // Sections read by their own modules.
+            } else {
+                return fail(Error::invalid("unknown key '" + key + "'", key, line));
+            }
+        }
+    } catch (const YAML::Exception& e) {
+        return fail(Error::invalid("wrong type: " + e.msg, "", e.mark.line + 1));
+    }
+    if (c.streamInterval.count() < 50)
+        return fail(Error::invalid("must be at least 50", "stream.intervalMs"));
+    return {};
+}
+
+int runServe(ServeArgs args) {
+    backend::ServerConfig cfg;
+    std::string configText;
+    if (!args.config.empty()) {
+        std::ifstream f(args.config);
+        if (!f) {
+            std::cerr << "loomd serve: cannot read --config " << args.config << "\n";
+            return 2;
+        }
+        std::stringstream ss;
+        ss << f.rdbuf();
+        configText = ss.str();
+        std::string listenFromFile;
+        if (auto r = applyConfigFile(configText, cfg, listenFromFile); !r) {
+            std::cerr << args.config << ":" << r.error().line << ": " << r.error().toString() << "\n";
+            return 2;
+        }
+        if (!listenFromFile.empty() && args.listen == "127.0.0.1:8480") args.listen = listenFromFile;
+    }
+    auto hp = parseListen(args.listen);
+    if (!hp) {
+        std::cerr << "loomd serve: " << hp.error().toString() << "\n";
+        return 2;
+    }
+    cfg.host = hp->first;
+    cfg.port = hp->second;
+    if (!args.tlsCert.empty()) cfg.tlsCert = args.tlsCert;
+    if (!args.tlsKey.empty()) cfg.tlsKey = args.tlsKey;
+    cfg.insecure = args.insecure;
+
+    // Block the stop signals before any thread starts, so only waitForSignal() sees them.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+    auto db = backend::openDatabase(args.db);
+    if (!db) {
+        std::cerr << "loomd serve: " << db.error().toString() << "\n";
+        return 1;
+    }
+    spdlog::info("database: {}", db->description);
+
+    backend::Server server(cfg, db->database);
+    auto& services = server.services();
+    backend::registerInventoryRoutes(server.router(), services);
+    backend::registerFabricRoutes(server.router(), services);
+    backend::registerAuthRoutes(server.router(), services);
+    backend::registerTelemetryRoutes(server.router(), services);
+    backend::registerProvisioningRoutes(server.router(), services);
+
+    db::LeaderLock leader(db->database);
+    server.setLeaderFlag([&leader] { return leader.isLeader(); });
+    db::Notifier notifier(db->database, "loom_stream",
+                          [&server](std::string_view topic, std::string_view payload) {
+                              server.deliverFromPeer(std::string(topic), std::string(payload));
+                          });
+    server.setPeerPublisher([&notifier](const std::string& topic, const std::string& json) {
+        notifier.publish(topic, json);
+    });
+
+    backend::TelemetryServiceOptions topts;
+    if (!configText.empty()) {
+        auto det = backend::DetectionConfig::fromLoomdYaml(configText);
+        if (!det) {
+            std::cerr << args.config << ": " << det.error().toString() << "\n";
+            return 2;
+        }
+        topts.hub.detection = *det;
+    }
+    topts.simulate = args.simulate;
+    topts.simulator.seed = args.simulateSeed;
+    backend::TelemetryService telemetry(services, topts);
+    server.setHub(&telemetry.hub());
+    server.setTopicSource(backend::TelemetryService::topics(),
+                          [&telemetry](std::string_view t, std::vector<std::uint8_t>& out) {
+                              return telemetry.topic(t, out);
+                          });
+    if (auto r = server.start(); !r) {
+        std::cerr << "loomd serve: " << r.error().toString() << "\n";
+        return r.error().code == Errc::InvalidArgument ? 2 : 1;
+    }
+    telemetry.start();
+    std::cout << "loomd listening on " << server.url() << std::endl;
+    server.waitForSignal();
+    telemetry.stop();
+    server.stop("server shutting down");
+    notifier.stop();
+    leader.stop();
+    return 0;  // `db` goes out of scope last: the embedded PostgreSQL stops after the server
+}
+
+}  // namespace
+
+void addServeCommand(CLI::App& app) {
+    auto args = std::make_shared<ServeArgs>();
+    auto* cmd = app.add_subcommand("serve", "run the HTTP/WebSocket API server");
+    cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0 = any free port)")
+        ->capture_default_str();
+    cmd->add_option("--config", args->config, "loomd.yaml (server, stream, detection sections)");
+    cmd->add_option("--tls-cert", args->tlsCert, "PEM certificate chain: serve HTTPS/WSS");
+    cmd->add_option("--tls-key", args->tlsKey, "PEM private key for --tls-cert");
+    cmd->add_flag("--insecure", args->insecure, "allow plain HTTP on a non-loopback address");
+    cmd->add_flag("--simulate", args->simulate, "feed the telemetry hub from the simulator");
+    cmd->add_option("--simulate-seed", args->simulateSeed, "simulator seed")->capture_default_str();
+    backend::addDbOptions(*cmd, args->db);
+    cmd->callback([args] { throw CLI::RuntimeError(runServe(*args)); });
+}
+
+}  // namespace loom::loomd

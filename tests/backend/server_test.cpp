@@ -1,0 +1,552 @@
+// End-to-end tests of loomd's server core: a real Server on port 0 over a real PostgreSQL
+// (tests/support harness), driven by a real Beast HTTP client and a real WebSocket client.
+#include "loom/backend/auth.hpp"
+#include "loom/backend/router.hpp"
+#include "loom/backend/server.hpp"
+#include "loom/db/inventory_repository.hpp"
+#include "loom/db/leader.hpp"
+#include "loom/db/notify.hpp"
+#include "loom/db/token_repo.hpp"
+#include "loom/inventory/plan.hpp"
+#include "loom/testing/postgres.hpp"
+#include "loom/testing/sample_cluster.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace loom::backend {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using nlohmann::json;
+
+struct HttpResult {
+    int status = 0;
+    std::string body;
+    std::map<std::string, std::string> headers;
+    json j() const { return json::parse(body, nullptr, false); }
+};
+
+HttpResult request(std::uint16_t port, const std::string& method, const std::string& target,
+                   const std::string& token = "", const std::string& body = "",
+                   std::vector<std::pair<std::string, std::string>> headers = {}) {
+    net::io_context ioc;
+    beast::tcp_stream stream(ioc);
+    stream.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
+    for (auto& [k, v] : headers) req.set(k, v);
+    if (!body.empty() || method == "POST" || method == "PATCH") {
+        req.body() = body;
+        req.prepare_payload();
+    }
+    beast::error_code wec;
+    // A server refusing an oversize body answers and closes before reading it all: the write
+    // may fail, the response is still there to read.
+    http::write(stream, req, wec);
+    beast::flat_buffer buf;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(1u << 30);
+    beast::error_code ec;
+    http::read(stream, buf, parser, ec);
+    HttpResult r;
+    if (ec) return r;
+    r.status = parser.get().result_int();
+    r.body = parser.get().body();
+    for (auto& f : parser.get()) r.headers[std::string(f.name_string())] = std::string(f.value());
+    return r;
+}
+
+class ServerTest : public loom::testing::PostgresTest {
+protected:
+    void SetUp() override {
+        PostgresTest::SetUp();
+        auto conn = connect();
+        inventory::Inventory desired = loom::testing::sampleCluster(1, 4);
+        if (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name())
+                .find("Apply") != std::string::npos)
+            desired = inventory::Inventory{};  // that test applies its own spec
+        auto snap = db::loadSnapshot(conn);
+        ASSERT_TRUE(snap) << snap.error().toString();
+        auto p = inventory::plan(desired, snap->inventory);
+        if (!p.empty()) {
+            auto applied = db::applyPlan(conn, p, desired, {.actor = "test"});
+            ASSERT_TRUE(applied) << applied.error().toString();
+        }
+        for (auto role : {"viewer", "operator", "admin"}) {
+            auto secret = generateTokenSecret();
+            auto t = db::createToken(conn, std::string(role) + "-token", role, hashToken(secret),
+                                     "test");
+            ASSERT_TRUE(t) << t.error().toString();
+            tokens_[role] = secret;
+        }
+    }
+    void TearDown() override {
+        servers_.clear();
+        PostgresTest::TearDown();
+    }
+
+    Server& startServer(ServerConfig cfg = {}) {
+        cfg.host = "127.0.0.1";
+        cfg.port = 0;
+        cfg.dbThreads = 2;
+        cfg.ioThreads = 1;
+        auto s = std::make_unique<Server>(cfg, database());
+        registerInventoryRoutes(s->router(), s->services());
+        registerFabricRoutes(s->router(), s->services());
+        registerAuthRoutes(s->router(), s->services());
+        if (topicSource_) s->setTopicSource({"gpu.util"}, topicSource_);
+        auto r = s->start();
+        EXPECT_TRUE(r) << r.error().toString();
+        servers_.push_back(std::move(s));
+        auto& srv = *servers_.back();
+        // Wait for the first inventory load (the hall layout).
+        for (int i = 0; i < 200 && !srv.services().layout(); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return srv;
+    }
+
+    std::map<std::string, std::string> tokens_;
+    Server::TopicSource topicSource_;
+    std::vector<std::unique_ptr<Server>> servers_;
+};
+
+TEST_F(ServerTest, HealthAndReadinessNeedNoToken) {
+    auto& s = startServer();
+    EXPECT_EQ(request(s.port(), "GET", "/healthz").status, 200);
+    auto ready = request(s.port(), "GET", "/readyz");
+    EXPECT_EQ(ready.status, 200) << ready.body;
+    EXPECT_GE(ready.j()["schemaVersion"].get<int>(), 2);
+}
+
+TEST_F(ServerTest, AuthMatrixEveryEndpointAndRole) {
+    auto& s = startServer();
+    struct Case {
+        std::string method, target, body;
+        Role needs;
+    };
+    std::vector<Case> cases;
+    for (auto k : inventory::kAllKinds) {
+        std::string plural(inventory::kindPlural(k));
+        cases.push_back({"GET", "/api/v1/" + plural, "", Role::Viewer});
+    }
+    cases.push_back({"GET", "/api/v1/racks/z1-r001", "", Role::Viewer});
+    cases.push_back({"PATCH", "/api/v1/racks/z1-r001", R"({"labels":{"a":"b"}})", Role::Operator});
+    cases.push_back({"GET", "/api/v1/summary", "", Role::Viewer});
+    cases.push_back({"GET", "/api/v1/hall", "", Role::Viewer});
+    cases.push_back({"GET", "/metrics", "", Role::Viewer});
+    cases.push_back({"GET", "/api/v1/fabric/topology", "", Role::Viewer});
+    cases.push_back({"GET", "/api/v1/fabric/routes/z1-r001-rtsw", "", Role::Viewer});
+    cases.push_back({"GET", "/api/v1/fabric/config/z1-r001-rtsw", "", Role::Viewer});
+    cases.push_back({"GET", "/api/v1/fabric/export?format=json", "", Role::Viewer});
+    cases.push_back({"GET", "/api/v1/fabric/degradation", "", Role::Viewer});
+    cases.push_back({"POST", "/api/v1/fabric/impact",
+                     R"({"hosts":["z1-r001-h0","z1-r002-h0"],"collective":"allreduce"})",
+                     Role::Viewer});
+    cases.push_back({"POST", "/api/v1/apply?dryRun=true", "{}", Role::Operator});
+    cases.push_back({"GET", "/api/v1/tokens", "", Role::Admin});
+    cases.push_back({"POST", "/api/v1/tokens", R"({"name":"x","role":"viewer"})", Role::Admin});
+    const std::pair<const char*, Role> roles[] = {
+        {"", Role::None}, {"viewer", Role::Viewer}, {"operator", Role::Operator}, {"admin", Role::Admin}};
+    int n = 0;
+    for (auto& c : cases) {
+        for (auto& [roleName_, role] : roles) {
+            std::string tok = role == Role::None ? "" : tokens_[roleName_];
+            std::string body = c.body;
+            if (c.target == "/api/v1/tokens" && c.method == "POST")
+                body = R"({"name":"t)" + std::to_string(n++) + R"(","role":"viewer"})";
+            auto r = request(s.port(), c.method, c.target, tok, body);
+            std::string what = c.method + " " + c.target + " as " +
+                               (role == Role::None ? "anonymous" : roleName_);
+            if (role == Role::None) {
+                EXPECT_EQ(r.status, 401) << what << ": " << r.body;
+                EXPECT_NE(r.body.find("needs a token with role"), std::string::npos) << what;
+            } else if (role < c.needs) {
+                EXPECT_EQ(r.status, 403) << what << ": " << r.body;
+                EXPECT_NE(r.body.find(std::string("has ") + roleName_), std::string::npos)
+                    << what << ": " << r.body;
+            } else {
+                // Allowed: anything but an auth failure (apply of "{}" is a 400, for example).
+                EXPECT_NE(r.status, 401) << what << ": " << r.body;
+                EXPECT_NE(r.status, 403) << what << ": " << r.body;
+                EXPECT_LT(r.status, 500) << what << ": " << r.body;
+            }
+        }
+    }
+    auto bad = request(s.port(), "GET", "/api/v1/racks", "loom_not_a_real_token");
+    EXPECT_EQ(bad.status, 401);
+    EXPECT_NE(bad.body.find("invalid or revoked"), std::string::npos);
+}
+
+TEST_F(ServerTest, BadInputGetsFourHundredsWithPathAndMessage) {
+    ServerConfig cfg;
+    auto& s = startServer(cfg);
+    auto op = tokens_["operator"];
+    struct Case {
+        std::string method, target, body, contentType;
+        int status;
+        std::string expectInBody;
+    };
+    std::vector<Case> cases{
+        {"POST", "/api/v1/apply", "{\"a\": [1, 2", "application/json", 400, "\"line\""},
+        {"POST", "/api/v1/apply", "a: [1, 2\nb: c", "application/yaml", 400, "\"line\""},
+        {"POST", "/api/v1/apply", "", "application/json", 400, "body"},
+        {"PATCH", "/api/v1/racks/z1-r001", R"({"labels": {"a": 5}})", "application/json", 400,
+         "labels.a"},
+        {"PATCH", "/api/v1/racks/z1-r001", R"({"labels": "x"})", "application/json", 400,
+         "\"path\":\"labels\""},
+        {"PATCH", "/api/v1/racks/z1-r001", R"({"state": "in_service"})", "application/json", 400,
+         "cannot be patched"},
+        {"PATCH", "/api/v1/racks/z1-r001", "labels:\n  a: [1\n", "application/yaml", 400,
+         "line"},
+        {"GET", "/api/v1/widgets", "", "", 404, "no route"},
+        {"GET", "/api/v1/racks/nope", "", "", 404, "not found"},
+        {"GET", "/api/v1/racks?limit=abc", "", "", 400, "limit"},
+        {"GET", "/api/v1/racks?limit=100000", "", "", 400, "5000"},
+        {"GET", "/api/v1/racks?colour=red", "", "", 400, "unknown filter 'colour'"},
+        {"GET", "/api/v1/racks?cursor=zz", "", "", 400, "cursor"},
+        {"DELETE", "/api/v1/racks", "", "", 405, "not allowed"},
+        {"GET", "/api/v1/fabric/routes/no-such-switch", "", "", 404, "no-such-switch"},
+        {"GET", "/api/v1/fabric/export?format=pdf", "", "", 400, "format"},
+        {"POST", "/api/v1/fabric/impact", R"({"hosts": [1]})", "application/json", 400,
+         "hosts[0]"},
+    };
+    for (auto& c : cases) {
+        std::vector<std::pair<std::string, std::string>> h;
+        if (!c.contentType.empty()) h.emplace_back("Content-Type", c.contentType);
+        auto r = request(s.port(), c.method, c.target, op, c.body, h);
+        EXPECT_EQ(r.status, c.status) << c.method << " " << c.target << " " << c.body << ": "
+                                      << r.body;
+        EXPECT_NE(r.body.find(c.expectInBody), std::string::npos)
+            << c.method << " " << c.target << ": " << r.body;
+        auto j = r.j();
+        EXPECT_TRUE(j.contains("error") && j["error"].contains("code") &&
+                    j["error"].contains("message"))
+            << r.body;
+    }
+    // Oversize: 9 MiB on an 8 MiB route, refused from Content-Length before the body is read.
+    std::string big(9u << 20, 'x');
+    auto r = request(s.port(), "PATCH", "/api/v1/racks/z1-r001", op, big,
+                     {{"Content-Type", "application/json"}});
+    EXPECT_EQ(r.status, 413);
+    EXPECT_NE(r.body.find("8388608"), std::string::npos) << r.body;
+    // The server survived all of it.
+    EXPECT_EQ(request(s.port(), "GET", "/healthz").status, 200);
+}
+
+TEST_F(ServerTest, ETagAndIfMatch) {
+    auto& s = startServer();
+    auto op = tokens_["operator"];
+    auto g = request(s.port(), "GET", "/api/v1/racks/z1-r002", op);
+    ASSERT_EQ(g.status, 200) << g.body;
+    std::string etag = g.headers["ETag"];
+    EXPECT_EQ(etag, "\"" + std::to_string(g.j()["resourceVersion"].get<long>()) + "\"");
+    EXPECT_EQ(g.j()["zone"], "z1");
+    auto p = request(s.port(), "PATCH", "/api/v1/racks/z1-r002", op,
+                     R"({"labels":{"team":"ml"}})", {{"If-Match", etag}});
+    ASSERT_EQ(p.status, 200) << p.body;
+    EXPECT_EQ(p.j()["labels"]["team"], "ml");
+    EXPECT_NE(p.headers["ETag"], etag);
+    auto stale = request(s.port(), "PATCH", "/api/v1/racks/z1-r002", op,
+                         R"({"labels":{"team":"infra"}})", {{"If-Match", etag}});
+    EXPECT_EQ(stale.status, 412) << stale.body;
+    EXPECT_EQ(stale.j()["error"]["code"], "precondition_failed");
+    // The label filter sees the change; null removes a label.
+    auto l = request(s.port(), "GET", "/api/v1/racks?label.team=ml", op);
+    ASSERT_EQ(l.status, 200);
+    ASSERT_EQ(l.j()["items"].size(), 1u);
+    auto rm = request(s.port(), "PATCH", "/api/v1/racks/z1-r002", op, R"({"labels":{"team":null}})");
+    ASSERT_EQ(rm.status, 200) << rm.body;
+    EXPECT_FALSE(rm.j()["labels"].contains("team"));
+    // change_log has the actor.
+    auto conn = connect();
+    auto actor = conn.queryValue(
+        "SELECT actor FROM change_log WHERE kind = 'rack' AND name = 'z1-r002' ORDER BY id DESC "
+        "LIMIT 1");
+    ASSERT_TRUE(actor && actor->has_value());
+    EXPECT_EQ(**actor, "operator-token");
+}
+
+TEST_F(ServerTest, CursorPaginationVisitsEveryObjectOnce) {
+    auto& s = startServer();
+    auto v = tokens_["viewer"];
+    std::set<std::string> seen;
+    std::string cursor, last;
+    int pages = 0;
+    for (;;) {
+        auto r = request(s.port(), "GET",
+                         "/api/v1/gpus?limit=10" + (cursor.empty() ? "" : "&cursor=" + cursor), v);
+        ASSERT_EQ(r.status, 200) << r.body;
+        auto j = r.j();
+        for (auto& item : j["items"]) {
+            auto name = item["name"].get<std::string>();
+            EXPECT_GT(name, last);
+            last = name;
+            EXPECT_TRUE(seen.insert(name).second);
+        }
+        ++pages;
+        if (!j.contains("nextCursor")) break;
+        cursor = j["nextCursor"];
+    }
+    EXPECT_EQ(seen.size(), 64u);
+    EXPECT_EQ(pages, 7);
+    auto f = request(s.port(), "GET", "/api/v1/gpus?host=z1-r001-h0&index=3", v);
+    ASSERT_EQ(f.status, 200);
+    ASSERT_EQ(f.j()["items"].size(), 1u);
+    EXPECT_EQ(f.j()["items"][0]["name"], "z1-r001-h0-gpu3");
+    auto y = request(s.port(), "GET", "/api/v1/racks?limit=1", v, "", {{"Accept", "application/yaml"}});
+    EXPECT_EQ(y.status, 200);
+    EXPECT_NE(y.body.find("items:"), std::string::npos) << y.body;
+}
+
+TEST_F(ServerTest, ApplyDryRunAndApplyOverHttp) {
+    auto& s = startServer();
+    auto op = tokens_["operator"];
+    // dev-small from the repository, if the spec parser and the file are there.
+    std::ifstream f(std::string(LOOM_SOURCE_DIR) + "/configs/clusters/dev-small.yaml");
+    if (!f) GTEST_SKIP() << "configs/clusters/dev-small.yaml not present";
+    std::string spec((std::istreambuf_iterator<char>(f)), {});
+    auto dry = request(s.port(), "POST", "/api/v1/apply?dryRun=true", op, spec,
+                       {{"Content-Type", "application/yaml"}});
+    ASSERT_EQ(dry.status, 200) << dry.body;
+    EXPECT_FALSE(dry.j()["applied"].get<bool>());
+    auto real = request(s.port(), "POST", "/api/v1/apply?prune=true", op, spec,
+                        {{"Content-Type", "application/yaml"}});
+    ASSERT_EQ(real.status, 200) << real.body;
+    EXPECT_TRUE(real.j()["applied"].get<bool>());
+    auto again = request(s.port(), "POST", "/api/v1/apply?prune=true", op, spec,
+                         {{"Content-Type", "application/yaml"}});
+    ASSERT_EQ(again.status, 200) << again.body;
+    EXPECT_FALSE(again.j()["applied"].get<bool>());
+    EXPECT_TRUE(again.j()["plan"]["empty"].get<bool>());
+    auto sum = request(s.port(), "GET", "/api/v1/summary", op);
+    EXPECT_EQ(sum.status, 200);
+    EXPECT_EQ(sum.j()["kinds"]["gpus"]["total"], 64);
+}
+
+// A minimal synchronous WebSocket client.
+struct WsClientT {
+    net::io_context ioc;
+    websocket::stream<beast::tcp_stream> ws{ioc};
+    void open(std::uint16_t port, const std::string& token) {
+        beast::get_lowest_layer(ws).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+        ws.set_option(websocket::stream_base::decorator([token](websocket::request_type& r) {
+            r.set(http::field::authorization, "Bearer " + token);
+        }));
+        ws.handshake("127.0.0.1", "/api/v1/stream");
+    }
+    json read() {
+        beast::flat_buffer b;
+        ws.read(b);
+        return json::parse(beast::buffers_to_string(b.data()));
+    }
+    void send(const json& j) { ws.write(net::buffer(j.dump())); }
+};
+
+std::vector<std::uint8_t> decodeBase64(const std::string& s) {
+    auto val = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        if (c == '+') return 62;
+        if (c == '/') return 63;
+        return -1;
+    };
+    std::vector<std::uint8_t> out;
+    unsigned acc = 0;
+    int bits = 0;
+    for (char c : s) {
+        int v = val(c);
+        if (v < 0) continue;
+        acc = (acc << 6) | unsigned(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(std::uint8_t((acc >> bits) & 0xff));
+        }
+    }
+    return out;
+}
+
+TEST_F(ServerTest, StreamSendsHelloSnapshotThenCoalescedDeltas) {
+    auto values = std::make_shared<std::vector<std::uint8_t>>(64, 10);
+    auto mu = std::make_shared<std::mutex>();
+    topicSource_ = [values, mu](std::string_view, std::vector<std::uint8_t>& out) {
+        std::lock_guard l(*mu);
+        out = *values;
+        return true;
+    };
+    ServerConfig cfg;
+    cfg.streamInterval = std::chrono::milliseconds(100);
+    auto& s = startServer(cfg);
+    WsClientT c;
+    c.open(s.port(), tokens_["viewer"]);
+    auto hello = c.read();
+    EXPECT_EQ(hello["type"], "hello");
+    EXPECT_EQ(hello["role"], "viewer");
+    c.send({{"op", "subscribe"}, {"topics", {"gpu.util", "events"}}});
+    auto snap = c.read();
+    ASSERT_EQ(snap["type"], "snapshot") << snap.dump();
+    EXPECT_EQ(snap["count"], 64);
+    auto bytes = decodeBase64(snap["data"]);
+    ASSERT_EQ(bytes.size(), 64u);
+    EXPECT_EQ(bytes[5], 10);
+    {
+        std::lock_guard l(*mu);
+        (*values)[5] = 77;
+        (*values)[6] = 78;
+    }
+    auto d = c.read();
+    ASSERT_EQ(d["type"], "delta") << d.dump();
+    EXPECT_GT(d["seq"].get<std::uint64_t>(), snap["seq"].get<std::uint64_t>());
+    auto pairs = decodeBase64(d["data"]);
+    ASSERT_EQ(pairs.size(), 10u);  // two (u32 index, u8 value) pairs
+    EXPECT_EQ(pairs[0], 5);
+    EXPECT_EQ(pairs[4], 77);
+    EXPECT_EQ(pairs[5], 6);
+    EXPECT_EQ(pairs[9], 78);
+    // Events published by a handler reach subscribers.
+    s.services().publish("events", {{"type", "event"}, {"event", {{"id", 1}}}});
+    for (int i = 0; i < 5; ++i) {
+        auto m = c.read();
+        if (m["type"] == "event") {
+            EXPECT_EQ(m["event"]["id"], 1);
+            return;
+        }
+    }
+    ADD_FAILURE() << "no event message";
+}
+
+TEST_F(ServerTest, StreamRejectsMissingToken) {
+    auto& s = startServer();
+    WsClientT c;
+    beast::get_lowest_layer(c.ws).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), s.port()));
+    beast::error_code ec;
+    c.ws.handshake("127.0.0.1", "/api/v1/stream", ec);
+    EXPECT_TRUE(ec);
+}
+
+TEST_F(ServerTest, SlowClientIsCutOffAndOthersKeepTheirPace) {
+    // A big array that changes completely every tick: ~90 KB frames.
+    auto counter = std::make_shared<std::atomic<int>>(0);
+    topicSource_ = [counter](std::string_view, std::vector<std::uint8_t>& out) {
+        out.assign(64 * 1024, std::uint8_t(counter->fetch_add(1) % 100));
+        return true;
+    };
+    ServerConfig cfg;
+    cfg.streamInterval = std::chrono::milliseconds(50);
+    cfg.wsQueueFrames = 4;
+    cfg.wsSlowTicks = 3;
+    auto& s = startServer(cfg);
+    WsClientT slow, fast;
+    slow.open(s.port(), tokens_["viewer"]);
+    // The slow client shrinks its receive buffer and then never reads.
+    beast::get_lowest_layer(slow.ws).socket().set_option(net::socket_base::receive_buffer_size(4096));
+    slow.read();
+    slow.send({{"op", "subscribe"}, {"topics", {"gpu.util"}}});
+    fast.open(s.port(), tokens_["viewer"]);
+    fast.read();
+    fast.send({{"op", "subscribe"}, {"topics", {"gpu.util"}}});
+    auto t0 = std::chrono::steady_clock::now();
+    int frames = 0;
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3)) {
+        auto m = fast.read();
+        if (m["type"] == "snapshot" || m["type"] == "delta") ++frames;
+    }
+    // 3 s at 50 ms: ~60 rounds; the fast client must see nearly all despite the slow one.
+    EXPECT_GE(frames, 40);
+    // The slow client was given up on: a bye, then the connection closes.
+    EXPECT_GE(servers_.back() ? 1 : 0, 1);
+    auto metrics = request(s.port(), "GET", "/metrics", tokens_["viewer"]);
+    EXPECT_NE(metrics.body.find("loom_ws_slow_disconnects_total 1"), std::string::npos)
+        << metrics.body.substr(0, 3000);
+}
+
+TEST_F(ServerTest, MetricsPassPromtool) {
+    auto& s = startServer();
+    request(s.port(), "GET", "/api/v1/racks", tokens_["viewer"]);
+    request(s.port(), "GET", "/api/v1/racks", "");
+    auto m = request(s.port(), "GET", "/metrics", tokens_["viewer"]);
+    ASSERT_EQ(m.status, 200);
+    EXPECT_NE(m.body.find("loom_http_requests_total{route=\"/api/v1/racks\",method=\"GET\",code=\"200\"}"),
+              std::string::npos);
+    EXPECT_NE(m.body.find("loom_db_pool_size"), std::string::npos);
+    std::string path = "/tmp/loom-metrics-" + std::to_string(::getpid()) + ".txt";
+    std::ofstream(path) << m.body;
+    if (std::system("command -v promtool >/dev/null") != 0) GTEST_SKIP() << "no promtool";
+    int rc = std::system(("promtool check metrics < " + path + " > " + path + ".out 2>&1").c_str());
+    std::ifstream out(path + ".out");
+    std::string text((std::istreambuf_iterator<char>(out)), {});
+    EXPECT_EQ(rc, 0) << text;
+}
+
+TEST_F(ServerTest, TwoInstancesFanOutThroughNotify) {
+    auto& a = startServer();
+    auto& b = startServer();
+    db::Notifier na(database(), "loom_stream_test", [&a](std::string_view t, std::string_view p) {
+        a.deliverFromPeer(std::string(t), std::string(p));
+    });
+    db::Notifier nb(database(), "loom_stream_test", [&b](std::string_view t, std::string_view p) {
+        b.deliverFromPeer(std::string(t), std::string(p));
+    });
+    a.setPeerPublisher([&na](const std::string& t, const std::string& j) { na.publish(t, j); });
+    b.setPeerPublisher([&nb](const std::string& t, const std::string& j) { nb.publish(t, j); });
+    for (int i = 0; i < 100 && !(na.connected() && nb.connected()); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    WsClientT c;
+    c.open(b.port(), tokens_["viewer"]);
+    c.read();
+    c.send({{"op", "subscribe"}, {"topics", {"events"}}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    a.services().publish("events", {{"type", "event"}, {"event", {{"id", 42}}}});
+    auto m = c.read();
+    EXPECT_EQ(m["type"], "event");
+    EXPECT_EQ(m["event"]["id"], 42);
+}
+
+TEST_F(ServerTest, LeaderTakeoverWhenTheHolderGoesAway) {
+    auto first = std::make_unique<db::LeaderLock>(database(), 4242, std::chrono::milliseconds(100));
+    for (int i = 0; i < 100 && !first->isLeader(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(first->isLeader());
+    db::LeaderLock second(database(), 4242, std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_FALSE(second.isLeader());
+    // The holder "dies": PostgreSQL ends its session (as when the process is killed), which
+    // releases the session-level advisory lock.
+    auto conn = connect();
+    auto killed = conn.queryValue(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' AND "
+        "objid = 4242 AND granted");
+    ASSERT_TRUE(killed) << killed.error().toString();
+    EXPECT_EQ(killed->value_or(""), "1");
+    bool tookOver = false;
+    for (int i = 0; i < 150 && !tookOver; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        tookOver = second.isLeader();
+    }
+    EXPECT_TRUE(tookOver);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(first->isLeader());  // noticed its session is gone
+}
+
+}  // namespace
+}  // namespace loom::backend
