@@ -177,9 +177,10 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
         hs.rackIndex = find(L.rackByName_, s.rack);
         int slots = s.portCount;
         if (auto it = maxPort.find(std::string_view(s.name)); it != maxPort.end())
-            slots = std::max(slots, it->second);
+            slots = it->second;
         hs.portOffset = static_cast<std::uint32_t>(L.ports_.size());
         hs.portSlots = static_cast<std::uint32_t>(slots + 1);
+        hs.declaredPorts = static_cast<std::uint32_t>(std::max(slots, s.portCount));
         for (int n = 0; n <= slots; ++n)
             L.ports_.push_back(HallPort{si, kNoIndex, n, static_cast<std::uint32_t>(s.speedGbps)});
         if (hs.rackIndex != kNoIndex && s.role == SwitchRole::Rtsw &&
@@ -307,10 +308,12 @@ std::uint32_t HallLayout::gpuOfHost(std::uint32_t h, int gpuIndex) const {
     return kNoIndex;
 }
 
-std::uint32_t HallLayout::portBySwitch(std::uint32_t s, std::string_view port) const {
+std::uint32_t HallLayout::portBySwitch(std::uint32_t s, std::string_view port, bool* exists) const {
+    if (exists) *exists = false;
     if (s >= switches_.size()) return kNoIndex;
     int n = trailingNumber(port);
     const auto& hs = switches_[s];
+    if (exists) *exists = n > 0 && static_cast<std::uint32_t>(n) <= hs.declaredPorts;
     if (n <= 0 || static_cast<std::uint32_t>(n) >= hs.portSlots) return kNoIndex;
     return hs.portOffset + static_cast<std::uint32_t>(n);
 }

@@ -100,8 +100,7 @@ Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig c
     }
     for (std::uint32_t p = 0; p < L.portCount(); ++p) {
         const auto& hp = L.ports()[p];
-        if (hp.number == 0) continue;
-        if (!config_.fullFidelity && hp.linkIndex == kNoIndex) continue;
+        if (hp.number == 0 || hp.linkIndex == kNoIndex) continue;  // cabled ports only
         m.emitPorts.push_back(p);
     }
     m.portLabels.resize(L.portCount());

@@ -796,7 +796,12 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                 unknown(UnknownReason::UnknownSwitch, "switch", sw);
                 return;
             }
-            auto p = L.portBySwitch(lastSwitchIdx, labelValue(pl));
+            bool exists = false;
+            auto p = L.portBySwitch(lastSwitchIdx, labelValue(pl), &exists);
+            if (p == kNoIndex && exists) {
+                ++rep.ignored;  // an uncabled port of a known switch: nothing to track
+                return;
+            }
             if (p == kNoIndex) {
                 unknown(UnknownReason::UnknownPort, "port",
                         std::string(sw) + "/" + std::string(labelValue(pl)));

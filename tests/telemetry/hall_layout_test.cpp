@@ -61,6 +61,18 @@ TEST(HallLayout, LinksAndPorts) {
     EXPECT_EQ(L.portByName("z1-r001-rtsw", "p99"), kNoIndex);
     EXPECT_EQ(L.portByName("z1-r001-rtsw", "mgmt"), kNoIndex);
     EXPECT_EQ(L.portByName("nope", "p1"), kNoIndex);
+    // A 128-port model with 18 cabled ports: slots only up to the last cabled one.
+    for (auto& s : inv.switches)
+        if (s.name == "z1-r001-rtsw") s.portCount = 128;
+    auto L2 = HallLayout::build(inv);
+    auto s = L2.switchByName("z1-r001-rtsw");
+    EXPECT_EQ(L2.switches()[s].portSlots, 19u);
+    EXPECT_EQ(L2.switches()[s].declaredPorts, 128u);
+    bool exists = false;
+    EXPECT_EQ(L2.portBySwitch(s, "p100", &exists), kNoIndex);
+    EXPECT_TRUE(exists);
+    EXPECT_EQ(L2.portBySwitch(s, "p129", &exists), kNoIndex);
+    EXPECT_FALSE(exists);
     EXPECT_EQ(L.portByName("z1-r001-rtsw", "z1-r001-rtsw/p1"), L.portByName("z1-r001-rtsw", "swp1"));
 }
 

@@ -92,7 +92,7 @@ TEST(Simulator, FullFidelityWritesEveryField) {
     std::string body;
     sim.step(1'700'000'000'000, body);
     std::size_t ports = 0;
-    for (const auto& p : L->ports()) ports += p.number != 0;
+    for (const auto& p : L->ports()) ports += p.linkIndex != kNoIndex;
     EXPECT_EQ(sim.stats().samplesLastStep, L->gpuCount() * 20 + ports * 12);
     TelemetryHub hub(L);
     auto r = hub.ingestText(body, 1'700'000'000'000);

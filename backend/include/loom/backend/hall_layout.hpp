@@ -62,7 +62,10 @@ struct HallSwitch {
     inventory::SwitchRole role = inventory::SwitchRole::Rtsw;
     std::uint32_t rackIndex = kNoIndex;  // the compute rack it sits in, if any
     std::uint32_t portOffset = 0;        // its ports: ports()[portOffset .. portOffset+portSlots)
-    std::uint32_t portSlots = 0;         // max port index + 1 (port numbers are dense 1-based)
+    // Highest port number in the inventory + 1 (all of portCount when the inventory lists no
+    // ports of the switch): uncabled ports above the last cabled one take no memory.
+    std::uint32_t portSlots = 0;
+    std::uint32_t declaredPorts = 0;     // the model's port count (telemetry up to it is valid)
 };
 
 struct HallPort {
@@ -116,7 +119,10 @@ public:
     std::size_t hostCount() const { return hostGpuOffset_.size(); }
     std::uint32_t switchByName(std::string_view name) const;
     // port: "p17", "Ethernet17", "swp17", "17" or the full "<switch>/p17" (trailing number).
-    std::uint32_t portBySwitch(std::uint32_t switchIndex, std::string_view port) const;
+    // kNoIndex when unknown; `exists` (optional) tells a real but untracked port of the switch
+    // (number <= declaredPorts) from a bogus one.
+    std::uint32_t portBySwitch(std::uint32_t switchIndex, std::string_view port,
+                               bool* exists = nullptr) const;
     std::uint32_t portByName(std::string_view sw, std::string_view port) const {
         auto s = switchByName(sw);
         return s == kNoIndex ? kNoIndex : portBySwitch(s, port);
