@@ -225,11 +225,14 @@ net::awaitable<void> handleUpgrade(Server::Impl& s, Stream& stream,
                                    http::request<http::string_body> req, Pairs query) {
     std::string secret = bearerOf(req, query);
     // Authentication may hit the database: on the pool, never on this strand.
-    auto principal = co_await runOnPool<Result<Principal>>(
-        *s.pool,
-        [&s, secret](db::Connection* conn) { return authorize(s, conn, Role::Viewer, secret); },
-        [] { return Result<Principal>(fail(Error::unavailable("server busy"))); },
-        use_awaitable);
+    // GCC 12 destroys non-trivial temporaries of a co_await full-expression twice: the
+    // callables are named locals, not temporaries.
+    auto authorizeOnPool = [&s, secret](db::Connection* conn) {
+        return authorize(s, conn, Role::Viewer, secret);
+    };
+    auto refused = [] { return Result<Principal>(fail(Error::unavailable("server busy"))); };
+    auto principal = co_await runOnPool<Result<Principal>>(*s.pool, std::move(authorizeOnPool),
+                                                           std::move(refused), use_awaitable);
     if (!principal) {
         beast::error_code ec;
         auto r = renderError(principal.error(), false);
@@ -293,7 +296,8 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
         if (path == kStreamPath && websocket::is_upgrade(hdr)) {
             co_await http::async_read(stream, buffer, parser, net::redirect_error(use_awaitable, ec));
             if (ec) break;
-            co_await handleUpgrade(s, stream, parser.release(), std::move(query));
+            auto upgradeRequest = parser.release();  // a named local: see handleUpgrade
+            co_await handleUpgrade(s, stream, std::move(upgradeRequest), std::move(query));
             co_return true;
         }
 

@@ -115,7 +115,7 @@ TEST_F(LiveLoomd, ConnectsReceivesTheSnapshotAndShowsIt)
     EXPECT_EQ(s->state(), Session::State::Live);
     EXPECT_EQ(state->role(), "admin");
     EXPECT_EQ(state->layout().gpus.size(), 64);
-    EXPECT_EQ(state->layout().racks.size(), 4u);
+    EXPECT_EQ(state->layout().racks.size(), 5u);  // 4 compute racks + the storage rack z1-s01
 
     // The hall map paints the streamed values: at least one GPU has data and its colour.
     auto* map = w.findChild<HallMapWidget*>();

@@ -326,8 +326,10 @@ TEST_F(Provisioning, SurvivesRepeatedSigkill) {
     applyPlanText(kPlan);
     ASSERT_TRUE(repo().controlPhase("canary", "start", "admin"));
     auto cfg = failing(5);
-    cfg.physicalDelay = std::chrono::milliseconds(1);
-    cfg.burnInDelay = std::chrono::milliseconds(3);
+    // Slow enough that a whole rollout takes longer than the kill window even on an idle
+    // machine (with 1/3 ms the children often finished before the kill came).
+    cfg.physicalDelay = std::chrono::milliseconds(15);
+    cfg.burnInDelay = std::chrono::milliseconds(40);
     std::mt19937 rng(1234);
     int kills = 0, exitedEarly = 0;
     for (int round = 0; round < 40; ++round) {
