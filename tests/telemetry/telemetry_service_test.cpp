@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "loom/backend/services.hpp"
 #include "loom/db/event_repo.hpp"
 #include "synthetic_inventory.hpp"
@@ -52,7 +54,11 @@ TEST(TelemetryService, SimulatesOnlyAsLeaderAndFollowsTheLayout) {
     o.simulate = true;
     o.persist = false;
     TelemetryService svc(services, o);
-    std::int64_t t = 1'700'000'000'000;
+    // The wall clock, not a fixed epoch: topic() judges freshness against the current time,
+    // so samples stamped years ago would read as stale (no data).
+    std::int64_t t = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
     svc.runOnce(t);
     std::vector<std::uint8_t> util;
     ASSERT_TRUE(svc.topic("gpu.util", util));
