@@ -338,9 +338,10 @@ TEST_F(Provisioning, SurvivesRepeatedSigkill) {
         if (pid == 0) {
             // Child: its own connection, passes until idle; never returns into gtest.
             ProvisioningService svc(database(), std::make_shared<SimulatedExecutor>(cfg));
-            for (int i = 0; i < 1000; ++i) {
+            // Like loomd's loop: keep reconciling (idle passes included) until killed.
+            for (int i = 0; i < 20000; ++i) {
                 auto s = svc.runOnce();
-                if (s && s->idle()) break;
+                if (s && s->idle()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
             }
             ::_exit(0);
         }

@@ -1,0 +1,105 @@
+// Tables, YAML, ages and durations as loomctl prints them.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "loom/backend/client.hpp"
+
+namespace loom::backend {
+namespace {
+
+using nlohmann::json;
+
+TEST(Render, RackTableIsAlignedNameFirstWithNoneForEmptyCells) {
+    std::vector<json> racks{
+        {{"name", "z1-r001"}, {"zone", "z1"}, {"row", "z1-row01"}, {"position", 0}, {"state", "in_service"}},
+        {{"name", "z1-r010"}, {"zone", "z1"}, {"row", "z1-row01"}, {"position", 9}, {"state", "burn_in"}},
+    };
+    std::string t = renderTable(columnsForKind("racks", false), racks);
+    EXPECT_EQ(t,
+              "NAME      ZONE   ROW        POSITION   STATE        AGE\n"
+              "z1-r001   z1     z1-row01   0          in_service   <none>\n"
+              "z1-r010   z1     z1-row01   9          burn_in      <none>\n");
+}
+
+TEST(Render, WideAddsColumnsAndNoHeadersDropsTheHeader) {
+    std::vector<json> sw{{{"name", "z1-r001-rtsw"}, {"role", "rtsw"}, {"zone", "z1"},
+                          {"rack", "z1-r001"}, {"state", "planned"}, {"model", "Minipack2"},
+                          {"portCount", 34}, {"speedGbps", 400}, {"labels", {{"a", "b"}}}}};
+    std::string narrow = renderTable(columnsForKind("switches", false), sw);
+    std::string wide = renderTable(columnsForKind("switches", true), sw);
+    EXPECT_EQ(narrow.find("MODEL"), std::string::npos);
+    EXPECT_NE(wide.find("MODEL"), std::string::npos);
+    EXPECT_NE(wide.find("Minipack2"), std::string::npos);
+    EXPECT_NE(wide.find("a=b"), std::string::npos);
+    std::string bare = renderTable(columnsForKind("switches", false), sw, false);
+    EXPECT_EQ(bare.rfind("z1-r001-rtsw", 0), 0u);
+}
+
+TEST(Render, NoTrailingSpaces) {
+    std::string t = renderRows({{"A", "LONGHEADER"}, {"xxxxxx", ""}});
+    EXPECT_EQ(t, "A        LONGHEADER\nxxxxxx\n");
+}
+
+TEST(Render, UnknownKindShowsScalarFields) {
+    std::vector<json> items{{{"name", "x"}, {"busBw", 97.5}, {"nested", {{"a", 1}}}}};
+    auto cols = columnsForKind("widgets", false, items);
+    ASSERT_EQ(cols.size(), 2u);
+    EXPECT_EQ(cols[1].header, "BUS-BW");
+    EXPECT_EQ(cols[1].cell(items[0]), "97.5");
+}
+
+TEST(Render, YamlRoundTripsAndQuotesAmbiguousStrings) {
+    json j = {{"name", "z1-r001"}, {"serial", "0042"}, {"flag", "true"}, {"count", 16},
+              {"labels", {{"team", "ml"}}}, {"hosts", {"h0", "h1"}}, {"closedAt", nullptr}};
+    std::string y = toYaml(j);
+    YAML::Node n = YAML::Load(y);
+    EXPECT_EQ(n["name"].as<std::string>(), "z1-r001");
+    EXPECT_EQ(n["serial"].Tag(), "!");  // quoted: stays a string, not the number 42
+    EXPECT_EQ(n["serial"].as<std::string>(), "0042");
+    EXPECT_EQ(n["flag"].Tag(), "!");
+    EXPECT_EQ(n["count"].as<int>(), 16);
+    EXPECT_EQ(n["labels"]["team"].as<std::string>(), "ml");
+    EXPECT_EQ(n["hosts"][1].as<std::string>(), "h1");
+    EXPECT_TRUE(n["closedAt"].IsNull());
+}
+
+TEST(Render, ScalarText) {
+    EXPECT_EQ(scalarText(json(3.0)), "3");
+    EXPECT_EQ(scalarText(json(97.25)), "97.25");
+    EXPECT_EQ(scalarText(json(nullptr)), "");
+    EXPECT_EQ(scalarText(json(true)), "true");
+    EXPECT_EQ(scalarText(json({{"a", "1"}, {"b", "2"}})), "a=1,b=2");
+    EXPECT_EQ(field(json{{"x", 1}}, "y"), "");
+}
+
+TEST(Render, AgeLikeKubectl) {
+    using namespace std::chrono;
+    auto now = sys_days{2026y / 11 / 22} + hours(8) + minutes(10);
+    EXPECT_EQ(ageOf("2026-11-22T08:09:18Z", now), "42s");
+    EXPECT_EQ(ageOf("2026-11-22T08:04:50Z", now), "5m10s");
+    EXPECT_EQ(ageOf("2026-11-22T06:00:00Z", now), "2h10m");
+    EXPECT_EQ(ageOf("2026-11-19T08:10:00Z", now), "3d");
+    EXPECT_EQ(ageOf("2026-11-22T10:10:00+02:00", now), "0s");
+    EXPECT_EQ(ageOf("2026-11-22 08:09:00.123456+00", now), "1m");
+    EXPECT_EQ(ageOf("yesterday", now), "");
+}
+
+TEST(Render, Durations) {
+    EXPECT_EQ(parseDuration("90s")->count(), 90);
+    EXPECT_EQ(parseDuration("15m")->count(), 900);
+    EXPECT_EQ(parseDuration("1h30m")->count(), 5400);
+    EXPECT_EQ(parseDuration("2d")->count(), 172800);
+    EXPECT_FALSE(parseDuration(""));
+    EXPECT_FALSE(parseDuration("10"));
+    EXPECT_FALSE(parseDuration("h"));
+    EXPECT_FALSE(parseDuration("5y"));
+}
+
+TEST(Render, OutputFormats) {
+    EXPECT_EQ(parseOutputFormat("wide"), OutputFormat::Wide);
+    EXPECT_EQ(parseOutputFormat("name"), OutputFormat::Name);
+    EXPECT_FALSE(parseOutputFormat("xml"));
+}
+
+}  // namespace
+}  // namespace loom::backend
