@@ -131,7 +131,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "line 2, column 12: unknown metric type \"widget\""},
         BadCase{"# HELP\n", "line 1, column 7: expected metric name after # HELP"},
         BadCase{"a 1\nb 2\n\x01\x02\x03", "line 3, column 1: expected metric name, found byte 0x01"},
-        BadCase{"foo{x=\"a\"}\x00 1", "line 1, column 11: expected a value after metric \"foo\""}));
+        BadCase{"foo{x=\"a\"}\x00 1", "line 1, column 11: expected a value after metric \"foo\""}),
+    // Stable names: the default would print the parameter's bytes (pointers, which change
+    // from run to run, so ctest's discovered names would match nothing).
+    [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });
 
 TEST(PromText, LimitsAreEnforced) {
     PromLimits lim;
