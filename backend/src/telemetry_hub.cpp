@@ -275,6 +275,20 @@ struct TelemetryHub::State {
         auto g = L->ports()[p].speedGbps;
         return (g ? g : 400) * 1e9;
     }
+    // Adds a port's error, discard and PFC pause counters (both directions) to the sums;
+    // counters never reported (NaN) add nothing.
+    void addErrorCounters(std::uint32_t p, double& err, double& disc, double& pfc) const {
+        auto add = [&](double& acc, PortCounter c) {
+            double v = portVal(c, p);
+            if (std::isfinite(v)) acc += v;
+        };
+        add(err, PortCounter::InErrors);
+        add(err, PortCounter::OutErrors);
+        add(disc, PortCounter::InDiscards);
+        add(disc, PortCounter::OutDiscards);
+        add(pfc, PortCounter::InPfcPause);
+        add(pfc, PortCounter::OutPfcPause);
+    }
     bool fresh(std::int64_t seen, std::int64_t now, std::int64_t staleMs) const {
         return seen != 0 && now - seen <= staleMs;
     }
@@ -861,16 +875,7 @@ void TelemetryHub::tick(std::int64_t nowMs) {
             const auto& sw = L.switches()[i];
             double err = 0, disc = 0, pfc = 0;
             for (std::uint32_t p = sw.portOffset; p < sw.portOffset + sw.portSlots; ++p) {
-                auto add = [&](double& acc, PortCounter c) {
-                    double v = s.portVal(c, p);
-                    if (std::isfinite(v)) acc += v;
-                };
-                add(err, PortCounter::InErrors);
-                add(err, PortCounter::OutErrors);
-                add(disc, PortCounter::InDiscards);
-                add(disc, PortCounter::OutDiscards);
-                add(pfc, PortCounter::InPfcPause);
-                add(pfc, PortCounter::OutPfcPause);
+                s.addErrorCounters(p, err, disc, pfc);
             }
             if (s.swUtilN[i] == 0 && std::isnan(s.swErrStart[i])) continue;
             SwitchRollup sr;
@@ -954,16 +959,7 @@ void TelemetryHub::tick(std::int64_t nowMs) {
                 ++s.swUtilN[si];
             }
             if (std::isnan(s.swErrStart[si])) {
-                auto add = [&](double& acc, PortCounter c) {
-                    double v = s.portVal(c, p);
-                    if (std::isfinite(v)) acc += v;
-                };
-                add(err, PortCounter::InErrors);
-                add(err, PortCounter::OutErrors);
-                add(disc, PortCounter::InDiscards);
-                add(disc, PortCounter::OutDiscards);
-                add(pfc, PortCounter::InPfcPause);
-                add(pfc, PortCounter::OutPfcPause);
+                s.addErrorCounters(p, err, disc, pfc);
             }
         }
         if (any && std::isnan(s.swErrStart[si])) {
