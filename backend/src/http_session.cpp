@@ -6,7 +6,7 @@
 #include "shared_state.hpp"
 #include "websocket_session.hpp"
 
-#include "loom/backend/yaml_json.hpp"
+#include "loom/client/yaml_json.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -92,7 +92,7 @@ Rendered renderError(const Error& e, bool yaml) {
     r.status = httpStatus(e.code);
     if (yaml) {
         r.contentType = "application/yaml";
-        r.body = jsonToYaml(body);
+        r.body = client::jsonToYaml(body);
     } else {
         r.contentType = "application/json";
         r.body = body.dump();
@@ -108,7 +108,7 @@ Rendered render(Response&& resp, bool yaml) {
     if (resp.json) {
         if (yaml) {
             r.contentType = "application/yaml";
-            r.body = jsonToYaml(*resp.json);
+            r.body = client::jsonToYaml(*resp.json);
         } else {
             r.contentType = "application/json";
             r.body = resp.json->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

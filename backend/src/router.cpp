@@ -1,6 +1,6 @@
 #include "loom/backend/router.hpp"
 
-#include "loom/backend/yaml_json.hpp"
+#include "loom/client/yaml_json.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -85,8 +85,8 @@ bool Request::bodyIsYaml() const {
 
 Result<nlohmann::json> Request::jsonBody() const {
     if (body.empty()) return fail(Error::invalid("the request needs a body"));
-    if (bodyIsYaml()) return yamlToJson(body);
-    return parseJsonText(body);
+    if (bodyIsYaml()) return client::yamlToJson(body);
+    return client::parseJsonText(body);
 }
 
 db::Connection& Request::db() const {

@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "loom/backend/client.hpp"
+#include "loom/client/client.hpp"
 
-namespace loom::backend {
+namespace loom::client {
 namespace {
 
 namespace fs = std::filesystem;
@@ -166,4 +166,4 @@ TEST(Url, QueryStringEncodes) {
 }
 
 }  // namespace
-}  // namespace loom::backend
+}  // namespace loom::client

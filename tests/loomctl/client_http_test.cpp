@@ -2,10 +2,10 @@
 // unreachable servers, the WebSocket stream.
 #include <gtest/gtest.h>
 
-#include "loom/backend/client.hpp"
+#include "loom/client/client.hpp"
 #include "stub_server.hpp"
 
-namespace loom::backend {
+namespace loom::client {
 namespace {
 
 using nlohmann::json;
@@ -173,4 +173,4 @@ TEST(ClientHttp, StreamByeIsAnErrorWithTheReason) {
 }
 
 }  // namespace
-}  // namespace loom::backend
+}  // namespace loom::client

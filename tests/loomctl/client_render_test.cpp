@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "loom/backend/client.hpp"
+#include "loom/client/client.hpp"
 
-namespace loom::backend {
+namespace loom::client {
 namespace {
 
 using nlohmann::json;
@@ -102,4 +102,4 @@ TEST(Render, OutputFormats) {
 }
 
 }  // namespace
-}  // namespace loom::backend
+}  // namespace loom::client

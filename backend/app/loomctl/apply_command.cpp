@@ -63,7 +63,7 @@ void printNames(const json& k, const char* key, std::size_t total, const char* m
                 const std::string& kind) {
     auto it = k.find(key);
     if (it == k.end() || !it->is_array()) return;
-    for (const auto& n : *it) std::cout << "  " << mark << ' ' << kind << '/' << backend::scalarText(n) << '\n';
+    for (const auto& n : *it) std::cout << "  " << mark << ' ' << kind << '/' << client::scalarText(n) << '\n';
     if (total > it->size()) std::cout << "    ... and " << (total - it->size()) << " more\n";
 }
 
@@ -71,8 +71,8 @@ void printNames(const json& k, const char* key, std::size_t total, const char* m
 void printPlan(const json& plan, bool applied, bool dryRun) {
     if (plan.is_object() && plan.contains("clusterChanges")) {
         for (const auto& c : plan["clusterChanges"]) {
-            std::cout << "cluster " << backend::field(c, "field") << ": \""
-                      << backend::field(c, "before") << "\" -> \"" << backend::field(c, "after")
+            std::cout << "cluster " << client::field(c, "field") << ": \""
+                      << client::field(c, "before") << "\" -> \"" << client::field(c, "after")
                       << "\"\n";
         }
     }
@@ -81,8 +81,8 @@ void printPlan(const json& plan, bool applied, bool dryRun) {
         std::size_t c = num(k, "creates"), u = num(k, "updates"), d = num(k, "deletes"),
                     w = num(k, "wouldDelete");
         if (c + u + d + w == 0) continue;
-        std::string kind = singularKind(backend::field(k, "kind"));
-        std::cout << backend::field(k, "kind") << ": " << c << " to create, " << u
+        std::string kind = singularKind(client::field(k, "kind"));
+        std::cout << client::field(k, "kind") << ": " << c << " to create, " << u
                   << " to update, " << d << " to delete";
         if (w) std::cout << " (" << w << " not in the spec; --prune deletes them)";
         std::cout << '\n';
@@ -91,8 +91,8 @@ void printPlan(const json& plan, bool applied, bool dryRun) {
         printNames(k, "deleteNames", d, "-", kind);
     }
     if (kinds.empty() && plan.is_object() && plan.contains("text")) {
-        std::cout << backend::field(plan, "text");
-        if (!backend::field(plan, "text").ends_with("\n")) std::cout << '\n';
+        std::cout << client::field(plan, "text");
+        if (!client::field(plan, "text").ends_with("\n")) std::cout << '\n';
     }
     Totals t = totalsOf(plan);
     if (!planHasChanges(plan)) {
@@ -105,7 +105,7 @@ void printPlan(const json& plan, bool applied, bool dryRun) {
 }
 
 // Sends the spec; the progress bar follows the upload, then waits for the server's answer.
-json sendSpec(backend::Client& client, const std::string& file, bool dryRun, bool prune) {
+json sendSpec(client::Client& client, const std::string& file, bool dryRun, bool prune) {
     std::string body = readInput(file);
     if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
         failWith(Error::invalid((file == "-" ? std::string("stdin") : file) + " is empty"));
@@ -113,7 +113,7 @@ json sendSpec(backend::Client& client, const std::string& file, bool dryRun, boo
     std::vector<std::pair<std::string, std::string>> q;
     if (dryRun) q.emplace_back("dryRun", "true");
     if (prune) q.emplace_back("prune", "true");
-    backend::RequestOptions opts;
+    client::RequestOptions opts;
     auto first = body.find_first_not_of(" \t\r\n");
     opts.contentType = (body[first] == '{' || body[first] == '[') ? "application/json"
                                                                   : "application/yaml";
@@ -123,7 +123,7 @@ json sendSpec(backend::Client& client, const std::string& file, bool dryRun, boo
         bar.update(done, total);
         if (done == total) bar.status(dryRun ? "planning on the server..." : "applying on the server...");
     };
-    auto r = client.call("POST", "/api/v1/apply" + (q.empty() ? "" : "?" + backend::queryString(q)),
+    auto r = client.call("POST", "/api/v1/apply" + (q.empty() ? "" : "?" + client::queryString(q)),
                          std::move(opts));
     bar.done();
     if (!r) {
@@ -147,7 +147,7 @@ void runApply(const ApplyOptions& o) {
         return;
     }
     if (o.output == "yaml") {
-        std::cout << backend::toYaml(r);
+        std::cout << client::toYaml(r);
         return;
     }
     bool applied = r.is_object() && r.value("applied", false);

@@ -10,17 +10,17 @@ namespace loom::loomctl {
 namespace {
 
 std::string configPath() {
-    return globals().configPath.empty() ? backend::defaultConfigPath() : globals().configPath;
+    return globals().configPath.empty() ? client::defaultConfigPath() : globals().configPath;
 }
 
-backend::ConfigFile loadOrExit(const std::string& path) {
-    auto f = backend::loadConfigFile(path);
+client::ConfigFile loadOrExit(const std::string& path) {
+    auto f = client::loadConfigFile(path);
     if (!f) failWith(f.error());
     return *f;
 }
 
-void saveOrExit(const std::string& path, const backend::ConfigFile& f) {
-    auto r = backend::saveConfigFile(path, f);
+void saveOrExit(const std::string& path, const client::ConfigFile& f) {
+    auto r = client::saveConfigFile(path, f);
     if (!r) failWith(r.error());
 }
 
@@ -34,7 +34,7 @@ void addConfigCommands(CLI::App& app) {
     auto* setServer = config->add_subcommand("set-server", "Remember the loomd URL");
     setServer->add_option("url", *url, "e.g. http://127.0.0.1:8480 or https://loomd.example:8443")->required();
     setServer->callback([url] {
-        if (auto u = backend::parseUrl(*url); !u) failWith(u.error());
+        if (auto u = client::parseUrl(*url); !u) failWith(u.error());
         auto path = configPath();
         auto f = loadOrExit(path);
         f.server = *url;
@@ -72,7 +72,7 @@ void addConfigCommands(CLI::App& app) {
             if (!file.empty()) return path;
             return std::string("default");
         };
-        auto cfg = backend::resolveClientConfig(*backend::ConfigInputs::fromEnvironment(
+        auto cfg = client::resolveClientConfig(*client::ConfigInputs::fromEnvironment(
             g.server.empty() ? std::nullopt : std::optional<std::string>(g.server),
             g.token.empty() ? std::nullopt : std::optional<std::string>(g.token), path));
         if (!cfg) failWith(cfg.error());
@@ -96,7 +96,7 @@ void addVersionCommand(CLI::App& app) {
         }
         std::string v;
         auto j = nlohmann::json::parse(r->body, nullptr, false);
-        if (j.is_object()) v = backend::field(j, "version");
+        if (j.is_object()) v = client::field(j, "version");
         if (v.empty()) v = r->header("server");
         std::cout << "Server Version: " << (v.empty() ? "<unknown>" : v) << "   (" << client.config().server << ")\n";
     });

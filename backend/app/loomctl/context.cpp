@@ -40,10 +40,10 @@ int exitCodeFor(const Error& e) {
                                                                          : kExitFailed;
 }
 
-void printError(const Error& e, const backend::ClientConfig* cfg) {
+void printError(const Error& e, const client::ClientConfig* cfg) {
     std::cerr << "error: " << e.toString() << '\n';
-    std::string server = cfg ? cfg->server : std::string(backend::kDefaultServer);
-    if (backend::isConnectionError(e)) {
+    std::string server = cfg ? cfg->server : std::string(client::kDefaultServer);
+    if (client::isConnectionError(e)) {
         std::cerr << "hint: is loomd running? set --server or LOOM_SERVER (now " << server
                   << ")\n";
     } else if (e.code == Errc::Unauthorized) {
@@ -57,22 +57,22 @@ void printError(const Error& e, const backend::ClientConfig* cfg) {
     }
 }
 
-void failWith(const Error& e, const backend::ClientConfig* cfg) {
+void failWith(const Error& e, const client::ClientConfig* cfg) {
     printError(e, cfg);
     exitWith(exitCodeFor(e));
 }
 
-backend::Client makeClient() {
+client::Client makeClient() {
     const auto& g = globals();
-    auto in = backend::ConfigInputs::fromEnvironment(
+    auto in = client::ConfigInputs::fromEnvironment(
         g.server.empty() ? std::nullopt : std::optional<std::string>(g.server),
         g.token.empty() ? std::nullopt : std::optional<std::string>(g.token), g.configPath);
     if (!in) failWith(in.error());
-    auto cfg = backend::resolveClientConfig(*in);
+    auto cfg = client::resolveClientConfig(*in);
     if (!cfg) failWith(cfg.error());
     cfg->insecureSkipTlsVerify = g.insecureSkipTlsVerify;
     cfg->timeout = std::chrono::seconds(g.timeoutSeconds);
-    return backend::Client(std::move(*cfg));
+    return client::Client(std::move(*cfg));
 }
 
 std::string readInput(const std::string& file) {

@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "loom/backend/client.hpp"
+#include "loom/client/client.hpp"
 
 namespace loom::loomctl {
 
@@ -40,21 +40,21 @@ void addGlobalOptions(CLI::App& app);
 int exitCodeFor(const Error& e);
 
 // Prints "error: <as the server wrote it>" and a hint for 401/403/unreachable server to stderr.
-void printError(const Error& e, const backend::ClientConfig* cfg = nullptr);
+void printError(const Error& e, const client::ClientConfig* cfg = nullptr);
 
 // printError + exitWith(exitCodeFor(e)).
-[[noreturn]] void failWith(const Error& e, const backend::ClientConfig* cfg = nullptr);
+[[noreturn]] void failWith(const Error& e, const client::ClientConfig* cfg = nullptr);
 
 // The client for this invocation; a bad config (file, URL) ends the command with exit 2.
-backend::Client makeClient();
+client::Client makeClient();
 
 // Unwraps a result or ends the command with the error.
 template <class T>
-T orExit(Result<T> r, const backend::Client& c) {
+T orExit(Result<T> r, const client::Client& c) {
     if (!r) failWith(r.error(), &c.config());
     return std::move(*r);
 }
-inline void orExit(Result<void> r, const backend::Client& c) {
+inline void orExit(Result<void> r, const client::Client& c) {
     if (!r) failWith(r.error(), &c.config());
 }
 

@@ -23,19 +23,19 @@ struct EventsOptions {
 };
 
 std::vector<std::string> eventRow(const json& e) {
-    std::string state = backend::field(e, "closedAt").empty() ? "open" : "closed";
-    return {backend::ageOf(backend::field(e, "openedAt")), backend::field(e, "severity"),
-            backend::field(e, "kind"), backend::field(e, "location"), state,
-            backend::field(e, "message")};
+    std::string state = client::field(e, "closedAt").empty() ? "open" : "closed";
+    return {client::ageOf(client::field(e, "openedAt")), client::field(e, "severity"),
+            client::field(e, "kind"), client::field(e, "location"), state,
+            client::field(e, "message")};
 }
 
 const std::vector<std::string> kHeader{"AGE", "SEVERITY", "KIND", "LOCATION", "STATE", "MESSAGE"};
 
 bool matches(const json& e, const EventsOptions& o) {
-    if (!o.severity.empty() && backend::field(e, "severity") != o.severity) return false;
-    if (!o.kind.empty() && backend::field(e, "kind") != o.kind) return false;
-    if (!o.location.empty() && backend::field(e, "location") != o.location &&
-        backend::field(e, "rack") != o.location) {
+    if (!o.severity.empty() && client::field(e, "severity") != o.severity) return false;
+    if (!o.kind.empty() && client::field(e, "kind") != o.kind) return false;
+    if (!o.location.empty() && client::field(e, "location") != o.location &&
+        client::field(e, "rack") != o.location) {
         return false;
     }
     return true;
@@ -48,14 +48,14 @@ void runEvents(const EventsOptions& o) {
     if (!o.kind.empty()) q.emplace_back("kind", o.kind);
     if (!o.location.empty()) q.emplace_back("location", o.location);
     if (!o.since.empty()) {
-        auto d = backend::parseDuration(o.since);
+        auto d = client::parseDuration(o.since);
         if (!d) failWith(Error::invalid("--since expects a duration like 90s, 15m, 1h or 2d (got \"" + o.since + "\")"));
-        q.emplace_back("since", backend::formatRfc3339(std::chrono::system_clock::now() - *d));
+        q.emplace_back("since", client::formatRfc3339(std::chrono::system_clock::now() - *d));
     }
     if (o.open) q.emplace_back("open", "true");
     q.emplace_back("limit", std::to_string(o.limit));
 
-    auto r = orExit(client.getJson("/api/v1/events?" + backend::queryString(q)), client);
+    auto r = orExit(client.getJson("/api/v1/events?" + client::queryString(q)), client);
     json items = r.is_object() && r.contains("items") ? r["items"] : json::array();
     if (o.output == "json") {
         if (!o.follow) {
@@ -64,7 +64,7 @@ void runEvents(const EventsOptions& o) {
         }
         for (const auto& e : items) std::cout << e.dump() << '\n';
     } else if (o.output == "yaml") {
-        std::cout << backend::toYaml(json{{"items", items}});
+        std::cout << client::toYaml(json{{"items", items}});
         if (!o.follow) return;
     } else {
         std::vector<std::vector<std::string>> rows{kHeader};
@@ -73,19 +73,19 @@ void runEvents(const EventsOptions& o) {
             std::cerr << "No events found.\n";
             return;
         }
-        std::cout << backend::renderRows(rows);
+        std::cout << client::renderRows(rows);
     }
     if (!o.follow) return;
     std::cout.flush();
 
     // Live: every event message of the stream from now on, filtered here as on the server.
     auto res = client.stream({"events", "provisioning"}, std::nullopt, [&](const json& m) {
-        std::string type = backend::field(m, "type");
+        std::string type = client::field(m, "type");
         if (type == "event" && m.contains("event")) {
             const json& e = m["event"];
             if (!matches(e, o)) return true;
             if (o.output == "json") std::cout << e.dump() << '\n';
-            else if (o.output == "yaml") std::cout << "---\n" << backend::toYaml(e);
+            else if (o.output == "yaml") std::cout << "---\n" << client::toYaml(e);
             else {
                 auto row = eventRow(e);
                 std::string line;
@@ -99,9 +99,9 @@ void runEvents(const EventsOptions& o) {
                    (o.kind.empty() || o.kind == "provisioning")) {
             if (o.output == "json") std::cout << m.dump() << '\n';
             else {
-                std::cout << "0s   info   provisioning   " << backend::field(m, "rack") << "   "
-                          << backend::field(m, "from") << " -> " << backend::field(m, "to")
-                          << (backend::field(m, "phase").empty() ? "" : " (" + backend::field(m, "phase") + ")")
+                std::cout << "0s   info   provisioning   " << client::field(m, "rack") << "   "
+                          << client::field(m, "from") << " -> " << client::field(m, "to")
+                          << (client::field(m, "phase").empty() ? "" : " (" + client::field(m, "phase") + ")")
                           << '\n';
             }
         }

@@ -43,12 +43,12 @@ std::string genericTable(const json& items) {
     for (const auto& o : items) {
         std::vector<std::string> r;
         for (const auto& k : keys) {
-            std::string v = backend::field(o, k);
+            std::string v = client::field(o, k);
             r.push_back(v.empty() ? "<none>" : v);
         }
         rows.push_back(std::move(r));
     }
-    return backend::renderRows(rows);
+    return client::renderRows(rows);
 }
 
 bool printStructured(const json& j, const std::string& output) {
@@ -57,7 +57,7 @@ bool printStructured(const json& j, const std::string& output) {
         return true;
     }
     if (output == "yaml") {
-        std::cout << backend::toYaml(j);
+        std::cout << client::toYaml(j);
         return true;
     }
     return false;
@@ -65,13 +65,13 @@ bool printStructured(const json& j, const std::string& output) {
 
 void runRoutes(const std::string& sw, const std::string& output) {
     auto client = makeClient();
-    auto r = orExit(client.getJson("/api/v1/fabric/routes/" + backend::urlEncode(sw)), client);
+    auto r = orExit(client.getJson("/api/v1/fabric/routes/" + client::urlEncode(sw)), client);
     if (printStructured(r, output)) return;
     // Scalars first (switch, type, version), then every table the answer holds.
     bool any = false;
     for (auto it = r.begin(); it != r.end(); ++it) {
         if (!it.value().is_structured()) {
-            std::cout << it.key() << ": " << backend::scalarText(it.value()) << '\n';
+            std::cout << it.key() << ": " << client::scalarText(it.value()) << '\n';
         }
     }
     for (auto it = r.begin(); it != r.end(); ++it) {
@@ -79,31 +79,31 @@ void runRoutes(const std::string& sw, const std::string& output) {
         any = true;
         std::cout << '\n' << it.key() << " (" << it.value().size() << "):\n";
         if (!it.value().empty() && it.value().front().is_object()) std::cout << genericTable(it.value());
-        else std::cout << backend::toYaml(it.value());
+        else std::cout << client::toYaml(it.value());
     }
     if (!any && r.is_object()) {
         for (auto it = r.begin(); it != r.end(); ++it) {
-            if (it.value().is_object()) std::cout << it.key() << ":\n" << backend::toYaml(it.value());
+            if (it.value().is_object()) std::cout << it.key() << ":\n" << client::toYaml(it.value());
         }
     }
 }
 
 void runConfig(const std::string& sw, const std::string& output) {
     auto client = makeClient();
-    auto r = orExit(client.getJson("/api/v1/fabric/config/" + backend::urlEncode(sw)), client);
+    auto r = orExit(client.getJson("/api/v1/fabric/config/" + client::urlEncode(sw)), client);
     if (printStructured(r, output)) return;
     // The configuration text itself goes to stdout (pipe it to a file); its version to stderr.
     for (const char* key : {"config", "text", "frr", "content"}) {
         if (r.contains(key) && r[key].is_string()) {
-            std::string v = backend::field(r, "version").empty() ? backend::field(r, "configVersion")
-                                                                 : backend::field(r, "version");
+            std::string v = client::field(r, "version").empty() ? client::field(r, "configVersion")
+                                                                 : client::field(r, "version");
             if (!v.empty()) std::cerr << "# " << sw << " config version " << v << '\n';
             std::string text = r[key].get<std::string>();
             std::cout << text << (text.ends_with("\n") ? "" : "\n");
             return;
         }
     }
-    std::cout << backend::toYaml(r);
+    std::cout << client::toYaml(r);
 }
 
 void runImpact(const std::string& hosts, const std::string& collective, const std::string& output) {
@@ -123,16 +123,16 @@ void runImpact(const std::string& hosts, const std::string& collective, const st
                     client);
     if (printStructured(r, output)) return;
     std::cout << collective << " over " << list.size() << " hosts: bus bandwidth "
-              << backend::field(r, "busBwNormalized") << "% of nominal\n";
+              << client::field(r, "busBwNormalized") << "% of nominal\n";
     if (r.contains("bottlenecks") && r["bottlenecks"].is_array() && !r["bottlenecks"].empty()) {
         std::cout << "bottlenecks:\n";
         if (r["bottlenecks"].front().is_object()) std::cout << genericTable(r["bottlenecks"]);
         else
-            for (const auto& b : r["bottlenecks"]) std::cout << "  " << backend::scalarText(b) << '\n';
+            for (const auto& b : r["bottlenecks"]) std::cout << "  " << client::scalarText(b) << '\n';
     }
     for (auto it = r.begin(); it != r.end(); ++it) {
         if (it.key() == "busBwNormalized" || it.key() == "bottlenecks" || it.value().is_structured()) continue;
-        std::cout << it.key() << ": " << backend::scalarText(it.value()) << '\n';
+        std::cout << it.key() << ": " << client::scalarText(it.value()) << '\n';
     }
 }
 
@@ -161,12 +161,12 @@ void runDegradation(double below, const std::string& output) {
         for (auto it = rk.begin(); it != rk.end(); ++it) {
             if (it.key() == "name" || it.key() == "busBwNormalized") continue;
             if (!detail.empty()) detail += ' ';
-            detail += it.key() + "=" + backend::scalarText(it.value());
+            detail += it.key() + "=" + client::scalarText(it.value());
         }
-        t.push_back({backend::field(rk, "name"), backend::field(rk, "busBwNormalized"),
+        t.push_back({client::field(rk, "name"), client::field(rk, "busBwNormalized"),
                      detail.empty() ? "<none>" : detail});
     }
-    std::cout << backend::renderRows(t);
+    std::cout << client::renderRows(t);
     std::cout << rows.size() << " of " << racks.size() << " racks below " << below << "%\n";
 }
 

@@ -38,17 +38,17 @@ std::string kindOrExit(const std::string& kind) {
 }
 
 void printObjects(const std::string& kind, const std::vector<json>& items,
-                  backend::OutputFormat fmt, bool single, bool noHeaders) {
-    using backend::OutputFormat;
+                  client::OutputFormat fmt, bool single, bool noHeaders) {
+    using client::OutputFormat;
     switch (fmt) {
         case OutputFormat::Json:
             std::cout << (single ? items.front() : json{{"items", items}}).dump(2) << '\n';
             break;
         case OutputFormat::Yaml:
-            std::cout << backend::toYaml(single ? items.front() : json{{"items", items}});
+            std::cout << client::toYaml(single ? items.front() : json{{"items", items}});
             break;
         case OutputFormat::Name:
-            for (const auto& o : items) std::cout << singularKind(kind) << '/' << backend::field(o, "name") << '\n';
+            for (const auto& o : items) std::cout << singularKind(kind) << '/' << client::field(o, "name") << '\n';
             break;
         case OutputFormat::Table:
         case OutputFormat::Wide:
@@ -56,8 +56,8 @@ void printObjects(const std::string& kind, const std::vector<json>& items,
                 std::cerr << "No " << kind << " found.\n";
                 break;
             }
-            std::cout << backend::renderTable(
-                backend::columnsForKind(kind, fmt == OutputFormat::Wide, items), items,
+            std::cout << client::renderTable(
+                client::columnsForKind(kind, fmt == OutputFormat::Wide, items), items,
                 !noHeaders);
             break;
     }
@@ -65,11 +65,11 @@ void printObjects(const std::string& kind, const std::vector<json>& items,
 
 void runGet(const GetOptions& o) {
     std::string kind = kindOrExit(o.kind);
-    auto fmt = backend::parseOutputFormat(o.output);
+    auto fmt = client::parseOutputFormat(o.output);
     if (!fmt) failWith(Error::invalid("-o must be table, wide, yaml, json or name (got \"" + o.output + "\")"));
     auto client = makeClient();
     if (!o.name.empty()) {
-        auto obj = orExit(client.getJson("/api/v1/" + kind + "/" + backend::urlEncode(o.name)), client);
+        auto obj = orExit(client.getJson("/api/v1/" + kind + "/" + client::urlEncode(o.name)), client);
         printObjects(kind, {obj}, *fmt, true, o.noHeaders);
         return;
     }
@@ -104,17 +104,17 @@ std::string title(const std::string& key) {
 void runDescribe(const std::string& kindArg, const std::string& name) {
     std::string kind = kindOrExit(kindArg);
     auto client = makeClient();
-    auto obj = orExit(client.getJson("/api/v1/" + kind + "/" + backend::urlEncode(name)), client);
+    auto obj = orExit(client.getJson("/api/v1/" + kind + "/" + client::urlEncode(name)), client);
 
     // kubectl's layout: "Key:   value" with values aligned; labels one per line.
     std::vector<std::pair<std::string, std::string>> lines;
-    lines.emplace_back("Name", backend::field(obj, "name"));
-    lines.emplace_back("Kind", backend::field(obj, "kind").empty() ? singularKind(kind)
-                                                                    : backend::field(obj, "kind"));
+    lines.emplace_back("Name", client::field(obj, "name"));
+    lines.emplace_back("Kind", client::field(obj, "kind").empty() ? singularKind(kind)
+                                                                    : client::field(obj, "kind"));
     for (auto it = obj.begin(); it != obj.end(); ++it) {
         if (it.key() == "name" || it.key() == "kind" || it.key() == "labels") continue;
         if (it.value().is_structured()) continue;
-        lines.emplace_back(title(it.key()), backend::scalarText(it.value()));
+        lines.emplace_back(title(it.key()), client::scalarText(it.value()));
     }
     std::size_t w = 0;
     for (const auto& [k, v] : lines) w = std::max(w, k.size());
@@ -129,14 +129,14 @@ void runDescribe(const std::string& kindArg, const std::string& name) {
         bool first = true;
         for (auto it = labels->begin(); it != labels->end(); ++it) {
             if (!first) std::cout << std::string(w + 3, ' ');
-            std::cout << it.key() << '=' << backend::scalarText(it.value()) << '\n';
+            std::cout << it.key() << '=' << client::scalarText(it.value()) << '\n';
             first = false;
         }
     }
     for (auto it = obj.begin(); it != obj.end(); ++it) {
         if (it.key() == "labels" || !it.value().is_structured()) continue;
         std::cout << title(it.key()) << ":\n";
-        std::string y = backend::toYaml(it.value());
+        std::string y = client::toYaml(it.value());
         std::size_t pos = 0;
         while (pos < y.size()) {
             auto nl = y.find('\n', pos);
@@ -165,7 +165,7 @@ void runDescribe(const std::string& kindArg, const std::string& name) {
             continue;
         }
         std::cout << '\n';
-        std::string t = backend::renderTable(backend::columnsForKind(c.kind, false, *items), *items);
+        std::string t = client::renderTable(client::columnsForKind(c.kind, false, *items), *items);
         std::size_t pos = 0;
         while (pos < t.size()) {
             auto nl = t.find('\n', pos);
@@ -176,7 +176,7 @@ void runDescribe(const std::string& kindArg, const std::string& name) {
 
     // Recent events at this location (a rack's events name the rack; others the object).
     auto ev = client.getJson("/api/v1/events?" +
-                             backend::queryString({{kind == "racks" ? "rack" : "location", name},
+                             client::queryString({{kind == "racks" ? "rack" : "location", name},
                                                    {"limit", "10"}}));
     std::cout << "Events:";
     if (!ev || !ev->contains("items") || (*ev)["items"].empty()) {
@@ -186,11 +186,11 @@ void runDescribe(const std::string& kindArg, const std::string& name) {
     std::cout << '\n';
     std::vector<std::vector<std::string>> rows{{"SEVERITY", "KIND", "AGE", "LOCATION", "MESSAGE"}};
     for (const auto& e : (*ev)["items"]) {
-        rows.push_back({backend::field(e, "severity"), backend::field(e, "kind"),
-                        backend::ageOf(backend::field(e, "openedAt")), backend::field(e, "location"),
-                        backend::field(e, "message")});
+        rows.push_back({client::field(e, "severity"), client::field(e, "kind"),
+                        client::ageOf(client::field(e, "openedAt")), client::field(e, "location"),
+                        client::field(e, "message")});
     }
-    std::string t = backend::renderRows(rows);
+    std::string t = client::renderRows(rows);
     std::size_t pos = 0;
     while (pos < t.size()) {
         auto nl = t.find('\n', pos);

@@ -14,12 +14,12 @@ namespace {
 // "rack/z1-r001: burn_in -> validated" when the server says which transition happened.
 void printTransition(const std::string& kind, const std::string& name, const std::string& verb,
                      const json& r) {
-    std::string from = backend::field(r, "from"), to = backend::field(r, "to");
+    std::string from = client::field(r, "from"), to = client::field(r, "to");
     if (to.empty() && r.contains("transition")) {
-        from = backend::field(r["transition"], "from");
-        to = backend::field(r["transition"], "to");
+        from = client::field(r["transition"], "from");
+        to = client::field(r["transition"], "to");
     }
-    if (to.empty()) to = backend::field(r, "state");
+    if (to.empty()) to = client::field(r, "state");
     std::cout << kind << '/' << name << ' ' << verb;
     if (!to.empty()) std::cout << ": " << (from.empty() ? "" : from + " -> ") << to;
     std::cout << '\n';
@@ -38,7 +38,7 @@ void addAction(CLI::App& parent, const std::string& kind, const std::string& plu
         auto client = makeClient();
         json body = json::object();
         if (!o->reason.empty()) body["reason"] = o->reason;
-        auto r = orExit(client.postJson("/api/v1/" + plural + "/" + backend::urlEncode(o->name) +
+        auto r = orExit(client.postJson("/api/v1/" + plural + "/" + client::urlEncode(o->name) +
                                             "/" + verb,
                                         body),
                         client);
@@ -46,7 +46,7 @@ void addAction(CLI::App& parent, const std::string& kind, const std::string& plu
     });
 }
 
-std::string phaseCell(const json& p, const char* key) { return backend::field(p, key); }
+std::string phaseCell(const json& p, const char* key) { return client::field(p, key); }
 
 }  // namespace
 
@@ -70,7 +70,7 @@ void addProvisioningCommands(CLI::App& app) {
     apply->add_option("-f,--filename", *file, "phase plan file, or - for stdin")->required();
     apply->callback([file] {
         auto client = makeClient();
-        backend::RequestOptions opts;
+        client::RequestOptions opts;
         opts.body = readInput(*file);
         auto first = opts.body.find_first_not_of(" \t\r\n");
         if (first == std::string::npos) failWith(Error::invalid(*file + " is empty"));
@@ -85,7 +85,7 @@ void addProvisioningCommands(CLI::App& app) {
             }
             failWith(e, &client.config());
         }
-        std::string name = backend::field(*r, "name");
+        std::string name = client::field(*r, "name");
         std::cout << "phaseplan" << (name.empty() ? "" : "/" + name) << " stored";
         if (r->contains("phases") && (*r)["phases"].is_array()) {
             std::cout << " (" << (*r)["phases"].size() << " phases)";
@@ -105,10 +105,10 @@ void addProvisioningCommands(CLI::App& app) {
         std::string v = verb, d = done;
         cmd->callback([name, v, d] {
             auto client = makeClient();
-            auto r = orExit(client.postJson("/api/v1/phases/" + backend::urlEncode(*name) + "/" + v,
+            auto r = orExit(client.postJson("/api/v1/phases/" + client::urlEncode(*name) + "/" + v,
                                             json::object()),
                             client);
-            std::string state = backend::field(r, "state");
+            std::string state = client::field(r, "state");
             std::cout << "phase/" << *name << ' ' << d << (state.empty() ? "" : " (state: " + state + ")")
                       << '\n';
         });
@@ -127,7 +127,7 @@ void addProvisioningCommands(CLI::App& app) {
             return;
         }
         if (*output == "yaml") {
-            std::cout << backend::toYaml(json{{"items", items}});
+            std::cout << client::toYaml(json{{"items", items}});
             return;
         }
         if (items.empty()) {
@@ -146,7 +146,7 @@ void addProvisioningCommands(CLI::App& app) {
             for (auto& cell : row) if (cell.empty()) cell = "<none>";
             rows.push_back(std::move(row));
         }
-        std::cout << backend::renderRows(rows);
+        std::cout << client::renderRows(rows);
     });
 }
 

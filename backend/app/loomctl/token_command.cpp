@@ -44,7 +44,7 @@ void addTokenCommands(CLI::App& app) {
             std::cout << r.dump(2) << '\n';
             return;
         }
-        std::string secret = backend::field(r, "token");
+        std::string secret = client::field(r, "token");
         std::cerr << "token \"" << c->name << "\" created with role " << c->role
                   << "; it is shown only now:\n";
         std::cout << secret << '\n';
@@ -63,20 +63,20 @@ void addTokenCommands(CLI::App& app) {
             return;
         }
         if (*output == "yaml") {
-            std::cout << backend::toYaml(json{{"items", items}});
+            std::cout << client::toYaml(json{{"items", items}});
             return;
         }
         std::vector<std::vector<std::string>> rows{{"NAME", "ROLE", "AGE", "LAST-USED", "REVOKED"}};
         for (const auto& t : items) {
-            std::string last = backend::ageOf(backend::field(t, "lastUsedAt"));
-            std::string revoked = backend::field(t, "revokedAt").empty()
-                                      ? (backend::field(t, "revoked") == "true" ? "yes" : "no")
+            std::string last = client::ageOf(client::field(t, "lastUsedAt"));
+            std::string revoked = client::field(t, "revokedAt").empty()
+                                      ? (client::field(t, "revoked") == "true" ? "yes" : "no")
                                       : "yes";
-            rows.push_back({backend::field(t, "name"), backend::field(t, "role"),
-                            backend::ageOf(backend::field(t, "createdAt")),
+            rows.push_back({client::field(t, "name"), client::field(t, "role"),
+                            client::ageOf(client::field(t, "createdAt")),
                             last.empty() ? "<never>" : last, revoked});
         }
-        std::cout << backend::renderRows(rows);
+        std::cout << client::renderRows(rows);
     });
 
     auto name = std::make_shared<std::string>();
@@ -84,7 +84,7 @@ void addTokenCommands(CLI::App& app) {
     revoke->add_option("name", *name, "token name")->required();
     revoke->callback([name] {
         auto client = makeClient();
-        orExit(client.deleteJson("/api/v1/tokens/" + backend::urlEncode(*name)), client);
+        orExit(client.deleteJson("/api/v1/tokens/" + client::urlEncode(*name)), client);
         std::cout << "token \"" << *name << "\" revoked\n";
     });
 }

@@ -4,7 +4,7 @@
 #include "loomd/commands.hpp"
 
 #include "loom/backend/db_options.hpp"
-#include "loom/backend/progress.hpp"
+#include "loom/client/progress.hpp"
 #include "loom/db/inventory_repository.hpp"
 #include "loom/inventory/plan.hpp"
 #include "loom/inventory/spec.hpp"
@@ -30,7 +30,7 @@ int exitCodeFor(const Error& e) { return e.code == Errc::InvalidArgument || e.co
 int runApply(const ApplyArgs& args) {
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
-    backend::ProgressBar bar;
+    client::ProgressBar bar;
 
     bar.update("reading " + args.file);
     auto desired = inventory::loadClusterSpecFile(args.file);

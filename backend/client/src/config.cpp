@@ -1,5 +1,5 @@
 // Client configuration: the config file, precedence of flags/environment/file, URLs.
-#include "loom/backend/client.hpp"
+#include "loom/client/client.hpp"
 
 #include <sys/stat.h>
 
@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
-namespace loom::backend {
+namespace loom::client {
 
 namespace {
 
@@ -206,4 +206,4 @@ std::string queryString(const std::vector<std::pair<std::string, std::string>>& 
     return q;
 }
 
-}  // namespace loom::backend
+}  // namespace loom::client

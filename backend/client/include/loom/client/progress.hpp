@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-namespace loom::backend {
+namespace loom::client {
 
 class ProgressBar {
 public:
@@ -73,4 +73,4 @@ private:
     std::chrono::steady_clock::time_point last_{};
 };
 
-}  // namespace loom::backend
+}  // namespace loom::client

@@ -3,7 +3,7 @@
 // Each call runs its own io_context to completion. The operations are coroutines so that
 // Beast's per-operation timeouts (tcp_stream::expires_after) apply; a synchronous Beast call
 // would wait forever on a server that accepted the connection and never answered.
-#include "loom/backend/client.hpp"
+#include "loom/client/client.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -22,7 +22,7 @@
 #include <cctype>
 #include <exception>
 
-namespace loom::backend {
+namespace loom::client {
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -413,4 +413,4 @@ Result<void> Client::stream(const std::vector<std::string>& topics,
     return {};
 }
 
-}  // namespace loom::backend
+}  // namespace loom::client

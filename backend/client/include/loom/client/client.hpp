@@ -29,7 +29,7 @@
 
 #include "loom/inventory/error.hpp"
 
-namespace loom::backend {
+namespace loom::client {
 
 inline constexpr std::string_view kDefaultServer = "http://127.0.0.1:8480";
 inline constexpr std::size_t kMaxResponseBytes = 256u << 20;
@@ -192,4 +192,4 @@ std::optional<std::chrono::seconds> parseDuration(std::string_view s);
 // A point in time as RFC 3339 UTC ("2026-11-22T08:10:00Z").
 std::string formatRfc3339(std::chrono::system_clock::time_point t);
 
-}  // namespace loom::backend
+}  // namespace loom::client

@@ -1,4 +1,4 @@
-#include "loom/backend/yaml_json.hpp"
+#include "loom/client/yaml_json.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
-namespace loom::backend {
+namespace loom::client {
 
 namespace {
 
@@ -149,4 +149,4 @@ std::string jsonToYaml(const nlohmann::json& value) {
     return s;
 }
 
-}  // namespace loom::backend
+}  // namespace loom::client

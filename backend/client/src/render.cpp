@@ -1,5 +1,5 @@
 // kubectl-like rendering of API objects: tables, YAML, durations and ages.
-#include "loom/backend/client.hpp"
+#include "loom/client/client.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-namespace loom::backend {
+namespace loom::client {
 
 using nlohmann::json;
 
@@ -327,4 +327,4 @@ std::string toYaml(const json& j) {
     return s;
 }
 
-}  // namespace loom::backend
+}  // namespace loom::client

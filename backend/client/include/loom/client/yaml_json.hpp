@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace loom::backend {
+namespace loom::client {
 
 // Plain YAML scalars become numbers, booleans or null when they read as such; quoted
 // scalars stay strings. Multiple documents or a YAML alias cycle are rejected.
@@ -21,4 +21,4 @@ Result<nlohmann::json> parseJsonText(std::string_view text);
 // Block-style YAML of a JSON value (keys in JSON order), ending with a newline.
 std::string jsonToYaml(const nlohmann::json& value);
 
-}  // namespace loom::backend
+}  // namespace loom::client
