@@ -412,6 +412,9 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                 std::to_string(*options.expectedGeneration) + "); plan and apply again"));
         result.generation = generation;
         if (plan.empty()) return result;  // nothing written; the transaction rolls back
+        // Link ends are unique at commit, not row by row: creates run before deletes and one
+        // UPDATE may swap two links' ends, both valid once the whole apply is in (0006).
+        tx.exec("SET CONSTRAINTS links_a_port_id_key, links_b_port_id_key DEFERRED");
 
         // Reserve one block of ids per kind being created (we hold the apply lock, and only
         // apply inserts inventory rows, so nextval+setval in one statement is safe).

@@ -155,6 +155,46 @@ TEST_F(Apply, DeletesOnlyWithPrune) {
     EXPECT_EQ(value(conn, "SELECT before->>'slot' FROM change_log WHERE action = 'delete' AND name = 'z1-r002-h1'"), "1");
 }
 
+// Re-cabling in one apply: two links swap their A ends (one UPDATE), and with prune a new
+// link takes the ports of a link deleted in the same apply (creates run before deletes). Both
+// end states are valid; the unique link-end checks run at commit (migration 0006).
+TEST_F(Apply, RecablingSwapsAndReusesPortsInOneApply) {
+    auto conn = connect();
+    Inventory desired = sampleCluster(1, 2);
+    applySpec(conn, desired);
+    ASSERT_GE(desired.links.size(), 3u);
+    Inventory next = desired;
+    std::swap(next.links[0].aPort, next.links[1].aPort);
+    Link moved = next.links[2];
+    moved.name = moved.name + "-new";
+    next.links.erase(next.links.begin() + 2);
+    next.links.push_back(moved);
+
+    auto r = applySpec(conn, next, /*prune=*/true);
+    EXPECT_EQ(r.updated, 2u);
+    EXPECT_EQ(r.created, 1u);
+    EXPECT_EQ(r.deleted, 1u);
+    auto aPortOf = [&](const std::string& link) {
+        return value(conn, "SELECT p.name FROM links l JOIN ports p ON p.id = l.a_port_id WHERE l.name = '" +
+                               link + "'");
+    };
+    EXPECT_EQ(aPortOf(desired.links[0].name), desired.links[1].aPort);
+    EXPECT_EQ(aPortOf(desired.links[1].name), desired.links[0].aPort);
+    EXPECT_EQ(aPortOf(moved.name), desired.links[2].aPort);
+
+    // Two links on one port is still refused (at commit), and nothing is written.
+    Inventory bad = next;
+    bad.links[1].aPort = bad.links[0].aPort;
+    auto snap = loom::db::loadSnapshot(conn);
+    ASSERT_TRUE(snap);
+    Plan p = plan(bad, snap->inventory, {.prune = true});
+    auto failed = loom::db::applyPlan(conn, p, bad, {.actor = "test", .expectedGeneration = snap->generation});
+    ASSERT_FALSE(failed);
+    EXPECT_EQ(failed.error().code, Errc::Conflict) << failed.error().toString();
+    EXPECT_EQ(aPortOf(desired.links[1].name), desired.links[0].aPort);
+    EXPECT_EQ(value(conn, "SELECT count(*) FROM apply_runs"), "2");
+}
+
 TEST_F(Apply, UnknownReferenceIsAClearErrorAndWritesNothing) {
     auto conn = connect();
     Inventory desired = sampleCluster(1, 1);
