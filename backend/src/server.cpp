@@ -27,6 +27,9 @@ public:
 
     void publish(std::string_view topic, nlohmann::json message) override {
         std::string t(topic);
+        // A revocation takes effect here before the response goes out, not when this loomd's
+        // own NOTIFY comes back (peers drop their caches on that NOTIFY).
+        if (t == "tokens") s_.invalidateAuth();
         if (s_.peerPublisher) {
             auto text = message.dump();
             if (text.size() <= 7000) s_.peerPublisher(t, text);

@@ -1,0 +1,182 @@
+// What the end-to-end tests of loomd's server share: a real Server on 127.0.0.1 port 0 over a
+// real PostgreSQL (tests/support harness) with a sample cluster applied and one token per
+// role, a synchronous Beast HTTP client and a synchronous WebSocket client.
+#pragma once
+
+#include "loom/backend/auth.hpp"
+#include "loom/backend/router.hpp"
+#include "loom/backend/server.hpp"
+#include "loom/backend/telemetry_service.hpp"
+#include "loom/db/inventory_repository.hpp"
+#include "loom/db/token_repo.hpp"
+#include "loom/inventory/plan.hpp"
+#include "loom/testing/postgres.hpp"
+#include "loom/testing/sample_cluster.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace loom::backend::testing {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using nlohmann::json;
+
+struct HttpResult {
+    int status = 0;  // 0: no response (connection refused or closed)
+    std::string body;
+    std::map<std::string, std::string> headers;
+    json j() const { return json::parse(body, nullptr, false); }
+};
+
+// One request on a fresh connection to 127.0.0.1:port.
+inline HttpResult request(std::uint16_t port, const std::string& method, const std::string& target,
+                          const std::string& token = "", const std::string& body = "",
+                          std::vector<std::pair<std::string, std::string>> headers = {}) {
+    net::io_context ioc;
+    beast::tcp_stream stream(ioc);
+    beast::error_code cec;
+    stream.socket().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), cec);
+    if (cec) return {};
+    http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
+    for (auto& [k, v] : headers) req.set(k, v);
+    if (!body.empty() || method == "POST" || method == "PATCH") {
+        req.body() = body;
+        req.prepare_payload();
+    }
+    beast::error_code wec;
+    // A server refusing an oversize body answers and closes before reading it all: the write
+    // may fail, the response is still there to read.
+    http::write(stream, req, wec);
+    beast::flat_buffer buf;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(1u << 30);
+    beast::error_code ec;
+    http::read(stream, buf, parser, ec);
+    HttpResult r;
+    if (ec) return r;
+    r.status = parser.get().result_int();
+    r.body = parser.get().body();
+    for (auto& f : parser.get()) r.headers[std::string(f.name_string())] = std::string(f.value());
+    return r;
+}
+
+// A minimal synchronous WebSocket client of /api/v1/stream.
+struct WsClient {
+    net::io_context ioc;
+    websocket::stream<beast::tcp_stream> ws{ioc};
+    void open(std::uint16_t port, const std::string& token) {
+        beast::get_lowest_layer(ws).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+        ws.set_option(websocket::stream_base::decorator([token](websocket::request_type& r) {
+            r.set(http::field::authorization, "Bearer " + token);
+        }));
+        ws.handshake("127.0.0.1", "/api/v1/stream");
+    }
+    json read() {
+        beast::flat_buffer b;
+        ws.read(b);
+        return json::parse(beast::buffers_to_string(b.data()));
+    }
+    void send(const json& j) { ws.write(net::buffer(j.dump())); }
+};
+
+// The route modules a test server registers. Core: inventory, fabric, auth. All: what
+// `loomd serve` has, with a telemetry service (hub, detection, event writer) behind it and no
+// provisioning executor (the reconciler loop does not run).
+enum class Routes { Core, All };
+
+class ServerFixture : public loom::testing::PostgresTest {
+protected:
+    // The sample cluster (1 zone, `racks` racks) is applied before each test; 0 = none.
+    virtual int sampleRacks() const { return 4; }
+
+    void SetUp() override {
+        PostgresTest::SetUp();
+        auto conn = connect();
+        inventory::Inventory desired;
+        if (sampleRacks() > 0) desired = loom::testing::sampleCluster(1, sampleRacks());
+        auto snap = db::loadSnapshot(conn);
+        ASSERT_TRUE(snap) << snap.error().toString();
+        auto p = inventory::plan(desired, snap->inventory);
+        if (!p.empty()) {
+            auto applied = db::applyPlan(conn, p, desired, {.actor = "test"});
+            ASSERT_TRUE(applied) << applied.error().toString();
+        }
+        for (auto role : {"viewer", "operator", "admin"}) {
+            auto secret = generateTokenSecret();
+            auto t = db::createToken(conn, std::string(role) + "-token", role, hashToken(secret),
+                                     "test");
+            ASSERT_TRUE(t) << t.error().toString();
+            tokens_[role] = secret;
+        }
+    }
+    void TearDown() override {
+        for (auto& t : telemetry_) t->stop();
+        for (auto& s : servers_) s->stop();
+        telemetry_.clear();
+        servers_.clear();
+        PostgresTest::TearDown();
+    }
+
+    Server& startServer(ServerConfig cfg = {}, Routes routes = Routes::Core) {
+        cfg.host = "127.0.0.1";
+        cfg.port = 0;
+        cfg.dbThreads = 2;
+        cfg.ioThreads = 1;
+        auto s = std::make_unique<Server>(cfg, database());
+        registerInventoryRoutes(s->router(), s->services());
+        registerFabricRoutes(s->router(), s->services());
+        registerAuthRoutes(s->router(), s->services());
+        TelemetryService* telemetry = nullptr;
+        if (routes == Routes::All) {
+            ::setenv("LOOM_PROVISIONING_EXECUTOR", "off", 1);
+            registerTelemetryRoutes(s->router(), s->services());
+            registerProvisioningRoutes(s->router(), s->services());
+            telemetry = telemetry_.emplace_back(std::make_unique<TelemetryService>(
+                s->services(), TelemetryServiceOptions{})).get();
+            s->setHub(&telemetry->hub());
+            s->setTopicSource(TelemetryService::topics(),
+                              [telemetry](std::string_view t, std::vector<std::uint8_t>& out) {
+                                  return telemetry->topic(t, out);
+                              });
+        } else if (topicSource_) {
+            s->setTopicSource({"gpu.util"}, topicSource_);
+        }
+        auto r = s->start();
+        EXPECT_TRUE(r) << r.error().toString();
+        if (telemetry) telemetry->start();
+        servers_.push_back(std::move(s));
+        auto& srv = *servers_.back();
+        // Wait for the first inventory load (the hall layout).
+        for (int i = 0; i < 200 && !srv.services().layout(); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return srv;
+    }
+
+    std::map<std::string, std::string> tokens_;
+    Server::TopicSource topicSource_;
+    std::vector<std::unique_ptr<Server>> servers_;
+    std::vector<std::unique_ptr<TelemetryService>> telemetry_;
+};
+
+}  // namespace loom::backend::testing
