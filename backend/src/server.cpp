@@ -182,11 +182,12 @@ std::optional<std::vector<StreamFrame>> Server::Impl::replayAfter(std::uint64_t 
     return out;
 }
 
-std::shared_ptr<const std::string> Server::Impl::snapshotNow(const std::string& topic) {
+std::shared_ptr<const std::string> Server::Impl::snapshotBase(const std::string& topic) {
     if (!topicSource) return nullptr;
-    std::vector<std::uint8_t> bytes;
-    if (!topicSource(topic, bytes)) return nullptr;
-    return std::make_shared<const std::string>(packedSnapshot(nextSeq(), topic, bytes));
+    auto& base = previous[topic];
+    if (base.empty() && !topicSource(topic, base)) return nullptr;
+    if (base.empty()) return nullptr;
+    return std::make_shared<const std::string>(packedSnapshot(nextSeq(), topic, base));
 }
 
 namespace {
@@ -215,6 +216,7 @@ void Server::Impl::tick() {
     auto t0 = std::chrono::steady_clock::now();
     metrics.streamTicks.fetch_add(1);
     if (!topicSource) return;
+    std::lock_guard baseLock(streamBaseMutex);
     auto clientsNow = liveClients();
     std::vector<std::uint8_t> cur;
     for (const auto& topic : dataTopics) {

@@ -49,8 +49,7 @@ public:
     // Thread-safe: posts to the client's strand.
     virtual void deliver(StreamFrame frame) = 0;
     virtual void close(const std::string& reason) = 0;
-    // Called on the tick's strand; a racy read is fine (a topic subscribed a moment ago gets
-    // its snapshot at subscription anyway).
+    // Called by the tick under streamBaseMutex (subscriptions change under it too).
     virtual bool wants(const std::string& topic) const = 0;
 };
 
@@ -97,7 +96,13 @@ struct Server::Impl {
     std::mutex replayMutex;
     std::deque<std::pair<std::uint64_t, StreamFrame>> replay;  // non-data messages by seq
     std::uint64_t replayEvicted = 0;  // highest seq dropped from `replay`
-    std::map<std::string, std::vector<std::uint8_t>> previous;  // tick strand only
+    // The base of each data topic's next delta: what the last tick published (or, before
+    // any tick, what the first subscriber was sent). A subscriber's snapshot is this base,
+    // taken under streamBaseMutex together with its subscription, and the tick diffs,
+    // advances the base and picks its recipients under the same lock: a client gets either
+    // the old base and the delta, or the new base and no delta, never a gap.
+    std::mutex streamBaseMutex;
+    std::map<std::string, std::vector<std::uint8_t>> previous;  // under streamBaseMutex
     std::optional<net::steady_timer> tickTimer;
 
     // Shared inventory-derived state (Services).
@@ -123,8 +128,9 @@ struct Server::Impl {
     void addClient(std::shared_ptr<WsClient> c);
     // Frames a resuming client missed (seq > after), or nullopt when they are gone.
     std::optional<std::vector<StreamFrame>> replayAfter(std::uint64_t after);
-    // A snapshot frame of a data topic now, or null when the source has none.
-    std::shared_ptr<const std::string> snapshotNow(const std::string& topic);
+    // A snapshot frame of a data topic's delta base (read from the source when there is no
+    // base yet), or null when the source has none. The caller holds streamBaseMutex.
+    std::shared_ptr<const std::string> snapshotBase(const std::string& topic);
     void startTick();
     void tick();
     void reloadInventory();

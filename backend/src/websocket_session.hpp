@@ -222,18 +222,20 @@ private:
             return;
         }
         {
-            std::lock_guard lock(topicsMutex_);
-            for (auto& t : topics) topics_.insert(t);
-        }
-        // "provisioning" includes phase progress messages.
-        if (std::find(topics.begin(), topics.end(), "provisioning") != topics.end()) {
-            std::lock_guard lock(topicsMutex_);
-            topics_.insert("phase");
-        }
-        for (auto& t : topics) {
-            if (kMessageTopics.count(t)) continue;
-            if (auto snap = s_.snapshotNow(t))
-                enqueue(StreamFrame{snap, t, false, {}});
+            // Subscribing and taking the snapshot are one step for the tick (shared_state.hpp):
+            // the snapshot is the base of the next delta this client is sent.
+            std::lock_guard base(s_.streamBaseMutex);
+            {
+                std::lock_guard lock(topicsMutex_);
+                for (auto& t : topics) topics_.insert(t);
+                // "provisioning" includes phase progress messages.
+                if (std::find(topics.begin(), topics.end(), "provisioning") != topics.end())
+                    topics_.insert("phase");
+            }
+            for (auto& t : topics) {
+                if (kMessageTopics.count(t)) continue;
+                if (auto snap = s_.snapshotBase(t)) enqueue(StreamFrame{snap, t, false, {}});
+            }
         }
         if (msg.contains("resumeFrom") && msg["resumeFrom"].is_number_unsigned()) {
             auto missed = s_.replayAfter(msg["resumeFrom"].get<std::uint64_t>());
