@@ -1,12 +1,6 @@
-// Phased provisioning over HTTP (docs/api.md, "Provisioning"), and the reconciler loop of
-// this loomd (it reconciles only while it holds the provisioning advisory lock).
-//
-// Executor of the loop, from the environment (loomd has no provisioning flags yet):
-//   LOOM_PROVISIONING_EXECUTOR   simulated (default) | command | off
-//   LOOM_PROVISIONING_SEED, LOOM_PROVISIONING_FAIL_RATE (host diag, default 0.02),
-//   LOOM_PROVISIONING_DELAY_MS (per simulated step, default 0)
-//   LOOM_PROVISIONING_DIAG_CMD, LOOM_PROVISIONING_BW_CMD, LOOM_PROVISIONING_LLDP_CMD,
-//   LOOM_PROVISIONING_TIMEOUT_S  (command executor; see provisioning/executor.hpp)
+// Phased provisioning over HTTP (docs/api.md, "Provisioning"). The reconciler loop is not
+// started here: `loomd serve` owns it (serve_command.cpp), with the executor chosen by
+// executorSettings() (provisioning_service.hpp), so registering these routes starts nothing.
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -26,30 +20,6 @@ namespace prov = loom::provisioning;
 using nlohmann::json;
 
 namespace {
-
-std::string env(const char* name, std::string def = {}) {
-    const char* v = std::getenv(name);
-    return v && *v ? std::string(v) : def;
-}
-
-std::shared_ptr<prov::Executor> executorFromEnv() {
-    const auto kind = env("LOOM_PROVISIONING_EXECUTOR", "simulated");
-    if (kind == "off") return nullptr;
-    if (kind == "command") {
-        prov::CommandConfig c;
-        c.hostDiag = env("LOOM_PROVISIONING_DIAG_CMD", c.hostDiag);
-        c.rackBandwidth = env("LOOM_PROVISIONING_BW_CMD");
-        c.lldp = env("LOOM_PROVISIONING_LLDP_CMD");
-        c.timeout = std::chrono::seconds(std::atoi(env("LOOM_PROVISIONING_TIMEOUT_S", "1800").c_str()));
-        return std::make_shared<prov::CommandExecutor>(c);
-    }
-    prov::SimulatedConfig s;
-    s.seed = std::strtoull(env("LOOM_PROVISIONING_SEED", "1").c_str(), nullptr, 10);
-    s.hostDiagFailRate = std::atof(env("LOOM_PROVISIONING_FAIL_RATE", "0.02").c_str());
-    const auto d = std::chrono::milliseconds(std::atoi(env("LOOM_PROVISIONING_DELAY_MS", "0").c_str()));
-    s.physicalDelay = s.cablingDelay = s.burnInDelay = d;
-    return std::make_shared<prov::SimulatedExecutor>(s);
-}
 
 std::string bodyReason(const Request& req) {
     if (req.body.empty()) return {};
@@ -215,20 +185,6 @@ void registerProvisioningRoutes(Router& router, Services& services) {
                              {"phase", a.phase}, {"key", a.key}});
         return Response::ofJson({{"items", items}});
     });
-
-    // The reconciler loop: one per loomd; only the holder of the advisory lock reconciles.
-    auto executor = executorFromEnv();
-    if (!executor) return;
-    static std::unique_ptr<ProvisioningService> service;
-    static std::unique_ptr<std::jthread> loop;
-    if (loop) return;  // registered twice (tests): one loop per process
-    ProvisioningOptions opt;
-    opt.publish = [&services](std::string_view topic, json msg) {
-        services.publish(topic == "phase" ? "provisioning" : topic, std::move(msg));
-    };
-    service = std::make_unique<ProvisioningService>(db::Database::fromUrl(services.databaseUrl()),
-                                                    executor, std::move(opt));
-    loop = std::make_unique<std::jthread>([](std::stop_token st) { service->runLoop(st); });
 }
 
 }  // namespace loom::backend

@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <optional>
 #include <set>
@@ -196,6 +199,94 @@ struct ProvisioningService::Impl {
                    : fabric::routesJson(*router, sw);
     }
 };
+
+namespace {
+
+std::string envOr(const char* name, std::string def) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::string(v) : def;
+}
+
+}  // namespace
+
+Result<ExecutorSettings> executorSettings(std::string_view loomdYaml, bool simulate) {
+    ExecutorSettings out;
+    out.kind = simulate ? "simulated" : "off";
+    out.simulated.hostDiagFailRate = 0.02;
+    try {
+        YAML::Node root = loomdYaml.empty() ? YAML::Node() : YAML::Load(std::string(loomdYaml));
+        YAML::Node p = root.IsMap() ? root["provisioning"] : YAML::Node();
+        if (p && !p.IsNull()) {
+            if (!p.IsMap())
+                return fail(Error::invalid("must be a mapping", "provisioning", p.Mark().line + 1));
+            for (auto kv : p) {
+                const auto key = kv.first.as<std::string>();
+                const int line = kv.first.Mark().line + 1;
+                const auto& v = kv.second;
+                const std::string path = "provisioning." + key;
+                if (key == "executor") {
+                    out.kind = v.as<std::string>();
+                    if (out.kind != "off" && out.kind != "simulated" && out.kind != "command")
+                        return fail(Error::invalid("must be off, simulated or command, not '" +
+                                                       out.kind + "'", path, line));
+                } else if (key == "seed") {
+                    out.simulated.seed = v.as<std::uint64_t>();
+                } else if (key == "failRate") {
+                    out.simulated.hostDiagFailRate = v.as<double>();
+                } else if (key == "miscablingRate") {
+                    out.simulated.miscablingRate = v.as<double>();
+                } else if (key == "delayMs") {
+                    const std::chrono::milliseconds d(v.as<int>());
+                    out.simulated.physicalDelay = out.simulated.cablingDelay = out.simulated.burnInDelay = d;
+                } else if (key == "command") {
+                    if (!v.IsMap()) return fail(Error::invalid("must be a mapping", path, line));
+                    for (auto c : v) {
+                        const auto ck = c.first.as<std::string>();
+                        const int cl = c.first.Mark().line + 1;
+                        if (ck == "hostDiag") out.command.hostDiag = c.second.as<std::string>();
+                        else if (ck == "rackBandwidth") out.command.rackBandwidth = c.second.as<std::string>();
+                        else if (ck == "lldp") out.command.lldp = c.second.as<std::string>();
+                        else if (ck == "physical") out.command.physical = c.second.as<std::string>();
+                        else if (ck == "timeoutSeconds")
+                            out.command.timeout = std::chrono::seconds(c.second.as<int>());
+                        else
+                            return fail(Error::invalid("unknown key '" + ck + "' (hostDiag, rackBandwidth, "
+                                                       "lldp, physical, timeoutSeconds)",
+                                                       path + "." + ck, cl));
+                    }
+                } else {
+                    return fail(Error::invalid("unknown key '" + key + "' (executor, seed, failRate, "
+                                               "miscablingRate, delayMs, command)",
+                                               path, line));
+                }
+            }
+        }
+    } catch (const YAML::Exception& e) {
+        return fail(Error::invalid("provisioning: " + e.msg, "", e.mark.line >= 0 ? e.mark.line + 1 : 0));
+    }
+    // Environment overrides (scripts and tests).
+    out.kind = envOr("LOOM_PROVISIONING_EXECUTOR", out.kind);
+    if (out.kind != "off" && out.kind != "simulated" && out.kind != "command")
+        return fail(Error::invalid("LOOM_PROVISIONING_EXECUTOR must be off, simulated or command, not '" +
+                                   out.kind + "'"));
+    if (auto v = envOr("LOOM_PROVISIONING_SEED", ""); !v.empty())
+        out.simulated.seed = std::strtoull(v.c_str(), nullptr, 10);
+    if (auto v = envOr("LOOM_PROVISIONING_FAIL_RATE", ""); !v.empty())
+        out.simulated.hostDiagFailRate = std::atof(v.c_str());
+    if (auto v = envOr("LOOM_PROVISIONING_DELAY_MS", ""); !v.empty()) {
+        const std::chrono::milliseconds d(std::atoi(v.c_str()));
+        out.simulated.physicalDelay = out.simulated.cablingDelay = out.simulated.burnInDelay = d;
+    }
+    for (double r : {out.simulated.hostDiagFailRate, out.simulated.miscablingRate})
+        if (r < 0 || r > 1) return fail(Error::invalid("failure rates must be between 0 and 1", "provisioning"));
+    return out;
+}
+
+std::shared_ptr<prov::Executor> makeExecutor(const ExecutorSettings& s) {
+    if (s.kind == "simulated") return std::make_shared<prov::SimulatedExecutor>(s.simulated);
+    if (s.kind == "command") return std::make_shared<prov::CommandExecutor>(s.command);
+    return nullptr;
+}
 
 ProvisioningService::ProvisioningService(db::Database db,
                                          std::shared_ptr<prov::Executor> executor,

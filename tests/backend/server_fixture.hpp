@@ -101,8 +101,8 @@ struct WsClient {
 };
 
 // The route modules a test server registers. Core: inventory, fabric, auth. All: what
-// `loomd serve` has, with a telemetry service (hub, detection, event writer) behind it and no
-// provisioning executor (the reconciler loop does not run).
+// `loomd serve` has, with a telemetry service (hub, detection, event writer) behind it (no
+// provisioning reconciler: serve starts that, not the routes).
 enum class Routes { Core, All };
 
 class ServerFixture : public loom::testing::PostgresTest {
@@ -149,7 +149,6 @@ protected:
         registerAuthRoutes(s->router(), s->services());
         TelemetryService* telemetry = nullptr;
         if (routes == Routes::All) {
-            ::setenv("LOOM_PROVISIONING_EXECUTOR", "off", 1);
             registerTelemetryRoutes(s->router(), s->services());
             registerProvisioningRoutes(s->router(), s->services());
             telemetry = telemetry_.emplace_back(std::make_unique<TelemetryService>(

@@ -7,6 +7,7 @@
 #include "loom/backend/db_options.hpp"
 #include "loom/backend/detection.hpp"
 #include "loom/backend/router.hpp"
+#include "loom/backend/provisioning_service.hpp"
 #include "loom/backend/server.hpp"
 #include "loom/backend/telemetry_service.hpp"
 #include "loom/db/leader.hpp"
@@ -144,6 +145,12 @@ int runServe(ServeArgs args) {
     if (!args.tlsCert.empty()) cfg.tlsCert = args.tlsCert;
     if (!args.tlsKey.empty()) cfg.tlsKey = args.tlsKey;
     cfg.insecure = args.insecure;
+    auto execSettings = backend::executorSettings(configText, args.simulate);
+    if (!execSettings) {
+        std::cerr << (args.config.empty() ? std::string("loomd serve") : args.config) << ":"
+                  << execSettings.error().line << ": " << execSettings.error().toString() << "\n";
+        return 2;
+    }
 
     // Block the stop signals before any thread starts, so only waitForSignal() sees them.
     sigset_t set;
@@ -199,8 +206,28 @@ int runServe(ServeArgs args) {
         return r.error().code == Errc::InvalidArgument ? 2 : 1;
     }
     telemetry.start();
+    // The provisioning reconciler: started after the server, stopped before it (it publishes
+    // through the server's Services). Only the holder of the advisory lock reconciles.
+    std::unique_ptr<backend::ProvisioningService> provisioning;
+    std::optional<std::jthread> provisioningLoop;
+    if (auto executor = backend::makeExecutor(*execSettings)) {
+        backend::ProvisioningOptions popt;
+        popt.publish = [&services](std::string_view topic, nlohmann::json msg) {
+            services.publish(topic == "phase" ? "provisioning" : topic, std::move(msg));
+        };
+        provisioning = std::make_unique<backend::ProvisioningService>(db->database, executor,
+                                                                      std::move(popt));
+        provisioningLoop.emplace([&provisioning](std::stop_token st) { provisioning->runLoop(st); });
+        spdlog::info("provisioning: reconciler running with the {} executor", execSettings->kind);
+    } else {
+        spdlog::warn("provisioning: executor off (provisioning.executor in loomd.yaml, or "
+                     "--simulate): phase plans and rack actions are accepted, but no step "
+                     "runs by itself and phases do not advance");
+    }
     std::cout << "loomd listening on " << server.url() << std::endl;
     server.waitForSignal();
+    provisioningLoop.reset();  // request_stop + join
+    provisioning.reset();
     telemetry.stop();
     server.stop("server shutting down");
     notifier.stop();
@@ -219,7 +246,9 @@ void addServeCommand(CLI::App& app) {
     cmd->add_option("--tls-cert", args->tlsCert, "PEM certificate chain: serve HTTPS/WSS");
     cmd->add_option("--tls-key", args->tlsKey, "PEM private key for --tls-cert");
     cmd->add_flag("--insecure", args->insecure, "allow plain HTTP on a non-loopback address");
-    cmd->add_flag("--simulate", args->simulate, "feed the telemetry hub from the simulator");
+    cmd->add_flag("--simulate", args->simulate,
+                  "feed the telemetry hub from the simulator; provisioning steps default to "
+                  "the simulated executor");
     cmd->add_option("--simulate-seed", args->simulateSeed, "simulator seed")->capture_default_str();
     backend::addDbOptions(*cmd, args->db);
     cmd->callback([args] { throw CLI::RuntimeError(runServe(*args)); });

@@ -58,6 +58,20 @@ struct PassStats {
     bool idle() const { return actions == 0; }
 };
 
+// Which executor `loomd serve` gives its reconciler, from loomd.yaml's `provisioning:`
+// section (configs/loomd.yaml documents every key), then the LOOM_PROVISIONING_EXECUTOR,
+// _SEED, _FAIL_RATE and _DELAY_MS environment overrides. The default is "off" (no reconciler:
+// plans, phases and manual rack actions work, no step runs by itself), or "simulated" when
+// loomd runs with --simulate. Errors name the key and its line.
+struct ExecutorSettings {
+    std::string kind = "off";  // off | simulated | command
+    provisioning::SimulatedConfig simulated;
+    provisioning::CommandConfig command;
+};
+Result<ExecutorSettings> executorSettings(std::string_view loomdYaml, bool simulate);
+// Null for "off".
+std::shared_ptr<provisioning::Executor> makeExecutor(const ExecutorSettings& settings);
+
 class ProvisioningService {
 public:
     ProvisioningService(db::Database db, std::shared_ptr<provisioning::Executor> executor,
