@@ -57,6 +57,46 @@ void addProvisioningCommands(CLI::App& app) {
     addAction(*rack, "rack", "racks", "fail", "Mark a rack failed", "failed");
     addAction(*rack, "rack", "racks", "drain", "Drain a rack (its links leave the fabric)", "draining");
     addAction(*rack, "rack", "racks", "repair", "Send a failed rack to repair", "in repair");
+    {
+        struct Opts {
+            std::string name, output = "table";
+            int limit = 1000;
+        };
+        auto o = std::make_shared<Opts>();
+        auto* history = rack->add_subcommand(
+            "history", "A rack's provisioning audit trail: every transition, who, why, executor output");
+        history->add_option("name", o->name, "rack name")->required();
+        history->add_option("-o,--output", o->output, "table (default), json or yaml")
+            ->check(CLI::IsMember({"table", "json", "yaml"}));
+        history->add_option("--limit", o->limit, "at most N records (default 1000)")
+            ->check(CLI::Range(1, 5000));
+        history->callback([o] {
+            auto client = makeClient();
+            auto r = orExit(client.getJson("/api/v1/provisioning/audit?entity=" +
+                                           client::urlEncode(o->name) +
+                                           "&limit=" + std::to_string(o->limit)),
+                            client);
+            json items = r.value("items", json::array());
+            if (o->output != "table") {
+                json doc{{"items", items}};
+                std::cout << (o->output == "json" ? doc.dump(2) + "\n" : client::toYaml(doc));
+                return;
+            }
+            if (items.empty()) {
+                std::cerr << "No provisioning history for " << o->name << ".\n";
+                return;
+            }
+            std::vector<std::vector<std::string>> rows{{"AT", "FROM", "TO", "ACTOR", "EXECUTOR", "REASON"}};
+            for (const auto& a : items) {
+                std::vector<std::string> row{client::field(a, "at"), client::field(a, "from"),
+                                             client::field(a, "to"), client::field(a, "actor"),
+                                             client::field(a, "executor"), client::field(a, "reason")};
+                for (auto& cell : row) if (cell.empty()) cell = "<none>";
+                rows.push_back(std::move(row));
+            }
+            std::cout << client::renderRows(rows);
+        });
+    }
 
     auto* host = app.add_subcommand("host", "Host lifecycle actions (operator)");
     host->require_subcommand(1);
@@ -121,28 +161,28 @@ void addProvisioningCommands(CLI::App& app) {
     list->callback([output] {
         auto client = makeClient();
         auto r = orExit(client.getJson("/api/v1/phases"), client);
-        json items = r.is_array() ? r : (r.is_object() && r.contains("items") ? r["items"] : (r.is_object() && r.contains("phases") ? r["phases"] : json::array()));
-        if (*output == "json") {
-            std::cout << json{{"items", items}}.dump(2) << '\n';
-            return;
-        }
-        if (*output == "yaml") {
-            std::cout << client::toYaml(json{{"items", items}});
+        // {"plan": NAME|null, "phases": [{name, status, message, progress: {...}, racks}]}
+        const std::string plan = client::field(r, "plan");
+        json items = r.is_object() && r.contains("phases") ? r["phases"] : json::array();
+        if (*output == "json" || *output == "yaml") {
+            json doc{{"plan", r.value("plan", json())}, {"items", items}};
+            std::cout << (*output == "json" ? doc.dump(2) + "\n" : client::toYaml(doc));
             return;
         }
         if (items.empty()) {
-            std::cerr << "No phases found.\n";
+            std::cerr << "No phases found (store a plan with `loomctl phase apply -f PLAN`).\n";
             return;
         }
-        std::vector<std::vector<std::string>> rows{{"NAME", "PLAN", "STATE", "RACKS", "IN-SERVICE", "FAILED", "PROGRESS"}};
+        std::vector<std::vector<std::string>> rows{
+            {"PLAN", "PHASE", "STATUS", "RACKS", "IN-SERVICE", "IN-FLIGHT", "FAILED", "PROGRESS", "MESSAGE"}};
         for (const auto& p : items) {
-            std::string racks = phaseCell(p, "racks");
-            if (p.contains("racks") && p["racks"].is_array()) racks = std::to_string(p["racks"].size());
-            if (racks.empty()) racks = phaseCell(p, "total");
-            std::string progress = phaseCell(p, "progress");
-            if (!progress.empty() && progress.find('%') == std::string::npos) progress += "%";
-            std::vector<std::string> row{phaseCell(p, "name"), phaseCell(p, "plan"), phaseCell(p, "state"),
-                                         racks, phaseCell(p, "inService"), phaseCell(p, "failed"), progress};
+            const json pr = p.value("progress", json::object());
+            std::string pct = client::field(pr, "inServicePercent");
+            if (auto dot = pct.find('.'); dot != std::string::npos) pct = pct.substr(0, dot);
+            std::vector<std::string> row{plan, phaseCell(p, "name"), phaseCell(p, "status"),
+                                         client::field(pr, "total"), client::field(pr, "inService"),
+                                         client::field(pr, "inFlight"), client::field(pr, "failed"),
+                                         pct.empty() ? "" : pct + "%", phaseCell(p, "message")};
             for (auto& cell : row) if (cell.empty()) cell = "<none>";
             rows.push_back(std::move(row));
         }

@@ -1,0 +1,250 @@
+// Issue 5's "done when", end to end: a three-phase rollout of dev-small driven only through
+// loomctl against a real `loomd serve --simulate` (embedded PostgreSQL, simulated burn-in with
+// injected failures), while loomd itself is SIGKILLed and restarted on the same database again
+// and again. Afterwards: the phases completed in order, every rack is in service or failed with
+// a reason, and each rack's audit trail (read back with `loomctl rack history`) is one unbroken
+// chain of allowed transitions ending in its current state — nothing lost, nothing twice.
+#include "process.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+
+namespace loom::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+class RolloutE2e : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (::access(LOOMD_BIN, X_OK) != 0) GTEST_SKIP() << "loomd is not built: " << LOOMD_BIN;
+        state_ = fs::temp_directory_path() / ("loom-rollout-e2e-" + std::to_string(::getpid()));
+        fs::remove_all(state_);
+        fs::create_directories(state_);
+        auto applied = runProcess(LOOMD_BIN, {"apply", "-f", source("configs/clusters/dev-small.yaml"),
+                                              "--state-dir", state_});
+        ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
+        auto tok = runProcess(LOOMD_BIN, {"token", "create", "--role", "admin", "--name", "rollout-e2e",
+                                          "--state-dir", state_});
+        ASSERT_EQ(tok.exitCode, 0) << tok.err;
+        auto nl = tok.out.find_last_not_of("\n");
+        auto start = tok.out.rfind('\n', nl);
+        token_ = tok.out.substr(start == std::string::npos ? 0 : start + 1, nl - start);
+        ASSERT_EQ(token_.rfind("loom_", 0), 0u) << tok.out;
+        startLoomd();
+    }
+
+    void TearDown() override {
+        stopLoomd(SIGTERM);
+        // A SIGKILLed loomd leaves its embedded PostgreSQL running; the last loomd adopted it
+        // and stopped it on SIGTERM. Make sure, then remove the state.
+        if (!state_.empty() && fs::exists(state_ / "pgdata"))
+            (void)std::system(("runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl stop -s -m immediate -D '" +
+                               (state_ / "pgdata").string() + "' >/dev/null 2>&1").c_str());
+        if (!state_.empty()) fs::remove_all(state_);
+    }
+
+    static std::string source(const std::string& rel) { return std::string(LOOM_SOURCE_DIR) + "/" + rel; }
+
+    void startLoomd() {
+        int out[2];
+        ASSERT_EQ(::pipe(out), 0);
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::dup2(out[1], 1);
+            ::close(out[0]);
+            // Simulated burn-in with a high host failure rate (quarantines, some failed racks),
+            // and a little wall time per step so that kills land mid-rollout.
+            ::setenv("LOOM_PROVISIONING_SEED", "5", 1);
+            ::setenv("LOOM_PROVISIONING_FAIL_RATE", "0.4", 1);
+            ::setenv("LOOM_PROVISIONING_DELAY_MS", "400", 1);
+            ::execl(LOOMD_BIN, LOOMD_BIN, "serve", "--simulate", "--listen", "127.0.0.1:0",
+                    "--state-dir", state_.c_str(), static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        ::close(out[1]);
+        FILE* f = ::fdopen(out[0], "r");
+        char line[512];
+        url_.clear();
+        while (std::fgets(line, sizeof line, f)) {
+            std::string l(line);
+            if (auto p = l.find("http://"); p != std::string::npos) {
+                url_ = l.substr(p);
+                while (!url_.empty() && (url_.back() == '\n' || url_.back() == '\r')) url_.pop_back();
+                break;
+            }
+        }
+        out_ = f;
+        ASSERT_FALSE(url_.empty()) << "loomd serve printed no URL";
+    }
+
+    void stopLoomd(int sig) {
+        if (pid_ > 0) {
+            ::kill(pid_, sig);
+            int st = 0;
+            ::waitpid(pid_, &st, 0);
+            pid_ = -1;
+        }
+        if (out_) std::fclose(out_);
+        out_ = nullptr;
+    }
+
+    ProcessResult loomctl(std::vector<std::string> args) {
+        return runProcess(LOOMCTL_BIN, args,
+                          {{"LOOM_SERVER", url_}, {"LOOM_TOKEN", token_}, {"HOME", state_}});
+    }
+
+    json phases() {
+        auto r = loomctl({"phase", "list", "-o", "json"});
+        if (r.exitCode != 0) return json();
+        return json::parse(r.out, nullptr, false);
+    }
+
+    static bool finished(const json& doc) {
+        if (!doc.is_object() || !doc.contains("items") || doc["items"].empty()) return false;
+        for (const auto& p : doc["items"]) {
+            auto s = p.value("status", "");
+            if (s != "completed" && s != "halted") return false;
+        }
+        return true;
+    }
+
+    fs::path state_;
+    std::string token_, url_;
+    pid_t pid_ = -1;
+    FILE* out_ = nullptr;
+};
+
+TEST_F(RolloutE2e, ThreePhasesThroughLoomctlSurviveRepeatedSigkill) {
+    auto plan = loomctl({"phase", "apply", "-f", source("configs/phases/dev-small-3phase.yaml")});
+    ASSERT_EQ(plan.exitCode, 0) << plan.out << plan.err;
+    // The plan's gate: phase-2 cannot start before the canary passed.
+    auto early = loomctl({"phase", "start", "phase-2"});
+    EXPECT_NE(early.exitCode, 0);
+    EXPECT_NE(early.err.find("canary"), std::string::npos) << early.err;
+    auto start = loomctl({"phase", "start", "canary"});
+    ASSERT_EQ(start.exitCode, 0) << start.out << start.err;
+
+    // Kill loomd (SIGKILL, no warning) at random moments while the rollout runs; restart it on
+    // the same state directory each time.
+    std::mt19937 rng(20261122);
+    std::uniform_int_distribution<int> pause(150, 700);
+    int kills = 0, killsMidRollout = 0;
+    const auto deadline = std::chrono::steady_clock::now() + 150s;
+    json doc;
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(pause(rng)));
+        doc = phases();
+        if (finished(doc) && kills >= 20) break;
+        if (kills < 20) {
+            if (!finished(doc)) ++killsMidRollout;
+            stopLoomd(SIGKILL);
+            ++kills;
+            startLoomd();
+            ASSERT_FALSE(HasFatalFailure());
+        }
+    }
+    ASSERT_TRUE(finished(doc)) << "rollout did not finish in time: " << doc.dump(2);
+    EXPECT_EQ(kills, 20);
+    EXPECT_GE(killsMidRollout, 10) << "most kills should land while racks are moving";
+
+    // Phases in order: each started after the previous one finished.
+    const auto& items = doc["items"];
+    ASSERT_EQ(items.size(), 3u) << doc.dump(2);
+    for (std::size_t i = 1; i < items.size(); ++i) {
+        ASSERT_TRUE(items[i]["startedAt"].is_string()) << items[i].dump();
+        ASSERT_TRUE(items[i - 1]["finishedAt"].is_string()) << items[i - 1].dump();
+        EXPECT_GE(items[i]["startedAt"].get<std::string>(), items[i - 1]["finishedAt"].get<std::string>())
+            << items[i]["name"] << " started before " << items[i - 1]["name"] << " finished";
+    }
+
+    // Every rack in service, or failed with the reason; its history is one unbroken chain.
+    std::map<std::string, std::string> rackState;
+    int inService = 0, failed = 0;
+    for (const auto& p : items)
+        for (const auto& r : p["racks"]) {
+            const std::string name = r["name"], st = r["state"];
+            rackState[name] = st;
+            if (st == "in_service") ++inService;
+            else if (st == "failed") {
+                ++failed;
+                EXPECT_FALSE(r.value("reason", "").empty()) << name << " failed without a reason";
+            } else {
+                ADD_FAILURE() << name << " ended in " << st;
+            }
+        }
+    std::cout << "rollout: " << kills << " SIGKILLs of loomd (" << killsMidRollout
+              << " mid-rollout); " << inService << " racks in service, " << failed << " failed\n";
+    EXPECT_EQ(rackState.size(), 4u);
+    EXPECT_GE(inService, 2);
+    for (const auto& [name, st] : rackState) {
+        auto h = loomctl({"rack", "history", name, "-o", "json"});
+        ASSERT_EQ(h.exitCode, 0) << h.err;
+        auto hist = json::parse(h.out, nullptr, false);
+        ASSERT_TRUE(hist.is_object()) << h.out;
+        std::string cur = "planned";
+        std::set<std::string> keys;
+        for (const auto& a : hist["items"]) {
+            if (a.value("kind", "") != "rack") continue;
+            EXPECT_EQ(a.value("from", ""), cur) << name << ": a transition was lost or done twice";
+            EXPECT_TRUE(keys.insert(a.value("key", "")).second) << name << ": key recorded twice";
+            cur = a.value("to", "");
+        }
+        EXPECT_EQ(cur, st) << name << ": history does not end in the current state";
+    }
+    // The injected burn-in failures left quarantined hosts behind (a rack passes with at most
+    // one, per the plan).
+    auto quarantined = loomctl({"get", "hosts", "--field", "state=quarantined", "-o", "name"});
+    ASSERT_EQ(quarantined.exitCode, 0) << quarantined.err;
+    EXPECT_FALSE(quarantined.out.empty()) << "no burn-in failure was injected";
+    std::cout << "quarantined hosts:\n" << quarantined.out;
+    // The human-readable form too.
+    auto table = loomctl({"rack", "history", "z1-r001"});
+    EXPECT_EQ(table.exitCode, 0);
+    EXPECT_NE(table.out.find("EXECUTOR"), std::string::npos) << table.out;
+    auto list = loomctl({"phase", "list"});
+    EXPECT_EQ(list.exitCode, 0);
+    EXPECT_NE(list.out.find("dev-small-3phase"), std::string::npos) << list.out;
+    EXPECT_NE(list.out.find("completed"), std::string::npos) << list.out;
+
+    // Operator actions through loomctl. An illegal one exits non-zero with the server's 409
+    // naming the current state and what is allowed.
+    std::string live;
+    for (const auto& [name, st] : rackState)
+        if (st == "in_service") live = name;
+    ASSERT_FALSE(live.empty());
+    auto illegal = loomctl({"rack", "repair", live});
+    EXPECT_NE(illegal.exitCode, 0);
+    EXPECT_NE(illegal.err.find("in_service"), std::string::npos) << illegal.err;
+    EXPECT_NE(illegal.err.find("draining"), std::string::npos) << "allowed states: " << illegal.err;
+    auto drain = loomctl({"rack", "drain", live, "--reason", "optic swap"});
+    EXPECT_EQ(drain.exitCode, 0) << drain.err;
+    EXPECT_NE(drain.out.find("draining"), std::string::npos) << drain.out;
+    auto quarantine = loomctl({"host", "quarantine", live + "-h0", "--reason", "xid 79"});
+    EXPECT_EQ(quarantine.exitCode, 0) << quarantine.err;
+    for (const auto& [name, st] : rackState)
+        if (st == "failed") {
+            auto repair = loomctl({"rack", "repair", name});
+            EXPECT_EQ(repair.exitCode, 0) << repair.err;
+        }
+}
+
+}  // namespace
+}  // namespace loom::testing
