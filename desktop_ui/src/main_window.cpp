@@ -220,6 +220,16 @@ bool MainWindow::runScreenshots(const ConnectionSettings& settings, const QStrin
         ok &= shot(hall_, QStringLiteral("hall-detail"));
         hall_->map()->fitAll();
     }
+    // Health colouring shows open failures at a glance (XIDs, ECC, heat, links down).
+    {
+        const int before = hall_->metricBox()->currentIndex();
+        const int health = hall_->metricBox()->findData(static_cast<int>(Metric::Health));
+        if (health >= 0) {
+            hall_->metricBox()->setCurrentIndex(health);
+            ok &= shot(hall_, QStringLiteral("hall-health"));
+            hall_->metricBox()->setCurrentIndex(before);
+        }
+    }
     ok &= shot(fabric_, QStringLiteral("fabric"));
     {
         fabric_->map()->setZone(0);

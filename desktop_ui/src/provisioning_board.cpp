@@ -15,6 +15,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include <map>
 
 namespace loom::console {
@@ -135,32 +137,20 @@ bool RackFilterProxy::filterAcceptsRow(int row, const QModelIndex& parent) const
 
 PhaseRow parsePhase(const QJsonObject& o)
 {
-    // The phase shape belongs to the provisioning engineer; accept the plausible spellings.
+    // docs/api.md, GET /api/v1/phases: {"name", "status", "message", "progress": {"total",
+    // "inService", "inFlight", "notStarted", "failed", "inServicePercent"}, ...}. A "phase"
+    // stream message has no progress: total stays -1 and upsert() keeps the counts it had.
     PhaseRow p;
     p.name = o.value(u"name").toString();
-    p.state = o.value(u"state").toString(o.value(u"status").toString());
-    const QJsonObject prog = o.value(u"progress").isObject() ? o.value(u"progress").toObject() : o;
-    auto firstInt = [&](std::initializer_list<const char*> keys) {
-        for (const char* k : keys) {
-            const auto v = prog.value(QLatin1String(k));
-            if (v.isDouble())
-                return v.toInt();
-            if (v.isArray())
-                return static_cast<int>(v.toArray().size());
-        }
-        return -1;
-    };
-    p.total = firstInt({"total", "racksTotal", "racks"});
-    p.done = firstInt({"inService", "done", "racksInService", "completed", "succeeded"});
-    p.failed = firstInt({"failed", "racksFailed", "quarantined"});
-    if (p.total < 0)
-        p.total = 0;
-    if (p.done < 0) {
-        const double pct = prog.value(u"percent").toDouble(-1);
-        p.done = pct >= 0 ? static_cast<int>(pct * p.total / 100.0) : 0;
+    p.state = o.value(u"status").toString();
+    if (o.value(u"progress").isObject()) {
+        const QJsonObject prog = o.value(u"progress").toObject();
+        p.total = prog.value(u"total").toInt();
+        p.done = prog.value(u"inService").toInt();
+        p.failed = prog.value(u"failed").toInt();
+    } else {
+        p.total = -1;
     }
-    if (p.failed < 0)
-        p.failed = 0;
     return p;
 }
 
@@ -175,12 +165,17 @@ void PhaseTableModel::upsert(const PhaseRow& p)
 {
     for (size_t i = 0; i < phases_.size(); ++i)
         if (phases_[i].name == p.name) {
-            phases_[i] = p;
+            if (p.total < 0) {  // a status change without counts
+                phases_[i].state = p.state;
+            } else {
+                phases_[i] = p;
+            }
             Q_EMIT dataChanged(index(static_cast<int>(i), 0), index(static_cast<int>(i), ColumnCount - 1));
             return;
         }
     beginInsertRows({}, rowCount(), rowCount());
     phases_.push_back(p);
+    phases_.back().total = std::max(0, p.total);
     endInsertRows();
 }
 
@@ -334,6 +329,15 @@ ProvisioningBoard::ProvisioningBoard(ClusterState* state, ApiClient* api, QWidge
         Q_EMIT rackActivated(i.siblingAtColumn(RackTableModel::Name).data().toString());
     });
     connect(state, &ClusterState::phaseUpdated, this, [this](const QJsonObject& p) { phases_->upsert(parsePhase(p)); });
+    // Racks moving change the phases' progress: refetch it, at most every 2 s.
+    auto* phaseRefresh = new QTimer(this);
+    phaseRefresh->setSingleShot(true);
+    phaseRefresh->setInterval(2000);
+    connect(phaseRefresh, &QTimer::timeout, this, &ProvisioningBoard::refreshPhases);
+    connect(state, &ClusterState::rackStateChanged, this, [phaseRefresh] {
+        if (!phaseRefresh->isActive())
+            phaseRefresh->start();
+    });
     auto updateSummary = [this] {
         std::map<QString, int> counts;
         for (const auto& r : state_->layout().racks)
@@ -477,7 +481,7 @@ void ProvisioningBoard::refreshPhases()
             self->showMessage(tr("GET /api/v1/phases: %1").arg(r.error()), true);
             return;
         }
-        const QJsonArray arr = r->isArray() ? r->array() : r->object().value(u"items").toArray();
+        const QJsonArray arr = r->object().value(u"phases").toArray();
         std::vector<PhaseRow> rows;
         for (const auto& v : arr)
             rows.push_back(parsePhase(v.toObject()));

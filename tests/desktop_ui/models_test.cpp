@@ -49,15 +49,18 @@ TEST(ConsoleRackModel, RowsFiltersAndLiveState)
     EXPECT_EQ(proxy.rowCount(), 1);
 }
 
-TEST(ConsolePhases, ParsesPlausibleShapes)
+// The shapes of docs/api.md: GET /api/v1/phases items, and "phase" stream messages (status
+// only: the counts a row had are kept).
+TEST(ConsolePhases, ParsesTheApiShapeAndKeepsCountsOnStatusUpdates)
 {
-    auto a = parsePhase(obj(R"({"name":"phase-1","state":"running","progress":{"total":64,"inService":16,"failed":2}})"));
+    auto a = parsePhase(obj(R"({"name":"phase-1","status":"running","progress":{"total":64,"inService":16,"inFlight":8,"failed":2,"inServicePercent":25.0}})"));
     EXPECT_EQ(a.name, "phase-1");
+    EXPECT_EQ(a.state, "running");
     EXPECT_EQ(a.total, 64);
     EXPECT_EQ(a.done, 16);
     EXPECT_EQ(a.failed, 2);
     EXPECT_DOUBLE_EQ(a.percent(), 25.0);
-    auto b = parsePhase(obj(R"({"name":"p2","status":"pending","racks":["a","b","c","d"],"percent":50})"));
+    auto b = parsePhase(obj(R"({"name":"p2","status":"pending","progress":{"total":4,"inService":2,"failed":0}})"));
     EXPECT_EQ(b.state, "pending");
     EXPECT_EQ(b.total, 4);
     EXPECT_EQ(b.done, 2);
@@ -71,6 +74,15 @@ TEST(ConsolePhases, ParsesPlausibleShapes)
     m.upsert(a);
     EXPECT_EQ(m.rowCount(), 2);
     EXPECT_DOUBLE_EQ(m.index(0, PhaseTableModel::Progress).data().toDouble(), 100.0);
+    // A stream message: new status, no counts.
+    m.upsert(parsePhase(obj(R"({"type":"phase","name":"phase-1","status":"completed","message":"done"})")));
+    EXPECT_EQ(m.phase(0)->state, "completed");
+    EXPECT_EQ(m.phase(0)->total, 64);
+    EXPECT_DOUBLE_EQ(m.index(0, PhaseTableModel::Progress).data().toDouble(), 100.0);
+    // One for a phase not listed yet: a row with no counts.
+    m.upsert(parsePhase(obj(R"({"name":"p3","status":"pending"})")));
+    ASSERT_EQ(m.rowCount(), 3);
+    EXPECT_EQ(m.phase(2)->total, 0);
 }
 
 TEST(ConsoleEvents, NewestFirstFilteredAndUpdatedInPlace)
@@ -133,7 +145,7 @@ TEST(ConsoleBoard, ActionsFollowTheRole)
     EXPECT_TRUE(board.button("advance")->isEnabled());
     EXPECT_TRUE(board.button("drain")->isEnabled());
     EXPECT_FALSE(board.button("start")->isEnabled());  // phases need admin
-    board.phaseModel()->setPhases({parsePhase(QJsonObject{{"name", "phase-1"}, {"state", "running"}})});
+    board.phaseModel()->setPhases({parsePhase(QJsonObject{{"name", "phase-1"}, {"status", "running"}})});
     board.setRole("admin");
     EXPECT_FALSE(board.button("start")->isEnabled());  // and a selected phase
 }

@@ -32,6 +32,7 @@ struct ServeArgs {
     bool insecure = false;
     bool simulate = false;
     std::uint64_t simulateSeed = 1;
+    bool simulateSeedSet = false;
     backend::DbOptions db;
 };
 
@@ -194,7 +195,15 @@ int runServe(ServeArgs args) {
         topts.hub.detection = *det;
     }
     topts.simulate = args.simulate;
-    topts.simulator.seed = args.simulateSeed;
+    if (!configText.empty()) {
+        auto sim = backend::SimulatorConfig::fromLoomdYaml(configText);
+        if (!sim) {
+            std::cerr << args.config << ":" << sim.error().line << ": " << sim.error().toString() << "\n";
+            return 2;
+        }
+        topts.simulator = *sim;
+    }
+    if (args.simulateSeedSet || configText.empty()) topts.simulator.seed = args.simulateSeed;
     backend::TelemetryService telemetry(services, topts);
     server.setHub(&telemetry.hub());
     server.setTopicSource(backend::TelemetryService::topics(),
@@ -249,7 +258,13 @@ void addServeCommand(CLI::App& app) {
     cmd->add_flag("--simulate", args->simulate,
                   "feed the telemetry hub from the simulator; provisioning steps default to "
                   "the simulated executor");
-    cmd->add_option("--simulate-seed", args->simulateSeed, "simulator seed")->capture_default_str();
+    cmd->add_option_function<std::uint64_t>(
+           "--simulate-seed",
+           [args](std::uint64_t seed) {
+               args->simulateSeed = seed;
+               args->simulateSeedSet = true;
+           },
+           "simulator seed (default: simulator.seed in --config, else 1)");
     backend::addDbOptions(*cmd, args->db);
     cmd->callback([args] { throw CLI::RuntimeError(runServe(*args)); });
 }

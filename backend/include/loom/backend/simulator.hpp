@@ -27,9 +27,11 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loom/backend/hall_layout.hpp"
+#include "loom/inventory/error.hpp"
 
 namespace loom::backend {
 
@@ -53,6 +55,10 @@ struct SimulatorConfig {
     double overheatSeconds = 240;
     double rtswDownSeconds = 420;
     bool fullFidelity = false;  // every DCGM field and port counter, every step
+
+    // The `simulator:` section of loomd.yaml (keys as the fields above; unknown keys and wrong
+    // types are errors naming "simulator.<key>" and the line). No section: the defaults.
+    static Result<SimulatorConfig> fromLoomdYaml(std::string_view text);
 };
 
 struct SimulatorStats {
