@@ -8,6 +8,9 @@
 #include "loom/inventory/spec.hpp"
 
 #include <charconv>
+#include <chrono>
+#include <memory>
+#include <mutex>
 
 namespace loom::backend {
 
@@ -172,18 +175,60 @@ void registerInventoryRoutes(Router& router, Services& services) {
     router.add("POST", "/api/v1/apply", Role::Operator,
                [&services](const Request& r) { return apply(r, services); },
                RouteOptions{.bodyLimit = kApplyBodyLimit});
-    router.add("GET", "/api/v1/summary", Role::Viewer, [](const Request& r) -> Result<Response> {
-        auto s = db::inventorySummary(r.db());
-        if (!s) return fail(s.error());
-        return Response::ofJson(nlohmann::json::parse(*s));
+    // The summary scans every inventory table (~80 ms at 24k): computed at most once a second
+    // and shared by every request in that second (a wall of dashboards polling it costs one
+    // query per second, not one per viewer). It may be up to 1 s old.
+    struct SummaryCache {
+        std::mutex mutex;
+        std::chrono::steady_clock::time_point at;
+        std::string text;
+    };
+    auto summary = std::make_shared<SummaryCache>();
+    router.add("GET", "/api/v1/summary", Role::Viewer, [summary](const Request& r) -> Result<Response> {
+        std::lock_guard lock(summary->mutex);  // a miss computes once; the others wait for it
+        const auto now = std::chrono::steady_clock::now();
+        if (summary->text.empty() || now - summary->at >= std::chrono::seconds(1)) {
+            auto s = db::inventorySummary(r.db());
+            if (!s) return fail(s.error());
+            summary->text = std::move(*s);
+            summary->at = now;
+        }
+        return Response::ofJson(nlohmann::json::parse(summary->text));
     });
+    // The hall is immutable per layout version (2.7 MB of JSON at 24k): rendered once per
+    // version, served with an ETag so a reconnecting console gets 304 Not Modified.
+    struct HallCache {
+        std::mutex mutex;
+        std::shared_ptr<const HallLayout> layout;
+        std::shared_ptr<const std::string> json;
+    };
+    auto hall = std::make_shared<HallCache>();
     router.add(
         "GET", "/api/v1/hall", Role::Viewer,
-        [&services](const Request&) -> Result<Response> {
+        [&services, hall](const Request& req) -> Result<Response> {
             auto layout = services.layout();
             if (!layout)
                 return fail(Error::unavailable("the hall layout is still loading; retry shortly"));
-            return Response::ofJson(layout->toJson());
+            const std::string etag = "\"layout-" + std::to_string(layout->layoutVersion()) + "\"";
+            if (auto inm = req.header("if-none-match"); inm && *inm == etag) {
+                Response r = Response::text("", "application/json", 304);
+                r.headers.push_back({"ETag", etag});
+                return r;
+            }
+            if (auto accept = req.header("accept"); accept && accept->find("yaml") != std::string_view::npos)
+                return Response::ofJson(layout->toJson());  // rare: rendered each time
+            std::shared_ptr<const std::string> body;
+            {
+                std::lock_guard lock(hall->mutex);
+                if (hall->layout != layout) {
+                    hall->json = std::make_shared<const std::string>(layout->toJson().dump());
+                    hall->layout = layout;
+                }
+                body = hall->json;
+            }
+            Response r = Response::text(*body, "application/json");
+            r.headers.push_back({"ETag", etag});
+            return r;
         },
         RouteOptions{.needsDb = false});
 }

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench/server/run.sh: loomd under load with the 24k reference cluster live.
+#
+#   bench/server/run.sh [--build DIR] [--seconds N] [--clients N]
+#
+# Starts an embedded PostgreSQL in a temp state dir, applies configs/clusters/meta-24k-roce.yaml,
+# creates an admin token, runs `loomd serve --simulate`, then measures:
+#   1. WebSocket fan-out: ws_fanout with N clients (default 100) subscribed to every data topic
+#      at 1 Hz: p50/p99 server-to-client latency, loomd CPU (cores) over the run.
+#   2. API under 200 concurrent connections: wrk -t2 -c200 on /api/v1/racks?limit=100,
+#      /api/v1/racks/<one>, /api/v1/summary, /api/v1/hall (req/s, p50, p99).
+#   3. loomd RSS (VmRSS, VmHWM) after each part.
+# Everything is stopped at the end. Needs wrk (scripts/bootstrap installs it) and a build with
+# loomd and ws_fanout (LOOM_BUILD_BENCH=ON).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=build; seconds=30; clients=100
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --clients) clients=$2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+bin=$build/bin
+for b in loomd ws_fanout; do
+  [ -x "$bin/$b" ] || { echo "run.sh: $bin/$b is not built (cmake --build $build --target $b)" >&2; exit 2; }
+done
+command -v wrk >/dev/null || { echo "run.sh: wrk is missing (apt-get install wrk)" >&2; exit 2; }
+
+work=$(mktemp -d /tmp/loom-server-bench.XXXXXX); chmod 755 "$work"
+pid=
+cleanup() { [ -n "$pid" ] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }; rm -rf "$work"; }
+trap cleanup EXIT
+
+echo "== apply meta-24k-roce (embedded PostgreSQL in $work)"
+"$bin/loomd" apply -f configs/clusters/meta-24k-roce.yaml --state-dir "$work/state" >/dev/null
+token=$("$bin/loomd" token create --role admin --name bench --state-dir "$work/state" 2>/dev/null | tail -n 1)
+"$bin/loomd" serve --simulate --listen 127.0.0.1:0 --state-dir "$work/state" >"$work/loomd.log" 2>&1 &
+pid=$!
+url=
+for _ in $(seq 1 300); do
+  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/loomd.log" | head -n 1 || true)
+  [ -n "$url" ] && break; sleep 0.2
+done
+[ -n "$url" ] || { cat "$work/loomd.log"; exit 1; }
+hostport=${url#http://}
+sleep 5  # the first ticks and the hall layout
+cpu() { awk '{print $14+$15}' "/proc/$pid/stat"; }
+rss() { grep -E 'VmRSS|VmHWM' "/proc/$pid/status" | tr -s ' \t' ' ' | tr '\n' ' '; echo; }
+echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== idle (simulator only), 10 s"
+a=$(cpu); sleep 10; b=$(cpu); echo "loomd cores: $(echo "scale=3; ($b-$a)/100/10" | bc)"; rss
+
+echo "== WebSocket fan-out: $clients clients, ${seconds} s"
+a=$(cpu); t0=$(date +%s.%N)
+"$bin/ws_fanout" --url "$hostport" --token "$token" --clients "$clients" --seconds "$seconds"
+b=$(cpu); t1=$(date +%s.%N)
+echo "loomd cores: $(echo "scale=3; ($b-$a)/100/($t1-$t0)" | bc)"; rss
+
+for path in "/api/v1/racks?limit=100" "/api/v1/racks/z3-r100" "/api/v1/summary" "/api/v1/hall"; do
+  echo "== wrk -t2 -c200 -d15s $path"
+  a=$(cpu)
+  wrk -t2 -c200 -d15s --latency -H "Authorization: Bearer $token" "$url$path" |
+    grep -E 'Requests/sec|^ +50%|^ +99%|Non-2xx|Socket errors|Transfer/sec'
+  b=$(cpu); echo "loomd cores: $(echo "scale=2; ($b-$a)/100/15" | bc)"; rss
+done
