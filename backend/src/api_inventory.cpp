@@ -9,6 +9,8 @@
 
 #include <charconv>
 #include <chrono>
+#include <cstdio>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -195,12 +197,14 @@ void registerInventoryRoutes(Router& router, Services& services) {
         }
         return Response::ofJson(nlohmann::json::parse(summary->text));
     });
-    // The hall is immutable per layout version (2.7 MB of JSON at 24k): rendered once per
-    // version, served with an ETag so a reconnecting console gets 304 Not Modified.
+    // A HallLayout object is immutable (2.8 MB of JSON at 24k): rendered once per object, with
+    // an ETag that is a digest of the body (the layout version alone does not cover rack
+    // states), so a reconnecting console gets 304 Not Modified.
     struct HallCache {
         std::mutex mutex;
         std::shared_ptr<const HallLayout> layout;
         std::shared_ptr<const std::string> json;
+        std::string etag;
     };
     auto hall = std::make_shared<HallCache>();
     router.add(
@@ -209,22 +213,26 @@ void registerInventoryRoutes(Router& router, Services& services) {
             auto layout = services.layout();
             if (!layout)
                 return fail(Error::unavailable("the hall layout is still loading; retry shortly"));
-            const std::string etag = "\"layout-" + std::to_string(layout->layoutVersion()) + "\"";
-            if (auto inm = req.header("if-none-match"); inm && *inm == etag) {
-                Response r = Response::text("", "application/json", 304);
-                r.headers.push_back({"ETag", etag});
-                return r;
-            }
             if (auto accept = req.header("accept"); accept && accept->find("yaml") != std::string_view::npos)
                 return Response::ofJson(layout->toJson());  // rare: rendered each time
             std::shared_ptr<const std::string> body;
+            std::string etag;
             {
                 std::lock_guard lock(hall->mutex);
                 if (hall->layout != layout) {
                     hall->json = std::make_shared<const std::string>(layout->toJson().dump());
                     hall->layout = layout;
+                    char hex[17];
+                    std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(*hall->json));
+                    hall->etag = "\"hall-" + std::string(hex) + "\"";
                 }
                 body = hall->json;
+                etag = hall->etag;
+            }
+            if (auto inm = req.header("if-none-match"); inm && *inm == etag) {
+                Response r = Response::text("", "application/json", 304);
+                r.headers.push_back({"ETag", etag});
+                return r;
             }
             Response r = Response::text(*body, "application/json");
             r.headers.push_back({"ETag", etag});

@@ -115,37 +115,45 @@ Database Database::withDatabase(std::string dbname) const {
     return d;
 }
 
+Result<std::string> Database::resolvedConninfo() const {
+    if (dbnameOverride_.empty()) return conninfo_;
+    // Let libpq parse the URL or key=value string, replace dbname, and rebuild it as
+    // key=value (a second dbname= would drop an expanded URL instead of overriding).
+    char* err = nullptr;
+    PQconninfoOption* opts = PQconninfoParse(conninfo_.c_str(), &err);
+    if (!opts) {
+        std::string msg = err ? err : "unparsable connection string";
+        if (err) PQfreemem(err);
+        return fail(Error::invalid("bad database URL " + redacted() + ": " + msg, "--db"));
+    }
+    auto quote = [](const std::string& v) {
+        std::string out = "'";
+        for (char c : v) {
+            if (c == '\'' || c == '\\') out += '\\';
+            out += c;
+        }
+        return out + "'";
+    };
+    std::string rebuilt;
+    for (PQconninfoOption* o = opts; o->keyword; ++o) {
+        std::string key = o->keyword;
+        if (key == "dbname" || !o->val) continue;
+        rebuilt += key + "=" + quote(o->val) + " ";
+    }
+    PQconninfoFree(opts);
+    return rebuilt + "dbname=" + quote(dbnameOverride_);
+}
+
+std::string Database::connectionString() const {
+    auto c = resolvedConninfo();
+    return c ? *c : conninfo_;
+}
+
 Result<Connection> Database::connect() const {
     try {
-        std::string conninfo = conninfo_;
-        if (!dbnameOverride_.empty()) {
-            // Let libpq parse the URL or key=value string, replace dbname, and rebuild it as
-            // key=value (a second dbname= would drop an expanded URL instead of overriding).
-            char* err = nullptr;
-            PQconninfoOption* opts = PQconninfoParse(conninfo.c_str(), &err);
-            if (!opts) {
-                std::string msg = err ? err : "unparsable connection string";
-                if (err) PQfreemem(err);
-                return fail(Error::invalid("bad database URL " + redacted() + ": " + msg, "--db"));
-            }
-            auto quote = [](const std::string& v) {
-                std::string out = "'";
-                for (char c : v) {
-                    if (c == '\'' || c == '\\') out += '\\';
-                    out += c;
-                }
-                return out + "'";
-            };
-            std::string rebuilt;
-            for (PQconninfoOption* o = opts; o->keyword; ++o) {
-                std::string key = o->keyword;
-                if (key == "dbname" || !o->val) continue;
-                rebuilt += key + "=" + quote(o->val) + " ";
-            }
-            PQconninfoFree(opts);
-            conninfo = rebuilt + "dbname=" + quote(dbnameOverride_);
-        }
-        return Connection(std::make_unique<Connection::Impl>(conninfo));
+        auto conninfo = resolvedConninfo();
+        if (!conninfo) return fail(conninfo.error());
+        return Connection(std::make_unique<Connection::Impl>(*conninfo));
     } catch (...) {
         return fail(translateException("connecting to " + redacted()));
     }

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -98,6 +99,26 @@ struct WsClient {
         return json::parse(beast::buffers_to_string(b.data()));
     }
     void send(const json& j) { ws.write(net::buffer(j.dump())); }
+    // One message, or nullopt after `timeout` (sync reads of a tcp_stream have no timeout).
+    std::optional<json> readFor(std::chrono::milliseconds timeout) {
+        beast::flat_buffer b;
+        bool done = false;
+        beast::error_code result;
+        ws.async_read(b, [&](beast::error_code ec, std::size_t) {
+            done = true;
+            result = ec;
+        });
+        ioc.restart();
+        ioc.run_for(timeout);
+        if (!done) {
+            beast::get_lowest_layer(ws).cancel();
+            ioc.restart();
+            ioc.run();  // let the cancelled read complete
+            return std::nullopt;
+        }
+        if (result) return std::nullopt;
+        return json::parse(beast::buffers_to_string(b.data()), nullptr, false);
+    }
 };
 
 // The route modules a test server registers. Core: inventory, fabric, auth. All: what

@@ -16,6 +16,11 @@ TEST_F(DatabaseUrl, UrlWithDatabaseOverrideReachesThatDatabase) {
     auto conn = url.withDatabase(databaseName()).connect();
     ASSERT_TRUE(conn) << conn.error().toString();
     EXPECT_EQ(conn->queryValue("SELECT current_database()")->value(), databaseName());
+    // Its connection string carries the override: loops that open their own connections from
+    // it (event writer, reconciler) reach the same database, not the URL's.
+    auto again = loom::db::Database::fromUrl(url.withDatabase(databaseName()).connectionString()).connect();
+    ASSERT_TRUE(again) << again.error().toString();
+    EXPECT_EQ(again->queryValue("SELECT current_database()")->value(), databaseName());
 }
 
 TEST_F(DatabaseUrl, ErrorsAreMappedNotThrown) {

@@ -66,11 +66,14 @@ public:
     // The same server, another database (tests use one database per test).
     Database withDatabase(std::string dbname) const;
 
-    const std::string& connectionString() const { return conninfo_; }
+    // What connect() uses, withDatabase() applied: another Database::fromUrl() of it reaches
+    // the same database (loops that open their own connections rely on that).
+    std::string connectionString() const;
     // The connection string with any password replaced by "***" (for messages and logs).
     std::string redacted() const;
 
 private:
+    Result<std::string> resolvedConninfo() const;
     std::string conninfo_;
     std::string dbnameOverride_;
 };
