@@ -34,7 +34,14 @@ Error translateException(std::string_view context) {
     } catch (const pqxx::data_exception& e) {
         return Error::invalid(prefix + "bad value: " + trim(e.what()));
     } catch (const pqxx::sql_error& e) {
-        return Error::internal(prefix + "SQL error " + e.sqlstate() + ": " + trim(e.what()));
+        // Class 08 (connection exception) and 57 (operator intervention: the server shutting
+        // down, restarting or crashed under us) are an unavailable database, not a bug.
+        const std::string& state = e.sqlstate();
+        if (state.rfind("08", 0) == 0 || state.rfind("57", 0) == 0)
+            return Error::unavailable(prefix + "database unavailable: " + trim(e.what()));
+        if (state == "22P02" || state == "22023")
+            return Error::invalid(prefix + "bad value: " + trim(e.what()));
+        return Error::internal(prefix + "SQL error " + state + ": " + trim(e.what()));
     } catch (const std::exception& e) {
         return Error::internal(prefix + trim(e.what()));
     } catch (...) {

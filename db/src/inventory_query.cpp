@@ -144,21 +144,9 @@ std::string selectSql(Kind k) {
     return s;
 }
 
-// The connection and SQL failures the API reports, as loom errors (no pqxx escapes db/).
-Error toError(const std::exception& e) {
-    if (dynamic_cast<const pqxx::broken_connection*>(&e))
-        return Error::unavailable(std::string("database connection lost: ") + e.what());
-    if (auto* se = dynamic_cast<const pqxx::sql_error*>(&e)) {
-        const std::string& state = se->sqlstate();
-        if (state.rfind("08", 0) == 0 || state == "57P01" || state == "57P03")
-            return Error::unavailable(std::string("database unavailable: ") + e.what());
-        if (state == "40001" || state == "40P01")
-            return Error::conflict("concurrent change, retry: " + std::string(e.what()));
-        if (state == "22P02" || state == "22023")
-            return Error::invalid(std::string("invalid value: ") + e.what());
-    }
-    return Error::internal(std::string("database error: ") + e.what());
-}
+// The connection and SQL failures the API reports, as loom errors (no pqxx escapes db/): the
+// one mapping of database.cpp. Called inside a catch block.
+Error toError(const std::exception&) { return translateException(""); }
 
 // Cursors are the last name of the previous page, hex-encoded so they are URL-safe.
 std::string encodeCursor(const std::string& name) {
