@@ -19,7 +19,7 @@ Error translateException(std::string_view context) {
     } catch (const pqxx::broken_connection& e) {
         return Error::unavailable(prefix + "database connection lost: " + trim(e.what()));
     } catch (const pqxx::in_doubt_error& e) {
-        return Error::unavailable(prefix + "connection lost during commit; outcome unknown: " +
+        return Error::unavailable(prefix + "database connection lost during commit; outcome unknown (check, then retry): " +
                                   trim(e.what()));
     } catch (const pqxx::transaction_rollback& e) {
         // serialization_failure, deadlock_detected, statement_completion_unknown
