@@ -7,6 +7,7 @@
 #include "loom/backend/db_options.hpp"
 #include "loom/backend/detection.hpp"
 #include "loom/backend/router.hpp"
+#include "loom/backend/scraper.hpp"
 #include "loom/backend/provisioning_service.hpp"
 #include "loom/backend/server.hpp"
 #include "loom/backend/telemetry_service.hpp"
@@ -33,6 +34,7 @@ struct ServeArgs {
     bool simulate = false;
     std::uint64_t simulateSeed = 1;
     bool simulateSeedSet = false;
+    std::vector<std::string> scrape;
     backend::DbOptions db;
 };
 
@@ -204,7 +206,23 @@ int runServe(ServeArgs args) {
         topts.simulator = *sim;
     }
     if (args.simulateSeedSet || configText.empty()) topts.simulator.seed = args.simulateSeed;
+    auto targets = backend::scrapeTargetsFromLoomdYaml(configText);
+    if (!targets) {
+        std::cerr << args.config << ":" << targets.error().line << ": " << targets.error().toString() << "\n";
+        return 2;
+    }
+    for (const auto& url : args.scrape) {
+        auto one = backend::scrapeTargetsFromLoomdYaml("telemetry:\n  scrape: [\"" + url + "\"]\n");
+        if (!one || one->empty()) {
+            std::cerr << "loomd serve: --scrape " << url << ": "
+                      << (one ? std::string("no URL") : one.error().message) << "\n";
+            return 2;
+        }
+        targets->push_back(one->front());
+    }
     backend::TelemetryService telemetry(services, topts);
+    backend::Scraper scraper(telemetry.hub(), *targets);
+    services.addMetricsSource([&scraper](std::string& out) { scraper.appendMetrics(out); });
     server.setHub(&telemetry.hub());
     server.setTopicSource(backend::TelemetryService::topics(),
                           [&telemetry](std::string_view t, std::vector<std::uint8_t>& out) {
@@ -215,6 +233,8 @@ int runServe(ServeArgs args) {
         return r.error().code == Errc::InvalidArgument ? 2 : 1;
     }
     telemetry.start();
+    scraper.start();
+    if (!targets->empty()) spdlog::info("telemetry: scraping {} exporter target(s)", targets->size());
     // The provisioning reconciler: started after the server, stopped before it (it publishes
     // through the server's Services). Only the holder of the advisory lock reconciles.
     std::unique_ptr<backend::ProvisioningService> provisioning;
@@ -237,6 +257,7 @@ int runServe(ServeArgs args) {
     server.waitForSignal();
     provisioningLoop.reset();  // request_stop + join
     provisioning.reset();
+    scraper.stop();
     telemetry.stop();
     server.stop("server shutting down");
     notifier.stop();
@@ -252,6 +273,8 @@ void addServeCommand(CLI::App& app) {
     cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0 = any free port)")
         ->capture_default_str();
     cmd->add_option("--config", args->config, "loomd.yaml (server, stream, detection sections)");
+    cmd->add_option("--scrape", args->scrape,
+                    "exporter URL to scrape every second (repeatable; also telemetry.scrape in --config)");
     cmd->add_option("--tls-cert", args->tlsCert, "PEM certificate chain: serve HTTPS/WSS");
     cmd->add_option("--tls-key", args->tlsKey, "PEM private key for --tls-cert");
     cmd->add_flag("--insecure", args->insecure, "allow plain HTTP on a non-loopback address");
