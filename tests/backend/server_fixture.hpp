@@ -82,6 +82,32 @@ inline HttpResult request(std::uint16_t port, const std::string& method, const s
     return r;
 }
 
+// Standard base64 (the stream's packed arrays); characters outside the alphabet are skipped.
+inline std::vector<std::uint8_t> decodeBase64(const std::string& s) {
+    auto val = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        if (c == '+') return 62;
+        if (c == '/') return 63;
+        return -1;
+    };
+    std::vector<std::uint8_t> out;
+    unsigned acc = 0;
+    int bits = 0;
+    for (char c : s) {
+        int v = val(c);
+        if (v < 0) continue;
+        acc = (acc << 6) | unsigned(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(std::uint8_t((acc >> bits) & 0xff));
+        }
+    }
+    return out;
+}
+
 // A minimal synchronous WebSocket client of /api/v1/stream.
 struct WsClient {
     net::io_context ioc;

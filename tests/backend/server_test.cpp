@@ -1,24 +1,9 @@
 // End-to-end tests of loomd's server core: a real Server on port 0 over a real PostgreSQL
 // (tests/support harness), driven by a real Beast HTTP client and a real WebSocket client.
-#include "loom/backend/auth.hpp"
-#include "loom/backend/router.hpp"
-#include "loom/backend/server.hpp"
-#include "loom/db/inventory_repository.hpp"
+#include "server_fixture.hpp"
+
 #include "loom/db/leader.hpp"
 #include "loom/db/notify.hpp"
-#include "loom/db/token_repo.hpp"
-#include "loom/inventory/plan.hpp"
-#include "loom/testing/postgres.hpp"
-#include "loom/testing/sample_cluster.hpp"
-
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/websocket.hpp>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <cstdio>
@@ -37,96 +22,21 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using nlohmann::json;
 
-struct HttpResult {
-    int status = 0;
-    std::string body;
-    std::map<std::string, std::string> headers;
-    json j() const { return json::parse(body, nullptr, false); }
-};
+using testing::decodeBase64;
+using testing::HttpResult;
+using testing::request;
+using testing::ServerFixture;
+using WsClientT = testing::WsClient;
 
-HttpResult request(std::uint16_t port, const std::string& method, const std::string& target,
-                   const std::string& token = "", const std::string& body = "",
-                   std::vector<std::pair<std::string, std::string>> headers = {}) {
-    net::io_context ioc;
-    beast::tcp_stream stream(ioc);
-    stream.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-    http::request<http::string_body> req{http::string_to_verb(method), target, 11};
-    req.set(http::field::host, "127.0.0.1");
-    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
-    for (auto& [k, v] : headers) req.set(k, v);
-    if (!body.empty() || method == "POST" || method == "PATCH") {
-        req.body() = body;
-        req.prepare_payload();
-    }
-    beast::error_code wec;
-    // A server refusing an oversize body answers and closes before reading it all: the write
-    // may fail, the response is still there to read.
-    http::write(stream, req, wec);
-    beast::flat_buffer buf;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(1u << 30);
-    beast::error_code ec;
-    http::read(stream, buf, parser, ec);
-    HttpResult r;
-    if (ec) return r;
-    r.status = parser.get().result_int();
-    r.body = parser.get().body();
-    for (auto& f : parser.get()) r.headers[std::string(f.name_string())] = std::string(f.value());
-    return r;
-}
-
-class ServerTest : public loom::testing::PostgresTest {
+// The shared fixture (server_fixture.hpp); the apply test starts from an empty inventory.
+class ServerTest : public ServerFixture {
 protected:
-    void SetUp() override {
-        PostgresTest::SetUp();
-        auto conn = connect();
-        inventory::Inventory desired = loom::testing::sampleCluster(1, 4);
-        if (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name())
-                .find("Apply") != std::string::npos)
-            desired = inventory::Inventory{};  // that test applies its own spec
-        auto snap = db::loadSnapshot(conn);
-        ASSERT_TRUE(snap) << snap.error().toString();
-        auto p = inventory::plan(desired, snap->inventory);
-        if (!p.empty()) {
-            auto applied = db::applyPlan(conn, p, desired, {.actor = "test"});
-            ASSERT_TRUE(applied) << applied.error().toString();
-        }
-        for (auto role : {"viewer", "operator", "admin"}) {
-            auto secret = generateTokenSecret();
-            auto t = db::createToken(conn, std::string(role) + "-token", role, hashToken(secret),
-                                     "test");
-            ASSERT_TRUE(t) << t.error().toString();
-            tokens_[role] = secret;
-        }
+    int sampleRacks() const override {
+        return std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()).find("Apply") !=
+                       std::string::npos
+                   ? 0
+                   : 4;
     }
-    void TearDown() override {
-        servers_.clear();
-        PostgresTest::TearDown();
-    }
-
-    Server& startServer(ServerConfig cfg = {}) {
-        cfg.host = "127.0.0.1";
-        cfg.port = 0;
-        cfg.dbThreads = 2;
-        cfg.ioThreads = 1;
-        auto s = std::make_unique<Server>(cfg, database());
-        registerInventoryRoutes(s->router(), s->services());
-        registerFabricRoutes(s->router(), s->services());
-        registerAuthRoutes(s->router(), s->services());
-        if (topicSource_) s->setTopicSource({"gpu.util"}, topicSource_);
-        auto r = s->start();
-        EXPECT_TRUE(r) << r.error().toString();
-        servers_.push_back(std::move(s));
-        auto& srv = *servers_.back();
-        // Wait for the first inventory load (the hall layout).
-        for (int i = 0; i < 200 && !srv.services().layout(); ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        return srv;
-    }
-
-    std::map<std::string, std::string> tokens_;
-    Server::TopicSource topicSource_;
-    std::vector<std::unique_ptr<Server>> servers_;
 };
 
 TEST_F(ServerTest, HealthAndReadinessNeedNoToken) {
@@ -137,64 +47,7 @@ TEST_F(ServerTest, HealthAndReadinessNeedNoToken) {
     EXPECT_GE(ready.j()["schemaVersion"].get<int>(), 2);
 }
 
-TEST_F(ServerTest, AuthMatrixEveryEndpointAndRole) {
-    auto& s = startServer();
-    struct Case {
-        std::string method, target, body;
-        Role needs;
-    };
-    std::vector<Case> cases;
-    for (auto k : inventory::kAllKinds) {
-        std::string plural(inventory::kindPlural(k));
-        cases.push_back({"GET", "/api/v1/" + plural, "", Role::Viewer});
-    }
-    cases.push_back({"GET", "/api/v1/racks/z1-r001", "", Role::Viewer});
-    cases.push_back({"PATCH", "/api/v1/racks/z1-r001", R"({"labels":{"a":"b"}})", Role::Operator});
-    cases.push_back({"GET", "/api/v1/summary", "", Role::Viewer});
-    cases.push_back({"GET", "/api/v1/hall", "", Role::Viewer});
-    cases.push_back({"GET", "/metrics", "", Role::Viewer});
-    cases.push_back({"GET", "/api/v1/fabric/topology", "", Role::Viewer});
-    cases.push_back({"GET", "/api/v1/fabric/routes/z1-r001-rtsw", "", Role::Viewer});
-    cases.push_back({"GET", "/api/v1/fabric/config/z1-r001-rtsw", "", Role::Viewer});
-    cases.push_back({"GET", "/api/v1/fabric/export?format=json", "", Role::Viewer});
-    cases.push_back({"GET", "/api/v1/fabric/degradation", "", Role::Viewer});
-    cases.push_back({"POST", "/api/v1/fabric/impact",
-                     R"({"hosts":["z1-r001-h0","z1-r002-h0"],"collective":"allreduce"})",
-                     Role::Viewer});
-    cases.push_back({"POST", "/api/v1/apply?dryRun=true", "{}", Role::Operator});
-    cases.push_back({"GET", "/api/v1/tokens", "", Role::Admin});
-    cases.push_back({"POST", "/api/v1/tokens", R"({"name":"x","role":"viewer"})", Role::Admin});
-    const std::pair<const char*, Role> roles[] = {
-        {"", Role::None}, {"viewer", Role::Viewer}, {"operator", Role::Operator}, {"admin", Role::Admin}};
-    int n = 0;
-    for (auto& c : cases) {
-        for (auto& [roleName_, role] : roles) {
-            std::string tok = role == Role::None ? "" : tokens_[roleName_];
-            std::string body = c.body;
-            if (c.target == "/api/v1/tokens" && c.method == "POST")
-                body = R"({"name":"t)" + std::to_string(n++) + R"(","role":"viewer"})";
-            auto r = request(s.port(), c.method, c.target, tok, body);
-            std::string what = c.method + " " + c.target + " as " +
-                               (role == Role::None ? "anonymous" : roleName_);
-            if (role == Role::None) {
-                EXPECT_EQ(r.status, 401) << what << ": " << r.body;
-                EXPECT_NE(r.body.find("needs a token with role"), std::string::npos) << what;
-            } else if (role < c.needs) {
-                EXPECT_EQ(r.status, 403) << what << ": " << r.body;
-                EXPECT_NE(r.body.find(std::string("has ") + roleName_), std::string::npos)
-                    << what << ": " << r.body;
-            } else {
-                // Allowed: anything but an auth failure (apply of "{}" is a 400, for example).
-                EXPECT_NE(r.status, 401) << what << ": " << r.body;
-                EXPECT_NE(r.status, 403) << what << ": " << r.body;
-                EXPECT_LT(r.status, 500) << what << ": " << r.body;
-            }
-        }
-    }
-    auto bad = request(s.port(), "GET", "/api/v1/racks", "loom_not_a_real_token");
-    EXPECT_EQ(bad.status, 401);
-    EXPECT_NE(bad.body.find("invalid or revoked"), std::string::npos);
-}
+// The auth matrix over every route is auth_matrix_test.cpp.
 
 TEST_F(ServerTest, BadInputGetsFourHundredsWithPathAndMessage) {
     ServerConfig cfg;
@@ -342,49 +195,6 @@ TEST_F(ServerTest, ApplyDryRunAndApplyOverHttp) {
     EXPECT_EQ(sum.j()["kinds"]["gpus"]["total"], 64);
 }
 
-// A minimal synchronous WebSocket client.
-struct WsClientT {
-    net::io_context ioc;
-    websocket::stream<beast::tcp_stream> ws{ioc};
-    void open(std::uint16_t port, const std::string& token) {
-        beast::get_lowest_layer(ws).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-        ws.set_option(websocket::stream_base::decorator([token](websocket::request_type& r) {
-            r.set(http::field::authorization, "Bearer " + token);
-        }));
-        ws.handshake("127.0.0.1", "/api/v1/stream");
-    }
-    json read() {
-        beast::flat_buffer b;
-        ws.read(b);
-        return json::parse(beast::buffers_to_string(b.data()));
-    }
-    void send(const json& j) { ws.write(net::buffer(j.dump())); }
-};
-
-std::vector<std::uint8_t> decodeBase64(const std::string& s) {
-    auto val = [](char c) -> int {
-        if (c >= 'A' && c <= 'Z') return c - 'A';
-        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-        if (c >= '0' && c <= '9') return c - '0' + 52;
-        if (c == '+') return 62;
-        if (c == '/') return 63;
-        return -1;
-    };
-    std::vector<std::uint8_t> out;
-    unsigned acc = 0;
-    int bits = 0;
-    for (char c : s) {
-        int v = val(c);
-        if (v < 0) continue;
-        acc = (acc << 6) | unsigned(v);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out.push_back(std::uint8_t((acc >> bits) & 0xff));
-        }
-    }
-    return out;
-}
 
 // The subscription snapshot is the base of the next delta, even before the first tick ran
 // (it used to be read fresh while the tick diffed against its own previous run, so the first

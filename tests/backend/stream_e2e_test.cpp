@@ -11,31 +11,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::vector<std::uint8_t> base64Decode(const std::string& s) {
-    auto val = [](char c) -> int {
-        if (c >= 'A' && c <= 'Z') return c - 'A';
-        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-        if (c >= '0' && c <= '9') return c - '0' + 52;
-        if (c == '+') return 62;
-        if (c == '/') return 63;
-        return -1;
-    };
-    std::vector<std::uint8_t> out;
-    unsigned acc = 0;
-    int bits = 0;
-    for (char c : s) {
-        int v = val(c);
-        if (v < 0) continue;
-        acc = (acc << 6) | unsigned(v);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out.push_back(std::uint8_t((acc >> bits) & 0xff));
-        }
-    }
-    return out;
-}
-
 class StreamE2e : public ServerFixture {
 protected:
     Server& start() {
@@ -59,7 +34,7 @@ protected:
     // The value a data message (snapshot or u8pairs delta) of `topic` carries for `index`.
     static std::optional<int> valueAt(const json& m, const std::string& topic, std::size_t index) {
         if (m.value("topic", "") != topic) return std::nullopt;
-        auto bytes = base64Decode(m.value("data", ""));
+        auto bytes = decodeBase64(m.value("data", ""));
         if (m.value("type", "") == "snapshot")
             return index < bytes.size() ? std::optional<int>(bytes[index]) : std::nullopt;
         if (m.value("type", "") == "delta") {
