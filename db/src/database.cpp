@@ -99,20 +99,24 @@ Database Database::fromUrl(std::string url) {
     return d;
 }
 
+namespace {
+// A libpq key=value value in single quotes (handles spaces in state dir paths).
+std::string quoteConninfoValue(const std::string& v) {
+    std::string out = "'";
+    for (char c : v) {
+        if (c == '\'' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "'";
+}
+}  // namespace
+
 Database Database::fromSocket(std::string socketDir, int port, std::string dbname,
                               std::string user) {
     // Key=value form: quoting handles spaces in the state dir path.
-    auto quote = [](const std::string& v) {
-        std::string out = "'";
-        for (char c : v) {
-            if (c == '\'' || c == '\\') out += '\\';
-            out += c;
-        }
-        return out + "'";
-    };
     Database d;
-    d.conninfo_ = "host=" + quote(socketDir) + " port=" + std::to_string(port) +
-                  " dbname=" + quote(dbname) + " user=" + quote(user);
+    d.conninfo_ = "host=" + quoteConninfoValue(socketDir) + " port=" + std::to_string(port) +
+                  " dbname=" + quoteConninfoValue(dbname) + " user=" + quoteConninfoValue(user);
     return d;
 }
 
@@ -133,22 +137,14 @@ Result<std::string> Database::resolvedConninfo() const {
         if (err) PQfreemem(err);
         return fail(Error::invalid("bad database URL " + redacted() + ": " + msg, "--db"));
     }
-    auto quote = [](const std::string& v) {
-        std::string out = "'";
-        for (char c : v) {
-            if (c == '\'' || c == '\\') out += '\\';
-            out += c;
-        }
-        return out + "'";
-    };
     std::string rebuilt;
     for (PQconninfoOption* o = opts; o->keyword; ++o) {
         std::string key = o->keyword;
         if (key == "dbname" || !o->val) continue;
-        rebuilt += key + "=" + quote(o->val) + " ";
+        rebuilt += key + "=" + quoteConninfoValue(o->val) + " ";
     }
     PQconninfoFree(opts);
-    return rebuilt + "dbname=" + quote(dbnameOverride_);
+    return rebuilt + "dbname=" + quoteConninfoValue(dbnameOverride_);
 }
 
 std::string Database::connectionString() const {

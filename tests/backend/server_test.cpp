@@ -15,18 +15,9 @@
 namespace loom::backend {
 namespace {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
-using nlohmann::json;
-
-using testing::decodeBase64;
-using testing::HttpResult;
-using testing::request;
-using testing::ServerFixture;
-using WsClientT = testing::WsClient;
+// The fixture's HTTP/WebSocket clients and namespace aliases (beast, http, net, tcp, json).
+using namespace testing;
+using WsClientT = WsClient;
 
 // The shared fixture (server_fixture.hpp); the apply test starts from an empty inventory.
 class ServerTest : public ServerFixture {

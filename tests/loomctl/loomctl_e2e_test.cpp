@@ -1,5 +1,5 @@
 // End to end: loomctl against a real `loomd serve` on its embedded PostgreSQL (port 0).
-#include "process.hpp"
+#include "loomd_harness.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,64 +21,19 @@ class LoomctlE2e : public ::testing::Test {
 protected:
     void SetUp() override {
         if (::access(LOOMD_BIN, X_OK) != 0) GTEST_SKIP() << "loomd is not built: " << LOOMD_BIN;
-        state_ = fs::temp_directory_path() / ("loomctl-e2e-" + std::to_string(::getpid()));
-        fs::remove_all(state_);
-        fs::create_directories(state_);
         spec_ = std::string(LOOM_SOURCE_DIR) + "/configs/clusters/dev-small.yaml";
-        auto applied = runProcess(LOOMD_BIN, {"apply", "-f", spec_, "--state-dir", state_});
-        ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
-        auto tok = runProcess(LOOMD_BIN, {"token", "create", "--role", "admin", "--name", "e2e",
-                                          "--state-dir", state_});
-        ASSERT_EQ(tok.exitCode, 0) << tok.err;
-        auto nl = tok.out.find_last_not_of("\n");
-        auto start = tok.out.rfind('\n', nl);
-        token_ = tok.out.substr(start == std::string::npos ? 0 : start + 1, nl - start);
-        ASSERT_EQ(token_.rfind("loom_", 0), 0u) << tok.out;
-
-        int out[2];
-        ASSERT_EQ(::pipe(out), 0);
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            ::dup2(out[1], 1);
-            ::close(out[0]);
-            ::execl(LOOMD_BIN, LOOMD_BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir",
-                    state_.c_str(), static_cast<char*>(nullptr));
-            ::_exit(127);
-        }
-        ::close(out[1]);
-        FILE* f = ::fdopen(out[0], "r");
-        char line[512];
-        while (std::fgets(line, sizeof line, f)) {
-            std::string l(line);
-            if (auto p = l.find("http://"); p != std::string::npos) {
-                url_ = l.substr(p);
-                while (!url_.empty() && (url_.back() == '\n' || url_.back() == '\r')) url_.pop_back();
-                break;
-            }
-        }
-        out_ = f;  // keep the pipe open: loomd may write more
-        ASSERT_FALSE(url_.empty()) << "loomd serve printed no URL";
+        ASSERT_EQ(loomd_.prepare("loomctl-e2e", spec_), "");
+        ASSERT_EQ(loomd_.serve(), "");
+        state_ = loomd_.state;
+        url_ = loomd_.url;
     }
+    void TearDown() override { loomd_.cleanup(); }
 
-    void TearDown() override {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGTERM);
-            int st = 0;
-            ::waitpid(pid_, &st, 0);
-        }
-        if (out_) std::fclose(out_);
-        if (!state_.empty()) fs::remove_all(state_);
-    }
+    ProcessResult loomctl(std::vector<std::string> args) { return loomd_.loomctl(args); }
 
-    ProcessResult loomctl(std::vector<std::string> args) {
-        return runProcess(LOOMCTL_BIN, args,
-                          {{"LOOM_SERVER", url_}, {"LOOM_TOKEN", token_}, {"HOME", state_}});
-    }
-
+    LoomdHarness loomd_;
     fs::path state_;
-    std::string spec_, token_, url_;
-    pid_t pid_ = -1;
-    FILE* out_ = nullptr;
+    std::string spec_, url_;
 };
 
 TEST_F(LoomctlE2e, GetDiffAndErrorsAgainstARealServer) {

@@ -4,7 +4,7 @@
 // and again. Afterwards: the phases completed in order, every rack is in service or failed with
 // a reason, and each rack's audit trail (read back with `loomctl rack history`) is one unbroken
 // chain of allowed transitions ending in its current state — nothing lost, nothing twice.
-#include "process.hpp"
+#include "loomd_harness.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -35,81 +35,23 @@ class RolloutE2e : public ::testing::Test {
 protected:
     void SetUp() override {
         if (::access(LOOMD_BIN, X_OK) != 0) GTEST_SKIP() << "loomd is not built: " << LOOMD_BIN;
-        state_ = fs::temp_directory_path() / ("loom-rollout-e2e-" + std::to_string(::getpid()));
-        fs::remove_all(state_);
-        fs::create_directories(state_);
-        auto applied = runProcess(LOOMD_BIN, {"apply", "-f", source("configs/clusters/dev-small.yaml"),
-                                              "--state-dir", state_});
-        ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
-        auto tok = runProcess(LOOMD_BIN, {"token", "create", "--role", "admin", "--name", "rollout-e2e",
-                                          "--state-dir", state_});
-        ASSERT_EQ(tok.exitCode, 0) << tok.err;
-        auto nl = tok.out.find_last_not_of("\n");
-        auto start = tok.out.rfind('\n', nl);
-        token_ = tok.out.substr(start == std::string::npos ? 0 : start + 1, nl - start);
-        ASSERT_EQ(token_.rfind("loom_", 0), 0u) << tok.out;
+        ASSERT_EQ(loomd_.prepare("loom-rollout-e2e", source("configs/clusters/dev-small.yaml")), "");
         startLoomd();
     }
-
-    void TearDown() override {
-        stopLoomd(SIGTERM);
-        // A SIGKILLed loomd leaves its embedded PostgreSQL running; the last loomd adopted it
-        // and stopped it on SIGTERM. Make sure, then remove the state.
-        if (!state_.empty() && fs::exists(state_ / "pgdata"))
-            (void)std::system(("runuser -u postgres -- /usr/lib/postgresql/15/bin/pg_ctl stop -s -m immediate -D '" +
-                               (state_ / "pgdata").string() + "' >/dev/null 2>&1").c_str());
-        if (!state_.empty()) fs::remove_all(state_);
-    }
+    void TearDown() override { loomd_.cleanup(); }
 
     static std::string source(const std::string& rel) { return std::string(LOOM_SOURCE_DIR) + "/" + rel; }
 
+    // Simulated burn-in with a high host failure rate (quarantines), and a little wall time per
+    // step so that kills land mid-rollout.
     void startLoomd() {
-        int out[2];
-        ASSERT_EQ(::pipe(out), 0);
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            ::dup2(out[1], 1);
-            ::close(out[0]);
-            // Simulated burn-in with a high host failure rate (quarantines, some failed racks),
-            // and a little wall time per step so that kills land mid-rollout.
-            ::setenv("LOOM_PROVISIONING_SEED", "5", 1);
-            ::setenv("LOOM_PROVISIONING_FAIL_RATE", "0.4", 1);
-            ::setenv("LOOM_PROVISIONING_DELAY_MS", "400", 1);
-            ::execl(LOOMD_BIN, LOOMD_BIN, "serve", "--simulate", "--listen", "127.0.0.1:0",
-                    "--state-dir", state_.c_str(), static_cast<char*>(nullptr));
-            ::_exit(127);
-        }
-        ::close(out[1]);
-        FILE* f = ::fdopen(out[0], "r");
-        char line[512];
-        url_.clear();
-        while (std::fgets(line, sizeof line, f)) {
-            std::string l(line);
-            if (auto p = l.find("http://"); p != std::string::npos) {
-                url_ = l.substr(p);
-                while (!url_.empty() && (url_.back() == '\n' || url_.back() == '\r')) url_.pop_back();
-                break;
-            }
-        }
-        out_ = f;
-        ASSERT_FALSE(url_.empty()) << "loomd serve printed no URL";
+        ASSERT_EQ(loomd_.serve({"--simulate"}, {{"LOOM_PROVISIONING_SEED", "5"},
+                                                {"LOOM_PROVISIONING_FAIL_RATE", "0.4"},
+                                                {"LOOM_PROVISIONING_DELAY_MS", "400"}}),
+                  "");
     }
-
-    void stopLoomd(int sig) {
-        if (pid_ > 0) {
-            ::kill(pid_, sig);
-            int st = 0;
-            ::waitpid(pid_, &st, 0);
-            pid_ = -1;
-        }
-        if (out_) std::fclose(out_);
-        out_ = nullptr;
-    }
-
-    ProcessResult loomctl(std::vector<std::string> args) {
-        return runProcess(LOOMCTL_BIN, args,
-                          {{"LOOM_SERVER", url_}, {"LOOM_TOKEN", token_}, {"HOME", state_}});
-    }
+    void stopLoomd(int sig) { loomd_.stop(sig); }
+    ProcessResult loomctl(std::vector<std::string> args) { return loomd_.loomctl(args); }
 
     json phases() {
         auto r = loomctl({"phase", "list", "-o", "json"});
@@ -126,10 +68,7 @@ protected:
         return true;
     }
 
-    fs::path state_;
-    std::string token_, url_;
-    pid_t pid_ = -1;
-    FILE* out_ = nullptr;
+    LoomdHarness loomd_;
 };
 
 TEST_F(RolloutE2e, ThreePhasesThroughLoomctlSurviveRepeatedSigkill) {
