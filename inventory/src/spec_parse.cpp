@@ -6,15 +6,21 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <numeric>
 #include <sstream>
+#include <type_traits>
 #include <unordered_map>
 
+#include "loom/inventory/input_guard.hpp"
 #include "loom/inventory/spec.hpp"
 #include "spec_pattern.hpp"
 
@@ -123,6 +129,8 @@ std::string describe(const YAML::Node& n) {
         case YAML::NodeType::Scalar: {
             std::string s = n.Scalar();
             if (s.size() > 40) s = s.substr(0, 40) + "...";
+            if (n.Tag() != "!" && n.Tag() != "?" && !n.Tag().empty())
+                return "\"" + s + "\" tagged " + n.Tag();
             return (n.Tag() == "!" ? "string \"" : "\"") + s + "\"";
         }
         default:
@@ -187,40 +195,83 @@ public:
 
     std::string string(std::string_view key, std::string def = {}) const {
         YAML::Node v = find(key);
-        return v.IsDefined() ? asString(v, at(key)) : def;
+        return v.IsDefined() ? atKeyLine(key, v, [&] { return asString(v, at(key)); }) : def;
     }
     std::string requireString(std::string_view key) const {
-        return asString(require(key), at(key));
+        YAML::Node v = require(key);
+        return atKeyLine(key, v, [&] { return asString(v, at(key)); });
     }
     // A name given literally: restricted to name characters.
     std::string name(std::string_view key, bool required = true) const {
         YAML::Node v = required ? require(key) : find(key);
         if (!v.IsDefined()) return {};
-        std::string s = asString(v, at(key));
-        checkName(s, at(key), lineOf(v));
-        return s;
+        return atKeyLine(key, v, [&] {
+            std::string s = asString(v, at(key));
+            checkName(s, at(key), lineOf(v));
+            return s;
+        });
     }
     long long integer(std::string_view key, long long def, long long min, long long max) const {
         YAML::Node v = find(key);
-        return v.IsDefined() ? asInt(v, at(key), min, max) : def;
+        return v.IsDefined() ? atKeyLine(key, v, [&] { return asInt(v, at(key), min, max); })
+                             : def;
     }
     long long requireInteger(std::string_view key, long long min, long long max) const {
-        return asInt(require(key), at(key), min, max);
+        YAML::Node v = require(key);
+        return atKeyLine(key, v, [&] { return asInt(v, at(key), min, max); });
     }
     double number(std::string_view key, double def, double min, double max) const {
         YAML::Node v = find(key);
         if (!v.IsDefined()) return def;
-        return asDouble(v, at(key), min, max);
+        return atKeyLine(key, v, [&] { return asDouble(v, at(key), min, max); });
     }
     Labels labels(std::string_view key) const {
         YAML::Node v = find(key);
         if (!v.IsDefined()) return {};
-        return readLabels(v, at(key));
+        return atKeyLine(key, v, [&] { return readLabels(v, at(key)); });
+    }
+    // The line of `key` itself. yaml-cpp marks an empty value ("racks:" and nothing) with
+    // the line of the token after it -- the next line -- so errors about such a value use
+    // the key's line instead.
+    int keyLine(std::string_view key) const {
+        auto in = [&](const YAML::Node& map) {
+            for (auto it = map.begin(); it != map.end(); ++it)
+                if (it->first.IsScalar() && it->first.Scalar() == key) return lineOf(it->first);
+            return 0;
+        };
+        int l = in(node_);
+        for (std::size_t i = 0; l == 0 && i < merged_.size(); ++i) l = in(merged_[i]);
+        return l;
+    }
+    template <class F>
+    auto atKeyLine(std::string_view key, const YAML::Node& v, F&& read) const
+        -> std::invoke_result_t<F&> {
+        if (!v.IsNull()) return read();
+        try {
+            return read();
+        } catch (SpecFailure& f) {
+            if (int l = keyLine(key); l > 0) f.error.line = l;
+            throw;
+        }
     }
 
     static std::string asString(const YAML::Node& v, const std::string& path) {
         if (!v.IsScalar()) failAt("must be a string, got " + describe(v), path, lineOf(v));
+        checkStringValue(v.Scalar(), path, lineOf(v));
         return v.Scalar();
+    }
+    // Text the database stores must be UTF-8 without NUL or raw control characters (tab and
+    // newline are fine): refused here, naming the place, rather than inside COPY.
+    static void checkStringValue(const std::string& s, const std::string& path, int line) {
+        if (auto ok = checkText(s, "the value", path, line); !ok)
+            failAt(ok.error().message, path, line);
+    }
+    // Plain scalars ("?"), and the explicit !!int / !!float tags, may be numbers; a quoted
+    // scalar ("!") or any other tag (!!str, !custom) is a string and not a count.
+    static bool numericTag(const YAML::Node& v, bool allowFloat) {
+        const std::string& t = v.Tag();
+        return t == "?" || t.empty() || t == "tag:yaml.org,2002:int" ||
+               (allowFloat && t == "tag:yaml.org,2002:float");
     }
     static void checkName(const std::string& s, const std::string& path, int line) {
         if (s.empty()) failAt("must not be empty", path, line);
@@ -233,7 +284,7 @@ public:
     }
     static long long asInt(const YAML::Node& v, const std::string& path, long long min,
                            long long max) {
-        if (!v.IsScalar() || v.Tag() == "!")
+        if (!v.IsScalar() || !numericTag(v, false))
             failAt("must be an integer, got " + describe(v), path, lineOf(v));
         const std::string& s = v.Scalar();
         long long x = 0;
@@ -248,7 +299,7 @@ public:
         return x;
     }
     static double asDouble(const YAML::Node& v, const std::string& path, double min, double max) {
-        if (!v.IsScalar() || v.Tag() == "!")
+        if (!v.IsScalar() || !numericTag(v, true))
             failAt("must be a number, got " + describe(v), path, lineOf(v));
         const std::string& s = v.Scalar();
         double x = 0;
@@ -278,6 +329,7 @@ public:
                        lineOf(it->second));
             if (it->second.Scalar().size() > 256)
                 failAt("label values must be at most 256 characters", kp, lineOf(it->second));
+            checkStringValue(it->second.Scalar(), kp, lineOf(it->second));
             auto pos =
                 std::lower_bound(out.begin(), out.end(), key,
                                  [](const auto& p, const std::string& k) { return p.first < k; });
@@ -1035,6 +1087,14 @@ Result<ClusterSpec> parseClusterSpec(std::string_view text, const SpecLimits& li
         return fail(Error{Errc::TooLarge, "document is " + std::to_string(text.size()) +
                                               " bytes, above the limit of " +
                                               std::to_string(limits.maxBytes)});
+    // Counted on parse events first: a document over the node limit (or an alias bomb) is
+    // refused before yaml-cpp builds a tree of it (~1 KB per node). The count spans every
+    // document of the stream; "one document only" is reported below, with its line.
+    if (auto shape = checkYamlShape(text, {.maxNodes = limits.maxNodes,
+                                           .maxDepth = limits.maxDepth,
+                                           .maxDocuments = SIZE_MAX});
+        !shape)
+        return fail(std::move(shape.error()));
     try {
         std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
         if (docs.empty() || docs[0].IsNull()) return fail(Error::invalid("empty document"));
@@ -1066,8 +1126,16 @@ Result<Inventory> loadClusterSpec(std::string_view text, const SpecLimits& limit
 }
 
 Result<Inventory> loadClusterSpecFile(const std::string& path, const SpecLimits& limits) {
+    std::error_code ec;
+    auto st = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(st))
+        return fail(Error::invalid("cannot open " + path + ": no such file"));
+    if (std::filesystem::is_directory(st))
+        return fail(Error::invalid("cannot open " + path +
+                                   ": it is a directory; name the spec file in it"));
     std::ifstream in(path, std::ios::binary);
-    if (!in) return fail(Error::invalid("cannot open " + path));
+    if (!in)
+        return fail(Error::invalid("cannot open " + path + ": " + std::strerror(errno)));
     in.seekg(0, std::ios::end);
     auto size = in.tellg();
     if (size < 0) return fail(Error::invalid("cannot read " + path));

@@ -86,6 +86,21 @@ const BadDoc kBadDocs[] = {
      "spec.zones[0].racks", 17},
     {"racks_quoted_number", with("racks: 4", "racks: \"4\""),
      R"(must be an integer, got string "4")", "spec.zones[0].racks", 17},
+    {"racks_str_tag", with("racks: 4", "racks: !!str 4"),
+     R"(must be an integer, got "4" tagged tag:yaml.org,2002:str)", "spec.zones[0].racks", 17},
+    {"racks_custom_tag", with("racks: 4", "racks: !count 4"),
+     R"(must be an integer, got "4" tagged !count)", "spec.zones[0].racks", 17},
+    // yaml-cpp marks an empty value with the next line; the error names the key's line.
+    {"racks_empty", with("racks: 4", "racks:"), "must be an integer, got null",
+     "spec.zones[0].racks", 17},
+    {"description_nul", with("    name: lab\n", "    name: lab\n    description: \"a\\0b\"\n"),
+     "the value contains the control character 0x00 at byte 1", "spec.site.description", 8},
+    {"description_control", with("    name: lab\n", "    name: lab\n    description: \"a\x01" "b\"\n"),
+     "the value contains the control character 0x01 at byte 1", "spec.site.description", 8},
+    {"description_not_utf8", with("    name: lab\n", "    name: lab\n    description: caf\xe9\n"),
+     "the value is not valid UTF-8 at byte 3", "spec.site.description", 8},
+    {"label_value_nul", with("    name: lab\n", "    name: lab\n    labels: {owner: \"x\\0\"}\n"),
+     "the value contains the control character 0x00 at byte 1", "spec.site.labels.owner", 8},
     {"racks_list", with("racks: 4", "racks: [4]"), "must be an integer, got a list",
      "spec.zones[0].racks", 17},
     {"racks_zero", with("racks: 4", "racks: 0"), "must be > 0", "spec.zones[0].racks", 17},
@@ -336,7 +351,14 @@ TEST(SpecFile, MissingFileIsAnError) {
     auto r = loadClusterSpecFile("/nonexistent/cluster.yaml");
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code, Errc::InvalidArgument);
-    EXPECT_EQ(r.error().message, "cannot open /nonexistent/cluster.yaml");
+    EXPECT_EQ(r.error().message, "cannot open /nonexistent/cluster.yaml: no such file");
+}
+
+TEST(SpecFile, DirectoryIsNamedAsOne) {
+    auto r = loadClusterSpecFile(std::string(LOOM_SOURCE_DIR) + "/configs/clusters");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::InvalidArgument);
+    EXPECT_NE(r.error().message.find("is a directory"), std::string::npos) << r.error().message;
 }
 
 TEST(SpecFile, OversizeFileIsTooLarge) {
