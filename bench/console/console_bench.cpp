@@ -7,6 +7,7 @@
 // Live: --server URL --token T connects a Session to a real loomd.
 // Prints one JSON object per line; QT_QPA_PLATFORM=offscreen is set if unset.
 #include "loom/console/fabric_map_widget.hpp"
+#include "loom/console/failures.hpp"
 #include "loom/console/fabric_view.hpp"
 #include "loom/console/hall_map_widget.hpp"
 #include "loom/console/hall_view.hpp"
@@ -97,7 +98,10 @@ int main(int argc, char** argv)
                                    QStringLiteral("N"), QStringLiteral("300"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("widget WxH (default 1600x1000)"),
                                   QStringLiteral("WxH"), QStringLiteral("1600x1000"));
-    cli.addOptions({server, token, iters, size});
+    const QCommandLineOption failures(QStringLiteral("failures"),
+                                      QStringLiteral("open failures injected before the first paint (default 500)"),
+                                      QStringLiteral("N"), QStringLiteral("500"));
+    cli.addOptions({server, token, iters, size, failures});
     cli.process(app);
     const int n = cli.value(iters).toInt();
     const auto wh = cli.value(size).split(u'x');
@@ -188,6 +192,31 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "%s\n", qPrintable(r.error()));
             return 1;
         }
+    // Open failures, as a failure drill leaves them, spread over the floor: failed and warning
+    // GPUs, links down, quarantined hosts and failed racks (the overlay draws all of them).
+    {
+        const int want = cli.value(failures).toInt();
+        const auto& h = state->layout();
+        std::vector<std::pair<std::uint32_t, std::uint8_t>> gpuH, linkH;
+        const int racks = want / 25, hosts = want / 50, links = want / 4;
+        const int gpus = std::max(0, want - racks - hosts - links);
+        for (int i = 0; i < gpus; ++i)
+            gpuH.emplace_back(static_cast<std::uint32_t>((i * 7919L + 13) % h.gpus.size()), i % 3 == 0 ? 1 : 2);
+        for (int i = 0; i < hosts; ++i) {
+            const int g0 = static_cast<int>((i * 104729L + 8) % (h.gpus.size() / 8)) * 8;
+            for (int k = 0; k < 8; ++k)
+                gpuH.emplace_back(static_cast<std::uint32_t>(g0 + k), 3);
+        }
+        for (int i = 0; i < links; ++i)
+            linkH.emplace_back(static_cast<std::uint32_t>((i * 6151L + 5) % h.links.size()), 2);
+        (void)state->handleMessage(makeDeltaMessage(1000000, Topic::GpuHealth, gpuH));
+        (void)state->handleMessage(makeDeltaMessage(1000001, Topic::LinkHealth, linkH));
+        for (int i = 0; i < racks; ++i) {
+            const auto& r = h.racks[static_cast<size_t>((i * 97 + 11) % static_cast<int>(h.racks.size()))];
+            (void)state->handleMessage(QJsonObject{{u"type"_qs, u"provisioning"_qs}, {u"seq"_qs, 1000002 + i},
+                                                   {u"rack"_qs, r.name}, {u"from"_qs, r.state}, {u"to"_qs, u"failed"_qs}});
+        }
+    }
     w.show();
     QCoreApplication::processEvents();
     auto* map = w.findChild<HallMapWidget*>();
@@ -196,8 +225,9 @@ int main(int argc, char** argv)
     const double firstPaint = ms(t);
     const double firstPaintCpu = threadCpuMs() - cpu0;
     std::printf("{\"bench\":\"connect_to_first_paint\",\"ms\":%.1f,\"cpu_ms\":%.1f,\"load_avg\":%.1f,\"hall_parse_ms\":%.1f,\"gpus\":%d,\"goal_ms\":1000,"
-                "\"widget\":\"%dx%d\",\"scale_px_per_cell\":%.2f}\n",
-                firstPaint, firstPaintCpu, loadAverage(), hallMs, shape.gpus(), map->width(), map->height(), map->scale());
+                "\"widget\":\"%dx%d\",\"scale_px_per_cell\":%.2f,\"open_failures\":%d}\n",
+                firstPaint, firstPaintCpu, loadAverage(), hallMs, shape.gpus(), map->width(), map->height(), map->scale(),
+                state->failures()->total());
 
     // Repaints with 1 Hz-style deltas between them (delta apply timed separately).
     std::vector<double> paints, paintsCpu, applies;
@@ -221,6 +251,11 @@ int main(int argc, char** argv)
         paintsCpu.push_back(threadCpuMs() - c0);
         paints.push_back(ms(p));
     }
+    std::printf("{\"bench\":\"open_failures_during_repaints\",\"total\":%d,\"gpu\":%d,\"host\":%d,\"link\":%d,"
+                "\"switch\":%d,\"rack\":%d,\"load_avg\":%.1f}\n",
+                state->failures()->total(), state->failures()->count(FailureKind::Gpu),
+                state->failures()->count(FailureKind::Host), state->failures()->count(FailureKind::Link),
+                state->failures()->count(FailureKind::Switch), state->failures()->count(FailureKind::Rack), loadAverage());
     emit("hall_repaint_full_view", stats(paints), ",\"goal_p99_ms\":16");
     emit("hall_repaint_full_view_cpu", stats(paintsCpu), ",\"goal_p99_ms\":16");
     emit("apply_1hz_deltas_all_topics", stats(applies));

@@ -1,45 +1,94 @@
-// loom-console entry point: resolves the connection (flags, LOOM_SERVER/LOOM_TOKEN,
-// QSettings), opens the main window, or with --screenshot-dir renders every view to PNG and exits.
+// loom-console entry point: resolves the connection (flags, LOOM_SERVER/LOOM_TOKEN, the last
+// server and its stored token), opens the main window, or with --screenshot-dir renders every
+// view to PNG and exits.
+//
+// The command line is parsed under a QCoreApplication before any GUI exists, so --help,
+// --version and usage errors work without a display (no platform plugin is loaded for them).
 #include "loom/console/main_window.hpp"
 #include "loom/console/session.hpp"
 
 #include <QApplication>
 #include <QCommandLineParser>
 
+#include <cstdio>
+#include <memory>
+
+namespace {
+
+struct Options {
+    QCommandLineOption server{QStringLiteral("server"), QStringLiteral("loomd URL (default $LOOM_SERVER, else the last one used)."),
+                              QStringLiteral("URL")};
+    QCommandLineOption token{QStringLiteral("token"),
+                             QStringLiteral("API token (default $LOOM_TOKEN, else the one stored for the server)."),
+                             QStringLiteral("TOKEN")};
+    QCommandLineOption shots{QStringLiteral("screenshot-dir"), QStringLiteral("Render each view to DIR/<view>.png and exit."),
+                             QStringLiteral("DIR")};
+    QCommandLineOption shotWait{QStringLiteral("screenshot-wait"),
+                                QStringLiteral("Seconds of live data before the screenshots (default 4)."),
+                                QStringLiteral("S"), QStringLiteral("4")};
+};
+
+void describe(QCoreApplication& app)
+{
+    app.setOrganizationName(QStringLiteral("loom"));
+    app.setApplicationName(QStringLiteral("loom-console"));
+    app.setApplicationVersion(QStringLiteral("0.1.0"));
+}
+
+}  // namespace
+
 int main(int argc, char** argv)
 {
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("loom"));
-    QApplication::setApplicationName(QStringLiteral("loom-console"));
-    QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
-
+    Options opt;
     QCommandLineParser cli;
-    cli.setApplicationDescription(QStringLiteral("Loom desktop console"));
+    cli.setApplicationDescription(
+        QStringLiteral("Loom desktop console: hall map, fabric map, provisioning board and events of a live loomd.\n"
+                       "Tokens are kept in the platform keychain, or in ~/.config/loom/console-tokens.json (mode 0600)."));
     cli.addHelpOption();
     cli.addVersionOption();
-    const QCommandLineOption server(QStringLiteral("server"),
-                                    QStringLiteral("loomd URL (default $LOOM_SERVER)."),
-                                    QStringLiteral("URL"));
-    const QCommandLineOption token(QStringLiteral("token"),
-                                   QStringLiteral("API token (default $LOOM_TOKEN)."),
-                                   QStringLiteral("TOKEN"));
-    const QCommandLineOption shots(QStringLiteral("screenshot-dir"),
-                                   QStringLiteral("Render each view to DIR/<view>.png and exit."),
-                                   QStringLiteral("DIR"));
-    const QCommandLineOption shotWait(QStringLiteral("screenshot-wait"),
-                                      QStringLiteral("Seconds of live data before the screenshots (default 4)."),
-                                      QStringLiteral("S"), QStringLiteral("4"));
-    cli.addOptions({server, token, shots, shotWait});
-    cli.process(app);
+    cli.addOptions({opt.server, opt.token, opt.shots, opt.shotWait});
+    {
+        // No GUI yet: help, version and usage errors need no display.
+        auto core = std::make_unique<QCoreApplication>(argc, argv);
+        describe(*core);
+        if (!cli.parse(core->arguments())) {
+            std::fprintf(stderr, "loom-console: %s\nTry 'loom-console --help'.\n", qPrintable(cli.errorText()));
+            return 2;
+        }
+        if (cli.isSet(QStringLiteral("help")) || cli.isSet(QStringLiteral("help-all")))
+            cli.showHelp(0);  // exits
+        if (cli.isSet(QStringLiteral("version")))
+            cli.showVersion();  // exits 0
+        if (!cli.positionalArguments().isEmpty()) {
+            std::fprintf(stderr, "loom-console: unexpected argument '%s'\nTry 'loom-console --help'.\n",
+                         qPrintable(cli.positionalArguments().first()));
+            return 2;
+        }
+        if (cli.isSet(opt.server)) {
+            const QUrl u = QUrl::fromUserInput(cli.value(opt.server));
+            if (!u.isValid() || u.host().isEmpty() || (u.scheme() != u"http" && u.scheme() != u"https")) {
+                std::fprintf(stderr, "loom-console: --server '%s': expected http://HOST:PORT or https://HOST:PORT\n",
+                             qPrintable(cli.value(opt.server)));
+                return 2;
+            }
+        }
+        bool ok = false;
+        cli.value(opt.shotWait).toDouble(&ok);
+        if (!ok) {
+            std::fprintf(stderr, "loom-console: --screenshot-wait '%s': expected seconds\n",
+                         qPrintable(cli.value(opt.shotWait)));
+            return 2;
+        }
+    }
 
-    auto settings = loom::console::ConnectionSettings::resolve(cli.value(server), cli.value(token));
+    QApplication app(argc, argv);
+    describe(app);
+    auto settings = loom::console::ConnectionSettings::resolve(cli.value(opt.server), cli.value(opt.token));
     loom::console::MainWindow window;
     window.resize(1600, 1000);
-    if (cli.isSet(shots)) {
+    if (cli.isSet(opt.shots)) {
         window.show();
-        return window.runScreenshots(settings, cli.value(shots), cli.value(shotWait).toDouble())
-                   ? 0
-                   : 1;
+        return window.runScreenshots(settings, cli.value(opt.shots), cli.value(opt.shotWait).toDouble()) ? 0 : 1;
     }
     window.show();
     window.start(settings);

@@ -6,7 +6,7 @@
 
 namespace loom::console {
 
-ClusterState::ClusterState(QObject* parent) : QObject(parent) {}
+ClusterState::ClusterState(QObject* parent) : QObject(parent), failures_(new FailureIndex(this, this)) {}
 
 void ClusterState::setLayout(HallLayout layout)
 {
@@ -23,6 +23,57 @@ void ClusterState::resetValues()
             static_cast<size_t>(gpu ? layout_.gpus.size() : layout_.links.size()), kNoData);
     }
     snapshotSeen_ = 0;
+    resetUtilWindow();
+}
+
+void ClusterState::setUtilWindow(int samples)
+{
+    samples = std::clamp(samples, 1, 3600);
+    if (samples == utilWindow_)
+        return;
+    utilWindow_ = samples;
+    resetUtilWindow();
+    if (hasSnapshot(Topic::GpuUtil))
+        sampleUtil();  // start the new window from what is on screen now
+    Q_EMIT metricsUpdated(topicBit(Topic::GpuUtil));
+}
+
+void ClusterState::resetUtilWindow()
+{
+    const size_t n = values_[static_cast<size_t>(Topic::GpuUtil)].size();
+    utilRing_.assign(utilWindow_ > 1 ? static_cast<size_t>(utilWindow_) : 0, {});
+    utilNext_ = utilFill_ = 0;
+    utilSum_.assign(utilWindow_ > 1 ? n : 0, 0);
+    utilCount_.assign(utilWindow_ > 1 ? n : 0, 0);
+    utilMean_.assign(utilWindow_ > 1 ? n : 0, kNoData);
+}
+
+void ClusterState::sampleUtil()
+{
+    if (utilWindow_ <= 1)
+        return;
+    const auto& now = values_[static_cast<size_t>(Topic::GpuUtil)];
+    const size_t n = now.size();
+    auto& slot = utilRing_[utilNext_];
+    if (utilFill_ == utilRing_.size()) {  // full: the oldest sample leaves the window
+        for (size_t g = 0; g < n && g < slot.size(); ++g)
+            if (slot[g] <= 100) {
+                utilSum_[g] -= slot[g];
+                --utilCount_[g];
+            }
+    } else {
+        ++utilFill_;
+    }
+    slot = now;
+    for (size_t g = 0; g < n; ++g) {
+        if (now[g] <= 100) {
+            utilSum_[g] += now[g];
+            ++utilCount_[g];
+        }
+        utilMean_[g] = utilCount_[g] == 0 ? kNoData
+                                          : static_cast<std::uint8_t>((utilSum_[g] + utilCount_[g] / 2) / utilCount_[g]);
+    }
+    utilNext_ = (utilNext_ + 1) % utilRing_.size();
 }
 
 void ClusterState::clearForReconnect()
@@ -79,6 +130,8 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
                 return fail(QStringLiteral("seq %1: %2").arg(seq).arg(n.error()));
         }
         dataClock_.start();
+        if (*topic == Topic::GpuUtil)
+            sampleUtil();
         Q_EMIT metricsUpdated(topicBit(*topic));
         return {};
     }
@@ -87,17 +140,7 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
         if (!ev)
             return fail(QStringLiteral("seq %1: %2").arg(seq).arg(ev.error()));
         ev->seq = seq;
-        // An event update (closedAt set) replaces the open one with the same id.
-        auto it = std::find_if(events_.begin(), events_.end(),
-                               [&](const Event& e) { return e.id != 0 && e.id == ev->id; });
-        if (it != events_.end())
-            *it = *ev;
-        else {
-            events_.push_back(*ev);
-            if (events_.size() > kMaxEvents)
-                events_.pop_front();
-        }
-        Q_EMIT eventAdded(*ev);
+        upsertEvent(*ev);
         return {};
     }
     if (type == u"provisioning") {
@@ -112,6 +155,10 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
     }
     if (type == u"phase") {
         Q_EMIT phaseUpdated(msg.value(u"phase").toObject());
+        return {};
+    }
+    if (type == u"phaseplan") {
+        Q_EMIT phasePlanChanged(msg.value(u"plan").toString());
         return {};
     }
     if (type == u"inventory") {
@@ -134,6 +181,32 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
         return fail(QStringLiteral("server: %1").arg(text));
     }
     return {};  // unknown message types are forward compatible
+}
+
+void ClusterState::upsertEvent(const Event& ev)
+{
+    // An update (acknowledged, closed) replaces the event with the same id.
+    auto it = std::find_if(events_.begin(), events_.end(),
+                           [&](const Event& e) { return e.id != 0 && e.id == ev.id; });
+    if (it != events_.end()) {
+        const qint64 seq = it->seq;
+        *it = ev;
+        if (it->seq == 0)
+            it->seq = seq;
+    } else {
+        events_.push_back(ev);
+        if (events_.size() > kMaxEvents)
+            events_.pop_front();
+    }
+    Q_EMIT eventAdded(ev);
+}
+
+const Event* ClusterState::findEvent(qint64 id) const
+{
+    for (const auto& e : events_)
+        if (e.id == id)
+            return &e;
+    return nullptr;
 }
 
 void ClusterState::addEvents(const std::vector<Event>& events)

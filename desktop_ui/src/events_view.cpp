@@ -1,11 +1,16 @@
 #include "loom/console/events_view.hpp"
 
+#include "loom/console/xid.hpp"
+
 #include <QChart>
 #include <QChartView>
 #include <QDateTimeAxis>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QLabel>
+#include <QInputDialog>
+#include <QJsonObject>
+#include <QSettings>
+#include <QUrl>
 #include <QLineSeries>
 #include <QSplitter>
 #include <QTimer>
@@ -73,16 +78,30 @@ QVariant EventModel::data(const QModelIndex& idx, int role) const
         case Severity: return e->severity;
         case Kind: return e->kind;
         case Location: return e->location;
-        case Message: return e->message;
-        case Status: return e->open() ? QStringLiteral("open") : QStringLiteral("closed");
+        case Message:
+            return e->xid >= 0 && xidInfo(e->xid) ? QStringLiteral("%1 — %2").arg(e->message, xidInfo(e->xid)->meaning)
+                                                  : e->message;
+        case Status:
+            if (!e->open())
+                return e->closedBy.isEmpty() ? QStringLiteral("closed")
+                                             : QStringLiteral("closed by %1").arg(e->closedBy);
+            return e->stateText();
+        case Acknowledged:
+            if (!e->acknowledged())
+                return QString();
+            return QStringLiteral("%1 %2").arg(e->acknowledgedBy.isEmpty() ? QStringLiteral("?") : e->acknowledgedBy,
+                                               e->acknowledgedAt.toLocalTime().toString(QStringLiteral("MM-dd hh:mm:ss")));
         }
     }
+    if (role == Qt::ForegroundRole && idx.column() == Status && e->open() && !e->acknowledged() &&
+        severityRank(e->severity) >= 1)
+        return QColor(230, 60, 60);
     if (role == Qt::ForegroundRole && idx.column() == Severity) {
         const int r = severityRank(e->severity);
         return r == 2 ? QColor(230, 60, 60) : r == 1 ? QColor(220, 160, 20) : QVariant();
     }
     if (role == Qt::ToolTipRole && idx.column() == Message)
-        return e->message;
+        return e->xid >= 0 ? QStringLiteral("%1\n%2").arg(e->message, xidSummary(e->xid)) : e->message;
     return {};
 }
 
@@ -90,7 +109,7 @@ QVariant EventModel::headerData(int section, Qt::Orientation o, int role) const
 {
     if (o != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
-    static const char* names[] = {"Opened", "Severity", "Kind", "Location", "Message", "Status"};
+    static const char* names[] = {"Opened", "Severity", "Kind", "Location", "Message", "State", "Acknowledged"};
     return section < ColumnCount ? QString::fromLatin1(names[section]) : QVariant();
 }
 
@@ -110,10 +129,20 @@ void EventFilterProxy::setLocation(const QString& text)
     invalidateFilter();
 }
 
+void EventFilterProxy::setFailureKinds(unsigned mask, const HallLayout* layout)
+{
+    failureKinds_ = mask;
+    layout_ = layout;
+    invalidateFilter();
+}
+
 bool EventFilterProxy::filterAcceptsRow(int row, const QModelIndex&) const
 {
     const Event* e = static_cast<const EventModel*>(sourceModel())->event(row);
     if (!e)
+        return false;
+    if (failureKinds_ != kAllFailureKinds && layout_ &&
+        !(failureKinds_ & failureBit(eventFailureKind(*e, *layout_))))
         return false;
     if (severityRank(e->severity) < minSeverity_)
         return false;
@@ -125,7 +154,8 @@ bool EventFilterProxy::filterAcceptsRow(int row, const QModelIndex&) const
     return true;
 }
 
-EventsView::EventsView(ClusterState* state, QWidget* parent) : QWidget(parent), state_(state)
+EventsView::EventsView(ClusterState* state, ApiClient* api, QWidget* parent)
+    : QWidget(parent), state_(state), api_(api)
 {
     model_ = new EventModel(state, this);
     proxy_ = new EventFilterProxy(this);
@@ -138,6 +168,22 @@ EventsView::EventsView(ClusterState* state, QWidget* parent) : QWidget(parent), 
     table_->verticalHeader()->setDefaultSectionSize(20);
     table_->horizontalHeader()->setSectionResizeMode(EventModel::Message, QHeaderView::Stretch);
     table_->setWordWrap(false);
+    table_->setTextElideMode(Qt::ElideMiddle);
+    fitTimer_ = new QTimer(this);
+    fitTimer_->setSingleShot(true);
+    fitTimer_->setInterval(200);
+    connect(fitTimer_, &QTimer::timeout, this, &EventsView::fitColumns);
+    connect(model_, &QAbstractItemModel::rowsInserted, fitTimer_, qOverload<>(&QTimer::start));
+    connect(model_, &QAbstractItemModel::modelReset, fitTimer_, qOverload<>(&QTimer::start));
+
+    ack_ = new QPushButton(tr("Acknowledge…"), this);
+    close_ = new QPushButton(tr("Close…"), this);
+    ack_->setToolTip(tr("Acknowledge the selected event (operator role): you have seen it and own it"));
+    close_->setToolTip(tr("Close the selected event by hand (operator role), with a reason"));
+    detail_ = new QLabel(this);
+    detail_->setWordWrap(true);
+    detail_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    detail_->setMinimumHeight(36);
 
     severity_ = new QComboBox(this);
     severity_->addItem(tr("all severities"), 0);
@@ -190,6 +236,11 @@ EventsView::EventsView(ClusterState* state, QWidget* parent) : QWidget(parent), 
     topLay->setContentsMargins(0, 0, 0, 0);
     topLay->addLayout(bar);
     topLay->addWidget(table_, 1);
+    auto* actions = new QHBoxLayout;
+    actions->addWidget(detail_, 1);
+    actions->addWidget(ack_);
+    actions->addWidget(close_);
+    topLay->addLayout(actions);
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(top);
     split->addWidget(chartView_);
@@ -199,11 +250,45 @@ EventsView::EventsView(ClusterState* state, QWidget* parent) : QWidget(parent), 
     lay->setContentsMargins(4, 4, 4, 4);
     lay->addWidget(split);
 
-    connect(severity_, &QComboBox::currentIndexChanged, this,
-            [this](int) { proxy_->setMinSeverity(severity_->currentData().toInt()); });
-    connect(kind_, &QComboBox::currentIndexChanged, this,
-            [this](int) { proxy_->setKind(kind_->currentData().toString()); });
-    connect(location_, &QLineEdit::textChanged, proxy_, &EventFilterProxy::setLocation);
+    restoreFilters();
+    connect(severity_, &QComboBox::currentIndexChanged, this, [this](int) {
+        proxy_->setMinSeverity(severity_->currentData().toInt());
+        saveFilters();
+    });
+    connect(kind_, &QComboBox::currentIndexChanged, this, [this](int) {
+        proxy_->setKind(kind_->currentData().toString());
+        saveFilters();
+    });
+    connect(location_, &QLineEdit::textChanged, this, [this](const QString& t) {
+        proxy_->setLocation(t);
+        saveFilters();
+    });
+    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &EventsView::showSelected);
+    connect(model_, &QAbstractItemModel::dataChanged, this, &EventsView::showSelected);
+    connect(ack_, &QPushButton::clicked, this, [this] {
+        const Event* e = selectedEvent();
+        if (!e)
+            return;
+        const qint64 id = e->id;
+        bool ok = false;
+        const QString comment = QInputDialog::getText(this, tr("Acknowledge event %1").arg(id),
+                                                      tr("Comment (optional):"), QLineEdit::Normal, {}, &ok);
+        if (ok)
+            acknowledge(id, comment);
+    });
+    connect(close_, &QPushButton::clicked, this, [this] {
+        const Event* e = selectedEvent();
+        if (!e)
+            return;
+        const qint64 id = e->id;
+        bool ok = false;
+        const QString reason = QInputDialog::getText(this, tr("Close event %1").arg(id),
+                                                     tr("Reason (kept in the event's history):"), QLineEdit::Normal,
+                                                     {}, &ok);
+        if (ok)
+            closeByHand(id, reason);
+    });
+    showSelected();
     auto activate = [this](const QModelIndex& i) {
         const Event* e = model_->event(proxy_->mapToSource(i).row());
         if (e)
@@ -216,6 +301,8 @@ EventsView::EventsView(ClusterState* state, QWidget* parent) : QWidget(parent), 
             kind_->addItem(e.kind, e.kind);
     });
     connect(state, &ClusterState::eventsReset, this, &EventsView::refreshKinds);
+    connect(state->failures(), &FailureIndex::filterChanged, this,
+            [this](unsigned mask) { proxy_->setFailureKinds(mask, &state_->layout()); });
 
     auto* timer = new QTimer(this);
     timer->start(1000);
@@ -227,6 +314,134 @@ void EventsView::refreshKinds()
     for (const auto& e : state_->events())
         if (kind_->findData(e.kind) < 0)
             kind_->addItem(e.kind, e.kind);
+}
+
+void EventsView::saveFilters()
+{
+    QSettings s;
+    s.setValue(QStringLiteral("events/minSeverity"), severity_->currentData().toInt());
+    s.setValue(QStringLiteral("events/kind"), kind_->currentData().toString());
+    s.setValue(QStringLiteral("events/location"), location_->text());
+}
+
+void EventsView::restoreFilters()
+{
+    QSettings s;
+    const int sev = s.value(QStringLiteral("events/minSeverity"), 0).toInt();
+    severity_->setCurrentIndex(std::max(0, severity_->findData(sev)));
+    proxy_->setMinSeverity(severity_->currentData().toInt());
+    // A kind remembered from last time may not have been seen yet in this session.
+    const QString kind = s.value(QStringLiteral("events/kind")).toString();
+    if (!kind.isEmpty() && kind_->findData(kind) < 0)
+        kind_->addItem(kind, kind);
+    kind_->setCurrentIndex(std::max(0, kind_->findData(kind)));
+    proxy_->setKind(kind_->currentData().toString());
+    location_->setText(s.value(QStringLiteral("events/location")).toString());
+    proxy_->setLocation(location_->text());
+}
+
+void EventsView::fitColumns()
+{
+    // Locations (link names are ~40 characters) are never cut: the column is as wide as the
+    // longest one in the list. Measured on the model, not only on the rows on screen.
+    const QFontMetrics fm(table_->font());
+    int widest = fm.horizontalAdvance(QStringLiteral("Location"));
+    for (int r = 0; r < model_->rowCount(); ++r)
+        widest = std::max(widest, fm.horizontalAdvance(model_->event(r)->location));
+    table_->setColumnWidth(EventModel::Location, widest + 16);
+    for (const int c : {EventModel::Time, EventModel::Severity, EventModel::Kind, EventModel::Status,
+                        EventModel::Acknowledged})
+        table_->resizeColumnToContents(c);
+}
+
+const Event* EventsView::selectedEvent() const
+{
+    const QModelIndex i = table_->currentIndex();
+    return i.isValid() ? model_->event(proxy_->mapToSource(i).row()) : nullptr;
+}
+
+void EventsView::setRole(const QString& role)
+{
+    role_ = role;
+    showSelected();
+}
+
+void EventsView::showSelected()
+{
+    const Event* e = selectedEvent();
+    const bool operatorRole = role_ == u"operator" || role_ == u"admin";
+    ack_->setEnabled(e && operatorRole && e->open() && !e->acknowledged() && e->id != 0);
+    close_->setEnabled(e && operatorRole && e->open() && e->id != 0);
+    if (!operatorRole) {
+        const QString why = tr("needs the operator role (this token: %1)").arg(role_.isEmpty() ? tr("none") : role_);
+        ack_->setToolTip(why);
+        close_->setToolTip(why);
+    }
+    if (!e) {
+        detail_->setText(tr("Select an event: its explanation and who acknowledged or closed it show here."));
+        return;
+    }
+    QString html = QStringLiteral("<b>%1</b> %2 · %3").arg(e->kind.toHtmlEscaped(), e->location.toHtmlEscaped(),
+                                                           e->stateText());
+    if (e->acknowledged())
+        html += tr(" · acknowledged by <b>%1</b> at %2")
+                    .arg(e->acknowledgedBy.toHtmlEscaped(),
+                         e->acknowledgedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd hh:mm:ss")));
+    if (!e->open())
+        html += tr(" · closed%1 at %2")
+                    .arg(e->closedBy.isEmpty() ? QString() : tr(" by <b>%1</b>").arg(e->closedBy.toHtmlEscaped()),
+                         e->closedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd hh:mm:ss")));
+    if (e->xid >= 0)
+        html += QStringLiteral("<br>") + xidSummary(e->xid).toHtmlEscaped();
+    detail_->setText(html);
+}
+
+void EventsView::acknowledge(qint64 id, const QString& comment, std::function<void(QString)> done)
+{
+    QJsonObject body;
+    if (!comment.isEmpty())
+        body.insert(u"comment"_qs, comment);
+    post(id, QStringLiteral("ack"), body, std::move(done));
+}
+
+void EventsView::closeByHand(qint64 id, const QString& reason, std::function<void(QString)> done)
+{
+    QJsonObject body;
+    if (!reason.isEmpty())
+        body.insert(u"reason"_qs, reason);
+    post(id, QStringLiteral("close"), body, std::move(done));
+}
+
+void EventsView::post(qint64 id, const QString& action, const QJsonObject& body, std::function<void(QString)> done)
+{
+    if (!api_) {
+        if (done)
+            done(tr("not connected"));
+        return;
+    }
+    QPointer<EventsView> self(this);
+    api_->post(QStringLiteral("/api/v1/events/%1/%2").arg(id).arg(action), body,
+               [self, action, id, done = std::move(done)](Result<QJsonDocument> r) {
+                   if (!self) {
+                       if (done)
+                           done(QStringLiteral("view closed"));
+                       return;
+                   }
+                   if (!r) {
+                       // The server's own words: "409 conflict: event 17 is closed".
+                       self->detail_->setText(QStringLiteral("<span style='color:#e04040'>%1 event %2: %3</span>")
+                                                  .arg(action).arg(id).arg(r.error().toHtmlEscaped()));
+                       if (done)
+                           done(r.error());
+                       return;
+                   }
+                   const QJsonObject o = r->object();
+                   const QJsonObject evj = o.contains(u"event") ? o.value(u"event").toObject() : o;
+                   if (auto ev = parseEvent(evj); ev && ev->id == id && self->state_)
+                       self->state_->upsertEvent(*ev);
+                   if (done)
+                       done(QString());
+               });
 }
 
 int EventsView::chartPoints() const { return static_cast<int>(util_->count()); }

@@ -98,10 +98,13 @@ void FabricMapWidget::aggregate()
         const std::uint8_t hs = j < health.size() ? health[j] : kNoData;
         const int z = linkZone_[j];
         const int pair = linkPair_[j];
+        // Utilization counts only for links carrying traffic (up or degraded): a drained or
+        // not-in-service link's counters say nothing about the fabric's load.
+        const bool inService = hs == 0 || hs == 1;
         if (z >= 0 && pair >= 0) {
             auto& b = bundles_[static_cast<size_t>(z)][static_cast<size_t>(pair)];
             ++b.count;
-            if (u <= 100) {
+            if (u <= 100 && inService) {
                 b.utilSum += u;
                 ++b.utilN;
             }
@@ -113,7 +116,7 @@ void FabricMapWidget::aggregate()
                 continue;
             auto& s = stats_[static_cast<size_t>(sw)];
             ++s.links;
-            if (u <= 100) {
+            if (u <= 100 && inService) {
                 s.utilSum += u;
                 ++s.utilN;
             }
@@ -121,6 +124,10 @@ void FabricMapWidget::aggregate()
                 ++s.down;
             else if (hs == 3 || hs == 4)
                 ++s.drained;
+            if (hs == 2)
+                ++s.hardDown;
+            if (hs <= 2)
+                ++s.live;
         }
     }
 }
@@ -169,12 +176,21 @@ QColor FabricMapWidget::switchColor(int sw) const
     const auto& s = stats_[static_cast<size_t>(sw)];
     if (!bw_.empty() && bw_[static_cast<size_t>(sw)] >= 0)
         return bwColor(bw_[static_cast<size_t>(sw)]);
+    return QColor(switchHealthColor(s));
+}
+
+QRgb FabricMapWidget::switchHealthColor(const SwitchStats& s)
+{
+    // Health, not load: a switch tile says whether the switch is carrying its links.
+    if (s.live >= 2 && s.hardDown == s.live)
+        return failedColor();              // every in-service link down: the switch is down
     if (s.down > 0)
-        return QColor(linkHealthLut()[2]);
+        return degradedColor();            // some links down or erroring
     if (s.links > 0 && s.drained == s.links)
-        return QColor(linkHealthLut()[3]);
-    const double u = s.meanUtil();
-    return u < 0 ? QColor(noDataColor()) : QColor(utilizationLut()[static_cast<size_t>(std::lround(u))]);
+        return linkHealthLut()[4];         // not in service (or drained)
+    if (s.live == 0)
+        return noDataColor();
+    return linkHealthLut()[0];             // healthy
 }
 
 void FabricMapWidget::layoutScene()
@@ -367,10 +383,26 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
                 p.drawText(QRectF(4, y[t] - 9, 50, 18), Qt::AlignLeft | Qt::AlignVCenter, tierName[t]);
     }
     p.setFont(font());
+    // Counts of what this view draws, so the header and the picture agree.
+    int drawn = 0;
+    for (const auto& r : rects_)
+        drawn += !r.isNull();
+    int drawnLinks = 0;
+    if (zone_ < 0) {
+        for (const auto& z : bundles_)
+            drawnLinks += z[1].count + z[2].count;
+    } else {
+        for (const int j : m1_)
+            drawnLinks += j >= 0;
+        for (const int j : m2_)
+            drawnLinks += j >= 0;
+    }
     p.drawText(QRectF(0, 4, width() - 8, 20), Qt::AlignRight,
-               zone_ < 0 ? tr("%1 · %2 switches · %3 links — click a zone to drill down")
-                               .arg(h.cluster).arg(h.switches.size()).arg(h.links.size())
-                         : tr("zone %1 — click a switch for its routes").arg(h.zones.value(zone_)));
+               zone_ < 0 ? tr("%1 · %2 backend switches · %3 switch-to-switch links — click a zone to drill down")
+                               .arg(h.cluster).arg(drawn).arg(drawnLinks)
+                         : tr("zone %1 · %2 switches · %3 links — click a switch for its routes, right-click to go back")
+                               .arg(h.zones.value(zone_)).arg(drawn).arg(drawnLinks));
+    paintLegend(p);
 
     const auto& util = state_->values(Topic::LinkUtil);
     const auto& health = state_->values(Topic::LinkHealth);
@@ -409,16 +441,29 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
                     p.drawLine(QPointF(x + 8, yLo), QPointF(x + 8, yHi));
                 }
                 p.setPen(QColor(230, 230, 235));
-                QString label = QStringLiteral("%1 · %2%").arg(b.count).arg(u < 0 ? QStringLiteral("–") : QString::number(u, 'f', 0));
+                // One fact per line, right of the bundle, in a font small enough to fit the
+                // zone's column (at 24k a column is ~150 px wide).
+                QStringList lines{tr("%1 links").arg(b.count),
+                                  u < 0 ? tr("util –") : tr("util %1%").arg(u, 0, 'f', 0)};
                 if (bad)
-                    label += tr(" · %1 down").arg(bad);
+                    lines << tr("%1 down").arg(bad);
                 if (off)
-                    label += tr(" · %1 off").arg(off);
-                // Count on one line, state on the next, right of the bundle.
-                QStringList parts = label.split(QStringLiteral(" · "));
-                p.drawText(QRectF(x + 12, (yLo + yHi) / 2 - 18, zr.width() / 2 - 14, 36),
-                           Qt::AlignLeft | Qt::AlignVCenter | Qt::TextWordWrap,
-                           tr("%1 links").arg(parts.value(0)) + u'\n' + parts.mid(1).join(QStringLiteral(" · ")));
+                    lines << tr("%1 off").arg(off);
+                const QRectF box(x + 12, (yLo + yHi) / 2 - 30, zr.right() - x - 14, 60);
+                QFont lf = font();
+                int px = 12;
+                for (; px > 7; --px) {
+                    lf.setPixelSize(px);
+                    const QFontMetrics fm(lf);
+                    int w = 0;
+                    for (const auto& l : lines)
+                        w = std::max(w, fm.horizontalAdvance(l));
+                    if (w <= box.width() && fm.height() * lines.size() <= box.height())
+                        break;
+                }
+                p.setFont(lf);
+                p.drawText(box, Qt::AlignLeft | Qt::AlignVCenter, lines.join(u'\n'));
+                p.setFont(font());
             }
         }
     } else {
@@ -466,6 +511,42 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
     for (size_t i = 0; i < rects_.size(); ++i)
         if (!rects_[i].isNull())
             p.fillRect(rects_[i], switchColor(static_cast<int>(i)));
+    // Names where they fit (the drill-down's CTSW/spine tiles; any tile wide enough).
+    QFont nf = font();
+    nf.setPixelSize(10);
+    p.setFont(nf);
+    const QFontMetrics nfm(nf);
+    for (size_t i = 0; i < rects_.size(); ++i) {
+        const QRectF& r = rects_[i];
+        if (r.isNull() || r.width() < 28 || r.height() < nfm.height())  // no name fits: skip the measuring
+            continue;
+        const QString& name = h.switches[i].name;
+        const QString shortName = name.section(u'-', -1);  // "z1-ctsw03" -> "ctsw03"
+        const QString text = nfm.horizontalAdvance(name) + 4 <= r.width() ? name
+                             : nfm.horizontalAdvance(shortName) + 4 <= r.width() ? shortName : QString();
+        if (text.isEmpty() || r.height() < nfm.height())
+            continue;
+        const QColor bg = switchColor(static_cast<int>(i));
+        p.setPen(bg.lightness() > 140 ? QColor(15, 15, 18) : QColor(240, 240, 245));
+        p.drawText(r, Qt::AlignCenter, text);
+    }
+    // RTSW columns are too narrow for names: every 8th rack's name under its column.
+    if (zone_ >= 0 && m1Cols_ > 0 && m1Rect_.width() / m1Cols_ < 40) {
+        p.setPen(QColor(200, 200, 210));
+        int step = 1;
+        while (m1Rect_.width() / m1Cols_ * step < nfm.horizontalAdvance(QStringLiteral("z1-r000")) + 6)
+            step *= 2;
+        for (size_t i = 0; i < rects_.size(); ++i) {
+            if (rects_[i].isNull() || h.switches[i].tier != 1)
+                continue;
+            const int col = static_cast<int>((rects_[i].left() - m1Rect_.left()) / (m1Rect_.width() / m1Cols_) + 0.5);
+            if (col % step != 0)
+                continue;
+            const QString rackName = h.switches[i].name.section(QStringLiteral("-rtsw"), 0, 0);
+            p.drawText(QPointF(rects_[i].left(), rects_[i].bottom() + nfm.ascent() + 2), rackName);
+        }
+    }
+    p.setFont(font());
     if (selected_ >= 0 && !switchRect(selected_).isNull()) {
         p.setPen(QPen(QColor(0, 229, 255), 2));
         p.setBrush(Qt::NoBrush);
@@ -476,6 +557,35 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
         p.drawText(QRectF(8, height() - 18, width() - 16, 16), Qt::AlignLeft,
                    tr("Failure impact overlay: rack switches coloured by normalized bus bandwidth (green 100%, red ≤ 50%)"));
     }
+}
+
+void FabricMapWidget::paintLegend(QPainter& p)
+{
+    // Bottom-left: what the switch tiles' colours mean, and what the lines show.
+    struct Item {
+        QRgb color;
+        QString text;
+    };
+    const Item items[] = {{linkHealthLut()[0], tr("switch ok")},
+                          {degradedColor(), tr("some links down/erroring")},
+                          {failedColor(), tr("switch down (all links)")},
+                          {linkHealthLut()[4], tr("not in service")},
+                          {noDataColor(), tr("no data")}};
+    QFont f = font();
+    f.setPixelSize(11);
+    p.setFont(f);
+    const QFontMetrics fm(f);
+    double x = 8;
+    const double y = height() - (bw_.empty() ? 18 : 36);
+    for (const auto& it : items) {
+        p.fillRect(QRectF(x, y + 3, 12, 12), QColor(it.color));
+        p.setPen(QColor(220, 220, 230));
+        p.drawText(QPointF(x + 16, y + 13), it.text);
+        x += 16 + fm.horizontalAdvance(it.text) + 14;
+    }
+    p.drawText(QPointF(x + 6, y + 13), zone_ < 0 ? tr("lines: links, coloured by mean utilization of links in service")
+                                                 : tr("matrix cells: links, by utilization; red down, grey off"));
+    p.setFont(font());
 }
 
 void FabricMapWidget::mouseReleaseEvent(QMouseEvent* e)

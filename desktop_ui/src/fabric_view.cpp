@@ -2,16 +2,92 @@
 
 #include <QHBoxLayout>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QLabel>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <map>
 
 namespace loom::console {
 
 namespace {
 QString enc(const QString& s) { return QString::fromLatin1(QUrl::toPercentEncoding(s)); }
 QString err(const QString& e) { return QStringLiteral("<p style='color:#d33'>%1</p>").arg(e.toHtmlEscaped()); }
+
+// GET /api/v1/fabric/routes/<switch> as tables a network engineer reads: for RoCE the ECMP
+// groups (next hops with interface, peer and weight) and which prefixes use each; for
+// InfiniBand the LFT summarised per output port.
+QString routesTable(const QJsonObject& o)
+{
+    QString html = QStringLiteral("<p><b>Routes</b></p>");
+    if (o.contains(u"groups")) {
+        html += QStringLiteral("<p>ASN %1 · loopback %2</p>")
+                    .arg(o.value(u"asn").toVariant().toString().toHtmlEscaped(),
+                         o.value(u"loopback").toString().toHtmlEscaped());
+        const QJsonArray groups = o.value(u"groups").toArray();
+        const QJsonObject routes = o.value(u"routes").toObject();
+        std::vector<QStringList> prefixesOf(static_cast<size_t>(groups.size()));
+        QStringList local, unreachable;
+        for (auto it = routes.begin(); it != routes.end(); ++it) {
+            if (it.value().isNull())
+                unreachable << it.key();
+            else if (it.value().isString())
+                local << it.key();
+            else if (const int g = it.value().toInt(-1); g >= 0 && g < groups.size())
+                prefixesOf[static_cast<size_t>(g)] << it.key();
+        }
+        auto sample = [](const QStringList& l) {
+            QString t = l.mid(0, 4).join(QStringLiteral(", "));
+            if (l.size() > 4)
+                t += QStringLiteral(" … (%1)").arg(l.size());
+            return t.toHtmlEscaped();
+        };
+        html += QStringLiteral("<table cellspacing=3 border=0><tr><th align=left>prefixes</th><th align=left>next hops (interface → peer, weight)</th></tr>");
+        if (!local.isEmpty())
+            html += QStringLiteral("<tr><td>%1</td><td><i>local (this rack)</i></td></tr>").arg(sample(local));
+        for (qsizetype g = 0; g < groups.size(); ++g) {
+            QStringList hops;
+            for (const auto& nh : groups[g].toArray()) {
+                const QJsonObject h = nh.toObject();
+                hops << QStringLiteral("%1 → %2 (%3)").arg(h.value(u"interface").toString(), h.value(u"peer").toString(),
+                                                           h.value(u"weight").toVariant().toString());
+            }
+            html += QStringLiteral("<tr><td valign=top>%1<br><small>%2 prefixes, group %3</small></td><td>%4</td></tr>")
+                        .arg(sample(prefixesOf[static_cast<size_t>(g)]))
+                        .arg(prefixesOf[static_cast<size_t>(g)].size())
+                        .arg(g)
+                        .arg(hops.join(QStringLiteral("<br>")).toHtmlEscaped().replace(QStringLiteral("&lt;br&gt;"), QStringLiteral("<br>")));
+        }
+        if (!unreachable.isEmpty())
+            html += QStringLiteral("<tr><td style='color:#e04040'>%1</td><td style='color:#e04040'>no route</td></tr>").arg(sample(unreachable));
+        html += QStringLiteral("</table>");
+        return html;
+    }
+    if (o.contains(u"lft")) {
+        html += QStringLiteral("<p>LID %1 · GUID %2</p>")
+                    .arg(o.value(u"lid").toVariant().toString(), o.value(u"guid").toString().toHtmlEscaped());
+        std::map<int, QList<int>> byPort;
+        const QJsonArray lft = o.value(u"lft").toArray();
+        for (qsizetype lid = 1; lid < lft.size(); ++lid)
+            byPort[lft[lid].toInt(255)].push_back(static_cast<int>(lid));
+        html += QStringLiteral("<table cellspacing=3><tr><th align=left>out port</th><th align=right>LIDs</th><th align=left>first LIDs</th></tr>");
+        for (const auto& [port, lids] : byPort) {
+            QStringList first;
+            for (qsizetype i = 0; i < lids.size() && i < 6; ++i)
+                first << QString::number(lids[i]);
+            html += QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td>%3</td></tr>")
+                        .arg(port == 255 ? QStringLiteral("<span style='color:#e04040'>none</span>")
+                                         : port == 0 ? QStringLiteral("0 (this switch)") : QString::number(port))
+                        .arg(lids.size())
+                        .arg(first.join(QStringLiteral(", ")));
+        }
+        return html + QStringLiteral("</table>");
+    }
+    return html + QStringLiteral("<pre>%1</pre>").arg(QString::fromUtf8(QJsonDocument(o).toJson()).left(4000).toHtmlEscaped());
+}
 }  // namespace
 
 FabricView::FabricView(ClusterState* state, ApiClient* api, QWidget* parent)
@@ -56,7 +132,9 @@ FabricView::FabricView(ClusterState* state, ApiClient* api, QWidget* parent)
             refreshDegradation();
     });
     connect(state, &ClusterState::metricsUpdated, this, [this](unsigned mask) {
-        if (sw_ >= 0 && (mask & topicBit(Topic::LinkHealth)))
+        // Live values: at most one re-render a second while a switch is shown.
+        if (sw_ >= 0 && (mask & (topicBit(Topic::LinkHealth) | topicBit(Topic::LinkUtil))) && isVisible() &&
+            (!lastRender_.isValid() || lastRender_.elapsed() >= 1000))
             render();
     });
     connect(state, &ClusterState::layoutChanged, this, [this] {
@@ -130,12 +208,7 @@ void FabricView::showSwitch(int sw)
         if (!r) {
             self->routesHtml_ = QStringLiteral("<p><b>Routes</b></p>") + err(r.error());
         } else {
-            // Show the table as the server wrote it (bounded): ECMP groups or an LFT.
-            QString text = QString::fromUtf8(r->toJson(QJsonDocument::Indented));
-            const auto lines = text.split(u'\n');
-            if (lines.size() > 300)
-                text = lines.mid(0, 300).join(u'\n') + tr("\n… %1 more lines").arg(lines.size() - 300);
-            self->routesHtml_ = QStringLiteral("<p><b>Routes</b></p><pre style='font-size:small'>%1</pre>").arg(text.toHtmlEscaped());
+            self->routesHtml_ = routesTable(r->object());
         }
         self->render();
     });
@@ -171,7 +244,41 @@ void FabricView::render()
                        .arg(st.meanUtil() < 0 ? QStringLiteral("–") : QString::number(st.meanUtil(), 'f', 1) + u'%')
                        .arg(st.down)
                        .arg(st.drained);
-    detail_->setHtml(html + configHtml_ + routesHtml_);
+    // Ports and peers, with each link's live state and utilization.
+    const auto& util = state_->values(Topic::LinkUtil);
+    const auto& health = state_->values(Topic::LinkHealth);
+    static const char* names[] = {"up", "degraded", "down", "drained", "not in service"};
+    QString ports;
+    int n = 0;
+    for (size_t j = 0; j < h.linkEnds.size(); ++j) {
+        const auto& e = h.linkEnds[j];
+        if (e.aSwitch != sw_ && e.bSwitch != sw_)
+            continue;
+        const QString link = h.links[static_cast<qsizetype>(j)];
+        const QString a = link.section(QStringLiteral("--"), 0, 0), b = link.section(QStringLiteral("--"), 1);
+        const bool mineA = e.aSwitch == sw_;
+        const QString port = (mineA ? a : b).section(u'/', -1);
+        const QString peer = mineA ? b : a;
+        const auto hs = j < health.size() ? health[j] : kNoData;
+        const auto u = j < util.size() ? util[j] : kNoData;
+        if (n++ < 400)
+            ports += QStringLiteral("<tr><td>%1</td><td>%2</td><td style='%3'>%4</td><td align=right>%5</td></tr>")
+                         .arg(port.toHtmlEscaped(), peer.toHtmlEscaped(),
+                              hs == 2 ? QStringLiteral("color:#ff1744;font-weight:bold") : hs == 1 ? QStringLiteral("color:#ffc400") : QString(),
+                              hs < 5 ? QLatin1String(names[hs]) : QStringLiteral("no data"),
+                              u <= 100 && hs <= 1 ? QStringLiteral("%1%").arg(u) : QStringLiteral("–"));
+    }
+    if (n > 400)
+        ports += tr("<tr><td colspan=4>… %1 more</td></tr>").arg(n - 400);
+    const QString portsHtml = n == 0 ? QString()
+                                     : tr("<p><b>Ports and peers</b> (%1 backend links)</p><table cellspacing=2>"
+                                          "<tr><th align=left>port</th><th align=left>peer</th><th align=left>state</th><th>util</th></tr>%2</table>")
+                                           .arg(n)
+                                           .arg(ports);
+    const int scroll = detail_->verticalScrollBar()->value();
+    detail_->setHtml(html + configHtml_ + portsHtml + routesHtml_);
+    detail_->verticalScrollBar()->setValue(scroll);
+    lastRender_.start();
 }
 
 }  // namespace loom::console

@@ -3,13 +3,16 @@
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
+#include <QDateTime>
 #include <QPainter>
+#include <QTimer>
 #include <QToolTip>
 #include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numbers>
 
 namespace loom::console {
 
@@ -23,8 +26,28 @@ constexpr double kMaxScale = 64.0;
 }  // namespace
 
 HallMapWidget::HallMapWidget(ClusterState* state, QWidget* parent)
-    : QWidget(parent), state_(state)
+    : QWidget(parent), state_(state), animTimer_(new QTimer(this))
 {
+    animTimer_->setInterval(100);
+    connect(animTimer_, &QTimer::timeout, this, [this] {
+        bool fresh = false;
+        for (const auto& m : state_->failures()->rackMarks())
+            fresh |= m.fresh;
+        if (!fresh && !isStale()) {
+            animTimer_->stop();
+            return;
+        }
+        update();
+    });
+    connect(state->failures(), &FailureIndex::changed, this, [this] {
+        if (!animTimer_->isActive())
+            animTimer_->start();
+        update();
+    });
+    connect(state, &ClusterState::metricsUpdated, this, [this](unsigned) {
+        if (!animTimer_->isActive() && isStale())
+            animTimer_->start();
+    });
     setMouseTracking(true);
     setFocusPolicy(Qt::StrongFocus);
     setAttribute(Qt::WA_OpaquePaintEvent);
@@ -43,11 +66,11 @@ HallMapWidget::HallMapWidget(ClusterState* state, QWidget* parent)
             update();
         }
     });
-    connect(state, &ClusterState::rackStateChanged, this, [this](int, const QString&, const QString&) {
-        if (metric_ == Metric::Provisioning) {
-            recolor();
-            update();
-        }
+    connect(state, &ClusterState::rackStateChanged, this, [this](int rack, const QString&, const QString& to) {
+        if (rack >= 0 && rack < static_cast<int>(rackDark_.size()))
+            rackDark_[static_cast<size_t>(rack)] = !rackReportsData(to);
+        recolor();
+        update();
     });
     rebuildGeometry();
 }
@@ -201,7 +224,44 @@ void HallMapWidget::rebuildGeometry()
     fitted_ = false;
     if (width() > 0 && height() > 0)
         fitAll();
+    rebuildRackDark();
     recolor();
+}
+
+void HallMapWidget::rebuildRackDark()
+{
+    const HallLayout& h = state_->layout();
+    rackDark_.assign(h.racks.size(), 0);
+    for (size_t r = 0; r < h.racks.size(); ++r)
+        rackDark_[r] = !rackReportsData(h.racks[r].state);
+}
+
+void HallMapWidget::setStaleNote(const QString& note)
+{
+    if (note == staleNote_)
+        return;
+    staleNote_ = note;
+    if (isStale() && !animTimer_->isActive())
+        animTimer_->start();
+    update();
+}
+
+bool HallMapWidget::isStale() const
+{
+    if (!staleNote_.isEmpty())
+        return true;
+    const qint64 age = state_->dataAgeMs();
+    return age > std::max<qint64>(5000, 3LL * state_->intervalMs());
+}
+
+QString HallMapWidget::staleText() const
+{
+    const qint64 age = state_->dataAgeMs();
+    QString t = age < 0 ? tr("no data") : tr("data %1 old").arg(age < 120000 ? tr("%1 s").arg(age / 1000)
+                                                                            : tr("%1 min").arg(age / 60000));
+    if (!staleNote_.isEmpty())
+        t += QStringLiteral(" — ") + staleNote_;
+    return t;
 }
 
 void HallMapWidget::recolor()
@@ -227,11 +287,15 @@ void HallMapWidget::recolor()
     const Lut& lut = metric_ == Metric::Utilization   ? utilizationLut()
                      : metric_ == Metric::Temperature ? temperatureLut()
                                                       : healthLut();
-    const auto& v = state_->values(topic);
+    const auto& v = topic == Topic::GpuUtil ? state_->gpuUtilShown() : state_->values(topic);
     const size_t m = std::min(n, v.size());
+    const QRgb none = noDataColor();
+    const bool darkKnown = rackDark_.size() == h.racks.size();
     for (size_t g = 0; g < m; ++g)
-        if (const int p = gpuPixel_[g]; p >= 0)
-            px[p] = lut[v[g]];
+        if (const int p = gpuPixel_[g]; p >= 0) {
+            const int rack = h.gpuRack[g];
+            px[p] = darkKnown && rack >= 0 && rackDark_[static_cast<size_t>(rack)] ? none : lut[v[g]];
+        }
 }
 
 void HallMapWidget::fitAll()
@@ -355,7 +419,7 @@ void HallMapWidget::paintEvent(QPaintEvent*)
             const QRectF r = rackRect_[i];
             if (!visibleWorld.intersects(r.adjusted(0, -2, 0, 0)))
                 continue;
-            const QRectF s(toScreen(r.topLeft()), toScreen(r.bottomRight() + QPointF(1, 1)));
+            const QRectF s(toScreen(r.topLeft()), toScreen(r.bottomRight()));
             p.setPen(QPen(QColor(12, 12, 14), std::max(1.0, scale_ / 8)));
             p.drawRect(s);
             const int lines = static_cast<int>(r.height());
@@ -368,6 +432,9 @@ void HallMapWidget::paintEvent(QPaintEvent*)
             }
         }
     }
+    if (isStale())
+        p.fillRect(rect(), QColor(60, 60, 66, 170));
+    paintFailures(p);
     // Zone names always; they are how people find their way on the floor.
     QFont zf = font();
     zf.setBold(true);
@@ -384,7 +451,7 @@ void HallMapWidget::paintEvent(QPaintEvent*)
         const QRectF r = rackRect_[static_cast<size_t>(selectedRack_)];
         p.setPen(QPen(QColor(255, 255, 255), 2));
         p.setBrush(Qt::NoBrush);
-        p.drawRect(QRectF(toScreen(r.topLeft()), toScreen(r.bottomRight() + QPointF(1, 1)))
+        p.drawRect(QRectF(toScreen(r.topLeft()), toScreen(r.bottomRight()))
                        .adjusted(-2, -2, 2, 2));
     }
     if (selectedGpu_ >= 0) {
@@ -393,6 +460,167 @@ void HallMapWidget::paintEvent(QPaintEvent*)
         p.setPen(QPen(QColor(0, 229, 255), 2));
         p.drawRect(QRectF(c.x() - s / 2, c.y() - s / 2, s, s));
     }
+    if (isStale())
+        paintStale(p);
+}
+
+QRectF HallMapWidget::rackScreenRect(int rack) const
+{
+    const QRectF r = rackRect_[static_cast<size_t>(rack)];
+    return {toScreen(r.topLeft()), toScreen(r.bottomRight())};
+}
+
+QRectF HallMapWidget::cellScreenRect(int pixel, int cells) const
+{
+    const int stride = static_cast<int>(cells_.bytesPerLine() / 4);
+    const QPointF tl = toScreen(QPointF(pixel % stride, pixel / stride));
+    return {tl, QSizeF(cells * scale_, scale_)};
+}
+
+const QPixmap& HallMapWidget::sprite(int kind, QRgb color, int size, int count)
+{
+    // Badges and halos are the same few pictures drawn hundreds of times: antialiased circles
+    // and text cost tens of microseconds each, a cached pixmap a couple.
+    const quint64 key = (static_cast<quint64>(kind) << 56) | (static_cast<quint64>(color & 0xffffff) << 24) |
+                        (static_cast<quint64>(size & 0xff) << 8) | static_cast<quint64>(count & 0xff);
+    auto it = sprites_.find(key);
+    if (it != sprites_.end())
+        return *it;
+    const qreal dpr = devicePixelRatioF();
+    QPixmap pm(QSize(size, size) * dpr);
+    pm.setDevicePixelRatio(dpr);
+    pm.fill(Qt::transparent);
+    QPainter sp(&pm);
+    sp.setRenderHint(QPainter::Antialiasing, true);
+    const QColor c(color);
+    if (kind == 0) {  // badge: a filled circle with the count
+        sp.setPen(QPen(QColor(20, 20, 24), 1));
+        sp.setBrush(c);
+        sp.drawEllipse(QRectF(0.5, 0.5, size - 1, size - 1));
+        QFont bf = font();
+        bf.setPixelSize(9);
+        bf.setBold(true);
+        sp.setFont(bf);
+        sp.setPen(qGray(color) < 150 ? QColor(255, 255, 255) : QColor(20, 20, 24));
+        sp.drawText(QRectF(0, 0, size, size), Qt::AlignCenter, count > 9 ? QStringLiteral("+") : QString::number(count));
+    } else {  // halo ring; `count` is its opacity (0-255)
+        sp.setPen(QPen(QColor(c.red(), c.green(), c.blue(), count), 3));
+        sp.setBrush(Qt::NoBrush);
+        sp.drawEllipse(QRectF(2, 2, size - 4, size - 4));
+    }
+    sp.end();
+    if (sprites_.size() > 512)
+        sprites_.clear();
+    return *sprites_.insert(key, pm);
+}
+
+void HallMapWidget::paintFailures(QPainter& p)
+{
+    const FailureIndex* fi = state_->failures();
+    const auto& marks = fi->rackMarks();
+    if (marks.size() != rackRect_.size())
+        return;
+    const QRectF view = QRectF(rect()).adjusted(-20, -20, 20, 20);
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    // The filter greys out everything but the chosen kinds.
+    if (fi->filter() != kAllFailureKinds)
+        p.fillRect(rect(), QColor(0, 0, 0, 150));
+    p.setRenderHint(QPainter::Antialiasing, false);
+    auto frame = [&p](const QRectF& r, const QColor& c, double w) {
+        // Four fills: much cheaper than a wide pen's stroker.
+        p.fillRect(QRectF(r.left() - w, r.top() - w, r.width() + 2 * w, w), c);
+        p.fillRect(QRectF(r.left() - w, r.bottom(), r.width() + 2 * w, w), c);
+        p.fillRect(QRectF(r.left() - w, r.top(), w, r.height()), c);
+        p.fillRect(QRectF(r.right(), r.top(), w, r.height()), c);
+    };
+
+    // Racks: an outline that stays visible at Fit, whatever the cell size.
+    for (size_t r = 0; r < marks.size(); ++r) {
+        const RackMark& m = marks[r];
+        if (m.count == 0)
+            continue;
+        const QRectF s = rackScreenRect(static_cast<int>(r)).adjusted(-0.5, -0.5, 0.5, 0.5);
+        if (!view.intersects(s))
+            continue;
+        const QColor c(m.failed ? failedColor() : degradedColor());
+        frame(s, c, m.rackFailed ? 3.0 : 2.0);
+        if (m.rackFailed)  // a failed rack is hatched, not just outlined
+            p.fillRect(s, QBrush(c, Qt::BDiagPattern));
+    }
+
+    // GPUs, hosts and NIC links: a marker at least kMinMarkerPx across on the cell itself.
+    const double ms = std::max(kMinMarkerPx, scale_);
+    const QColor white(255, 255, 255);
+    for (const Failure& f : fi->failures()) {
+        if (!fi->shown(f.kind) || f.gpu < 0 || f.gpu >= static_cast<int>(gpuPixel_.size()))
+            continue;
+        const int px = gpuPixel_[static_cast<size_t>(f.gpu)];
+        if (px < 0)
+            continue;
+        const QPointF c = gpuCenter(f.gpu);
+        if (!view.contains(c))
+            continue;
+        const QRectF m(c.x() - ms / 2, c.y() - ms / 2, ms, ms);
+        switch (f.kind) {
+        case FailureKind::Gpu:
+            p.fillRect(m.adjusted(-1, -1, 1, 1), white);  // a white rim parts it from red neighbours
+            p.fillRect(m, QColor(f.failed ? failedColor() : degradedColor()));
+            break;
+        case FailureKind::Host: {
+            QRectF line = cellScreenRect(px, kRackCols);
+            if (line.height() < ms)
+                line.adjust(0, -(ms - line.height()) / 2, 0, (ms - line.height()) / 2);
+            frame(line, QColor(quarantinedColor()), 2.0);
+            break;
+        }
+        case FailureKind::Link:
+            // The NIC's rail GPU gets a hollow marker: the GPU is fine, its link is not.
+            frame(m.adjusted(2, 2, -2, -2), QColor(f.failed ? failedColor() : degradedColor()), 2.0);
+            break;
+        default: break;
+        }
+    }
+
+    // Badges with the count, and halos on what is new, on top of everything else.
+    const double pulse = 0.5 + 0.5 * std::sin(static_cast<double>(now % 1200) / 1200.0 * 2 * std::numbers::pi);
+    const int badge = static_cast<int>(kBadgePx);
+    for (size_t r = 0; r < marks.size(); ++r) {
+        const RackMark& m = marks[r];
+        if (m.count == 0)
+            continue;
+        const QRectF s = rackScreenRect(static_cast<int>(r));
+        const QPointF bc(s.right(), s.top());
+        if (!view.contains(bc))
+            continue;
+        const QRgb c = m.failed ? failedColor() : degradedColor();
+        if (m.fresh) {
+            // Pulses between 1.4 and 2.4 badge sizes, in 4 steps (a handful of cached sprites).
+            const int step = static_cast<int>(pulse * 3.999);
+            const int d = std::max(static_cast<int>(s.width()) + 8, badge * 14 / 10 + step * badge / 3);
+            p.drawPixmap(QPoint(static_cast<int>(std::lround(s.center().x() - d / 2.0)),
+                                static_cast<int>(std::lround(s.center().y() - d / 2.0))),
+                         sprite(1, c, d, 110 + step * 40));
+        }
+        p.drawPixmap(QPoint(static_cast<int>(std::lround(bc.x() - badge / 2.0)), static_cast<int>(std::lround(bc.y() - badge / 2.0))),
+                     sprite(0, c, badge, std::min(m.count, 10)));
+    }
+}
+
+void HallMapWidget::paintStale(QPainter& p)
+{
+    const QString text = staleText();
+    QFont f = font();
+    f.setPixelSize(22);
+    f.setBold(true);
+    p.setFont(f);
+    const QFontMetrics fm(f);
+    const QRectF box(QPointF(0, 0), QSizeF(fm.horizontalAdvance(text) + 32, fm.height() + 16));
+    const QRectF at(QPointF((width() - box.width()) / 2, height() / 2 - box.height() / 2), box.size());
+    p.setPen(Qt::NoPen);
+    p.setBrush(QColor(20, 20, 24, 220));
+    p.drawRoundedRect(at, 6, 6);
+    p.setPen(QColor(255, 196, 0));
+    p.drawText(at, Qt::AlignCenter, text);
 }
 
 void HallMapWidget::resizeEvent(QResizeEvent*)
@@ -441,7 +669,10 @@ void HallMapWidget::mouseReleaseEvent(QMouseEvent* e)
         dragging_ = false;
         return;
     }
-    if (const int g = gpuAt(e->position()); g >= 0) {
+    // Zoomed out (a GPU is a couple of pixels) or with Shift, a click takes the whole rack:
+    // its elevation is what a technician wants first.
+    const bool wholeRack = scale_ < kOutlineScale || (e->modifiers() & Qt::ShiftModifier);
+    if (const int g = gpuAt(e->position()); g >= 0 && !wholeRack) {
         selectGpu(g);
         Q_EMIT gpuClicked(g);
     } else if (const int r = rackAt(e->position()); r >= 0) {
@@ -467,6 +698,20 @@ void HallMapWidget::keyPressEvent(QKeyEvent* e)
     }
 }
 
+QString HallMapWidget::failuresHtml(int rack) const
+{
+    QString out;
+    int n = 0;
+    for (const Failure& f : state_->failures()->failures())
+        if (f.rack == rack && n++ < 8)
+            out += QStringLiteral("<br><span style='color:%1'>%2 %3: %4</span>")
+                       .arg(QColor(f.failed ? failedColor() : degradedColor()).name(),
+                            failureKindName(f.kind), f.name.toHtmlEscaped(), f.what.toHtmlEscaped());
+    if (n > 8)
+        out += tr("<br>… %1 more").arg(n - 8);
+    return out;
+}
+
 QString HallMapWidget::tooltipFor(QPointF pos) const
 {
     const HallLayout& h = state_->layout();
@@ -481,15 +726,16 @@ QString HallMapWidget::tooltipFor(QPointF pos) const
         const int rack = h.gpuRack[static_cast<size_t>(g)];
         const auto hv = state_->values(Topic::GpuHealth);
         const int hs = g < static_cast<int>(hv.size()) ? hv[static_cast<size_t>(g)] : 255;
-        return QStringLiteral("<b>%1</b><br>rack %2 (%3)<br>utilization %4<br>temperature %5<br>health %6")
+        return QStringLiteral("<b>%1</b><br>rack %2 (%3)<br>utilization %4<br>temperature %5<br>health %6%7")
             .arg(h.gpus[g], h.racks[static_cast<size_t>(rack)].name,
                  h.racks[static_cast<size_t>(rack)].state, val(Topic::GpuUtil, g, QStringLiteral("%")),
                  val(Topic::GpuTemp, g, QStringLiteral(" °C")),
-                 hs < 4 ? QLatin1String(health[hs]) : QStringLiteral("unknown"));
+                 hs < 4 ? QLatin1String(health[hs]) : QStringLiteral("unknown"), failuresHtml(rack));
     }
     if (const int r = rackAt(pos); r >= 0)
         return QStringLiteral("<b>%1</b><br>%2").arg(h.racks[static_cast<size_t>(r)].name,
-                                                    h.racks[static_cast<size_t>(r)].state);
+                                                    h.racks[static_cast<size_t>(r)].state) +
+               failuresHtml(r);
     return {};
 }
 

@@ -1,6 +1,7 @@
 #include "loom/console/main_window.hpp"
 
 #include "loom/console/events_view.hpp"
+#include "loom/console/failure_counter.hpp"
 #include "loom/console/fabric_view.hpp"
 #include "loom/console/hall_view.hpp"
 #include "loom/console/provisioning_board.hpp"
@@ -17,7 +18,8 @@
 
 namespace loom::console {
 
-ConnectDialog::ConnectDialog(const ConnectionSettings& current, QWidget* parent) : QDialog(parent)
+ConnectDialog::ConnectDialog(const ConnectionSettings& current, QWidget* parent, const QString& message)
+    : QDialog(parent)
 {
     setWindowTitle(tr("Connect to loomd"));
     server_ = new QLineEdit(current.server.toString(), this);
@@ -25,6 +27,12 @@ ConnectDialog::ConnectDialog(const ConnectionSettings& current, QWidget* parent)
     token_ = new QLineEdit(current.token, this);
     token_->setEchoMode(QLineEdit::Password);
     auto* form = new QFormLayout(this);
+    if (!message.isEmpty()) {
+        auto* why = new QLabel(message, this);
+        why->setWordWrap(true);
+        why->setStyleSheet(QStringLiteral("color:#e04040"));
+        form->addRow(why);
+    }
     form->addRow(tr("Server URL"), server_);
     form->addRow(tr("Token"), token_);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
@@ -47,12 +55,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     hall_ = new HallView(state, session_.api(), this);
     fabric_ = new FabricView(state, session_.api(), this);
     board_ = new ProvisioningBoard(state, session_.api(), this);
-    events_ = new EventsView(state, this);
+    events_ = new EventsView(state, session_.api(), this);
     tabs_->addTab(hall_, tr("Hall"));
     tabs_->addTab(fabric_, tr("Fabric"));
     tabs_->addTab(board_, tr("Provisioning"));
     tabs_->addTab(events_, tr("Events"));
     setCentralWidget(tabs_);
+    // The failure counter sits beside the tabs, so it is on screen whatever view is open.
+    counter_ = new FailureCounter(state->failures(), this);
+    tabs_->setCornerWidget(counter_, Qt::TopRightCorner);
 
     auto* conn = menuBar()->addMenu(tr("&Connection"));
     conn->addAction(tr("&Connect…"), this, &MainWindow::showConnectDialog);
@@ -85,8 +96,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
         errorLabel_->setText(e);
         errorLabel_->setToolTip(e);
     });
+    connect(&session_, &Session::authRequired, this, [this](const QString& why) {
+        board_->setRole({});
+        events_->setRole({});
+        updateStatus();
+        askForToken(why);
+    });
     connect(state, &ClusterState::helloReceived, this, [this, state] {
         board_->setRole(state->role());
+        events_->setRole(state->role());
         updateStatus();
     });
     connect(state, &ClusterState::layoutChanged, this, &MainWindow::loadInitialData);
@@ -104,7 +122,8 @@ void MainWindow::start(const ConnectionSettings& settings)
         QTimer::singleShot(0, this, &MainWindow::showConnectDialog);
         return;
     }
-    settings.remember();
+    if (auto r = settings.remember(); !r)
+        errorLabel_->setText(r.error());
     session_.open(settings.server, settings.token);
 }
 
@@ -116,8 +135,30 @@ void MainWindow::showConnectDialog()
     const auto s = dlg.settings();
     if (s.server.isEmpty())
         return;
-    s.remember();
+    if (auto r = s.remember(); !r)
+        errorLabel_->setText(r.error());
     session_.open(s.server, s.token);
+}
+
+void MainWindow::askForToken(const QString& why)
+{
+    if (tokenPrompt_)
+        return;
+    ConnectionSettings current{session_.server(), {}};
+    auto* dlg = new ConnectDialog(current, this,
+                                  tr("loomd refused the token (%1). Enter a valid token to reconnect.").arg(why));
+    dlg->setAttribute(Qt::WA_DeleteOnClose);
+    dlg->tokenEdit()->setFocus();
+    tokenPrompt_ = dlg;
+    connect(dlg, &QDialog::accepted, this, [this, dlg] {
+        const auto s = dlg->settings();
+        if (s.server.isEmpty())
+            return;
+        if (auto r = s.remember(); !r)
+            errorLabel_->setText(r.error());
+        session_.open(s.server, s.token);
+    });
+    dlg->open();  // not modal-blocking: the map keeps showing the last data, greyed
 }
 
 QString MainWindow::statusText() const
@@ -129,13 +170,20 @@ void MainWindow::updateStatus()
 {
     const auto* state = const_cast<Session&>(session_).cluster();
     stateLabel_->setText(QStringLiteral("● %1").arg(session_.stateText()));
-    stateLabel_->setStyleSheet(session_.state() == Session::State::Live ? QStringLiteral("color:#2ea043")
-                                                                          : QStringLiteral("color:#e0a020"));
+    stateLabel_->setStyleSheet(session_.state() == Session::State::Live           ? QStringLiteral("color:#2ea043")
+                               : session_.state() == Session::State::Unauthorized ? QStringLiteral("color:#e04040")
+                                                                                  : QStringLiteral("color:#e0a020"));
     serverLabel_->setText(session_.server().isEmpty() ? tr("no server") : session_.server().toString());
     roleLabel_->setText(state->role().isEmpty() ? QString() : tr("role: %1").arg(state->role()));
     const qint64 age = state->dataAgeMs();
     ageLabel_->setText(age < 0 ? tr("no data yet") : tr("data %1 s old").arg(age / 1000.0, 0, 'f', 1));
     ageLabel_->setStyleSheet(age > 3 * state->intervalMs() ? QStringLiteral("color:#e0a020") : QString());
+    // Once there is data, anything but a live stream greys it out on the map itself.
+    QString note;
+    if (state->hasLayout() && session_.state() != Session::State::Live)
+        note = session_.state() == Session::State::Disconnected ? tr("disconnected")
+                                                                 : tr("loomd unreachable, %1").arg(session_.stateText());
+    hall_->map()->setStaleNote(age < 0 ? QString() : note);
 }
 
 void MainWindow::loadInitialData()
@@ -209,15 +257,24 @@ bool MainWindow::runScreenshots(const ConnectionSettings& settings, const QStrin
     };
     bool ok = true;
     ok &= shot(hall_, QStringLiteral("hall"));
-    // A zoomed-in hall on a rack with an open failure if there is one, with its details.
+    // A zoomed-in hall on a GPU with an open failure if there is one, with its details; then
+    // its rack's elevation.
     {
         int gpu = 0;
-        for (const auto& e : state->events())
-            if (e.open() && state->layout().gpuIndex(e.location) >= 0)
-                gpu = state->layout().gpuIndex(e.location);
+        for (const auto& f : state->failures()->failures())
+            if (f.kind == FailureKind::Gpu && f.failed)
+                gpu = f.gpu;
+        if (gpu == 0)
+            for (const auto& e : state->events())
+                if (e.open() && state->layout().gpuIndex(e.location) >= 0)
+                    gpu = state->layout().gpuIndex(e.location);
         hall_->focusLocation(state->layout().gpus.value(gpu), {});
-        hall_->map()->zoomBy(1.0, {});
+        sleep(1500);  // the GPU's telemetry and events arrive
         ok &= shot(hall_, QStringLiteral("hall-detail"));
+        const int rack = state->layout().gpuRack.empty() ? -1 : state->layout().gpuRack[static_cast<size_t>(gpu)];
+        hall_->showRack(rack);
+        sleep(1500);  // the rack's hosts, switches and history arrive
+        ok &= shot(hall_, QStringLiteral("hall-rack"));
         hall_->map()->fitAll();
     }
     // Health colouring shows open failures at a glance (XIDs, ECC, heat, links down).

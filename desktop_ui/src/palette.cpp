@@ -99,6 +99,17 @@ QString metricName(Metric m)
 }
 
 QRgb noDataColor() { return qRgb(58, 58, 64); }
+QRgb failedColor() { return qRgb(255, 23, 68); }
+QRgb degradedColor() { return qRgb(255, 196, 0); }
+QRgb quarantinedColor() { return qRgb(213, 0, 249); }
+
+bool rackReportsData(const QString& state)
+{
+    static const QStringList dark = {QStringLiteral("planned"), QStringLiteral("delivered"),
+                                     QStringLiteral("racked"), QStringLiteral("cabled"),
+                                     QStringLiteral("decommissioned")};
+    return !state.isEmpty() && !dark.contains(state);
+}
 QRgb floorColor() { return qRgb(32, 34, 40); }
 QRgb backgroundColor() { return qRgb(22, 23, 27); }
 

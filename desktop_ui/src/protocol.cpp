@@ -1,5 +1,7 @@
 #include "loom/console/protocol.hpp"
 
+#include "loom/console/xid.hpp"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
@@ -20,13 +22,30 @@ QStringView portDevice(QStringView port)
     return slash < 0 ? port : port.left(slash);
 }
 
-QStringView nicHost(QStringView device)
-{
-    const auto slash = device.indexOf(u'/');
-    return slash < 0 ? device : device.left(slash);
-}
-
 }  // namespace
+
+std::pair<QString, int> nicHostAndIndex(QStringView port)
+{
+    // Drop the port ("/p1"), then find "nicN" as the last path part or as a "-nicN" suffix.
+    QStringView device = port;
+    if (const auto slash = device.lastIndexOf(u'/'); slash >= 0 && device.mid(slash + 1).startsWith(u'p'))
+        device = device.left(slash);
+    auto number = [](QStringView digits) {
+        bool ok = false;
+        const int n = digits.toInt(&ok);
+        return ok ? n : -1;
+    };
+    if (const auto slash = device.lastIndexOf(u'/'); slash >= 0) {
+        const QStringView last = device.mid(slash + 1);
+        return {device.left(slash).toString(), last.startsWith(u"nic") ? number(last.mid(3)) : -1};
+    }
+    if (const auto dash = device.lastIndexOf(u"-nic"); dash > 0) {
+        const int n = number(device.mid(dash + 4));
+        if (n >= 0)
+            return {device.left(dash).toString(), n};
+    }
+    return {device.toString(), -1};
+}
 
 int switchTier(const QString& role)
 {
@@ -165,9 +184,15 @@ Result<HallLayout> parseHall(const QByteArray& json)
             const QStringView b = portDevice(QStringView(name).mid(sep + 2));
             e.aSwitch = h.switchByName.value(a.toString(), -1);
             e.bSwitch = h.switchByName.value(b.toString(), -1);
-            if (e.aSwitch < 0)
-                e.rack = h.hostRack.value(nicHost(a).toString(), -1);
-            else if (h.switches[static_cast<size_t>(e.aSwitch)].tier == 1)
+            if (e.aSwitch < 0) {
+                auto [host, nic] = nicHostAndIndex(QStringView(name).left(sep));
+                e.rack = h.hostRack.value(host, -1);
+                if (e.rack >= 0) {
+                    if (nic >= 0)
+                        e.gpu = h.gpuIndex(host + QStringLiteral("-gpu") + QString::number(nic));
+                    e.host = std::move(host);
+                }
+            } else if (h.switches[static_cast<size_t>(e.aSwitch)].tier == 1)
                 e.rack = rackOfRtsw.value(h.switches[static_cast<size_t>(e.aSwitch)].name, -1);
         }
         h.links.push_back(name);
@@ -314,9 +339,27 @@ Result<Event> parseEvent(const QJsonObject& obj)
     e.openedAt = QDateTime::fromString(obj.value(u"openedAt").toString(), Qt::ISODateWithMs);
     if (const auto c = obj.value(u"closedAt"); c.isString())
         e.closedAt = QDateTime::fromString(c.toString(), Qt::ISODateWithMs);
+    e.state = obj.value(u"state").toString();
+    e.acknowledgedBy = obj.value(u"acknowledgedBy").toString();
+    if (const auto a = obj.value(u"acknowledgedAt"); a.isString())
+        e.acknowledgedAt = QDateTime::fromString(a.toString(), Qt::ISODateWithMs);
+    e.closedBy = obj.value(u"closedBy").toString();
+    e.source = obj.value(u"source").toString();
+    const QString xid = obj.value(u"labels").toObject().value(u"xid").toVariant().toString();
+    bool ok = false;
+    e.xid = xid.toInt(&ok);
+    if (!ok)
+        e.xid = e.kind.contains(u"xid") ? xidOfText(e.message) : -1;
     if (e.kind.isEmpty() && e.message.isEmpty())
         return fail(QStringLiteral("event %1: neither kind nor message").arg(e.id));
     return e;
+}
+
+QString Event::stateText() const
+{
+    if (!open())
+        return QStringLiteral("closed");
+    return acknowledged() ? QStringLiteral("acknowledged") : QStringLiteral("open");
 }
 
 int severityRank(const QString& severity)

@@ -328,12 +328,25 @@ ProvisioningBoard::ProvisioningBoard(ClusterState* state, ApiClient* api, QWidge
     connect(rackView_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
         Q_EMIT rackActivated(i.siblingAtColumn(RackTableModel::Name).data().toString());
     });
-    connect(state, &ClusterState::phaseUpdated, this, [this](const QJsonObject& p) { phases_->upsert(parsePhase(p)); });
     // Racks moving change the phases' progress: refetch it, at most every 2 s.
     auto* phaseRefresh = new QTimer(this);
     phaseRefresh->setSingleShot(true);
     phaseRefresh->setInterval(2000);
     connect(phaseRefresh, &QTimer::timeout, this, &ProvisioningBoard::refreshPhases);
+    connect(state, &ClusterState::phaseUpdated, this, [this](const QJsonObject& p) {
+        const PhaseRow row = parsePhase(p);
+        phases_->upsert(row);
+        // A status change without counts: the board must not show "completed" next to the
+        // old counts, so the counts are fetched now rather than at the next rack move.
+        if (row.total < 0)
+            refreshPhases();
+    });
+    // `loomctl phase apply`: the server's new plan replaces the board's phases at once.
+    connect(state, &ClusterState::phasePlanChanged, this, [this](const QString& plan) {
+        phases_->setPhases({});
+        showMessage(tr("phase plan '%1' applied on the server").arg(plan), false);
+        refreshPhases();
+    });
     connect(state, &ClusterState::rackStateChanged, this, [phaseRefresh] {
         if (!phaseRefresh->isActive())
             phaseRefresh->start();

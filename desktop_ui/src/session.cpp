@@ -1,5 +1,7 @@
 #include "loom/console/session.hpp"
 
+#include "loom/console/token_store.hpp"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QNetworkRequest>
@@ -11,6 +13,14 @@ namespace loom::console {
 namespace {
 constexpr int kBackoffStartMs = 500;
 constexpr int kBackoffMaxMs = 30000;
+
+// ApiClient errors start with the HTTP status ("401 unauthorized: ..."); QWebSocket names it
+// in its handshake error ("... status code: 401 (Unauthorized)").
+bool isUnauthorized(const QString& error)
+{
+    return error.startsWith(QLatin1String("401 ")) || error.startsWith(QLatin1String("HTTP 401")) ||
+           error.contains(QLatin1String("code: 401"));
+}
 }  // namespace
 
 ConnectionSettings ConnectionSettings::resolve(const QString& flagServer, const QString& flagToken)
@@ -26,16 +36,24 @@ ConnectionSettings ConnectionSettings::resolve(const QString& flagServer, const 
     s.token = flagToken;
     if (s.token.isEmpty())
         s.token = qEnvironmentVariable("LOOM_TOKEN");
-    if (s.token.isEmpty())
-        s.token = settings.value(QStringLiteral("connection/token")).toString();
+    // Versions before the token store kept it in QSettings in plain text: move it.
+    if (const QString old = settings.value(QStringLiteral("connection/token")).toString(); !old.isEmpty()) {
+        if (TokenStore().save(s.server, old))
+            settings.remove(QStringLiteral("connection/token"));
+    }
+    if (s.token.isEmpty() && s.server.isValid() && !s.server.isEmpty())
+        s.token = TokenStore().load(s.server);
     return s;
 }
 
-void ConnectionSettings::remember() const
+Result<void> ConnectionSettings::remember() const
 {
     QSettings settings;
     settings.setValue(QStringLiteral("connection/server"), server.toString());
-    settings.setValue(QStringLiteral("connection/token"), token);
+    settings.remove(QStringLiteral("connection/token"));
+    if (token.isEmpty())
+        return {};
+    return TokenStore().save(server, token);
 }
 
 Session::Session(QObject* parent) : QObject(parent)
@@ -58,6 +76,10 @@ Session::Session(QObject* parent) : QObject(parent)
         if (!wanted_)
             return;
         const QString why = ws_.closeReason().isEmpty() ? ws_.errorString() : ws_.closeReason();
+        if (isUnauthorized(why)) {
+            refuseAuth(QStringLiteral("stream: %1").arg(why));
+            return;
+        }
         scheduleReconnect(QStringLiteral("stream closed: %1").arg(why));
     });
     connect(&cluster_, &ClusterState::layoutStale, this, [this](qint64) {
@@ -96,7 +118,8 @@ QUrl Session::streamUrl(const QUrl& server)
 void Session::open(const QUrl& server, const QString& token)
 {
     close();
-    if (server != api_.server())
+    // A new server or a new token: what the old one was allowed to do no longer holds.
+    if (server != api_.server() || token != api_.token())
         cluster_.clearForReconnect();
     api_.setServer(server, token);
     wanted_ = true;
@@ -121,6 +144,7 @@ QString Session::stateText() const
     case State::Connecting: return tr("connecting");
     case State::Live: return tr("live");
     case State::Backoff: return tr("reconnecting in %1 s").arg(backoffTimer_.remainingTime() / 1000.0, 0, 'f', 1);
+    case State::Unauthorized: return tr("token refused");
     }
     return {};
 }
@@ -148,7 +172,10 @@ void Session::fetchHall()
         if (!wanted_)
             return;
         if (!raw) {
-            scheduleReconnect(QStringLiteral("GET /api/v1/hall: %1").arg(raw.error()));
+            if (isUnauthorized(raw.error()))
+                refuseAuth(QStringLiteral("GET /api/v1/hall: %1").arg(raw.error()));
+            else
+                scheduleReconnect(QStringLiteral("GET /api/v1/hall: %1").arg(raw.error()));
             return;
         }
         auto hall = parseHall(*raw);
@@ -180,6 +207,19 @@ void Session::scheduleReconnect(const QString& why)
     backoffTimer_.start(backoffMs_ + jitter);
     backoffMs_ = std::min(backoffMs_ * 2, kBackoffMaxMs);
     setState(State::Backoff);
+}
+
+void Session::refuseAuth(const QString& why)
+{
+    // Retrying with the same token cannot succeed and only fills the server's log: stop, and
+    // let the window ask for another token.
+    wanted_ = false;
+    backoffTimer_.stop();
+    ws_.abort();
+    cluster_.clearForReconnect();  // the role shown must not outlive the token
+    report(why);
+    setState(State::Unauthorized);
+    Q_EMIT authRequired(why);
 }
 
 void Session::subscribe(const QJsonObject& hello)

@@ -29,7 +29,7 @@ QByteArray syntheticHallJson(const SyntheticShape& s)
                     hosts.append(hn);
                     for (int g = 0; g < 8; ++g) {
                         gpus.append(QStringLiteral("%1-gpu%2").arg(hn).arg(g));
-                        links.append(QStringLiteral("%1/nic%2/p1--%3/p%4").arg(hn).arg(g).arg(rtsw).arg(h * 8 + g + 1));
+                        links.append(QStringLiteral("%1-nic%2/p1--%3/p%4").arg(hn).arg(g).arg(rtsw).arg(h * 8 + g + 1));
                     }
                 }
                 for (int u = 0; u < 18; ++u) {

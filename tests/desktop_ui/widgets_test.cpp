@@ -129,7 +129,7 @@ TEST(ConsoleHallView, FocusAndDetailWithoutServer)
     ASSERT_TRUE(view.focusLocation("z1-r003-h1-gpu2", {}));
     EXPECT_EQ(view.map()->selectedGpu(), f.state->layout().gpuIndex("z1-r003-h1-gpu2"));
     EXPECT_TRUE(view.detail()->toPlainText().contains("z1-r003-h1-gpu2"));
-    EXPECT_TRUE(view.detail()->toPlainText().contains("z1-r003-h1/nic2/p1"));  // the host's links
+    EXPECT_TRUE(view.detail()->toPlainText().contains("z1-r003-h1-nic2/p1"));  // the GPU's backend link
     ASSERT_TRUE(view.focusLocation("z1-r004", {}));
     EXPECT_EQ(view.map()->selectedRack(), 3);
     EXPECT_FALSE(view.focusLocation("nowhere", {}));

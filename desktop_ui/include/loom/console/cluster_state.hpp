@@ -3,6 +3,7 @@
 // a few stores and the maps paint straight from them.
 #pragma once
 
+#include "loom/console/failures.hpp"
 #include "loom/console/protocol.hpp"
 #include "loom/console/result.hpp"
 
@@ -41,9 +42,26 @@ public:
     // Events seen (bounded; newest last).
     const std::deque<Event>& events() const { return events_; }
     void addEvents(const std::vector<Event>& events);  // from GET /events, deduplicated by id
+    // One event, new or an update of one already seen (same id): the stream's "event" message
+    // and the reply of an acknowledge/close both come through here.
+    void upsertEvent(const Event& event);
+    const Event* findEvent(qint64 id) const;
     int openFailures() const;
     // Mean utilization over GPUs with data, -1 when none.
     double meanGpuUtil() const;
+
+    // Utilization as the mean over the last `samples` gpu.util frames (one per stream
+    // interval), so a map coloured by it does not flicker with every 1 s sample. 1 = as sent.
+    void setUtilWindow(int samples);
+    int utilWindow() const { return utilWindow_; }
+    // What the hall map colours by: the window mean (or the raw values when the window is 1).
+    const std::vector<std::uint8_t>& gpuUtilShown() const
+    {
+        return utilWindow_ > 1 ? utilMean_ : values(Topic::GpuUtil);
+    }
+
+    // Open failures by kind, kept current from the stream (failures.hpp).
+    FailureIndex* failures() const { return failures_; }
 
     void setRackState(int rack, const QString& state);
     void clearForReconnect();  // a different server: forget seq so the stream sends a snapshot
@@ -58,11 +76,14 @@ Q_SIGNALS:
     void eventsReset();
     void rackStateChanged(int rack, const QString& from, const QString& to);
     void phaseUpdated(const QJsonObject& phase);
+    void phasePlanChanged(const QString& plan);  // a new plan was applied: its phases replace the old
     void helloReceived();
     void byeReceived(const QString& reason);
 
 private:
     void resetValues();
+    void resetUtilWindow();
+    void sampleUtil();
 
     HallLayout layout_;
     std::array<std::vector<std::uint8_t>, kTopicCount> values_;
@@ -73,6 +94,14 @@ private:
     int intervalMs_ = 1000;
     QElapsedTimer dataClock_;
     std::deque<Event> events_;
+    int utilWindow_ = 1;
+    std::vector<std::vector<std::uint8_t>> utilRing_;  // the last utilWindow_ samples
+    size_t utilNext_ = 0;
+    size_t utilFill_ = 0;
+    std::vector<std::uint32_t> utilSum_;
+    std::vector<std::uint16_t> utilCount_;
+    std::vector<std::uint8_t> utilMean_;
+    FailureIndex* failures_;
 };
 
 }  // namespace loom::console

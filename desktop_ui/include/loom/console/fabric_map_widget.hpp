@@ -1,8 +1,8 @@
 // FabricMapWidget: the backend Clos as tiers (ATSW/CTSW/RTSW or core/spine/leaf).
 //
 // At 24k scale (1,716 switches, 55,680 links) individual links are unreadable, so the overview
-// draws every switch as a small square (coloured by the mean utilization of its links, red
-// when one is down) and the links as one bundle per zone and tier pair, labelled with count,
+// draws every switch as a small square coloured by its health (ok, some links down, all links
+// down, not in service; legend at the bottom; names where they fit) and the links as one bundle per zone and tier pair, labelled with count,
 // mean utilization and failed/drained counts. Clicking a zone drills down to that zone's
 // switches with every link between them drawn; clicking a switch selects it.
 // The failure-impact overlay colours each rack switch by its rack's normalized bus bandwidth.
@@ -12,6 +12,7 @@
 
 #include <QHash>
 #include <QImage>
+#include <QPainter>
 #include <QPointer>
 #include <QWidget>
 
@@ -34,6 +35,8 @@ struct SwitchStats {
     int links = 0;
     int down = 0;     // down or degraded
     int drained = 0;  // drained or not in service
+    int hardDown = 0; // down
+    int live = 0;     // in service (up, degraded or down) with data
     double meanUtil() const { return utilN ? utilSum / utilN : -1; }
 };
 
@@ -59,6 +62,7 @@ public:
     int switchAt(QPointF pos) const;
     int linkAt(QPointF pos) const { return matrixLinkAt(pos); }  // zone view matrices
     QRectF switchRect(int sw) const;
+    static QRgb switchHealthColor(const SwitchStats& s);
 
 Q_SIGNALS:
     void zoneChanged(int zone);
@@ -74,6 +78,7 @@ private:
     void aggregate();
     void layoutScene();
     QColor switchColor(int sw) const;
+    void paintLegend(QPainter& p);
     int zoneOfLink(int link) const;
 
     QPointer<ClusterState> state_;

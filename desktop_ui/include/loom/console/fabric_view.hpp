@@ -7,6 +7,7 @@
 #include "loom/console/fabric_map_widget.hpp"
 
 #include <QCheckBox>
+#include <QElapsedTimer>
 #include <QPointer>
 #include <QPushButton>
 #include <QTextBrowser>
@@ -39,6 +40,7 @@ private:
     int generation_ = 0;
     QString routesHtml_;
     QString configHtml_;
+    QElapsedTimer lastRender_;
     QString overlayError_;
 };
 

@@ -6,12 +6,22 @@
 // precomputed pixel index and a colour lookup table; a repaint is one nearest-neighbour
 // drawImage of the visible part plus outlines and labels for the racks on screen, drawn only
 // when zoomed in far enough to read them.
+//
+// Failures (failures.hpp) are drawn on top of whatever metric colours the cells, at a minimum
+// on-screen size so they stay visible at Fit: a marker on each failed GPU, an outline on a
+// quarantined host, an outline and a count badge on every rack with a failure, a pulsing halo
+// on failures that appeared in the last minute. Stale data (no frame for a while, or the
+// connection down) is greyed out with its age written on the map.
 #pragma once
 
 #include "loom/console/cluster_state.hpp"
 #include "loom/console/palette.hpp"
 
+#include <QHash>
 #include <QImage>
+#include <QPixmap>
+#include <QPainter>
+#include <QTimer>
 #include <QPointer>
 #include <QWidget>
 
@@ -40,6 +50,12 @@ public:
     QRgb gpuColor(int gpu) const;      // current colour of a GPU cell
     QSize gridSize() const { return cells_.size(); }
 
+    // Shown greyed out with this note (e.g. "loomd unreachable, reconnecting") until cleared;
+    // data older than a few stream intervals is greyed out without one.
+    void setStaleNote(const QString& note);
+    bool isStale() const;
+    QString staleText() const;
+
     void selectGpu(int gpu);
     void selectRack(int rack);
     int selectedGpu() const { return selectedGpu_; }
@@ -48,6 +64,9 @@ public:
     // Scale below which rack outlines and labels are skipped (and so are off-screen racks).
     static constexpr double kOutlineScale = 5.0;
     static constexpr double kLabelScale = 12.0;
+    // Smallest on-screen size of a failure marker and a rack badge, in pixels.
+    static constexpr double kMinMarkerPx = 7.0;
+    static constexpr double kBadgePx = 13.0;
 
 Q_SIGNALS:
     void gpuClicked(int gpu);
@@ -67,9 +86,16 @@ protected:
 private:
     void rebuildGeometry();
     void recolor();
+    void rebuildRackDark();
+    void paintFailures(QPainter& p);
+    const QPixmap& sprite(int kind, QRgb color, int size, int count);
+    void paintStale(QPainter& p);
+    QRectF rackScreenRect(int rack) const;
+    QRectF cellScreenRect(int pixel, int cells = 1) const;
     QPointF toWorld(QPointF screen) const { return (screen - offset_) / scale_; }
     QPointF toScreen(QPointF world) const { return world * scale_ + offset_; }
     QString tooltipFor(QPointF pos) const;
+    QString failuresHtml(int rack) const;
 
     QPointer<ClusterState> state_;
     Metric metric_ = Metric::Utilization;
@@ -80,6 +106,7 @@ private:
     std::vector<int> cellRack_;       // pixel -> rack index or -1
     std::vector<int> cellGpu_;        // pixel -> GPU index or -1
     std::vector<QRect> rackRect_;     // rack footprint in cells
+    std::vector<char> rackDark_;      // rack reports no data in its lifecycle state
     struct Label {
         QString text;
         QRect rect;  // the block it names, in cells
@@ -96,6 +123,9 @@ private:
     bool dragging_ = false;
     int selectedGpu_ = -1;
     int selectedRack_ = -1;
+    QString staleNote_;
+    QTimer* animTimer_;
+    QHash<quint64, QPixmap> sprites_;  // badges and halo rings, drawn once  // halos pulse and the stale age counts while either is shown
 };
 
 }  // namespace loom::console

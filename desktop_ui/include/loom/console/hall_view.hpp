@@ -1,6 +1,9 @@
-// HallView: the hall map with its metric chooser and legend, and the detail panel that opens
-// on a click (GPU identity from GET /api/v1/gpus/{name}, last XID and rack history from
-// GET /api/v1/events, the host's backend links with their live state).
+// HallView: the hall map with its metric chooser, utilization window and legend, and the
+// detail panel that opens on a click: for a GPU its live utilization/temperature/health (the
+// stream) and power/memory/ECC (GET /api/v1/telemetry/gpus/{name}), its NIC's backend link with
+// peer switch and port, its last XID explained, identity and rack history; for a rack its
+// elevation (switches, hosts by slot with their GPUs, storage nodes, each with state; from
+// GET /api/v1/{hosts,switches,storage_nodes}?rack=), its open failures and links.
 #pragma once
 
 #include "loom/console/api_client.hpp"
@@ -8,6 +11,7 @@
 #include "loom/console/hall_map_widget.hpp"
 
 #include <QComboBox>
+#include <QJsonObject>
 #include <QPointer>
 #include <QTextBrowser>
 #include <QWidget>
@@ -35,6 +39,7 @@ public:
 
     HallMapWidget* map() const { return map_; }
     QComboBox* metricBox() const { return metricBox_; }
+    QComboBox* windowBox() const { return windowBox_; }  // utilization window, seconds
     QTextBrowser* detail() const { return detail_; }
 
     // Select and centre a GPU, host, rack or switch by name (events focus the map this way).
@@ -43,14 +48,21 @@ public:
     void showRack(int rack);
 
 private:
+    void applyWindow();
     void render();
+    void fetchGpuTelemetry();
     QString linksHtml(const QString& host) const;
+    QString gpuLiveHtml(int gpu) const;
+    QString gpuLinkHtml(int gpu) const;
+    QString rackFailuresHtml(int rack) const;
+    QString elevationHtml(int rack) const;
 
     QPointer<ClusterState> state_;
     QPointer<ApiClient> api_;
     HallMapWidget* map_;
     LegendWidget* legend_;
     QComboBox* metricBox_;
+    QComboBox* windowBox_;
     QTextBrowser* detail_;
     // Detail content, filled in as replies arrive; generation_ drops stale replies.
     int generation_ = 0;
@@ -59,6 +71,10 @@ private:
     QString identityHtml_;
     QString xidHtml_;
     QString historyHtml_;
+    QJsonObject gpuTelemetry_;     // GET /api/v1/telemetry/gpus/<name>
+    QString gpuTelemetryError_;
+    QJsonObject elevation_;        // "hosts", "switches", "storage": the rack's inventory
+    int liveTicks_ = 0;
 };
 
 }  // namespace loom::console

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMainWindow>
+#include <QPointer>
 #include <QTabWidget>
 
 namespace loom::console {
@@ -17,12 +18,15 @@ class HallView;
 class FabricView;
 class ProvisioningBoard;
 class EventsView;
+class FailureCounter;
 
 class ConnectDialog : public QDialog {
     Q_OBJECT
 public:
-    explicit ConnectDialog(const ConnectionSettings& current, QWidget* parent = nullptr);
+    explicit ConnectDialog(const ConnectionSettings& current, QWidget* parent = nullptr,
+                           const QString& message = {});
     ConnectionSettings settings() const;
+    QLineEdit* tokenEdit() const { return token_; }
 
 private:
     QLineEdit* server_;
@@ -44,11 +48,15 @@ public:
     FabricView* fabricView() const { return fabric_; }
     ProvisioningBoard* board() const { return board_; }
     EventsView* eventsView() const { return events_; }
+    FailureCounter* failureCounter() const { return counter_; }
     QTabWidget* tabs() const { return tabs_; }
     QString statusText() const;
+    // The token prompt opened by a 401 (null when none is open).
+    ConnectDialog* tokenPrompt() const { return tokenPrompt_; }
 
 private:
     void showConnectDialog();
+    void askForToken(const QString& why);
     void updateStatus();
     void loadInitialData();
     void focus(const QString& location, const QString& rack);
@@ -59,11 +67,13 @@ private:
     FabricView* fabric_;
     ProvisioningBoard* board_;
     EventsView* events_;
+    FailureCounter* counter_;
     QLabel* stateLabel_;
     QLabel* serverLabel_;
     QLabel* roleLabel_;
     QLabel* ageLabel_;
     QLabel* errorLabel_;
+    QPointer<ConnectDialog> tokenPrompt_;
 };
 
 }  // namespace loom::console

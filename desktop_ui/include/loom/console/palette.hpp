@@ -28,6 +28,14 @@ const Lut& provisioningLut();
 const QStringList& provisioningStates();
 
 QRgb noDataColor();
+// Failure overlay colours: picked to be in none of the metric ramps or swatches, so a marker
+// is never mistaken for a metric value.
+QRgb failedColor();       // failed GPU / link down / failed rack or switch
+QRgb degradedColor();     // warning, degraded
+QRgb quarantinedColor();  // quarantined host
+// Whether a rack in this lifecycle state has powered equipment that reports telemetry.
+// Racks before "powered" (and decommissioned ones) draw as no data whatever the stream says.
+bool rackReportsData(const QString& state);
 QRgb floorColor();
 QRgb backgroundColor();
 

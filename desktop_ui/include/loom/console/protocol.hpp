@@ -52,6 +52,8 @@ struct HallLink {
     int aSwitch = -1;  // index into switches, -1 when that end is a NIC
     int bSwitch = -1;
     int rack = -1;     // rack of the NIC end (host links) or of the tier-1 switch
+    int gpu = -1;      // host links: the GPU of the NIC's rail (NIC i serves GPU i), else -1
+    QString host;      // host links: the host of the NIC end
 };
 
 struct HallLayout {
@@ -79,6 +81,9 @@ struct HallLayout {
 };
 
 int switchTier(const QString& role);
+// The host and NIC number of a NIC device or port: "z1-r001-h0-nic3/p1" and the older
+// "z1-r001-h0/nic3/p1" both give ("z1-r001-h0", 3); nic = -1 when there is no "nicN".
+std::pair<QString, int> nicHostAndIndex(QStringView port);
 
 Result<HallLayout> parseHall(const QByteArray& json);
 
@@ -112,7 +117,16 @@ struct Event {
     QString message;
     QDateTime openedAt;
     QDateTime closedAt;
-    bool open() const { return !closedAt.isValid(); }
+    // Lifecycle (docs/api.md, events): "open", "acknowledged", "closed"; who and when.
+    QString state;
+    QString acknowledgedBy;
+    QDateTime acknowledgedAt;
+    QString closedBy;
+    QString source;   // "detection", "provisioning", "manual", ...
+    int xid = -1;     // labels.xid, or "XID <n>" in the message; -1 when not an XID
+    bool open() const { return !closedAt.isValid() && state != u"closed"; }
+    bool acknowledged() const { return acknowledgedAt.isValid() || !acknowledgedBy.isEmpty() || state == u"acknowledged"; }
+    QString stateText() const;  // "open", "acknowledged", "closed"
 };
 Result<Event> parseEvent(const QJsonObject& obj);
 int severityRank(const QString& severity);  // info 0, warning 1, critical 2 (unknown 0)

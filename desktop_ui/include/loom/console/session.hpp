@@ -3,7 +3,11 @@
 // backoff (0.5 s doubling to 30 s, with jitter) and refetches the hall when the layout changes.
 //
 // Connection settings come from, in order: command-line flags, LOOM_SERVER/LOOM_TOKEN, and the
-// last values remembered in QSettings.
+// last server remembered in QSettings with its token from the TokenStore.
+//
+// A 401 (token unknown, revoked or expired) is not a network problem: the session stops
+// retrying, forgets the role, goes to State::Unauthorized and emits authRequired so the
+// window can ask for a token.
 #pragma once
 
 #include "loom/console/api_client.hpp"
@@ -21,13 +25,14 @@ struct ConnectionSettings {
     QString token;
 
     static ConnectionSettings resolve(const QString& flagServer, const QString& flagToken);
-    void remember() const;
+    // The server in QSettings, the token in the TokenStore (keychain or a 0600 file).
+    Result<void> remember() const;
 };
 
 class Session : public QObject {
     Q_OBJECT
 public:
-    enum class State { Disconnected, FetchingHall, Connecting, Live, Backoff };
+    enum class State { Disconnected, FetchingHall, Connecting, Live, Backoff, Unauthorized };
     Q_ENUM(State)
 
     explicit Session(QObject* parent = nullptr);
@@ -43,6 +48,7 @@ public:
     ClusterState* cluster() { return &cluster_; }
     int reconnects() const { return reconnects_; }
     QString lastError() const { return lastError_; }
+    bool retryPending() const { return backoffTimer_.isActive(); }
 
     static QUrl streamUrl(const QUrl& server);
 
@@ -50,12 +56,14 @@ Q_SIGNALS:
     void stateChanged(loom::console::Session::State state);
     void errorOccurred(const QString& message);
     void firstSnapshot();  // all subscribed GPU topics have a snapshot after open()
+    void authRequired(const QString& message);  // 401: no retry until open() with a new token
 
 private:
     void setState(State s);
     void fetchHall();
     void openStream();
     void scheduleReconnect(const QString& why);
+    void refuseAuth(const QString& why);
     void onText(const QString& text);
     void subscribe(const QJsonObject& hello);
     void report(const QString& message);

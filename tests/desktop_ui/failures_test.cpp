@@ -1,0 +1,252 @@
+// Failures on top of every colour mode: the overlay on the 24k hall at Fit (pixels of the
+// painted image at the failed GPU's place), rack badges, the counter and its filter, racks
+// that report no data, and the utilization window. Fed with the wire shapes of the 24k
+// cluster (synthetic.hpp); the same against a real loomd is in live_test.cpp.
+#include "loom/console/events_view.hpp"
+#include "loom/console/failure_counter.hpp"
+#include "loom/console/hall_map_widget.hpp"
+#include "loom/console/palette.hpp"
+
+#include "fixture.hpp"
+
+#include <QImage>
+#include <QJsonDocument>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace loom::console;
+
+namespace {
+QRgb rgb(QRgb c) { return c | 0xff000000u; }
+
+QImage paint(QWidget& w)
+{
+    QImage img(w.size(), QImage::Format_RGB32);
+    w.render(&img);
+    return img;
+}
+
+QJsonObject json(const char* text) { return QJsonDocument::fromJson(text).object(); }
+
+// The colour a GPU cell would have with no failure overlay, in metric m.
+QRgb healthyColour(const ClusterState& s, Metric m, int g)
+{
+    const auto& h = s.layout();
+    const auto& rack = h.racks[static_cast<size_t>(h.gpuRack[static_cast<size_t>(g)])];
+    switch (m) {
+    case Metric::Utilization: return utilizationLut()[s.gpuUtilShown()[static_cast<size_t>(g)]];
+    case Metric::Temperature: return temperatureLut()[s.values(Topic::GpuTemp)[static_cast<size_t>(g)]];
+    case Metric::Health: return healthLut()[0];
+    case Metric::Provisioning: return provisioningLut()[provisioningCode(rack.state)];
+    }
+    return 0;
+}
+
+// A GPU with no failure of any kind in its rack, away from the floor's edges.
+int quietGpu(const ClusterState& s, int from)
+{
+    const auto& gh = s.values(Topic::GpuHealth);
+    for (int g = from; g < static_cast<int>(gh.size()); ++g) {
+        const int rack = s.layout().gpuRack[static_cast<size_t>(g)];
+        if (s.failures()->rackMarks()[static_cast<size_t>(rack)].count == 0 && gh[static_cast<size_t>(g)] == 0)
+            return g;
+    }
+    return -1;
+}
+}  // namespace
+
+TEST(ConsoleFailures, AFailedGpuIsVisibleAtFitInEveryColourModeAt24k)
+{
+    test::Fed f{SyntheticShape{}};
+    HallMapWidget map(f.state.get());
+    map.resize(1400, 900);
+    paint(map);  // delivers the pending resize: the floor is laid out for this size
+    map.fitAll();
+    ASSERT_EQ(f.state->layout().gpus.size(), 24576);
+    EXPECT_LT(map.scale(), HallMapWidget::kMinMarkerPx);  // a cell alone would be a few pixels
+
+    const int g = quietGpu(*f.state, 12000);
+    ASSERT_GE(g, 0);
+    const QPoint at = map.gpuCenter(g).toPoint();
+    // Before: the cell has its metric's colour in every mode.
+    for (auto m : {Metric::Utilization, Metric::Temperature, Metric::Health, Metric::Provisioning}) {
+        map.setMetric(m);
+        EXPECT_EQ(rgb(paint(map).pixel(at)), rgb(healthyColour(*f.state, m, g))) << metricName(m).toStdString();
+    }
+    // An XID: the server marks the GPU failed in gpu.health.
+    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(5000, Topic::GpuHealth, {{static_cast<std::uint32_t>(g), 2}})));
+    EXPECT_EQ(f.state->failures()->count(FailureKind::Gpu),
+              static_cast<int>(std::count_if(f.state->values(Topic::GpuHealth).begin(),
+                                             f.state->values(Topic::GpuHealth).end(),
+                                             [](auto v) { return v == 1 || v == 2; })));
+    for (auto m : {Metric::Utilization, Metric::Temperature, Metric::Health, Metric::Provisioning}) {
+        map.setMetric(m);
+        const QImage img = paint(map);
+        const QRgb healthy = rgb(healthyColour(*f.state, m, g));
+        EXPECT_NE(rgb(img.pixel(at)), healthy) << metricName(m).toStdString();
+        EXPECT_EQ(rgb(img.pixel(at)), rgb(failedColor())) << metricName(m).toStdString();
+        // At least kMinMarkerPx across: the marker covers the pixels around the centre too.
+        for (const QPoint d : {QPoint(-2, 0), QPoint(2, 0), QPoint(0, -2), QPoint(0, 2)})
+            EXPECT_EQ(rgb(img.pixel(at + d)), rgb(failedColor())) << metricName(m).toStdString();
+        // Its rack is outlined and badged.
+        const int rack = f.state->layout().gpuRack[static_cast<size_t>(g)];
+        EXPECT_GE(f.state->failures()->rackMarks()[static_cast<size_t>(rack)].count, 1);
+    }
+}
+
+TEST(ConsoleFailures, AFailedRackGetsItsBadgeAndTheCounterCounts)
+{
+    test::Fed f{SyntheticShape{}};
+    HallMapWidget map(f.state.get());
+    map.resize(1400, 900);
+    paint(map);
+    map.fitAll();
+    FailureCounter counter(f.state->failures());
+    const int racksBefore = f.state->failures()->count(FailureKind::Rack);
+    EXPECT_EQ(racksBefore, 0);
+    EXPECT_TRUE(counter.text().contains("0 racks")) << counter.text().toStdString();
+
+    const int g = quietGpu(*f.state, 700 * 16);
+    ASSERT_GE(g, 0);
+    const int rack = f.state->layout().gpuRack[static_cast<size_t>(g)];
+    const QString name = f.state->layout().racks[static_cast<size_t>(rack)].name;
+    ASSERT_TRUE(f.state->handleMessage(QJsonDocument::fromJson(
+        QStringLiteral(R"({"type":"provisioning","seq":9000,"rack":"%1","from":"in_service","to":"failed"})")
+            .arg(name).toUtf8()).object()));
+    EXPECT_EQ(f.state->failures()->count(FailureKind::Rack), 1);
+    const RackMark& m = f.state->failures()->rackMarks()[static_cast<size_t>(rack)];
+    EXPECT_TRUE(m.rackFailed);
+    EXPECT_TRUE(m.fresh);  // it appeared after the console connected: a halo
+    EXPECT_TRUE(counter.text().contains("1 rack")) << counter.text().toStdString();
+
+    // The badge sits on the rack's top-right corner, in the failure colour, at any zoom.
+    map.setMetric(Metric::Utilization);
+    const QImage img = paint(map);
+    const QPointF top = map.gpuCenter(f.state->layout().racks[static_cast<size_t>(rack)].gpuOffset + 7);
+    const QPoint badge(static_cast<int>(top.x() + map.scale() / 2), static_cast<int>(top.y() - map.scale() / 2));
+    // The rack's outline ends 3.5 px above its top edge; the badge on its top-right corner
+    // reaches 6 px: the row 4 px above the corner is red only where the badge is.
+    int red = 0;
+    for (int dx = -8; dx <= 8; ++dx)
+        red += rgb(img.pixel(badge + QPoint(dx, -4))) == rgb(failedColor());
+    EXPECT_GE(red, 5) << "no badge at the rack's corner";
+    // Elsewhere above the rack's top edge, away from the corner, there is no badge.
+    int elsewhere = 0;
+    const QPoint left(static_cast<int>(top.x() - 6 * map.scale()), badge.y());
+    for (int dx = -2; dx <= 2; ++dx)
+        elsewhere += rgb(img.pixel(left + QPoint(dx, -4))) == rgb(failedColor());
+    EXPECT_EQ(elsewhere, 0);
+
+    // Repair: the rack is no longer a failure.
+    ASSERT_TRUE(f.state->handleMessage(QJsonDocument::fromJson(
+        QStringLiteral(R"({"type":"provisioning","seq":9001,"rack":"%1","from":"failed","to":"repair"})")
+            .arg(name).toUtf8()).object()));
+    EXPECT_EQ(f.state->failures()->count(FailureKind::Rack), 0);
+}
+
+TEST(ConsoleFailures, CountsByKindAndTheFilterReachesMapAndEvents)
+{
+    test::Fed f;
+    const auto& h = f.state->layout();
+    // Start clean, then one of each kind.
+    std::vector<std::uint8_t> zeroG(static_cast<size_t>(h.gpus.size()), 0), zeroL(h.links.size(), 0);
+    ASSERT_TRUE(f.state->handleMessage(makeSnapshotMessage(100, Topic::GpuHealth, zeroG)));
+    ASSERT_TRUE(f.state->handleMessage(makeSnapshotMessage(101, Topic::LinkHealth, zeroL)));
+    EXPECT_EQ(f.state->failures()->total(), 0);
+    const auto gpu = static_cast<std::uint32_t>(h.gpuIndex("z1-r002-h0-gpu5"));
+    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(102, Topic::GpuHealth,
+        {{gpu, 2}, {static_cast<std::uint32_t>(h.gpuIndex("z1-r003-h1-gpu0")), 3},
+         {static_cast<std::uint32_t>(h.gpuIndex("z1-r003-h1-gpu1")), 3}})));
+    const auto link = static_cast<std::uint32_t>(h.links.indexOf("z1-r001-h1-nic4/p1--z1-r001-rtsw/p13"));
+    ASSERT_LT(link, h.links.size());
+    // Every link of z1-ctsw02 down: the switch is down, and each of its links too.
+    std::vector<std::pair<std::uint32_t, std::uint8_t>> down{{link, 2}};
+    int ctswLinks = 0;
+    for (qsizetype j = 0; j < h.links.size(); ++j)
+        if (h.links[j].contains("z1-ctsw02/")) {
+            down.emplace_back(static_cast<std::uint32_t>(j), 2);
+            ++ctswLinks;
+        }
+    ASSERT_GE(ctswLinks, 2);
+    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(103, Topic::LinkHealth, down)));
+    // A drained link is a state, not a failure.
+    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(104, Topic::LinkHealth, {{0, 3}})));
+
+    FailureIndex* fi = f.state->failures();
+    EXPECT_EQ(fi->count(FailureKind::Gpu), 1);
+    EXPECT_EQ(fi->count(FailureKind::Host), 1);  // quarantined z1-r003-h1, once for its GPUs
+    EXPECT_EQ(fi->count(FailureKind::Link), 1 + ctswLinks);
+    EXPECT_EQ(fi->count(FailureKind::Switch), 1);
+    EXPECT_EQ(fi->count(FailureKind::Rack), 0);
+    // The NIC link's failure marks its rail GPU's cell (NIC 4 of h1 -> GPU 4 of h1).
+    bool nicMarked = false;
+    for (const auto& fl : fi->failures())
+        if (fl.kind == FailureKind::Link && fl.name == h.links[link])
+            nicMarked = fl.gpu == h.gpuIndex("z1-r001-h1-gpu4") && fl.rack == 0;
+    EXPECT_TRUE(nicMarked);
+
+    // The counter's GPU button filters the map's overlay and the event list.
+    f.state->addEvents({{1, 0, "critical", "gpu_xid", "z1-r002-h0-gpu5", "z1-r002", "XID 79",
+                         QDateTime::currentDateTimeUtc(), {}},
+                        {2, 0, "critical", "link_down", h.links[link], "z1-r001", "down",
+                         QDateTime::currentDateTimeUtc(), {}}});
+    FailureCounter counter(fi);
+    EventsView events(f.state.get());
+    EXPECT_EQ(events.proxy()->rowCount(), 2);
+    counter.button(FailureKind::Gpu)->click();
+    EXPECT_EQ(fi->filter(), failureBit(FailureKind::Gpu));
+    EXPECT_EQ(events.proxy()->rowCount(), 1);
+    EXPECT_EQ(events.proxy()->index(0, EventModel::Kind).data().toString(), "gpu_xid");
+    int marked = 0;
+    for (const auto& m : fi->rackMarks())
+        marked += m.count;
+    EXPECT_EQ(marked, 1);  // only the GPU's rack carries a mark now
+    counter.button(FailureKind::Gpu)->click();  // again: everything
+    EXPECT_EQ(fi->filter(), kAllFailureKinds);
+    EXPECT_EQ(events.proxy()->rowCount(), 2);
+}
+
+TEST(ConsoleFailures, RacksThatAreNotPoweredDrawAsNoData)
+{
+    test::Fed f;
+    HallMapWidget map(f.state.get());
+    map.resize(640, 480);
+    map.fitAll();
+    const auto& h = f.state->layout();
+    const int g = h.gpuIndex("z1-r002-h0-gpu0");
+    std::vector<std::pair<std::uint32_t, std::uint8_t>> busy;
+    for (int i = 0; i < 16; ++i)
+        busy.emplace_back(static_cast<std::uint32_t>(g + i), 90);
+    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(300, Topic::GpuUtil, busy)));
+    EXPECT_EQ(rgb(map.gpuColor(g)), rgb(utilizationLut()[90]));
+    ASSERT_TRUE(f.state->handleMessage(json(R"({"type":"provisioning","seq":301,"rack":"z1-r002","from":"in_service","to":"planned"})")));
+    EXPECT_EQ(rgb(map.gpuColor(g)), rgb(noDataColor()));  // whatever the stream says
+    map.setMetric(Metric::Temperature);
+    EXPECT_EQ(rgb(map.gpuColor(g)), rgb(noDataColor()));
+    ASSERT_TRUE(f.state->handleMessage(json(R"({"type":"provisioning","seq":302,"rack":"z1-r002","from":"planned","to":"burn_in"})")));
+    EXPECT_NE(rgb(map.gpuColor(g)), rgb(noDataColor()));
+}
+
+TEST(ConsoleFailures, UtilizationIsTheMeanOverTheChosenWindow)
+{
+    test::Fed f;
+    HallMapWidget map(f.state.get());
+    map.resize(640, 480);
+    f.state->setUtilWindow(4);
+    const std::uint32_t g = 3;
+    for (const std::uint8_t v : {100, 0, 100, 0}) {
+        ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(400 + v, Topic::GpuUtil, {{g, v}})));
+    }
+    // The last four samples are 100, 0, 100, 0: the map shows 50, not the latest 0.
+    EXPECT_EQ(f.state->values(Topic::GpuUtil)[g], 0);
+    EXPECT_EQ(f.state->gpuUtilShown()[g], 50);
+    EXPECT_EQ(rgb(map.gpuColor(static_cast<int>(g))), rgb(utilizationLut()[50]));
+    // No data in the window stays no data; one sample with data is its own mean.
+    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(500, Topic::GpuUtil, {{g, kNoData}})));
+    EXPECT_EQ(f.state->gpuUtilShown()[g], 33);  // 0, 100, 0 and one no-data sample
+    f.state->setUtilWindow(1);
+    EXPECT_EQ(f.state->gpuUtilShown()[g], kNoData);
+    EXPECT_EQ(rgb(map.gpuColor(static_cast<int>(g))), rgb(noDataColor()));
+}
