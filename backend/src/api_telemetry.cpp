@@ -1,8 +1,12 @@
 // Telemetry endpoints: POST /api/v1/telemetry (Prometheus text into the hub), GET
-// /api/v1/events (stored failure events, filtered, keyset-paginated) and GET
-// /api/v1/telemetry/rollups (one-minute history per rack or switch).
+// /api/v1/events (stored failure and provisioning events, filtered, keyset-paginated),
+// POST /api/v1/events/{id}/ack and /close (operators acknowledge or close an event by hand; the
+// updated event is published on the "events" topic) and GET /api/v1/telemetry/rollups
+// (one-minute history per rack or switch).
+#include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <iterator>
 
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
@@ -16,6 +20,8 @@ namespace {
 
 // A full 24k-cluster scrape in one body is ~115 MB; the parser's own limit is 512 MiB.
 constexpr std::size_t kTelemetryBodyLimit = std::size_t{256} << 20;
+// An acknowledgement comment or a close reason.
+constexpr std::size_t kEventTextLimit = 4096;
 
 Result<std::optional<std::int64_t>> timeParam(const Request& req, std::string_view name) {
     auto v = req.queryParam(name);
@@ -65,12 +71,45 @@ Result<Response> postTelemetry(Services& services, const Request& req) {
     return Response::ofJson(r->toJson());
 }
 
+std::string knownKinds() {
+    std::string s;
+    for (auto k : kEventKinds) {
+        if (!s.empty()) s += ", ";
+        s += k;
+    }
+    return s;
+}
+
+Result<std::optional<bool>> boolParam(const Request& req, std::string_view name) {
+    auto v = req.queryParam(name);
+    if (!v || v->empty()) return std::optional<bool>{};
+    if (*v == "true" || *v == "1") return std::optional<bool>(true);
+    if (*v == "false" || *v == "0") return std::optional<bool>(false);
+    return fail(Error::invalid("must be true or false", std::string(name)));
+}
+
 Result<Response> getEvents(const Request& req) {
     db::EventFilter f;
     f.severity = strParam(req, "severity");
     if (f.severity && *f.severity != "info" && *f.severity != "warning" && *f.severity != "critical")
         return fail(Error::invalid("must be info, warning or critical", "severity"));
     f.kind = strParam(req, "kind");
+    if (f.kind && std::find(std::begin(kEventKinds), std::end(kEventKinds), *f.kind) ==
+                      std::end(kEventKinds))
+        return fail(Error::invalid("unknown event kind '" + f.kind->substr(0, 64) +
+                                       "'; known kinds: " + knownKinds(),
+                                   "kind"));
+    f.source = strParam(req, "source");
+    if (f.source && *f.source != "telemetry" && *f.source != "provisioning" && *f.source != "operator")
+        return fail(Error::invalid("must be telemetry, provisioning or operator", "source"));
+    if (auto state = strParam(req, "state")) {
+        if (*state == "open") f.open = true;
+        else if (*state == "closed") f.open = false;
+        else return fail(Error::invalid("must be open or closed", "state"));
+    }
+    auto acked = boolParam(req, "acknowledged");
+    if (!acked) return fail(acked.error());
+    f.acknowledged = *acked;
     f.location = strParam(req, "location");
     f.rack = strParam(req, "rack");
     f.zone = strParam(req, "zone");
@@ -80,10 +119,13 @@ Result<Response> getEvents(const Request& req) {
     if (!until) return fail(until.error());
     f.sinceMs = *since;
     f.untilMs = *until;
-    if (auto open = req.queryParam("open"); open && !open->empty()) {
-        if (*open == "true" || *open == "1") f.open = true;
-        else if (*open == "false" || *open == "0") f.open = false;
-        else return fail(Error::invalid("must be true or false", "open"));
+    auto open = boolParam(req, "open");
+    if (!open) return fail(open.error());
+    if (*open) {
+        if (f.open && *f.open != **open)
+            return fail(Error::invalid("contradicts state=" + std::string(*f.open ? "open" : "closed"),
+                                       "open"));
+        f.open = *open;
     }
     auto limit = intParam(req, "limit", 1, 5000);
     if (!limit) return fail(limit.error());
@@ -98,6 +140,56 @@ Result<Response> getEvents(const Request& req) {
     nlohmann::json out = {{"items", std::move(items)}};
     if (page->nextCursor) out["nextCursor"] = std::to_string(*page->nextCursor);
     return Response::ofJson(std::move(out));
+}
+
+// The event id of the path: a positive integer, else 400 naming the segment.
+Result<std::int64_t> eventId(const Request& req) {
+    auto v = req.param("id");
+    std::int64_t id = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
+    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || id < 1)
+        return fail(Error::invalid("event id must be a positive integer, not '" +
+                                       std::string(v.substr(0, 64)) + "'",
+                                   "id"));
+    return id;
+}
+
+// The optional body of ack/close: {"<field>": "text"}; anything else is a 400 naming it.
+Result<std::string> optionalText(const Request& req, const std::string& field) {
+    bool blank = req.body.find_first_not_of(" \t\r\n") == std::string_view::npos;
+    if (blank) return std::string();
+    auto j = req.jsonBody();
+    if (!j) return fail(j.error());
+    if (!j->is_object()) return fail(Error::invalid("body must be an object {\"" + field + "\": \"...\"}", "body"));
+    std::string text;
+    for (auto it = j->begin(); it != j->end(); ++it) {
+        if (it.key() != field)
+            return fail(Error::invalid("unknown field; only \"" + field + "\" is accepted", it.key()));
+        if (it->is_null()) continue;
+        if (!it->is_string()) return fail(Error::invalid("must be a string", field));
+        text = it->get<std::string>();
+        if (text.size() > kEventTextLimit)
+            return fail(Error::invalid("at most " + std::to_string(kEventTextLimit) + " bytes", field));
+    }
+    return text;
+}
+
+Result<Response> ackOrClose(Services& services, const Request& req, bool close) {
+    auto id = eventId(req);
+    if (!id) return fail(id.error());
+    auto text = optionalText(req, close ? "reason" : "comment");
+    if (!text) return fail(text.error());
+    const std::string& actor = req.principal.name;
+    auto e = close ? db::closeEventByHand(req.db(), *id, actor, *text)
+                   : db::ackEvent(req.db(), *id, actor, *text);
+    if (!e) return fail(e.error());
+    // The detection state of this loomd forgets a hand-closed event, so recovery does not close
+    // it again and the condition must clear before it can open a new one.
+    if (close && e->source == "telemetry")
+        if (auto* hub = services.hub()) hub->closedByHand(e->kind, e->location, e->id);
+    auto j = eventJson(*e);
+    services.publish("events", {{"type", "event"}, {"event", j}});
+    return Response::ofJson(std::move(j));
 }
 
 Result<Response> getRollups(const Request& req) {
@@ -144,6 +236,10 @@ void registerTelemetryRoutes(Router& router, Services& services) {
         [&services](const Request& req) { return postTelemetry(services, req); },
         RouteOptions{.bodyLimit = kTelemetryBodyLimit, .needsDb = false});
     router.add("GET", "/api/v1/events", Role::Viewer, [](const Request& req) { return getEvents(req); });
+    router.add("POST", "/api/v1/events/{id}/ack", Role::Operator,
+               [&services](const Request& req) { return ackOrClose(services, req, false); });
+    router.add("POST", "/api/v1/events/{id}/close", Role::Operator,
+               [&services](const Request& req) { return ackOrClose(services, req, true); });
     router.add("GET", "/api/v1/telemetry/rollups", Role::Viewer,
                [](const Request& req) { return getRollups(req); });
 }

@@ -118,11 +118,20 @@ Result<DetectionConfig> DetectionConfig::fromYaml(const YAML::Node& d) {
         if (auto r = number(d, "staleAfterSeconds", P, c.staleAfterSeconds, 1, 86400); !r) return fail(r.error());
         if (auto f = d["flapping"]) {
             const std::string fp = P + ".flapping";
-            if (auto r = onlyKeys(f, fp, {"transitions", "windowSeconds"}); !r) return fail(r.error());
+            if (auto r = onlyKeys(f, fp, {"transitions", "windowSeconds", "quietIntervals", "intervalSeconds"});
+                !r)
+                return fail(r.error());
             double tr = c.flapTransitions;
             if (auto r = number(f, "transitions", fp, tr, 0, 1000); !r) return fail(r.error());
             c.flapTransitions = static_cast<int>(tr);
             if (auto r = number(f, "windowSeconds", fp, c.flapWindowSeconds, 1, 86400); !r) return fail(r.error());
+            double qi = c.flapQuietIntervals;
+            if (auto r = number(f, "quietIntervals", fp, qi, 1, 1000); !r) return fail(r.error());
+            if (qi != static_cast<int>(qi))
+                return fail(bad(f["quietIntervals"], fp + ".quietIntervals", "must be a whole number"));
+            c.flapQuietIntervals = static_cast<int>(qi);
+            if (auto r = number(f, "intervalSeconds", fp, c.flapIntervalSeconds, 0.1, 3600); !r)
+                return fail(r.error());
         }
     } catch (const YAML::Exception& e) {
         return fail(Error::invalid(e.msg, P, e.mark.line >= 0 ? e.mark.line + 1 : 0));

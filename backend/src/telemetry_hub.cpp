@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -188,6 +189,9 @@ struct TelemetryHub::State {
     std::unique_ptr<std::atomic<std::int64_t>[]> gpuSeen;
     std::unique_ptr<std::atomic<std::uint8_t>[]> gpuEventHealth;  // 0 ok, 1 warning, 2 failed
     std::vector<std::uint8_t> gpuOpen, gpuCrit, tempLevel;
+    // GpuKind bits of events closed by hand while their condition held: no new event of that
+    // kind opens until the condition clears (then the bit clears).
+    std::vector<std::uint8_t> gpuSuppressed;
     std::vector<float> nvPrev;
     std::vector<std::int64_t> nvPrevMs;
     std::vector<float> nvRate;
@@ -204,9 +208,11 @@ struct TelemetryHub::State {
         std::uint16_t flapCount = 0;
         std::int8_t lastOper = -1;  // -1 unknown, 0 down, 1 up
         std::uint8_t open = 0;      // LinkKind bits, for ports without a backend link
+        std::uint8_t suppressed = 0;  // LinkKind bits closed by hand, ports without a link
     };
     std::vector<PortDet> pdet;
     std::vector<std::uint8_t> linkOpen;                        // LinkKind bits per link
+    std::vector<std::uint8_t> linkSuppressed;                  // closed by hand, per link
     std::unique_ptr<std::atomic<std::uint8_t>[]> linkDegraded;  // 1 when a warning is open
 
     // Rollup accumulators for the current minute.
@@ -229,6 +235,7 @@ struct TelemetryHub::State {
         gpuOpen.assign(nG, 0);
         gpuCrit.assign(nG, 0);
         tempLevel.assign(nG, 0);
+        gpuSuppressed.assign(nG, 0);
         nvPrev.assign(nG, static_cast<float>(kNaN));
         nvPrevMs.assign(nG, 0);
         nvRate.assign(nG, 0);
@@ -239,6 +246,7 @@ struct TelemetryHub::State {
         portDown = atomicArray<std::uint8_t>(nP, 0);
         pdet.assign(nP, PortDet{});
         linkOpen.assign(nL, 0);
+        linkSuppressed.assign(nL, 0);
         linkDegraded = atomicArray<std::uint8_t>(nL, 0);
         auto nR = L->racks().size(), nS = L->switches().size();
         rackUtilSum.assign(nR, 0);
@@ -313,8 +321,10 @@ class HubWork {
 public:
     using State = TelemetryHub::State;
     HubWork(State& s, const DetectionConfig& cfg, std::unordered_map<std::string, FailureEvent>& open,
-            std::mutex& openMutex, std::vector<FailureEvent>& out)
-        : s_(s), cfg_(cfg), open_(open), openMutex_(openMutex), out_(out) {}
+            std::mutex& openMutex, std::vector<FailureEvent>& out, const std::string& keyPrefix,
+            std::atomic<std::uint64_t>& keySeq)
+        : s_(s), cfg_(cfg), open_(open), openMutex_(openMutex), out_(out), keyPrefix_(keyPrefix),
+          keySeq_(keySeq) {}
 
     void openEvent(std::string_view kind, Severity sev, std::string location, std::uint32_t rack,
                    std::string_view zone, std::string message, std::int64_t t,
@@ -332,6 +342,7 @@ public:
         e.message = std::move(message);
         e.openedAtMs = t;
         e.labels = std::move(labels);
+        e.key = keyPrefix_ + ':' + std::to_string(keySeq_.fetch_add(1, kRelaxed) + 1);
         {
             std::lock_guard lk(openMutex_);
             open_[e.kind + '\0' + e.location] = e;
@@ -355,7 +366,7 @@ public:
     // ---- GPUs
     void gpuOpen(std::uint32_t g, std::uint8_t kind, Severity sev, std::string msg, std::int64_t t,
                  std::vector<std::pair<std::string, std::string>> labels = {}) {
-        if (s_.gpuOpen[g] & kind) return;
+        if ((s_.gpuOpen[g] | s_.gpuSuppressed[g]) & kind) return;
         s_.gpuOpen[g] |= kind;
         if (sev == Severity::Critical) s_.gpuCrit[g] |= kind;
         updateGpuHealth(g);
@@ -364,6 +375,7 @@ public:
                   std::move(labels));
     }
     void gpuClose(std::uint32_t g, std::uint8_t kind, std::int64_t t) {
+        s_.gpuSuppressed[g] &= static_cast<std::uint8_t>(~kind);  // the condition cleared
         if (!(s_.gpuOpen[g] & kind)) return;
         s_.gpuOpen[g] &= static_cast<std::uint8_t>(~kind);
         s_.gpuCrit[g] &= static_cast<std::uint8_t>(~kind);
@@ -451,6 +463,10 @@ public:
         auto l = s_.L->ports()[p].linkIndex;
         return l != kNoIndex ? s_.linkOpen[l] : s_.pdet[p].open;
     }
+    std::uint8_t& suppressedBits(std::uint32_t p) {
+        auto l = s_.L->ports()[p].linkIndex;
+        return l != kNoIndex ? s_.linkSuppressed[l] : s_.pdet[p].suppressed;
+    }
     std::string portLocation(std::uint32_t p) const {
         auto l = s_.L->ports()[p].linkIndex;
         return l != kNoIndex ? s_.L->links()[l].name : s_.L->portName(p);
@@ -468,7 +484,7 @@ public:
     }
     void portOpen(std::uint32_t p, std::uint8_t kind, Severity sev, std::string msg, std::int64_t t) {
         auto& bits = openBits(p);
-        if (bits & kind) return;
+        if ((bits | suppressedBits(p)) & kind) return;
         bits |= kind;
         updateLinkFlags(p);
         const auto& sw = s_.L->switches()[s_.L->ports()[p].switchIndex];
@@ -476,6 +492,7 @@ public:
                   s_.L->portName(p) + ": " + msg, t);
     }
     void portClose(std::uint32_t p, std::uint8_t kind, std::int64_t t) {
+        suppressedBits(p) &= static_cast<std::uint8_t>(~kind);  // the condition cleared
         auto& bits = openBits(p);
         if (!(bits & kind)) return;
         bits &= static_cast<std::uint8_t>(~kind);
@@ -582,16 +599,87 @@ public:
         }
     }
 
-    // Time passing: flapping windows close.
+    // Time passing: flapping windows expire, and an open link_flapping event closes once the
+    // link (both ends) has had no state change for the hold-down (quietIntervals x
+    // intervalSeconds), like Alertmanager resolving an alert whose condition stopped.
     void tickPorts(std::int64_t now) {
         auto windowMs = static_cast<std::int64_t>(cfg_.flapWindowSeconds * 1000);
+        auto quietMs = static_cast<std::int64_t>(cfg_.flapQuietIntervals * cfg_.flapIntervalSeconds * 1000);
+        auto quiet = [&](std::uint32_t p) {
+            return p == kNoIndex || now - s_.pdet[p].lastTransition >= quietMs;
+        };
         for (std::uint32_t p = 0; p < s_.nP; ++p) {
             auto& d = s_.pdet[p];
-            if (d.flapCount == 0) continue;
-            if (now - d.lastTransition > windowMs) {
+            if (d.flapCount != 0 && now - d.lastTransition > windowMs) d.flapCount = 0;
+            if ((openBits(p) & kFlap) && quiet(p) && quiet(peer(p))) {
                 d.flapCount = 0;
                 portClose(p, kFlap, now);
             }
+        }
+    }
+
+    // A stored open event (restore at start, or a new layout): set the rule state that says it
+    // is open, so recovery closes it and the condition does not open it twice. False when the
+    // location is not in this layout.
+    bool markOpen(const FailureEvent& e, std::int64_t now) {
+        const auto& L = *s_.L;
+        for (std::uint8_t k = 1; k <= kNvlink; k <<= 1) {
+            if (gpuKindName(k) != e.kind) continue;
+            auto g = L.gpuByName(e.location);
+            if (g == kNoIndex) return false;
+            s_.gpuOpen[g] |= k;
+            if (e.severity == Severity::Critical) s_.gpuCrit[g] |= k;
+            if (k == kTemp) s_.tempLevel[g] = e.severity == Severity::Critical ? 2 : 1;
+            updateGpuHealth(g);
+            return true;
+        }
+        for (std::uint8_t k = 1; k <= kPfc; k <<= 1) {
+            if (linkKindName(k) != e.kind) continue;
+            std::uint32_t p = kNoIndex;
+            if (auto l = L.linkByName(e.location); l != kNoIndex) {
+                p = L.links()[l].aPort != kNoIndex ? L.links()[l].aPort : L.links()[l].bPort;
+            } else if (auto slash = e.location.rfind('/'); slash != std::string::npos) {
+                p = L.portByName(std::string_view(e.location).substr(0, slash),
+                                 std::string_view(e.location).substr(slash + 1));
+            }
+            if (p == kNoIndex) return false;
+            openBits(p) |= k;
+            // A restored flapping event holds down from now: it closes after a quiet period.
+            if (k == kFlap && s_.pdet[p].lastTransition < now) s_.pdet[p].lastTransition = now;
+            updateLinkFlags(p);
+            return true;
+        }
+        return false;
+    }
+
+    // An operator closed the event: forget it, and hold the kind back until the condition clears.
+    void markClosedByHand(const std::string& kind, const std::string& location) {
+        const auto& L = *s_.L;
+        for (std::uint8_t k = 1; k <= kNvlink; k <<= 1) {
+            if (gpuKindName(k) != kind) continue;
+            auto g = L.gpuByName(location);
+            if (g == kNoIndex) return;
+            if (!(s_.gpuOpen[g] & k)) return;
+            s_.gpuOpen[g] &= static_cast<std::uint8_t>(~k);
+            s_.gpuCrit[g] &= static_cast<std::uint8_t>(~k);
+            s_.gpuSuppressed[g] |= k;
+            updateGpuHealth(g);
+            return;
+        }
+        for (std::uint8_t k = 1; k <= kPfc; k <<= 1) {
+            if (linkKindName(k) != kind) continue;
+            std::uint32_t p = kNoIndex;
+            if (auto l = L.linkByName(location); l != kNoIndex) {
+                p = L.links()[l].aPort != kNoIndex ? L.links()[l].aPort : L.links()[l].bPort;
+            } else if (auto slash = location.rfind('/'); slash != std::string::npos) {
+                p = L.portByName(std::string_view(location).substr(0, slash),
+                                 std::string_view(location).substr(slash + 1));
+            }
+            if (p == kNoIndex || !(openBits(p) & k)) return;
+            openBits(p) &= static_cast<std::uint8_t>(~k);
+            suppressedBits(p) |= k;
+            updateLinkFlags(p);
+            return;
         }
     }
 
@@ -601,6 +689,8 @@ private:
     std::unordered_map<std::string, FailureEvent>& open_;
     std::mutex& openMutex_;
     std::vector<FailureEvent>& out_;
+    const std::string& keyPrefix_;
+    std::atomic<std::uint64_t>& keySeq_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -614,6 +704,20 @@ struct TelemetryHub::Shared {
         opened{0}, closed{0};
     std::atomic<std::uint64_t> unknown[kUnknownReasonCount] = {};
     std::atomic<std::uint64_t> ingestMicros{0};
+    // Event keys: a random prefix per hub (per loomd run) and a sequence.
+    std::string keyPrefix = randomKeyPrefix();
+    std::atomic<std::uint64_t> keySeq{0};
+    std::atomic<std::uint64_t> closedByHand{0}, restored{0};
+
+    static std::string randomKeyPrefix() {
+        std::random_device rd;
+        std::uint64_t a = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+        std::uint64_t b = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(a),
+                      static_cast<unsigned long long>(b));
+        return buf;
+    }
 };
 
 TelemetryHub::TelemetryHub(std::shared_ptr<const HallLayout> layout, HubOptions options)
@@ -653,6 +757,7 @@ void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
         next->gpuOpen[ng] = old->gpuOpen[g];
         next->gpuCrit[ng] = old->gpuCrit[g];
         next->tempLevel[ng] = old->tempLevel[g];
+        next->gpuSuppressed[ng] = old->gpuSuppressed[g];
     }
     for (std::uint32_t p = 0; p < old->nP; ++p) {
         const auto& op = old->L->ports()[p];
@@ -669,11 +774,66 @@ void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
         auto ol = op.linkIndex, nl = next->L->ports()[np].linkIndex;
         if (ol != kNoIndex && nl != kNoIndex) {
             next->linkOpen[nl] = old->linkOpen[ol];
+            next->linkSuppressed[nl] = old->linkSuppressed[ol];
             next->linkDegraded[nl].store(old->linkDegraded[ol].load(kRelaxed), kRelaxed);
         }
     }
+    // Open events the old layout could not place (restored before the first layout arrived,
+    // or an entity the old layout lacked) get their rule state here.
+    {
+        std::vector<FailureEvent> none;
+        HubWork work(*next, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
+                     shared_->keySeq);
+        std::lock_guard lk(eventsMutex_);
+        auto now = this->now(0);
+        for (const auto& [k, e] : shared_->open) work.markOpen(e, now);
+    }
     std::lock_guard lk(stateMutex_);
     state_ = std::move(next);
+}
+
+std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& events) {
+    std::lock_guard ingest(ingestMutex_);
+    auto st = current();
+    std::vector<FailureEvent> none;
+    HubWork work(*st, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
+                 shared_->keySeq);
+    std::lock_guard lk(eventsMutex_);
+    std::size_t n = 0;
+    auto now = this->now(0);
+    for (const auto& e : events) {
+        if (!e.open()) continue;
+        // Already known (this hub opened it, or a second restore): keep the live one, but learn
+        // the stored id.
+        auto [it, inserted] = shared_->open.try_emplace(e.kind + '\0' + e.location, e);
+        if (!inserted) {
+            if (it->second.id == 0 && (it->second.key == e.key || e.key.empty())) it->second.id = e.id;
+            continue;
+        }
+        work.markOpen(e, now);
+        ++n;
+    }
+    shared_->restored.fetch_add(n, kRelaxed);
+    return n;
+}
+
+bool TelemetryHub::closedByHand(const std::string& kind, const std::string& location, std::int64_t id) {
+    std::lock_guard ingest(ingestMutex_);
+    auto st = current();
+    std::vector<FailureEvent> none;
+    HubWork work(*st, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
+                 shared_->keySeq);
+    {
+        std::lock_guard lk(eventsMutex_);
+        auto it = shared_->open.find(kind + '\0' + location);
+        if (it == shared_->open.end()) return false;
+        // A different stored row (an older event of the same kind and place): not ours to drop.
+        if (id != 0 && it->second.id != 0 && it->second.id != id) return false;
+        shared_->open.erase(it);
+    }
+    work.markClosedByHand(kind, location);
+    shared_->closedByHand.fetch_add(1, kRelaxed);
+    return true;
 }
 
 void TelemetryHub::addEventListener(EventListener l) {
@@ -712,7 +872,8 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
     auto st = current();
     State& s = *st;
     const HallLayout& L = *s.L;
-    HubWork work(s, options_.detection, shared_->open, eventsMutex_, events);
+    HubWork work(s, options_.detection, shared_->open, eventsMutex_, events, shared_->keyPrefix,
+                 shared_->keySeq);
     const auto& table = metricTable();
 
     std::string_view lastName;
@@ -850,7 +1011,8 @@ void TelemetryHub::tick(std::int64_t nowMs) {
     auto st = current();
     State& s = *st;
     const HallLayout& L = *s.L;
-    HubWork work(s, options_.detection, shared_->open, eventsMutex_, events);
+    HubWork work(s, options_.detection, shared_->open, eventsMutex_, events, shared_->keyPrefix,
+                 shared_->keySeq);
     work.tickPorts(now);
 
     // Rollups: complete the previous minute, then sample the current state into it.

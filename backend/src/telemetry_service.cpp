@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 #include <variant>
 
 #include <spdlog/spdlog.h>
@@ -37,7 +38,24 @@ db::EventRecord toRecord(const FailureEvent& e) {
     r.openedAtMs = e.openedAtMs;
     r.closedAtMs = e.closedAtMs;
     r.labels = e.labels;
+    r.key = e.key;
     return r;
+}
+
+FailureEvent fromRecord(const db::EventRecord& r) {
+    FailureEvent e;
+    e.id = r.id;
+    e.kind = r.kind;
+    e.severity = parseSeverity(r.severity).value_or(Severity::Warning);
+    e.location = r.location;
+    e.rack = r.rack;
+    e.zone = r.zone;
+    e.message = r.message;
+    e.openedAtMs = r.openedAtMs;
+    e.closedAtMs = r.closedAtMs;
+    e.labels = r.labels;
+    e.key = r.key;
+    return e;
 }
 
 nlohmann::json eventJson(const db::EventRecord& e) {
@@ -52,7 +70,15 @@ nlohmann::json eventJson(const db::EventRecord& e) {
             {"message", e.message},
             {"openedAt", db::isoTimeMs(e.openedAtMs)},
             {"closedAt", e.closedAtMs ? nlohmann::json(db::isoTimeMs(e.closedAtMs)) : nlohmann::json()},
-            {"labels", std::move(labels)}};
+            {"labels", std::move(labels)},
+            {"state", e.open() ? "open" : "closed"},
+            {"acknowledgedBy", e.acknowledgedBy.empty() ? nlohmann::json() : nlohmann::json(e.acknowledgedBy)},
+            {"acknowledgedAt",
+             e.acknowledgedAtMs ? nlohmann::json(db::isoTimeMs(e.acknowledgedAtMs)) : nlohmann::json()},
+            {"ackComment", e.ackComment},
+            {"closedBy", e.closedBy.empty() ? nlohmann::json() : nlohmann::json(e.closedBy)},
+            {"closeReason", e.closeReason},
+            {"source", e.source}};
 }
 
 struct TelemetryService::Impl {
@@ -70,6 +96,10 @@ struct TelemetryService::Impl {
     std::deque<Item> queue;
     std::uint64_t dropped = 0, written = 0, writeErrors = 0;
     bool stopping = false;
+    // Stored id of each open event this writer wrote, by event key: its close targets that row
+    // (which may be another loomd's row for the same condition). Writer thread only.
+    std::unordered_map<std::string, std::int64_t> openIds;
+    std::atomic<bool> restored{false};
 
     std::mutex loopMutex;
     std::condition_variable loopCv;
@@ -91,7 +121,30 @@ struct TelemetryService::Impl {
         qCv.notify_one();
     }
 
+    // Takes the open events stored in the database into the hub (once per run; retried every
+    // tick while the database is away).
+    void restoreOpenEvents() {
+        if (!options.persist || restored.load()) return;
+        auto c = db::Database::fromUrl(services.databaseUrl()).connect();
+        if (!c) {
+            spdlog::warn("restoring open events: {}", c.error().toString());
+            return;
+        }
+        auto rows = db::listOpenTelemetryEvents(*c);
+        if (!rows) {
+            spdlog::warn("restoring open events: {}", rows.error().toString());
+            return;
+        }
+        std::vector<FailureEvent> events;
+        events.reserve(rows->size());
+        for (const auto& r : *rows) events.push_back(fromRecord(r));
+        auto n = hub.restoreOpenEvents(events);
+        restored.store(true);
+        if (n) spdlog::info("restored {} open events from the database", n);
+    }
+
     void runOnce(std::int64_t now) {
+        restoreOpenEvents();
         if (auto L = services.layout(); L && L != hub.layout()) hub.setLayout(L);
         auto L = hub.layout();
         bool leader = services.isLeader();
@@ -200,33 +253,73 @@ struct TelemetryService::Impl {
         const auto& first = std::get<FailureEvent>(run.front());
         std::vector<db::EventRecord> recs;
         for (auto& it : run) recs.push_back(toRecord(std::get<FailureEvent>(it)));
+        // Both statements are idempotent (event keys, closes of open rows only), so a run whose
+        // answer was lost is simply written again.
+        std::vector<std::int64_t> stored;  // ids written, in run order
+        std::vector<std::size_t> storedAt;  // their index in recs
         if (first.open()) {
             auto ids = db::insertEvents(*conn, recs);
-            if (!ids) {
-                spdlog::warn("events: {}", ids.error().toString());
-                conn.reset();
-                return false;
+            if (!ids) return writeFailed(conn, ids.error());
+            for (std::size_t i = 0; i < recs.size(); ++i) {
+                if ((*ids)[i] == 0) continue;
+                if (!recs[i].key.empty()) openIds[recs[i].key] = (*ids)[i];
+                stored.push_back((*ids)[i]);
+                storedAt.push_back(i);
             }
-            for (std::size_t i = 0; i < recs.size(); ++i) recs[i].id = (*ids)[i];
         } else {
             std::vector<db::EventClose> closes;
-            for (const auto& r : recs) closes.push_back({r.kind, r.location, r.closedAtMs});
-            auto ids = db::closeEvents(*conn, closes);
-            if (!ids) {
-                spdlog::warn("events: {}", ids.error().toString());
-                conn.reset();
-                return false;
+            for (const auto& r : recs) {
+                db::EventClose c{r.kind, r.location, r.closedAtMs, r.id, r.key};
+                if (auto it = openIds.find(r.key); !r.key.empty() && it != openIds.end()) c.id = it->second;
+                closes.push_back(std::move(c));
             }
-            for (std::size_t i = 0; i < recs.size(); ++i) recs[i].id = (*ids)[i];
+            auto ids = db::closeEvents(*conn, closes);
+            if (!ids) return writeFailed(conn, ids.error());
+            for (std::size_t i = 0; i < recs.size(); ++i) {
+                if (!recs[i].key.empty()) openIds.erase(recs[i].key);
+                // 0: already closed (by hand, by another loomd, or by a retried first try);
+                // whoever closed it published it.
+                if ((*ids)[i] != 0) {
+                    stored.push_back((*ids)[i]);
+                    storedAt.push_back(i);
+                }
+            }
         }
-        written += recs.size();
-        for (const auto& r : recs) publish(r);
+        {
+            std::lock_guard lk(qMutex);
+            written += recs.size();
+        }
+        // Publish the rows as stored: the one shape of REST, with ids and acknowledgements.
+        auto rows = db::getEvents(*conn, stored);
+        if (rows) {
+            for (const auto& r : *rows) publish(r);
+            return true;
+        }
+        // Stored, but the connection went before the read: publish what the writer knows.
+        spdlog::warn("events written, reading them back failed: {}", rows.error().toString());
+        conn.reset();
+        for (std::size_t k = 0; k < stored.size(); ++k) {
+            auto& r = recs[storedAt[k]];
+            r.id = stored[k];
+            publish(r);
+        }
         return true;
     }
 
+    bool writeFailed(std::optional<db::Connection>& conn, const Error& e) {
+        spdlog::warn("event writer: {}", e.toString());
+        conn.reset();
+        return false;
+    }
+
+    // Drains the queue in order, one run of opens, closes or rollups at a time. A run the
+    // database refuses goes back to the front and is retried with backoff (0.1 s doubling to
+    // 5 s) for as long as it takes: events are never published unstored, merged or skipped.
+    // Only a full queue (eventQueueLimit) or stop() with the database away loses events, and
+    // both are counted in loom_event_writer_dropped_total.
     void writer() {
         std::optional<db::Connection> conn;
-        int failures = 0;
+        auto backoff = std::chrono::milliseconds(100);
         for (;;) {
             std::vector<Item> run;
             {
@@ -245,24 +338,21 @@ struct TelemetryService::Impl {
                 }
             }
             if (writeRun(conn, run)) {
-                failures = 0;
+                backoff = std::chrono::milliseconds(100);
                 continue;
             }
-            ++failures;
+            std::unique_lock lk(qMutex);
             ++writeErrors;
-            if (failures >= 3 || stopping) {
-                // The database stays away: the live view still gets the events, without ids.
-                for (auto& it : run)
-                    if (auto* e = std::get_if<FailureEvent>(&it)) publish(toRecord(*e));
-                failures = 0;
-                continue;
+            if (stopping) {
+                // Shutting down with the database away: what is left is lost (and counted).
+                dropped += run.size() + queue.size();
+                queue.clear();
+                return;
             }
-            {
-                // Put the run back in front, in order, and wait before retrying.
-                std::unique_lock lk(qMutex);
-                for (auto it = run.rbegin(); it != run.rend(); ++it) queue.push_front(std::move(*it));
-                qCv.wait_for(lk, std::chrono::seconds(1), [&] { return stopping; });
-            }
+            // Put the run back in front, in order, and wait before retrying.
+            for (auto it = run.rbegin(); it != run.rend(); ++it) queue.push_front(std::move(*it));
+            qCv.wait_for(lk, backoff, [&] { return stopping; });
+            backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
         }
     }
 };
@@ -304,6 +394,8 @@ TelemetryHub& TelemetryService::hub() { return impl_->hub; }
 void TelemetryService::start() {
     if (impl_->started) return;
     impl_->started = true;
+    // Before the first tick: the open events of the database are the hub's starting state.
+    impl_->restoreOpenEvents();
     impl_->loopThread = std::thread([this] { impl_->loop(); });
     impl_->writerThread = std::thread([this] { impl_->writer(); });
 }

@@ -49,6 +49,66 @@ std::int64_t daysFromCivil(std::int64_t y, unsigned m, unsigned d) {
     return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
 }
 
+// Every column of an event, in the order readEvent() expects ("e" is the events alias).
+constexpr const char* kEventColumns =
+    "e.id, e.kind, e.severity, e.location, e.rack, e.zone, e.message, "
+    "(extract(epoch FROM e.opened_at) * 1000)::bigint, "
+    "COALESCE((extract(epoch FROM e.closed_at) * 1000)::bigint, 0), "
+    "(SELECT string_agg(key || chr(31) || value, chr(30) ORDER BY key) "
+    "   FROM jsonb_each_text(e.labels)), "
+    "e.source, COALESCE(e.event_key, ''), COALESCE(e.acknowledged_by, ''), "
+    "COALESCE((extract(epoch FROM e.acknowledged_at) * 1000)::bigint, 0), e.ack_comment, "
+    "COALESCE(e.closed_by, ''), e.close_reason";
+
+EventRecord readEvent(const pqxx::row& r) {
+    EventRecord e;
+    e.id = r[0].as<std::int64_t>();
+    e.kind = r[1].c_str();
+    e.severity = r[2].c_str();
+    e.location = r[3].c_str();
+    e.rack = r[4].c_str();
+    e.zone = r[5].c_str();
+    e.message = r[6].c_str();
+    e.openedAtMs = r[7].as<std::int64_t>();
+    e.closedAtMs = r[8].as<std::int64_t>();
+    if (!r[9].is_null()) {
+        std::string_view all = r[9].c_str();
+        while (!all.empty()) {
+            auto end = all.find('\x1e');
+            auto item = all.substr(0, end);
+            auto sep = item.find('\x1f');
+            e.labels.emplace_back(std::string(item.substr(0, sep)),
+                                  sep == std::string_view::npos ? "" : std::string(item.substr(sep + 1)));
+            if (end == std::string_view::npos) break;
+            all.remove_prefix(end + 1);
+        }
+    }
+    e.source = r[10].c_str();
+    e.key = r[11].c_str();
+    e.acknowledgedBy = r[12].c_str();
+    e.acknowledgedAtMs = r[13].as<std::int64_t>();
+    e.ackComment = r[14].c_str();
+    e.closedBy = r[15].c_str();
+    e.closeReason = r[16].c_str();
+    return e;
+}
+
+std::string idArray(const std::vector<std::int64_t>& ids) {
+    std::string a = "{";
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (i) a += ',';
+        appendInt(a, ids[i]);
+    }
+    a += '}';
+    return a;
+}
+
+bool validSource(std::string_view s) {
+    for (auto k : kEventSources)
+        if (k == s) return true;
+    return false;
+}
+
 }  // namespace
 
 std::string isoTimeMs(std::int64_t ms) {
@@ -136,10 +196,16 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
     // One JSON array parameter, unpacked by jsonb_to_recordset: one statement for the batch.
     std::string json = "[";
     std::map<std::string, bool> seen;  // a batch must not touch one open key twice
-    for (const auto& e : events) {
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const auto& e = events[i];
+        if (!validSource(e.source))
+            return fail(Error::invalid("event source must be telemetry, provisioning or operator, not '" +
+                                       e.source + "'"));
         if (!seen.emplace(keyOf(e.kind, e.location), true).second) continue;
         if (json.size() > 1) json += ',';
-        json += "{\"kind\":";
+        json += "{\"ord\":";
+        appendInt(json, static_cast<std::int64_t>(i));
+        json += ",\"kind\":";
         detail::jsonString(json, e.kind);
         json += ",\"severity\":";
         detail::jsonString(json, e.severity);
@@ -155,26 +221,49 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
         appendInt(json, e.openedAtMs);
         json += ",\"labels\":";
         json += detail::labelsJson(e.labels);
+        json += ",\"source\":";
+        detail::jsonString(json, e.source);
+        json += ",\"key\":";
+        if (e.key.empty()) json += "null";
+        else detail::jsonString(json, e.key);
         json += '}';
     }
     json += ']';
+    // DO NOTHING on either unique index (the key: a retry; the one open event per kind and
+    // location: another loomd's open event), then the id of the row that is there: the
+    // statement's own insert, else the row of that key, else the open row of (kind, location).
+    // The subqueries see the table as it was when the statement began; a row another loomd
+    // committed meanwhile yields no id, and a second run of the (idempotent) statement finds it.
+    const char* sql =
+        "WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, kind text, "
+        "     severity text, location text, rack text, zone text, message text, opened_ms bigint, "
+        "     labels jsonb, source text, key text)), "
+        "ins AS (INSERT INTO events (kind, severity, location, rack, zone, message, opened_at, "
+        "     labels, source, event_key) "
+        "  SELECT kind, severity, location, rack, zone, message, to_timestamp(opened_ms / 1000.0), "
+        "     labels, source, key FROM x ORDER BY ord "
+        "  ON CONFLICT DO NOTHING RETURNING id, kind, location) "
+        "SELECT x.ord, COALESCE(ins.id, "
+        "  (SELECT e.id FROM events e WHERE x.key IS NOT NULL AND e.event_key = x.key), "
+        "  (SELECT e.id FROM events e WHERE e.kind = x.kind AND e.location = x.location "
+        "     AND e.closed_at IS NULL), 0) "
+        "FROM x LEFT JOIN ins ON ins.kind = x.kind AND ins.location = x.location";
     try {
-        pqxx::work tx(native(c));
-        // DO UPDATE (a no-op write) rather than DO NOTHING, so RETURNING yields the id of an
-        // event that was already open.
-        auto rows = tx.exec_params(
-            "INSERT INTO events (kind, severity, location, rack, zone, message, opened_at, labels) "
-            "SELECT kind, severity, location, rack, zone, message, "
-            "       to_timestamp(opened_ms / 1000.0), labels "
-            "FROM jsonb_to_recordset($1::jsonb) AS x(kind text, severity text, location text, "
-            "     rack text, zone text, message text, opened_ms bigint, labels jsonb) "
-            "ON CONFLICT (kind, location) WHERE closed_at IS NULL "
-            "DO UPDATE SET kind = EXCLUDED.kind "
-            "RETURNING id, kind, location",
-            json);
-        tx.commit();
         std::map<std::string, std::int64_t> ids;
-        for (const auto& r : rows) ids[keyOf(r[1].c_str(), r[2].c_str())] = r[0].as<std::int64_t>();
+        for (int attempt = 0; attempt < 2; ++attempt) {
+            pqxx::work tx(native(c));
+            auto rows = tx.exec_params(sql, json);
+            tx.commit();
+            ids.clear();
+            bool missing = false;
+            for (const auto& r : rows) {
+                auto id = r[1].as<std::int64_t>();
+                const auto& e = events[r[0].as<std::size_t>()];
+                ids[keyOf(e.kind, e.location)] = id;
+                missing = missing || id == 0;
+            }
+            if (!missing) break;
+        }
         std::vector<std::int64_t> out;
         out.reserve(events.size());
         for (const auto& e : events) {
@@ -194,35 +283,126 @@ Result<std::vector<std::int64_t>> closeEvents(Connection& c, const std::vector<E
     std::string json = "[";
     for (std::size_t i = 0; i < closes.size(); ++i) {
         if (i) json += ',';
-        json += "{\"kind\":";
+        json += "{\"ord\":";
+        appendInt(json, static_cast<std::int64_t>(i));
+        json += ",\"kind\":";
         detail::jsonString(json, closes[i].kind);
         json += ",\"location\":";
         detail::jsonString(json, closes[i].location);
         json += ",\"closed_ms\":";
         appendInt(json, closes[i].closedAtMs);
+        json += ",\"id\":";
+        appendInt(json, closes[i].id);
+        json += ",\"key\":";
+        detail::jsonString(json, closes[i].key);
         json += '}';
     }
     json += ']';
     try {
         pqxx::work tx(native(c));
+        // Each close names its row: by id, else by the writer's key, else the open event of
+        // (kind, location). Only open rows change, so a retried close changes nothing.
         auto rows = tx.exec_params(
             "UPDATE events e SET closed_at = GREATEST(e.opened_at, to_timestamp(x.closed_ms / 1000.0)) "
-            "FROM jsonb_to_recordset($1::jsonb) AS x(kind text, location text, closed_ms bigint) "
-            "WHERE e.kind = x.kind AND e.location = x.location AND e.closed_at IS NULL "
-            "RETURNING e.id, e.kind, e.location",
+            "FROM jsonb_to_recordset($1::jsonb) AS x(ord int, kind text, location text, "
+            "     closed_ms bigint, id bigint, key text) "
+            "WHERE e.closed_at IS NULL AND CASE WHEN x.id <> 0 THEN e.id = x.id "
+            "  WHEN x.key <> '' THEN e.event_key = x.key "
+            "  ELSE e.kind = x.kind AND e.location = x.location END "
+            "RETURNING x.ord, e.id",
             json);
         tx.commit();
-        std::map<std::string, std::int64_t> ids;
-        for (const auto& r : rows) ids[keyOf(r[1].c_str(), r[2].c_str())] = r[0].as<std::int64_t>();
-        std::vector<std::int64_t> out;
-        for (const auto& cl : closes) {
-            auto it = ids.find(keyOf(cl.kind, cl.location));
-            out.push_back(it == ids.end() ? 0 : it->second);
-            if (it != ids.end()) ids.erase(it);  // a key listed twice closed once
+        std::vector<std::int64_t> out(closes.size(), 0);
+        for (const auto& r : rows) {
+            auto ord = r[0].as<std::size_t>();
+            if (ord < out.size()) out[ord] = r[1].as<std::int64_t>();
         }
         return out;
     } catch (...) {
         return fail(translateException("close events"));
+    }
+}
+
+Result<std::vector<EventRecord>> getEvents(Connection& c, const std::vector<std::int64_t>& ids) {
+    std::vector<EventRecord> out;
+    if (ids.empty()) return out;
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto rows = tx.exec_params(std::string("SELECT ") + kEventColumns +
+                                       " FROM events e WHERE e.id = ANY($1::bigint[])",
+                                   idArray(ids));
+        std::map<std::int64_t, EventRecord> byId;
+        for (const auto& r : rows) {
+            auto e = readEvent(r);
+            byId.emplace(e.id, std::move(e));
+        }
+        for (auto id : ids)
+            if (auto it = byId.find(id); it != byId.end()) out.push_back(it->second);
+        return out;
+    } catch (...) {
+        return fail(translateException("get events"));
+    }
+}
+
+Result<EventRecord> ackEvent(Connection& c, std::int64_t id, const std::string& actor,
+                             const std::string& comment) {
+    try {
+        pqxx::work tx(native(c));
+        // COALESCE keeps the first acknowledgement.
+        auto rows = tx.exec_params(
+            std::string("UPDATE events e SET acknowledged_by = COALESCE(e.acknowledged_by, $2), "
+                        "ack_comment = CASE WHEN e.acknowledged_by IS NULL THEN $3 ELSE e.ack_comment END, "
+                        "acknowledged_at = COALESCE(e.acknowledged_at, now()) "
+                        "WHERE e.id = $1 RETURNING ") +
+                kEventColumns,
+            id, actor, comment);
+        tx.commit();
+        if (rows.empty()) return fail(Error::notFound("event " + std::to_string(id) + " not found"));
+        return readEvent(rows[0]);
+    } catch (...) {
+        return fail(translateException("acknowledge event"));
+    }
+}
+
+Result<EventRecord> closeEventByHand(Connection& c, std::int64_t id, const std::string& actor,
+                                     const std::string& reason) {
+    try {
+        pqxx::work tx(native(c));
+        auto rows = tx.exec_params(
+            std::string("UPDATE events e SET closed_at = GREATEST(e.opened_at, now()), "
+                        "closed_by = $2, close_reason = $3 "
+                        "WHERE e.id = $1 AND e.closed_at IS NULL RETURNING ") +
+                kEventColumns,
+            id, actor, reason);
+        if (!rows.empty()) {
+            tx.commit();
+            return readEvent(rows[0]);
+        }
+        auto cur = tx.exec_params(std::string("SELECT ") + kEventColumns +
+                                      " FROM events e WHERE e.id = $1",
+                                  id);
+        if (cur.empty()) return fail(Error::notFound("event " + std::to_string(id) + " not found"));
+        auto e = readEvent(cur[0]);
+        return fail(Error::conflict(
+            "event " + std::to_string(id) + " is already closed (at " + isoTimeMs(e.closedAtMs) +
+            (e.closedBy.empty() ? std::string(", by recovery)") : ", by " + e.closedBy + ")")));
+    } catch (...) {
+        return fail(translateException("close event"));
+    }
+}
+
+Result<std::vector<EventRecord>> listOpenTelemetryEvents(Connection& c) {
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto rows = tx.exec(std::string("SELECT ") + kEventColumns +
+                            " FROM events e WHERE e.closed_at IS NULL AND e.source = 'telemetry' "
+                            "ORDER BY e.id");
+        std::vector<EventRecord> out;
+        out.reserve(rows.size());
+        for (const auto& r : rows) out.push_back(readEvent(r));
+        return out;
+    } catch (...) {
+        return fail(translateException("list open events"));
     }
 }
 
@@ -232,13 +412,9 @@ Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
     if (f.severity && *f.severity != "info" && *f.severity != "warning" && *f.severity != "critical")
         return fail(Error::invalid("severity must be info, warning or critical", "severity"));
     // The WHERE clause is assembled from fixed fragments; every value is a parameter.
-    std::string sql =
-        "SELECT id, kind, severity, location, rack, zone, message, "
-        "(extract(epoch FROM opened_at) * 1000)::bigint, "
-        "COALESCE((extract(epoch FROM closed_at) * 1000)::bigint, 0), "
-        "(SELECT string_agg(key || chr(31) || value, chr(30) ORDER BY key) "
-        "   FROM jsonb_each_text(labels)) "
-        "FROM events WHERE true";
+    if (f.source && !validSource(*f.source))
+        return fail(Error::invalid("source must be telemetry, provisioning or operator", "source"));
+    std::string sql = std::string("SELECT ") + kEventColumns + " FROM events e WHERE true";
     std::vector<std::string> params;
     auto cond = [&](const char* expr, std::string value) {
         params.push_back(std::move(value));
@@ -248,6 +424,9 @@ Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
     };
     if (f.severity) cond("severity =", *f.severity);
     if (f.kind) cond("kind =", *f.kind);
+    if (f.source) cond("source =", *f.source);
+    if (f.acknowledged)
+        sql += *f.acknowledged ? " AND acknowledged_by IS NOT NULL" : " AND acknowledged_by IS NULL";
     if (f.location) {
         // A rack name as location finds the events of everything in that rack too.
         params.push_back(*f.location);
@@ -280,28 +459,7 @@ Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
                 page.nextCursor = page.items.back().id;
                 break;
             }
-            EventRecord e;
-            e.id = r[0].as<std::int64_t>();
-            e.kind = r[1].c_str();
-            e.severity = r[2].c_str();
-            e.location = r[3].c_str();
-            e.rack = r[4].c_str();
-            e.zone = r[5].c_str();
-            e.message = r[6].c_str();
-            e.openedAtMs = r[7].as<std::int64_t>();
-            e.closedAtMs = r[8].as<std::int64_t>();
-            if (!r[9].is_null()) {
-                std::string_view all = r[9].c_str();
-                while (!all.empty()) {
-                    auto end = all.find('\x1e');
-                    auto item = all.substr(0, end);
-                    auto sep = item.find('\x1f');
-                    e.labels.emplace_back(std::string(item.substr(0, sep)),
-                                          sep == std::string_view::npos ? "" : std::string(item.substr(sep + 1)));
-                    if (end == std::string_view::npos) break;
-                    all.remove_prefix(end + 1);
-                }
-            }
+            auto e = readEvent(r);
             page.items.push_back(std::move(e));
         }
         return page;

@@ -24,6 +24,14 @@ struct KindSql {
     std::vector<const char*> patchable;
 };
 
+// Operational health of a GPU or link, from its open telemetry events (migration 0007): failed
+// while a critical one is open, degraded while a warning one is, else ok. It survives restarts
+// and is the same on every loomd because it is read from the events, not from memory.
+constexpr const char* kHealthSql =
+    "(SELECT CASE WHEN bool_or(e.severity = 'critical') THEN 'failed' "
+    "WHEN count(*) > 0 THEN 'degraded' ELSE 'ok' END "
+    "FROM events e WHERE e.location = t.name AND e.closed_at IS NULL AND e.source = 'telemetry')";
+
 // Parent references are ids in the schema and names in the API: each kind's joins resolve
 // them. Only these whitelisted expressions are ever spliced into SQL; values are parameters.
 const KindSql& kindSql(Kind k) {
@@ -55,7 +63,8 @@ const KindSql& kindSql(Kind k) {
                               {"model", "t.model"},
                               {"state", "t.state"},
                               {"serial", "t.serial"},
-                              {"uuid", "t.uuid"}},
+                              {"uuid", "t.uuid"},
+                              {"health", kHealthSql}},
                              {"serial", "uuid"}};
     static const KindSql nic{
         "nics",
@@ -100,7 +109,8 @@ const KindSql& kindSql(Kind k) {
          {"medium", "t.medium"},
          {"lengthM", "t.length_m"},
          {"speedGbps", "t.speed_gbps"},
-         {"state", "t.state"}},
+         {"state", "t.state"},
+         {"health", kHealthSql}},
         {}};
     static const KindSql storage{"storage_nodes", "LEFT JOIN racks r ON r.id = t.rack_id",
                                  {{"rack", "r.name"},

@@ -51,6 +51,8 @@ std::vector<Case> cases() {
     add("POST", "/api/v1/telemetry", "/api/v1/telemetry", Role::Operator,
         "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",Hostname=\"z1-r001-h0\"} 42\n");
     add("GET", "/api/v1/events", "/api/v1/events?limit=5", Role::Viewer);
+    add("POST", "/api/v1/events/{id}/ack", "/api/v1/events/987654321/ack", Role::Operator, "{}");
+    add("POST", "/api/v1/events/{id}/close", "/api/v1/events/987654321/close", Role::Operator, "{}");
     add("GET", "/api/v1/telemetry/rollups", "/api/v1/telemetry/rollups?scope=rack", Role::Viewer);
     add("POST", "/api/v1/phaseplans", "/api/v1/phaseplans", Role::Admin, "{}");
     add("GET", "/api/v1/phases", "/api/v1/phases", Role::Viewer);

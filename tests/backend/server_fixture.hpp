@@ -199,7 +199,7 @@ protected:
             registerTelemetryRoutes(s->router(), s->services());
             registerProvisioningRoutes(s->router(), s->services());
             telemetry = telemetry_.emplace_back(std::make_unique<TelemetryService>(
-                s->services(), TelemetryServiceOptions{})).get();
+                s->services(), telemetryOptions_)).get();
             s->setHub(&telemetry->hub());
             s->setTopicSource(TelemetryService::topics(),
                               [telemetry](std::string_view t, std::vector<std::uint8_t>& out) {
@@ -221,6 +221,7 @@ protected:
 
     std::map<std::string, std::string> tokens_;
     Server::TopicSource topicSource_;
+    TelemetryServiceOptions telemetryOptions_;  // for Routes::All (detection settings, ...)
     std::vector<std::unique_ptr<Server>> servers_;
     std::vector<std::unique_ptr<TelemetryService>> telemetry_;
 };

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "loom/testing/postgres.hpp"
 
 namespace loom::db {
@@ -143,6 +145,117 @@ TEST_F(EventRepo, RollupsWithOneCopy) {
     ASSERT_FALSE(dup);
     EXPECT_EQ(dup.error().code, Errc::Conflict);
     EXPECT_EQ(conn.queryValue("SELECT count(*) FROM telemetry_rollups")->value(), "100");
+}
+
+TEST_F(EventRepo, RetriedWritesAreIdempotentAndClosesHitTheirOwnRow) {
+    auto conn = connect();
+    auto a = ev("gpu_xid", "g1", "critical", kT0);
+    a.key = "inst-a:1";
+    auto first = insertEvents(conn, {a});
+    ASSERT_TRUE(first) << first.error().toString();
+    // The same batch again (the answer of the first try was lost): the same row.
+    auto retry = insertEvents(conn, {a});
+    ASSERT_TRUE(retry);
+    EXPECT_EQ((*retry)[0], (*first)[0]);
+    // Closed by id; the retried close changes nothing and says so.
+    auto c1 = closeEvents(conn, {{"gpu_xid", "g1", kT0 + 1000, (*first)[0], a.key}});
+    ASSERT_TRUE(c1);
+    EXPECT_EQ((*c1)[0], (*first)[0]);
+    auto c2 = closeEvents(conn, {{"gpu_xid", "g1", kT0 + 5000, (*first)[0], a.key}});
+    ASSERT_TRUE(c2);
+    EXPECT_EQ((*c2)[0], 0);
+    // A new XID on the same GPU is a new row; closing it by key leaves the first one alone.
+    auto b = ev("gpu_xid", "g1", "critical", kT0 + 10000);
+    b.key = "inst-a:2";
+    auto second = insertEvents(conn, {b});
+    ASSERT_TRUE(second);
+    EXPECT_NE((*second)[0], (*first)[0]);
+    auto c3 = closeEvents(conn, {{"gpu_xid", "g1", kT0 + 11000, 0, b.key}});
+    ASSERT_TRUE(c3);
+    EXPECT_EQ((*c3)[0], (*second)[0]);
+    auto rows = getEvents(conn, {(*first)[0], (*second)[0]});
+    ASSERT_TRUE(rows) << rows.error().toString();
+    ASSERT_EQ(rows->size(), 2u);
+    EXPECT_EQ((*rows)[0].closedAtMs, kT0 + 1000);  // not moved by the retried close
+    EXPECT_EQ((*rows)[1].closedAtMs, kT0 + 11000);
+    EXPECT_EQ((*rows)[1].key, "inst-a:2");
+    EXPECT_EQ((*rows)[1].source, "telemetry");
+    // Another loomd opening the same condition while it is open gets the open row.
+    auto c = ev("gpu_xid", "g1", "critical", kT0 + 20000);
+    c.key = "inst-a:3";
+    auto d = c;
+    d.key = "inst-b:1";
+    auto mine = insertEvents(conn, {c});
+    auto theirs = insertEvents(conn, {d});
+    ASSERT_TRUE(mine && theirs);
+    EXPECT_EQ((*mine)[0], (*theirs)[0]);
+    EXPECT_EQ(conn.queryValue("SELECT count(*) FROM events")->value(), "3");
+}
+
+TEST_F(EventRepo, AcknowledgeAndCloseByHand) {
+    auto conn = connect();
+    auto ids = insertEvents(conn, {ev("link_down", "l9", "critical", kT0)});
+    ASSERT_TRUE(ids);
+    auto id = (*ids)[0];
+    auto a = ackEvent(conn, id, "alice", "on it");
+    ASSERT_TRUE(a) << a.error().toString();
+    EXPECT_EQ(a->acknowledgedBy, "alice");
+    EXPECT_GT(a->acknowledgedAtMs, 0);
+    EXPECT_EQ(a->ackComment, "on it");
+    EXPECT_TRUE(a->open());
+    auto b = ackEvent(conn, id, "bob", "me too");
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->acknowledgedBy, "alice");  // the first acknowledgement stays
+    EXPECT_EQ(b->ackComment, "on it");
+    auto closed = closeEventByHand(conn, id, "bob", "cable replaced");
+    ASSERT_TRUE(closed) << closed.error().toString();
+    EXPECT_FALSE(closed->open());
+    EXPECT_EQ(closed->closedBy, "bob");
+    EXPECT_EQ(closed->closeReason, "cable replaced");
+    auto again = closeEventByHand(conn, id, "carol", "");
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error().code, Errc::Conflict);
+    EXPECT_NE(again.error().message.find("bob"), std::string::npos);
+    // The rules' close of the same event later changes nothing.
+    auto late = closeEvents(conn, {{"link_down", "l9", kT0 + 99000, id, ""}});
+    ASSERT_TRUE(late);
+    EXPECT_EQ((*late)[0], 0);
+    EXPECT_EQ(ackEvent(conn, 999999, "x", "").error().code, Errc::NotFound);
+    EXPECT_EQ(closeEventByHand(conn, 999999, "x", "").error().code, Errc::NotFound);
+    auto acked = listEvents(conn, {.acknowledged = true});
+    ASSERT_TRUE(acked);
+    EXPECT_EQ(acked->items.size(), 1u);
+    auto open = listOpenTelemetryEvents(conn);
+    ASSERT_TRUE(open);
+    EXPECT_TRUE(open->empty());
+}
+
+TEST_F(EventRepo, RackTransitionsBecomeEventsWithTheirAuditRow) {
+    auto conn = connect();
+    ASSERT_TRUE(conn.exec("INSERT INTO provisioning_audit (actor, entity_kind, entity, from_state, "
+                          "to_state, reason, phase, idempotency_key) VALUES "
+                          "('reconciler', 'rack', 'z9-r001', 'burn_in', 'validated', 'diag ok', 'p1', 'k1'), "
+                          "('alice', 'host', 'z9-r001-h0', 'ready', 'quarantined', '', '', 'k2')"));
+    auto page = listEvents(conn, {.kind = "rack_transition"});
+    ASSERT_TRUE(page) << page.error().toString();
+    ASSERT_EQ(page->items.size(), 1u);  // racks only
+    const auto& e = page->items[0];
+    EXPECT_EQ(e.source, "provisioning");
+    EXPECT_EQ(e.severity, "info");
+    EXPECT_EQ(e.location, "z9-r001");
+    EXPECT_EQ(e.rack, "z9-r001");
+    EXPECT_EQ(e.message, "z9-r001: burn_in -> validated (diag ok)");
+    EXPECT_EQ(e.openedAtMs, e.closedAtMs);
+    EXPECT_GT(e.openedAtMs, 0);
+    std::map<std::string, std::string> labels(e.labels.begin(), e.labels.end());
+    EXPECT_EQ(labels["from"], "burn_in");
+    EXPECT_EQ(labels["to"], "validated");
+    EXPECT_EQ(labels["actor"], "reconciler");
+    EXPECT_EQ(labels["phase"], "p1");
+    // A failed audit insert (a replayed idempotency key) leaves no event behind.
+    EXPECT_FALSE(conn.exec("INSERT INTO provisioning_audit (actor, entity_kind, entity, from_state, "
+                           "to_state, idempotency_key) VALUES ('x', 'rack', 'z9-r001', 'a', 'b', 'k1')"));
+    EXPECT_EQ(conn.queryValue("SELECT count(*) FROM events")->value(), "1");
 }
 
 TEST(EventTime, IsoRoundTrip) {

@@ -157,26 +157,103 @@ TEST_F(HubTest, FlappingWithinWindowThenQuiet) {
     o.clock = [this] { return now_; };
     hub_ = std::make_unique<TelemetryHub>(layout_, o);
     hub_->addEventListener([this](const FailureEvent& e) { events_.push_back(e); });
+    // p17: an uplink to a CTSW (both ends are switch ports).
     for (int i = 0; i < 3; ++i) {
-        ingest(port("loom_port_oper_status", "z1-r002-rtsw", 3, i % 2 ? 2 : 1));
+        ingest(port("loom_port_oper_status", "z1-r002-rtsw", 17, i % 2 ? 2 : 1));
         now_ += 5000;
     }
     EXPECT_TRUE(events_.empty());  // 2 transitions
-    ingest(port("loom_port_oper_status", "z1-r002-rtsw", 3, 2));
+    ingest(port("loom_port_oper_status", "z1-r002-rtsw", 17, 2));
     ASSERT_EQ(events_.size(), 1u);
     EXPECT_EQ(events_[0].kind, "link_flapping");
     EXPECT_EQ(events_[0].severity, Severity::Warning);
-    auto l = layout_->ports()[layout_->portByName("z1-r002-rtsw", "p3")].linkIndex;
-    ingest(port("loom_port_oper_status", "z1-r002-rtsw", 3, 1));
+    auto l = layout_->ports()[layout_->portByName("z1-r002-rtsw", "p17")].linkIndex;
+    ingest(port("loom_port_oper_status", "z1-r002-rtsw", 17, 1));
     EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkDegraded);
-    now_ += 30'000;
+    now_ += 20'000;
     hub_->tick();
-    EXPECT_EQ(events_.size(), 1u);  // 30 s quiet: the 60 s window is not over
+    EXPECT_EQ(events_.size(), 1u);  // 20 s quiet: the hold-down (3 x 10 s) is not over
+    // A change on the peer end of the link restarts the hold-down.
+    const auto& link = layout_->links()[l];
+    auto peer = link.aPort == layout_->portByName("z1-r002-rtsw", "p17") ? link.bPort : link.aPort;
+    const auto& peerSw = layout_->switches()[layout_->ports()[peer].switchIndex].name;
+    ingest(port("loom_port_oper_status", peerSw, static_cast<int>(layout_->ports()[peer].number), 1));
+    ingest(port("loom_port_oper_status", peerSw, static_cast<int>(layout_->ports()[peer].number), 2));
+    now_ += 20'000;
+    hub_->tick();
+    EXPECT_EQ(events_.size(), 1u) << "the peer changed 20 s ago";
+    now_ += 10'000;
+    hub_->tick();
+    ASSERT_EQ(events_.size(), 2u);  // 30 s without a change on either end: closed
+    EXPECT_FALSE(events_.back().open());
+    EXPECT_EQ(events_.back().kind, "link_flapping");
     now_ += 31'000;
     hub_->tick();
-    ASSERT_EQ(events_.size(), 2u);
-    EXPECT_FALSE(events_.back().open());
     EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kNoData);  // and its data went stale
+}
+
+TEST_F(HubTest, RestoredOpenEventsAreOpenWithoutBeingAnnounced) {
+    // Restored before the layout arrives (loomd start), then the layout: the GPU is failed.
+    HubOptions o;
+    o.clock = [this] { return now_; };
+    hub_ = std::make_unique<TelemetryHub>(nullptr, o);
+    hub_->addEventListener([this](const FailureEvent& e) { events_.push_back(e); });
+    FailureEvent stored;
+    stored.id = 42;
+    stored.key = "old-run:7";
+    stored.kind = "gpu_xid";
+    stored.severity = Severity::Critical;
+    stored.location = "z1-r002-h1-gpu3";
+    stored.openedAtMs = kT0 - 3'600'000;
+    FailureEvent flap = stored;
+    flap.id = 43;
+    flap.kind = "link_flapping";
+    flap.severity = Severity::Warning;
+    auto l = layout_->ports()[layout_->portByName("z1-r002-rtsw", "p3")].linkIndex;
+    flap.location = layout_->links()[l].name;
+    EXPECT_EQ(hub_->restoreOpenEvents({stored, flap}), 2u);
+    EXPECT_EQ(hub_->restoreOpenEvents({stored}), 0u);  // a second restore adds nothing
+    hub_->setLayout(layout_);
+    auto g = layout_->gpuByName("z1-r002-h1-gpu3");
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);
+    EXPECT_TRUE(events_.empty());
+    EXPECT_EQ(hub_->openEvents().size(), 2u);
+    // The condition still reported: nothing new. Recovery: the stored row closes, by its id.
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r002-h1", 3, 79));
+    EXPECT_TRUE(events_.empty());
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r002-h1", 3, 0));
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_FALSE(events_[0].open());
+    EXPECT_EQ(events_[0].id, 42);
+    EXPECT_EQ(events_[0].key, "old-run:7");
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuOk);
+    // The restored flapping event holds down from the restore, then closes.
+    now_ += 29'000;
+    hub_->tick();
+    EXPECT_EQ(events_.size(), 1u);
+    now_ += 2'000;
+    hub_->tick();
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_EQ(events_[1].id, 43);
+}
+
+TEST_F(HubTest, ClosedByHandHoldsBackUntilTheConditionClears) {
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r001-h0", 2, 79));
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_FALSE(events_[0].key.empty());
+    auto g = layout_->gpuByName("z1-r001-h0-gpu2");
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);
+    EXPECT_TRUE(hub_->closedByHand("gpu_xid", "z1-r001-h0-gpu2", 0));
+    EXPECT_FALSE(hub_->closedByHand("gpu_xid", "z1-r001-h0-gpu2", 0));  // not open any more
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuOk);
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r001-h0", 2, 79));  // still there: held back
+    EXPECT_EQ(events_.size(), 1u);
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r001-h0", 2, 0));  // clears: no close to announce
+    EXPECT_EQ(events_.size(), 1u);
+    ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r001-h0", 2, 79));  // returns: a new event
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_TRUE(events_[1].open());
+    EXPECT_NE(events_[1].key, events_[0].key);
 }
 
 TEST_F(HubTest, XidEccRowRemapRules) {
@@ -340,13 +417,15 @@ listen: 127.0.0.1:8480
 detection:
   xid: {critical: [79, 48]}
   temperature: {warningC: 80, criticalC: 90}
-  flapping: {transitions: 5, windowSeconds: 120}
+  flapping: {transitions: 5, windowSeconds: 120, quietIntervals: 4, intervalSeconds: 15}
   linkErrorsPerSecond: 2
 )");
     ASSERT_TRUE(c) << c.error().toString();
     EXPECT_EQ(c->criticalXids, (std::vector<int>{79, 48}));
     EXPECT_EQ(c->tempWarningC, 80);
     EXPECT_EQ(c->flapTransitions, 5);
+    EXPECT_EQ(c->flapQuietIntervals, 4);
+    EXPECT_EQ(c->flapIntervalSeconds, 15);
     EXPECT_EQ(c->linkErrorsPerSecond, 2);
     EXPECT_EQ(c->ignoredXids, (std::vector<int>{13, 31, 43, 45}));  // default kept
 
@@ -360,6 +439,9 @@ detection:
     bad = DetectionConfig::fromLoomdYaml("detection:\n  tempWarning: 3\n");
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.error().toString(), "detection.tempWarning: unknown key (line 2)");
+    bad = DetectionConfig::fromLoomdYaml("detection:\n  flapping: {quietIntervals: 2.5}\n");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().path, "detection.flapping.quietIntervals");
     EXPECT_TRUE(DetectionConfig::fromLoomdYaml("listen: x\n"));
     EXPECT_FALSE(DetectionConfig::fromLoomdYaml("detection: [\n"));
 }

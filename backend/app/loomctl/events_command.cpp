@@ -1,4 +1,5 @@
-// `events`: failure and provisioning events, as a table or followed live over the stream.
+// `events`: failure and provisioning events, as a table or followed live over the stream;
+// `events ack ID` and `events close ID` acknowledge or close one by hand (operator).
 #include "loomctl/commands.hpp"
 #include "loomctl/context.hpp"
 
@@ -23,13 +24,48 @@ struct EventsOptions {
 };
 
 std::vector<std::string> eventRow(const json& e) {
-    std::string state = client::field(e, "closedAt").empty() ? "open" : "closed";
-    return {client::ageOf(client::field(e, "openedAt")), client::field(e, "severity"),
+    std::string state = client::field(e, "state");
+    if (state.empty()) state = client::field(e, "closedAt").empty() ? "open" : "closed";
+    if (!client::field(e, "acknowledgedBy").empty()) state += ",acked";
+    return {client::field(e, "id"), client::ageOf(client::field(e, "openedAt")), client::field(e, "severity"),
             client::field(e, "kind"), client::field(e, "location"), state,
             client::field(e, "message")};
 }
 
-const std::vector<std::string> kHeader{"AGE", "SEVERITY", "KIND", "LOCATION", "STATE", "MESSAGE"};
+const std::vector<std::string> kHeader{"ID", "AGE", "SEVERITY", "KIND", "LOCATION", "STATE", "MESSAGE"};
+
+// `events ack ID [--comment]` / `events close ID [--reason]`: POST, then the event as the
+// server returns it (a line, or -o json|yaml).
+void addEventAction(CLI::App& events, const std::string& verb, const std::string& help,
+                    const std::string& textFlag, const std::string& textHelp, const std::string& done) {
+    struct Opts {
+        std::string id, text, output = "name";
+    };
+    auto o = std::make_shared<Opts>();
+    auto* cmd = events.add_subcommand(verb, help);
+    cmd->add_option("id", o->id, "event id (the ID column of `loomctl events`)")->required();
+    cmd->add_option("--" + textFlag, o->text, textHelp);
+    cmd->add_option("-o,--output", o->output, "name (default: one line), json or yaml")
+        ->check(CLI::IsMember({"name", "json", "yaml"}));
+    cmd->callback([o, verb, textFlag, done] {
+        if (o->id.empty() || o->id.find_first_not_of("0123456789") != std::string::npos)
+            failWith(Error::invalid("event id must be a positive integer, not \"" + o->id + "\"", "id"));
+        auto client = makeClient();
+        json body = json::object();
+        if (!o->text.empty()) body[textFlag == "comment" ? "comment" : "reason"] = o->text;
+        auto e = orExit(client.postJson("/api/v1/events/" + o->id + "/" + verb, body), client);
+        if (o->output == "json") {
+            std::cout << e.dump(2) << '\n';
+            return;
+        }
+        if (o->output == "yaml") {
+            std::cout << client::toYaml(e);
+            return;
+        }
+        std::cout << "event/" << o->id << ' ' << done << " (" << client::field(e, "kind") << ' '
+                  << client::field(e, "location") << ", " << client::field(e, "state") << ")\n";
+    });
+}
 
 bool matches(const json& e, const EventsOptions& o) {
     if (!o.severity.empty() && client::field(e, "severity") != o.severity) return false;
@@ -115,7 +151,15 @@ void runEvents(const EventsOptions& o) {
 
 void addEventsCommand(CLI::App& app) {
     auto o = std::make_shared<EventsOptions>();
-    auto* ev = app.add_subcommand("events", "Failure and provisioning events; --follow streams them live");
+    auto* ev = app.add_subcommand(
+        "events", "Failure and provisioning events; --follow streams them live; ack|close ID (operator)");
+    ev->require_subcommand(0, 1);
+    addEventAction(*ev, "ack", "Acknowledge an event (who and when are recorded; the first acknowledgement stays)",
+                   "comment", "a note kept with the acknowledgement", "acknowledged");
+    addEventAction(*ev, "close",
+                   "Close an open event by hand; while its condition persists no new event opens "
+                   "until it clears",
+                   "reason", "why (kept with the event)", "closed");
     ev->add_option("--severity", o->severity, "only this severity (info, warning, critical)");
     ev->add_option("--kind", o->kind, "only this event kind (e.g. gpu_xid, link_down)");
     ev->add_option("--location", o->location, "only events at this GPU, host, rack, switch or link");
@@ -125,7 +169,10 @@ void addEventsCommand(CLI::App& app) {
     ev->add_flag("-f,--follow", o->follow, "keep printing new events as they happen (WebSocket stream)");
     ev->add_option("-o,--output", o->output, "table (default), json (one object per line with --follow) or yaml")
         ->check(CLI::IsMember({"table", "json", "yaml"}));
-    ev->callback([o] { runEvents(*o); });
+    ev->callback([o, ev] {
+        if (!ev->get_subcommands().empty()) return;  // ack or close ran
+        runEvents(*o);
+    });
 }
 
 }  // namespace loom::loomctl

@@ -185,7 +185,7 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
         add({c("RACK", "rack"), c("SLOT", "slot"), c("STATE", "state")});
         if (wide) add({c("MODEL", "model"), c("SERIAL", "serial"), labelsColumn()});
     } else if (kind == "gpus") {
-        add({c("HOST", "host"), c("INDEX", "index"), c("STATE", "state")});
+        add({c("HOST", "host"), c("INDEX", "index"), c("STATE", "state"), c("HEALTH", "health")});
         if (wide) add({c("MODEL", "model"), c("UUID", "uuid"), c("SERIAL", "serial")});
     } else if (kind == "nics") {
         add({c("HOST", "host"), c("INDEX", "index"), c("NETWORK", "network"),
@@ -202,7 +202,7 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
              c("STATE", "state")});
         if (wide) add({c("DEVICE-KIND", "deviceKind")});
     } else if (kind == "links") {
-        add({c("NETWORK", "network"), c("STATE", "state")});
+        add({c("NETWORK", "network"), c("STATE", "state"), c("HEALTH", "health")});
         if (wide) {
             add({c("A-PORT", "aPort"), c("B-PORT", "bPort"), c("MEDIUM", "medium"),
                  c("LENGTH-M", "lengthM"), c("SPEED", "speedGbps")});

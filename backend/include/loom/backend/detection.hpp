@@ -13,7 +13,7 @@
 //     rowRemapFailure: true
 //     nvlinkCrcPerSecond: 100
 //     linkDown: true
-//     flapping: {transitions: 3, windowSeconds: 60}
+//     flapping: {transitions: 3, windowSeconds: 60, quietIntervals: 3, intervalSeconds: 10}
 //     linkErrorsPerSecond: 10
 //     pfcPausePerSecond: 100000
 //     staleAfterSeconds: 30
@@ -54,6 +54,10 @@ struct DetectionConfig {
     bool linkDown = true;
     int flapTransitions = 3;  // within flapWindowSeconds; 0 disables
     double flapWindowSeconds = 60;
+    // Hold-down: an open link_flapping event closes after this many quiet intervals (no state
+    // change on either end of the link): 3 x 10 s by default.
+    int flapQuietIntervals = 3;
+    double flapIntervalSeconds = 10;
     double linkErrorsPerSecond = 10;      // in+out errors; 0 disables
     double pfcPausePerSecond = 100000;    // in+out PFC pause frames; 0 disables
     double staleAfterSeconds = 30;        // no sample for this long: "no data" in packed arrays
@@ -76,8 +80,17 @@ struct FailureEvent {
     std::int64_t openedAtMs = 0;  // Unix epoch milliseconds
     std::int64_t closedAtMs = 0;  // 0 while open
     std::vector<std::pair<std::string, std::string>> labels;  // e.g. {"xid","79"}
+    // The hub's own key for this event ("<instance uuid>:<sequence>"): the writer stores it, so
+    // a retried write is idempotent and the close finds exactly the row its open created.
+    std::string key;
 
     bool open() const { return closedAtMs == 0; }
 };
+
+// Every event kind the rules raise, plus `rack_transition` (provisioning); the API rejects any
+// other `kind` filter naming these.
+inline constexpr std::string_view kEventKinds[] = {
+    "gpu_xid", "gpu_ecc_dbe", "gpu_row_remap_failure", "gpu_temp", "gpu_nvlink_errors",
+    "link_down", "link_flapping", "link_errors", "link_pfc_storm", "rack_transition"};
 
 }  // namespace loom::backend

@@ -159,6 +159,17 @@ public:
     void addEventListener(EventListener l);
     std::vector<FailureEvent> openEvents() const;
 
+    // Open events stored in the database (a restart, or another loomd's): the rules take them
+    // as open (a GPU with an open critical XID is failed in gpu.health at once) without
+    // announcing them again, and recovery closes them by their stored id. Events of places not
+    // in the layout wait for a layout that has them. Returns how many were new to the hub.
+    std::size_t restoreOpenEvents(const std::vector<FailureEvent>& events);
+
+    // An operator closed this event by hand (`id`: its stored id, 0 = any): the hub forgets it
+    // and opens no new event of that kind there until the condition has cleared. False when
+    // the hub did not hold it open.
+    bool closedByHand(const std::string& kind, const std::string& location, std::int64_t id);
+
     // Completed one-minute rollups since the last call (usually 0 or 1).
     std::vector<Rollup> takeRollups();
 

@@ -73,8 +73,11 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-// The wire form of an event (docs/api.md): {"id", "severity", "kind", "location", "rack",
-// "zone", "message", "openedAt", "closedAt" (null while open), "labels"}.
+// The wire form of an event, the same on REST and on the stream (docs/api.md): {"id",
+// "severity", "kind", "location", "rack", "zone", "message", "openedAt", "closedAt" (null while
+// open), "labels", "state" (open|closed), "acknowledgedBy", "acknowledgedAt" (null until
+// acknowledged), "ackComment", "closedBy" (null unless closed by hand), "closeReason",
+// "source" (telemetry|provisioning|operator)}.
 nlohmann::json eventJson(const db::EventRecord& e);
 db::EventRecord toRecord(const FailureEvent& e);
 

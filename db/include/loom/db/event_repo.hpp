@@ -1,12 +1,17 @@
-// Failure events and telemetry rollups (migration 0004_events.sql).
+// Failure events and telemetry rollups (migrations 0004_events.sql, 0007_event_lifecycle.sql).
 //
 // The server's event writer drains the TelemetryHub's events in order and calls insertEvents /
-// closeEvents with consecutive runs of opens and closes (one statement per run); the API lists
-// them with filters and keyset pagination; the leader writes one minute of rollups with one COPY.
+// closeEvents with consecutive runs of opens and closes (one statement per run); both are
+// idempotent by the writer's event key, so a batch retried after a lost answer neither adds
+// nor merges rows. Operators acknowledge and close events by hand (ackEvent,
+// closeEventByHand); rack transitions arrive as closed `rack_transition` events written by a
+// trigger on provisioning_audit. The API lists them with filters and keyset pagination; the
+// leader writes one minute of rollups with one COPY.
 //
 //   auto ids = insertEvents(conn, {rec});                // ids in input order
 //   auto page = listEvents(conn, {.severity = "critical", .open = true, .limit = 100});
 //   if (page->nextCursor) listEvents(conn, {.cursor = *page->nextCursor, ...});
+//   auto e = ackEvent(conn, 42, "alice", "looking at it");   // NotFound for an unknown id
 //
 // Times are Unix epoch milliseconds (0 = unset); on the wire they become ISO 8601 UTC.
 #pragma once
@@ -17,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -30,26 +36,59 @@ struct EventRecord {
     std::int64_t openedAtMs = 0;
     std::int64_t closedAtMs = 0;  // 0 while open
     std::vector<std::pair<std::string, std::string>> labels;
+    std::string source = "telemetry";  // telemetry | provisioning | operator
+    std::string key;                   // the writer's event key; empty if none
+    std::string acknowledgedBy;        // empty: not acknowledged
+    std::int64_t acknowledgedAtMs = 0;
+    std::string ackComment;
+    std::string closedBy;  // empty: closed by the rules (or still open); else a token name
+    std::string closeReason;
+
+    bool open() const { return closedAtMs == 0; }
 };
 
-// Inserts open events in one statement; returns their ids in input order. An event whose
-// (kind, location) is already open (another loomd, or a restart) is not duplicated: the id of
-// the open one is returned. Limit: 10,000 events per call.
+inline constexpr std::string_view kEventSources[] = {"telemetry", "provisioning", "operator"};
+
+// Inserts open events in one statement; returns their ids in input order. Idempotent: an event
+// whose `key` is already stored returns that row's id (a retry after a lost answer). An event
+// whose (kind, location) is already open under another key (another loomd saw the same
+// condition) is not duplicated: the id of the open one is returned. Limit: 10,000 per call.
 Result<std::vector<std::int64_t>> insertEvents(Connection& conn, const std::vector<EventRecord>& events);
 
 struct EventClose {
     std::string kind, location;
     std::int64_t closedAtMs = 0;
+    std::int64_t id = 0;  // when set: exactly this row
+    std::string key;      // else when set: the row this key opened
+                          // else: the open event of (kind, location)
 };
-// Closes the open event of each (kind, location) in one statement; returns, in input order, the
-// id closed or 0 when none was open. Limit: 10,000 per call.
+// Closes events in one statement; returns, in input order, the id closed or 0 when nothing
+// open matched (already closed: by hand, by another loomd, or by the first try of a retried
+// batch). Limit: 10,000 per call.
 Result<std::vector<std::int64_t>> closeEvents(Connection& conn, const std::vector<EventClose>& closes);
+
+// The stored events with these ids, in the order of `ids` (ids not found are skipped).
+Result<std::vector<EventRecord>> getEvents(Connection& conn, const std::vector<std::int64_t>& ids);
+
+// Acknowledges an event (open or closed). The first acknowledgement stays: acknowledging an
+// acknowledged event returns it unchanged. NotFound for an unknown id.
+Result<EventRecord> ackEvent(Connection& conn, std::int64_t id, const std::string& actor,
+                             const std::string& comment);
+
+// Closes an open event by hand (closed_by = actor). NotFound for an unknown id; Conflict when
+// the event is already closed (the message says by whom and when).
+Result<EventRecord> closeEventByHand(Connection& conn, std::int64_t id, const std::string& actor,
+                                     const std::string& reason);
+
+// Every open telemetry event (oldest first), for a loomd restoring its detection state at start.
+Result<std::vector<EventRecord>> listOpenTelemetryEvents(Connection& conn);
 
 struct EventFilter {
     // location matches the event's location or its rack (a rack name lists the rack's events).
-    std::optional<std::string> severity, kind, location, rack, zone;
+    std::optional<std::string> severity, kind, location, rack, zone, source;
     std::optional<std::int64_t> sinceMs, untilMs;  // on opened_at: since <= opened_at < until
     std::optional<bool> open;
+    std::optional<bool> acknowledged;
     int limit = 500;                  // 1..5000
     std::optional<std::int64_t> cursor;  // nextCursor of the previous page
 };
