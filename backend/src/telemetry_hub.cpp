@@ -213,7 +213,9 @@ struct TelemetryHub::State {
     std::vector<PortDet> pdet;
     std::vector<std::uint8_t> linkOpen;                        // LinkKind bits per link
     std::vector<std::uint8_t> linkSuppressed;                  // closed by hand, per link
-    std::unique_ptr<std::atomic<std::uint8_t>[]> linkDegraded;  // 1 when a warning is open
+    // 2 while link_down is open, else 1 while a warning is open, else 0: what link.health shows
+    // when no fresh sample says otherwise (a restored event before the first scrape).
+    std::unique_ptr<std::atomic<std::uint8_t>[]> linkDegraded;
 
     // Rollup accumulators for the current minute.
     std::int64_t minuteStart = 0;
@@ -502,7 +504,10 @@ public:
     void updateLinkFlags(std::uint32_t p) {
         auto l = s_.L->ports()[p].linkIndex;
         if (l == kNoIndex) return;
-        s_.linkDegraded[l].store((s_.linkOpen[l] & (kFlap | kErrors | kPfc)) ? 1 : 0, kRelaxed);
+        s_.linkDegraded[l].store((s_.linkOpen[l] & kDown)                        ? 2
+                                 : (s_.linkOpen[l] & (kFlap | kErrors | kPfc)) ? 1
+                                                                               : 0,
+                                 kRelaxed);
     }
 
     // The other switch end of p's link (kNoIndex if none).
@@ -1204,7 +1209,8 @@ void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int6
                 if (admin[l] == AdminState::Drained) h = kLinkDrained;
                 else if (admin[l] == AdminState::NotInService) h = kLinkNotInService;
                 else if (down) h = kLinkDown;
-                else if (s.linkDegraded[l].load(kRelaxed)) h = kLinkDegraded;
+                else if (auto ev = s.linkDegraded[l].load(kRelaxed); ev == 2) h = kLinkDown;
+                else if (ev == 1) h = kLinkDegraded;
                 else if (any) h = kLinkUp;
                 else if (admin[l] == AdminState::Down) h = kLinkDown;
                 else h = kNoData;

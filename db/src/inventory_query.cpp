@@ -31,6 +31,13 @@ constexpr const char* kHealthSql =
     "(SELECT CASE WHEN bool_or(e.severity = 'critical') THEN 'failed' "
     "WHEN count(*) > 0 THEN 'degraded' ELSE 'ok' END "
     "FROM events e WHERE e.location = t.name AND e.closed_at IS NULL AND e.source = 'telemetry')";
+// A switch: failed while a critical event names the switch itself, degraded while any event is
+// open on one of its ports or links ("<switch>/p<N>", "...--<switch>/p<N>"), else ok.
+constexpr const char* kSwitchHealthSql =
+    "(SELECT CASE WHEN bool_or(e.severity = 'critical' AND e.location = t.name) THEN 'failed' "
+    "WHEN count(*) > 0 THEN 'degraded' ELSE 'ok' END "
+    "FROM events e WHERE e.closed_at IS NULL AND e.source = 'telemetry' AND (e.location = t.name "
+    "OR starts_with(e.location, t.name || '/') OR strpos(e.location, '--' || t.name || '/') > 0))";
 
 // Parent references are ids in the schema and names in the API: each kind's joins resolve
 // them. Only these whitelisted expressions are ever spliced into SQL; values are parameters.
@@ -88,7 +95,8 @@ const KindSql& kindSql(Kind k) {
          {"portCount", "t.port_count"},
          {"speedGbps", "t.speed_gbps"},
          {"state", "t.state"},
-         {"serial", "t.serial"}},
+         {"serial", "t.serial"},
+         {"health", kSwitchHealthSql}},
         {"serial"}};
     static const KindSql port{
         "ports",

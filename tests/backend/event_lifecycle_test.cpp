@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <iostream>
 #include <optional>
 #include <set>
 
@@ -271,11 +272,24 @@ TEST_F(EventLifecycle, RackTransitionsAreEventsInTheSameHistory) {
 }
 
 TEST_F(EventLifecycle, OpenXidSurvivesARestartAsAFailedGpu) {
+    ASSERT_TRUE(connect().exec("UPDATE links SET state = 'active'"));
     const std::string gpu = "z1-r004-h1-gpu5";
     std::int64_t id = 0;
+    std::string link;
     {
         auto& s = start();
         ASSERT_LT(post(s.port(), "/api/v1/telemetry", xid("z1-r004-h1", 5, 79)).status, 300);
+        // And a link of z1-r004's RTSW goes down.
+        auto hall = request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"]).j();
+        for (const auto& n : hall["links"])
+            if (std::string(n).rfind("z1-r004-rtsw/p", 0) == 0) link = n;
+        ASSERT_FALSE(link.empty());
+        const std::string portName = link.substr(13, link.find("--") - 13);
+        ASSERT_LT(post(s.port(), "/api/v1/telemetry",
+                       "loom_port_oper_status{switch=\"z1-r004-rtsw\",port=\"" + portName + "\"} 0\n")
+                      .status,
+                  300);
+        ASSERT_TRUE(eventually([&] { return events(s.port(), "kind=link_down&state=open").size() == 1; }));
         ASSERT_TRUE(eventually([&] { return events(s.port(), "location=" + gpu + "&state=open").size() == 1; }));
         id = events(s.port(), "location=" + gpu)[0].value("id", std::int64_t{0});
         auto other = request(s.port(), "GET", "/api/v1/gpus/z1-r004-h1-gpu4", tokens_["viewer"]);
@@ -297,18 +311,29 @@ TEST_F(EventLifecycle, OpenXidSurvivesARestartAsAFailedGpu) {
     ASSERT_EQ(failed.status, 200) << failed.body;
     ASSERT_EQ(failed.j()["items"].size(), 1u) << failed.body;
     EXPECT_EQ(failed.j()["items"][0].value("name", ""), gpu);
+    auto links = request(port, "GET", "/api/v1/links?health=failed", tokens_["viewer"]);
+    ASSERT_EQ(links.status, 200) << links.body;
+    ASSERT_EQ(links.j()["items"].size(), 1u) << links.body;
+    EXPECT_EQ(links.j()["items"][0].value("name", ""), link);
+    auto sw = request(port, "GET", "/api/v1/switches/z1-r004-rtsw", tokens_["viewer"]);
+    EXPECT_EQ(sw.j().value("health", ""), "degraded") << sw.body;
+    EXPECT_EQ(request(port, "GET", "/api/v1/switches/z1-r001-rtsw", tokens_["viewer"]).j().value("health", ""), "ok");
     // The live view agrees: gpu.health of that GPU is 2 (failed) in the first snapshot.
     auto hall = request(port, "GET", "/api/v1/hall", tokens_["viewer"]).j();
     auto index = indexOf(hall["gpus"], gpu);
     ASSERT_LT(index, hall["gpus"].size());
     WsClient c;
     c.open(port, tokens_["viewer"]);
-    c.send({{"op", "subscribe"}, {"topics", {"gpu.health", "events"}}});
-    auto snap = readUntil(c, [](const json& m) {
-        return m.value("type", "") == "snapshot" && m.value("topic", "") == "gpu.health";
-    });
-    ASSERT_TRUE(snap);
+    c.send({{"op", "subscribe"}, {"topics", {"gpu.health", "link.health", "events"}}});
+    std::optional<json> snap, linkSnap;
+    ASSERT_TRUE(readUntil(c, [&](const json& m) {
+        if (m.value("type", "") == "snapshot" && m.value("topic", "") == "gpu.health") snap = m;
+        if (m.value("type", "") == "snapshot" && m.value("topic", "") == "link.health") linkSnap = m;
+        return snap && linkSnap;
+    }));
     EXPECT_EQ(snapshotValue(*snap, "gpu.health", index), std::optional<int>(2));
+    // The link is down (2) before any sample about it arrived.
+    EXPECT_EQ(snapshotValue(*linkSnap, "link.health", indexOf(hall["links"], link)), std::optional<int>(2));
     // The same XID still reported opens nothing new; recovery closes the stored row.
     ASSERT_LT(post(port, "/api/v1/telemetry", xid("z1-r004-h1", 5, 79)).status, 300);
     ASSERT_LT(post(port, "/api/v1/telemetry", xid("z1-r004-h1", 5, 0)).status, 300);
@@ -346,14 +371,18 @@ TEST_F(EventLifecycle, PostgresOutageLosesAndMergesNoEvent) {
         }
     });
     ASSERT_TRUE(eventually([&] { return sent >= 40; }, 30s));
+    // LOOM_OUTAGE_SECONDS (default 6) sets the outage; issue 18's figure is for 10 s.
+    int outage = 6;
+    if (const char* e = std::getenv("LOOM_OUTAGE_SECONDS")) outage = std::max(1, std::atoi(e));
     ASSERT_TRUE(pgCtl("stop"));
     const int atStop = sent;
-    std::this_thread::sleep_for(6s);  // the outage itself (not an assertion)
+    std::this_thread::sleep_for(std::chrono::seconds(outage));  // the outage itself, not an assertion
     const int atStart = sent;
     ASSERT_TRUE(pgCtl("start"));
+    const auto restarted = std::chrono::steady_clock::now();
     feeder.join();
     ASSERT_FALSE(failed) << "an ingest was refused";
-    EXPECT_GT(atStart - atStop, 50) << "too few pairs arrived during the outage to mean anything";
+    EXPECT_GT(atStart - atStop, 10 * outage) << "too few pairs arrived during the outage to mean anything";
     // Afterwards: exactly 200 rows, all closed, none merged (each open its own row).
     auto conn = connect();
     ASSERT_TRUE(eventually([&] {
@@ -361,6 +390,10 @@ TEST_F(EventLifecycle, PostgresOutageLosesAndMergesNoEvent) {
                                  "WHERE kind = 'gpu_xid'");
         return n && n->value() == std::to_string(kPairs);
     }, 60s)) << conn.queryValue("SELECT count(*) || ' rows, ' || count(closed_at) || ' closed' FROM events")->value();
+    std::cout << "outage " << outage << " s: " << atStart - atStop << " of " << kPairs
+              << " XID open/close pairs arrived while PostgreSQL was down; all stored "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - restarted).count()
+              << " ms after it was back\n";
     EXPECT_EQ(conn.queryValue("SELECT count(*) FROM events WHERE kind = 'gpu_xid'")->value(),
               std::to_string(kPairs));
     EXPECT_EQ(conn.queryValue("SELECT count(DISTINCT event_key) FROM events WHERE kind = 'gpu_xid'")->value(),

@@ -211,13 +211,25 @@ TEST_F(HubTest, RestoredOpenEventsAreOpenWithoutBeingAnnounced) {
     flap.severity = Severity::Warning;
     auto l = layout_->ports()[layout_->portByName("z1-r002-rtsw", "p3")].linkIndex;
     flap.location = layout_->links()[l].name;
-    EXPECT_EQ(hub_->restoreOpenEvents({stored, flap}), 2u);
+    FailureEvent down = flap;
+    down.id = 44;
+    down.kind = "link_down";
+    down.severity = Severity::Critical;
+    auto l17 = layout_->ports()[layout_->portByName("z1-r003-rtsw", "p17")].linkIndex;
+    down.location = layout_->links()[l17].name;
+    EXPECT_EQ(hub_->restoreOpenEvents({stored, flap, down}), 3u);
     EXPECT_EQ(hub_->restoreOpenEvents({stored}), 0u);  // a second restore adds nothing
     hub_->setLayout(layout_);
     auto g = layout_->gpuByName("z1-r002-h1-gpu3");
     EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);
     EXPECT_TRUE(events_.empty());
-    EXPECT_EQ(hub_->openEvents().size(), 2u);
+    EXPECT_EQ(hub_->openEvents().size(), 3u);
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l17], kLinkDown);  // no sample yet: the event says
+    ingest(port("loom_port_oper_status", "z1-r003-rtsw", 17, 1));
+    ASSERT_EQ(events_.size(), 1u);  // up: the stored link_down closes, by its id
+    EXPECT_EQ(events_[0].id, 44);
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l17], kLinkUp);
+    events_.clear();
     // The condition still reported: nothing new. Recovery: the stored row closes, by its id.
     ingest(gpu("DCGM_FI_DEV_XID_ERRORS", "z1-r002-h1", 3, 79));
     EXPECT_TRUE(events_.empty());

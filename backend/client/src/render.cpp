@@ -192,7 +192,8 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
              c("SPEED", "speedGbps"), c("STATE", "state")});
         if (wide) add({c("MODEL", "model"), c("MAC", "mac")});
     } else if (kind == "switches") {
-        add({c("ROLE", "role"), c("ZONE", "zone"), c("RACK", "rack"), c("STATE", "state")});
+        add({c("ROLE", "role"), c("ZONE", "zone"), c("RACK", "rack"), c("STATE", "state"),
+             c("HEALTH", "health")});
         if (wide) {
             add({c("MODEL", "model"), c("PORTS", "portCount"), c("SPEED", "speedGbps"),
                  c("SERIAL", "serial"), labelsColumn()});
