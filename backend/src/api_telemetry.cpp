@@ -1,11 +1,13 @@
 // Telemetry endpoints: POST /api/v1/telemetry (Prometheus text into the hub), GET
 // /api/v1/events (stored failure and provisioning events, filtered, keyset-paginated),
 // POST /api/v1/events/{id}/ack and /close (operators acknowledge or close an event by hand; the
-// updated event is published on the "events" topic) and GET /api/v1/telemetry/rollups
-// (one-minute history per rack or switch).
+// updated event is published on the "events" topic), GET /api/v1/telemetry/rollups
+// (one-minute history per rack or switch) and GET /api/v1/telemetry/gpus/<name> (the hub's
+// latest values of one GPU, for the console's detail panel).
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <iterator>
 
 #include "loom/backend/router.hpp"
@@ -228,6 +230,33 @@ Result<Response> getRollups(const Request& req) {
     return Response::ofJson({{"items", std::move(items)}});
 }
 
+// The latest sample of one GPU's DCGM fields as the hub holds them (null: never reported).
+Result<Response> getGpuTelemetry(Services& services, const Request& req) {
+    TelemetryHub* hub = services.hub();
+    if (!hub) return fail(Error::unavailable("the telemetry hub is not running"));
+    const std::string name(req.param("name"));
+    auto layout = hub->layout();
+    const std::uint32_t g = layout ? layout->gpuByName(name) : kNoIndex;
+    if (g == kNoIndex) return fail(Error::notFound("GPU '" + name + "' is not in the live hall"));
+    auto field = [&](GpuField f) {
+        const double v = hub->gpuValue(g, f);
+        return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+    };
+    return Response::ofJson({{"name", name},
+                             {"util", field(GpuField::Util)},
+                             {"temp", field(GpuField::Temp)},
+                             {"memTemp", field(GpuField::MemTemp)},
+                             {"power", field(GpuField::Power)},
+                             {"fbUsedMiB", field(GpuField::FbUsed)},
+                             {"fbFreeMiB", field(GpuField::FbFree)},
+                             {"smClock", field(GpuField::SmClock)},
+                             {"xid", field(GpuField::Xid)},
+                             {"eccSbe", field(GpuField::EccSbe)},
+                             {"eccDbe", field(GpuField::EccDbe)},
+                             {"nvlinkCrc", field(GpuField::NvlinkCrc)},
+                             {"pcieReplay", field(GpuField::PcieReplay)}});
+}
+
 }  // namespace
 
 void registerTelemetryRoutes(Router& router, Services& services) {
@@ -242,6 +271,10 @@ void registerTelemetryRoutes(Router& router, Services& services) {
                [&services](const Request& req) { return ackOrClose(services, req, true); });
     router.add("GET", "/api/v1/telemetry/rollups", Role::Viewer,
                [](const Request& req) { return getRollups(req); });
+    router.add(
+        "GET", "/api/v1/telemetry/gpus/{name}", Role::Viewer,
+        [&services](const Request& req) { return getGpuTelemetry(services, req); },
+        RouteOptions{.needsDb = false});
 }
 
 }  // namespace loom::backend

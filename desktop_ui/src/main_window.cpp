@@ -300,7 +300,7 @@ bool MainWindow::runScreenshots(const ConnectionSettings& settings, const QStrin
             fabric_->showSwitch(sw);
         }
         fabric_->overlayBox()->setChecked(true);
-        sleep(1500);
+        sleep(5000);  // routes and config of a CTSW at 24k take a few seconds on a busy machine
         ok &= shot(fabric_, QStringLiteral("fabric-zone"));
     }
     ok &= shot(board_, QStringLiteral("provisioning"));

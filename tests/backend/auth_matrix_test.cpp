@@ -54,6 +54,7 @@ std::vector<Case> cases() {
     add("POST", "/api/v1/events/{id}/ack", "/api/v1/events/987654321/ack", Role::Operator, "{}");
     add("POST", "/api/v1/events/{id}/close", "/api/v1/events/987654321/close", Role::Operator, "{}");
     add("GET", "/api/v1/telemetry/rollups", "/api/v1/telemetry/rollups?scope=rack", Role::Viewer);
+    add("GET", "/api/v1/telemetry/gpus/{name}", "/api/v1/telemetry/gpus/z1-r001-h0-gpu0", Role::Viewer);
     add("POST", "/api/v1/phaseplans", "/api/v1/phaseplans", Role::Admin, "{}");
     add("GET", "/api/v1/phases", "/api/v1/phases", Role::Viewer);
     add("POST", "/api/v1/phases/{name}/{op}", "/api/v1/phases/no-such-phase/pause", Role::Admin);

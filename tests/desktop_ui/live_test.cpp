@@ -252,6 +252,32 @@ TEST_F(LiveLoomd, AnInjectedXidIsVisibleInEveryColourModeAndCounted)
     }
     EXPECT_GE(state->failures()->rackMarks()[static_cast<size_t>(state->layout().rackIndex("z1-r002"))].count, 1);
 
+    // The GPU panel's power/memory/ECC come from GET /api/v1/telemetry/gpus/<name>: the
+    // simulator's last sample, and the XID just posted.
+    Result<QJsonDocument> live = fail(QStringLiteral("no reply"));
+    bool got = false;
+    s->api()->get(QStringLiteral("/api/v1/telemetry/gpus/z1-r002-h1-gpu3"), [&](Result<QJsonDocument> r) {
+        live = std::move(r);
+        got = true;
+    });
+    ASSERT_TRUE(waitUntil([&] { return got; }, 15000));
+    ASSERT_TRUE(live) << live.error().toStdString();
+    EXPECT_EQ(live->object().value("name").toString(), "z1-r002-h1-gpu3");
+    EXPECT_EQ(live->object().value("xid").toDouble(), 79.0);
+    EXPECT_TRUE(live->object().value("power").isDouble()) << QJsonDocument(live->object()).toJson().toStdString();
+    w.hallView()->focusLocation(QStringLiteral("z1-r002-h1-gpu3"), {});
+    ASSERT_TRUE(waitUntil([&] { return w.hallView()->detail()->toPlainText().contains(" W"); }, 15000))
+        << w.hallView()->detail()->toPlainText().toStdString();
+    EXPECT_TRUE(w.hallView()->detail()->toPlainText().contains("z1-r002-h1-nic3/p1"));  // its backend link
+    bool missing = false;
+    got = false;
+    s->api()->get(QStringLiteral("/api/v1/telemetry/gpus/no-such-gpu"), [&](Result<QJsonDocument> r) {
+        missing = !r && r.error().startsWith("404 ");
+        got = true;
+    });
+    ASSERT_TRUE(waitUntil([&] { return got; }, 15000));
+    EXPECT_TRUE(missing);
+
     // The event list explains the XID.
     ASSERT_TRUE(waitUntil([&] {
         for (const auto& e : state->events())
