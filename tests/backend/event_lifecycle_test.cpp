@@ -5,6 +5,7 @@
 // a restart as a failed GPU, and a PostgreSQL outage loses and merges no event.
 #include "server_fixture.hpp"
 
+#include "loom/db/notify.hpp"
 #include "loom/db/provisioning_repo.hpp"
 
 #include <atomic>
@@ -202,6 +203,40 @@ TEST_F(EventLifecycle, AckAndCloseByHandOverRestAndStream) {
     EXPECT_EQ(events(port, "state=open&location=z1-r001-h0-gpu2").size(), 1u);
     EXPECT_EQ(events(port, "state=closed&kind=gpu_xid").size(), 1u);
     EXPECT_EQ(events(port, "source=telemetry&kind=gpu_xid").size(), 2u);
+}
+
+// Two loomds on one database, wired through NOTIFY as `loomd serve` wires them: an ack and a
+// close on one reach a stream client of the other.
+TEST_F(EventLifecycle, AckAndCloseReachTheOtherLoomd) {
+    auto& a = start();
+    auto& b = start();
+    db::Notifier na(database(), "loom_stream_test", [&a](std::string_view t, std::string_view p) {
+        a.deliverFromPeer(std::string(t), std::string(p));
+    });
+    db::Notifier nb(database(), "loom_stream_test", [&b](std::string_view t, std::string_view p) {
+        b.deliverFromPeer(std::string(t), std::string(p));
+    });
+    a.setPeerPublisher([&na](const std::string& t, const std::string& j) { na.publish(t, j); });
+    b.setPeerPublisher([&nb](const std::string& t, const std::string& j) { nb.publish(t, j); });
+    ASSERT_TRUE(eventually([&] { return na.connected() && nb.connected(); }));
+    ASSERT_LT(post(a.port(), "/api/v1/telemetry", xid("z1-r002-h0", 1, 48)).status, 300);
+    ASSERT_TRUE(eventually([&] { return events(a.port(), "location=z1-r002-h0-gpu1").size() == 1; }));
+    const auto id = events(a.port(), "location=z1-r002-h0-gpu1")[0].value("id", std::int64_t{0});
+    WsClient c;
+    c.open(b.port(), tokens_["viewer"]);
+    subscribe(c, {"events"});
+    ASSERT_EQ(post(a.port(), "/api/v1/events/" + std::to_string(id) + "/ack").status, 200);
+    auto acked = readUntil(c, [&](const json& m) {
+        return isEvent(m, id) && m["event"].value("acknowledgedBy", "") == "operator-token";
+    });
+    EXPECT_TRUE(acked) << "the ack on one loomd never reached the other's stream";
+    ASSERT_EQ(post(a.port(), "/api/v1/events/" + std::to_string(id) + "/close").status, 200);
+    auto closed = readUntil(c, [&](const json& m) {
+        return isEvent(m, id) && m["event"].value("state", "") == "closed";
+    });
+    EXPECT_TRUE(closed) << "the close on one loomd never reached the other's stream";
+    // The other loomd lists it the same way (one database).
+    EXPECT_EQ(events(b.port(), "location=z1-r002-h0-gpu1")[0].value("closedBy", ""), "operator-token");
 }
 
 TEST_F(EventLifecycle, FlappingClosesAfterTheHoldDown) {

@@ -2,6 +2,7 @@
 #include "loomd_harness.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/wait.h>
 
@@ -60,6 +61,48 @@ TEST_F(LoomctlE2e, GetDiffAndErrorsAgainstARealServer) {
     auto denied = runProcess(LOOMCTL_BIN, {"get", "racks"},
                              {{"LOOM_SERVER", url_}, {"LOOM_TOKEN", "loom_wrong"}, {"HOME", state_}});
     EXPECT_NE(denied.exitCode, 0);
+}
+
+// `events`: a rack transition is in the history; `events ack|close ID` against the real server.
+TEST_F(LoomctlE2e, EventsHistoryAckAndClose) {
+    auto adv = loomctl({"rack", "advance", "z1-r002", "--reason", "on the dock"});
+    ASSERT_EQ(adv.exitCode, 0) << adv.err;
+    auto list = loomctl({"events", "--kind", "rack_transition", "-o", "json"});
+    ASSERT_EQ(list.exitCode, 0) << list.err;
+    auto doc = nlohmann::json::parse(list.out, nullptr, false);
+    ASSERT_TRUE(doc.is_object() && doc["items"].size() == 1) << list.out;
+    const auto& e = doc["items"][0];
+    EXPECT_EQ(e.value("location", ""), "z1-r002");
+    EXPECT_EQ(e.value("source", ""), "provisioning");
+    EXPECT_EQ(e.value("message", ""), "z1-r002: planned -> delivered (on the dock)");
+    const std::string id = std::to_string(e.value("id", 0));
+    // The table shows it with its id.
+    auto table = loomctl({"events"});
+    ASSERT_EQ(table.exitCode, 0) << table.err;
+    EXPECT_NE(table.out.find("ID"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("rack_transition"), std::string::npos) << table.out;
+
+    auto ack = loomctl({"events", "ack", id, "--comment", "seen", "-o", "json"});
+    ASSERT_EQ(ack.exitCode, 0) << ack.err;
+    auto acked = nlohmann::json::parse(ack.out, nullptr, false);
+    EXPECT_EQ(acked.value("acknowledgedBy", ""), "loomctl-e2e") << ack.out;
+    EXPECT_EQ(acked.value("ackComment", ""), "seen");
+    auto line = loomctl({"events", "ack", id});
+    EXPECT_EQ(line.exitCode, 0) << line.err;
+    EXPECT_NE(line.out.find("event/" + id + " acknowledged"), std::string::npos) << line.out;
+    // A transition event is closed from the start: closing it is a conflict (exit 1).
+    auto close = loomctl({"events", "close", id, "--reason", "x"});
+    EXPECT_EQ(close.exitCode, 1) << close.out;
+    EXPECT_NE(close.err.find("already closed"), std::string::npos) << close.err;
+    // Bad input: exit 2 naming the problem.
+    auto bad = loomctl({"events", "ack", "abc"});
+    EXPECT_EQ(bad.exitCode, 2);
+    auto kind = loomctl({"events", "--kind", "bogus"});
+    EXPECT_EQ(kind.exitCode, 2);
+    EXPECT_NE(kind.err.find("gpu_xid"), std::string::npos) << kind.err;
+    auto none = loomctl({"events", "close", "987654321"});
+    EXPECT_EQ(none.exitCode, 1);
+    EXPECT_NE(none.err.find("not found"), std::string::npos) << none.err;
 }
 
 }  // namespace
