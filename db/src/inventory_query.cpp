@@ -32,12 +32,14 @@ constexpr const char* kHealthSql =
     "WHEN count(*) > 0 THEN 'degraded' ELSE 'ok' END "
     "FROM events e WHERE e.location = t.name AND e.closed_at IS NULL AND e.source = 'telemetry')";
 // A switch: failed while a critical event names the switch itself, degraded while any event is
-// open on one of its ports or links ("<switch>/p<N>", "...--<switch>/p<N>"), else ok.
+// open on one of its ports or links ("<switch>/p<N>", "...--<switch>/p<N>"), else ok. The two
+// split_part expressions are indexed (migration 0009).
 constexpr const char* kSwitchHealthSql =
     "(SELECT CASE WHEN bool_or(e.severity = 'critical' AND e.location = t.name) THEN 'failed' "
     "WHEN count(*) > 0 THEN 'degraded' ELSE 'ok' END "
-    "FROM events e WHERE e.closed_at IS NULL AND e.source = 'telemetry' AND (e.location = t.name "
-    "OR starts_with(e.location, t.name || '/') OR strpos(e.location, '--' || t.name || '/') > 0))";
+    "FROM events e WHERE e.closed_at IS NULL AND e.source = 'telemetry' "
+    "AND (split_part(split_part(e.location, '--', 1), '/', 1) = t.name "
+    "OR split_part(split_part(e.location, '--', 2), '/', 1) = t.name))";
 
 // Parent references are ids in the schema and names in the API: each kind's joins resolve
 // them. Only these whitelisted expressions are ever spliced into SQL; values are parameters.
