@@ -299,7 +299,8 @@ void FabricMapWidget::layoutScene()
         for (int i = 0; i < m2Cols_; ++i)
             rects_[static_cast<size_t>(t2[static_cast<size_t>(i)])] = QRectF(left + i * c2 + 1, y2 + m2H + 4, c2 - 2, 18);
         const double y1 = y2 + m2H + 44;
-        const double m1H = std::max(40.0, H - y1 - 60);
+        // Below the matrix: the RTSW row (18 px), its rack labels, the legend and the overlay note.
+        const double m1H = std::max(40.0, H - y1 - 86);
         const double c1 = m1Cols_ ? avail / m1Cols_ : 0;
         m1Rect_ = QRectF(left, y1, c1 * m1Cols_, m1H);
         for (int i = 0; i < m1Cols_; ++i)

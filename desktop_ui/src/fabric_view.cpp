@@ -276,7 +276,7 @@ void FabricView::render()
                                            .arg(n)
                                            .arg(ports);
     const int scroll = detail_->verticalScrollBar()->value();
-    detail_->setHtml(html + configHtml_ + portsHtml + routesHtml_);
+    detail_->setHtml(html + configHtml_ + routesHtml_ + portsHtml);
     detail_->verticalScrollBar()->setValue(scroll);
     lastRender_.start();
 }
