@@ -175,6 +175,7 @@ EventsView::EventsView(ClusterState* state, ApiClient* api, QWidget* parent)
     connect(fitTimer_, &QTimer::timeout, this, &EventsView::fitColumns);
     connect(model_, &QAbstractItemModel::rowsInserted, fitTimer_, qOverload<>(&QTimer::start));
     connect(model_, &QAbstractItemModel::modelReset, fitTimer_, qOverload<>(&QTimer::start));
+    fitTimer_->start();  // events already there when the view is made
 
     ack_ = new QPushButton(tr("Acknowledge…"), this);
     close_ = new QPushButton(tr("Close…"), this);

@@ -6,9 +6,12 @@
 #include "loom/console/failure_counter.hpp"
 #include "loom/console/hall_map_widget.hpp"
 #include "loom/console/palette.hpp"
+#include "loom/console/xid.hpp"
 
 #include "fixture.hpp"
 
+#include <QElapsedTimer>
+#include <QFontMetrics>
 #include <QImage>
 #include <QJsonDocument>
 
@@ -249,4 +252,70 @@ TEST(ConsoleFailures, UtilizationIsTheMeanOverTheChosenWindow)
     f.state->setUtilWindow(1);
     EXPECT_EQ(f.state->gpuUtilShown()[g], kNoData);
     EXPECT_EQ(rgb(map.gpuColor(static_cast<int>(g))), rgb(noDataColor()));
+}
+
+// Issue 17, events: XID codes explained, filters kept between runs, locations never cut.
+TEST(ConsoleEvents, XidsAreExplainedFiltersPersistLocationsFit)
+{
+    test::Fed f;
+    for (const int code : {13, 31, 43, 48, 63, 64, 74, 79, 92, 94, 95}) {
+        ASSERT_TRUE(xidInfo(code).has_value()) << code;
+        EXPECT_FALSE(xidInfo(code)->meaning.isEmpty());
+        EXPECT_FALSE(xidInfo(code)->action.isEmpty());
+    }
+    EXPECT_FALSE(xidInfo(1234).has_value());
+    EXPECT_TRUE(xidSummary(1234).contains("catalogue"));
+    EXPECT_EQ(xidOfText("z1-r001-h0-gpu3: XID 79"), 79);
+    EXPECT_EQ(xidOfText("temperature 95 C"), -1);
+
+    const QString longLink = QStringLiteral("z1-r001-h1-nic4/p1--z1-r001-rtsw/p13");
+    auto ev = parseEvent(QJsonDocument::fromJson(
+        R"({"id": 7, "severity": "critical", "kind": "gpu_xid", "location": "z1-r001-h0-gpu3",
+            "rack": "z1-r001", "message": "z1-r001-h0-gpu3: XID 48", "labels": {"xid": "48"},
+            "openedAt": "2026-11-22T08:10:00.123Z", "closedAt": null, "state": "open",
+            "acknowledgedBy": "alice", "acknowledgedAt": "2026-11-22T08:12:00.000Z",
+            "closedBy": null, "source": "telemetry"})").object());
+    ASSERT_TRUE(ev) << ev.error().toStdString();
+    EXPECT_EQ(ev->xid, 48);
+    EXPECT_TRUE(ev->acknowledged());
+    EXPECT_EQ(ev->stateText(), "acknowledged");
+    f.state->addEvents({*ev, {8, 0, "critical", "link_down", longLink, "z1-r001", "down",
+                              QDateTime::currentDateTimeUtc(), {}}});
+    {
+        EventsView view(f.state.get());
+        view.resize(900, 600);
+        view.show();
+        EventModel* m = view.model();
+        bool explained = false, who = false;
+        for (int r = 0; r < m->rowCount(); ++r)
+            if (m->event(r)->id == 7) {
+                explained = m->index(r, EventModel::Message).data().toString().contains("Double-bit ECC");
+                who = m->index(r, EventModel::Acknowledged).data().toString().startsWith("alice ");
+            }
+        EXPECT_TRUE(explained);
+        EXPECT_TRUE(who);
+        // The location column is as wide as the longest location (after the 200 ms refit).
+        QElapsedTimer t;
+        t.start();
+        const int need = QFontMetrics(view.table()->font()).horizontalAdvance(longLink);
+        while (view.table()->columnWidth(EventModel::Location) < need && t.elapsed() < 5000)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        EXPECT_GE(view.table()->columnWidth(EventModel::Location), need);
+        // Filters set in this view...
+        view.severityBox()->setCurrentIndex(view.severityBox()->findData(2));
+        view.kindBox()->addItem(QStringLiteral("link_down"), QStringLiteral("link_down"));
+        view.kindBox()->setCurrentIndex(view.kindBox()->findData(QStringLiteral("link_down")));
+        view.locationEdit()->setText(QStringLiteral("z1-r001"));
+        EXPECT_EQ(view.proxy()->rowCount(), 1);
+    }
+    // ...are there in the next one (the next run of the console).
+    EventsView again(f.state.get());
+    EXPECT_EQ(again.severityBox()->currentData().toInt(), 2);
+    EXPECT_EQ(again.kindBox()->currentData().toString(), "link_down");
+    EXPECT_EQ(again.locationEdit()->text(), "z1-r001");
+    EXPECT_EQ(again.proxy()->rowCount(), 1);
+    // Clean up for other tests in this process.
+    again.severityBox()->setCurrentIndex(0);
+    again.kindBox()->setCurrentIndex(0);
+    again.locationEdit()->clear();
 }
