@@ -120,7 +120,13 @@ void registerFabricRoutes(Router& router, Services& services) {
                 hosts.push_back(h.get<std::string>());
                 ++i;
             }
-            std::string collName = body->value("collective", std::string("allreduce"));
+            std::string collName = "allreduce";
+            if (auto c = body->find("collective"); c != body->end()) {
+                if (!c->is_string())
+                    return fail(Error::invalid(
+                        "must be a string: allreduce, allgather or alltoall", "collective"));
+                collName = c->get<std::string>();
+            }
             auto coll = fabric::parseCollective(collName);
             if (!coll)
                 return fail(Error::invalid("unknown collective '" + collName +
@@ -142,7 +148,7 @@ void registerFabricRoutes(Router& router, Services& services) {
                                      {"unroutedFlows", res->unroutedFlows},
                                      {"bottlenecks", std::move(bn)}});
         },
-        noDb);
+        RouteOptions{.needsDb = false, .maxConcurrent = 4});
     router.add(
         "GET", "/api/v1/fabric/degradation", Role::Viewer,
         [state, &services](const Request&) -> Result<Response> {

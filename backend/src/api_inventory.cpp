@@ -176,7 +176,7 @@ void registerInventoryRoutes(Router& router, Services& services) {
     }
     router.add("POST", "/api/v1/apply", Role::Operator,
                [&services](const Request& r) { return apply(r, services); },
-               RouteOptions{.bodyLimit = kApplyBodyLimit});
+               RouteOptions{.bodyLimit = kApplyBodyLimit, .maxConcurrent = 2});
     // The summary scans every inventory table (~80 ms at 24k): computed at most once a second
     // and shared by every request in that second (a wall of dashboards polling it costs one
     // query per second, not one per viewer). It may be up to 1 s old.

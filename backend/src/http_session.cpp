@@ -3,10 +3,12 @@
 // body limit before reading the body, runs authentication and the handler on the database
 // pool, and writes the response. A WebSocket upgrade of /api/v1/stream hands the connection to
 // a WsSession.
+#include "http_target.hpp"
 #include "shared_state.hpp"
 #include "websocket_session.hpp"
 
 #include "loom/client/yaml_json.hpp"
+#include "loom/db/native.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -18,6 +20,8 @@
 #include <boost/beast/websocket/ssl.hpp>
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
+
 #include <chrono>
 
 namespace loom::backend {
@@ -28,50 +32,6 @@ using net::use_awaitable;
 namespace {
 
 constexpr std::string_view kStreamPath = "/api/v1/stream";
-
-std::string percentDecode(std::string_view s, bool plusIsSpace) {
-    std::string out;
-    out.reserve(s.size());
-    auto hexval = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    };
-    for (std::size_t i = 0; i < s.size(); ++i) {
-        if (s[i] == '%' && i + 2 < s.size()) {
-            int a = hexval(s[i + 1]), b = hexval(s[i + 2]);
-            if (a >= 0 && b >= 0) {
-                out += char(a * 16 + b);
-                i += 2;
-                continue;
-            }
-        }
-        out += (plusIsSpace && s[i] == '+') ? ' ' : s[i];
-    }
-    return out;
-}
-
-Pairs parseQuery(std::string_view q) {
-    Pairs out;
-    std::size_t i = 0;
-    while (i <= q.size() && !q.empty()) {
-        auto j = q.find('&', i);
-        if (j == std::string_view::npos) j = q.size();
-        auto part = q.substr(i, j - i);
-        if (!part.empty()) {
-            auto eq = part.find('=');
-            if (eq == std::string_view::npos)
-                out.emplace_back(percentDecode(part, true), "");
-            else
-                out.emplace_back(percentDecode(part.substr(0, eq), true),
-                                 percentDecode(part.substr(eq + 1), true));
-        }
-        if (j >= q.size()) break;
-        i = j + 1;
-    }
-    return out;
-}
 
 bool wantsYaml(std::string_view accept) { return accept.find("yaml") != std::string_view::npos; }
 
@@ -95,7 +55,9 @@ Rendered renderError(const Error& e, bool yaml) {
         r.body = client::jsonToYaml(body);
     } else {
         r.contentType = "application/json";
-        r.body = body.dump();
+        // Messages may quote the offending input; bytes that are not UTF-8 become U+FFFD
+        // rather than an exception (a 500) while reporting a 400.
+        r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         r.body += '\n';
     }
     return r;
@@ -157,6 +119,38 @@ Result<Principal> authorize(Server::Impl& s, db::Connection* conn, Role needed,
     return p;
 }
 
+// A slot of a route with RouteOptions::maxConcurrent, held from before the body is read
+// until the response is written.
+class RouteSlot {
+public:
+    RouteSlot() = default;
+    RouteSlot(const RouteSlot&) = delete;
+    RouteSlot& operator=(const RouteSlot&) = delete;
+    ~RouteSlot() { release(); }
+    // False when the route is at its limit (nothing is held then).
+    bool acquire(const Route& route) {
+        if (route.options.maxConcurrent <= 0) return true;
+        if (route.inFlight->fetch_add(1) >= route.options.maxConcurrent) {
+            route.inFlight->fetch_sub(1);
+            return false;
+        }
+        counter_ = route.inFlight.get();
+        return true;
+    }
+    bool held() const { return counter_ != nullptr; }
+    void release() {
+        if (counter_) counter_->fetch_sub(1);
+        counter_ = nullptr;
+    }
+
+private:
+    std::atomic<int>* counter_ = nullptr;
+};
+
+// Requests with big bodies or big intermediate trees leave freed pages in malloc's arenas;
+// give them back so loomd's RSS returns to its baseline after a burst.
+constexpr std::size_t kTrimAfterBytes = std::size_t{1} << 20;
+
 struct Job {
     const Route* route = nullptr;
     Pairs captures, query;
@@ -190,6 +184,17 @@ Rendered runRoute(Server::Impl& s, const http::request<http::string_body>& req, 
     r.connection = conn;
     try {
         auto result = route.handler(r);
+        if (!result && result.error().code == Errc::Unavailable && r.method == "GET" && conn &&
+            !db::native(*conn).is_open()) {
+            // The pool thread's connection died under this read (PostgreSQL restarted): a
+            // read is safe to repeat, once, on a fresh connection. The pool replaces its own
+            // connection before its next job.
+            if (auto fresh = s.pool->database().connect()) {
+                r.connection = &*fresh;
+                result = route.handler(r);
+                r.connection = conn;
+            }
+        }
         if (!result) {
             if (result.error().code == Errc::Internal)
                 spdlog::error("{} {}: {}", r.method, r.target, result.error().message);
@@ -286,8 +291,9 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
         auto& hdr = parser.get();
         std::string_view target(hdr.target().data(), hdr.target().size());
         auto qpos = target.find('?');
-        std::string path = percentDecode(target.substr(0, qpos), false);
-        Pairs query = qpos == std::string_view::npos ? Pairs{} : parseQuery(target.substr(qpos + 1));
+        auto decoded = splitTarget(target);
+        std::string path = std::move(decoded.first);
+        Pairs query = std::move(decoded.second);
         std::string method(hdr.method_string());
         bool yaml = false;
         if (auto a = hdr.find(http::field::accept); a != hdr.end())
@@ -316,7 +322,20 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
             }
         }
         std::size_t limit = match.route ? match.route->options.bodyLimit : kDefaultBodyLimit;
-        if (auto cl = parser.content_length(); cl && *cl > limit) {
+        RouteSlot slot;
+        if (auto bad = checkTarget(path, query)) {
+            out = renderError(*bad, yaml);
+            out.closeAfter = true;  // the body is not read
+            match.route = nullptr;
+        } else if (match.route && !slot.acquire(*match.route)) {
+            // Refuse before reading the body; the connection closes (body unread).
+            out = renderError(Error::unavailable("too many concurrent " + method + " " +
+                                                 routeLabel + " requests; retry shortly"),
+                              yaml);
+            out.headers.emplace_back("Retry-After", "1");
+            out.closeAfter = true;
+            match.route = nullptr;
+        } else if (auto cl = parser.content_length(); cl && *cl > limit) {
             // Refuse before reading: the body is not consumed, so the connection closes.
             out = renderError(Error{Errc::TooLarge, "request body of " + std::to_string(*cl) +
                                                         " bytes exceeds the limit of " +
@@ -360,7 +379,14 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
         auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start);
         s.metrics.observeRequest(routeLabel, method, out.status, elapsed.count());
         bool close = out.closeAfter || !keepAlive;
+        bool heavy = req.body().size() >= kTrimAfterBytes || slot.held();
         co_await writeResponse(stream, req, req.version(), std::move(out), !close, ec);
+        slot.release();
+        if (heavy) {
+            req.body().clear();
+            req.body().shrink_to_fit();
+            malloc_trim(0);
+        }
         if (ec || close) break;
     }
     co_return false;

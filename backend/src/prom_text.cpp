@@ -1,5 +1,7 @@
 #include "loom/backend/prom_text.hpp"
 
+#include "loom/inventory/input_guard.hpp"
+
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -104,6 +106,14 @@ public:
             return fail(Error{Errc::TooLarge,
                               "body of " + std::to_string(body_.size()) + " bytes exceeds the limit of " +
                                   std::to_string(lim_.maxBodyBytes) + " bytes"});
+        // The exposition format is UTF-8; names and label values end up in JSON and the
+        // database. One pass, ASCII 8 bytes at a time, before any sample is delivered.
+        if (auto bad = invalidUtf8At(body_)) {
+            line_ = static_cast<std::uint32_t>(lineAt(body_, *bad));
+            auto nl = body_.rfind('\n', *bad == 0 ? 0 : *bad - 1);
+            lineStart_ = body_.data() + (nl == std::string_view::npos || *bad == 0 ? 0 : nl + 1);
+            return err(body_.data() + *bad, describe(body_[*bad]) + " is not valid UTF-8");
+        }
         const char* p = body_.data();
         const char* end = p + body_.size();
         while (p < end) {

@@ -187,19 +187,29 @@ private:
             co_await ws_.async_read(buf, net::redirect_error(use_awaitable, ec));
             if (ec) break;
             std::string text = beast::buffers_to_string(buf.data());
-            handleClientMessage(text);
+            try {
+                handleClientMessage(text);
+            } catch (const std::exception& e) {
+                // A message the checks below did not foresee still gets an answer.
+                sendError(std::string("malformed message: ") + e.what());
+            }
         }
     }
 
     void sendError(const std::string& message) {
         nlohmann::json e{{"type", "error"}, {"message", message}};
-        enqueue(StreamFrame{std::make_shared<const std::string>(e.dump()), "", false, {}});
+        // The message may quote client bytes that are not UTF-8.
+        auto text = e.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        enqueue(StreamFrame{std::make_shared<const std::string>(std::move(text)), "", false, {}});
     }
 
     void handleClientMessage(const std::string& text) {
         auto msg = nlohmann::json::parse(text, nullptr, false);
         if (msg.is_discarded() || !msg.is_object()) return sendError("expected a JSON object");
-        auto op = msg.value("op", std::string());
+        auto opField = msg.find("op");
+        if (opField == msg.end() || !opField->is_string())
+            return sendError("op must be a string: subscribe, unsubscribe or ping");
+        auto op = opField->get<std::string>();
         if (op == "ping") {
             nlohmann::json p{{"type", "pong"}, {"seq", s_.seq.load()}};
             return enqueue(StreamFrame{std::make_shared<const std::string>(p.dump()), "", false, {}});

@@ -8,6 +8,29 @@
 
 namespace loom::db {
 
+namespace {
+
+// libpq's own wording (fe-misc.c, fe-secure.c, fe-connect.c) for a connection that broke.
+bool isConnectionLoss(std::string_view what) {
+    static constexpr std::string_view kSigns[] = {
+        "server closed the connection unexpectedly",
+        "no connection to the server",
+        "connection not open",
+        "could not receive data from server",
+        "could not send data to server",
+        "terminating connection",
+        "SSL SYSCALL error",
+        "SSL connection has been closed unexpectedly",
+        "Lost connection",
+        "connection to server",
+    };
+    for (auto sign : kSigns)
+        if (what.find(sign) != std::string_view::npos) return true;
+    return false;
+}
+
+}  // namespace
+
 Error translateException(std::string_view context) {
     std::string prefix = context.empty() ? std::string() : std::string(context) + ": ";
     auto trim = [](std::string s) {
@@ -35,14 +58,19 @@ Error translateException(std::string_view context) {
         return Error::invalid(prefix + "bad value: " + trim(e.what()));
     } catch (const pqxx::sql_error& e) {
         // Class 08 (connection exception) and 57 (operator intervention: the server shutting
-        // down, restarting or crashed under us) are an unavailable database, not a bug.
+        // down, restarting or crashed under us) are an unavailable database, not a bug. libpq
+        // reports a connection that died mid-query with no SQLSTATE at all ("server closed
+        // the connection unexpectedly"): that is a lost connection too.
         const std::string& state = e.sqlstate();
-        if (state.rfind("08", 0) == 0 || state.rfind("57", 0) == 0)
+        if (state.rfind("08", 0) == 0 || state.rfind("57", 0) == 0 ||
+            (state.empty() && isConnectionLoss(e.what())))
             return Error::unavailable(prefix + "database unavailable: " + trim(e.what()));
         if (state == "22P02" || state == "22023")
             return Error::invalid(prefix + "bad value: " + trim(e.what()));
         return Error::internal(prefix + "SQL error " + state + ": " + trim(e.what()));
     } catch (const std::exception& e) {
+        if (isConnectionLoss(e.what()))
+            return Error::unavailable(prefix + "database unavailable: " + trim(e.what()));
         return Error::internal(prefix + trim(e.what()));
     } catch (...) {
         return Error::internal(prefix + "unknown exception");

@@ -43,3 +43,42 @@ TEST(DatabaseRedaction, PasswordsNeverShow) {
 }
 
 }  // namespace
+
+// Issue 18 item 3: libpq reports a connection that died mid-query ("server closed the
+// connection unexpectedly") as an sql_error with no SQLSTATE; that is a lost database (503),
+// not a bug (500).
+#include "loom/db/native.hpp"
+
+namespace loom::db {
+namespace {
+
+Error translated(const std::exception_ptr& e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (...) {
+        return translateException("list events");
+    }
+}
+
+TEST(DatabaseErrors, ConnectionLossWithoutSqlstateIsUnavailable) {
+    auto closed = translated(std::make_exception_ptr(pqxx::sql_error(
+        "server closed the connection unexpectedly\n\tThis probably means the server "
+        "terminated abnormally\n\tbefore or while processing the request.\n",
+        "SELECT 1", "")));
+    EXPECT_EQ(closed.code, Errc::Unavailable) << closed.message;
+    EXPECT_EQ(closed.message.rfind("list events: database unavailable: ", 0), 0u) << closed.message;
+    auto noConn = translated(std::make_exception_ptr(pqxx::sql_error("no connection to the server\n", "", "")));
+    EXPECT_EQ(noConn.code, Errc::Unavailable);
+    auto shutdown = translated(std::make_exception_ptr(
+        pqxx::sql_error("terminating connection due to administrator command", "", "57P01")));
+    EXPECT_EQ(shutdown.code, Errc::Unavailable);
+    auto broken = translated(std::make_exception_ptr(pqxx::broken_connection("gone")));
+    EXPECT_EQ(broken.code, Errc::Unavailable);
+    // A real SQL error stays a 500.
+    auto bug = translated(std::make_exception_ptr(
+        pqxx::sql_error("column \"nope\" does not exist", "SELECT nope", "42703")));
+    EXPECT_EQ(bug.code, Errc::Internal);
+}
+
+}  // namespace
+}  // namespace loom::db

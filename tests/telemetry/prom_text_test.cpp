@@ -131,7 +131,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "line 2, column 12: unknown metric type \"widget\""},
         BadCase{"# HELP\n", "line 1, column 7: expected metric name after # HELP"},
         BadCase{"a 1\nb 2\n\x01\x02\x03", "line 3, column 1: expected metric name, found byte 0x01"},
-        BadCase{"foo{x=\"a\"}\x00 1", "line 1, column 11: expected a value after metric \"foo\""}),
+        BadCase{"foo{x=\"a\"}\x00 1", "line 1, column 11: expected a value after metric \"foo\""},
+        // Not UTF-8: found in one pass before any sample, named by line and column.
+        BadCase{"a 1\nfoo{x=\"\xff\"} 1\n", "line 2, column 8: byte 0xff is not valid UTF-8"},
+        BadCase{"\xc3\x28 1", "line 1, column 1: byte 0xc3 is not valid UTF-8"},
+        BadCase{"a 1\n# HELP a caf\xe9\n", "line 2, column 13: byte 0xe9 is not valid UTF-8"}),
     // Stable names: the default would print the parameter's bytes (pointers, which change
     // from run to run, so ctest's discovered names would match nothing).
     [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });

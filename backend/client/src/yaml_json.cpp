@@ -1,9 +1,13 @@
 #include "loom/client/yaml_json.hpp"
 
+#include "loom/inventory/input_guard.hpp"
+
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 namespace loom::client {
@@ -11,6 +15,11 @@ namespace loom::client {
 namespace {
 
 constexpr int kMaxDepth = 64;
+// Request bodies are small documents (host lists, patches, phase plans); a 24k-rack phase
+// plan is ~50k nodes. The limit bounds the tree a hostile body can make us build.
+constexpr std::size_t kMaxNodes = 200'000;
+
+struct TooManyValues {};
 
 nlohmann::json scalarToJson(const YAML::Node& n) {
     const std::string& s = n.Scalar();
@@ -90,10 +99,17 @@ void emit(YAML::Emitter& out, const nlohmann::json& v) {
             break;
         case nlohmann::json::value_t::string: {
             const auto& s = v.get_ref<const std::string&>();
-            // Quote strings a YAML reader would otherwise take for another type.
-            auto probe = YAML::Load(s.empty() ? std::string("''") : s);
-            bool ambiguous = s.empty() || !probe.IsScalar() ||
-                             !scalarToJson(probe).is_string() || probe.Scalar() != s;
+            // Quote strings a YAML reader would otherwise take for another type (or could not
+            // read at all: a stored "[[[[..." must not throw while rendering a response).
+            bool ambiguous = true;
+            if (!s.empty() && s.size() < 4096 && loom::invalidUtf8At(s) == std::nullopt) {
+                try {
+                    auto probe = YAML::Load(s);
+                    ambiguous = !probe.IsScalar() || !scalarToJson(probe).is_string() ||
+                                probe.Scalar() != s;
+                } catch (const YAML::Exception&) {
+                }
+            }
             if (ambiguous)
                 out << YAML::DoubleQuoted << s;
             else
@@ -109,6 +125,18 @@ void emit(YAML::Emitter& out, const nlohmann::json& v) {
 }  // namespace
 
 Result<nlohmann::json> yamlToJson(std::string_view text) {
+    if (auto bad = invalidUtf8At(text))
+        return fail(Error::invalid("the body is not valid UTF-8 (byte " + std::to_string(*bad) +
+                                       ")",
+                                   "", lineAt(text, *bad)));
+    // Count nodes on parse events (aliases by what they expand to) before building a tree.
+    if (auto shape = checkYamlShape(text, {.maxNodes = kMaxNodes, .maxDepth = kMaxDepth});
+        !shape) {
+        Error e = std::move(shape.error());
+        if (e.message.starts_with("YAML syntax error: "))
+            e.message = "malformed YAML: " + e.message.substr(19);
+        return fail(std::move(e));
+    }
     std::vector<YAML::Node> docs;
     try {
         docs = YAML::LoadAll(std::string(text));
@@ -127,8 +155,33 @@ Result<nlohmann::json> yamlToJson(std::string_view text) {
 }
 
 Result<nlohmann::json> parseJsonText(std::string_view text) {
+    if (auto bad = invalidUtf8At(text)) {
+        std::string what = "the body is not valid UTF-8 (byte " + std::to_string(*bad) + ")";
+        if (text.size() >= 2 && (std::uint8_t(text[0]) == 0xFF || std::uint8_t(text[0]) == 0xFE ||
+                                 text[0] == 0 || text[1] == 0))
+            what += "; send JSON as UTF-8, not UTF-16";
+        return fail(Error::invalid(std::move(what), "", lineAt(text, *bad)));
+    }
+    std::size_t values = 0;
+    int deepest = 0;
+    // Stops the parse at the limits instead of building an unbounded tree first.
+    auto guard = [&](int depth, nlohmann::json::parse_event_t ev, nlohmann::json&) {
+        deepest = std::max(deepest, depth);
+        if (depth > kMaxDepth) throw TooManyValues{};
+        if (ev == nlohmann::json::parse_event_t::value ||
+            ev == nlohmann::json::parse_event_t::object_start ||
+            ev == nlohmann::json::parse_event_t::array_start)
+            if (++values > kMaxNodes) throw TooManyValues{};
+        return true;
+    };
     try {
-        return nlohmann::json::parse(text.begin(), text.end());
+        return nlohmann::json::parse(text.begin(), text.end(), guard);
+    } catch (const TooManyValues&) {
+        if (deepest > kMaxDepth)
+            return fail(Error::invalid("JSON nested deeper than " + std::to_string(kMaxDepth) +
+                                       " levels"));
+        return fail(Error{Errc::TooLarge,
+                          "the body has more than " + std::to_string(kMaxNodes) + " JSON values"});
     } catch (const nlohmann::json::parse_error& e) {
         int line = 1;
         std::size_t upto = std::min<std::size_t>(e.byte, text.size());
@@ -138,6 +191,11 @@ Result<nlohmann::json> parseJsonText(std::string_view text) {
         // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, ...: ".
         if (auto p = msg.find("]"); p != std::string::npos) msg = msg.substr(p + 2);
         return fail(Error::invalid("malformed JSON: " + msg, "", line));
+    } catch (const nlohmann::json::exception& e) {
+        // out_of_range 406: a number too large for a double ("1e999"); found by fuzz_json_body.
+        std::string msg = e.what();
+        if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+        return fail(Error::invalid("malformed JSON: " + msg));
     }
 }
 

@@ -26,9 +26,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -116,6 +118,10 @@ inline constexpr std::size_t kApplyBodyLimit = std::size_t{64} << 20;   // 64 Mi
 struct RouteOptions {
     std::size_t bodyLimit = kDefaultBodyLimit;  // larger bodies get 413 naming this limit
     bool needsDb = true;  // false: runs even when the database is down (health, metrics)
+    // Heavy routes (apply, impact): at most this many requests at once across the server,
+    // body reading included; beyond that 503 with Retry-After before the body is read.
+    // 0 = unbounded. Bounds what a burst of big bodies can cost in memory.
+    int maxConcurrent = 0;
 };
 
 struct Route {
@@ -125,6 +131,7 @@ struct Route {
     Handler handler;
     RouteOptions options;
     std::vector<std::string> segments;  // pattern split on '/'; "{x}" marks a capture
+    std::shared_ptr<std::atomic<int>> inFlight = std::make_shared<std::atomic<int>>(0);
 };
 
 class Router {

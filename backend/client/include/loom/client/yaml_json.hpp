@@ -1,7 +1,9 @@
 // YAML <-> JSON for the HTTP layer: request bodies may be YAML, responses are YAML when asked.
 //
 // Errors name the line (1-based) and, for YAML structure problems, the document path, so a
-// bad body gets the same kind of 400 as a bad cluster spec. Limits: nesting depth 64.
+// bad body gets the same kind of 400 as a bad cluster spec. Limits, enforced while parsing
+// (before a tree is built): nesting depth 64, 200,000 values (YAML aliases count once per
+// use, so an alias bomb stops at the limit), valid UTF-8 only.
 #pragma once
 
 #include "loom/inventory/error.hpp"
