@@ -9,7 +9,7 @@
 #   1. a 381-byte YAML alias bomb (10 levels x 10 aliases: 10^10 scalars expanded) as a
 #      viewer to POST /api/v1/fabric/impact;
 #   2. a 12 MB apply body of 6.3 M scalars (one flow list) as an operator to POST /api/v1/apply;
-#   3. a 7 MB spec-like document of ~200k+ nodes to POST /api/v1/apply;
+#   3. a 3.8 MB spec-like document of ~520k nodes to POST /api/v1/apply;
 #   4. 8 concurrent 12 MB apply bodies (the per-route concurrency bound answers 503 to some).
 # Then RSS 5 s after the last request (malloc_trim gives freed arenas back).
 set -euo pipefail
@@ -63,7 +63,7 @@ open(f"{w}/bomb.yaml", "w").write(y)
 # 6.3 M one-character scalars in flow lists: 12.6 MB
 n = 6_300_000
 open(f"{w}/scalars.yaml", "w").write("apiVersion: loom/v1\nkind: Cluster\nspec:\n  x: [" + ",".join(["1"] * n) + "]\n")
-# ~7 MB with ~230k nodes, spec-like maps
+# 3.8 MB with ~520k nodes, spec-like maps
 rows = "".join(f"    - {{name: host-{i:06d}, labels: {{owner: team-{i % 97}, slot: s{i}}}}}\n" for i in range(58000))
 open(f"{w}/nodes.yaml", "w").write("apiVersion: loom/v1\nkind: Cluster\nmetadata: {name: x}\nspec:\n  overrides:\n    hosts:\n" + rows)
 PY
@@ -89,7 +89,7 @@ for i in 1 2 3; do
 done
 for i in 1 2 3; do send "alias bomb (viewer) #$i" "$viewer" /api/v1/fabric/impact "$work/bomb.yaml"; done
 for i in 1 2; do send "12 MB 6.3M scalars #$i" "$operator" /api/v1/apply "$work/scalars.yaml"; done
-for i in 1 2; do send "7 MB ~230k nodes #$i" "$operator" /api/v1/apply "$work/nodes.yaml"; done
+for i in 1 2; do send "3.8 MB ~520k nodes #$i" "$operator" /api/v1/apply "$work/nodes.yaml"; done
 echo "== 8 concurrent 12 MB apply bodies"
 for i in $(seq 1 8); do
   curl -s -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $operator" -H 'Expect:' \
