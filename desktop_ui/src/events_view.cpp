@@ -388,10 +388,14 @@ void EventsView::showSelected()
         html += tr(" · acknowledged by <b>%1</b> at %2")
                     .arg(e->acknowledgedBy.toHtmlEscaped(),
                          e->acknowledgedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd hh:mm:ss")));
+    if (e->acknowledged() && !e->ackComment.isEmpty())
+        html += QStringLiteral(" (“%1”)").arg(e->ackComment.toHtmlEscaped());
     if (!e->open())
         html += tr(" · closed%1 at %2")
                     .arg(e->closedBy.isEmpty() ? QString() : tr(" by <b>%1</b>").arg(e->closedBy.toHtmlEscaped()),
                          e->closedAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd hh:mm:ss")));
+    if (!e->open() && !e->closeReason.isEmpty())
+        html += QStringLiteral(" (“%1”)").arg(e->closeReason.toHtmlEscaped());
     if (e->xid >= 0)
         html += QStringLiteral("<br>") + xidSummary(e->xid).toHtmlEscaped();
     detail_->setText(html);

@@ -344,6 +344,8 @@ Result<Event> parseEvent(const QJsonObject& obj)
     if (const auto a = obj.value(u"acknowledgedAt"); a.isString())
         e.acknowledgedAt = QDateTime::fromString(a.toString(), Qt::ISODateWithMs);
     e.closedBy = obj.value(u"closedBy").toString();
+    e.ackComment = obj.value(u"ackComment").toString();
+    e.closeReason = obj.value(u"closeReason").toString();
     e.source = obj.value(u"source").toString();
     const QString xid = obj.value(u"labels").toObject().value(u"xid").toVariant().toString();
     bool ok = false;

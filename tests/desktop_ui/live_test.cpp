@@ -368,6 +368,7 @@ TEST_F(LiveLoomd, AnAcknowledgementInOneConsoleShowsInAnother)
         << "the acknowledgement never reached the second console";
     const Event* seen = sb->findEvent(id);
     EXPECT_EQ(seen->acknowledgedBy, "console-test");  // the token's name
+    EXPECT_EQ(seen->ackComment, "on it: reseating");
     EXPECT_TRUE(seen->acknowledgedAt.isValid());
     // The second console's table says who.
     EventModel* model = b.eventsView()->model();
@@ -387,4 +388,5 @@ TEST_F(LiveLoomd, AnAcknowledgementInOneConsoleShowsInAnother)
     ASSERT_TRUE(error.isEmpty()) << error.toStdString();
     ASSERT_TRUE(waitUntil([&] { return sb->findEvent(id) && !sb->findEvent(id)->open(); }, 15000));
     EXPECT_EQ(sb->findEvent(id)->closedBy, "console-test");
+    EXPECT_EQ(sb->findEvent(id)->closeReason, "GPU replaced");
 }

@@ -122,7 +122,9 @@ struct Event {
     QString acknowledgedBy;
     QDateTime acknowledgedAt;
     QString closedBy;
-    QString source;   // "detection", "provisioning", "manual", ...
+    QString ackComment;   // what the acknowledging operator wrote
+    QString closeReason;  // why it was closed by hand
+    QString source;   // "telemetry", "provisioning", "operator"
     int xid = -1;     // labels.xid, or "XID <n>" in the message; -1 when not an XID
     bool open() const { return !closedAt.isValid() && state != u"closed"; }
     bool acknowledged() const { return acknowledgedAt.isValid() || !acknowledgedBy.isEmpty() || state == u"acknowledged"; }
