@@ -1,7 +1,8 @@
 // WebSocket session of the stream (/api/v1/stream): one per client, on the connection's
 // strand. A reader coroutine handles subscribe requests; a writer coroutine drains a bounded
 // queue. A slow client's stale data frames are dropped and replaced by a fresh snapshot; one
-// that stays behind for wsSlowTicks intervals gets {"type":"bye"} and is closed. Nothing a
+// whose queue filled and was not drained within wsSlowTicks intervals gets {"type":"bye"} and
+// is closed (the TCP connection is cut when even the bye cannot be written). Nothing a
 // client does touches another client's queue or strand.
 #pragma once
 
@@ -92,30 +93,45 @@ private:
     void enqueue(StreamFrame f) {
         if (closed_ || byeQueued_) return;
         if (f.data && queue_.size() >= s_.config.wsQueueFrames) {
-            // Behind: drop stale data frames; what is sent instead is self-contained.
+            // Full: drop stale data frames; what is sent instead is self-contained. The client
+            // now counts as behind until the writer has emptied the queue (caughtUp()).
             std::size_t before = queue_.size();
             std::erase_if(queue_, [](const StreamFrame& q) { return q.data; });
             s_.metrics.wsDropped.fetch_add(before - queue_.size());
-            if (f.snapshot) {
-                f.text = f.snapshot;
-                f.snapshot.reset();
-                s_.metrics.wsSnapshotsResent.fetch_add(1);
+            if (!behind_) {
+                behind_ = true;
+                behindSinceTick_ = s_.metrics.streamTicks.load();
+                behindSince_ = std::chrono::steady_clock::now();
             }
             resync_ = true;
-            auto tickNow = s_.metrics.streamTicks.load();
-            if (tickNow != lastOverflowTick_) {
-                lastOverflowTick_ = tickNow;
-                ++overflowTicks_;
-            }
-            if (overflowTicks_ >= s_.config.wsSlowTicks) {
-                s_.metrics.wsSlowDisconnects.fetch_add(1);
-                sayBye("client too slow: " + std::to_string(before) + " frames behind");
-                return;
-            }
-        } else if (f.data && resync_ && f.snapshot) {
+        }
+        if (f.data && resync_ && f.snapshot) {
             // Until the client caught up, send snapshots: earlier deltas were dropped.
             f.text = f.snapshot;
             f.snapshot.reset();
+            s_.metrics.wsSnapshotsResent.fetch_add(1);
+        }
+        if (f.data && behind_) {
+            // Emptying the queue on each overflow let a stalled client stay for ~5 x 64 frames
+            // (~135 s at 1 s ticks). Count intervals since the queue filled instead: the queue
+            // is not drained, so the client has not read a whole frame's worth since.
+            auto ticks = s_.metrics.streamTicks.load() - behindSinceTick_;
+            auto limit = s_.config.streamInterval * s_.config.wsSlowTicks;
+            if (ticks >= static_cast<std::uint64_t>(s_.config.wsSlowTicks) ||
+                std::chrono::steady_clock::now() - behindSince_ >= limit) {
+                s_.metrics.wsSlowDisconnects.fetch_add(1);
+                sayBye("client too slow: its queue stayed full for " + std::to_string(ticks) +
+                       " intervals");
+                return;
+            }
+            // A snapshot supersedes every queued frame of its topic: memory stays flat.
+            if (!f.snapshot) {
+                std::size_t before = queue_.size();
+                std::erase_if(queue_, [&](const StreamFrame& q) {
+                    return q.data && q.topic == f.topic;
+                });
+                s_.metrics.wsDropped.fetch_add(before - queue_.size());
+            }
         }
         if (queue_.size() >= s_.config.wsQueueFrames * 4) {
             s_.metrics.wsSlowDisconnects.fetch_add(1);
@@ -124,6 +140,13 @@ private:
         }
         queue_.push_back(std::move(f));
         signal_.cancel();
+    }
+
+    // On the strand, after a completed write: an empty queue means the client kept up.
+    void caughtUp() {
+        if (!queue_.empty()) return;
+        behind_ = false;
+        resync_ = false;
     }
 
     void sayBye(const std::string& reason) {
@@ -139,7 +162,7 @@ private:
         // if the close has not happened a few seconds later.
         auto self = this->shared_from_this();
         auto timer = std::make_shared<net::steady_timer>(ws_.get_executor());
-        timer->expires_after(std::chrono::seconds(5));
+        timer->expires_after(std::chrono::seconds(1));
         timer->async_wait([self, timer](beast::error_code) {
             if (!self->closed_) {
                 beast::error_code ignored;
@@ -159,13 +182,10 @@ private:
             if (closed_) break;
             StreamFrame f = std::move(queue_.front());
             queue_.pop_front();
-            if (queue_.empty()) {
-                overflowTicks_ = 0;
-                resync_ = false;
-            }
             ws_.text(true);
             co_await ws_.async_write(net::buffer(*f.text), net::redirect_error(use_awaitable, ec));
             if (ec) break;
+            caughtUp();
             s_.metrics.wsFramesSent.fetch_add(1);
             s_.metrics.wsBytesSent.fetch_add(f.text->size());
             if (byeQueued_ && queue_.empty()) {
@@ -274,8 +294,10 @@ private:
     std::set<std::string> topics_;
     bool closed_ = false, byeQueued_ = false, resync_ = false;
     std::string byeReason_;
-    int overflowTicks_ = 0;
-    std::uint64_t lastOverflowTick_ = ~std::uint64_t{0};
+    // Set when the queue filled, cleared when the writer drained it (caughtUp()).
+    bool behind_ = false;
+    std::uint64_t behindSinceTick_ = 0;
+    std::chrono::steady_clock::time_point behindSince_;
 };
 
 }  // namespace loom::backend

@@ -277,9 +277,15 @@ TEST_F(ServerTest, SlowClientIsCutOffAndOthersKeepTheirPace) {
     }
     // 3 s at 50 ms: ~60 rounds; the fast client must see nearly all despite the slow one.
     EXPECT_GE(frames, 40);
-    // The slow client was given up on: a bye, then the connection closes.
-    EXPECT_GE(servers_.back() ? 1 : 0, 1);
-    auto metrics = request(s.port(), "GET", "/metrics", tokens_["viewer"]);
+    // The slow client was given up on (once its socket buffers and queue are full: on a
+    // loaded machine that can take longer than the 3 s above).
+    HttpResult metrics;
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+         std::chrono::steady_clock::now() < until;
+         std::this_thread::sleep_for(std::chrono::milliseconds(100))) {
+        metrics = request(s.port(), "GET", "/metrics", tokens_["viewer"]);
+        if (metrics.body.find("loom_ws_slow_disconnects_total 1") != std::string::npos) break;
+    }
     EXPECT_NE(metrics.body.find("loom_ws_slow_disconnects_total 1"), std::string::npos)
         << metrics.body.substr(0, 3000);
 }
