@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "loom/db/inventory_repository.hpp"
+#include "loom/db/leader.hpp"
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/fabric/export.hpp"
 #include "loom/fabric/routing.hpp"
@@ -98,6 +99,7 @@ struct ProvisioningService::Impl {
     std::shared_ptr<prov::Executor> executor;
     ProvisioningOptions opt;
     std::optional<db::Connection> conn;
+    std::optional<db::Fence> fence;  // runLoop's term: every batch commit is fenced by it
 
     std::string planDoc;
     std::optional<prov::PhasePlan> plan;
@@ -347,6 +349,7 @@ Result<PassStats> ProvisioningService::runOnce() {
                                                                   : std::string();
     };
     db::Batch batch;
+    batch.fence = I.fence;
     std::vector<const prov::Action*> steps;
     for (const auto& a : actions) {
         switch (a.kind) {
@@ -642,34 +645,31 @@ Result<PassStats> ProvisioningService::runOnce() {
 
 void ProvisioningService::runLoop(std::stop_token stop) {
     using namespace std::chrono;
-    std::optional<db::Connection> lockConn;
+    // Leadership is loomd's lease (db/leader.hpp); without one from the caller, our own.
+    std::unique_ptr<db::LeaderLock> own;
+    auto leadership = impl_->opt.leadership;
+    if (!leadership) {
+        own = std::make_unique<db::LeaderLock>(impl_->database);
+        leadership = [&own] { return own->fence(); };
+    }
     while (!stop.stop_requested()) {
-        if (!leader_) {
-            // The lock lives on its own connection: it dies with the process (or the session).
-            if (!lockConn) {
-                auto c = impl_->database.connect();
-                if (c) lockConn.emplace(std::move(*c));
-            }
-            if (lockConn) {
-                db::ProvisioningRepo repo(*lockConn);
-                auto got = repo.tryLeaderLock();
-                if (!got) lockConn.reset();
-                leader_ = got && *got;
-            }
-            if (!leader_) {
-                std::this_thread::sleep_for(seconds(1));
-                continue;
-            }
-            spdlog::info("provisioning: reconciler is leader");
+        auto fence = leadership();
+        if (!fence) {
+            if (leader_) spdlog::warn("provisioning: reconciler lost the leader lease");
+            leader_ = false;
+            std::this_thread::sleep_for(milliseconds(200));
+            continue;
         }
+        if (!leader_) spdlog::info("provisioning: reconciler is leader (epoch {})", fence->epoch);
+        leader_ = true;
+        // A commit after the lease moved on is refused by the database (fencing).
+        impl_->fence = std::move(fence);
         auto s = runOnce();
         if (!s) {
             spdlog::warn("provisioning: pass failed: {}", s.error().toString());
-            // Check the lock's session is still alive; if not, leadership is gone.
-            if (lockConn && !lockConn->queryValue("SELECT 1")) {
-                lockConn.reset();
-                leader_ = false;
-            }
+            if (s.error().message.find("leadership lost") != std::string::npos &&
+                impl_->opt.onFenced)
+                impl_->opt.onFenced();
             std::this_thread::sleep_for(seconds(1));
             continue;
         }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "fence.hpp"
 #include "loom/db/native.hpp"
 
 namespace loom::db {
@@ -391,8 +392,12 @@ Result<BatchResult> ProvisioningRepo::commit(const Batch& b) {
                 "FROM unnest($1::text[], $2::text[], $3::text[]) AS i(sw, cfg, diff)",
                 arrayOf(sw), arrayOf(cfg), arrayOf(diff), res.configSet, b.configReason);
         }
+        // Last, so the lease row is locked only for the commit (leader.hpp).
+        if (b.fence) checkFence(tx, *b.fence);
         tx.commit();
         return res;
+    } catch (const FencedOut& f) {
+        return fail(Error::conflict(f.what()));
     } catch (...) {
         return fail(translateException("provisioning commit"));
     }
@@ -700,16 +705,6 @@ Result<std::int64_t> ProvisioningRepo::inventoryGeneration() {
         return r.empty() ? std::int64_t{0} : r[0][0].as<std::int64_t>();
     } catch (...) {
         return fail(translateException("inventory generation"));
-    }
-}
-
-Result<bool> ProvisioningRepo::tryLeaderLock() {
-    try {
-        pqxx::nontransaction tx(native(conn_));
-        auto r = tx.exec_params("SELECT pg_try_advisory_lock($1)", kReconcilerLockKey);
-        return r[0][0].as<bool>();
-    } catch (...) {
-        return fail(translateException("leader lock"));
     }
 }
 

@@ -2,7 +2,6 @@
 // (tests/support harness), driven by a real Beast HTTP client and a real WebSocket client.
 #include "server_fixture.hpp"
 
-#include "loom/db/leader.hpp"
 #include "loom/db/notify.hpp"
 
 #include <atomic>
@@ -330,32 +329,6 @@ TEST_F(ServerTest, TwoInstancesFanOutThroughNotify) {
     auto m = c.read();
     EXPECT_EQ(m["type"], "event");
     EXPECT_EQ(m["event"]["id"], 42);
-}
-
-TEST_F(ServerTest, LeaderTakeoverWhenTheHolderGoesAway) {
-    auto first = std::make_unique<db::LeaderLock>(database(), 4242, std::chrono::milliseconds(100));
-    for (int i = 0; i < 100 && !first->isLeader(); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ASSERT_TRUE(first->isLeader());
-    db::LeaderLock second(database(), 4242, std::chrono::milliseconds(100));
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    EXPECT_FALSE(second.isLeader());
-    // The holder "dies": PostgreSQL ends its session (as when the process is killed), which
-    // releases the session-level advisory lock.
-    auto conn = connect();
-    auto killed = conn.queryValue(
-        "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = 'advisory' AND "
-        "objid = 4242 AND granted");
-    ASSERT_TRUE(killed) << killed.error().toString();
-    EXPECT_EQ(killed->value_or(""), "1");
-    bool tookOver = false;
-    for (int i = 0; i < 150 && !tookOver; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        tookOver = second.isLeader();
-    }
-    EXPECT_TRUE(tookOver);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    EXPECT_FALSE(first->isLeader());  // noticed its session is gone
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // loomd serve: the HTTP + WebSocket server on the embedded PostgreSQL (or --db URL), with the
 // telemetry hub (and --simulate), LISTEN/NOTIFY fan-out to other loomds on the same database
-// and the advisory-lock leader for singleton loops. Prints "loomd listening on URL" (flushed)
+// and the leader lease (db/leader.hpp) for singleton loops. Prints "loomd listening on URL" (flushed)
 // once it accepts connections; SIGINT/SIGTERM stop it cleanly.
 #include "loomd/commands.hpp"
 
@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
+#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -236,7 +237,14 @@ int runServe(ServeArgs args) {
     scraper.start();
     if (!targets->empty()) spdlog::info("telemetry: scraping {} exporter target(s)", targets->size());
     // The provisioning reconciler: started after the server, stopped before it (it publishes
-    // through the server's Services). Only the holder of the advisory lock reconciles.
+    // through the server's Services). Only the holder of the leader lease reconciles.
+    auto fenced = std::make_shared<std::atomic<std::int64_t>>(0);
+    services.addMetricsSource([fenced](std::string& out) {
+        out += "# HELP loom_leader_fenced_commits_total Reconciler commits refused because this "
+               "loomd's leader lease had moved on (a stalled leader's late writes).\n"
+               "# TYPE loom_leader_fenced_commits_total counter\n"
+               "loom_leader_fenced_commits_total " + std::to_string(fenced->load()) + "\n";
+    });
     std::unique_ptr<backend::ProvisioningService> provisioning;
     std::optional<std::jthread> provisioningLoop;
     if (auto executor = backend::makeExecutor(*execSettings)) {
@@ -244,6 +252,9 @@ int runServe(ServeArgs args) {
         popt.publish = [&services](std::string_view topic, nlohmann::json msg) {
             services.publish(topic == "phase" ? "provisioning" : topic, std::move(msg));
         };
+        // The reconciler runs under loomd's lease; its commits carry the lease's epoch.
+        popt.leadership = [&leader] { return leader.fence(); };
+        popt.onFenced = [fenced] { fenced->fetch_add(1); };
         provisioning = std::make_unique<backend::ProvisioningService>(db->database, executor,
                                                                       std::move(popt));
         provisioningLoop.emplace([&provisioning](std::stop_token st) { provisioning->runLoop(st); });

@@ -7,8 +7,9 @@
 // another loomd) reads the same state and goes on: a step whose commit was lost is run again
 // (executors are idempotent checks), a step that was committed is never committed twice.
 //
-// Only the leader reconciles: runLoop() holds a PostgreSQL session advisory lock on its own
-// connection (released by PostgreSQL when the process dies).
+// Only the leader reconciles: runLoop() runs passes while it holds loomd's leader lease
+// (db/leader.hpp), and each batch commits only if the lease is still held at the same epoch
+// (fencing: a leader that was stopped and resumed cannot write).
 //
 //   ProvisioningService svc(db, std::make_shared<SimulatedExecutor>(cfg), {});
 //   while (true) { auto s = svc.runOnce(); if (s && s->idle()) break; }
@@ -26,12 +27,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "loom/db/database.hpp"
+#include "loom/db/leader.hpp"
 #include "loom/inventory/error.hpp"
 #include "loom/provisioning/executor.hpp"
 
@@ -45,6 +48,12 @@ struct ProvisioningOptions {
     // Publishes stream messages: topic "provisioning" ({"type":"provisioning",...}) and
     // "phase" ({"type":"phase",...}). May be empty.
     std::function<void(std::string_view topic, nlohmann::json msg)> publish;
+    // runLoop's leadership: the current term's fencing token, nullopt when not leader (loomd
+    // passes its LeaderLock::fence). Empty: runLoop holds a lease of its own.
+    std::function<std::optional<db::Fence>()> leadership;
+    // Called when a batch commit was refused because the lease moved on (a stalled leader's
+    // late write; loomd counts them in /metrics). May be empty.
+    std::function<void()> onFenced;
 };
 
 struct PassStats {

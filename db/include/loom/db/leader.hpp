@@ -1,11 +1,19 @@
 // LeaderLock: one loomd of many on the same database runs the singleton loops (simulator,
-// reconciler, rollups). The leader holds a session-level pg_try_advisory_lock on a dedicated
-// connection; when its process dies, PostgreSQL ends the session and releases the lock, and
-// another loomd takes it on its next attempt (every `retry`, default 2 s). The holder checks its
-// session at the same interval and steps down at once when the connection is gone.
+// reconciler, rollups). Leadership is a lease row (leader_leases, migration 0008): the holder
+// renews it every `renew` (default 1 s) for `ttl` (default 5 s) on a dedicated connection;
+// another loomd takes it when it has expired, or at once when the holder's lease session is
+// gone (its process was killed: PostgreSQL ends the session). A holder that is stopped
+// (SIGSTOP, a long GC-like stall, a hung disk) keeps its session but stops renewing, so the
+// lease expires and is taken over within ttl + renew.
 //
-//   LeaderLock leader(database, kLoomLeaderKey);
-//   if (leader.isLeader()) simulator.step();
+// Every takeover increments the lease's epoch: a fencing token. A stalled leader that resumes
+// believes nothing (isLeader() is false once its own clock says the lease ran out), and a write
+// it had in flight is refused by the database: each leader-only transaction calls
+// checkFence() (db/src/fence.hpp) just before it commits, which locks the lease row and checks
+// holder, epoch and expiry.
+//
+//   LeaderLock leader(database);
+//   if (auto fence = leader.fence()) repo.commit(batch, *fence);
 #pragma once
 
 #include "loom/db/database.hpp"
@@ -13,30 +21,51 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 
 namespace loom::db {
 
-inline constexpr std::int64_t kLoomLeaderKey = 0x4c4f4f4d4c454144;  // "LOOMLEAD"
+// What a leader-only write carries: the database refuses it unless the lease `lease` is still
+// held by `holder` at `epoch`.
+struct Fence {
+    std::string lease;
+    std::string holder;
+    std::int64_t epoch = 0;
+};
+
+struct LeaseOptions {
+    std::string name = "loomd";
+    std::chrono::milliseconds ttl{5000};
+    std::chrono::milliseconds renew{1000};  // also the retry interval of a follower
+};
 
 class LeaderLock {
 public:
-    LeaderLock(Database database, std::int64_t key = kLoomLeaderKey,
-               std::chrono::milliseconds retry = std::chrono::seconds(2));
+    explicit LeaderLock(Database database, LeaseOptions options = {});
     ~LeaderLock();
     LeaderLock(const LeaderLock&) = delete;
     LeaderLock& operator=(const LeaderLock&) = delete;
 
-    bool isLeader() const { return leader_.load(); }
-    void stop();  // releases the lock (by closing the session)
+    // True while the lease is ours by our own clock: renewed less than ttl - renew ago.
+    bool isLeader() const;
+    // The fencing token of the current term; nullopt when not leader.
+    std::optional<Fence> fence() const;
+    const std::string& holder() const { return holder_; }
+    void stop();  // gives the lease up (expires it) and ends the session
 
 private:
     void run();
 
     Database database_;
-    std::int64_t key_;
-    std::chrono::milliseconds retry_;
-    std::atomic<bool> leader_{false}, stopping_{false};
+    LeaseOptions options_;
+    std::string holder_;  // host:pid:random, unique per LeaderLock
+    mutable std::mutex mutex_;
+    std::int64_t epoch_ = 0;
+    std::chrono::steady_clock::time_point validUntil_{};
+    std::atomic<bool> stopping_{false};
     std::thread thread_;
 };
 

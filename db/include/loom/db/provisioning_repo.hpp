@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "loom/db/database.hpp"
+#include "loom/db/leader.hpp"
 #include "loom/provisioning/gates.hpp"
 #include "loom/provisioning/lifecycle.hpp"
 #include "loom/provisioning/phase_plan.hpp"
@@ -115,6 +116,9 @@ struct Batch {
     std::vector<TimeoutMark> timeouts;
     std::vector<ConfigVersion> configs;  // one new version per switch, one config set
     std::string configReason;
+    // The leader's fencing token: the commit is refused (Conflict, nothing written) unless
+    // the lease is still held at this epoch. Unset: no check (tests, single-instance tools).
+    std::optional<Fence> fence;
 };
 
 struct BatchResult {
@@ -191,14 +195,8 @@ public:
     Result<std::vector<std::pair<std::string, std::string>>> hostStates();
     Result<std::int64_t> inventoryGeneration();
 
-    // Session-level advisory lock that makes this connection the reconciler leader; released
-    // when the connection closes (a killed leader loses it at once).
-    Result<bool> tryLeaderLock();
-
 private:
     Connection& conn_;
 };
-
-inline constexpr std::int64_t kReconcilerLockKey = 0x4c6f6f6d50726f76;  // "LoomProv"
 
 }  // namespace loom::db
