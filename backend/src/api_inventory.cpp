@@ -1,7 +1,9 @@
-// Inventory endpoints: list/get/patch of every kind, POST /apply, /summary and /hall.
+// Inventory endpoints: list/get/patch of every kind, POST /apply (idempotent with an
+// Idempotency-Key header), /summary and /hall.
 #include "loom/backend/hall_layout.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
+#include "loom/db/idempotency.hpp"
 #include "loom/db/inventory_query.hpp"
 #include "loom/db/inventory_repository.hpp"
 #include "loom/inventory/plan.hpp"
@@ -132,8 +134,54 @@ bool flag(const Request& req, std::string_view name) {
     return v && (*v == "true" || *v == "1" || v->empty());
 }
 
+// Idempotency-Key: printable ASCII, 1..200 characters (a UUID fits; the header is the id).
+Result<std::optional<std::string>> idempotencyKey(const Request& req) {
+    auto h = req.header("idempotency-key");
+    if (!h) return std::optional<std::string>{};
+    if (h->empty() || h->size() > 200)
+        return fail(Error::invalid("Idempotency-Key must be 1 to 200 characters", "Idempotency-Key"));
+    for (char c : *h)
+        if (c < 0x21 || c > 0x7e)
+            return fail(Error::invalid("Idempotency-Key must be printable ASCII without spaces",
+                                       "Idempotency-Key"));
+    return std::optional<std::string>{std::string(*h)};
+}
+
+Response replay(const db::IdempotentAnswer& a) {
+    auto body = nlohmann::json::parse(a.body, nullptr, false);
+    Response r = body.is_discarded() ? Response::text(a.body, "application/json", a.status)
+                                     : Response::ofJson(std::move(body), a.status);
+    r.headers.emplace_back("Idempotent-Replayed", "true");
+    return r;
+}
+
 Result<Response> apply(const Request& req, Services& services) {
     if (req.body.empty()) return fail(Error::invalid("the request needs a Cluster spec body"));
+    auto key = idempotencyKey(req);
+    if (!key) return fail(key.error());
+    bool dryRun = flag(req, "dryRun");
+    bool prune = flag(req, "prune");
+    const std::string actor = req.principal.name.empty() ? "loomd" : req.principal.name;
+    // What the key stands for: a retry must ask for the same thing. Dry runs write nothing
+    // and are not recorded.
+    std::string request;
+    if (*key && !dryRun) {
+        request = std::string("POST /api/v1/apply prune=") + (prune ? "1" : "0") + "\n";
+        request.append(req.body);
+        auto prior = db::findIdempotent(req.db(), actor, **key, request);
+        if (!prior) return fail(prior.error());
+        if (*prior) {
+            if (!(*prior)->sameRequest)
+                return Response::ofJson(
+                    {{"error",
+                      {{"code", "idempotency_key_reused"},
+                       {"message", "this Idempotency-Key was used for a different apply request "
+                                   "(another body or prune flag); use a new key per request"},
+                       {"path", "Idempotency-Key"}}}},
+                    422);
+            return replay(**prior);
+        }
+    }
     inventory::SpecLimits limits;
     limits.maxBytes = kApplyBodyLimit;
     // The spec parser reads YAML and JSON alike, with document paths and lines in errors.
@@ -141,23 +189,45 @@ Result<Response> apply(const Request& req, Services& services) {
     if (!desired) return fail(desired.error());
     auto snap = db::loadSnapshot(req.db());
     if (!snap) return fail(snap.error());
-    bool dryRun = flag(req, "dryRun");
-    auto p = inventory::plan(*desired, snap->inventory, {.prune = flag(req, "prune")});
+    auto p = inventory::plan(*desired, snap->inventory, {.prune = prune});
     nlohmann::json out{{"plan", planJson(p)}, {"applied", false}, {"dryRun", dryRun}};
-    if (dryRun || p.empty()) return Response::ofJson(std::move(out));
+    if (dryRun) return Response::ofJson(std::move(out));
+    if (p.empty()) {
+        if (*key) {
+            if (auto r = db::recordIdempotent(req.db(), actor, **key, request, 200, out.dump()); !r)
+                return fail(r.error());
+        }
+        return Response::ofJson(std::move(out));
+    }
+    auto answer = [out](const db::ApplyResult& r) {
+        nlohmann::json a = out;
+        a["applied"] = true;
+        a["result"] = {{"created", r.created},
+                       {"updated", r.updated},
+                       {"deleted", r.deleted},
+                       {"generation", r.generation}};
+        return a;
+    };
     db::ApplyOptions opts;
-    opts.actor = req.principal.name.empty() ? "loomd" : req.principal.name;
+    opts.actor = actor;
     opts.expectedGeneration = snap->generation;
+    if (*key)
+        opts.idempotency = db::ApplyOptions::Idempotency{
+            actor, **key, request, 200,
+            [answer](const db::ApplyResult& r) { return answer(r).dump(); }};
     auto r = db::applyPlan(req.db(), p, *desired, opts);
-    if (!r) return fail(r.error());
-    out["applied"] = true;
-    out["result"] = {{"created", r->created},
-                     {"updated", r->updated},
-                     {"deleted", r->deleted},
-                     {"generation", r->generation}};
+    if (!r) {
+        // The same key may have committed meanwhile (a concurrent retry): its answer is ours.
+        if (*key && r.error().code == Errc::Conflict) {
+            if (auto prior = db::findIdempotent(req.db(), actor, **key, request);
+                prior && *prior && (*prior)->sameRequest)
+                return replay(**prior);
+        }
+        return fail(r.error());
+    }
     services.inventoryChanged();
     services.publish("inventory", {{"type", "inventory"}, {"generation", r->generation}});
-    return Response::ofJson(std::move(out));
+    return Response::ofJson(answer(*r));
 }
 
 }  // namespace

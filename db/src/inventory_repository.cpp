@@ -1,6 +1,7 @@
 #include "loom/db/inventory_repository.hpp"
 
 #include "copy_text.hpp"
+#include "idempotency_tx.hpp"
 #include "loom/db/native.hpp"
 
 #include <pqxx/tablewriter>
@@ -627,6 +628,9 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             "updated_at = now() WHERE id = 1",
             generation + 1, desired.cluster, std::string(fabricTypeName(desired.fabric)));
         result.generation = generation + 1;
+        if (const auto& idem = options.idempotency)
+            storeIdempotent(tx, idem->actor, idem->key, idem->request, idem->status,
+                            idem->body ? idem->body(result) : std::string("{}"));
         report(options, "commit", 0, 0);
         tx.commit();
         return result;

@@ -2,8 +2,10 @@
 #include "loomctl/commands.hpp"
 #include "loomctl/context.hpp"
 
+#include <chrono>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 namespace loom::loomctl {
 
@@ -16,6 +18,8 @@ struct ApplyOptions {
     bool dryRun = false;
     bool prune = false;
     std::string output;  // "" (plan text), json or yaml
+    std::string idempotencyKey;  // default: a random one per invocation
+    int retries = 3;
 };
 
 std::size_t num(const json& o, const char* key) {
@@ -105,7 +109,11 @@ void printPlan(const json& plan, bool applied, bool dryRun) {
 }
 
 // Sends the spec; the progress bar follows the upload, then waits for the server's answer.
-json sendSpec(client::Client& client, const std::string& file, bool dryRun, bool prune) {
+// An apply carries an Idempotency-Key and is retried with the same key when the server was
+// unavailable or the connection failed (the answer may have been lost after the apply
+// committed: the server then returns the first result instead of applying again).
+json sendSpec(client::Client& client, const std::string& file, bool dryRun, bool prune,
+              std::string key = {}, int retries = 0) {
     std::string body = readInput(file);
     if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
         failWith(Error::invalid((file == "-" ? std::string("stdin") : file) + " is empty"));
@@ -123,8 +131,17 @@ json sendSpec(client::Client& client, const std::string& file, bool dryRun, bool
         bar.update(done, total);
         if (done == total) bar.status(dryRun ? "planning on the server..." : "applying on the server...");
     };
-    auto r = client.call("POST", "/api/v1/apply" + (q.empty() ? "" : "?" + client::queryString(q)),
-                         std::move(opts));
+    if (!dryRun) opts.headers.emplace_back("Idempotency-Key", key.empty() ? client::newIdempotencyKey() : key);
+    const std::string target = "/api/v1/apply" + (q.empty() ? "" : "?" + client::queryString(q));
+    auto r = client.call("POST", target, opts);
+    for (int attempt = 1; !dryRun && attempt <= retries && !r && r.error().code == Errc::Unavailable;
+         ++attempt) {
+        bar.done();
+        std::cerr << "loomctl: " << r.error().message << "; retrying (" << attempt << "/"
+                  << retries << ", same Idempotency-Key)\n";
+        std::this_thread::sleep_for(std::chrono::seconds(attempt));
+        r = client.call("POST", target, opts);
+    }
     bar.done();
     if (!r) {
         // A spec error names the file as well as the place in it (file:line: path: message).
@@ -141,7 +158,7 @@ json sendSpec(client::Client& client, const std::string& file, bool dryRun, bool
 
 void runApply(const ApplyOptions& o) {
     auto client = makeClient();
-    json r = sendSpec(client, o.file, o.dryRun, o.prune);
+    json r = sendSpec(client, o.file, o.dryRun, o.prune, o.idempotencyKey, o.retries);
     if (o.output == "json") {
         std::cout << r.dump(2) << '\n';
         return;
@@ -180,6 +197,12 @@ void addApplyCommands(CLI::App& app) {
     apply->add_flag("--prune", o->prune, "delete what the spec no longer names");
     apply->add_option("-o,--output", o->output, "json or yaml: the server's full answer")
         ->check(CLI::IsMember({"json", "yaml"}));
+    apply->add_option("--idempotency-key", o->idempotencyKey,
+                      "the request's Idempotency-Key (default: a random one per invocation); "
+                      "the same key again returns the first result instead of applying twice");
+    apply->add_option("--retries", o->retries,
+                      "retries with the same key when the server is unavailable (default 3)")
+        ->check(CLI::Range(0, 20));
     apply->callback([o] { runApply(*o); });
 
     auto file = std::make_shared<std::string>();

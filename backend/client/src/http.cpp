@@ -19,6 +19,8 @@
 #include <boost/beast/websocket/ssl.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <random>
 #include <cctype>
 #include <exception>
 
@@ -200,6 +202,13 @@ Error errorFromResponse(const HttpResponse& r) {
 
 bool isConnectionError(const Error& e) {
     return e.code == Errc::Unavailable && std::string_view(e.message).starts_with(kConnectPrefix);
+}
+
+std::string newIdempotencyKey() {
+    std::random_device rd;
+    char key[33];
+    std::snprintf(key, sizeof key, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+    return key;
 }
 
 Client::Client(ClientConfig cfg) : cfg_(std::move(cfg)) {

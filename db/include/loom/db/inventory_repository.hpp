@@ -56,6 +56,8 @@ Result<inventory::Inventory> loadInventory(Connection& conn);
 // Called from the thread running applyPlan, at most every few thousand rows.
 using ProgressFn = std::function<void(std::string_view stage, std::size_t done, std::size_t total)>;
 
+struct ApplyResult;
+
 struct ApplyOptions {
     std::string actor = "loomd";
     // The generation the plan was computed against (Snapshot::generation); nullopt: no check.
@@ -66,6 +68,14 @@ struct ApplyOptions {
     // always logged per entity. Measured on the 24k cluster: see bench/README.md.
     std::size_t maxCreateLogRows = 10'000;
     ProgressFn progress;
+    // With a key: the answer (status, body(result)) is stored under it in the apply's own
+    // transaction (db/idempotency.hpp), so it commits exactly when the apply does.
+    struct Idempotency {
+        std::string actor, key, request;
+        int status = 200;
+        std::function<std::string(const ApplyResult&)> body;
+    };
+    std::optional<Idempotency> idempotency;
 };
 
 struct ApplyResult {

@@ -116,6 +116,10 @@ Error errorFromResponse(const HttpResponse& r);
 // Whether an error came from not reaching the server at all (DNS, refused, timeout, TLS).
 bool isConnectionError(const Error& e);
 
+// A random Idempotency-Key (32 hex digits): one per logical request, sent again unchanged on
+// that request's retries so the server answers a retry with the first result.
+std::string newIdempotencyKey();
+
 class Client {
 public:
     explicit Client(ClientConfig cfg);
