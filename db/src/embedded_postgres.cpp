@@ -496,8 +496,15 @@ Result<void> EmbeddedPostgres::run() {
         pqxx::connection& conn = *opened;
         pqxx::nontransaction tx(conn);
         if (tx.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", options_.database)
-                .empty())
-            tx.exec("CREATE DATABASE " + quoteIdentifier(options_.database));
+                .empty()) {
+            try {
+                tx.exec("CREATE DATABASE " + quoteIdentifier(options_.database));
+            } catch (const pqxx::sql_error& e) {
+                // A killed loomd's CREATE DATABASE still running on the server committed
+                // between our check and ours: the database is there, which is all we want.
+                if (e.sqlstate() != "42P04") throw;
+            }
+        }
     } catch (...) {
         return fail(translateException("embedded PostgreSQL on " + dir.string()));
     }
