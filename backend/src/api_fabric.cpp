@@ -9,37 +9,91 @@
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 #include <mutex>
+#include <unordered_map>
 
 namespace loom::backend {
 
 namespace {
 
+// The stored state of a cable as the router sees it. Switches stay as built (planned
+// switches count as up): a switch is in service through its cables, which follow the racks
+// (provisioning/link_service.hpp).
+fabric::LinkState routedState(std::string_view stored) { return fabric::linkStateFrom(stored, false); }
+
+// The routing state of the live inventory: rebuilt when the structure changes (an apply),
+// and rerouted incrementally when only states change (a rack moved, a link drained) — a copy
+// of the router with the changed links set, so requests holding the old one are undisturbed.
 struct FabricState {
     std::mutex mutex;
-    const inventory::Inventory* builtFrom = nullptr;
-    std::shared_ptr<const inventory::Inventory> keepAlive;
+    std::shared_ptr<const inventory::Inventory> builtFrom;
+    std::int64_t builtLayout = 0;
+    // Router link ids by name (a snapshot's vectors follow the tables' order, which moves).
+    std::unordered_map<std::string, std::int32_t> topoLinkByName;
     std::shared_ptr<const fabric::Router> router;
     std::int64_t version = 0;
+    std::vector<float> lastDegradation;  // what the stream was last told
 
     Result<std::shared_ptr<const fabric::Router>> get(Services& services) {
         auto inv = services.inventory();
-        if (!inv) return fail(Error::unavailable("the inventory is still loading; retry shortly"));
+        auto layout = services.layout();
+        if (!inv || !layout) return fail(Error::unavailable("the inventory is still loading; retry shortly"));
         std::lock_guard lock(mutex);
-        if (inv.get() != builtFrom || !router) {
-            // Planned links route as up: a freshly applied hall is all "planned", and its
-            // routing is what the configs are generated for before racks go live.
-            auto topo = fabric::buildTopology(*inv, fabric::BuildOptions{.plannedIsUp = true});
-            if (!topo) return fail(topo.error());
-            router = std::make_shared<const fabric::Router>(std::move(*topo));
-            builtFrom = inv.get();
-            keepAlive = inv;
-            ++version;
+        if (inv == builtFrom && router) return router;
+        if (router && layout->layoutVersion() == builtLayout) {
+            std::vector<std::pair<std::int32_t, fabric::LinkState>> changes;
+            const auto& t = router->topology();
+            for (const auto& l : inv->links) {
+                auto it = topoLinkByName.find(l.name);
+                if (it == topoLinkByName.end()) continue;
+                const auto want = routedState(l.state);
+                if (t.linkState[it->second] != want) changes.emplace_back(it->second, want);
+            }
+            if (!changes.empty()) {
+                auto next = std::make_shared<fabric::Router>(*router);
+                next->setLinkStates(changes);
+                router = std::move(next);
+                ++version;
+            }
+            builtFrom = inv;
+            return router;
         }
+        auto topo = fabric::buildTopology(*inv, fabric::BuildOptions{.plannedIsUp = true});
+        if (!topo) return fail(topo.error());
+        topoLinkByName.clear();
+        for (std::int32_t l = 0; l < topo->linkCount(); ++l) topoLinkByName.emplace(topo->linkNames[l], l);
+        for (const auto& l : inv->links)
+            if (auto it = topoLinkByName.find(l.name); it != topoLinkByName.end())
+                topo->linkState[it->second] = routedState(l.state);
+        router = std::make_shared<const fabric::Router>(std::move(*topo));
+        builtFrom = inv;
+        builtLayout = layout->layoutVersion();
+        ++version;
         return router;
     }
 };
+
+// The wire form of the degradation map (docs/api.md): racks not in service carry null and
+// "inService": false instead of a misleading 0 %.
+nlohmann::json degradationJson(const fabric::Router& r, const std::vector<float>& map) {
+    // By rack name: the topology's order follows the tables' and may differ between two loomds
+    // or across a restart; what a user sees must not.
+    const auto& names = r.topology().rackNames;
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < names.size() && i < map.size(); ++i) order.push_back(i);
+    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return names[a] < names[b]; });
+    auto racks = nlohmann::json::array();
+    for (auto i : order) {
+        const bool in = map[i] != fabric::kRackNotInService;
+        racks.push_back({{"name", names[i]},
+                         {"busBwNormalized", in ? nlohmann::json(map[i]) : nlohmann::json()},
+                         {"inService", in}});
+    }
+    return racks;
+}
 
 Result<std::int32_t> switchOf(const fabric::Router& r, std::string_view name) {
     auto sw = r.topology().findSwitch(name);
@@ -53,6 +107,21 @@ Result<std::int32_t> switchOf(const fabric::Router& r, std::string_view name) {
 
 void registerFabricRoutes(Router& router, Services& services) {
     auto state = std::make_shared<FabricState>();
+    // Every live change reroutes at once (not at the next request) and, when the degradation
+    // map changed, pushes it on the "inventory" topic: {"type": "degradation", "racks": [...]}.
+    services.onLiveChange([state, &services] {
+        auto r = state->get(services);
+        if (!r) return;
+        auto map = fabric::degradationMap(**r);
+        {
+            std::lock_guard lock(state->mutex);
+            if (map == state->lastDegradation) return;
+            state->lastDegradation = map;
+        }
+        services.publishLocal("inventory", {{"type", "degradation"},
+                                            {"routingVersion", state->version},
+                                            {"racks", degradationJson(**r, map)}});
+    });
     RouteOptions noDb{.needsDb = false};
     router.add(
         "GET", "/api/v1/fabric/routes/{switch}", Role::Viewer,
@@ -155,11 +224,8 @@ void registerFabricRoutes(Router& router, Services& services) {
             auto r = state->get(services);
             if (!r) return fail(r.error());
             auto map = fabric::degradationMap(**r);
-            auto racks = nlohmann::json::array();
-            const auto& names = (*r)->topology().rackNames;
-            for (std::size_t i = 0; i < names.size() && i < map.size(); ++i)
-                racks.push_back({{"name", names[i]}, {"busBwNormalized", map[i]}});
-            return Response::ofJson({{"racks", std::move(racks)}});
+            return Response::ofJson({{"racks", degradationJson(**r, map)},
+                                     {"routingVersion", state->version}});
         },
         noDb);
     router.add(
@@ -191,6 +257,18 @@ void registerFabricRoutes(Router& router, Services& services) {
                                {"b", t.switchNames[k.second]},
                                {"links", v[0]},
                                {"up", v[1]}});
+            // Stable for users (the switch ids follow the tables' order).
+            auto byNames = [](const nlohmann::json& x, const nlohmann::json& y) {
+                return std::tie(x["a"].get_ref<const std::string&>(), x["b"].get_ref<const std::string&>()) <
+                       std::tie(y["a"].get_ref<const std::string&>(), y["b"].get_ref<const std::string&>());
+            };
+            std::sort(out.begin(), out.end(), byNames);
+            std::stable_sort(switches.begin(), switches.end(), [](const auto& x, const auto& y) {
+                const int tx = x["tier"].template get<int>(), ty = y["tier"].template get<int>();
+                if (tx != ty) return tx < ty;
+                return x["name"].template get_ref<const std::string&>() <
+                       y["name"].template get_ref<const std::string&>();
+            });
             return Response::ofJson({{"cluster", t.cluster},
                                      {"fabric", std::string(inventory::fabricTypeName(t.type))},
                                      {"switches", std::move(switches)},

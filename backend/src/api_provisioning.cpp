@@ -58,6 +58,7 @@ Result<Response> listPhases(const Request& req) {
                          {"inFlight", pr.inFlight},
                          {"notStarted", pr.notStarted},
                          {"failed", pr.failed},
+                         {"drained", pr.drained},
                          {"inServicePercent", pr.inServicePercent}};
         if (p.ordinal < static_cast<int>(plan->phases.size())) {
             const auto& ph = plan->phases[p.ordinal];
@@ -143,8 +144,12 @@ void registerProvisioningRoutes(Router& router, Services& services) {
         }
         if (action != "advance" && action != "fail" && action != "drain" && action != "repair")
             return fail(Error::notFound("no rack action '" + action + "' (advance, fail, drain, repair, lldp)"));
-        auto r = repo.rackAction(rack, action, bodyReason(req), req.principal.name);
+        // The rack's own cables change state with it, in the same transaction; the links that
+        // serve its zone follow from the leader's live-state sync (link_service.hpp).
+        auto r = repo.rackAction(rack, action, bodyReason(req), req.principal.name,
+                                 services.linksOfRack(rack));
         if (!r) return fail(r.error());
+        services.inventoryChanged();
         json msg{{"type", "provisioning"},
                  {"rack", r->rack},
                  {"from", prov::stateName(r->from)},
@@ -160,6 +165,7 @@ void registerProvisioningRoutes(Router& router, Services& services) {
         db::ProvisioningRepo repo(req.db());
         auto r = repo.quarantineHost(req.param("name"), bodyReason(req), req.principal.name);
         if (!r) return fail(r.error());
+        services.inventoryChanged();
         services.publish("provisioning", {{"type", "provisioning"},
                                           {"host", r->host},
                                           {"from", prov::stateName(r->from)},

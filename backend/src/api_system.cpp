@@ -39,6 +39,8 @@ void registerSystemRoutes(Router& router, Server::Impl& s) {
                 return fail(Error::unavailable("migrations not applied: schema version " +
                                                std::to_string(have) + ", this loomd needs " +
                                                std::to_string(want)));
+            if (!s.liveLoaded)
+                return fail(Error::unavailable("live state not loaded yet (inventory, layout)"));
             if (s.readyCheck) {
                 auto r = s.readyCheck(*req.connection);
                 if (!r) return fail(r.error());

@@ -58,6 +58,9 @@ std::optional<std::string> strParam(const Request& req, std::string_view name) {
 Result<Response> postTelemetry(Services& services, const Request& req) {
     TelemetryHub* hub = services.hub();
     if (!hub) return fail(Error::unavailable("the telemetry hub is not running"));
+    // Before the live state is loaded every sample would be "unknown": refuse, do not drop.
+    if (!services.liveReady())
+        return fail(Error::unavailable("loomd is still loading its live state; retry shortly"));
     auto ct = req.header("content-type");
     if (ct && !ct->empty() && ct->rfind("text/plain", 0) != 0 &&
         ct->rfind("application/openmetrics-text", 0) != 0 && ct->rfind("text/", 0) != 0)

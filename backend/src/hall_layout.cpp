@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loom/provisioning/link_service.hpp"
+
 namespace loom::backend {
 namespace {
 
@@ -38,11 +40,25 @@ int trailingNumber(std::string_view s) {
     return n;
 }
 
+AdminState adminOf(provisioning::LinkService s) {
+    switch (s) {
+        case provisioning::LinkService::Active: return AdminState::InService;
+        case provisioning::LinkService::Drained: return AdminState::Drained;
+        case provisioning::LinkService::Down: return AdminState::Down;
+        case provisioning::LinkService::NotInService: break;
+    }
+    return AdminState::NotInService;
+}
+
 AdminState linkAdminOf(std::string_view state) {
-    if (state == "planned") return AdminState::NotInService;
-    if (state == "drained") return AdminState::Drained;
-    if (state == "down") return AdminState::Down;
-    return AdminState::InService;
+    return adminOf(provisioning::parseLinkService(state).value_or(provisioning::LinkService::Active));
+}
+
+// A GPU is in service exactly when its rack's cables are (link_service.hpp: in_service and
+// draining), drained with a drained rack, down with a failed one.
+AdminState rackAdminOf(std::string_view rackState) {
+    auto s = provisioning::parseRackState(rackState);
+    return adminOf(provisioning::linkServiceFor(s.value_or(provisioning::RackState::Planned)));
 }
 
 }  // namespace
@@ -136,11 +152,7 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
                 L.gpuRack_.push_back(ri);
                 L.gpuLocal_.push_back(static_cast<std::int8_t>(g->index));
                 bool quarantined = g->state == "quarantined" || h->state == "quarantined";
-                bool inService = r.state == "in_service" || r.state == "planned" ||
-                                 r.state.empty();  // planned racks still report when simulated
-                L.gpuAdmin_.push_back(quarantined ? AdminState::Quarantined
-                                      : inService ? AdminState::InService
-                                                  : AdminState::NotInService);
+                L.gpuAdmin_.push_back(quarantined ? AdminState::Quarantined : rackAdminOf(r.state));
                 L.gpuByName_.emplace(g->name, gi);
                 if (!g->uuid.empty()) L.gpuByUuid_.emplace(g->uuid, gi);
             }
@@ -273,6 +285,15 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
         if (layoutVersion == 0) layoutVersion = 1;
     }
     L.layoutVersion_ = layoutVersion;
+    // The states drawn over that structure: any rack, GPU or link state change gives a new
+    // stateVersion (the packed telemetry arrays keep their order; clients refetch /hall).
+    std::uint64_t h = NameHash::mix(NameHash::kBasis, std::to_string(layoutVersion));
+    for (const auto& r : L.racks_) h = NameHash::mix(h, r.state);
+    h = NameHash::mix(h, std::string_view(reinterpret_cast<const char*>(L.gpuAdmin_.data()),
+                                          L.gpuAdmin_.size()));
+    h = NameHash::mix(h, std::string_view(reinterpret_cast<const char*>(L.linkAdmin_.data()),
+                                          L.linkAdmin_.size()));
+    L.stateVersion_ = static_cast<std::int64_t>(h & ((1ull << 53) - 1));
     return L;
 }
 
@@ -330,6 +351,7 @@ nlohmann::json HallLayout::toJson() const {
     j["cluster"] = cluster_;
     j["fabric"] = std::string(inventory::fabricTypeName(fabric_));
     j["layoutVersion"] = layoutVersion_;
+    j["stateVersion"] = stateVersion_;
     auto zones = json::array();
     for (const auto& z : zones_) zones.push_back({{"name", z}});
     j["zones"] = std::move(zones);

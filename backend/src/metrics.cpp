@@ -89,6 +89,15 @@ void Metrics::appendTo(std::string& out) const {
             double(streamTicks.load()));
     gauge("loom_stream_tick_seconds", "Duration of the last stream tick.",
           streamTickSeconds.load());
+    counter("loom_live_reloads_total", "Live-state reloads (inventory and states from the database).",
+            double(liveReloads.load()));
+    counter("loom_live_reload_failures_total", "Live-state reloads that failed (retried each second).",
+            double(liveReloadFailures.load()));
+    counter("loom_live_link_fixes_total",
+            "Links whose stored state the leader set to follow their racks' states.",
+            double(liveLinkFixes.load()));
+    gauge("loom_live_reload_seconds", "Duration of the last live-state reload.",
+          liveReloadSeconds.load());
 }
 
 }  // namespace loom::backend

@@ -29,6 +29,8 @@ public:
         wsSlowDisconnects{0}, wsSnapshotsResent{0};
     std::atomic<std::uint64_t> streamTicks{0};
     std::atomic<double> streamTickSeconds{0};
+    std::atomic<std::uint64_t> liveReloads{0}, liveReloadFailures{0}, liveLinkFixes{0};
+    std::atomic<double> liveReloadSeconds{0};
 
 private:
     struct Hist {

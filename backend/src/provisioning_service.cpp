@@ -19,6 +19,7 @@
 #include "loom/fabric/export.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
+#include "loom/provisioning/link_service.hpp"
 #include "loom/provisioning/reconciler.hpp"
 
 namespace loom::backend {
@@ -110,6 +111,26 @@ struct ProvisioningService::Impl {
     bool fabricDirty = true;
     bool configsLoaded = false;
     std::unordered_map<std::string, std::pair<int, std::string>> lastConfig;
+    std::unordered_map<std::string, std::int32_t> topoLinkByName;  // router link ids
+    std::shared_ptr<const inventory::Inventory> syncedFrom;         // last live snapshot applied
+
+    // Link states others changed (operator actions, the leader's live sync) reach the router
+    // incrementally; the reconciler's own changes are already in it (no-ops here).
+    void syncRouter() {
+        if (!router || !opt.liveInventory) return;
+        auto inv = opt.liveInventory();
+        if (!inv || inv == syncedFrom) return;
+        syncedFrom = inv;
+        std::vector<std::pair<std::int32_t, fabric::LinkState>> changes;
+        const auto& t = router->topology();
+        for (const auto& l : inv->links) {
+            auto it = topoLinkByName.find(l.name);
+            if (it == topoLinkByName.end()) continue;
+            const auto want = fabric::linkStateFrom(l.state, false);
+            if (t.linkState[it->second] != want) changes.emplace_back(it->second, want);
+        }
+        if (!changes.empty()) router->setLinkStates(changes);
+    }
 
     Result<db::Connection*> connection() {
         if (!conn) {
@@ -169,19 +190,17 @@ struct ProvisioningService::Impl {
                 spdlog::warn("provisioning: fabric topology unavailable, enablement without "
                              "routing: {}", topo.error().toString());
             } else {
-                std::unordered_map<std::string_view, std::int32_t> linkId;
-                for (std::int32_t i = 0; i < topo->linkCount(); ++i) linkId[topo->linkNames[i]] = i;
-                std::unordered_map<std::string_view, std::string_view> linkState;
-                for (const auto& l : inv->links) linkState[l.name] = l.state;
+                topoLinkByName.clear();
+                for (std::int32_t i = 0; i < topo->linkCount(); ++i)
+                    topoLinkByName.emplace(topo->linkNames[i], i);
+                // Every cable as stored: the stored states follow the racks (link_service.hpp).
+                for (const auto& l : inv->links)
+                    if (auto it = topoLinkByName.find(l.name); it != topoLinkByName.end())
+                        topo->linkState[it->second] = fabric::linkStateFrom(l.state, false);
                 for (auto& [name, rc] : racks) {
                     for (const auto& ln : rc.links)
-                        if (auto it = linkId.find(ln); it != linkId.end()) {
+                        if (auto it = topoLinkByName.find(ln); it != topoLinkByName.end())
                             rc.topoLinks.push_back(it->second);
-                            // A rack's cables carry traffic only once it is in service; the
-                            // core (CTSW/ATSW) has no rack and is routed as up.
-                            if (linkState[ln] == "planned")
-                                topo->linkState[it->second] = fabric::LinkState::NotInService;
-                        }
                     for (std::int32_t s = 0; s < topo->switchCount(); ++s)
                         if (topo->switchTier[s] == 1 && topo->switchRack[s] != fabric::kNone &&
                             topo->rackNames[topo->switchRack[s]] == name)
@@ -322,6 +341,7 @@ Result<PassStats> ProvisioningService::runOnce() {
     }
     const auto& plan = *I.plan;
     if (auto ok = I.loadContext(repo); !ok) return fail(ok.error());
+    I.syncRouter();
     auto hs = repo.hostStates();
     if (!hs) return fail(hs.error());
     std::unordered_map<std::string, HostState> hostState;
@@ -547,12 +567,15 @@ Result<PassStats> ProvisioningService::runOnce() {
                 if (auto it = hostState.find(h); it != hostState.end() && it->second == from)
                     ch.hosts.push_back({h, from, to});
         };
-        if (j.outcome.ok && isFabricStep(j.kind) && rc) {
-            ch.linkNames = rc->links;
-            ch.linkState = j.kind == prov::StepKind::FabricEnable ? "active" : "drained";
-            fabricRacks.push_back(rv.name);
-        }
         auto d = rec.judge(rv, a, j.outcome, state.nowMs);
+        // The rack's cables take the state its new state gives them (link_service.hpp: the
+        // same rule as operator actions and the leader's live sync, so every path agrees).
+        if (d.transition && rc &&
+            prov::linkServiceFor(d.to) != prov::linkServiceFor(a.from)) {
+            ch.linkNames = rc->links;
+            ch.linkState = std::string(prov::linkStateName(prov::linkServiceFor(d.to)));
+            if (isFabricStep(j.kind)) fabricRacks.push_back(rv.name);
+        }
         ch.transition = d.transition;
         ch.to = d.transition ? d.to : a.from;
         ch.attempts = d.attempts;

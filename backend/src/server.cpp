@@ -3,6 +3,8 @@
 #include "loom/backend/auth.hpp"
 #include "loom/backend/hall_layout.hpp"
 #include "loom/db/inventory_repository.hpp"
+#include "loom/db/notify.hpp"
+#include "loom/db/provisioning_repo.hpp"
 #include "loom/db/token_repo.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -36,7 +38,33 @@ public:
         }
         s_.publishLocal(t, std::move(message));
     }
+    void publishLocal(std::string_view topic, nlohmann::json message) override {
+        s_.publishLocal(std::string(topic), std::move(message));
+    }
     void inventoryChanged() override { s_.reloadInventory(); }
+    bool liveReady() const override { return s_.liveLoaded.load(); }
+    std::vector<std::string> linksOfRack(std::string_view rack) const override {
+        std::shared_ptr<const inventory::Inventory> inv;
+        std::shared_ptr<const provisioning::LinkOwners> owners;
+        {
+            std::lock_guard lock(s_.stateMutex);
+            inv = s_.inventory;
+            owners = s_.linkOwners;
+        }
+        std::vector<std::string> out;
+        if (!inv || !owners) return out;
+        std::int32_t r = -1;
+        for (std::size_t i = 0; i < inv->racks.size(); ++i)
+            if (inv->racks[i].name == rack) r = static_cast<std::int32_t>(i);
+        if (r < 0) return out;
+        for (std::size_t i = 0; i < owners->rack.size() && i < inv->links.size(); ++i)
+            if (owners->rack[i] == r) out.push_back(inv->links[i].name);
+        return out;
+    }
+    void onLiveChange(std::function<void()> hook) override {
+        std::lock_guard lock(s_.stateMutex);
+        s_.inventoryHooks.push_back(std::move(hook));
+    }
     std::shared_ptr<const HallLayout> layout() const override {
         std::lock_guard lock(s_.stateMutex);
         return s_.layout;
@@ -215,6 +243,15 @@ void Server::Impl::startTick() {
 void Server::Impl::tick() {
     auto t0 = std::chrono::steady_clock::now();
     metrics.streamTicks.fetch_add(1);
+    // A failed reload is retried; so is one after the LISTEN connection comes back, since
+    // changes NOTIFYed while it was down were never heard.
+    bool retry = reloadRetry.exchange(false);
+    if (peerConnected) {
+        const bool up = peerConnected();
+        if (up && !peerWasConnected) retry = true;
+        peerWasConnected = up;
+    }
+    if (retry) reloadInventory();
     if (!topicSource) return;
     std::lock_guard baseLock(streamBaseMutex);
     auto clientsNow = liveClients();
@@ -273,37 +310,111 @@ void Server::Impl::tick() {
 }
 
 void Server::Impl::reloadInventory() {
-    if (!pool) return;
-    pool->post([this](db::Connection* conn) {
+    if (!pool || stopping) return;
+    {
+        std::lock_guard lock(reloadMutex);
+        if (reloadRunning) {
+            reloadPending = true;  // the running reload goes round once more
+            return;
+        }
+        reloadRunning = true;
+    }
+    pool->post([this](db::Connection* conn) { runReloads(conn); });
+}
+
+void Server::Impl::runReloads(db::Connection* conn) {
+    // A burst of changes (a 192-rack phase moving) costs the reload that is running plus one.
+    for (int fixes = 0;;) {
+        {
+            std::lock_guard lock(reloadMutex);
+            reloadPending = false;
+        }
+        bool again = false;
         if (!conn) {
-            spdlog::warn("inventory reload: database unreachable");
+            metrics.liveReloadFailures.fetch_add(1);
+            reloadRetry = true;
+            spdlog::warn("live state reload: database unreachable; retrying every second");
+        } else {
+            try {
+                again = reloadOnce(*conn) && ++fixes < 3;
+            } catch (const std::exception& e) {
+                metrics.liveReloadFailures.fetch_add(1);
+                reloadRetry = true;
+                spdlog::error("live state reload: {}", e.what());
+            }
+        }
+        std::lock_guard lock(reloadMutex);
+        if (stopping || (!reloadPending && !again)) {
+            reloadRunning = false;
             return;
         }
-        auto inv = db::loadInventory(*conn);
-        if (!inv) {
-            spdlog::warn("inventory reload: {}", inv.error().toString());
-            return;
+    }
+}
+
+bool Server::Impl::reloadOnce(db::Connection& conn) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto inv = db::loadInventory(conn);
+    if (!inv) {
+        metrics.liveReloadFailures.fetch_add(1);
+        reloadRetry = true;
+        spdlog::warn("live state reload: {}", inv.error().toString());
+        return false;
+    }
+    auto snapshot = std::make_shared<const inventory::Inventory>(std::move(*inv));
+    auto newLayout = std::make_shared<const HallLayout>(HallLayout::build(*snapshot));
+    // Indexed like this snapshot's vectors, whose order is the tables' (it moves when rows are
+    // updated): rebuilt with every snapshot, never carried over.
+    auto owners = std::make_shared<const provisioning::LinkOwners>(
+        provisioning::LinkOwners::of(*snapshot));
+    // The leader keeps the stored link states what the racks' states say (link_service.hpp):
+    // the links serving a zone follow its racks, and anything a crash or an older loomd left
+    // behind is repaired. Its own write's NOTIFY and the loop below reload the result.
+    if (!isLeader || isLeader()) {
+        const auto want = provisioning::desiredLinkStates(*owners, provisioning::rackStatesOf(*snapshot));
+        std::vector<std::string> names, states;
+        for (std::size_t i = 0; i < snapshot->links.size() && i < want.size(); ++i) {
+            const auto have = provisioning::parseLinkService(snapshot->links[i].state);
+            if (have && *have == want[i]) continue;
+            names.push_back(snapshot->links[i].name);
+            states.emplace_back(provisioning::linkStateName(want[i]));
         }
-        auto snapshot = std::make_shared<const inventory::Inventory>(std::move(*inv));
-        auto newLayout = std::make_shared<const HallLayout>(HallLayout::build(*snapshot));
-        bool changed;
-        {
-            std::lock_guard lock(stateMutex);
-            changed = !layout || layout->layoutVersion() != newLayout->layoutVersion();
-            inventory = snapshot;
-            layout = newLayout;
+        if (!names.empty()) {
+            db::ProvisioningRepo repo(conn);
+            auto r = repo.setLinkStates(names, states);
+            if (!r) {
+                spdlog::warn("live state: cannot store link states: {}", r.error().toString());
+            } else if (*r > 0) {
+                metrics.liveLinkFixes.fetch_add(static_cast<std::uint64_t>(*r));
+                spdlog::info("live state: {} link(s) set to follow their racks' states", *r);
+                return true;
+            }
         }
-        layoutVersion.store(newLayout->layoutVersion());
-        if (changed)
-            publishLocal("inventory", {{"type", "inventory"},
-                                       {"layoutVersion", newLayout->layoutVersion()}});
-        std::vector<std::function<void()>> hooks;
-        {
-            std::lock_guard lock(stateMutex);
-            hooks = inventoryHooks;
-        }
-        for (auto& h : hooks) h();
-    });
+    }
+    bool layoutChanged, stateChanged;
+    {
+        std::lock_guard lock(stateMutex);
+        layoutChanged = !layout || layout->layoutVersion() != newLayout->layoutVersion();
+        stateChanged = layoutChanged || layout->stateVersion() != newLayout->stateVersion();
+        inventory = snapshot;
+        layout = newLayout;
+        linkOwners = owners;
+    }
+    layoutVersion.store(newLayout->layoutVersion());
+    if (stateChanged)
+        publishLocal("inventory", {{"type", "inventory"},
+                                   {"layoutVersion", newLayout->layoutVersion()},
+                                   {"stateVersion", newLayout->stateVersion()}});
+    std::vector<std::function<void()>> hooks;
+    {
+        std::lock_guard lock(stateMutex);
+        hooks = inventoryHooks;
+    }
+    for (auto& h : hooks) h();
+    liveLoaded = true;  // after the hooks: the hub has the layout before ingest is accepted
+    metrics.liveReloads.fetch_add(1);
+    metrics.liveReloadSeconds.store(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return false;
 }
 
 Result<Principal> Server::Impl::authenticate(db::Connection* conn, std::string_view secret) {
@@ -371,6 +482,9 @@ void Server::setReadyCheck(std::function<Result<void>(db::Connection&)> check) {
     impl_->readyCheck = std::move(check);
 }
 void Server::setHub(TelemetryHub* hub) { impl_->hub = hub; }
+void Server::setPeerHealth(std::function<bool()> connected) {
+    impl_->peerConnected = std::move(connected);
+}
 void Server::setLeaderFlag(std::function<bool()> isLeader) { impl_->isLeader = std::move(isLeader); }
 void Server::setPeerPublisher(std::function<void(const std::string&, const std::string&)> p) {
     impl_->peerPublisher = std::move(p);
@@ -383,8 +497,9 @@ void Server::addInventoryHook(std::function<void()> hook) {
 void Server::deliverFromPeer(const std::string& topic, const std::string& json) {
     auto msg = nlohmann::json::parse(json, nullptr, false);
     if (msg.is_discarded() || !msg.is_object()) return;
-    if (topic == "inventory") {
-        // Another loomd changed the inventory: reload ours (announces the new layout).
+    if (topic == "inventory" || topic == db::kLiveTopic) {
+        // A committed change anywhere on the database (live_notify.hpp), or another loomd's
+        // announcement: reload ours (coalesced; announces new versions to our clients).
         impl_->reloadInventory();
         return;
     }

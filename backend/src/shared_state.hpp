@@ -8,6 +8,7 @@
 #include "metrics.hpp"
 
 #include "loom/backend/server.hpp"
+#include "loom/provisioning/link_service.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -115,6 +116,15 @@ struct Server::Impl {
     std::function<void(const std::string&, const std::string&)> peerPublisher;
     std::function<Result<void>(db::Connection&)> readyCheck;
     std::vector<std::function<void()>> inventoryHooks;  // under stateMutex
+    // Who owns each link, indexed like `inventory`'s links.
+    std::shared_ptr<const provisioning::LinkOwners> linkOwners;  // under stateMutex
+    std::atomic<bool> liveLoaded{false};
+    // Live reload, coalesced: at most one runs; requests meanwhile make it run once more.
+    std::mutex reloadMutex;
+    bool reloadRunning = false, reloadPending = false;  // under reloadMutex
+    std::atomic<bool> reloadRetry{false};  // a reload failed: the tick tries again
+    std::function<bool()> peerConnected;   // LISTEN connection up (a reconnect reloads)
+    bool peerWasConnected = true;          // tick strand only
     std::shared_ptr<std::function<void()>> flushLoop;
     std::mutex metricsSourcesMutex;
     std::vector<std::function<void(std::string&)>> metricsSources;
@@ -134,6 +144,9 @@ struct Server::Impl {
     void startTick();
     void tick();
     void reloadInventory();
+    void runReloads(db::Connection* conn);
+    // One reload; true when the leader corrected stored link states (reload again).
+    bool reloadOnce(db::Connection& conn);
 
     // The principal of a bearer secret (cached). Runs on a pool thread.
     Result<Principal> authenticate(db::Connection* conn, std::string_view secret);

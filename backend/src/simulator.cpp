@@ -50,6 +50,20 @@ constexpr const char* kPortMetrics[12] = {
     "loom_port_out_pfc_pause_frames_total", "loom_port_fec_uncorrectable_total",
 };
 
+// What a rack's lifecycle state lets the simulated world do there.
+enum class RackMode : std::uint8_t { Off, Idle, BurnIn, Serving };
+
+RackMode rackMode(std::string_view state) {
+    if (state == "in_service") return RackMode::Serving;
+    if (state == "burn_in") return RackMode::BurnIn;
+    if (state == "powered" || state == "validated" || state == "draining" || state == "drained" ||
+        state == "maintenance")
+        return RackMode::Idle;
+    return RackMode::Off;
+}
+
+bool linkReports(AdminState a) { return a == AdminState::InService || a == AdminState::Drained; }
+
 struct Job {
     std::vector<std::uint32_t> racks;
     std::int64_t startMs = 0, endMs = 0, periodMs = 5000, offsetMs = 0;
@@ -66,6 +80,7 @@ struct Simulator::Model {
     std::vector<std::uint32_t> emitPorts;            // port slots written each step
     std::vector<Job> jobs;
     std::vector<std::int32_t> rackJob;  // -1 idle
+    std::vector<RackMode> rackMode;     // from the layout's rack states
     std::uint32_t gpusBusy = 0;
     // GPU failure state.
     std::vector<std::uint8_t> xid;
@@ -159,6 +174,7 @@ Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig c
                           std::to_string(hp.number) + "\"} ";
     }
     m.rackJob.assign(L.racks().size(), -1);
+    for (const auto& r : L.racks()) m.rackMode.push_back(rackMode(r.state));
     m.xid.assign(nG, 0);
     m.xidUntil.assign(nG, 0);
     m.eccUntil.assign(nG, 0);
@@ -185,6 +201,28 @@ Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig c
 }
 
 Simulator::~Simulator() = default;
+
+void Simulator::setLayout(std::shared_ptr<const HallLayout> layout) {
+    auto& m = *m_;
+    if (!layout || layout->racks().size() != m.rackJob.size() ||
+        layout->gpuCount() != m.xid.size() || layout->linkCount() != m.linkUtil.size())
+        return;  // not the same structure: the caller makes a new Simulator
+    m.L = std::move(layout);
+    const auto& L = *m.L;
+    for (std::size_t r = 0; r < L.racks().size(); ++r) m.rackMode[r] = rackMode(L.racks()[r].state);
+    // Jobs on racks that left service end now (a drain moves the work away).
+    for (auto& job : m.jobs) {
+        if (!job.live) continue;
+        bool ok = true;
+        for (auto r : job.racks) ok &= m.rackMode[r] == RackMode::Serving;
+        if (ok) continue;
+        job.live = false;
+        for (auto r : job.racks) {
+            m.rackJob[r] = -1;
+            m.gpusBusy -= L.racks()[r].gpuCount;
+        }
+    }
+}
 
 void Simulator::step(std::int64_t nowMs, std::string& out) {
     auto& m = *m_;
@@ -220,8 +258,10 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
         return std::poisson_distribution<int>(mean)(m.rng);
     };
     static constexpr int kXids[] = {79, 48, 94, 95, 63, 64, 74, 13, 31, 92};
+    auto gpuOff = [&](std::uint32_t g) { return m.rackMode[L.gpuRack()[g]] == RackMode::Off; };
     for (int k = arrivals(c.xidPerGpuHour, nG); k > 0 && nG; --k) {
         auto g = static_cast<std::uint32_t>(m.rng() % nG);
+        if (gpuOff(g)) continue;  // failures strike only powered equipment
         m.xid[g] = static_cast<std::uint8_t>(kXids[m.rng() % std::size(kXids)]);
         m.xidUntil[g] = nowMs + static_cast<std::int64_t>(c.gpuRecoverySeconds * 1000);
         ++stats_.xids;
@@ -231,6 +271,7 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
     }
     for (int k = arrivals(c.eccDbePerGpuHour, nG); k > 0 && nG; --k) {
         auto g = static_cast<std::uint32_t>(m.rng() % nG);
+        if (gpuOff(g)) continue;
         m.ecc[g] = static_cast<std::uint16_t>(1 + m.rng() % 3);
         m.eccUntil[g] = nowMs + static_cast<std::int64_t>(c.gpuRecoverySeconds * 1000);
         ++stats_.eccs;
@@ -238,15 +279,19 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
     }
     for (int k = arrivals(c.overheatPerGpuHour, nG); k > 0 && nG; --k) {
         auto g = static_cast<std::uint32_t>(m.rng() % nG);
+        if (gpuOff(g)) continue;
         m.hotUntil[g] = nowMs + static_cast<std::int64_t>(c.overheatSeconds * 1000);
         ++stats_.overheats;
     }
     for (int k = arrivals(c.flapPerLinkHour, m.flappable.size()); k > 0 && !m.flappable.empty(); --k) {
-        m.flaps.emplace_back(m.flappable[m.rng() % m.flappable.size()], nowMs);
+        auto l = m.flappable[m.rng() % m.flappable.size()];
+        if (L.linkAdmin()[l] != AdminState::InService) continue;
+        m.flaps.emplace_back(l, nowMs);
         ++stats_.flaps;
     }
     for (int k = arrivals(c.rtswDownPerSwitchHour, m.rtsws.size()); k > 0 && !m.rtsws.empty(); --k) {
         auto s = m.rtsws[m.rng() % m.rtsws.size()];
+        if (auto r = L.switches()[s].rackIndex; r != kNoIndex && m.rackMode[r] == RackMode::Off) continue;
         m.rtswDown.emplace_back(s, nowMs + static_cast<std::int64_t>(c.rtswDownSeconds * 1000));
         ++stats_.rtswDowns;
         auto r = L.switches()[s].rackIndex;
@@ -281,7 +326,9 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
             Job job;
             for (std::uint32_t i = 0; i < nR && job.racks.size() < need; ++i) {
                 std::uint32_t r = (start + i) % nR;
-                if (m.rackJob[r] < 0 && L.racks()[r].gpuCount > 0) job.racks.push_back(r);
+                if (m.rackJob[r] < 0 && L.racks()[r].gpuCount > 0 &&
+                    m.rackMode[r] == RackMode::Serving)
+                    job.racks.push_back(r);
             }
             if (job.racks.size() < need) continue;  // does not fit now; try a smaller one
             std::sort(job.racks.begin(), job.racks.end());
@@ -340,6 +387,7 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
         auto ph = rackPhase[L.gpuRack()[g]];
         if (m.xid[g] && m.xid[g] != 13 && m.xid[g] != 31) return 0;
         double n = noise(c.seed, g, m.stepNo);
+        if (m.rackMode[L.gpuRack()[g]] == RackMode::BurnIn) return std::clamp(97 + 2 * n, 0.0, 100.0);
         if (ph < 0) return std::max(0.0, 1 + n);
         return std::clamp((ph ? c.commUtil : c.computeUtil) + 3 * n, 0.0, 100.0);
     };
@@ -348,6 +396,7 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
     int nFields = c.fullFidelity ? 20 : 3;
     for (std::uint32_t r = 0; r < nR; ++r) {
         const auto& rk = L.racks()[r];
+        if (m.rackMode[r] == RackMode::Off) continue;  // unpowered: no exporter answers
         std::uint32_t g0 = rk.gpuOffset, g1 = rk.gpuOffset + rk.gpuCount;
         for (int f = 0; f < nFields + (c.fullFidelity ? 0 : 3); ++f) {
             // Live mode writes the error fields (3, 4, 6) only when they changed.
@@ -445,7 +494,7 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
         for (std::size_t i = i0; i < i1; ++i) {
             auto p = m.emitPorts[i];
             auto l = L.ports()[p].linkIndex;
-            double u = l == kNoIndex ? 0 : m.linkUtil[l];
+            double u = l == kNoIndex || L.linkAdmin()[l] != AdminState::InService ? 0 : m.linkUtil[l];
             double bytes = u / 100.0 * L.ports()[p].speedGbps * 1e9 / 8 * static_cast<double>(dtMs) / 1000;
             m.inOct[p] += std::floor(bytes);
             m.outOct[p] += std::floor(bytes * (0.97 + 0.03 * noise(c.seed + 4, p, m.stepNo)));
@@ -454,6 +503,8 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
             for (std::size_t i = i0; i < i1; ++i) {
                 auto p = m.emitPorts[i];
                 auto l = L.ports()[p].linkIndex;
+                // Cables not in service (planned, or a failed rack's) report nothing.
+                if (l != kNoIndex && !linkReports(L.linkAdmin()[l])) continue;
                 std::int64_t v = 0;
                 switch (k) {
                     case 0: v = (l != kNoIndex && m.linkDown[l]) || switchDown[sw] ? 2 : 1; break;

@@ -150,7 +150,12 @@ struct TelemetryService::Impl {
         bool leader = services.isLeader();
         if (options.simulate && leader && L->gpuCount() > 0) {
             if (simLayout != L) {
-                simulator = std::make_unique<Simulator>(L, options.simulator);
+                // Same structure, new states (a rack moved): the simulated world goes on with
+                // its jobs; a new structure starts a new world.
+                if (simulator && simLayout && simLayout->layoutVersion() == L->layoutVersion())
+                    simulator->setLayout(L);
+                else
+                    simulator = std::make_unique<Simulator>(L, options.simulator);
                 simLayout = L;
             }
             simulator->step(now, body);
@@ -358,9 +363,19 @@ struct TelemetryService::Impl {
 };
 
 TelemetryService::TelemetryService(Services& services, TelemetryServiceOptions options)
-    : impl_(std::make_unique<Impl>(services, std::move(options))) {
+    : impl_(std::make_unique<Impl>(services, std::move(options))),
+      alive_(std::make_shared<Alive>()) {
     auto* impl = impl_.get();
+    alive_->impl = impl;
     impl->hub.addEventListener([impl](const FailureEvent& e) { impl->enqueue(e); });
+    // The hub takes a new live state (rack and link states, a new structure) at once, not at
+    // the next tick: detection of a rack that just entered service starts with it.
+    services.onLiveChange([alive = alive_, &services] {
+        std::lock_guard lock(alive->mutex);
+        if (!alive->impl) return;
+        if (auto L = services.layout(); L && L != alive->impl->hub.layout())
+            alive->impl->hub.setLayout(L);
+    });
     services.addMetricsSource([impl](std::string& out) {
         impl->hub.appendMetrics(out);
         std::uint64_t dropped, written, errors;
@@ -387,7 +402,13 @@ TelemetryService::TelemetryService(Services& services, TelemetryServiceOptions o
     });
 }
 
-TelemetryService::~TelemetryService() { stop(); }
+TelemetryService::~TelemetryService() {
+    {
+        std::lock_guard lock(alive_->mutex);
+        alive_->impl = nullptr;
+    }
+    stop();
+}
 
 TelemetryHub& TelemetryService::hub() { return impl_->hub; }
 

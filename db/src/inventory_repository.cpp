@@ -2,6 +2,7 @@
 
 #include "copy_text.hpp"
 #include "idempotency_tx.hpp"
+#include "live_notify.hpp"
 #include "loom/db/native.hpp"
 
 #include <pqxx/tablewriter>
@@ -631,6 +632,7 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
         if (const auto& idem = options.idempotency)
             storeIdempotent(tx, idem->actor, idem->key, idem->request, idem->status,
                             idem->body ? idem->body(result) : std::string("{}"));
+        notifyLiveChange(tx, "apply");
         report(options, "commit", 0, 0);
         tx.commit();
         return result;

@@ -3,9 +3,12 @@
 #include <pqxx/pqxx>
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include "fence.hpp"
+#include "live_notify.hpp"
+#include "loom/provisioning/link_service.hpp"
 #include "loom/db/native.hpp"
 
 namespace loom::db {
@@ -111,6 +114,7 @@ Result<ProvisioningRepo::ApplyResult> ProvisioningRepo::applyPlan(const prov::Ph
             std::string(actor), plan.name,
             std::to_string(plan.phases.size()) + " phases, " + std::to_string(rackNames.size()) +
                 " racks");
+        notifyLiveChange(tx, "phaseplan");
         tx.commit();
         res.phases = static_cast<int>(plan.phases.size());
         res.racksAssigned = static_cast<int>(rackNames.size());
@@ -259,7 +263,8 @@ Result<BatchResult> ProvisioningRepo::commit(const Batch& b) {
         }
         // What goes with an applied change: hosts, GPUs, links, events.
         std::vector<std::string> hNames, hFrom, hTo, hKey, hReason, gNames, gFrom, gTo, gKey;
-        std::vector<std::string> activeLinks, drainedLinks, evKind, evRack, evPhase, evMsg;
+        std::vector<std::string> evKind, evRack, evPhase, evMsg;
+        std::map<std::string, std::vector<std::string>> linksByState;
         for (std::size_t i = 0; i < b.racks.size(); ++i) {
             if (!res.rackApplied[i]) continue;
             const auto& c = b.racks[i];
@@ -278,8 +283,10 @@ Result<BatchResult> ProvisioningRepo::commit(const Batch& b) {
                 gTo.emplace_back(prov::stateName(g.to));
                 gKey.push_back("gpu:" + g.gpu + ":" + c.rack + ":" + tag);
             }
-            auto& links = c.linkState == "active" ? activeLinks : drainedLinks;
-            if (!c.linkState.empty()) links.insert(links.end(), c.linkNames.begin(), c.linkNames.end());
+            if (!c.linkState.empty()) {
+                auto& links = linksByState[c.linkState];
+                links.insert(links.end(), c.linkNames.begin(), c.linkNames.end());
+            }
             if (c.event) {
                 evKind.push_back(c.eventKind);
                 evRack.push_back(c.rack);
@@ -313,12 +320,12 @@ Result<BatchResult> ProvisioningRepo::commit(const Batch& b) {
                 arrayOf(gNames), arrayOf(gFrom), arrayOf(gTo), arrayOf(gKey));
             res.transitions += static_cast<int>(r.affected_rows());
         }
-        for (auto [state, links] : {std::pair{"active", &activeLinks}, {"drained", &drainedLinks}})
-            if (!links->empty())
+        for (const auto& [state, links] : linksByState)
+            if (!links.empty())
                 tx.exec_params("UPDATE links SET state = $1, updated_at = now(), "
                                "resource_version = resource_version + 1 "
                                "WHERE name = ANY($2::text[]) AND state <> $1",
-                               std::string(state), arrayOf(*links));
+                               state, arrayOf(links));
         for (const auto& t : b.timeouts) {
             auto r = tx.exec_params(
                 "UPDATE rack_provisioning p SET timeout_raised = true FROM racks r "
@@ -392,6 +399,7 @@ Result<BatchResult> ProvisioningRepo::commit(const Batch& b) {
                 "FROM unnest($1::text[], $2::text[], $3::text[]) AS i(sw, cfg, diff)",
                 arrayOf(sw), arrayOf(cfg), arrayOf(diff), res.configSet, b.configReason);
         }
+        if (res.transitions > 0) notifyLiveChange(tx, "reconciler");
         // Last, so the lease row is locked only for the commit (leader.hpp).
         if (b.fence) checkFence(tx, *b.fence);
         tx.commit();
@@ -478,6 +486,7 @@ Result<ProvisioningPhase> ProvisioningRepo::controlPhase(std::string_view phase,
                        "VALUES ('info', $1, $2, $3)",
                        "phase_" + std::string(op), std::string(phase),
                        "phase " + std::string(phase) + ": " + msg);
+        notifyLiveChange(tx, "phase");
         tx.commit();
         ProvisioningPhase p;
         p.name = std::string(phase);
@@ -493,7 +502,8 @@ Result<ProvisioningPhase> ProvisioningRepo::controlPhase(std::string_view phase,
 Result<ProvisioningRepo::RackActionResult> ProvisioningRepo::rackAction(std::string_view rack,
                                                                         std::string_view action,
                                                                         std::string_view reason,
-                                                                        std::string_view actor) {
+                                                                        std::string_view actor,
+                                                                        const std::vector<std::string>& rackLinks) {
     using RS = prov::RackState;
     try {
         pqxx::work tx(native(conn_));
@@ -553,10 +563,41 @@ Result<ProvisioningRepo::RackActionResult> ProvisioningRepo::rackAction(std::str
             std::string(prov::stateName(to)),
             reason.empty() ? std::string(action) + " by " + std::string(actor) : std::string(reason),
             "rack:" + std::string(rack) + ":" + std::to_string(seq));
+        // The rack's cables follow it in the same transaction (link_service.hpp); the links
+        // that serve its zone are the leader's live-state sync's to fix.
+        if (!rackLinks.empty())
+            tx.exec_params("UPDATE links SET state = $1, updated_at = now(), "
+                           "resource_version = resource_version + 1 "
+                           "WHERE name = ANY($2::text[]) AND state <> $1",
+                           std::string(prov::linkStateName(prov::linkServiceFor(to))),
+                           arrayOf(rackLinks));
+        notifyLiveChange(tx, "rack");
         tx.commit();
         return RackActionResult{std::string(rack), *from, to};
     } catch (...) {
         return fail(translateException("rack " + std::string(action)));
+    }
+}
+
+Result<int> ProvisioningRepo::setLinkStates(const std::vector<std::string>& names,
+                                            const std::vector<std::string>& states) {
+    if (names.size() != states.size())
+        return fail(Error::invalid("setLinkStates: names and states differ in length"));
+    if (names.empty()) return 0;
+    try {
+        pqxx::work tx(native(conn_));
+        auto r = tx.exec_params(
+            "UPDATE links l SET state = i.state, updated_at = now(), "
+            "resource_version = l.resource_version + 1 "
+            "FROM unnest($1::text[], $2::text[]) AS i(name, state) "
+            "WHERE l.name = i.name AND l.state <> i.state",
+            arrayOf(names), arrayOf(states));
+        const int changed = static_cast<int>(r.affected_rows());
+        if (changed > 0) notifyLiveChange(tx, "links");
+        tx.commit();
+        return changed;
+    } catch (...) {
+        return fail(translateException("set link states"));
     }
 }
 
@@ -583,6 +624,7 @@ Result<HostChange> ProvisioningRepo::quarantineHost(std::string_view host, std::
             "'operator', 'host:' || $2 || ':op:' || gen_random_uuid())",
             std::string(actor), std::string(host), std::string(prov::stateName(*from)),
             reason.empty() ? "quarantined by " + std::string(actor) : std::string(reason));
+        notifyLiveChange(tx, "host");
         tx.commit();
         return HostChange{std::string(host), *from, prov::HostState::Quarantined};
     } catch (...) {

@@ -262,18 +262,27 @@ std::vector<float> degradationMap(const Router& r) {
     const Topology& t = r.topology();
     std::vector<float> out(t.rackNames.size(), 100.0f);
     const auto& leaves = t.tierSwitches[1];
-    // Host-facing capacity and the racks of every leaf.
+    // Host-facing capacity of every leaf, counting only cables in service.
     std::vector<float> hostCap(t.switchCount(), 0.0f);
     for (std::int32_t n = 0; n < t.nicCount(); ++n) {
         auto l = t.nicLink[n];
         if (l != kNone && t.usable(l)) hostCap[t.linkB[l]] += t.linkCapGbps[l];
+    }
+    // The leaves a job could span: serving hosts and connected upward. A rack that is not in
+    // service, or cut off entirely, is judged on its own and degrades nobody else's score.
+    std::vector<std::int32_t> live;
+    for (auto b : leaves) {
+        if (hostCap[b] <= 0) continue;
+        bool up = false;
+        for (auto l : t.upLinks(b)) up |= t.usable(l);
+        if (up) live.push_back(b);
     }
     std::vector<float> leafScore(t.switchCount(), 100.0f);
     for (auto a : leaves) {
         if (hostCap[a] <= 0) continue;
         float worst = 1.0f;
         auto ta = r.targetOf(a);
-        for (auto b : leaves) {
+        for (auto b : live) {
             if (a == b) continue;
             auto tb = r.targetOf(b);
             float there = tb == kNone ? 0.0f : r.bandwidth(a, tb);
@@ -282,14 +291,18 @@ std::vector<float> degradationMap(const Router& r) {
         }
         leafScore[a] = 100.0f * std::max(0.0f, worst);
     }
+    std::vector<std::uint8_t> anyUsable(t.rackNames.size(), 0);
     for (std::int32_t n = 0; n < t.nicCount(); ++n) {
         auto h = t.nicHost[n];
         auto rack = t.hostRack[h];
         if (rack == kNone) continue;
         auto l = t.nicLink[n];
-        float score = (l == kNone || !t.usable(l)) ? 0.0f : leafScore[t.linkB[l]];
-        out[rack] = std::min(out[rack], score);
+        if (l == kNone || !t.usable(l)) continue;
+        anyUsable[rack] = 1;
+        out[rack] = std::min(out[rack], leafScore[t.linkB[l]]);
     }
+    for (std::size_t rack = 0; rack < out.size(); ++rack)
+        if (!anyUsable[rack]) out[rack] = kRackNotInService;
     return out;
 }
 

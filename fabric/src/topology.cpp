@@ -58,6 +58,8 @@ bool deviceDown(std::string_view state, bool plannedIsUp) {
            state == "decommissioned" || state == "not_in_service";
 }
 
+}  // namespace
+
 LinkState linkStateFrom(std::string_view s, bool plannedIsUp) {
     if (s == "planned") return plannedIsUp ? LinkState::Up : LinkState::NotInService;
     if (s == "down" || s == "failed") return LinkState::Down;
@@ -65,8 +67,6 @@ LinkState linkStateFrom(std::string_view s, bool plannedIsUp) {
     if (s == "active" || s == "up" || s == "in_service") return LinkState::Up;
     return LinkState::NotInService;
 }
-
-}  // namespace
 
 Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt) {
     Topology t;

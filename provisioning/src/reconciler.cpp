@@ -57,6 +57,9 @@ PhaseProgress Reconciler::progress(const State& s, int phase) const {
             ++p.inService;
         else if (r.state == RackState::Planned)
             ++p.notStarted;
+        else if (r.state == RackState::Draining || r.state == RackState::Drained ||
+                 r.state == RackState::Maintenance)
+            ++p.drained;  // an operator took it out of service: not a failure
         else if (isSettled(r.state))
             ++p.failed;
         else

@@ -213,8 +213,8 @@ protected:
         if (telemetry) telemetry->start();
         servers_.push_back(std::move(s));
         auto& srv = *servers_.back();
-        // Wait for the first inventory load (the hall layout).
-        for (int i = 0; i < 200 && !srv.services().layout(); ++i)
+        // Wait for the live state (inventory, hall layout, link sync, hub): /readyz is 200.
+        for (int i = 0; i < 1000 && !srv.services().liveReady(); ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         return srv;
     }

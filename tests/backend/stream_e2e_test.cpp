@@ -120,8 +120,9 @@ TEST_F(StreamE2e, GpuXidBecomesAnEventAndAHealthDelta) {
 }
 
 TEST_F(StreamE2e, PortDownBecomesALinkEventAndAHealthDelta) {
-    // Link alarms are for links in service (a planned cable that is down is not a failure).
-    ASSERT_TRUE(connect().exec("UPDATE links SET state = 'active'"));
+    // Link alarms are for links in service (a planned cable that is down is not a failure):
+    // the racks are in service, and the leader's live sync brings their cables with them.
+    ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));
     auto& s = start();
     auto hall = request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"]).j();
     // A link of z1-r003's RTSW: "<switch>/p<N>--<peer>".

@@ -15,6 +15,7 @@
 #include <QFileInfo>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
+#include <QNetworkRequest>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -108,6 +109,27 @@ protected:
             return url_.isValid() || server_.state() == QProcess::NotRunning;
         }, 120000) && url_.isValid())
             << "loomd serve printed no URL: " << log.toStdString();
+        bringRacksIntoService();
+    }
+
+    // The simulator runs the world the inventory describes: a freshly applied hall is all
+    // planned and sends nothing. Advance two compute racks to in_service over the API, as an
+    // operator would, so that they run jobs and report (z1-r003 and z1-r004 stay planned for
+    // the tests that move them).
+    void bringRacksIntoService()
+    {
+        QNetworkAccessManager nam;
+        for (const char* rack : {"z1-r001", "z1-r002"})
+            for (int step = 0; step < 7; ++step) {
+                QNetworkRequest req(url_.resolved(QUrl(QStringLiteral("/api/v1/racks/%1/advance").arg(QLatin1String(rack)))));
+                req.setRawHeader("Authorization", "Bearer " + token_.toUtf8());
+                req.setHeader(QNetworkRequest::ContentTypeHeader, QStringLiteral("application/json"));
+                QNetworkReply* reply = nam.post(req, QByteArray("{}"));
+                ASSERT_TRUE(waitUntil([&] { return reply->isFinished(); }, 30000));
+                ASSERT_EQ(reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200)
+                    << rack << " advance: " << reply->readAll().toStdString();
+                reply->deleteLater();
+            }
     }
     void TearDown() override
     {

@@ -122,6 +122,64 @@ TEST(Simulator, FullFidelityWritesEveryField) {
     EXPECT_EQ(r->applied, r->samples);
 }
 
+// The simulated world is the one the inventory describes: racks not yet powered send nothing,
+// drained racks sit idle, only racks in service run jobs; a rack drained later loses its job.
+TEST(Simulator, FollowsTheRacksStates) {
+    auto inv = testing::syntheticCluster({.zones = 1, .racksPerZone = 8, .ctswPerZone = 4,
+                                          .ctswUplinks = 4, .atsw = 4});
+    inv.racks[0].state = "planned";
+    inv.racks[1].state = "drained";
+    inv.racks[2].state = "burn_in";
+    // Their cables as the live sync stores them (provisioning/link_service.hpp).
+    for (auto& l : inv.links) {
+        if (l.name.find("z1-r001-") != std::string::npos) l.state = "planned";
+        if (l.name.find("z1-r002-") != std::string::npos) l.state = "drained";
+        if (l.name.find("z1-r003-") != std::string::npos) l.state = "planned";
+    }
+    auto L = std::make_shared<const HallLayout>(HallLayout::build(inv));
+    SimulatorConfig cfg;
+    cfg.fill = 1.0;
+    cfg.minJobGpus = cfg.maxJobGpus = 16;  // one rack per job: every serving rack gets one
+    cfg.xidPerGpuHour = cfg.eccDbePerGpuHour = cfg.rtswDownPerSwitchHour = 0;  // jobs only
+    Simulator sim(L, cfg);
+    std::string out;
+    std::int64_t t = 1'700'000'000'000;
+    for (int i = 0; i < 5; ++i) sim.step(t += 1000, out);
+    auto samplesOf = [&](const std::string& host, const std::string& metric) {
+        std::vector<double> v;
+        std::size_t pos = 0;
+        const std::string key = "Hostname=\"" + host + "\"";
+        while ((pos = out.find(metric + "{", pos)) != std::string::npos) {
+            auto eol = out.find('\n', pos);
+            auto line = out.substr(pos, eol - pos);
+            pos = eol;
+            if (line.find(key) == std::string::npos) continue;
+            v.push_back(std::stod(line.substr(line.rfind(' ') + 1)));
+        }
+        return v;
+    };
+    EXPECT_TRUE(samplesOf("z1-r001-h0", "DCGM_FI_DEV_GPU_UTIL").empty()) << "planned rack reports";
+    EXPECT_FALSE(out.find("switch=\"z1-r001-rtsw\"") != std::string::npos) << "planned RTSW reports";
+    auto drained = samplesOf("z1-r002-h0", "DCGM_FI_DEV_GPU_UTIL");
+    ASSERT_EQ(drained.size(), 8u);
+    for (double u : drained) EXPECT_LE(u, 2.0) << "a drained rack is idle";
+    for (double u : samplesOf("z1-r003-h1", "DCGM_FI_DEV_GPU_UTIL")) EXPECT_GE(u, 90.0) << "burn-in load";
+    EXPECT_GT(sim.stats().jobsRunning, 0u);
+    // Rack 4 in service runs a job; drained by a new layout, its job ends and it goes idle.
+    double busy = 0;
+    for (double u : samplesOf("z1-r004-h0", "DCGM_FI_DEV_GPU_UTIL")) busy = std::max(busy, u);
+    EXPECT_GT(busy, 30.0);
+    inv.racks[3].state = "drained";
+    for (auto& l : inv.links)
+        if (l.name.find("z1-r004-") != std::string::npos) l.state = "drained";
+    auto L2 = std::make_shared<const HallLayout>(HallLayout::build(inv));
+    ASSERT_EQ(L2->layoutVersion(), L->layoutVersion());
+    ASSERT_NE(L2->stateVersion(), L->stateVersion());
+    sim.setLayout(L2);
+    sim.step(t += 1000, out);
+    for (double u : samplesOf("z1-r004-h0", "DCGM_FI_DEV_GPU_UTIL")) EXPECT_LE(u, 2.0);
+}
+
 TEST(Simulator, EmptyLayoutDoesNothing) {
     Simulator sim(std::make_shared<const HallLayout>());
     std::string body;

@@ -21,7 +21,14 @@ public:
         std::lock_guard lk(m_);
         published.emplace_back(std::string(topic), std::move(message));
     }
+    void publishLocal(std::string_view topic, nlohmann::json message) override {
+        publish(topic, std::move(message));
+    }
     void inventoryChanged() override {}
+    bool liveReady() const override { return true; }
+    std::vector<std::string> linksOfRack(std::string_view) const override { return {}; }
+    void onLiveChange(std::function<void()> hook) override { hooks.push_back(std::move(hook)); }
+    std::vector<std::function<void()>> hooks;
     std::shared_ptr<const HallLayout> layout() const override {
         std::lock_guard lk(m_);
         return layout_;

@@ -174,14 +174,15 @@ void addProvisioningCommands(CLI::App& app) {
             return;
         }
         std::vector<std::vector<std::string>> rows{
-            {"PLAN", "PHASE", "STATUS", "RACKS", "IN-SERVICE", "IN-FLIGHT", "FAILED", "PROGRESS", "MESSAGE"}};
+            {"PLAN", "PHASE", "STATUS", "RACKS", "IN-SERVICE", "IN-FLIGHT", "DRAINED", "FAILED", "PROGRESS", "MESSAGE"}};
         for (const auto& p : items) {
             const json pr = p.value("progress", json::object());
             std::string pct = client::field(pr, "inServicePercent");
             if (auto dot = pct.find('.'); dot != std::string::npos) pct = pct.substr(0, dot);
             std::vector<std::string> row{plan, phaseCell(p, "name"), phaseCell(p, "status"),
                                          client::field(pr, "total"), client::field(pr, "inService"),
-                                         client::field(pr, "inFlight"), client::field(pr, "failed"),
+                                         client::field(pr, "inFlight"), client::field(pr, "drained"),
+                                         client::field(pr, "failed"),
                                          pct.empty() ? "" : pct + "%", phaseCell(p, "message")};
             for (auto& cell : row) if (cell.empty()) cell = "<none>";
             rows.push_back(std::move(row));

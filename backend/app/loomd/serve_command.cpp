@@ -180,13 +180,14 @@ int runServe(ServeArgs args) {
 
     db::LeaderLock leader(db->database);
     server.setLeaderFlag([&leader] { return leader.isLeader(); });
-    db::Notifier notifier(db->database, "loom_stream",
+    db::Notifier notifier(db->database, std::string(db::kStreamChannel),
                           [&server](std::string_view topic, std::string_view payload) {
                               server.deliverFromPeer(std::string(topic), std::string(payload));
                           });
     server.setPeerPublisher([&notifier](const std::string& topic, const std::string& json) {
         notifier.publish(topic, json);
     });
+    server.setPeerHealth([&notifier] { return notifier.connected(); });
 
     backend::TelemetryServiceOptions topts;
     if (!configText.empty()) {
@@ -251,10 +252,14 @@ int runServe(ServeArgs args) {
         backend::ProvisioningOptions popt;
         popt.publish = [&services](std::string_view topic, nlohmann::json msg) {
             services.publish(topic == "phase" ? "provisioning" : topic, std::move(msg));
+            // Rack states changed: this loomd's live state follows at once (coalesced); the
+            // others hear the commit's NOTIFY.
+            services.inventoryChanged();
         };
         // The reconciler runs under loomd's lease; its commits carry the lease's epoch.
         popt.leadership = [&leader] { return leader.fence(); };
         popt.onFenced = [fenced] { fenced->fetch_add(1); };
+        popt.liveInventory = [&services] { return services.inventory(); };
         provisioning = std::make_unique<backend::ProvisioningService>(db->database, executor,
                                                                       std::move(popt));
         provisioningLoop.emplace([&provisioning](std::stop_token st) { provisioning->runLoop(st); });

@@ -90,6 +90,9 @@ public:
     static HallLayout build(const inventory::Inventory& inv, std::int64_t layoutVersion = 0);
 
     std::int64_t layoutVersion() const { return layoutVersion_; }
+    // Digest of the rack, GPU and link states (changes with any transition; the structure and
+    // so the packed-array order stay those of layoutVersion).
+    std::int64_t stateVersion() const { return stateVersion_; }
     const std::string& cluster() const { return cluster_; }
     inventory::FabricType fabric() const { return fabric_; }
 
@@ -136,7 +139,7 @@ public:
     nlohmann::json toJson() const;
 
 private:
-    std::int64_t layoutVersion_ = 0;
+    std::int64_t layoutVersion_ = 0, stateVersion_ = 0;
     std::string cluster_;
     inventory::FabricType fabric_ = inventory::FabricType::Roce;
     std::vector<std::string> zones_;

@@ -38,6 +38,10 @@
 #include "loom/inventory/error.hpp"
 #include "loom/provisioning/executor.hpp"
 
+namespace loom::inventory {
+struct Inventory;
+}
+
 namespace loom::backend {
 
 struct ProvisioningOptions {
@@ -54,6 +58,10 @@ struct ProvisioningOptions {
     // Called when a batch commit was refused because the lease moved on (a stalled leader's
     // late write; loomd counts them in /metrics). May be empty.
     std::function<void()> onFenced;
+    // The server's live inventory snapshot (Services::inventory). Link states changed by
+    // anyone else (operator actions, the leader's live sync) reach the reconciler's router
+    // from it before each pass, so the configs it writes route what is really in service.
+    std::function<std::shared_ptr<const inventory::Inventory>()> liveInventory;
 };
 
 struct PassStats {

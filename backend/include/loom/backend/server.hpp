@@ -70,7 +70,12 @@ public:
     void setPeerPublisher(std::function<void(const std::string& topic, const std::string& json)>);
     // Called on a pool thread after every inventory reload (fabric state, hub layout).
     void addInventoryHook(std::function<void()> hook);
-    // Delivers a message that another loomd published (LISTEN) to local stream clients.
+    // Whether the LISTEN connection is up: after it comes back the live state is reloaded
+    // (changes committed while it was down were never heard).
+    void setPeerHealth(std::function<bool()> connected);
+    // Delivers a message that another loomd published (LISTEN) to local stream clients;
+    // topics "live" (a committed change, db/src/live_notify.hpp) and "inventory" reload the
+    // live state instead.
     void deliverFromPeer(const std::string& topic, const std::string& json);
 
     // Binds and starts serving (threads run in the background).

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace loom::inventory {
 struct Inventory;
@@ -34,16 +35,26 @@ public:
     // on the same database. `message` is the stream object without "seq" (each loomd stamps
     // its own). Messages over 7,000 bytes of JSON reach only local clients (NOTIFY's limit).
     virtual void publish(std::string_view topic, nlohmann::json message) = 0;
+    // The same for this loomd's clients only (state every loomd derives itself, e.g. the
+    // degradation map after a live change).
+    virtual void publishLocal(std::string_view topic, nlohmann::json message) = 0;
 
-    // Tells the server the stored inventory changed (apply, a lifecycle transition that
-    // changes state): it reloads it, rebuilds the hall layout and fabric state in the
-    // background and announces the new layoutVersion on the "inventory" topic, here and on
-    // the other loomds.
+    // Tells the server the stored inventory or a state changed (apply, a transition, an
+    // operator action): it reloads its live state in the background (coalesced: a burst of
+    // changes costs one or two reloads) and announces a new layoutVersion/stateVersion on the
+    // "inventory" topic. Other loomds learn of the change from the transaction's own NOTIFY
+    // (db/src/live_notify.hpp), so calling this is only about this loomd's latency.
     virtual void inventoryChanged() = 0;
 
     // The current hall layout and inventory snapshot (null until the first load finished).
     virtual std::shared_ptr<const HallLayout> layout() const = 0;
     virtual std::shared_ptr<const inventory::Inventory> inventory() const = 0;
+    // True once the live state has been loaded (until then /readyz is 503 and ingest refused).
+    virtual bool liveReady() const = 0;
+    // The links a rack owns (provisioning/link_service.hpp): its cables follow its state.
+    virtual std::vector<std::string> linksOfRack(std::string_view rack) const = 0;
+    // Called on a pool thread after every live-state reload (fabric state, degradation).
+    virtual void onLiveChange(std::function<void()> hook) = 0;
 
     // The live telemetry of this loomd (null when the hub is not running).
     virtual TelemetryHub* hub() = 0;

@@ -79,6 +79,14 @@ public:
     // the whole cluster to `out` (cleared first).
     void step(std::int64_t nowMs, std::string& out);
 
+    // The same structure with new states (layoutVersion unchanged): jobs go on where their
+    // racks are still in service and end where they are not. The world follows the racks:
+    // racks before `powered`, failed, in repair or decommissioned send nothing; powered,
+    // validated, draining, drained and maintenance racks are idle; burn_in runs the burn-in
+    // load; only in_service racks run jobs. Links report only while in service or drained, and
+    // failures strike only equipment that reports.
+    void setLayout(std::shared_ptr<const HallLayout> layout);
+
     const SimulatorStats& stats() const { return stats_; }
     const SimulatorConfig& config() const { return config_; }
 

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,7 +71,13 @@ public:
     struct Impl;
 
 private:
+    // Lets the server's live-change hook outlive this object safely.
+    struct Alive {
+        std::mutex mutex;
+        Impl* impl = nullptr;
+    };
     std::unique_ptr<Impl> impl_;
+    std::shared_ptr<Alive> alive_;
 };
 
 // The wire form of an event, the same on REST and on the stream (docs/api.md): {"id",

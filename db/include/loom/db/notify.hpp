@@ -24,6 +24,11 @@
 
 namespace loom::db {
 
+// The channel loomd's stream fan-out uses, and the topic of the NOTIFY that every transaction
+// changing live state sends on it (live_notify.hpp): "live\n{\"source\": ...}".
+inline constexpr std::string_view kStreamChannel = "loom_stream";
+inline constexpr std::string_view kLiveTopic = "live";
+
 class Notifier {
 public:
     static constexpr std::size_t kMaxQueued = 10000;

@@ -91,7 +91,7 @@ struct RackChange {
     std::vector<HostChange> hosts;  // applied only if the rack's CAS succeeds
     std::vector<GpuChange> gpus;
     std::vector<std::string> linkNames;  // links whose state becomes linkState
-    std::string linkState;               // "active" / "drained"; "" = leave links alone
+    std::string linkState;               // link_service.hpp state name; "" = leave links alone
     std::optional<std::string> event;    // a provisioning event to record with it
     std::string eventKind = "gate_failed";
 };
@@ -169,8 +169,16 @@ public:
         std::string rack;
         provisioning::RackState from, to;
     };
+    // `rackLinks`: the links the rack owns (provisioning::LinkOwners); they take the state the
+    // rack's new state gives them (linkServiceFor) in the same transaction.
     Result<RackActionResult> rackAction(std::string_view rack, std::string_view action,
-                                        std::string_view reason, std::string_view actor);
+                                        std::string_view reason, std::string_view actor,
+                                        const std::vector<std::string>& rackLinks = {});
+
+    // Stores the given links' states (one statement; rows already in that state are left
+    // alone); returns how many changed. Used by the leader's live-state sync.
+    Result<int> setLinkStates(const std::vector<std::string>& names,
+                              const std::vector<std::string>& states);
 
     // Quarantines a host (and records it); its rack is unaffected.
     Result<HostChange> quarantineHost(std::string_view host, std::string_view reason,

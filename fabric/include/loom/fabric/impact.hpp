@@ -59,8 +59,12 @@ Result<ImpactResult> impactByName(const Router& router, std::span<const std::str
 
 // For every rack (index into Topology::rackNames): the normalized bandwidth (0..100) a job
 // spanning that rack and any other rack would get now — min over the rack's leaves and over
-// every other leaf of min(1, route bandwidth both ways / the leaf's host-facing capacity).
-// Racks without backend NICs get 100.
+// every other live leaf (serving hosts, at least one usable uplink) of min(1, route bandwidth
+// both ways / the leaf's host-facing capacity), counting only cables in service.
+// Racks none of whose backend NIC cables is in service (planned, drained, failed, or a rack
+// with no backend NICs such as storage) get kRackNotInService: they carry no job, so they are
+// not "degraded", and they do not drag the other racks' scores down.
+inline constexpr float kRackNotInService = -1.0f;
 std::vector<float> degradationMap(const Router& router);
 
 }  // namespace loom::fabric

@@ -23,6 +23,9 @@ namespace loom::fabric {
 enum class LinkState : std::uint8_t { Up, Down, Drained, NotInService };
 std::string_view linkStateName(LinkState s);  // "up", "down", "drained", "not_in_service"
 
+// A stored `links.state` as routing sees it ("planned" is up only for an offline spec export).
+LinkState linkStateFrom(std::string_view stored, bool plannedIsUp);
+
 struct BuildOptions {
     // Offline export from a spec: everything is "planned", and should be routed as if up.
     // On a live inventory planned links are not in service yet.

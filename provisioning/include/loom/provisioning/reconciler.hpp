@@ -103,7 +103,8 @@ struct PhaseProgress {
     int inService = 0;
     int inFlight = 0;
     int notStarted = 0;
-    int failed = 0;  // settled but not in service
+    int failed = 0;   // failed, in repair or decommissioned
+    int drained = 0;  // draining, drained or in maintenance (taken out by an operator)
     double inServicePercent = 0;
 };
 
