@@ -142,17 +142,24 @@ void runDegradation(double below, const std::string& output) {
     if (printStructured(r, output)) return;
     json racks = r.contains("racks") && r["racks"].is_array() ? r["racks"] : json::array();
     std::vector<json> rows;
+    std::size_t outOfService = 0;
     for (const auto& rk : racks) {
-        double bw = rk.value("busBwNormalized", 100.0);
-        if (bw < below) rows.push_back(rk);
+        // A rack with no cable in service carries no job: null, not a 0 % rack.
+        const auto it = rk.find("busBwNormalized");
+        if (it == rk.end() || !it->is_number()) {
+            ++outOfService;
+            continue;
+        }
+        if (it->get<double>() < below) rows.push_back(rk);
     }
     // Worst first: that is where to look.
     std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
         return a.value("busBwNormalized", 100.0) < b.value("busBwNormalized", 100.0);
     });
     if (rows.empty()) {
-        std::cout << "no degraded racks (all " << racks.size() << " at or above " << below
-                  << "% of nominal bus bandwidth)\n";
+        std::cout << "no degraded racks (all " << racks.size() - outOfService
+                  << " racks in service at or above " << below << "% of nominal bus bandwidth; "
+                  << outOfService << " not in service)\n";
         return;
     }
     std::vector<std::vector<std::string>> t{{"RACK", "BUS-BW-%", "DETAIL"}};
