@@ -240,7 +240,7 @@ TEST_F(EventLifecycle, AckAndCloseReachTheOtherLoomd) {
 }
 
 TEST_F(EventLifecycle, FlappingClosesAfterTheHoldDown) {
-    ASSERT_TRUE(connect().exec("UPDATE links SET state = 'active'"));
+    ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));  // cables follow (live sync)
     telemetryOptions_.hub.detection.flapTransitions = 3;
     telemetryOptions_.hub.detection.flapWindowSeconds = 60;
     telemetryOptions_.hub.detection.flapQuietIntervals = 2;
@@ -307,7 +307,7 @@ TEST_F(EventLifecycle, RackTransitionsAreEventsInTheSameHistory) {
 }
 
 TEST_F(EventLifecycle, OpenXidSurvivesARestartAsAFailedGpu) {
-    ASSERT_TRUE(connect().exec("UPDATE links SET state = 'active'"));
+    ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));  // cables follow (live sync)
     const std::string gpu = "z1-r004-h1-gpu5";
     std::int64_t id = 0;
     std::string link;
