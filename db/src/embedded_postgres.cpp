@@ -502,7 +502,9 @@ Result<void> EmbeddedPostgres::run() {
             } catch (const pqxx::sql_error& e) {
                 // A killed loomd's CREATE DATABASE still running on the server committed
                 // between our check and ours: the database is there, which is all we want.
-                if (e.sqlstate() != "42P04") throw;
+                // PostgreSQL says so as 42P04, or — when the two inserts into pg_database race
+                // — as 23505 on pg_database_datname_index.
+                if (e.sqlstate() != "42P04" && e.sqlstate() != "23505") throw;
             }
         }
     } catch (...) {
