@@ -13,6 +13,8 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
@@ -130,6 +132,18 @@ protected:
                     << rack << " advance: " << reply->readAll().toStdString();
                 reply->deleteLater();
             }
+        // The simulator picks the racks up with the next live reload and tick: wait until one
+        // of their GPUs reports (a deadline, not a sleep).
+        const bool reporting = waitUntil([&] {
+            QNetworkRequest req(url_.resolved(QUrl(QStringLiteral("/api/v1/telemetry/gpus/z1-r002-h1-gpu3"))));
+            req.setRawHeader("Authorization", "Bearer " + token_.toUtf8());
+            QNetworkReply* reply = nam.get(req);
+            waitUntil([&] { return reply->isFinished(); }, 5000);
+            const auto doc = QJsonDocument::fromJson(reply->readAll());
+            reply->deleteLater();
+            return doc.object().value(QStringLiteral("power")).isDouble();
+        }, 30000);
+        ASSERT_TRUE(reporting) << "the simulator never reported z1-r002 after it went into service";
     }
     void TearDown() override
     {
@@ -170,10 +184,13 @@ TEST_F(LiveLoomd, ConnectsReceivesTheSnapshotAndShowsIt)
     ASSERT_NE(map, nullptr);
     const auto& util = state->gpuUtilShown();
     int withData = -1;
-    for (size_t g = 0; g < util.size() && withData < 0; ++g)
-        if (util[g] <= 100)
-            withData = static_cast<int>(g);
-    ASSERT_GE(withData, 0) << "snapshot carried no utilization";
+    waitUntil([&] {
+        for (size_t g = 0; g < util.size() && withData < 0; ++g)
+            if (util[g] <= 100)
+                withData = static_cast<int>(g);
+        return withData >= 0;
+    }, 15000);
+    ASSERT_GE(withData, 0) << "the stream carried no utilization";
     // Racks that are not powered yet (dev-small is all planned after apply) draw as no data,
     // whatever the simulator sends for them.
     const auto& rack = state->layout().racks[static_cast<size_t>(state->layout().gpuRack[static_cast<size_t>(withData)])];
