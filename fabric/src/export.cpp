@@ -100,6 +100,13 @@ std::string frrConfig(const Router& r, std::int32_t sw) {
         line("exit");
         line("!");
     }
+    // Carry the bandwidth behind each path (the BGP link-bandwidth community): a leaf
+    // originates it, every hop above re-advertises the sum over its multipaths. Defined
+    // before the neighbour lines that use it: bgpd warns on a reference to an unknown map.
+    line("route-map LOOM-LINK-BW permit 10");
+    line(leaf ? " set extcommunity bandwidth num-multipaths" : " set extcommunity bandwidth cumulative");
+    line("exit");
+    line("!");
     line("router bgp " + std::to_string(asn));
     line(" bgp router-id " + lo);
     line(" bgp bestpath as-path multipath-relax");
@@ -121,12 +128,6 @@ std::string frrConfig(const Router& r, std::int32_t sw) {
     line("  neighbor fabric route-map LOOM-LINK-BW out");
     line("  maximum-paths 64");
     line(" exit-address-family");
-    line("exit");
-    line("!");
-    // Carry the bandwidth behind each path (the BGP link-bandwidth community): a leaf
-    // originates it, every hop above re-advertises the sum over its multipaths.
-    line("route-map LOOM-LINK-BW permit 10");
-    line(leaf ? " set extcommunity bandwidth num-multipaths" : " set extcommunity bandwidth cumulative");
     line("exit");
     line("!");
     line("end");
@@ -201,24 +202,63 @@ std::string opensmCompareJson(const Topology& t) {
     return o;
 }
 
-namespace {
-std::string guid2lid(const Router& r) {
+std::string opensmGuid2lid(const Router& r) {
     const Topology& t = r.topology();
     std::string o;
     char buf[64];
-    for (std::int32_t s = 0; s < t.switchCount(); ++s) {
-        std::snprintf(buf, sizeof buf, "0x%016" PRIx64 " %u %u\n", switchGuid(s), r.switchLid(s),
-                      r.switchLid(s));
+    // OpenSM's database reader (osm_db) ends an entry at a blank line, not at a newline:
+    // entries written one per line are read as one entry and all but the first LID is lost.
+    auto entry = [&](std::uint64_t guid, unsigned lid) {
+        std::snprintf(buf, sizeof buf, "0x%016" PRIx64 " 0x%04x 0x%04x\n\n", guid, lid, lid);
         o += buf;
+    };
+    for (std::int32_t s = 0; s < t.switchCount(); ++s) entry(switchGuid(s), r.switchLid(s));
+    for (std::int32_t n = 0; n < t.nicCount(); ++n) entry(hcaPortGuid(n), r.nicLid(n));
+    return o;
+}
+
+std::string ibsimNet(const Topology& t) {
+    // Per node, its cabled ports: (local port, link).
+    auto portsOf = [&](std::int32_t node) {
+        std::vector<std::pair<int, std::int32_t>> ports;
+        for (auto i = t.adjOffset[node]; i < t.adjOffset[node + 1]; ++i)
+            ports.emplace_back(localPort(t, t.adjLink[i], node), t.adjLink[i]);
+        std::sort(ports.begin(), ports.end());
+        return ports;
+    };
+    std::string o = "# ibsim fabric written by Loom for " + t.cluster + ": " +
+                    std::to_string(t.switchCount()) + " switches, " + std::to_string(t.nicCount()) +
+                    " HCA ports, " + std::to_string(t.linkCount()) + " links\n\n";
+    auto node = [&](std::int32_t v) {
+        auto ports = portsOf(v);
+        int radix = 1;
+        for (auto& [p, l] : ports) radix = std::max(radix, p);
+        o += t.isSwitch(v) ? "Switch\t" : "Hca\t";
+        o += std::to_string(radix) + " \"" + nodeName(t, v) + "\"\n";
+        for (auto& [p, l] : ports) {
+            auto peer = t.peer(l, v);
+            o += "[" + std::to_string(p) + "]\t\"" + nodeName(t, peer) + "\"[" +
+                 std::to_string(localPort(t, l, peer)) + "]\n";
+        }
+        o += '\n';
+    };
+    // ibsim attaches the subnet manager to the first port of the file: an HCA.
+    if (t.nicCount() > 0) node(t.nicNode(0));
+    for (std::int32_t s = 0; s < t.switchCount(); ++s) node(s);
+    for (std::int32_t n = 1; n < t.nicCount(); ++n) node(t.nicNode(n));
+    // Loom's GUIDs: a switch's node GUID is its port-0 GUID; ibsim gives an HCA's port 1
+    // the node GUID + 1.
+    char buf[96];
+    for (std::int32_t s = 0; s < t.switchCount(); ++s) {
+        std::snprintf(buf, sizeof buf, "\" 0x%016" PRIx64 "\n", switchGuid(s));
+        o += "do Guid \"" + t.switchNames[s] + buf;
     }
     for (std::int32_t n = 0; n < t.nicCount(); ++n) {
-        std::snprintf(buf, sizeof buf, "0x%016" PRIx64 " %u %u\n", hcaPortGuid(n), r.nicLid(n),
-                      r.nicLid(n));
-        o += buf;
+        std::snprintf(buf, sizeof buf, "\" 0x%016" PRIx64 "\n", hcaPortGuid(n) - 1);
+        o += "do Guid \"" + t.nicNames[n] + buf;
     }
     return o;
 }
-}  // namespace
 
 std::string slurmTopology(const Router& r) {
     const Topology& t = r.topology();
@@ -317,7 +357,7 @@ Result<std::vector<ExportFile>> exportFabric(const Router& r, ExportFormat f) {
             if (roce)
                 return fail(Error::invalid("opensm export needs an InfiniBand fabric; this one is RoCE (use frr)", "format"));
             files.push_back({"opensm-lfts.dump", opensmLftDump(r)});
-            files.push_back({"guid2lid", guid2lid(r)});
+            files.push_back({"guid2lid", opensmGuid2lid(r)});
             break;
         case ExportFormat::Slurm: files.push_back({"topology.conf", slurmTopology(r)}); break;
         case ExportFormat::Json:

@@ -46,6 +46,13 @@ std::string opensmLftDump(const Router& router,
 // The topology in the JSON of ../shared/tools/opensm-compare (nodes: hca/switch with port
 // counts; links with 1-based ports), so the real OpenSM can route the identical fabric.
 std::string opensmCompareJson(const Topology& topo);
+// OpenSM's guid2lid cache (opensm -x / honor_guid2lid) with Loom's LIDs, in the format of
+// OpenSM's own database files: `0xGUID 0xLID 0xLID` entries separated by a blank line.
+std::string opensmGuid2lid(const Router& router);
+// The fabric as an ibsim net file (ibnetdiscover syntax, node descriptions = Loom names),
+// with `do Guid` lines giving every node Loom's GUIDs, so that OpenSM on ibsim sees Loom's
+// GUIDs and can keep Loom's LIDs. The first node is the first HCA (ibsim's SM port).
+std::string ibsimNet(const Topology& topo);
 std::string slurmTopology(const Router& router);
 std::string routesJson(const Router& router, std::int32_t sw);
 
