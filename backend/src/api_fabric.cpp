@@ -19,11 +19,6 @@ namespace loom::backend {
 
 namespace {
 
-// The stored state of a cable as the router sees it. Switches stay as built (planned
-// switches count as up): a switch is in service through its cables, which follow the racks
-// (provisioning/link_service.hpp).
-fabric::LinkState routedState(std::string_view stored) { return fabric::linkStateFrom(stored, false); }
-
 // The routing state of the live inventory: rebuilt when the structure changes (an apply),
 // and rerouted incrementally when only states change (a rack moved, a link drained) — a copy
 // of the router with the changed links set, so requests holding the old one are undisturbed.
@@ -49,7 +44,7 @@ struct FabricState {
             for (const auto& l : inv->links) {
                 auto it = topoLinkByName.find(l.name);
                 if (it == topoLinkByName.end()) continue;
-                const auto want = routedState(l.state);
+                const auto want = fabric::linkStateFrom(l.state, false);
                 if (t.linkState[it->second] != want) changes.emplace_back(it->second, want);
             }
             if (!changes.empty()) {
@@ -61,13 +56,10 @@ struct FabricState {
             builtFrom = inv;
             return router;
         }
-        auto topo = fabric::buildTopology(*inv, fabric::BuildOptions{.plannedIsUp = true});
+        auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
         if (!topo) return fail(topo.error());
         topoLinkByName.clear();
         for (std::int32_t l = 0; l < topo->linkCount(); ++l) topoLinkByName.emplace(topo->linkNames[l], l);
-        for (const auto& l : inv->links)
-            if (auto it = topoLinkByName.find(l.name); it != topoLinkByName.end())
-                topo->linkState[it->second] = routedState(l.state);
         router = std::make_shared<const fabric::Router>(std::move(*topo));
         builtFrom = inv;
         builtLayout = layout->layoutVersion();

@@ -185,7 +185,7 @@ struct ProvisioningService::Impl {
         }
         router.reset();
         if (opt.fabric) {
-            auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true});
+            auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
             if (!topo) {
                 spdlog::warn("provisioning: fabric topology unavailable, enablement without "
                              "routing: {}", topo.error().toString());
@@ -193,10 +193,6 @@ struct ProvisioningService::Impl {
                 topoLinkByName.clear();
                 for (std::int32_t i = 0; i < topo->linkCount(); ++i)
                     topoLinkByName.emplace(topo->linkNames[i], i);
-                // Every cable as stored: the stored states follow the racks (link_service.hpp).
-                for (const auto& l : inv->links)
-                    if (auto it = topoLinkByName.find(l.name); it != topoLinkByName.end())
-                        topo->linkState[it->second] = fabric::linkStateFrom(l.state, false);
                 for (auto& [name, rc] : racks) {
                     for (const auto& ln : rc.links)
                         if (auto it = topoLinkByName.find(ln); it != topoLinkByName.end())

@@ -489,18 +489,20 @@ void Server::setLeaderFlag(std::function<bool()> isLeader) { impl_->isLeader = s
 void Server::setPeerPublisher(std::function<void(const std::string&, const std::string&)> p) {
     impl_->peerPublisher = std::move(p);
 }
-void Server::addInventoryHook(std::function<void()> hook) {
-    std::lock_guard lock(impl_->stateMutex);
-    impl_->inventoryHooks.push_back(std::move(hook));
-}
 
 void Server::deliverFromPeer(const std::string& topic, const std::string& json) {
     auto msg = nlohmann::json::parse(json, nullptr, false);
     if (msg.is_discarded() || !msg.is_object()) return;
-    if (topic == "inventory" || topic == db::kLiveTopic) {
-        // A committed change anywhere on the database (live_notify.hpp), or another loomd's
-        // announcement: reload ours (coalesced; announces new versions to our clients).
+    if (topic == db::kLiveTopic) {
+        // A committed change anywhere on the database (live_notify.hpp): reload ours
+        // (coalesced; announces the new versions to our clients).
         impl_->reloadInventory();
+        return;
+    }
+    if (topic == "inventory") {
+        // Another loomd's announcement of an apply: the apply's own commit already sent the
+        // `live` NOTIFY that reloads us, and our reload announces our versions; a second
+        // reload for the same change would only repeat the work.
         return;
     }
     if (topic == "tokens") {

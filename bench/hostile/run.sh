@@ -27,31 +27,11 @@ bin=$build/bin
 [ -x "$bin/loomd" ] || { echo "run.sh: $bin/loomd is not built" >&2; exit 2; }
 command -v curl >/dev/null || { echo "run.sh: curl is missing" >&2; exit 2; }
 
-work=$(mktemp -d /tmp/loom-hostile-bench.XXXXXX); chmod 755 "$work"
-pid=
-cleanup() { [ -n "$pid" ] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }; rm -rf "$work"; }
-trap cleanup EXIT
-
-echo "== apply $cluster (embedded PostgreSQL in $work)"
-"$bin/loomd" apply -f "$cluster" --state-dir "$work/state" >/dev/null
-viewer=$("$bin/loomd" token create --role viewer --name v --state-dir "$work/state" 2>/dev/null | tail -n 1)
-operator=$("$bin/loomd" token create --role operator --name o --state-dir "$work/state" 2>/dev/null | tail -n 1)
-"$bin/loomd" serve --simulate --listen 127.0.0.1:0 --state-dir "$work/state" >"$work/loomd.log" 2>&1 &
-pid=$!
-url=
-for _ in $(seq 1 300); do
-  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/loomd.log" | head -n 1 || true)
-  [ -n "$url" ] && break; sleep 0.2
-done
-[ -n "$url" ] || { cat "$work/loomd.log"; exit 1; }
-# Ready when the fabric answers (the inventory and routing are loaded).
-for _ in $(seq 1 300); do
-  code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $viewer" "$url/api/v1/fabric/degradation" || true)
-  [ "$code" = 200 ] && break; sleep 0.2
-done
+. bench/lib/loomd.sh
+loomd_start "$bin" "$cluster" hostile viewer operator
+viewer=$token_viewer operator=$token_operator
 sleep 3
-kb() { grep -E "^$1:" "/proc/$pid/status" | tr -s ' \t' ' ' | cut -d' ' -f2; }
-mem() { echo "VmRSS $(( $(kb VmRSS) / 1024 )) MB, VmHWM $(( $(kb VmHWM) / 1024 )) MB"; }
+mem() { loomd_mem; }
 
 python3 - "$work" <<'PY'
 import sys

@@ -17,9 +17,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/beast/http/field.hpp>
 #include <boost/beast/websocket.hpp>
 #include <nlohmann/json.hpp>
+
+#include "loom/client/client.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -28,6 +30,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -53,26 +56,20 @@ struct Reply {
     std::string body;
 };
 
+// HTTP through loom::client (the API client loomctl uses); transport failures are status 0.
+std::unique_ptr<loom::client::Client> gClient;
+
 Reply call(const std::string& method, const std::string& target, const std::string& body = "",
            const std::string& contentType = "application/json") {
-    net::io_context ioc;
-    beast::tcp_stream s(ioc);
-    tcp::resolver res(ioc);
-    s.connect(res.resolve(gHost, gPort));
-    http::request<http::string_body> req{http::string_to_verb(method), target, 11};
-    req.set(http::field::host, gHost);
-    req.set(http::field::authorization, "Bearer " + gToken);
-    if (!body.empty() || method == "POST") {
-        req.set(http::field::content_type, contentType);
-        req.body() = body;
-        req.prepare_payload();
+    loom::client::RequestOptions o;
+    o.body = body;
+    if (!body.empty()) o.contentType = contentType;
+    auto r = gClient->send(method, target, std::move(o));
+    if (!r) {
+        std::cerr << method << " " << target << ": " << r.error().message << "\n";
+        return {};
     }
-    http::write(s, req);
-    beast::flat_buffer b;
-    http::response_parser<http::string_body> p;
-    p.body_limit(1u << 30);
-    http::read(s, b, p);
-    return {static_cast<int>(p.get().result_int()), p.get().body()};
+    return {r->status, std::move(r->body)};
 }
 
 double cpuSeconds(int pid) {
@@ -173,7 +170,15 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    auto hall = json::parse(call("GET", "/api/v1/hall").body);
+    loom::client::ClientConfig cfg;
+    cfg.server = "http://" + gHost + ":" + gPort;
+    cfg.token = gToken;
+    gClient = std::make_unique<loom::client::Client>(cfg);
+    auto hall = json::parse(call("GET", "/api/v1/hall").body, nullptr, false);
+    if (!hall.is_object()) {
+        std::cerr << "live_latency: cannot read /api/v1/hall from " << cfg.server << "\n";
+        return 1;
+    }
     std::vector<std::string> racks;
     for (const auto& r : hall["racks"])
         if (r.value("zone", "") == zone && r.value("gpuCount", 0) > 0) racks.push_back(r["name"]);

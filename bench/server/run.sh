@@ -30,22 +30,9 @@ for b in loomd ws_fanout; do
 done
 command -v wrk >/dev/null || { echo "run.sh: wrk is missing (apt-get install wrk)" >&2; exit 2; }
 
-work=$(mktemp -d /tmp/loom-server-bench.XXXXXX); chmod 755 "$work"
-pid=
-cleanup() { [ -n "$pid" ] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }; rm -rf "$work"; }
-trap cleanup EXIT
-
-echo "== apply meta-24k-roce (embedded PostgreSQL in $work)"
-"$bin/loomd" apply -f configs/clusters/meta-24k-roce.yaml --state-dir "$work/state" >/dev/null
-token=$("$bin/loomd" token create --role admin --name bench --state-dir "$work/state" 2>/dev/null | tail -n 1)
-"$bin/loomd" serve --simulate --listen 127.0.0.1:0 --state-dir "$work/state" >"$work/loomd.log" 2>&1 &
-pid=$!
-url=
-for _ in $(seq 1 300); do
-  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/loomd.log" | head -n 1 || true)
-  [ -n "$url" ] && break; sleep 0.2
-done
-[ -n "$url" ] || { cat "$work/loomd.log"; exit 1; }
+. bench/lib/loomd.sh
+loomd_start "$bin" configs/clusters/meta-24k-roce.yaml server admin
+token=$token_admin
 hostport=${url#http://}
 sleep 5  # the first ticks and the hall layout
 cpu() { awk '{print $14+$15}' "/proc/$pid/stat"; }

@@ -23,23 +23,9 @@ bin=$build/bin
 for b in loomd live_latency; do
   [ -x "$bin/$b" ] || { echo "run_live.sh: $bin/$b is not built (cmake --build $build --target $b)" >&2; exit 2; }
 done
-work=$(mktemp -d /tmp/loom-live-bench.XXXXXX); chmod 755 "$work"
-pid=
-cleanup() { [ -n "$pid" ] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }; rm -rf "$work"; }
-trap cleanup EXIT
-echo "== apply $spec (embedded PostgreSQL in $work)"
-"$bin/loomd" apply -f "$spec" --state-dir "$work/state" >/dev/null
-token=$("$bin/loomd" token create --role admin --name bench --state-dir "$work/state" 2>/dev/null | tail -n 1)
-"$bin/loomd" serve --simulate --listen 127.0.0.1:0 --state-dir "$work/state" >"$work/loomd.log" 2>&1 &
-pid=$!
-url=
-for _ in $(seq 1 300); do
-  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/loomd.log" | head -n 1 || true)
-  [ -n "$url" ] && break; sleep 0.2
-done
-[ -n "$url" ] || { cat "$work/loomd.log"; exit 1; }
-for _ in $(seq 1 100); do curl -fs "$url/readyz" >/dev/null && break; sleep 0.2; done
+. bench/lib/loomd.sh
+loomd_start "$bin" "$spec" live admin
 echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$bin/live_latency" --url "${url#http://}" --token "$token" --pid "$pid" --repeats "$repeats"
-grep -E 'VmRSS|VmHWM' "/proc/$pid/status" | tr -s ' \t' ' ' | tr '\n' ' '; echo
+"$bin/live_latency" --url "${url#http://}" --token "$token_admin" --pid "$pid" --repeats "$repeats"
+loomd_mem
 echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"

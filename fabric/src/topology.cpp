@@ -208,7 +208,7 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
         t.linkAPort.push_back(a.index);
         t.linkBPort.push_back(b.index);
         t.linkCapGbps.push_back(static_cast<float>(l.speedGbps > 0 ? l.speedGbps : 400));
-        t.linkState.push_back(linkStateFrom(l.state, opt.plannedIsUp));
+        t.linkState.push_back(linkStateFrom(l.state, opt.plannedIsUp && !opt.storedLinkStates));
         ++degree[a.node];
         ++degree[b.node];
         if (!t.isSwitch(a.node)) {

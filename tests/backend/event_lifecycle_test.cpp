@@ -24,8 +24,8 @@ using namespace std::chrono_literals;
 
 class EventLifecycle : public ServerFixture {
 protected:
-    // A loomd with telemetry; returns once its hub has the hall layout (a harmless sample is
-    // applied), since samples before that count as unknown hosts (issue 11's start-up window).
+    // A loomd with telemetry; returns once a harmless sample is applied (the fixture already
+    // waits for the live state, so this also proves the hub has the hall layout).
     Server& start() {
         ServerConfig cfg;
         cfg.streamInterval = 200ms;
@@ -210,14 +210,8 @@ TEST_F(EventLifecycle, AckAndCloseByHandOverRestAndStream) {
 TEST_F(EventLifecycle, AckAndCloseReachTheOtherLoomd) {
     auto& a = start();
     auto& b = start();
-    db::Notifier na(database(), "loom_stream_test", [&a](std::string_view t, std::string_view p) {
-        a.deliverFromPeer(std::string(t), std::string(p));
-    });
-    db::Notifier nb(database(), "loom_stream_test", [&b](std::string_view t, std::string_view p) {
-        b.deliverFromPeer(std::string(t), std::string(p));
-    });
-    a.setPeerPublisher([&na](const std::string& t, const std::string& j) { na.publish(t, j); });
-    b.setPeerPublisher([&nb](const std::string& t, const std::string& j) { nb.publish(t, j); });
+    auto& na = linkPeers(a, "loom_stream_test");
+    auto& nb = linkPeers(b, "loom_stream_test");
     ASSERT_TRUE(eventually([&] { return na.connected() && nb.connected(); }));
     ASSERT_LT(post(a.port(), "/api/v1/telemetry", xid("z1-r002-h0", 1, 48)).status, 300);
     ASSERT_TRUE(eventually([&] { return events(a.port(), "location=z1-r002-h0-gpu1").size() == 1; }));

@@ -30,21 +30,8 @@ protected:
         ServerConfig cfg;
         cfg.streamInterval = 200ms;
         auto& s = startServer(cfg, Routes::All);
-        auto* sp = &s;
-        notifiers_.push_back(std::make_unique<db::Notifier>(
-            database(), std::string(db::kStreamChannel),
-            [sp](std::string_view t, std::string_view p) {
-                sp->deliverFromPeer(std::string(t), std::string(p));
-            }));
-        auto* n = notifiers_.back().get();
-        s.setPeerPublisher([n](const std::string& t, const std::string& j) { n->publish(t, j); });
-        for (int i = 0; i < 500 && !n->connected(); ++i) std::this_thread::sleep_for(10ms);
+        linkPeers(s);
         return s;
-    }
-    void TearDown() override {
-        for (auto& n : notifiers_) n->stop();
-        notifiers_.clear();
-        ServerFixture::TearDown();
     }
 
     // Polls until `ok` holds; returns the time it took, or nullopt after `limit`.
@@ -103,8 +90,6 @@ protected:
             ASSERT_EQ(r.status, 200) << rack << " advance " << i << ": " << r.body;
         }
     }
-
-    std::vector<std::unique_ptr<db::Notifier>> notifiers_;
 };
 
 TEST_F(LiveState, RackTransitionsReachHallStreamFabricAndDetectionWithinASecond) {
@@ -245,11 +230,8 @@ TEST_F(LiveState, RandomActionSequencesLeaveLinksAndRoutesWhereTheRacksSay) {
     auto conn = connect();
     auto inv = db::loadInventory(conn);
     ASSERT_TRUE(inv);
-    auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true});
+    auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
     ASSERT_TRUE(topo);
-    for (const auto& l : inv->links)
-        if (auto id = topo->findLink(l.name); id != fabric::kNone)
-            topo->linkState[id] = fabric::linkStateFrom(l.state, false);
     fabric::Router fresh(std::move(*topo));
     for (const auto& sw : fresh.topology().switchNames) {
         auto want = json::parse(fabric::routesJson(fresh, fresh.topology().findSwitch(sw)));

@@ -8,6 +8,7 @@
 #include "loom/backend/server.hpp"
 #include "loom/backend/telemetry_service.hpp"
 #include "loom/db/inventory_repository.hpp"
+#include "loom/db/notify.hpp"
 #include "loom/db/token_repo.hpp"
 #include "loom/inventory/plan.hpp"
 #include "loom/testing/postgres.hpp"
@@ -178,6 +179,8 @@ protected:
         }
     }
     void TearDown() override {
+        for (auto& n : notifiers_) n->stop();  // first: they deliver into the servers
+        notifiers_.clear();
         for (auto& t : telemetry_) t->stop();
         for (auto& s : servers_) s->stop();
         telemetry_.clear();
@@ -219,11 +222,27 @@ protected:
         return srv;
     }
 
+    // Wires `s` to the other loomds on this database as `loomd serve` does: a Notifier
+    // LISTENing on `channel` delivers their messages (and the commits' `live` NOTIFYs on the
+    // stream channel), and `s` publishes through it. Waits up to 5 s for it to listen.
+    db::Notifier& linkPeers(Server& s, const std::string& channel = std::string(db::kStreamChannel)) {
+        auto* sp = &s;
+        auto& n = *notifiers_.emplace_back(std::make_unique<db::Notifier>(
+            database(), channel, [sp](std::string_view t, std::string_view p) {
+                sp->deliverFromPeer(std::string(t), std::string(p));
+            }));
+        s.setPeerPublisher([&n](const std::string& t, const std::string& j) { n.publish(t, j); });
+        for (int i = 0; i < 500 && !n.connected(); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return n;
+    }
+
     std::map<std::string, std::string> tokens_;
     Server::TopicSource topicSource_;
     TelemetryServiceOptions telemetryOptions_;  // for Routes::All (detection settings, ...)
     std::vector<std::unique_ptr<Server>> servers_;
     std::vector<std::unique_ptr<TelemetryService>> telemetry_;
+    std::vector<std::unique_ptr<db::Notifier>> notifiers_;
 };
 
 }  // namespace loom::backend::testing

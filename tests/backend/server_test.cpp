@@ -310,14 +310,8 @@ TEST_F(ServerTest, MetricsPassPromtool) {
 TEST_F(ServerTest, TwoInstancesFanOutThroughNotify) {
     auto& a = startServer();
     auto& b = startServer();
-    db::Notifier na(database(), "loom_stream_test", [&a](std::string_view t, std::string_view p) {
-        a.deliverFromPeer(std::string(t), std::string(p));
-    });
-    db::Notifier nb(database(), "loom_stream_test", [&b](std::string_view t, std::string_view p) {
-        b.deliverFromPeer(std::string(t), std::string(p));
-    });
-    a.setPeerPublisher([&na](const std::string& t, const std::string& j) { na.publish(t, j); });
-    b.setPeerPublisher([&nb](const std::string& t, const std::string& j) { nb.publish(t, j); });
+    auto& na = linkPeers(a, "loom_stream_test");
+    auto& nb = linkPeers(b, "loom_stream_test");
     for (int i = 0; i < 100 && !(na.connected() && nb.connected()); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     WsClientT c;

@@ -68,14 +68,12 @@ public:
     void setLeaderFlag(std::function<bool()> isLeader);
     // Where Services::publish sends messages for other loomds (NOTIFY); null = local only.
     void setPeerPublisher(std::function<void(const std::string& topic, const std::string& json)>);
-    // Called on a pool thread after every inventory reload (fabric state, hub layout).
-    void addInventoryHook(std::function<void()> hook);
     // Whether the LISTEN connection is up: after it comes back the live state is reloaded
     // (changes committed while it was down were never heard).
     void setPeerHealth(std::function<bool()> connected);
     // Delivers a message that another loomd published (LISTEN) to local stream clients;
-    // topics "live" (a committed change, db/src/live_notify.hpp) and "inventory" reload the
-    // live state instead.
+    // topic "live" (a committed change, db/src/live_notify.hpp) reloads the live state instead,
+    // and "inventory" (a peer's announcement of the same change) is dropped.
     void deliverFromPeer(const std::string& topic, const std::string& json);
 
     // Binds and starts serving (threads run in the background).

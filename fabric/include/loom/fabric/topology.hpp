@@ -30,6 +30,10 @@ struct BuildOptions {
     // Offline export from a spec: everything is "planned", and should be routed as if up.
     // On a live inventory planned links are not in service yet.
     bool plannedIsUp = true;
+    // The live fabric: switches and NICs as plannedIsUp says, but every cable as stored
+    // ("planned" = not in service): cables follow their racks (provisioning/link_service.hpp),
+    // and a switch is in service through its cables.
+    bool storedLinkStates = false;
 };
 
 inline constexpr std::int32_t kNone = -1;
