@@ -1,9 +1,12 @@
 #include "loom/fabric/export.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <algorithm>
+#include <cstring>
+#include <future>
 #include <map>
+#include <thread>
 
 namespace loom::fabric {
 
@@ -134,36 +137,150 @@ std::string frrConfig(const Router& r, std::int32_t sw) {
     return o;
 }
 
+namespace {
+
+// The opensm LFT dump, fast: a line per (switch, LID) differs between switches only in the
+// port, so each LID's line is formatted once ("0xLLLL PPP # ... 'name'\n") and copied, with
+// the three port digits written in.
+class LftDumpFormatter {
+public:
+    LftDumpFormatter(const Router& r, const std::function<std::uint64_t(std::int32_t)>& guidOf,
+                     bool names)
+        : r_(r), t_(r.topology()), guidOf_(guidOf) {
+        offset_.assign(static_cast<std::size_t>(r.maxLid()) + 2, 0);
+        char buf[512];
+        for (std::int32_t lid = 1; lid <= r.maxLid(); ++lid) {
+            offset_[lid] = templates_.size();
+            auto node = r.lidNode(static_cast<std::uint16_t>(lid));
+            if (node != kNone && !names) {
+                int n = std::snprintf(buf, sizeof buf, "0x%04x 000 # portguid 0x%016" PRIx64 "\n", lid, guid(node));
+                templates_.append(buf, std::min<std::size_t>(n, sizeof buf - 1));
+            } else if (node != kNone) {
+                int n = std::snprintf(buf, sizeof buf, "0x%04x 000 # %s portguid 0x%016" PRIx64 ": '%s'\n",
+                                      lid, t_.isSwitch(node) ? "Switch" : "Channel Adapter", guid(node),
+                                      nodeName(t_, node).c_str());
+                templates_.append(buf, std::min<std::size_t>(n, sizeof buf - 1));
+            }
+        }
+        offset_[r.maxLid() + 1] = templates_.size();
+    }
+
+    // Switch s's table, replacing `out`.
+    void format(std::int32_t s, std::string& out) const {
+        char head[512];
+        int hn = std::snprintf(head, sizeof head,
+                               "Unicast lids [0x0-0x%x] of switch Lid %u guid 0x%016" PRIx64 " ('%s'):\n",
+                               r_.maxLid(), r_.switchLid(s), guid(s), t_.switchNames[s].c_str());
+        hn = std::min<int>(hn, sizeof head - 1);
+        const std::size_t bound = hn + templates_.size() + 32;
+        out.resize_and_overwrite(bound, [&](char* p, std::size_t) {
+            char* w = p;
+            std::memcpy(w, head, hn);
+            w += hn;
+            int dumped = 0;
+            for (std::int32_t lid = 1; lid <= r_.maxLid(); ++lid) {
+                auto port = r_.lftPort(s, static_cast<std::uint16_t>(lid));
+                if (port == kNoPort) continue;
+                auto len = offset_[lid + 1] - offset_[lid];
+                if (len == 0) continue;
+                std::memcpy(w, templates_.data() + offset_[lid], len);
+                w[7] = static_cast<char>('0' + port / 100);
+                w[8] = static_cast<char>('0' + port / 10 % 10);
+                w[9] = static_cast<char>('0' + port % 10);
+                w += len;
+                ++dumped;
+            }
+            w += std::snprintf(w, 32, "%d lids dumped\n", dumped);
+            return static_cast<std::size_t>(w - p);
+        });
+    }
+
+private:
+    std::uint64_t guid(std::int32_t node) const {
+        std::uint64_t g = guidOf_ ? guidOf_(node) : 0;
+        if (g) return g;
+        return t_.isSwitch(node) ? switchGuid(node) : hcaPortGuid(node - t_.switchCount());
+    }
+    const Router& r_;
+    const Topology& t_;
+    const std::function<std::uint64_t(std::int32_t)>& guidOf_;
+    std::string templates_;             // every LID's line, port "000"
+    std::vector<std::size_t> offset_;   // LID -> its line in templates_ (lid+1: its end)
+};
+
+// Formats the switches' tables on `threads` threads while the calling thread writes the
+// previous round in order: at most 2 * threads tables in memory.
+Result<void> streamLftDump(const Router& r, const std::function<std::uint64_t(std::int32_t)>& guidOf,
+                           ExportSink& sink, int threads, bool names) {
+    const std::int32_t switches = r.topology().switchCount();
+    LftDumpFormatter fmt(r, guidOf, names);
+    const int w = std::max(1, threads);
+    // Round k is formatted into bufs[k % 2] while round k - 1 is written from the other.
+    std::vector<std::string> bufs[2] = {std::vector<std::string>(w), std::vector<std::string>(w)};
+    auto formatRound = [&](std::int32_t round, std::vector<std::string>& bufs) {
+        auto one = [&](int k) {
+            auto s = round * w + k;
+            if (s >= switches) {
+                bufs[k].clear();
+                return;
+            }
+            fmt.format(s, bufs[k]);
+            sink.encode(bufs[k]);
+        };
+        std::vector<std::thread> helpers;
+        for (int k = 1; k < w; ++k) helpers.emplace_back(one, k);
+        one(0);
+        for (auto& h : helpers) h.join();
+    };
+    const std::int32_t rounds = (switches + w - 1) / w;
+    if (rounds == 0) return {};
+    auto pending = std::async(std::launch::async, formatRound, 0, std::ref(bufs[0]));
+    for (std::int32_t round = 0; round < rounds; ++round) {
+        pending.get();
+        if (round + 1 < rounds)
+            pending = std::async(std::launch::async, formatRound, round + 1, std::ref(bufs[(round + 1) % 2]));
+        for (const auto& b : bufs[round % 2]) {
+            if (b.empty()) continue;
+            if (auto ok = sink.write(b); !ok) {
+                if (pending.valid()) pending.get();
+                return ok;
+            }
+        }
+    }
+    return {};
+}
+
+// Collects a streamed export in memory.
+class MemorySink : public ExportSink {
+public:
+    std::vector<ExportFile> files;
+    Result<void> open(const std::string& name) override {
+        files.push_back({name, {}});
+        return {};
+    }
+    Result<void> write(std::string_view chunk) override {
+        files.back().content += chunk;
+        return {};
+    }
+    Result<void> close() override { return {}; }
+};
+
+Result<void> writeFile(ExportSink& sink, const std::string& name, std::string content) {
+    if (auto ok = sink.open(name); !ok) return ok;
+    sink.encode(content);
+    if (auto ok = sink.write(content); !ok) return ok;
+    return sink.close();
+}
+
+}  // namespace
+
 std::string opensmLftDump(const Router& r) { return opensmLftDump(r, nullptr); }
 
 std::string opensmLftDump(const Router& r, const std::function<std::uint64_t(std::int32_t)>& guidOf) {
-    const Topology& t = r.topology();
-    auto guid = [&](std::int32_t node) {
-        std::uint64_t g = guidOf ? guidOf(node) : 0;
-        if (g) return g;
-        return t.isSwitch(node) ? switchGuid(node) : hcaPortGuid(node - t.switchCount());
-    };
-    std::string o;
-    char buf[256];
-    for (std::int32_t s = 0; s < t.switchCount(); ++s) {
-        std::snprintf(buf, sizeof buf,
-                      "Unicast lids [0x0-0x%x] of switch Lid %u guid 0x%016" PRIx64 " ('%s'):\n",
-                      r.maxLid(), r.switchLid(s), guid(s), t.switchNames[s].c_str());
-        o += buf;
-        int dumped = 0;
-        for (std::int32_t lid = 1; lid <= r.maxLid(); ++lid) {
-            auto port = r.lftPort(s, static_cast<std::uint16_t>(lid));
-            if (port == kNoPort) continue;
-            auto node = r.lidNode(static_cast<std::uint16_t>(lid));
-            std::snprintf(buf, sizeof buf, "0x%04x %03u # %s portguid 0x%016" PRIx64 ": '%s'\n",
-                          lid, port, t.isSwitch(node) ? "Switch" : "Channel Adapter", guid(node),
-                          nodeName(t, node).c_str());
-            o += buf;
-            ++dumped;
-        }
-        o += std::to_string(dumped) + " lids dumped\n";
-    }
-    return o;
+    MemorySink sink;
+    sink.files.push_back({});
+    (void)streamLftDump(r, guidOf, sink, 1, true);
+    return std::move(sink.files.back().content);
 }
 
 std::string opensmCompareJson(const Topology& t) {
@@ -342,30 +459,40 @@ std::string routesJson(const Router& r, std::int32_t sw) {
     return o;
 }
 
-Result<std::vector<ExportFile>> exportFabric(const Router& r, ExportFormat f) {
+Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink, const ExportOptions& opt) {
     const Topology& t = r.topology();
     const bool roce = t.type == inventory::FabricType::Roce;
-    std::vector<ExportFile> files;
     switch (f) {
         case ExportFormat::Frr:
             if (!roce)
                 return fail(Error::invalid("frr export needs a RoCE fabric; this one is InfiniBand (use opensm)", "format"));
             for (std::int32_t s = 0; s < t.switchCount(); ++s)
-                files.push_back({t.switchNames[s] + ".conf", frrConfig(r, s)});
-            break;
-        case ExportFormat::Opensm:
+                if (auto ok = writeFile(sink, t.switchNames[s] + ".conf", frrConfig(r, s)); !ok) return ok;
+            return {};
+        case ExportFormat::Opensm: {
             if (roce)
                 return fail(Error::invalid("opensm export needs an InfiniBand fabric; this one is RoCE (use frr)", "format"));
-            files.push_back({"opensm-lfts.dump", opensmLftDump(r)});
-            files.push_back({"guid2lid", opensmGuid2lid(r)});
-            break;
-        case ExportFormat::Slurm: files.push_back({"topology.conf", slurmTopology(r)}); break;
+            if (auto ok = sink.open("opensm-lfts.dump"); !ok) return ok;
+            int threads = opt.threads > 0 ? opt.threads
+                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+            if (auto ok = streamLftDump(r, nullptr, sink, threads, opt.opensmNames); !ok) return ok;
+            if (auto ok = sink.close(); !ok) return ok;
+            return writeFile(sink, "guid2lid", opensmGuid2lid(r));
+        }
+        case ExportFormat::Slurm: return writeFile(sink, "topology.conf", slurmTopology(r));
         case ExportFormat::Json:
             for (std::int32_t s = 0; s < t.switchCount(); ++s)
-                files.push_back({"routes/" + t.switchNames[s] + ".json", routesJson(r, s)});
-            break;
+                if (auto ok = writeFile(sink, "routes/" + t.switchNames[s] + ".json", routesJson(r, s)); !ok)
+                    return ok;
+            return {};
     }
-    return files;
+    return {};
+}
+
+Result<std::vector<ExportFile>> exportFabric(const Router& r, ExportFormat f, const ExportOptions& opt) {
+    MemorySink sink;
+    if (auto ok = writeExport(r, f, sink, opt); !ok) return fail(ok.error());
+    return std::move(sink.files);
 }
 
 }  // namespace loom::fabric

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <regex>
+#include <sstream>
+#include <algorithm>
 
 #include "loom/fabric/export.hpp"
 #include "loom/fabric/routing.hpp"
@@ -77,6 +80,63 @@ TEST(FabricInfiniband, OpensmDumpFormat) {
     auto bad = exportFabric(r, ExportFormat::Frr);
     ASSERT_FALSE(bad.has_value());
     EXPECT_EQ(bad.error().code, Errc::InvalidArgument);
+    // guid2lid as OpenSM's database reader wants it: one entry, then a blank line.
+    const auto& g2l = (*files)[1].content;
+    EXPECT_EQ((*files)[1].name, "guid2lid");
+    EXPECT_EQ(g2l.rfind("0x0002c90300000001 0x0011 0x0011\n\n0x0002c90300000002 0x0012 0x0012\n\n", 0), 0u)
+        << g2l.substr(0, 120);
+    EXPECT_NE(g2l.find("0x0002c90400000001 0x0001 0x0001\n\n"), std::string::npos);
+}
+
+// The streamed dump is the same on any number of threads; without names every line is
+// `0xLLLL PPP # portguid 0x…`; a failing sink stops the export with its error.
+TEST(FabricInfiniband, OpensmStreamedDumpSameOnEveryThreadCount) {
+    auto sh = tiny();
+    sh.pods = 3;
+    Router r = ibRouter(sh);
+    auto one = exportFabric(r, ExportFormat::Opensm, {.threads = 1});
+    ASSERT_TRUE(one.has_value());
+    for (int threads : {2, 3, 7, 64}) {
+        auto many = exportFabric(r, ExportFormat::Opensm, {.threads = threads});
+        ASSERT_TRUE(many.has_value());
+        EXPECT_EQ((*many)[0].content, (*one)[0].content) << threads << " threads";
+    }
+    EXPECT_EQ(std::count((*one)[0].content.begin(), (*one)[0].content.end(), '\n') -
+                  static_cast<long>(r.topology().switchCount()) * 2,
+              [&] {
+                  long n = 0;
+                  for (std::int32_t s = 0; s < r.topology().switchCount(); ++s)
+                      for (std::int32_t lid = 1; lid <= r.maxLid(); ++lid)
+                          n += r.lftPort(s, static_cast<std::uint16_t>(lid)) != kNoPort;
+                  return n;
+              }());
+    auto compact = exportFabric(r, ExportFormat::Opensm, {.threads = 2, .opensmNames = false});
+    ASSERT_TRUE(compact.has_value());
+    std::istringstream in((*compact)[0].content);
+    std::regex entry(R"(0x[0-9a-f]{4} \d{3} # portguid 0x[0-9a-f]{16})");
+    std::string line;
+    int entries = 0;
+    while (std::getline(in, line))
+        if (line.rfind("0x", 0) == 0) {
+            EXPECT_TRUE(std::regex_match(line, entry)) << line;
+            ++entries;
+        }
+    EXPECT_GT(entries, 0);
+    EXPECT_LT((*compact)[0].content.size(), (*one)[0].content.size() * 2 / 3);
+
+    struct FailingSink : ExportSink {
+        int writes = 0;
+        Result<void> open(const std::string&) override { return {}; }
+        Result<void> write(std::string_view) override {
+            if (++writes == 3) return fail(Error::internal("disk full"));
+            return {};
+        }
+        Result<void> close() override { return {}; }
+    } failing;
+    auto res = writeExport(r, ExportFormat::Opensm, failing, {.threads = 2});
+    ASSERT_FALSE(res.has_value());
+    EXPECT_EQ(res.error().message, "disk full");
+    EXPECT_EQ(failing.writes, 3);
 }
 
 }  // namespace

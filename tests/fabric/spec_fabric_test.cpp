@@ -130,6 +130,12 @@ TEST(FabricSpec, FrrParserAcceptsEveryDevSmallConfig) {
         std::ifstream outFile(path.string() + ".out");
         std::string out((std::istreambuf_iterator<char>(outFile)), {});
         EXPECT_EQ(rc, 0) << f.name << " rejected by FRR:\n" << out;
+        // Definitions before use (bgpd warns about a route-map named before it exists; the
+        // daemon test loads the configs into bgpd).
+        auto def = f.content.find("route-map LOOM-LINK-BW permit 10");
+        auto use = f.content.find("route-map LOOM-LINK-BW out");
+        EXPECT_LT(def, use) << f.name;
+        EXPECT_NE(use, std::string::npos) << f.name;
     }
     // The check is real: FRR rejects a config with a broken line.
     auto bad = dir / "broken.conf";

@@ -84,7 +84,7 @@ std::map<std::uint64_t, int> parseGuid2lid(const std::string& text) {
     return g;
 }
 
-void runLoomOnOpensm(const testbed::IbShape& shape) {
+void runLoomOnOpensm(const testbed::IbShape& shape, bool names = true) {
     if (!haveOpensm())
         GTEST_SKIP() << "needs opensm, ibsim and dump_fts (opensm, ibsim-utils, infiniband-diags: "
                         "scripts/bootstrap installs them)";
@@ -97,7 +97,7 @@ void runLoomOnOpensm(const testbed::IbShape& shape) {
     fs::remove_all(dir);
     fs::create_directories(dir);
     std::ofstream(dir / "fabric.net") << ibsimNet(t);
-    auto files = exportFabric(r, ExportFormat::Opensm);
+    auto files = exportFabric(r, ExportFormat::Opensm, {.opensmNames = names});
     ASSERT_TRUE(files.has_value());
     // OpenSM overwrites opensm-lfts.dump with its own dump: Loom's goes in under another name.
     for (const auto& f : *files)
@@ -174,6 +174,13 @@ void runLoomOnOpensm(const testbed::IbShape& shape) {
 TEST(FabricOpensm, TwoPodsLidsKeptAndLftsInstalled) {
     runLoomOnOpensm({.pods = 2, .susPerPod = 1, .hostsPerSu = 4, .leavesPerSu = 2,
                      .spinesPerPod = 2, .cores = 2, .ports = 8});
+}
+
+// The compact dump (loomctl fabric export --no-names): OpenSM's file engine needs no names.
+TEST(FabricOpensm, TwoPodsCompactDumpInstalled) {
+    runLoomOnOpensm({.pods = 2, .susPerPod = 1, .hostsPerSu = 4, .leavesPerSu = 2,
+                     .spinesPerPod = 2, .cores = 2, .ports = 8},
+                    false);
 }
 
 // The size the issue asks for: 4 pods of the 24k reference, 4,096 HCA ports, 640 switches.

@@ -6,7 +6,8 @@
 //           (`set extcommunity bandwidth cumulative`) so unequal-cost multipath follows lost links.
 //           Drained or down links get `neighbor swpN shutdown`. Interfaces are `swp<port>`.
 //   opensm  `opensm-lfts.dump` in the format of OpenSM's `file` routing engine (-R file -U),
-//           and `guid2lid` (opensm -x / honor_guid2lid) with Loom's LIDs. GUIDs are
+//           streamed (bounded memory, formatted on several threads), and `guid2lid` in
+//           OpenSM's database format (opensm -x / honor_guid2lid) with Loom's LIDs. GUIDs are
 //           deterministic: switch 0x0002c90300000000 + id + 1, HCA port 0x0002c90400000000 +
 //           NIC index + 1 (inventory carries no GUIDs yet).
 //   slurm   `topology.conf` for the tree plugin: leaf switches with their hosts (a host sits
@@ -34,8 +35,39 @@ struct ExportFile {
     std::string content;
 };
 
-// Errors: frr on an InfiniBand fabric, opensm on a RoCE fabric (InvalidArgument).
-Result<std::vector<ExportFile>> exportFabric(const Router& router, ExportFormat format);
+struct ExportOptions {
+    // Threads formatting the opensm LFT dump (one switch table at a time each); 0 = one per
+    // hardware thread. The output is the same for every value.
+    int threads = 0;
+    // opensm: each LFT line ends in OpenSM's comment `# Channel Adapter portguid 0x…: 'name'`
+    // (as OpenSM's own dump). false: only `# portguid 0x…` (what OpenSM's file engine reads;
+    // the GUID lets it remap a LID), half the bytes: 2.0 GB instead of 3.9 GB at 24k.
+    bool opensmNames = true;
+};
+
+// Where a streamed export goes: files one after another, each as a sequence of chunks.
+class ExportSink {
+public:
+    virtual ~ExportSink() = default;
+    virtual Result<void> open(const std::string& name) = 0;
+    // Called on the formatting threads, several chunks at once, before write(); a sink that
+    // compresses does it here so compression runs in parallel too. Default: unchanged.
+    virtual void encode(std::string& chunk) { (void)chunk; }
+    virtual Result<void> write(std::string_view chunk) = 0;  // in file order
+    virtual Result<void> close() = 0;
+};
+
+// Streams the export into `sink`. Memory stays bounded whatever the fabric size: the opensm
+// dump is produced one switch table per chunk (~2 MB at 24k) with at most two chunks per
+// thread in flight. Errors: frr on an InfiniBand fabric, opensm on a RoCE fabric
+// (InvalidArgument), and whatever the sink returns.
+Result<void> writeExport(const Router& router, ExportFormat format, ExportSink& sink,
+                         const ExportOptions& options = {});
+
+// The same collected in memory (the HTTP API, tests). Fine for frr/slurm/json at any size;
+// the opensm dump of a 24k fabric is ~3.9 GB: stream it with writeExport instead.
+Result<std::vector<ExportFile>> exportFabric(const Router& router, ExportFormat format,
+                                             const ExportOptions& options = {});
 
 std::string frrConfig(const Router& router, std::int32_t sw);
 std::string opensmLftDump(const Router& router);

@@ -1,0 +1,54 @@
+// `loomctl fabric export` end to end on a spec: --gzip gives the same bytes as the plain
+// files (zcat), --no-names is smaller and still one line per entry, bad options exit 2.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "daemon_util.hpp"
+
+namespace loom::fabric {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace daemons;
+
+const std::string kLoomctl = std::string(LOOM_BINARY_DIR) + "/bin/loomctl";
+const std::string kSpec = std::string(LOOM_SOURCE_DIR) + "/configs/clusters/dev-small-ib.yaml";
+
+TEST(FabricExportCli, GzipAndNoNamesAndBadOptions) {
+    ASSERT_EQ(::access(kLoomctl.c_str(), X_OK), 0) << kLoomctl;
+    auto dir = fs::temp_directory_path() / ("loom-export-cli-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    auto ex = [&](const std::string& sub, const std::string& args) {
+        return sh(kLoomctl + " fabric export -f " + kSpec + " --format opensm -o " + (dir / sub).string() + " " + args);
+    };
+    auto plain = ex("plain", "");
+    ASSERT_EQ(plain.rc, 0) << plain.out;
+    auto gz = ex("gz", "--gzip --threads 3");
+    ASSERT_EQ(gz.rc, 0) << gz.out;
+    for (auto name : {"opensm-lfts.dump", "guid2lid"}) {
+        auto a = slurp(dir / "plain" / name);
+        ASSERT_FALSE(a.empty()) << name;
+        auto b = sh("zcat " + (dir / "gz" / (std::string(name) + ".gz")).string());
+        EXPECT_EQ(b.rc, 0);
+        EXPECT_EQ(b.out, a) << name;
+    }
+    auto slim = ex("slim", "--no-names");
+    ASSERT_EQ(slim.rc, 0) << slim.out;
+    auto full = slurp(dir / "plain" / "opensm-lfts.dump");
+    auto small = slurp(dir / "slim" / "opensm-lfts.dump");
+    EXPECT_LT(small.size(), full.size());
+    EXPECT_EQ(std::count(small.begin(), small.end(), '\n'), std::count(full.begin(), full.end(), '\n'));
+    EXPECT_EQ(small.find("Channel Adapter"), std::string::npos);
+
+    EXPECT_EQ(ex("bad", "--threads -1").rc, 2);
+    EXPECT_EQ(sh(kLoomctl + " fabric export -f " + kSpec + " --format frr -o " + (dir / "bad").string()).rc, 2)
+        << "frr on an InfiniBand fabric";
+    fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace loom::fabric
