@@ -60,7 +60,33 @@ void jsonString(std::string& out, std::string_view s) {
 
 }  // namespace
 
-std::string frrConfig(const Router& r, std::int32_t sw) {
+Result<FrrProfile> frrProfile(std::string_view version) {
+    FrrProfile p;
+    auto bad = [&] {
+        return fail(Error::invalid("must be an FRR version MAJOR.MINOR such as 8.4, not '" +
+                                       std::string(version) + "'",
+                                   "frr_version"));
+    };
+    auto dot = version.find('.');
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 >= version.size() || version.size() > 9)
+        return bad();
+    auto number = [](std::string_view d, int& out) {
+        if (d.empty()) return false;
+        out = 0;
+        for (char c : d) {
+            if (c < '0' || c > '9') return false;
+            out = out * 10 + (c - '0');
+        }
+        return true;
+    };
+    if (!number(version.substr(0, dot), p.major) || !number(version.substr(dot + 1), p.minor))
+        return bad();
+    // Kernel nexthop groups (and the command that turns them off) arrived in FRR 7.3.
+    p.disableKernelNexthopGroups = p.major > 7 || (p.major == 7 && p.minor >= 3);
+    return p;
+}
+
+std::string frrConfig(const Router& r, std::int32_t sw, const FrrProfile& profile) {
     const Topology& t = r.topology();
     std::string o;
     auto line = [&](const std::string& s) { o += s + '\n'; };
@@ -73,6 +99,11 @@ std::string frrConfig(const Router& r, std::int32_t sw) {
     line("hostname " + t.switchNames[sw]);
     line("log syslog informational");
     line("service integrated-vtysh-config");
+    if (profile.disableKernelNexthopGroups) {
+        // FRR 8.4: with kernel nexthop groups the FIB kept fewer next hops than the RIB
+        // after flaps; inline next hops are re-installed whole (ExportOptions::frrVersion).
+        line("no zebra nexthop kernel enable");
+    }
     line("!");
     line("interface lo");
     line(" ip address " + lo + "/32");
@@ -466,9 +497,14 @@ Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink, cons
         case ExportFormat::Frr:
             if (!roce)
                 return fail(Error::invalid("frr export needs a RoCE fabric; this one is InfiniBand (use opensm)", "format"));
+        {
+            auto profile = frrProfile(opt.frrVersion);
+            if (!profile) return fail(profile.error());
             for (std::int32_t s = 0; s < t.switchCount(); ++s)
-                if (auto ok = writeFile(sink, t.switchNames[s] + ".conf", frrConfig(r, s)); !ok) return ok;
+                if (auto ok = writeFile(sink, t.switchNames[s] + ".conf", frrConfig(r, s, *profile)); !ok)
+                    return ok;
             return {};
+        }
         case ExportFormat::Opensm: {
             if (roce)
                 return fail(Error::invalid("opensm export needs an InfiniBand fabric; this one is RoCE (use frr)", "format"));

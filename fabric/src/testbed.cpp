@@ -141,7 +141,7 @@ inv::Inventory makeRoce(const RoceShape& sh) {
 
 IbShape meta24kIb() {
     return IbShape{.pods = 24, .susPerPod = 4, .hostsPerSu = 32, .leavesPerSu = 8,
-                   .spinesPerPod = 32, .cores = 384, .ports = 64};
+                   .spinesPerPod = 32, .cores = 512, .spineUplinks = 32, .ports = 64};
 }
 
 inv::Inventory makeIb(const IbShape& sh) {
@@ -162,10 +162,20 @@ inv::Inventory makeIb(const IbShape& sh) {
         for (int s = 1; s <= sh.spinesPerPod; ++s) {
             std::string spine = pod + "-spine" + pad(s, 2);
             b.sw(spine, inv::SwitchRole::Spine, pod, "", sh.ports, sh.speedGbps);
-            for (int k = 0; k < g; ++k) {
-                int core = (s - 1) * g + k + 1;
-                b.link(spine + "/p" + std::to_string(leavesPerPod + k + 1),
-                       "core" + pad(core, 3) + "/p" + std::to_string(p), sh.speedGbps);
+            if (sh.spineUplinks == 0) {
+                for (int k = 0; k < g; ++k) {
+                    int core = (s - 1) * g + k + 1;
+                    b.link(spine + "/p" + std::to_string(leavesPerPod + k + 1),
+                           "core" + pad(core, 3) + "/p" + std::to_string(p), sh.speedGbps);
+                }
+            } else {
+                const int parallel = sh.spineUplinks / g;
+                for (int u = 0; u < sh.spineUplinks; ++u) {
+                    int core = (s - 1) * g + u % g + 1;
+                    b.link(spine + "/p" + std::to_string(leavesPerPod + u + 1),
+                           "core" + pad(core, 3) + "/p" + std::to_string((p - 1) * parallel + u / g + 1),
+                           sh.speedGbps);
+                }
             }
         }
         for (int u = 0; u < sh.susPerPod; ++u) {

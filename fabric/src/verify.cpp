@@ -1,7 +1,9 @@
 #include "loom/fabric/verify.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <map>
 
 namespace loom::fabric {
 
@@ -28,6 +30,50 @@ struct PortMap {
     }
     std::int32_t at(std::int32_t s, int port) const { return link[offset[s] + port]; }
 };
+
+}  // namespace
+
+namespace {
+
+// Up-group widths per switch: the parallel links to each upper neighbour (all links, in
+// service or not: the cabling is what makes a tree uniform).
+void checkUpGroups(const Topology& t, VerifyReport& rep, std::size_t maxWarnings) {
+    std::vector<std::int32_t> width(t.switchCount(), 0);
+    for (int tier = 1; tier <= 3; ++tier) {
+        // Per switch of the tier: narrowest and widest up-group (0, 0 without uplinks).
+        std::vector<std::pair<int, int>> range;
+        std::map<int, int> switchesOfWidth;
+        for (auto s : t.tierSwitches[tier]) {
+            auto ups = t.upLinks(s);
+            int lo = ups.empty() ? 0 : INT32_MAX, hi = 0;
+            for (auto l : ups) ++width[t.peer(l, s)];
+            for (auto l : ups) {
+                lo = std::min(lo, width[t.peer(l, s)]);
+                hi = std::max(hi, width[t.peer(l, s)]);
+            }
+            for (auto l : ups) width[t.peer(l, s)] = 0;
+            range.emplace_back(lo, hi);
+            if (lo == hi && hi > 0) ++switchesOfWidth[lo];
+        }
+        // The tier's width is the most common one; the odd switches out are reported.
+        int tierWidth = 0, most = 0;
+        for (auto [w, n] : switchesOfWidth)
+            if (n > most) tierWidth = w, most = n;
+        for (std::size_t i = 0; i < range.size(); ++i) {
+            auto [lo, hi] = range[i];
+            if (hi == 0 || (lo == hi && lo == tierWidth)) continue;
+            const auto& name = t.switchNames[t.tierSwitches[tier][i]];
+            ++rep.nonUniformUpGroups;
+            if (rep.warnings.size() >= maxWarnings) continue;
+            rep.warnings.push_back(
+                lo != hi ? name + ": up-groups of " + std::to_string(lo) + " to " + std::to_string(hi) +
+                               " parallel links (not a uniform fat tree; OpenSM ftree refuses it)"
+                         : name + ": up-groups of " + std::to_string(lo) + " parallel links, " +
+                               std::to_string(tierWidth) + " on the rest of its tier (not a uniform "
+                               "fat tree; OpenSM ftree refuses it)");
+        }
+    }
+}
 
 }  // namespace
 
@@ -193,6 +239,7 @@ VerifyReport verify(const Router& r, std::size_t maxProblems) {
     }
     rep.maxLinkRoutes = static_cast<double>(mx);
     rep.avgLinkRoutes = used ? static_cast<double>(sum) / used : 0.0;
+    checkUpGroups(r.topology(), rep, maxProblems);
     return rep;
 }
 

@@ -1,6 +1,7 @@
 // InfiniBand: LIDs, LFTs, up/down (no down-then-up turn), even spread over uplinks.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -51,6 +52,31 @@ TEST(FabricInfiniband, TinyFatTreeByHand) {
     auto rep = verify(r);
     EXPECT_TRUE(rep.ok()) << (rep.problems.empty() ? "" : rep.problems[0]);
     EXPECT_EQ(rep.hostPairs, 8 * 7);
+}
+
+// verify warns (without failing) about up-groups of unequal width: OpenSM's ftree refuses
+// such a tree. One extra spine-core cable makes pod01-spine01's group 2 wide, its tier's 1.
+TEST(FabricInfiniband, VerifyWarnsOnNonUniformUpGroups) {
+    Router uniform = ibRouter(tiny());
+    auto ok = verify(uniform);
+    EXPECT_EQ(ok.nonUniformUpGroups, 0);
+    EXPECT_TRUE(ok.warnings.empty());
+    auto inv = testbed::makeIb(tiny());
+    inventory::Link extra;
+    extra.aPort = "pod01-spine01/p4";
+    extra.bPort = "core001/p3";
+    extra.name = "extra";
+    extra.speedGbps = 400;
+    inv.links.push_back(extra);
+    auto topo = buildTopology(inv);
+    ASSERT_TRUE(topo.has_value()) << topo.error().toString();
+    Router r(std::move(*topo));
+    auto rep = verify(r);
+    EXPECT_TRUE(rep.ok());
+    EXPECT_EQ(rep.nonUniformUpGroups, 1);
+    ASSERT_EQ(rep.warnings.size(), 1u);
+    EXPECT_NE(rep.warnings[0].find("pod01-spine01: up-groups of 2 parallel links"), std::string::npos)
+        << rep.warnings[0];
 }
 
 TEST(FabricInfiniband, SpineDownStaysDeadlockFreeAndReachable) {

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 
 #include "loom/fabric/export.hpp"
@@ -94,14 +95,21 @@ TEST(FabricSpec, Meta24kRoceExactSizesAndZeroViolations) {
 TEST(FabricSpec, Meta24kIbExactSizesAndZeroViolations) {
     Router r = fromSpec("meta-24k-ib.yaml");
     const auto& t = r.topology();
-    EXPECT_EQ(t.switchCount(), 1920);
+    EXPECT_EQ(t.switchCount(), 2048);
     EXPECT_EQ(t.tierSwitches[1].size(), 768u);
     EXPECT_EQ(t.tierSwitches[2].size(), 768u);
-    EXPECT_EQ(t.tierSwitches[3].size(), 384u);
+    EXPECT_EQ(t.tierSwitches[3].size(), 512u);
     EXPECT_EQ(t.nicCount(), 24576);
-    EXPECT_EQ(r.maxLid(), 24576 + 1920);
+    EXPECT_EQ(r.maxLid(), 24576 + 2048);
     auto rep = verify(r);
     EXPECT_TRUE(rep.ok()) << (rep.problems.empty() ? "" : rep.problems[0]);
+    // A uniform fat tree: every spine has 2 links to each of the 16 cores of its plane.
+    EXPECT_EQ(rep.nonUniformUpGroups, 0) << (rep.warnings.empty() ? "" : rep.warnings[0]);
+    auto spine = t.tierSwitches[2][0];
+    std::map<std::int32_t, int> perCore;
+    for (auto l : t.upLinks(spine)) ++perCore[t.peer(l, spine)];
+    EXPECT_EQ(perCore.size(), 16u);
+    for (auto [core, n] : perCore) EXPECT_EQ(n, 2) << t.switchNames[core];
     // Even spread: on a non-blocking fat tree every leaf uplink carries the same LID count.
     EXPECT_LE(rep.maxLinkRoutes, rep.avgLinkRoutes * 1.5);
     r.setSwitchUp(t.tierSwitches[2][5], false);  // a spine fails
@@ -142,6 +150,30 @@ TEST(FabricSpec, FrrParserAcceptsEveryDevSmallConfig) {
     std::ofstream(bad) << (*files)[0].content << "router bgp 1\n neighbor swp1 bogus-keyword\n";
     EXPECT_NE(std::system((std::string(vtysh) + " -C -f " + bad.string() + " >/dev/null 2>&1").c_str()), 0);
     fs::remove_all(dir);
+}
+
+// The FRR version knob (ExportOptions::frrVersion): kernel nexthop groups off from 7.3 on.
+TEST(FabricSpec, FrrVersionProfile) {
+    auto p84 = frrProfile("8.4");
+    ASSERT_TRUE(p84.has_value());
+    EXPECT_TRUE(p84->disableKernelNexthopGroups);
+    EXPECT_TRUE(frrProfile("10.1")->disableKernelNexthopGroups);
+    EXPECT_TRUE(frrProfile("7.3")->disableKernelNexthopGroups);
+    EXPECT_FALSE(frrProfile("7.2")->disableKernelNexthopGroups);
+    for (auto bad : {"", "8", "8.", ".4", "8.x", "eight.4", "8.4.4", "-8.4", "12345.67890"}) {
+        auto e = frrProfile(bad);
+        ASSERT_FALSE(e.has_value()) << bad;
+        EXPECT_EQ(e.error().code, Errc::InvalidArgument);
+        EXPECT_EQ(e.error().path, "frr_version");
+    }
+    Router r = fromSpec("dev-small.yaml");
+    auto now = exportFabric(r, ExportFormat::Frr);
+    ASSERT_TRUE(now.has_value());
+    EXPECT_NE((*now)[0].content.find("\nno zebra nexthop kernel enable\n"), std::string::npos);
+    auto old = exportFabric(r, ExportFormat::Frr, {.frrVersion = "7.2"});
+    ASSERT_TRUE(old.has_value());
+    EXPECT_EQ((*old)[0].content.find("nexthop kernel"), std::string::npos);
+    EXPECT_FALSE(exportFabric(r, ExportFormat::Frr, {.frrVersion = "latest"}).has_value());
 }
 
 TEST(FabricSpec, SlurmAndJsonExports) {

@@ -106,8 +106,8 @@ TEST(SpecCounts, Meta24kInfiniband) {
     auto roles = switchesByRole(inv);
     EXPECT_EQ(roles["leaf"], 768u);
     EXPECT_EQ(roles["spine"], 768u);
-    EXPECT_EQ(roles["core"], 384u);
-    EXPECT_EQ(roles["leaf"] + roles["spine"] + roles["core"], 1920u);
+    EXPECT_EQ(roles["core"], 512u);  // a uniform fat tree: 2 links per spine-core pair
+    EXPECT_EQ(roles["leaf"] + roles["spine"] + roles["core"], 2048u);
 
     auto tiers = linksByTier(inv);
     // Non-blocking: the same capacity at every tier.
@@ -115,14 +115,15 @@ TEST(SpecCounts, Meta24kInfiniband) {
     EXPECT_EQ(tiers["leaf-spine"], 24576u);
     EXPECT_EQ(tiers["spine-core"], 24576u);
 
-    // Every port of every 64-port NDR switch is used: 32 down + 32 up, cores 64 down.
+    // Every port of every 64-port NDR leaf and spine is used: 32 down + 32 up; a core uses 48
+    // (2 links to each of the 24 pods; 16 ports left for 8 more pods).
     std::unordered_map<std::string_view, int> used;
     for (const auto& p : inv.ports) used[p.device]++;
     for (const auto& s : inv.switches) {
         if (s.role == SwitchRole::Leaf || s.role == SwitchRole::Spine ||
             s.role == SwitchRole::Core) {
             EXPECT_EQ(s.portCount, 64) << s.name;
-            EXPECT_EQ(used[s.name], 64) << s.name;
+            EXPECT_EQ(used[s.name], s.role == SwitchRole::Core ? 48 : 64) << s.name;
         }
     }
     expectConsistent(inv);

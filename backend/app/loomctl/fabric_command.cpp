@@ -166,7 +166,7 @@ private:
 };
 
 void runExport(const Offline& o, const std::string& formatName, const std::string& outDir,
-               bool gzip, int threads, bool noNames) {
+               bool gzip, int threads, bool noNames, const std::string& frrVersion) {
     auto format = fabric::parseExportFormat(formatName);
     if (!format) {
         std::cerr << "--format: must be one of frr, opensm, slurm, json (got " << formatName << ")\n";
@@ -186,7 +186,7 @@ void runExport(const Offline& o, const std::string& formatName, const std::strin
     }
     auto t1 = Clock::now();
     DirectorySink sink(outDir, gzip);
-    auto ok = fabric::writeExport(router, *format, sink, {.threads = threads, .opensmNames = !noNames});
+    auto ok = fabric::writeExport(router, *format, sink, {.threads = threads, .opensmNames = !noNames, .frrVersion = frrVersion});
     progressDone();
     if (!ok) {
         std::cerr << ok.error().toString() << '\n';
@@ -212,6 +212,10 @@ void runVerify(const Offline& o) {
               << "routes per fabric link: max " << rep.maxLinkRoutes << ", avg "
               << rep.avgLinkRoutes << '\n';
     for (const auto& p : rep.problems) std::cout << "  " << p << '\n';
+    if (rep.nonUniformUpGroups > 0)
+        std::cout << "warning: " << rep.nonUniformUpGroups
+                  << " switch(es) with up-groups of unequal width:\n";
+    for (const auto& w : rep.warnings) std::cout << "  warning: " << w << '\n';
     std::cout << (rep.ok() ? "OK" : "FAILED") << " (" << static_cast<long>(msSince(t0)) << " ms)\n";
     if (!rep.ok()) throw CLI::RuntimeError(1);
 }
@@ -272,8 +276,11 @@ void addFabricCommands(CLI::App& fabric) {
     auto noNames = std::make_shared<bool>(false);
     exportCmd->add_flag("--no-names", *noNames,
                         "opensm: LFT lines without the node names (half the size)");
+    auto frrVersion = std::make_shared<std::string>("8.4");
+    exportCmd->add_option("--frr-version", *frrVersion,
+                          "frr: the FRR version the configs are for (default 8.4, Debian 12)");
     exportCmd->callback([=] {
-        runExport(*ex, *format, *outDir, *gzip, *threads, *noNames);
+        runExport(*ex, *format, *outDir, *gzip, *threads, *noNames, *frrVersion);
         throw CLI::RuntimeError(0);
     });
 

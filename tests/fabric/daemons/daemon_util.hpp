@@ -16,13 +16,13 @@
 
 namespace loom::fabric::daemons {
 
-struct Run {
+struct ShellRun {
     int rc = -1;
     std::string out;  // stdout and stderr
 };
 
-inline Run sh(const std::string& cmd) {
-    Run r;
+inline ShellRun sh(const std::string& cmd) {
+    ShellRun r;
     FILE* p = ::popen(("( " + cmd + " ) 2>&1").c_str(), "r");
     if (!p) return r;
     char buf[4096];

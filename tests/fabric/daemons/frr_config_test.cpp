@@ -37,20 +37,32 @@ TEST(FabricFrrDaemon, BgpdLoadsEveryDevSmallConfigWithoutWarnings) {
     fs::remove_all(dir);
     fs::create_directories(dir);
     ASSERT_EQ(sh("ip netns add " + ns + " && ip netns exec " + ns + " ip link set lo up").rc, 0);
+    // Stops the running bgpd (by the PID in its pid file), then removes the namespace and,
+    // when the test passed, the directory.
     struct Cleanup {
         std::string ns;
         fs::path dir;
+        bool removeDir = false;
+        void stopBgpd() const {
+            auto pid = slurp(dir / "bgpd.pid");
+            if (pid.empty()) return;
+            pid = std::to_string(std::stol(pid));
+            sh("kill " + pid);
+            waitFor([&] { return sh("kill -0 " + pid).rc != 0; }, std::chrono::seconds(10));
+            sh("kill -9 " + pid + " 2>/dev/null; rm -f " + (dir / "bgpd.pid").string() + " " +
+               (dir / "bgpd.vty").string());
+        }
         ~Cleanup() {
-            sh("[ -f " + (dir / "bgpd.pid").string() + " ] && kill $(cat " + (dir / "bgpd.pid").string() + ")");
+            stopBgpd();
             sh("ip netns del " + ns);
+            if (removeDir) fs::remove_all(dir);
         }
     } cleanup{ns, dir};
 
     int loaded = 0;
     for (const auto& f : *files) {
         // A fresh bgpd per config: one bgpd runs one `router bgp <asn>`.
-        sh("[ -f " + (dir / "bgpd.pid").string() + " ] && kill $(cat " + (dir / "bgpd.pid").string() +
-           ") && rm -f " + (dir / "bgpd.pid").string() + " " + (dir / "bgpd.vty").string());
+        cleanup.stopBgpd();
         ASSERT_TRUE(waitFor([&] { return !fs::exists(dir / "bgpd.vty"); }, std::chrono::seconds(10)));
         std::ofstream(dir / "empty.conf") << "hostname loom-test\n";
         ASSERT_EQ(sh("chown -R frr:frr " + dir.string()).rc, 0);
@@ -72,7 +84,7 @@ TEST(FabricFrrDaemon, BgpdLoadsEveryDevSmallConfigWithoutWarnings) {
         ++loaded;
     }
     EXPECT_EQ(loaded, r.topology().switchCount());
-    if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+    cleanup.removeDir = !::testing::Test::HasFailure();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 //           rack prefix `network` statements, and the link-bandwidth extended community
 //           (`set extcommunity bandwidth cumulative`) so unequal-cost multipath follows lost links.
 //           Drained or down links get `neighbor swpN shutdown`. Interfaces are `swp<port>`.
+//           Version-dependent lines follow ExportOptions::frrVersion (FrrProfile).
 //   opensm  `opensm-lfts.dump` in the format of OpenSM's `file` routing engine (-R file -U),
 //           streamed (bounded memory, formatted on several threads), and `guid2lid` in
 //           OpenSM's database format (opensm -x / honor_guid2lid) with Loom's LIDs. GUIDs are
@@ -43,7 +44,23 @@ struct ExportOptions {
     // (as OpenSM's own dump). false: only `# portguid 0x…` (what OpenSM's file engine reads;
     // the GUID lets it remap a LID), half the bytes: 2.0 GB instead of 3.9 GB at 24k.
     bool opensmNames = true;
+    // frr: the FRR version the configs are for ("MAJOR.MINOR"; Debian 12 ships 8.4). From
+    // 7.3 on, zebra installs ECMP routes as kernel nexthop groups; on 8.4 the kernel FIB then
+    // keeps fewer next hops than zebra's RIB after a link or switch flaps back (measured: 15
+    // of 16, 11 of 16 after a switch repair). So for >= 7.3 Loom emits
+    // `no zebra nexthop kernel enable` (routes carry their next hops inline, re-installed
+    // whole); before 7.3 the command does not exist and nothing is emitted. A version shown
+    // by the FRR daemon test to keep the FIB whole may be given an exception here.
+    std::string frrVersion = "8.4";
 };
+
+// FRR config knobs that depend on the version (ExportOptions::frrVersion). Error: not
+// "MAJOR.MINOR" (InvalidArgument, path "frr_version").
+struct FrrProfile {
+    int major = 8, minor = 4;
+    bool disableKernelNexthopGroups = true;  // emit `no zebra nexthop kernel enable`
+};
+Result<FrrProfile> frrProfile(std::string_view version);
 
 // Where a streamed export goes: files one after another, each as a sequence of chunks.
 class ExportSink {
@@ -69,7 +86,7 @@ Result<void> writeExport(const Router& router, ExportFormat format, ExportSink& 
 Result<std::vector<ExportFile>> exportFabric(const Router& router, ExportFormat format,
                                              const ExportOptions& options = {});
 
-std::string frrConfig(const Router& router, std::int32_t sw);
+std::string frrConfig(const Router& router, std::int32_t sw, const FrrProfile& profile = {});
 std::string opensmLftDump(const Router& router);
 // The same with the GUIDs a subnet manager discovered (node id -> node GUID for switches,
 // port GUID for HCAs); 0 from guidOf keeps Loom's deterministic GUID.

@@ -30,10 +30,15 @@ struct IbShape {
     int leavesPerSu = 2;   // = HCA ports per host
     int spinesPerPod = 2;  // every leaf of a pod links to every spine of the pod
     int cores = 0;         // spine k of every pod links to cores [k·g, (k+1)·g), g = cores/spines
+    int spineUplinks = 0;  // 0: one link to each of those g cores; else uplink u goes to core
+                           // k·g + u mod g (spineUplinks / g parallel links each), as the spec
+                           // expander cables planes (docs/cluster-spec.md)
     int ports = 64;        // switch radix
     int speedGbps = 400;
 };
-// meta-24k-ib: 24 pods × 4 SUs × 32 hosts, 8 leaves per SU, 32 spines per pod, 384 cores.
+// meta-24k-ib: 24 pods × 4 SUs × 32 hosts, 8 leaves per SU, 32 spines per pod, 512 cores,
+// 32 uplinks per spine (2 to each of the 16 cores of its plane): the cabling of
+// configs/clusters/meta-24k-ib.yaml, a uniform fat tree at any pod count up to 32.
 IbShape meta24kIb();
 inventory::Inventory makeIb(const IbShape& shape);
 

@@ -6,7 +6,8 @@
 // switches that keep going down (no down-then-up turn), and every pair of racks (every pair
 // of hosts on fabrics up to kHostPairLimit backend NICs) must be reachable. It also counts
 // routes per link (RoCE: entries whose ECMP group uses the link; InfiniBand: LFT entries
-// forwarded over it) and reports max/avg balance over the switch-to-switch links.
+// forwarded over it) and reports max/avg balance over the switch-to-switch links, and warns
+// about up-groups of unequal width (a fat tree that is not uniform).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,11 @@ struct VerifyReport {
     std::vector<std::string> problems;  // the first few, human readable
     std::vector<std::int64_t> linkRoutes;  // per link id
     double maxLinkRoutes = 0, avgLinkRoutes = 0;  // over switch-to-switch links in use
+    // Warnings (not failures): switches whose up-groups (parallel links to one upper
+    // neighbour) differ in width, within the switch or from the rest of its tier. Routing
+    // copes, but the fabric is not a uniform fat tree: OpenSM's ftree refuses it.
+    std::int64_t nonUniformUpGroups = 0;
+    std::vector<std::string> warnings;  // the first few, human readable
     bool ok() const { return rackPairsUnreachable == 0 && hostPairsUnreachable == 0 && loops == 0 && downUpTurns == 0; }
 };
 
