@@ -2,7 +2,7 @@
 // cabling as one network namespace per switch and a veth pair per link (named swpN as in the
 // configs), zebra + bgpd per namespace started on Loom's config. Asserted, by deadline: every
 // BGP session Established, and every switch's kernel routes to the rack prefixes equal to
-// Loom's ECMP groups (next-hop interfaces, and equal weights on the healthy fabric); then
+// Loom's ECMP groups (next-hop interfaces, and weights in Loom's proportions); then
 // again after a link goes down, after it comes back, after a CTSW goes down (all its links)
 // and after it comes back — the kernel FIB, not only zebra's RIB. Cleans up its namespaces
 // and daemons. Skips, naming why, where network namespaces are not allowed.
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -157,12 +158,18 @@ public:
                     return o + ")";
                 };
                 if (wantDevs != gotDevs) return describe();
-                if (checkWeights && !got.empty()) {
-                    std::set<int> weights;
-                    for (auto& [d, w] : got) weights.insert(w);
-                    std::set<int> loomWeights;
-                    for (auto& [d, w] : want) loomWeights.insert(w);
-                    if (weights.size() != loomWeights.size()) return describe() + " weights differ";
+                // Weights: FRR scales the link-bandwidth community into integer kernel weights
+                // (percent of the total, rounded down: 16 equal next hops get 6 each), so
+                // compare proportions: Loom's w_i / w_j must lie in [k_i / (k_j + 1),
+                // (k_i + 1) / k_j] of the kernel's weights k.
+                if (checkWeights && got.size() > 1) {
+                    for (auto& [di, ki] : got)
+                        for (auto& [dj, kj] : got) {
+                            double loomRatio = double(want[di]) / want[dj];
+                            double lo = double(ki) / (kj + 1), hi = double(ki + 1) / std::max(1, kj);
+                            if (loomRatio < lo - 1e-9 || loomRatio > hi + 1e-9)
+                                return describe() + " weights not in Loom's proportions";
+                        }
                 }
             }
         }
@@ -223,8 +230,20 @@ TEST(FabricFrrDaemon, DevSmallConvergesToLoomsRoutesThroughFlaps) {
         auto link = t.upLinks(rtsw)[0];
         Router failed = loom;
         failed.setLinkState(link, LinkState::Down);
+        // The weights matter here: some of Loom's groups are now unequal (the next hops behind
+        // the failed link carry less bandwidth), and the kernel must follow them.
+        int unequal = 0;
+        for (std::int32_t s = 0; s < t.switchCount(); ++s)
+            for (std::int32_t ti = 0; ti < failed.targetCount(); ++ti) {
+                auto g = failed.groupOf(s, ti);
+                if (g == kNoRoute || g == kLocal) continue;
+                std::set<std::uint32_t> w;
+                for (const auto& nh : failed.group(g)) w.insert(nh.weight);
+                unequal += w.size() > 1;
+            }
+        EXPECT_GT(unequal, 0);
         fabric.setLink(link, false);
-        converge(failed, "link " + t.linkNames[link] + " down", false);
+        converge(failed, "link " + t.linkNames[link] + " down", true);
         fabric.setLink(link, true);
         converge(loom, "link " + t.linkNames[link] + " back up", true);
 
@@ -233,7 +252,7 @@ TEST(FabricFrrDaemon, DevSmallConvergesToLoomsRoutesThroughFlaps) {
         Router ctswDown = loom;
         ctswDown.setSwitchUp(ctsw, false);
         for (auto i = t.adjOffset[ctsw]; i < t.adjOffset[ctsw + 1]; ++i) fabric.setLink(t.adjLink[i], false);
-        converge(ctswDown, t.switchNames[ctsw] + " down", false);
+        converge(ctswDown, t.switchNames[ctsw] + " down", true);
         for (auto i = t.adjOffset[ctsw]; i < t.adjOffset[ctsw + 1]; ++i) fabric.setLink(t.adjLink[i], true);
         converge(loom, t.switchNames[ctsw] + " back up", true);
         passed = !::testing::Test::HasFailure();
