@@ -1,7 +1,7 @@
 // Fabric endpoints: routes, config, export, impact, degradation and topology, computed by the
 // fabric library from the stored inventory. The routing state is rebuilt lazily, once per
 // inventory snapshot (after an apply), and shared read-only between requests.
-#include "loom/backend/hall_layout.hpp"
+#include "loom/telemetry/hall_layout.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
 #include "loom/fabric/export.hpp"

@@ -1,6 +1,6 @@
 // Inventory endpoints: list/get/patch of every kind, POST /apply (idempotent with an
 // Idempotency-Key header), /summary and /hall.
-#include "loom/backend/hall_layout.hpp"
+#include "loom/telemetry/hall_layout.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
 #include "loom/db/idempotency.hpp"

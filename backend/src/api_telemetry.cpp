@@ -12,11 +12,12 @@
 
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
-#include "loom/backend/telemetry_hub.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
 #include "loom/backend/telemetry_service.hpp"
 #include "loom/db/event_repo.hpp"
 
 namespace loom::backend {
+using namespace loom::telemetry;  // the hub, layout and events this service runs
 
 namespace {
 

@@ -1,6 +1,6 @@
 #include "loom/backend/scraper.hpp"
 
-#include "loom/backend/telemetry_hub.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>

@@ -1,7 +1,7 @@
 #include "shared_state.hpp"
 
 #include "loom/backend/auth.hpp"
-#include "loom/backend/hall_layout.hpp"
+#include "loom/telemetry/hall_layout.hpp"
 #include "loom/db/inventory_repository.hpp"
 #include "loom/db/notify.hpp"
 #include "loom/db/provisioning_repo.hpp"

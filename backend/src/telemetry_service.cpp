@@ -17,6 +17,7 @@
 #include "loom/db/event_repo.hpp"
 
 namespace loom::backend {
+using namespace loom::telemetry;  // the hub, layout and events this service runs
 
 namespace {
 std::int64_t nowMs() {

@@ -1,6 +1,6 @@
 // The loomd.yaml readers: detection rules, simulator, scrape targets (configs/loomd.yaml).
-#include "loom/backend/detection.hpp"
-#include "loom/backend/simulator.hpp"
+#include "loom/telemetry/detection.hpp"
+#include "loom/telemetry/simulator.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char*>(data), size);
-    (void)loom::backend::DetectionConfig::fromLoomdYaml(text);
-    (void)loom::backend::SimulatorConfig::fromLoomdYaml(text);
+    (void)loom::telemetry::DetectionConfig::fromLoomdYaml(text);
+    (void)loom::telemetry::SimulatorConfig::fromLoomdYaml(text);
     return 0;
 }

@@ -13,13 +13,13 @@
 
 #include <cstdio>
 
-#include "loom/backend/prom_text.hpp"
-#include "loom/backend/simulator.hpp"
-#include "loom/backend/telemetry_hub.hpp"
+#include "loom/telemetry/prom_text.hpp"
+#include "loom/telemetry/simulator.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
 #include "loom/inventory/spec.hpp"
 #include "synthetic_inventory.hpp"
 
-namespace loom::backend {
+namespace loom::telemetry {
 namespace {
 
 constexpr std::int64_t kT0 = 1'700'000'000'000;
@@ -146,6 +146,6 @@ void Packed(benchmark::State& state) {
 BENCHMARK(Packed)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
-}  // namespace loom::backend
+}  // namespace loom::telemetry
 
 BENCHMARK_MAIN();

@@ -1,11 +1,11 @@
-#include "loom/backend/hall_layout.hpp"
+#include "loom/telemetry/hall_layout.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "synthetic_inventory.hpp"
 
-namespace loom::backend {
+namespace loom::telemetry {
 namespace {
 
 TEST(HallLayout, OrdersRacksHostsGpusContiguously) {
@@ -102,4 +102,4 @@ TEST(HallLayout, EmptyInventory) {
 }
 
 }  // namespace
-}  // namespace loom::backend
+}  // namespace loom::telemetry

@@ -1,4 +1,4 @@
-#include "loom/backend/prom_text.hpp"
+#include "loom/telemetry/prom_text.hpp"
 
 #include <cmath>
 #include <random>
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace loom::backend {
+namespace loom::telemetry {
 namespace {
 
 struct Got {
@@ -201,4 +201,4 @@ TEST(PromText, HostileInputs) {
 }
 
 }  // namespace
-}  // namespace loom::backend
+}  // namespace loom::telemetry

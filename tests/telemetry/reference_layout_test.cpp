@@ -2,12 +2,12 @@
 // module: every backend link must resolve to its switch ports and, for NIC links, its GPU.
 #include <gtest/gtest.h>
 
-#include "loom/backend/hall_layout.hpp"
-#include "loom/backend/simulator.hpp"
-#include "loom/backend/telemetry_hub.hpp"
+#include "loom/telemetry/hall_layout.hpp"
+#include "loom/telemetry/simulator.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
 #include "loom/inventory/spec.hpp"
 
-namespace loom::backend {
+namespace loom::telemetry {
 namespace {
 
 HallLayout load(const std::string& file) {
@@ -68,4 +68,4 @@ TEST(ReferenceLayout, Meta24kInfiniband) {
 }
 
 }  // namespace
-}  // namespace loom::backend
+}  // namespace loom::telemetry

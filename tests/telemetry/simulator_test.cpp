@@ -1,12 +1,12 @@
-#include "loom/backend/simulator.hpp"
+#include "loom/telemetry/simulator.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "loom/backend/telemetry_hub.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
 #include "synthetic_inventory.hpp"
 
-namespace loom::backend {
+namespace loom::telemetry {
 namespace {
 
 std::shared_ptr<const HallLayout> layout(int zones, int racks) {
@@ -188,4 +188,4 @@ TEST(Simulator, EmptyLayoutDoesNothing) {
 }
 
 }  // namespace
-}  // namespace loom::backend
+}  // namespace loom::telemetry

@@ -1,4 +1,4 @@
-#include "loom/backend/telemetry_hub.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
 
 #include <cmath>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include "synthetic_inventory.hpp"
 
-namespace loom::backend {
+namespace loom::telemetry {
 namespace {
 
 constexpr std::int64_t kT0 = 1'700'000'020'000;  // 40 s into a minute
@@ -459,4 +459,4 @@ detection:
 }
 
 }  // namespace
-}  // namespace loom::backend
+}  // namespace loom::telemetry

@@ -11,6 +11,7 @@
 #include "synthetic_inventory.hpp"
 
 namespace loom::backend {
+using namespace loom::telemetry;  // the hub, layout and events this service runs
 namespace {
 
 // Services as the loop sees it, without a server: records what is published.

@@ -5,7 +5,7 @@
 #include "loomd/commands.hpp"
 
 #include "loom/backend/db_options.hpp"
-#include "loom/backend/detection.hpp"
+#include "loom/telemetry/detection.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/scraper.hpp"
 #include "loom/backend/provisioning_service.hpp"
@@ -191,7 +191,7 @@ int runServe(ServeArgs args) {
 
     backend::TelemetryServiceOptions topts;
     if (!configText.empty()) {
-        auto det = backend::DetectionConfig::fromLoomdYaml(configText);
+        auto det = telemetry::DetectionConfig::fromLoomdYaml(configText);
         if (!det) {
             std::cerr << args.config << ": " << det.error().toString() << "\n";
             return 2;
@@ -200,7 +200,7 @@ int runServe(ServeArgs args) {
     }
     topts.simulate = args.simulate;
     if (!configText.empty()) {
-        auto sim = backend::SimulatorConfig::fromLoomdYaml(configText);
+        auto sim = telemetry::SimulatorConfig::fromLoomdYaml(configText);
         if (!sim) {
             std::cerr << args.config << ":" << sim.error().line << ": " << sim.error().toString() << "\n";
             return 2;

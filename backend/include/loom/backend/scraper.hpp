@@ -21,9 +21,13 @@
 
 #include "loom/inventory/error.hpp"
 
+namespace loom::telemetry {
+class TelemetryHub;
+}
+
 namespace loom::backend {
 
-class TelemetryHub;
+using telemetry::TelemetryHub;
 
 struct ScrapeTarget {
     std::string url;  // http://host:port/path

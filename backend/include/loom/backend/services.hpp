@@ -21,10 +21,17 @@ namespace loom::inventory {
 struct Inventory;
 }
 
-namespace loom::backend {
-
+namespace loom::telemetry {
 class HallLayout;
 class TelemetryHub;
+}  // namespace loom::telemetry
+
+namespace loom::backend {
+
+// The layout and the hub are the telemetry module's; the server and its handlers speak of
+// them by these names.
+using telemetry::HallLayout;
+using telemetry::TelemetryHub;
 
 class Services {
 public:

@@ -29,8 +29,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "loom/backend/simulator.hpp"
-#include "loom/backend/telemetry_hub.hpp"
+#include "loom/telemetry/simulator.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
 
 namespace loom::db {
 struct EventRecord;
@@ -41,9 +41,9 @@ namespace loom::backend {
 class Services;
 
 struct TelemetryServiceOptions {
-    HubOptions hub;
+    telemetry::HubOptions hub;
     bool simulate = false;
-    SimulatorConfig simulator;
+    telemetry::SimulatorConfig simulator;
     double tickSeconds = 1.0;
     std::size_t eventQueueLimit = 100000;
     bool persist = true;  // false: no database writes (tests of the loop alone)
@@ -56,7 +56,7 @@ public:
     TelemetryService(const TelemetryService&) = delete;
     TelemetryService& operator=(const TelemetryService&) = delete;
 
-    TelemetryHub& hub();
+    telemetry::TelemetryHub& hub();
 
     void start();  // starts the loop and writer threads
     void stop();   // idempotent; flushes what the writer can within a second
@@ -86,6 +86,6 @@ private:
 // acknowledged), "ackComment", "closedBy" (null unless closed by hand), "closeReason",
 // "source" (telemetry|provisioning|operator)}.
 nlohmann::json eventJson(const db::EventRecord& e);
-db::EventRecord toRecord(const FailureEvent& e);
+db::EventRecord toRecord(const telemetry::FailureEvent& e);
 
 }  // namespace loom::backend

@@ -36,7 +36,7 @@ namespace YAML {
 class Node;
 }
 
-namespace loom::backend {
+namespace loom::telemetry {
 
 enum class Severity : std::uint8_t { Info, Warning, Critical };
 std::string_view severityName(Severity s);  // "info", "warning", "critical"
@@ -93,4 +93,4 @@ inline constexpr std::string_view kEventKinds[] = {
     "gpu_xid", "gpu_ecc_dbe", "gpu_row_remap_failure", "gpu_temp", "gpu_nvlink_errors",
     "link_down", "link_flapping", "link_errors", "link_pfc_storm", "rack_transition"};
 
-}  // namespace loom::backend
+}  // namespace loom::telemetry

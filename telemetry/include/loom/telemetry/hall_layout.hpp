@@ -28,7 +28,7 @@
 
 #include "loom/inventory/model.hpp"
 
-namespace loom::backend {
+namespace loom::telemetry {
 
 inline constexpr std::uint32_t kNoIndex = 0xffffffffu;
 
@@ -158,4 +158,4 @@ private:
     NameIndex gpuByName_, gpuByUuid_, hostByName_, switchByName_, rackByName_, linkByName_;
 };
 
-}  // namespace loom::backend
+}  // namespace loom::telemetry

@@ -1,4 +1,4 @@
-#include "loom/backend/hall_layout.hpp"
+#include "loom/telemetry/hall_layout.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 
 #include "loom/provisioning/link_service.hpp"
 
-namespace loom::backend {
+namespace loom::telemetry {
 namespace {
 
 using inventory::SwitchRole;
@@ -384,4 +384,4 @@ nlohmann::json HallLayout::toJson() const {
     return j;
 }
 
-}  // namespace loom::backend
+}  // namespace loom::telemetry

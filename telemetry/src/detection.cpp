@@ -1,8 +1,8 @@
-#include "loom/backend/detection.hpp"
+#include "loom/telemetry/detection.hpp"
 
 #include <yaml-cpp/yaml.h>
 
-namespace loom::backend {
+namespace loom::telemetry {
 
 std::string_view severityName(Severity s) {
     switch (s) {
@@ -150,4 +150,4 @@ Result<DetectionConfig> DetectionConfig::fromLoomdYaml(std::string_view text) {
     }
 }
 
-}  // namespace loom::backend
+}  // namespace loom::telemetry

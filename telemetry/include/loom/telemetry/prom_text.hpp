@@ -30,7 +30,7 @@
 
 #include "loom/inventory/error.hpp"
 
-namespace loom::backend {
+namespace loom::telemetry {
 
 struct PromLimits {
     std::size_t maxBodyBytes = 512u << 20;  // a 24k scrape is ~150 MB of text
@@ -97,4 +97,4 @@ Result<PromStats> parsePromText(std::string_view body, SampleCallback onSample,
 std::string unescapeLabelValue(std::string_view raw);
 void unescapeLabelValue(std::string_view raw, std::string& out);
 
-}  // namespace loom::backend
+}  // namespace loom::telemetry

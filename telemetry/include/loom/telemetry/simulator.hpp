@@ -30,10 +30,10 @@
 #include <string_view>
 #include <vector>
 
-#include "loom/backend/hall_layout.hpp"
+#include "loom/telemetry/hall_layout.hpp"
 #include "loom/inventory/error.hpp"
 
-namespace loom::backend {
+namespace loom::telemetry {
 
 struct SimulatorConfig {
     std::uint64_t seed = 1;
@@ -98,4 +98,4 @@ private:
     std::unique_ptr<Model> m_;
 };
 
-}  // namespace loom::backend
+}  // namespace loom::telemetry

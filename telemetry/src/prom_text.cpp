@@ -1,4 +1,4 @@
-#include "loom/backend/prom_text.hpp"
+#include "loom/telemetry/prom_text.hpp"
 
 #include "loom/inventory/input_guard.hpp"
 
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <limits>
 
-namespace loom::backend {
+namespace loom::telemetry {
 namespace {
 
 // Character classes, built once: the hot loops test one table entry per byte.
@@ -322,4 +322,4 @@ std::string unescapeLabelValue(std::string_view raw) {
     return s;
 }
 
-}  // namespace loom::backend
+}  // namespace loom::telemetry

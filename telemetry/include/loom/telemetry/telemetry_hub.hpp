@@ -47,11 +47,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "loom/backend/detection.hpp"
-#include "loom/backend/hall_layout.hpp"
-#include "loom/backend/prom_text.hpp"
+#include "loom/telemetry/detection.hpp"
+#include "loom/telemetry/hall_layout.hpp"
+#include "loom/telemetry/prom_text.hpp"
 
-namespace loom::backend {
+namespace loom::telemetry {
 
 enum class Topic : std::uint8_t { GpuUtil, GpuTemp, GpuHealth, LinkUtil, LinkHealth };
 inline constexpr int kTopicCount = 5;
@@ -195,4 +195,4 @@ private:
     std::shared_ptr<State> state_;
 };
 
-}  // namespace loom::backend
+}  // namespace loom::telemetry

@@ -1,4 +1,4 @@
-#include "loom/backend/simulator.hpp"
+#include "loom/telemetry/simulator.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cmath>
 
-namespace loom::backend {
+namespace loom::telemetry {
 namespace {
 
 std::uint64_t splitmix(std::uint64_t x) {
@@ -525,4 +525,4 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
     stats_.samplesLastStep = samples;
 }
 
-}  // namespace loom::backend
+}  // namespace loom::telemetry

@@ -1,0 +1,162 @@
+// TelemetryHub's readers: the packed one-byte-per-entity arrays of the stream topics, raw
+// values, and the Prometheus text of /metrics. Lock-free against ingest.
+#include "hub_state.hpp"
+
+namespace loom::telemetry {
+using namespace detail;
+
+namespace {
+std::uint8_t toByte(float v, float max) {
+    if (!std::isfinite(v)) return kNoData;
+    if (v <= 0) return 0;
+    if (v >= max) return static_cast<std::uint8_t>(max);
+    return static_cast<std::uint8_t>(std::lround(v));
+}
+}  // namespace
+
+void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int64_t nowMs) const {
+    auto st = current();
+    const State& s = *st;
+    const HallLayout& L = *s.L;
+    std::int64_t now = this->now(nowMs);
+    auto staleMs = static_cast<std::int64_t>(options_.detection.staleAfterSeconds * 1000);
+    switch (t) {
+        case Topic::GpuUtil:
+        case Topic::GpuTemp: {
+            out.resize(s.nG);
+            auto f = t == Topic::GpuUtil ? GpuField::Util : GpuField::Temp;
+            float max = t == Topic::GpuUtil ? 100.f : 254.f;
+            for (std::uint32_t g = 0; g < s.nG; ++g)
+                out[g] = s.fresh(s.gpuSeen[g].load(kRelaxed), now, staleMs) ? toByte(s.gpuVal(f, g), max)
+                                                                           : kNoData;
+            return;
+        }
+        case Topic::GpuHealth: {
+            out.resize(s.nG);
+            const auto& admin = L.gpuAdmin();
+            for (std::uint32_t g = 0; g < s.nG; ++g) {
+                if (admin[g] == AdminState::Quarantined) {
+                    out[g] = kGpuQuarantined;
+                    continue;
+                }
+                std::uint8_t h = s.gpuEventHealth[g].load(kRelaxed);
+                // Open events outlive stale data: a failed GPU that stops reporting stays failed.
+                bool fresh = s.fresh(s.gpuSeen[g].load(kRelaxed), now, staleMs);
+                out[g] = h != kGpuOk ? h : fresh ? std::uint8_t{kGpuOk} : kNoData;
+            }
+            return;
+        }
+        case Topic::LinkUtil:
+        case Topic::LinkHealth: {
+            out.resize(s.nL);
+            const auto& links = L.links();
+            const auto& admin = L.linkAdmin();
+            for (std::uint32_t l = 0; l < s.nL; ++l) {
+                const auto& link = links[l];
+                bool any = false, down = false;
+                float util = -1;
+                for (auto p : {link.aPort, link.bPort}) {
+                    if (p == kNoIndex || !s.fresh(s.portSeen[p].load(kRelaxed), now, staleMs)) continue;
+                    any = true;
+                    if (s.portDown[p].load(kRelaxed)) down = true;
+                    float u = std::max(s.utilIn[p].load(kRelaxed), s.utilOut[p].load(kRelaxed));
+                    if (std::isfinite(u)) util = std::max(util, u);
+                }
+                if (t == Topic::LinkUtil) {
+                    out[l] = util < 0 ? kNoData : down ? 0 : toByte(util, 100.f);
+                    continue;
+                }
+                std::uint8_t h;
+                if (admin[l] == AdminState::Drained) h = kLinkDrained;
+                else if (admin[l] == AdminState::NotInService) h = kLinkNotInService;
+                else if (down) h = kLinkDown;
+                else if (auto ev = s.linkDegraded[l].load(kRelaxed); ev == 2) h = kLinkDown;
+                else if (ev == 1) h = kLinkDegraded;
+                else if (any) h = kLinkUp;
+                else if (admin[l] == AdminState::Down) h = kLinkDown;
+                else h = kNoData;
+                out[l] = h;
+            }
+            return;
+        }
+    }
+}
+
+std::vector<std::uint8_t> TelemetryHub::packed(Topic t, std::int64_t nowMs) const {
+    std::vector<std::uint8_t> v;
+    packedInto(t, v, nowMs);
+    return v;
+}
+
+double TelemetryHub::gpuValue(std::uint32_t gpu, GpuField f) const {
+    auto st = current();
+    return gpu < st->nG ? st->gpuVal(f, gpu) : kNaN;
+}
+
+double TelemetryHub::portValue(std::uint32_t port, PortCounter c) const {
+    auto st = current();
+    return port < st->nP ? st->portVal(c, port) : kNaN;
+}
+
+double TelemetryHub::portUtil(std::uint32_t port) const {
+    auto st = current();
+    if (port >= st->nP) return kNaN;
+    float a = st->utilIn[port].load(kRelaxed), b = st->utilOut[port].load(kRelaxed);
+    if (std::isnan(a)) return b;
+    if (std::isnan(b)) return a;
+    return std::max(a, b);
+}
+
+std::size_t TelemetryHub::memoryBytes() const { return current()->bytes(); }
+
+void TelemetryHub::appendMetrics(std::string& out) const {
+    const auto& sh = *shared_;
+    auto line = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
+        out += "# HELP ";
+        out += name;
+        out += ' ';
+        out += help;
+        out += "\n# TYPE ";
+        out += name;
+        out += ' ';
+        out += type;
+        out += '\n';
+        out += name;
+        out += ' ';
+        out += formatNumber(static_cast<double>(value));
+        out += '\n';
+    };
+    line("loom_telemetry_bodies_total", "counter", "Telemetry bodies ingested.", sh.bodies.load());
+    line("loom_telemetry_bad_bodies_total", "counter", "Telemetry bodies rejected as malformed.",
+         sh.badBodies.load());
+    line("loom_telemetry_samples_total", "counter", "Telemetry samples parsed.", sh.samples.load());
+    line("loom_telemetry_applied_total", "counter", "Samples stored on a known GPU or port.",
+         sh.applied.load());
+    line("loom_telemetry_ignored_total", "counter", "Samples of metrics the hub does not track.",
+         sh.ignored.load());
+    out += "# HELP loom_telemetry_unknown_total Samples for entities not in the inventory.\n"
+           "# TYPE loom_telemetry_unknown_total counter\n";
+    for (int i = 0; i < kUnknownReasonCount; ++i) {
+        out += "loom_telemetry_unknown_total{reason=\"";
+        out += unknownReasonName(static_cast<UnknownReason>(i));
+        out += "\"} ";
+        out += std::to_string(sh.unknown[i].load());
+        out += '\n';
+    }
+    line("loom_telemetry_ingest_seconds_total", "counter", "Time spent parsing and storing telemetry.",
+         static_cast<double>(sh.ingestMicros.load()) / 1e6);
+    line("loom_events_opened_total", "counter", "Failure events opened by detection rules.",
+         sh.opened.load());
+    line("loom_events_closed_total", "counter", "Failure events closed by detection rules.",
+         sh.closed.load());
+    std::size_t open;
+    {
+        std::lock_guard lk(eventsMutex_);
+        open = sh.open.size();
+    }
+    line("loom_events_open", "gauge", "Failure events currently open.", open);
+    line("loom_telemetry_hub_bytes", "gauge", "Memory held by the telemetry hub arrays.",
+         memoryBytes());
+}
+
+}  // namespace loom::telemetry

@@ -1,0 +1,389 @@
+// The failure-detection rules of the hub (docs/api.md, Events): one HubWork per ingest or
+// tick, holding the ingest lock's view of the State; it opens and closes events and keeps the
+// per-GPU and per-port rule state. Included by telemetry_hub.cpp only.
+#pragma once
+
+#include "hub_state.hpp"
+
+namespace loom::telemetry::detail {
+
+class HubWork {
+public:
+    using State = TelemetryHub::State;
+    HubWork(State& s, const DetectionConfig& cfg, std::unordered_map<std::string, FailureEvent>& open,
+            std::mutex& openMutex, std::vector<FailureEvent>& out, const std::string& keyPrefix,
+            std::atomic<std::uint64_t>& keySeq)
+        : s_(s), cfg_(cfg), open_(open), openMutex_(openMutex), out_(out), keyPrefix_(keyPrefix),
+          keySeq_(keySeq) {}
+
+    void openEvent(std::string_view kind, Severity sev, std::string location, std::uint32_t rack,
+                   std::string_view zone, std::string message, std::int64_t t,
+                   std::vector<std::pair<std::string, std::string>> labels = {}) {
+        FailureEvent e;
+        e.kind = std::string(kind);
+        e.severity = sev;
+        e.location = std::move(location);
+        if (rack != kNoIndex) {
+            e.rack = s_.L->racks()[rack].name;
+            e.zone = s_.L->racks()[rack].zone;
+        } else {
+            e.zone = std::string(zone);
+        }
+        e.message = std::move(message);
+        e.openedAtMs = t;
+        e.labels = std::move(labels);
+        e.key = keyPrefix_ + ':' + std::to_string(keySeq_.fetch_add(1, kRelaxed) + 1);
+        {
+            std::lock_guard lk(openMutex_);
+            open_[e.kind + '\0' + e.location] = e;
+        }
+        out_.push_back(std::move(e));
+    }
+
+    void closeEvent(std::string_view kind, const std::string& location, std::int64_t t) {
+        FailureEvent e;
+        {
+            std::lock_guard lk(openMutex_);
+            auto it = open_.find(std::string(kind) + '\0' + location);
+            if (it == open_.end()) return;
+            e = std::move(it->second);
+            open_.erase(it);
+        }
+        e.closedAtMs = std::max(t, e.openedAtMs);
+        out_.push_back(std::move(e));
+    }
+
+    // ---- GPUs
+    void gpuOpen(std::uint32_t g, std::uint8_t kind, Severity sev, std::string msg, std::int64_t t,
+                 std::vector<std::pair<std::string, std::string>> labels = {}) {
+        if ((s_.gpuOpen[g] | s_.gpuSuppressed[g]) & kind) return;
+        s_.gpuOpen[g] |= kind;
+        if (sev == Severity::Critical) s_.gpuCrit[g] |= kind;
+        updateGpuHealth(g);
+        const auto& name = s_.L->gpuNames()[g];
+        openEvent(gpuKindName(kind), sev, name, s_.L->gpuRack()[g], {}, name + ": " + msg, t,
+                  std::move(labels));
+    }
+    void gpuClose(std::uint32_t g, std::uint8_t kind, std::int64_t t) {
+        s_.gpuSuppressed[g] &= static_cast<std::uint8_t>(~kind);  // the condition cleared
+        if (!(s_.gpuOpen[g] & kind)) return;
+        s_.gpuOpen[g] &= static_cast<std::uint8_t>(~kind);
+        s_.gpuCrit[g] &= static_cast<std::uint8_t>(~kind);
+        updateGpuHealth(g);
+        closeEvent(gpuKindName(kind), s_.L->gpuNames()[g], t);
+    }
+    void updateGpuHealth(std::uint32_t g) {
+        std::uint8_t h = s_.gpuCrit[g] ? kGpuFailed : s_.gpuOpen[g] ? kGpuWarning : kGpuOk;
+        s_.gpuEventHealth[g].store(h, kRelaxed);
+    }
+
+    void gpuSample(std::uint32_t g, GpuField f, double v, std::int64_t t) {
+        switch (f) {
+            case GpuField::Xid: {
+                if (!std::isfinite(v)) return;
+                int code = static_cast<int>(v);
+                if (code == 0) {
+                    gpuClose(g, kXid, t);
+                    return;
+                }
+                if (std::find(cfg_.ignoredXids.begin(), cfg_.ignoredXids.end(), code) !=
+                    cfg_.ignoredXids.end())
+                    return;
+                bool crit = std::find(cfg_.criticalXids.begin(), cfg_.criticalXids.end(), code) !=
+                            cfg_.criticalXids.end();
+                gpuOpen(g, kXid, crit ? Severity::Critical : Severity::Warning,
+                        "XID " + std::to_string(code), t, {{"xid", std::to_string(code)}});
+                return;
+            }
+            case GpuField::EccDbe:
+                if (!cfg_.eccDoubleBit || !std::isfinite(v)) return;
+                if (v > 0)
+                    gpuOpen(g, kEccDbe, Severity::Critical,
+                            "double-bit ECC errors: " + formatNumber(v), t);
+                else
+                    gpuClose(g, kEccDbe, t);
+                return;
+            case GpuField::RowRemapFailure:
+                if (!cfg_.rowRemapFailure || !std::isfinite(v)) return;
+                if (v > 0)
+                    gpuOpen(g, kRowRemap, Severity::Critical, "row remapping failed", t);
+                else
+                    gpuClose(g, kRowRemap, t);
+                return;
+            case GpuField::Temp: {
+                if (!std::isfinite(v)) return;
+                std::uint8_t lvl = s_.tempLevel[g], next = lvl;
+                double hy = cfg_.tempHysteresisC;
+                if (v >= cfg_.tempCriticalC) next = 2;
+                else if (lvl == 2 && v >= cfg_.tempCriticalC - hy) next = 2;
+                else if (v >= cfg_.tempWarningC) next = 1;
+                else if (lvl >= 1 && v >= cfg_.tempWarningC - hy) next = 1;
+                else next = 0;
+                if (next == lvl) return;
+                s_.tempLevel[g] = next;
+                gpuClose(g, kTemp, t);
+                if (next > 0)
+                    gpuOpen(g, kTemp, next == 2 ? Severity::Critical : Severity::Warning,
+                            "temperature " + formatNumber(v) + " C (threshold " +
+                                formatNumber(next == 2 ? cfg_.tempCriticalC : cfg_.tempWarningC) + " C)",
+                            t);
+                return;
+            }
+            case GpuField::NvlinkCrc: {
+                float prev = s_.nvPrev[g];
+                std::int64_t pt = s_.nvPrevMs[g];
+                s_.nvPrev[g] = static_cast<float>(v);
+                s_.nvPrevMs[g] = t;
+                if (cfg_.nvlinkCrcPerSecond <= 0 || !std::isfinite(prev) || t <= pt || v < prev) return;
+                double rate = (v - prev) * 1000.0 / static_cast<double>(t - pt);
+                s_.nvRate[g] = static_cast<float>(rate);
+                if (rate > cfg_.nvlinkCrcPerSecond)
+                    gpuOpen(g, kNvlink, Severity::Warning,
+                            "NVLink CRC errors " + formatNumber(rate) + "/s", t);
+                else if (rate < cfg_.nvlinkCrcPerSecond / 2)
+                    gpuClose(g, kNvlink, t);
+                return;
+            }
+            default: return;
+        }
+    }
+
+    // ---- ports and links
+    std::uint8_t& openBits(std::uint32_t p) {
+        auto l = s_.L->ports()[p].linkIndex;
+        return l != kNoIndex ? s_.linkOpen[l] : s_.pdet[p].open;
+    }
+    std::uint8_t& suppressedBits(std::uint32_t p) {
+        auto l = s_.L->ports()[p].linkIndex;
+        return l != kNoIndex ? s_.linkSuppressed[l] : s_.pdet[p].suppressed;
+    }
+    std::string portLocation(std::uint32_t p) const {
+        auto l = s_.L->ports()[p].linkIndex;
+        return l != kNoIndex ? s_.L->links()[l].name : s_.L->portName(p);
+    }
+    std::uint32_t portRack(std::uint32_t p) const {
+        auto l = s_.L->ports()[p].linkIndex;
+        if (l != kNoIndex) return s_.L->links()[l].rackIndex;
+        return s_.L->switches()[s_.L->ports()[p].switchIndex].rackIndex;
+    }
+    bool inService(std::uint32_t p) const {
+        auto l = s_.L->ports()[p].linkIndex;
+        if (l == kNoIndex) return true;
+        auto a = s_.L->linkAdmin()[l];
+        return a == AdminState::InService || a == AdminState::Down;
+    }
+    void portOpen(std::uint32_t p, std::uint8_t kind, Severity sev, std::string msg, std::int64_t t) {
+        auto& bits = openBits(p);
+        if ((bits | suppressedBits(p)) & kind) return;
+        bits |= kind;
+        updateLinkFlags(p);
+        const auto& sw = s_.L->switches()[s_.L->ports()[p].switchIndex];
+        openEvent(linkKindName(kind), sev, portLocation(p), portRack(p), sw.zone,
+                  s_.L->portName(p) + ": " + msg, t);
+    }
+    void portClose(std::uint32_t p, std::uint8_t kind, std::int64_t t) {
+        suppressedBits(p) &= static_cast<std::uint8_t>(~kind);  // the condition cleared
+        auto& bits = openBits(p);
+        if (!(bits & kind)) return;
+        bits &= static_cast<std::uint8_t>(~kind);
+        updateLinkFlags(p);
+        closeEvent(linkKindName(kind), portLocation(p), t);
+    }
+    void updateLinkFlags(std::uint32_t p) {
+        auto l = s_.L->ports()[p].linkIndex;
+        if (l == kNoIndex) return;
+        s_.linkDegraded[l].store((s_.linkOpen[l] & kDown)                        ? 2
+                                 : (s_.linkOpen[l] & (kFlap | kErrors | kPfc)) ? 1
+                                                                               : 0,
+                                 kRelaxed);
+    }
+
+    // The other switch end of p's link (kNoIndex if none).
+    std::uint32_t peer(std::uint32_t p) const {
+        auto l = s_.L->ports()[p].linkIndex;
+        if (l == kNoIndex) return kNoIndex;
+        const auto& link = s_.L->links()[l];
+        return link.aPort == p ? link.bPort : link.aPort;
+    }
+
+    void operStatus(std::uint32_t p, double v, std::int64_t t) {
+        auto& d = s_.pdet[p];
+        std::int8_t up = v == 1 ? 1 : 0;
+        s_.portDown[p].store(up ? 0 : 1, kRelaxed);
+        std::int8_t was = d.lastOper;
+        d.lastOper = up;
+        if (was != -1 && was != up && cfg_.flapTransitions > 0) {
+            auto windowMs = static_cast<std::int64_t>(cfg_.flapWindowSeconds * 1000);
+            if (t - d.flapWindowStart > windowMs) {
+                d.flapWindowStart = t;
+                d.flapCount = 0;
+            }
+            ++d.flapCount;
+            d.lastTransition = t;
+            if (d.flapCount >= cfg_.flapTransitions && inService(p))
+                portOpen(p, kFlap, Severity::Warning,
+                         std::to_string(d.flapCount) + " state changes in " +
+                             formatNumber(cfg_.flapWindowSeconds) + " s",
+                         t);
+        }
+        if (!cfg_.linkDown) return;
+        if (!up) {
+            if (inService(p)) portOpen(p, kDown, Severity::Critical, "oper status down", t);
+        } else {
+            // A link is down while either end is; close only when the other end is not down.
+            auto q = peer(p);
+            if (q == kNoIndex || s_.portDown[q].load(kRelaxed) == 0) portClose(p, kDown, t);
+        }
+    }
+
+    void rateRule(std::uint32_t p, std::uint8_t kind, double rate, double threshold,
+                  std::string_view what, std::int64_t t) {
+        if (threshold <= 0) return;
+        if (rate > threshold && inService(p))
+            portOpen(p, kind, Severity::Warning, std::string(what) + " " + formatNumber(rate) + "/s", t);
+        else if (rate < threshold / 2)
+            portClose(p, kind, t);
+    }
+
+    void portSample(std::uint32_t p, PortCounter c, double v, std::int64_t t) {
+        auto& d = s_.pdet[p];
+        if (t != d.scrapeMs) {
+            d.prevScrapeMs = d.scrapeMs;
+            d.scrapeMs = t;
+        }
+        auto& slot = s_.portSlot(c, p);
+        double old = slot.load(kRelaxed);
+        slot.store(v, kRelaxed);
+        s_.portSeen[p].store(t, kRelaxed);
+        auto rate = [&]() -> double {
+            if (!std::isfinite(old) || !std::isfinite(v) || v < old || d.prevScrapeMs == 0 ||
+                d.scrapeMs <= d.prevScrapeMs)
+                return kNaN;
+            return (v - old) * 1000.0 / static_cast<double>(d.scrapeMs - d.prevScrapeMs);
+        };
+        switch (c) {
+            case PortCounter::OperStatus: operStatus(p, v, t); return;
+            case PortCounter::InOctets:
+            case PortCounter::OutOctets: {
+                double r = rate();
+                if (std::isnan(r)) return;
+                float u = static_cast<float>(std::min(100.0, r * 8 / s_.speedBps(p) * 100));
+                (c == PortCounter::InOctets ? s_.utilIn : s_.utilOut)[p].store(u, kRelaxed);
+                return;
+            }
+            case PortCounter::InErrors:
+            case PortCounter::OutErrors: {
+                double r = rate();
+                if (std::isnan(r)) return;
+                (c == PortCounter::InErrors ? d.errRateIn : d.errRateOut) = static_cast<float>(r);
+                rateRule(p, kErrors, d.errRateIn + d.errRateOut, cfg_.linkErrorsPerSecond, "errors", t);
+                return;
+            }
+            case PortCounter::InPfcPause:
+            case PortCounter::OutPfcPause: {
+                double r = rate();
+                if (std::isnan(r)) return;
+                (c == PortCounter::InPfcPause ? d.pfcRateIn : d.pfcRateOut) = static_cast<float>(r);
+                rateRule(p, kPfc, d.pfcRateIn + d.pfcRateOut, cfg_.pfcPausePerSecond,
+                         "PFC pause frames", t);
+                return;
+            }
+            default: return;
+        }
+    }
+
+    // Time passing: flapping windows expire, and an open link_flapping event closes once the
+    // link (both ends) has had no state change for the hold-down (quietIntervals x
+    // intervalSeconds), like Alertmanager resolving an alert whose condition stopped.
+    void tickPorts(std::int64_t now) {
+        auto windowMs = static_cast<std::int64_t>(cfg_.flapWindowSeconds * 1000);
+        auto quietMs = static_cast<std::int64_t>(cfg_.flapQuietIntervals * cfg_.flapIntervalSeconds * 1000);
+        auto quiet = [&](std::uint32_t p) {
+            return p == kNoIndex || now - s_.pdet[p].lastTransition >= quietMs;
+        };
+        for (std::uint32_t p = 0; p < s_.nP; ++p) {
+            auto& d = s_.pdet[p];
+            if (d.flapCount != 0 && now - d.lastTransition > windowMs) d.flapCount = 0;
+            if ((openBits(p) & kFlap) && quiet(p) && quiet(peer(p))) {
+                d.flapCount = 0;
+                portClose(p, kFlap, now);
+            }
+        }
+    }
+
+    // A stored open event (restore at start, or a new layout): set the rule state that says it
+    // is open, so recovery closes it and the condition does not open it twice. False when the
+    // location is not in this layout.
+    bool markOpen(const FailureEvent& e, std::int64_t now) {
+        const auto& L = *s_.L;
+        for (std::uint8_t k = 1; k <= kNvlink; k <<= 1) {
+            if (gpuKindName(k) != e.kind) continue;
+            auto g = L.gpuByName(e.location);
+            if (g == kNoIndex) return false;
+            s_.gpuOpen[g] |= k;
+            if (e.severity == Severity::Critical) s_.gpuCrit[g] |= k;
+            if (k == kTemp) s_.tempLevel[g] = e.severity == Severity::Critical ? 2 : 1;
+            updateGpuHealth(g);
+            return true;
+        }
+        for (std::uint8_t k = 1; k <= kPfc; k <<= 1) {
+            if (linkKindName(k) != e.kind) continue;
+            std::uint32_t p = kNoIndex;
+            if (auto l = L.linkByName(e.location); l != kNoIndex) {
+                p = L.links()[l].aPort != kNoIndex ? L.links()[l].aPort : L.links()[l].bPort;
+            } else if (auto slash = e.location.rfind('/'); slash != std::string::npos) {
+                p = L.portByName(std::string_view(e.location).substr(0, slash),
+                                 std::string_view(e.location).substr(slash + 1));
+            }
+            if (p == kNoIndex) return false;
+            openBits(p) |= k;
+            // A restored flapping event holds down from now: it closes after a quiet period.
+            if (k == kFlap && s_.pdet[p].lastTransition < now) s_.pdet[p].lastTransition = now;
+            updateLinkFlags(p);
+            return true;
+        }
+        return false;
+    }
+
+    // An operator closed the event: forget it, and hold the kind back until the condition clears.
+    void markClosedByHand(const std::string& kind, const std::string& location) {
+        const auto& L = *s_.L;
+        for (std::uint8_t k = 1; k <= kNvlink; k <<= 1) {
+            if (gpuKindName(k) != kind) continue;
+            auto g = L.gpuByName(location);
+            if (g == kNoIndex) return;
+            if (!(s_.gpuOpen[g] & k)) return;
+            s_.gpuOpen[g] &= static_cast<std::uint8_t>(~k);
+            s_.gpuCrit[g] &= static_cast<std::uint8_t>(~k);
+            s_.gpuSuppressed[g] |= k;
+            updateGpuHealth(g);
+            return;
+        }
+        for (std::uint8_t k = 1; k <= kPfc; k <<= 1) {
+            if (linkKindName(k) != kind) continue;
+            std::uint32_t p = kNoIndex;
+            if (auto l = L.linkByName(location); l != kNoIndex) {
+                p = L.links()[l].aPort != kNoIndex ? L.links()[l].aPort : L.links()[l].bPort;
+            } else if (auto slash = location.rfind('/'); slash != std::string::npos) {
+                p = L.portByName(std::string_view(location).substr(0, slash),
+                                 std::string_view(location).substr(slash + 1));
+            }
+            if (p == kNoIndex || !(openBits(p) & k)) return;
+            openBits(p) &= static_cast<std::uint8_t>(~k);
+            suppressedBits(p) |= k;
+            updateLinkFlags(p);
+            return;
+        }
+    }
+
+private:
+    State& s_;
+    const DetectionConfig& cfg_;
+    std::unordered_map<std::string, FailureEvent>& open_;
+    std::mutex& openMutex_;
+    std::vector<FailureEvent>& out_;
+    const std::string& keyPrefix_;
+    std::atomic<std::uint64_t>& keySeq_;
+};
+
+}  // namespace loom::telemetry::detail

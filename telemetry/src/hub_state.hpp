@@ -1,0 +1,251 @@
+// TelemetryHub's internals, shared by its source files (not a public header): the helpers,
+// the per-layout State (value arrays, detection state, rollup accumulators) and the
+// hub-lifetime Shared part (open events, listeners, counters).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "loom/telemetry/telemetry_hub.hpp"
+
+namespace loom::telemetry {
+namespace detail {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+template <class T>
+std::unique_ptr<std::atomic<T>[]> atomicArray(std::size_t n, T init) {
+    auto p = std::make_unique<std::atomic<T>[]>(n);
+    for (std::size_t i = 0; i < n; ++i) p[i].store(init, kRelaxed);
+    return p;
+}
+
+inline std::int64_t systemNowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// What a metric name means to the hub.
+struct MetricInfo {
+    enum Type : std::uint8_t { Ignored, Gpu, Port } type = Ignored;
+    std::uint8_t id = 0;  // GpuField or PortCounter
+    double scale = 1;     // ifHighSpeed is in Mb/s
+};
+
+// Metric name -> what the hub does with it (metric_table.cpp).
+const std::unordered_map<std::string_view, MetricInfo, NameHash, std::equal_to<>>& metricTable();
+
+// Event kinds, as bits in the per-entity open masks.
+enum GpuKind : std::uint8_t { kXid = 1, kEccDbe = 2, kRowRemap = 4, kTemp = 8, kNvlink = 16 };
+enum LinkKind : std::uint8_t { kDown = 1, kFlap = 2, kErrors = 4, kPfc = 8 };
+constexpr std::string_view gpuKindName(std::uint8_t k) {
+    switch (k) {
+        case kXid: return "gpu_xid";
+        case kEccDbe: return "gpu_ecc_dbe";
+        case kRowRemap: return "gpu_row_remap_failure";
+        case kTemp: return "gpu_temp";
+        default: return "gpu_nvlink_errors";
+    }
+}
+constexpr std::string_view linkKindName(std::uint8_t k) {
+    switch (k) {
+        case kDown: return "link_down";
+        case kFlap: return "link_flapping";
+        case kErrors: return "link_errors";
+        default: return "link_pfc_storm";
+    }
+}
+
+inline bool parseSmallInt(std::string_view s, int& out) {
+    if (s.empty() || s.size() > 4) return false;
+    int v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return false;
+        v = v * 10 + (c - '0');
+    }
+    out = v;
+    return true;
+}
+
+inline std::string formatNumber(double v) {
+    if (v == std::floor(v) && std::abs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+    return buf;
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// State: everything sized by one layout. Atomics are what readers see; the rest belongs to the
+// ingest mutex.
+struct TelemetryHub::State {
+    std::shared_ptr<const HallLayout> L;
+    std::size_t nG = 0, nP = 0, nL = 0;
+
+    // GPU values, field-major (field * nG + gpu); NaN = never reported.
+    std::unique_ptr<std::atomic<float>[]> gpu;
+    std::unique_ptr<std::atomic<std::int64_t>[]> gpuSeen;
+    std::unique_ptr<std::atomic<std::uint8_t>[]> gpuEventHealth;  // 0 ok, 1 warning, 2 failed
+    std::vector<std::uint8_t> gpuOpen, gpuCrit, tempLevel;
+    // GpuKind bits of events closed by hand while their condition held: no new event of that
+    // kind opens until the condition clears (then the bit clears).
+    std::vector<std::uint8_t> gpuSuppressed;
+    std::vector<float> nvPrev;
+    std::vector<std::int64_t> nvPrevMs;
+    std::vector<float> nvRate;
+
+    // Port values, counter-major; NaN = never reported.
+    std::unique_ptr<std::atomic<double>[]> port;
+    std::unique_ptr<std::atomic<float>[]> utilIn, utilOut;
+    std::unique_ptr<std::atomic<std::int64_t>[]> portSeen;
+    std::unique_ptr<std::atomic<std::uint8_t>[]> portDown;  // 1 oper down
+    struct PortDet {
+        std::int64_t scrapeMs = 0, prevScrapeMs = 0;
+        std::int64_t flapWindowStart = 0, lastTransition = 0;
+        float errRateIn = 0, errRateOut = 0, pfcRateIn = 0, pfcRateOut = 0;
+        std::uint16_t flapCount = 0;
+        std::int8_t lastOper = -1;  // -1 unknown, 0 down, 1 up
+        std::uint8_t open = 0;      // LinkKind bits, for ports without a backend link
+        std::uint8_t suppressed = 0;  // LinkKind bits closed by hand, ports without a link
+    };
+    std::vector<PortDet> pdet;
+    std::vector<std::uint8_t> linkOpen;                        // LinkKind bits per link
+    std::vector<std::uint8_t> linkSuppressed;                  // closed by hand, per link
+    // 2 while link_down is open, else 1 while a warning is open, else 0: what link.health shows
+    // when no fresh sample says otherwise (a restored event before the first scrape).
+    std::unique_ptr<std::atomic<std::uint8_t>[]> linkDegraded;
+
+    // Rollup accumulators for the current minute.
+    std::int64_t minuteStart = 0;
+    std::uint32_t rollSamples = 0;
+    std::vector<double> rackUtilSum, rackTempSum, rackPowerSum;
+    std::vector<float> rackUtilMax, rackTempMax;
+    std::vector<std::uint32_t> rackUtilN, rackTempN, rackPowerN, rackUnhealthyMax, rackReporting;
+    std::vector<double> swUtilSum, swErrStart, swDiscStart, swPfcStart;
+    std::vector<float> swUtilMax;
+    std::vector<std::uint32_t> swUtilN, swDownMax;
+
+    explicit State(std::shared_ptr<const HallLayout> layout) : L(std::move(layout)) {
+        nG = L->gpuCount();
+        nP = L->portCount();
+        nL = L->linkCount();
+        gpu = detail::atomicArray<float>(nG * kGpuFieldCount, static_cast<float>(detail::kNaN));
+        gpuSeen = detail::atomicArray<std::int64_t>(nG, 0);
+        gpuEventHealth = detail::atomicArray<std::uint8_t>(nG, 0);
+        gpuOpen.assign(nG, 0);
+        gpuCrit.assign(nG, 0);
+        tempLevel.assign(nG, 0);
+        gpuSuppressed.assign(nG, 0);
+        nvPrev.assign(nG, static_cast<float>(detail::kNaN));
+        nvPrevMs.assign(nG, 0);
+        nvRate.assign(nG, 0);
+        port = detail::atomicArray<double>(nP * kPortCounterCount, detail::kNaN);
+        utilIn = detail::atomicArray<float>(nP, static_cast<float>(detail::kNaN));
+        utilOut = detail::atomicArray<float>(nP, static_cast<float>(detail::kNaN));
+        portSeen = detail::atomicArray<std::int64_t>(nP, 0);
+        portDown = detail::atomicArray<std::uint8_t>(nP, 0);
+        pdet.assign(nP, PortDet{});
+        linkOpen.assign(nL, 0);
+        linkSuppressed.assign(nL, 0);
+        linkDegraded = detail::atomicArray<std::uint8_t>(nL, 0);
+        auto nR = L->racks().size(), nS = L->switches().size();
+        rackUtilSum.assign(nR, 0);
+        rackTempSum.assign(nR, 0);
+        rackPowerSum.assign(nR, 0);
+        rackUtilMax.assign(nR, 0);
+        rackTempMax.assign(nR, 0);
+        rackUtilN.assign(nR, 0);
+        rackTempN.assign(nR, 0);
+        rackPowerN.assign(nR, 0);
+        rackUnhealthyMax.assign(nR, 0);
+        rackReporting.assign(nR, 0);
+        swUtilSum.assign(nS, 0);
+        swErrStart.assign(nS, detail::kNaN);
+        swDiscStart.assign(nS, detail::kNaN);
+        swPfcStart.assign(nS, detail::kNaN);
+        swUtilMax.assign(nS, 0);
+        swUtilN.assign(nS, 0);
+        swDownMax.assign(nS, 0);
+    }
+
+    float gpuVal(GpuField f, std::uint32_t g) const {
+        return gpu[static_cast<std::size_t>(f) * nG + g].load(detail::kRelaxed);
+    }
+    std::atomic<double>& portSlot(PortCounter c, std::uint32_t p) {
+        return port[static_cast<std::size_t>(c) * nP + p];
+    }
+    double portVal(PortCounter c, std::uint32_t p) const {
+        return port[static_cast<std::size_t>(c) * nP + p].load(detail::kRelaxed);
+    }
+    double speedBps(std::uint32_t p) const {
+        double s = portVal(PortCounter::SpeedBps, p);
+        if (std::isfinite(s) && s > 0) return s;
+        auto g = L->ports()[p].speedGbps;
+        return (g ? g : 400) * 1e9;
+    }
+    // Adds a port's error, discard and PFC pause counters (both directions) to the sums;
+    // counters never reported (NaN) add nothing.
+    void addErrorCounters(std::uint32_t p, double& err, double& disc, double& pfc) const {
+        auto add = [&](double& acc, PortCounter c) {
+            double v = portVal(c, p);
+            if (std::isfinite(v)) acc += v;
+        };
+        add(err, PortCounter::InErrors);
+        add(err, PortCounter::OutErrors);
+        add(disc, PortCounter::InDiscards);
+        add(disc, PortCounter::OutDiscards);
+        add(pfc, PortCounter::InPfcPause);
+        add(pfc, PortCounter::OutPfcPause);
+    }
+    bool fresh(std::int64_t seen, std::int64_t now, std::int64_t staleMs) const {
+        return seen != 0 && now - seen <= staleMs;
+    }
+    std::size_t bytes() const {
+        return nG * (kGpuFieldCount * 4 + 8 + 1 + 3 + 4 + 8 + 4) +
+               nP * (kPortCounterCount * 8 + 4 + 4 + 8 + 1 + sizeof(PortDet)) + nL * 2 +
+               L->racks().size() * 64 + L->switches().size() * 48;
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+struct TelemetryHub::Shared {
+    std::unordered_map<std::string, FailureEvent> open;
+    std::vector<EventListener> listeners;
+    std::vector<Rollup> rollups;
+    std::mutex deliverMutex;
+    // Cumulative counters for /metrics.
+    std::atomic<std::uint64_t> bodies{0}, badBodies{0}, samples{0}, applied{0}, ignored{0},
+        opened{0}, closed{0};
+    std::atomic<std::uint64_t> unknown[kUnknownReasonCount] = {};
+    std::atomic<std::uint64_t> ingestMicros{0};
+    // Event keys: a random prefix per hub (per loomd run) and a sequence.
+    std::string keyPrefix = randomKeyPrefix();
+    std::atomic<std::uint64_t> keySeq{0};
+    std::atomic<std::uint64_t> closedByHand{0}, restored{0};
+
+    static std::string randomKeyPrefix() {
+        std::random_device rd;
+        std::uint64_t a = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+        std::uint64_t b = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(a),
+                      static_cast<unsigned long long>(b));
+        return buf;
+    }
+};
+
+}  // namespace loom::telemetry

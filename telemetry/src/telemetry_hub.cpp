@@ -1,0 +1,431 @@
+// TelemetryHub: construction, layout changes, event bookkeeping, ingest and the once-a-second
+// tick (time-based rules, rollups). The rules are in hub_rules.hpp, the state in
+// hub_state.hpp, the packed arrays and /metrics in hub_packing.cpp.
+#include "loom/telemetry/telemetry_hub.hpp"
+
+#include "hub_rules.hpp"
+#include "hub_state.hpp"
+
+namespace loom::telemetry {
+using namespace detail;
+
+TelemetryHub::TelemetryHub(std::shared_ptr<const HallLayout> layout, HubOptions options)
+    : options_(std::move(options)),
+      shared_(std::make_unique<Shared>()),
+      state_(std::make_shared<State>(layout ? std::move(layout)
+                                            : std::make_shared<const HallLayout>())) {
+    if (!options_.clock) options_.clock = systemNowMs;
+}
+
+TelemetryHub::~TelemetryHub() = default;
+
+std::int64_t TelemetryHub::now(std::int64_t nowMs) const {
+    return nowMs != 0 ? nowMs : options_.clock();
+}
+
+std::shared_ptr<TelemetryHub::State> TelemetryHub::current() const {
+    std::lock_guard lk(stateMutex_);
+    return state_;
+}
+
+std::shared_ptr<const HallLayout> TelemetryHub::layout() const { return current()->L; }
+
+void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
+    std::lock_guard ingest(ingestMutex_);
+    auto old = current();
+    auto next = std::make_shared<State>(std::move(layout));
+    // Carry values over by name, so a layout change does not blank the maps for a scrape.
+    const auto& oldNames = old->L->gpuNames();
+    for (std::uint32_t g = 0; g < old->nG; ++g) {
+        auto ng = next->L->gpuByName(oldNames[g]);
+        if (ng == kNoIndex) continue;
+        for (int f = 0; f < kGpuFieldCount; ++f)
+            next->gpu[f * next->nG + ng].store(old->gpu[f * old->nG + g].load(kRelaxed), kRelaxed);
+        next->gpuSeen[ng].store(old->gpuSeen[g].load(kRelaxed), kRelaxed);
+        next->gpuEventHealth[ng].store(old->gpuEventHealth[g].load(kRelaxed), kRelaxed);
+        next->gpuOpen[ng] = old->gpuOpen[g];
+        next->gpuCrit[ng] = old->gpuCrit[g];
+        next->tempLevel[ng] = old->tempLevel[g];
+        next->gpuSuppressed[ng] = old->gpuSuppressed[g];
+    }
+    for (std::uint32_t p = 0; p < old->nP; ++p) {
+        const auto& op = old->L->ports()[p];
+        auto np = next->L->portByName(old->L->switches()[op.switchIndex].name,
+                                      std::to_string(op.number));
+        if (np == kNoIndex || op.number == 0) continue;
+        for (int c = 0; c < kPortCounterCount; ++c)
+            next->port[c * next->nP + np].store(old->port[c * old->nP + p].load(kRelaxed), kRelaxed);
+        next->utilIn[np].store(old->utilIn[p].load(kRelaxed), kRelaxed);
+        next->utilOut[np].store(old->utilOut[p].load(kRelaxed), kRelaxed);
+        next->portSeen[np].store(old->portSeen[p].load(kRelaxed), kRelaxed);
+        next->portDown[np].store(old->portDown[p].load(kRelaxed), kRelaxed);
+        next->pdet[np] = old->pdet[p];
+        auto ol = op.linkIndex, nl = next->L->ports()[np].linkIndex;
+        if (ol != kNoIndex && nl != kNoIndex) {
+            next->linkOpen[nl] = old->linkOpen[ol];
+            next->linkSuppressed[nl] = old->linkSuppressed[ol];
+            next->linkDegraded[nl].store(old->linkDegraded[ol].load(kRelaxed), kRelaxed);
+        }
+    }
+    // Open events the old layout could not place (restored before the first layout arrived,
+    // or an entity the old layout lacked) get their rule state here.
+    {
+        std::vector<FailureEvent> none;
+        HubWork work(*next, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
+                     shared_->keySeq);
+        std::lock_guard lk(eventsMutex_);
+        auto now = this->now(0);
+        for (const auto& [k, e] : shared_->open) work.markOpen(e, now);
+    }
+    std::lock_guard lk(stateMutex_);
+    state_ = std::move(next);
+}
+
+std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& events) {
+    std::lock_guard ingest(ingestMutex_);
+    auto st = current();
+    std::vector<FailureEvent> none;
+    HubWork work(*st, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
+                 shared_->keySeq);
+    std::lock_guard lk(eventsMutex_);
+    std::size_t n = 0;
+    auto now = this->now(0);
+    for (const auto& e : events) {
+        if (!e.open()) continue;
+        // Already known (this hub opened it, or a second restore): keep the live one, but learn
+        // the stored id.
+        auto [it, inserted] = shared_->open.try_emplace(e.kind + '\0' + e.location, e);
+        if (!inserted) {
+            if (it->second.id == 0 && (it->second.key == e.key || e.key.empty())) it->second.id = e.id;
+            continue;
+        }
+        work.markOpen(e, now);
+        ++n;
+    }
+    shared_->restored.fetch_add(n, kRelaxed);
+    return n;
+}
+
+bool TelemetryHub::closedByHand(const std::string& kind, const std::string& location, std::int64_t id) {
+    std::lock_guard ingest(ingestMutex_);
+    auto st = current();
+    std::vector<FailureEvent> none;
+    HubWork work(*st, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
+                 shared_->keySeq);
+    {
+        std::lock_guard lk(eventsMutex_);
+        auto it = shared_->open.find(kind + '\0' + location);
+        if (it == shared_->open.end()) return false;
+        // A different stored row (an older event of the same kind and place): not ours to drop.
+        if (id != 0 && it->second.id != 0 && it->second.id != id) return false;
+        shared_->open.erase(it);
+    }
+    work.markClosedByHand(kind, location);
+    shared_->closedByHand.fetch_add(1, kRelaxed);
+    return true;
+}
+
+void TelemetryHub::addEventListener(EventListener l) {
+    std::lock_guard lk(shared_->deliverMutex);
+    shared_->listeners.push_back(std::move(l));
+}
+
+std::vector<FailureEvent> TelemetryHub::openEvents() const {
+    std::lock_guard lk(eventsMutex_);
+    std::vector<FailureEvent> v;
+    v.reserve(shared_->open.size());
+    for (const auto& [k, e] : shared_->open) v.push_back(e);
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.openedAtMs, a.kind, a.location) < std::tie(b.openedAtMs, b.kind, b.location);
+    });
+    return v;
+}
+
+void TelemetryHub::deliver(std::unique_lock<std::mutex>& ingestLock, std::vector<FailureEvent>& events) {
+    if (events.empty()) return;
+    for (const auto& e : events) (e.open() ? shared_->opened : shared_->closed).fetch_add(1, kRelaxed);
+    // Take the delivery lock before letting the next ingest in, so listeners see events in the
+    // order the rules produced them.
+    std::unique_lock dl(shared_->deliverMutex);
+    ingestLock.unlock();
+    for (const auto& e : events)
+        for (const auto& l : shared_->listeners) l(e);
+}
+
+Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_t nowMs) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::int64_t now = this->now(nowMs);
+    IngestReport rep;
+    std::vector<FailureEvent> events;
+    std::unique_lock lock(ingestMutex_);
+    auto st = current();
+    State& s = *st;
+    const HallLayout& L = *s.L;
+    HubWork work(s, options_.detection, shared_->open, eventsMutex_, events, shared_->keyPrefix,
+                 shared_->keySeq);
+    const auto& table = metricTable();
+
+    std::string_view lastName;
+    MetricInfo info;
+    std::string_view lastHost, lastSwitch;
+    std::uint32_t lastHostIdx = kNoIndex, lastSwitchIdx = kNoIndex;
+    std::string scratch;
+    auto unknown = [&](UnknownReason r, std::string_view what, std::string_view name) {
+        ++rep.unknown[static_cast<int>(r)];
+        if (rep.unknownExamples.size() < 10) {
+            std::string ex = std::string(what) + " " + std::string(name.substr(0, 128));
+            if (std::find(rep.unknownExamples.begin(), rep.unknownExamples.end(), ex) ==
+                rep.unknownExamples.end())
+                rep.unknownExamples.push_back(std::move(ex));
+        }
+    };
+    // Escaped label values are rare (never in host or switch names); resolve them on demand.
+    auto labelValue = [&](const PromLabel* l) -> std::string_view {
+        if (!l) return {};
+        if (!l->escaped) return l->value;
+        unescapeLabelValue(l->value, scratch);
+        return scratch;
+    };
+
+    auto parsed = parsePromText(
+        body,
+        [&](const PromSample& smp) {
+            if (smp.name != lastName) {
+                lastName = smp.name;
+                auto it = table.find(smp.name);
+                info = it == table.end() ? MetricInfo{} : it->second;
+            }
+            if (info.type == MetricInfo::Ignored) {
+                ++rep.ignored;
+                return;
+            }
+            std::int64_t t = smp.hasTimestamp ? smp.timestampMs : now;
+            double v = smp.value * info.scale;
+            if (info.type == MetricInfo::Gpu) {
+                std::uint32_t g = kNoIndex;
+                auto host = labelValue(smp.findLabel("Hostname"));
+                auto gpuLabel = smp.label("gpu");
+                int gi = -1;
+                std::uint32_t hostIdx = kNoIndex;
+                if (!host.empty()) {
+                    if (host != lastHost || lastHostIdx == kNoIndex) {
+                        lastHostIdx = L.hostByName(host);
+                        lastHost = host.data() == scratch.data() ? std::string_view{} : host;
+                    }
+                    hostIdx = lastHostIdx;
+                    if (hostIdx != kNoIndex && parseSmallInt(gpuLabel, gi))
+                        g = L.gpuOfHost(hostIdx, gi);
+                }
+                if (g == kNoIndex) {
+                    auto uuid = smp.label("UUID");
+                    if (!uuid.empty()) g = L.gpuByUuid(uuid);
+                    if (g == kNoIndex) {
+                        if (!host.empty() && hostIdx == kNoIndex)
+                            unknown(UnknownReason::UnknownHost, "host", host);
+                        else if (!host.empty())
+                            unknown(UnknownReason::UnknownGpu, "gpu",
+                                    std::string(host) + "/" + std::string(gpuLabel));
+                        else if (!uuid.empty())
+                            unknown(UnknownReason::UnknownUuid, "uuid", uuid);
+                        else
+                            unknown(UnknownReason::MissingLabels, "metric", smp.name);
+                        return;
+                    }
+                }
+                auto f = static_cast<GpuField>(info.id);
+                s.gpu[static_cast<std::size_t>(info.id) * s.nG + g].store(static_cast<float>(v), kRelaxed);
+                s.gpuSeen[g].store(t, kRelaxed);
+                if (f == GpuField::Xid || f == GpuField::EccDbe || f == GpuField::RowRemapFailure ||
+                    f == GpuField::Temp || f == GpuField::NvlinkCrc)
+                    work.gpuSample(g, f, v, t);
+                ++rep.applied;
+                return;
+            }
+            // Switch port.
+            const PromLabel* swl = smp.findLabel("switch");
+            if (!swl) swl = smp.findLabel("instance");
+            const PromLabel* pl = smp.findLabel("port");
+            if (!pl) pl = smp.findLabel("ifName");
+            if (!swl || !pl) {
+                unknown(UnknownReason::MissingLabels, "metric", smp.name);
+                return;
+            }
+            std::string_view sw = labelValue(swl);
+            if (swl->name == "instance") sw = sw.substr(0, sw.rfind(':'));  // "host:9116"
+            if (sw != lastSwitch || lastSwitchIdx == kNoIndex) {
+                lastSwitchIdx = L.switchByName(sw);
+                lastSwitch = swl->escaped ? std::string_view{} : sw;
+            }
+            if (lastSwitchIdx == kNoIndex) {
+                unknown(UnknownReason::UnknownSwitch, "switch", sw);
+                return;
+            }
+            bool exists = false;
+            auto p = L.portBySwitch(lastSwitchIdx, labelValue(pl), &exists);
+            if (p == kNoIndex && exists) {
+                ++rep.ignored;  // an uncabled port of a known switch: nothing to track
+                return;
+            }
+            if (p == kNoIndex) {
+                unknown(UnknownReason::UnknownPort, "port",
+                        std::string(sw) + "/" + std::string(labelValue(pl)));
+                return;
+            }
+            work.portSample(p, static_cast<PortCounter>(info.id), v, t);
+            ++rep.applied;
+        },
+        options_.limits);
+
+    rep.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    shared_->bodies.fetch_add(1, kRelaxed);
+    shared_->ingestMicros.fetch_add(static_cast<std::uint64_t>(rep.ms * 1000), kRelaxed);
+    shared_->applied.fetch_add(rep.applied, kRelaxed);
+    shared_->ignored.fetch_add(rep.ignored, kRelaxed);
+    for (int i = 0; i < kUnknownReasonCount; ++i) shared_->unknown[i].fetch_add(rep.unknown[i], kRelaxed);
+    if (parsed) rep.samples = parsed->samples;
+    else rep.samples = rep.applied + rep.ignored + rep.unknownTotal();
+    shared_->samples.fetch_add(rep.samples, kRelaxed);
+    deliver(lock, events);
+    if (!parsed) {
+        shared_->badBodies.fetch_add(1, kRelaxed);
+        return fail(parsed.error());
+    }
+    return rep;
+}
+
+void TelemetryHub::tick(std::int64_t nowMs) {
+    std::int64_t now = this->now(nowMs);
+    std::vector<FailureEvent> events;
+    std::unique_lock lock(ingestMutex_);
+    auto st = current();
+    State& s = *st;
+    const HallLayout& L = *s.L;
+    HubWork work(s, options_.detection, shared_->open, eventsMutex_, events, shared_->keyPrefix,
+                 shared_->keySeq);
+    work.tickPorts(now);
+
+    // Rollups: complete the previous minute, then sample the current state into it.
+    std::int64_t minute = now - (now % 60000);
+    if (s.minuteStart != 0 && minute != s.minuteStart && s.rollSamples > 0) {
+        Rollup r;
+        r.minuteStartMs = s.minuteStart;
+        for (std::uint32_t i = 0; i < L.racks().size(); ++i) {
+            if (L.racks()[i].gpuCount == 0) continue;
+            RackRollup rr;
+            rr.rack = i;
+            rr.utilAvg = s.rackUtilN[i] ? static_cast<float>(s.rackUtilSum[i] / s.rackUtilN[i]) : NAN;
+            rr.utilMax = s.rackUtilN[i] ? s.rackUtilMax[i] : NAN;
+            rr.tempAvg = s.rackTempN[i] ? static_cast<float>(s.rackTempSum[i] / s.rackTempN[i]) : NAN;
+            rr.tempMax = s.rackTempN[i] ? s.rackTempMax[i] : NAN;
+            rr.powerAvgW = s.rackPowerN[i] ? static_cast<float>(s.rackPowerSum[i] / s.rackPowerN[i]) : NAN;
+            rr.gpusReporting = s.rackReporting[i];
+            rr.gpusUnhealthy = s.rackUnhealthyMax[i];
+            if (s.rackUtilN[i] || s.rackTempN[i]) r.racks.push_back(rr);
+        }
+        for (std::uint32_t i = 0; i < L.switches().size(); ++i) {
+            const auto& sw = L.switches()[i];
+            double err = 0, disc = 0, pfc = 0;
+            for (std::uint32_t p = sw.portOffset; p < sw.portOffset + sw.portSlots; ++p) {
+                s.addErrorCounters(p, err, disc, pfc);
+            }
+            if (s.swUtilN[i] == 0 && std::isnan(s.swErrStart[i])) continue;
+            SwitchRollup sr;
+            sr.sw = i;
+            sr.utilAvg = s.swUtilN[i] ? static_cast<float>(s.swUtilSum[i] / s.swUtilN[i]) : NAN;
+            sr.utilMax = s.swUtilN[i] ? s.swUtilMax[i] : NAN;
+            // Counter increase over the minute; a reset (negative) counts from zero.
+            auto delta = [](double now, double start) {
+                if (std::isnan(start)) return 0.0;
+                return now >= start ? now - start : now;
+            };
+            sr.errors = delta(err, s.swErrStart[i]);
+            sr.discards = delta(disc, s.swDiscStart[i]);
+            sr.pfcPause = delta(pfc, s.swPfcStart[i]);
+            sr.portsDown = s.swDownMax[i];
+            r.switches.push_back(sr);
+            s.swErrStart[i] = err;
+            s.swDiscStart[i] = disc;
+            s.swPfcStart[i] = pfc;
+        }
+        {
+            std::lock_guard lk(eventsMutex_);
+            shared_->rollups.push_back(std::move(r));
+            if (shared_->rollups.size() > 60) shared_->rollups.erase(shared_->rollups.begin());
+        }
+        std::fill(s.rackUtilSum.begin(), s.rackUtilSum.end(), 0);
+        std::fill(s.rackTempSum.begin(), s.rackTempSum.end(), 0);
+        std::fill(s.rackPowerSum.begin(), s.rackPowerSum.end(), 0);
+        std::fill(s.rackUtilMax.begin(), s.rackUtilMax.end(), 0.f);
+        std::fill(s.rackTempMax.begin(), s.rackTempMax.end(), 0.f);
+        for (auto* v : {&s.rackUtilN, &s.rackTempN, &s.rackPowerN, &s.rackUnhealthyMax,
+                        &s.rackReporting, &s.swUtilN, &s.swDownMax})
+            std::fill(v->begin(), v->end(), 0u);
+        std::fill(s.swUtilSum.begin(), s.swUtilSum.end(), 0);
+        std::fill(s.swUtilMax.begin(), s.swUtilMax.end(), 0.f);
+        s.rollSamples = 0;
+    }
+    s.minuteStart = minute;
+    ++s.rollSamples;
+    auto staleMs = static_cast<std::int64_t>(options_.detection.staleAfterSeconds * 1000);
+    for (std::uint32_t ri = 0; ri < L.racks().size(); ++ri) {
+        const auto& rk = L.racks()[ri];
+        std::uint32_t reporting = 0, unhealthy = 0;
+        for (std::uint32_t g = rk.gpuOffset; g < rk.gpuOffset + rk.gpuCount; ++g) {
+            if (!s.fresh(s.gpuSeen[g].load(kRelaxed), now, staleMs)) continue;
+            ++reporting;
+            if (s.gpuEventHealth[g].load(kRelaxed) != 0) ++unhealthy;
+            float u = s.gpuVal(GpuField::Util, g), t = s.gpuVal(GpuField::Temp, g),
+                  w = s.gpuVal(GpuField::Power, g);
+            if (std::isfinite(u)) {
+                s.rackUtilSum[ri] += u;
+                s.rackUtilMax[ri] = std::max(s.rackUtilMax[ri], u);
+                ++s.rackUtilN[ri];
+            }
+            if (std::isfinite(t)) {
+                s.rackTempSum[ri] += t;
+                s.rackTempMax[ri] = std::max(s.rackTempMax[ri], t);
+                ++s.rackTempN[ri];
+            }
+            if (std::isfinite(w)) {
+                s.rackPowerSum[ri] += w;
+                ++s.rackPowerN[ri];
+            }
+        }
+        s.rackReporting[ri] = std::max(s.rackReporting[ri], reporting);
+        s.rackUnhealthyMax[ri] = std::max(s.rackUnhealthyMax[ri], unhealthy);
+    }
+    for (std::uint32_t si = 0; si < L.switches().size(); ++si) {
+        const auto& sw = L.switches()[si];
+        std::uint32_t down = 0;
+        bool any = false;
+        double err = 0, disc = 0, pfc = 0;
+        for (std::uint32_t p = sw.portOffset; p < sw.portOffset + sw.portSlots; ++p) {
+            if (!s.fresh(s.portSeen[p].load(kRelaxed), now, staleMs)) continue;
+            any = true;
+            if (s.portDown[p].load(kRelaxed)) ++down;
+            float u = std::max(s.utilIn[p].load(kRelaxed), s.utilOut[p].load(kRelaxed));
+            if (std::isfinite(u) && L.ports()[p].linkIndex != kNoIndex) {
+                s.swUtilSum[si] += u;
+                s.swUtilMax[si] = std::max(s.swUtilMax[si], u);
+                ++s.swUtilN[si];
+            }
+            if (std::isnan(s.swErrStart[si])) {
+                s.addErrorCounters(p, err, disc, pfc);
+            }
+        }
+        if (any && std::isnan(s.swErrStart[si])) {
+            s.swErrStart[si] = err;
+            s.swDiscStart[si] = disc;
+            s.swPfcStart[si] = pfc;
+        }
+        s.swDownMax[si] = std::max(s.swDownMax[si], down);
+    }
+    deliver(lock, events);
+}
+
+std::vector<Rollup> TelemetryHub::takeRollups() {
+    std::lock_guard lk(eventsMutex_);
+    return std::exchange(shared_->rollups, {});
+}
+
+}  // namespace loom::telemetry
