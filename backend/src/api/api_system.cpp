@@ -1,5 +1,5 @@
 // /healthz, /readyz and /metrics.
-#include "shared_state.hpp"
+#include "server/shared_state.hpp"
 
 #include "loom/db/migrations.hpp"
 
