@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -78,6 +79,12 @@ std::set<std::string> hostnames(const std::string& list) {
     return out;
 }
 
+// slurmctld runs as whoever runs the test (root in CI, an engineer elsewhere).
+std::string userName() {
+    const passwd* pw = ::getpwuid(::geteuid());
+    return pw ? pw->pw_name : "root";
+}
+
 struct SwitchLine {
     int level = -1;
     std::string nodes, switches;
@@ -104,7 +111,7 @@ TEST(FabricSlurm, SlurmctldReadsTheTreeOf24kRoce) {
         std::ofstream c(conf);
         c << "ClusterName=loomtest\nSlurmctldHost=localhost\n"
           << "SlurmctldPort=" << freePort() << "\nSlurmdPort=" << freePort() << "\n"
-          << "AuthType=auth/none\nCredType=cred/none\nSlurmUser=root\n"
+          << "AuthType=auth/none\nCredType=cred/none\nSlurmUser=" << userName() << "\n"
           << "StateSaveLocation=" << (dir / "state").string() << "\n"
           << "SlurmctldPidFile=" << (dir / "slurmctld.pid").string() << "\n"
           << "SlurmctldLogFile=" << (dir / "slurmctld.log").string() << "\n"
