@@ -1,7 +1,7 @@
 // Parsing and validation of the cluster spec (docs/cluster-spec.md).
 //
 // yaml-cpp throws; everything here runs inside one try block in parseClusterSpec, and the
-// readers below report a bad document by throwing SpecFailure, which never leaves this file.
+// readers below report a bad document by throwing yaml::Failure, which never leaves this file.
 // That keeps the field-by-field reading flat instead of threading a Result through ~100 reads.
 #include <yaml-cpp/yaml.h>
 
@@ -22,6 +22,7 @@
 
 #include "loom/inventory/input_guard.hpp"
 #include "loom/inventory/spec.hpp"
+#include "loom/inventory/yaml_reader.hpp"
 #include "spec_pattern.hpp"
 
 namespace loom::inventory {
@@ -89,54 +90,12 @@ namespace {
 using detail::PatternVar;
 using detail::varBit;
 
-struct SpecFailure {
-    Error error;
-};
-
-int lineOf(const YAML::Node& n) {
-    if (!n.IsDefined()) return 0;
-    return n.Mark().line >= 0 ? n.Mark().line + 1 : 0;
-}
-
-[[noreturn]] void failAt(std::string message, std::string path, int line,
-                         Errc code = Errc::InvalidArgument) {
-    throw SpecFailure{Error{code, std::move(message), std::move(path), line}};
-}
-
-std::size_t editDistance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            auto ca = std::tolower((unsigned char)a[i - 1]);
-            auto cb = std::tolower((unsigned char)b[j - 1]);
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca == cb ? 0 : 1)});
-        }
-        std::swap(prev, cur);
-    }
-    return prev[b.size()];
-}
-
-std::string describe(const YAML::Node& n) {
-    switch (n.Type()) {
-        case YAML::NodeType::Null:
-            return "null";
-        case YAML::NodeType::Sequence:
-            return "a list";
-        case YAML::NodeType::Map:
-            return "a map";
-        case YAML::NodeType::Scalar: {
-            std::string s = n.Scalar();
-            if (s.size() > 40) s = s.substr(0, 40) + "...";
-            if (n.Tag() != "!" && n.Tag() != "?" && !n.Tag().empty())
-                return "\"" + s + "\" tagged " + n.Tag();
-            return (n.Tag() == "!" ? "string \"" : "\"") + s + "\"";
-        }
-        default:
-            return "nothing";
-    }
-}
+using yaml::describe;
+using yaml::failAt;
+using yaml::forEachItem;
+using yaml::lineOf;
+using yaml::MapReader;
+using yaml::minMessage;
 
 // Counts nodes (aliases once per use, which is what defeats "billion laughs") and nesting
 // depth before anything reads the document.
@@ -160,274 +119,6 @@ void guardShape(const YAML::Node& n, int depth, std::size_t& count, const SpecLi
         for (auto it = n.begin(); it != n.end(); ++it, ++i)
             guardShape(*it, depth + 1, count, limits, path + "[" + std::to_string(i) + "]");
     }
-}
-
-std::string minMessage(long long min) {
-    return min == 1 ? "must be > 0" : "must be >= " + std::to_string(min);
-}
-
-// A YAML map being read: rejects unknown and duplicate keys up front, then hands out typed
-// values with the document path and line of each.
-class MapReader {
-public:
-    MapReader(const YAML::Node& node, std::string path,
-              std::initializer_list<std::string_view> keys)
-        : MapReader(node, std::move(path), std::vector<std::string_view>(keys)) {}
-
-    MapReader(const YAML::Node& node, std::string path, std::vector<std::string_view> keys)
-        : node_(node), path_(std::move(path)), keys_(std::move(keys)) {
-        if (!node_.IsMap()) failAt("must be a map, got " + describe(node_), path_, lineOf(node_));
-        checkKeys(node_, true);
-    }
-
-    const std::string& path() const { return path_; }
-    int line() const { return lineOf(node_); }
-    std::string at(std::string_view key) const {
-        return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
-    }
-    bool has(std::string_view key) const { return find(key).IsDefined(); }
-    YAML::Node get(std::string_view key) const { return find(key); }
-    YAML::Node require(std::string_view key) const {
-        YAML::Node v = find(key);
-        if (!v.IsDefined()) failAt("missing required key", at(key), line());
-        return v;
-    }
-
-    std::string string(std::string_view key, std::string def = {}) const {
-        YAML::Node v = find(key);
-        return v.IsDefined() ? atKeyLine(key, v, [&] { return asString(v, at(key)); }) : def;
-    }
-    std::string requireString(std::string_view key) const {
-        YAML::Node v = require(key);
-        return atKeyLine(key, v, [&] { return asString(v, at(key)); });
-    }
-    // A name given literally: restricted to name characters.
-    std::string name(std::string_view key, bool required = true) const {
-        YAML::Node v = required ? require(key) : find(key);
-        if (!v.IsDefined()) return {};
-        return atKeyLine(key, v, [&] {
-            std::string s = asString(v, at(key));
-            checkName(s, at(key), lineOf(v));
-            return s;
-        });
-    }
-    long long integer(std::string_view key, long long def, long long min, long long max) const {
-        YAML::Node v = find(key);
-        return v.IsDefined() ? atKeyLine(key, v, [&] { return asInt(v, at(key), min, max); })
-                             : def;
-    }
-    long long requireInteger(std::string_view key, long long min, long long max) const {
-        YAML::Node v = require(key);
-        return atKeyLine(key, v, [&] { return asInt(v, at(key), min, max); });
-    }
-    double number(std::string_view key, double def, double min, double max) const {
-        YAML::Node v = find(key);
-        if (!v.IsDefined()) return def;
-        return atKeyLine(key, v, [&] { return asDouble(v, at(key), min, max); });
-    }
-    Labels labels(std::string_view key) const {
-        YAML::Node v = find(key);
-        if (!v.IsDefined()) return {};
-        return atKeyLine(key, v, [&] { return readLabels(v, at(key)); });
-    }
-    // The line of `key` itself. yaml-cpp marks an empty value ("racks:" and nothing) with
-    // the line of the token after it -- the next line -- so errors about such a value use
-    // the key's line instead.
-    int keyLine(std::string_view key) const {
-        auto in = [&](const YAML::Node& map) {
-            for (auto it = map.begin(); it != map.end(); ++it)
-                if (it->first.IsScalar() && it->first.Scalar() == key) return lineOf(it->first);
-            return 0;
-        };
-        int l = in(node_);
-        for (std::size_t i = 0; l == 0 && i < merged_.size(); ++i) l = in(merged_[i]);
-        return l;
-    }
-    template <class F>
-    auto atKeyLine(std::string_view key, const YAML::Node& v, F&& read) const
-        -> std::invoke_result_t<F&> {
-        if (!v.IsNull()) return read();
-        try {
-            return read();
-        } catch (SpecFailure& f) {
-            if (int l = keyLine(key); l > 0) f.error.line = l;
-            throw;
-        }
-    }
-
-    static std::string asString(const YAML::Node& v, const std::string& path) {
-        if (!v.IsScalar()) failAt("must be a string, got " + describe(v), path, lineOf(v));
-        checkStringValue(v.Scalar(), path, lineOf(v));
-        return v.Scalar();
-    }
-    // Text the database stores must be UTF-8 without NUL or raw control characters (tab and
-    // newline are fine): refused here, naming the place, rather than inside COPY.
-    static void checkStringValue(const std::string& s, const std::string& path, int line) {
-        if (auto ok = checkText(s, "the value", path, line); !ok)
-            failAt(ok.error().message, path, line);
-    }
-    // Plain scalars ("?"), and the explicit !!int / !!float tags, may be numbers; a quoted
-    // scalar ("!") or any other tag (!!str, !custom) is a string and not a count.
-    static bool numericTag(const YAML::Node& v, bool allowFloat) {
-        const std::string& t = v.Tag();
-        return t == "?" || t.empty() || t == "tag:yaml.org,2002:int" ||
-               (allowFloat && t == "tag:yaml.org,2002:float");
-    }
-    static void checkName(const std::string& s, const std::string& path, int line) {
-        if (s.empty()) failAt("must not be empty", path, line);
-        if (s.size() > 128) failAt("must be at most 128 characters", path, line);
-        for (char c : s)
-            if (!detail::isNameChar(c))
-                failAt("character '" + detail::showChar(c) +
-                           "' is not allowed in names (use letters, digits, '-', '_', '.')",
-                       path, line);
-    }
-    static long long asInt(const YAML::Node& v, const std::string& path, long long min,
-                           long long max) {
-        if (!v.IsScalar() || !numericTag(v, false))
-            failAt("must be an integer, got " + describe(v), path, lineOf(v));
-        const std::string& s = v.Scalar();
-        long long x = 0;
-        auto r = std::from_chars(s.data(), s.data() + s.size(), x);
-        if (r.ec == std::errc::result_out_of_range)
-            failAt(s[0] == '-' ? minMessage(min) : "must be <= " + std::to_string(max), path,
-                   lineOf(v));
-        if (r.ec != std::errc() || r.ptr != s.data() + s.size() || s.empty())
-            failAt("must be an integer, got " + describe(v), path, lineOf(v));
-        if (x < min) failAt(minMessage(min), path, lineOf(v));
-        if (x > max) failAt("must be <= " + std::to_string(max), path, lineOf(v));
-        return x;
-    }
-    static double asDouble(const YAML::Node& v, const std::string& path, double min, double max) {
-        if (!v.IsScalar() || !numericTag(v, true))
-            failAt("must be a number, got " + describe(v), path, lineOf(v));
-        const std::string& s = v.Scalar();
-        double x = 0;
-        auto r = std::from_chars(s.data(), s.data() + s.size(), x);
-        if (r.ec != std::errc() || r.ptr != s.data() + s.size() || s.empty() || !std::isfinite(x))
-            failAt("must be a number, got " + describe(v), path, lineOf(v));
-        if (x < min) failAt("must be >= " + trim(min), path, lineOf(v));
-        if (x > max) failAt("must be <= " + trim(max), path, lineOf(v));
-        return x;
-    }
-    static Labels readLabels(const YAML::Node& v, const std::string& path) {
-        if (!v.IsMap()) failAt("must be a map of strings, got " + describe(v), path, lineOf(v));
-        Labels out;
-        for (auto it = v.begin(); it != v.end(); ++it) {
-            if (!it->first.IsScalar())
-                failAt("label keys must be strings", path, lineOf(it->first));
-            std::string key = it->first.Scalar();
-            std::string kp = path + "." + key;
-            if (key.empty() || key.size() > 63)
-                failAt("label keys must be 1 to 63 characters", kp, lineOf(it->first));
-            for (char c : key)
-                if (!detail::isNameChar(c) && c != '/')
-                    failAt("character '" + detail::showChar(c) + "' is not allowed in label keys",
-                           kp, lineOf(it->first));
-            if (!it->second.IsScalar())
-                failAt("label values must be strings, got " + describe(it->second), kp,
-                       lineOf(it->second));
-            if (it->second.Scalar().size() > 256)
-                failAt("label values must be at most 256 characters", kp, lineOf(it->second));
-            checkStringValue(it->second.Scalar(), kp, lineOf(it->second));
-            auto pos =
-                std::lower_bound(out.begin(), out.end(), key,
-                                 [](const auto& p, const std::string& k) { return p.first < k; });
-            if (pos != out.end() && pos->first == key)
-                failAt("duplicate label", kp, lineOf(it->first));
-            out.insert(pos, {key, it->second.Scalar()});
-        }
-        return out;
-    }
-
-private:
-    static std::string trim(double d) {
-        std::ostringstream os;
-        os << d;
-        return os.str();
-    }
-    // Rejects unknown and duplicate keys. The YAML merge key ("<<: *anchor" or "<<: [*a, *b]")
-    // is honoured one level deep, since yaml-cpp leaves it to the application: keys written
-    // in the map win over merged ones, earlier merged maps over later ones.
-    void checkKeys(const YAML::Node& map, bool top) {
-        std::vector<std::string> seen;
-        for (auto it = map.begin(); it != map.end(); ++it) {
-            const YAML::Node k = it->first;
-            if (!k.IsScalar()) failAt("keys must be strings, got " + describe(k), path_, lineOf(k));
-            const std::string& key = k.Scalar();
-            if (std::find(seen.begin(), seen.end(), key) != seen.end())
-                failAt("duplicate key", at(key), lineOf(k));
-            seen.push_back(key);
-            if (key == "<<" && k.Tag() != "!") {
-                if (!top) failAt("nested merge keys are not supported", at(key), lineOf(k));
-                const YAML::Node v = it->second;
-                if (v.IsMap()) {
-                    merged_.push_back(v);
-                } else if (v.IsSequence()) {
-                    for (auto m = v.begin(); m != v.end(); ++m) {
-                        if (!m->IsMap())
-                            failAt("merge key needs maps, got " + describe(*m), at(key),
-                                   lineOf(*m));
-                        merged_.push_back(*m);
-                    }
-                } else {
-                    failAt("merge key needs a map or a list of maps, got " + describe(v), at(key),
-                           lineOf(v));
-                }
-                continue;
-            }
-            if (std::find(keys_.begin(), keys_.end(), key) == keys_.end())
-                failAt(unknownKeyMessage(key), at(key), lineOf(k));
-        }
-        if (top)
-            for (std::size_t i = 0; i < merged_.size(); ++i) checkKeys(merged_[i], false);
-    }
-
-    YAML::Node find(std::string_view key) const {
-        auto in = [&](const YAML::Node& map) {
-            for (auto it = map.begin(); it != map.end(); ++it)
-                if (it->first.Scalar() == key && it->first.Scalar() != "<<") return it->second;
-            return YAML::Node(YAML::NodeType::Undefined);
-        };
-        YAML::Node v = in(node_);
-        for (std::size_t i = 0; !v.IsDefined() && i < merged_.size(); ++i) v = in(merged_[i]);
-        return v;
-    }
-    std::string unknownKeyMessage(const std::string& key) const {
-        std::string_view best;
-        std::size_t bestD = std::numeric_limits<std::size_t>::max();
-        for (auto k : keys_) {
-            auto d = editDistance(key, k);
-            if (d < bestD) bestD = d, best = k;
-        }
-        std::size_t tolerance = std::max<std::size_t>(2, key.size() / 3);
-        if (!best.empty() && bestD <= tolerance)
-            return "unknown key; did you mean \"" + std::string(best) + "\"?";
-        std::string all;
-        for (auto k : keys_) {
-            if (!all.empty()) all += ", ";
-            all += k;
-        }
-        return "unknown key; valid keys: " + all;
-    }
-
-    YAML::Node node_;
-    std::string path_;
-    std::vector<std::string_view> keys_;
-    std::vector<YAML::Node> merged_;
-};
-
-// Iterates a YAML sequence with each element's path.
-template <class F>
-void forEachItem(const YAML::Node& v, const std::string& path, std::size_t maxItems, F&& f) {
-    if (!v.IsSequence()) failAt("must be a list, got " + describe(v), path, lineOf(v));
-    if (v.size() > maxItems)
-        failAt("has " + std::to_string(v.size()) + " entries, above the limit of " +
-                   std::to_string(maxItems),
-               path, lineOf(v));
-    std::size_t i = 0;
-    for (auto it = v.begin(); it != v.end(); ++it, ++i)
-        f(*it, path + "[" + std::to_string(i) + "]");
 }
 
 class SpecParser {
@@ -1105,7 +796,7 @@ Result<ClusterSpec> parseClusterSpec(std::string_view text, const SpecLimits& li
         guardShape(docs[0], 0, count, limits, "");
         SpecParser parser(limits);
         return parser.parse(docs[0]);
-    } catch (const SpecFailure& f) {
+    } catch (const yaml::Failure& f) {
         return fail(f.error);
     } catch (const YAML::ParserException& e) {
         return fail(Error::invalid("YAML syntax error: " + e.msg, "", e.mark.line + 1));
