@@ -47,6 +47,25 @@ inline void jsonString(std::string& out, std::string_view s) {
     out += '"';
 }
 
+// A PostgreSQL text[] literal ({"a","b\\"c"}), passed as ONE parameter ($1::text[]) and never
+// spliced into SQL: every element double-quoted with " and \ escaped, so any text survives.
+template <class Range>
+std::string pgTextArray(const Range& items) {
+    std::string out = "{";
+    bool first = true;
+    for (const auto& item : items) {
+        if (!first) out += ',';
+        first = false;
+        out += '"';
+        for (char c : std::string_view(item)) {
+            if (c == '"' || c == '\\') out += '\\';
+            out += c;
+        }
+        out += '"';
+    }
+    return out + "}";
+}
+
 inline std::string labelsJson(const inventory::Labels& labels) {
     if (labels.empty()) return "{}";
     std::string out = "{";

@@ -1,3 +1,7 @@
+// Why over 600 lines: apply (the plan's writes, bulk COPY, reference resolution, prune) and the
+// loaders share the per-kind table definitions here. Issue 10 step 2 (kinds.hpp: one
+// description per kind) is to derive those, and issue 14 reworks applyPlan; split then.
+
 #include "loom/db/inventory_repository.hpp"
 
 #include "copy_text.hpp"
@@ -57,21 +61,6 @@ std::vector<std::string> copyColumns(const TableDef& d) {
     return cols;
 }
 
-// A PostgreSQL text[] literal for `= ANY($1::text[])`.
-std::string textArray(const std::vector<std::string_view>& names) {
-    std::string out = "{";
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        if (i) out += ',';
-        out += '"';
-        for (char c : names[i]) {
-            if (c == '"' || c == '\\') out += '\\';
-            out += c;
-        }
-        out += '"';
-    }
-    return out + "}";
-}
-
 template <class T>
 const std::vector<T>& entities(const Inventory& inv);
 template <> const std::vector<Site>& entities(const Inventory& i) { return i.sites; }
@@ -107,7 +96,7 @@ public:
             for (const auto& [n, _] : need) names.push_back(n);
             auto r = tx.exec_params(std::string("SELECT name, id FROM ") + tableDef(k).table +
                                         " WHERE name = ANY($1::text[])",
-                                    textArray(names));
+                                    detail::pgTextArray(names));
             for (const auto& row : r) {
                 const std::string& stored = owned_.emplace_back(row[0].c_str());
                 ids_[idx(k)][stored] = row[1].as<std::int64_t>();
@@ -555,7 +544,7 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                 "RETURNING t.name, to_jsonb(t) - 'id' AS before) "
                 "INSERT INTO change_log (actor, kind, name, action, before, apply_run_id) "
                 "SELECT $2, $3, name, 'delete', before, $4 FROM d",
-                textArray(names), options.actor, std::string(kindName(*it)), result.applyRunId);
+                detail::pgTextArray(names), options.actor, std::string(kindName(*it)), result.applyRunId);
             result.deleted += r.affected_rows();
             report(options, std::string("delete ") + def.table, kp.deletes.size(), kp.deletes.size());
         }

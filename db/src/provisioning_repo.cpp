@@ -1,4 +1,10 @@
+// Why over 600 lines: commit() writes a whole reconciler batch (rack and host transitions,
+// gates, links, events, configs) in one transaction, statement after statement; it is split
+// by table when the batch is reworked (with provisioning_service's runOnce, issue 10 later).
+
 #include "loom/db/provisioning_repo.hpp"
+
+#include "copy_text.hpp"
 
 #include <pqxx/pqxx>
 
@@ -17,29 +23,8 @@ namespace {
 
 std::string col(const pqxx::field& f) { return f.is_null() ? std::string() : f.c_str(); }
 
-// A PostgreSQL array literal, passed as ONE parameter (never spliced into SQL): every element
-// double-quoted with " and \ escaped, so any text survives.
-template <class Range, class F>
-std::string arrayLiteral(const Range& items, F toText) {
-    std::string s = "{";
-    bool first = true;
-    for (const auto& it : items) {
-        if (!first) s += ',';
-        first = false;
-        s += '"';
-        for (char c : toText(it)) {
-            if (c == '"' || c == '\\') s += '\\';
-            s += c;
-        }
-        s += '"';
-    }
-    s += '}';
-    return s;
-}
-
-std::string arrayOf(const std::vector<std::string>& v) {
-    return arrayLiteral(v, [](const std::string& s) { return s; });
-}
+// A text[] parameter (copy_text.hpp).
+std::string arrayOf(const std::vector<std::string>& v) { return detail::pgTextArray(v); }
 
 constexpr const char* kIso = "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'";
 

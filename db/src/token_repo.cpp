@@ -2,6 +2,8 @@
 
 #include "loom/db/native.hpp"
 
+#include "copy_text.hpp"
+
 #include <pqxx/pqxx>
 
 #include <cctype>
@@ -101,19 +103,8 @@ Result<void> touchTokens(Connection& c, const std::vector<std::string>& names) {
     if (names.empty()) return {};
     try {
         pqxx::work tx(native(c));
-        std::string arr = "{";
-        for (std::size_t i = 0; i < names.size(); ++i) {
-            if (i) arr += ',';
-            arr += '"';
-            for (char c : names[i]) {
-                if (c == '"' || c == '\\') arr += '\\';
-                arr += c;
-            }
-            arr += '"';
-        }
-        arr += '}';
         tx.exec_params("UPDATE api_tokens SET last_used_at = now() WHERE name = ANY($1::text[])",
-                       arr);
+                       detail::pgTextArray(names));
         tx.commit();
         return {};
     } catch (const std::exception& e) {

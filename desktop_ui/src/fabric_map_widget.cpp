@@ -1,3 +1,6 @@
+// Why over 600 lines: one widget's layout of the Clos tiers, painting and input share its
+// private state (the hall map has the same shape). A candidate split: the zone drill-down.
+
 #include "loom/console/fabric_map_widget.hpp"
 
 #include "loom/console/palette.hpp"

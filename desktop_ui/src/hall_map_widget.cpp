@@ -1,3 +1,7 @@
+// Why over 600 lines: one widget's geometry, colouring, painting (values, failure markers,
+// stale overlay) and input share its private state; palette, failures and XID text are
+// already separate. A candidate split: the failure layer (paintFailures, sprites).
+
 #include "loom/console/hall_map_widget.hpp"
 
 #include <QHelpEvent>

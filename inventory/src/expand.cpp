@@ -1,3 +1,7 @@
+// Why over 600 lines: expansion is one pass (sites -> racks -> hosts -> devices -> cables) whose
+// steps share the counts and name builders computed up front; cut by entity kind, that state
+// would have to be passed around. A candidate split: the cabling rules into their own file.
+//
 // Expansion of a validated ClusterSpec into every concrete entity and cable.
 //
 // The cabling rules (which port goes where) are documented in docs/cluster-spec.md and are

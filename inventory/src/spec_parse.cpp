@@ -1,3 +1,8 @@
+// Why over 600 lines: SpecParser reads the document section by section in the document's own
+// order, then checks naming patterns, size and capacity across sections; one class keeps the
+// reading flat. The generic YAML reading is in yaml_reader.cpp; the next split is the
+// cross-section checks (checkPatterns/checkSize/checkCapacity) into a file of their own.
+//
 // Parsing and validation of the cluster spec (docs/cluster-spec.md).
 //
 // yaml-cpp throws; everything here runs inside one try block in parseClusterSpec, and the

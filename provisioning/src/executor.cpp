@@ -1,5 +1,7 @@
 #include "loom/provisioning/executor.hpp"
 
+#include "loom/inventory/splitmix.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,14 +17,6 @@
 
 namespace loom::provisioning {
 namespace {
-
-std::uint64_t mix(std::uint64_t x) {
-    // splitmix64 finaliser: decorrelates neighbouring keys.
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
 
 std::uint64_t hashStr(std::string_view s, std::uint64_t h) {
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
@@ -40,7 +34,7 @@ void sleepFor(std::chrono::milliseconds d) {
 }  // namespace
 
 double SimulatedExecutor::draw(std::string_view key) const {
-    const auto h = mix(hashStr(key, 1469598103934665603ULL ^ mix(cfg_.seed)));
+    const auto h = splitmix64(hashStr(key, 1469598103934665603ULL ^ splitmix64(cfg_.seed)));
     return static_cast<double>(h >> 11) * 0x1.0p-53;
 }
 

@@ -1,5 +1,7 @@
 #include "loom/telemetry/simulator.hpp"
 
+#include "loom/inventory/splitmix.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,16 +11,9 @@
 namespace loom::telemetry {
 namespace {
 
-std::uint64_t splitmix(std::uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 // Deterministic noise in [-1, 1) for (seed, entity, step): no RNG state consumed per GPU.
 double noise(std::uint64_t seed, std::uint64_t entity, std::uint64_t step) {
-    auto h = splitmix(seed ^ splitmix(entity * 0x100000001b3ull + step));
+    auto h = splitmix64(seed ^ splitmix64(entity * 0x100000001b3ull + step));
     return static_cast<double>(h >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
@@ -189,8 +184,8 @@ Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig c
     m.outOct.assign(L.portCount(), 0);
     for (std::uint32_t p = 0; p < L.portCount(); ++p) {
         // Counters of a switch that has been up a while.
-        m.inOct[p] = static_cast<double>(splitmix(config_.seed + p) % 1000000000000ull);
-        m.outOct[p] = static_cast<double>(splitmix(config_.seed + p + 7) % 1000000000000ull);
+        m.inOct[p] = static_cast<double>(splitmix64(config_.seed + p) % 1000000000000ull);
+        m.outOct[p] = static_cast<double>(splitmix64(config_.seed + p + 7) % 1000000000000ull);
     }
     for (std::uint32_t s = 0; s < L.switches().size(); ++s)
         if (L.switches()[s].role == inventory::SwitchRole::Rtsw ||
