@@ -27,8 +27,9 @@ void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int6
             auto f = t == Topic::GpuUtil ? GpuField::Util : GpuField::Temp;
             float max = t == Topic::GpuUtil ? 100.f : 254.f;
             for (std::uint32_t g = 0; g < s.nG; ++g)
-                out[g] = s.fresh(s.gpuSeen[g].load(kRelaxed), now, staleMs) ? toByte(s.gpuVal(f, g), max)
-                                                                           : kNoData;
+                out[g] = s.fresh(s.gpuSeen[g].load(kRelaxed), now, staleMs)
+                             ? toByte(s.gpuVal(f, g), max)
+                             : kNoData;
             return;
         }
         case Topic::GpuHealth: {
@@ -56,7 +57,8 @@ void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int6
                 bool any = false, down = false;
                 float util = -1;
                 for (auto p : {link.aPort, link.bPort}) {
-                    if (p == kNoIndex || !s.fresh(s.portSeen[p].load(kRelaxed), now, staleMs)) continue;
+                    if (p == kNoIndex || !s.fresh(s.portSeen[p].load(kRelaxed), now, staleMs))
+                        continue;
                     any = true;
                     if (s.portDown[p].load(kRelaxed)) down = true;
                     float u = std::max(s.utilIn[p].load(kRelaxed), s.utilOut[p].load(kRelaxed));
@@ -67,14 +69,22 @@ void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int6
                     continue;
                 }
                 std::uint8_t h;
-                if (admin[l] == AdminState::Drained) h = kLinkDrained;
-                else if (admin[l] == AdminState::NotInService) h = kLinkNotInService;
-                else if (down) h = kLinkDown;
-                else if (auto ev = s.linkDegraded[l].load(kRelaxed); ev == 2) h = kLinkDown;
-                else if (ev == 1) h = kLinkDegraded;
-                else if (any) h = kLinkUp;
-                else if (admin[l] == AdminState::Down) h = kLinkDown;
-                else h = kNoData;
+                if (admin[l] == AdminState::Drained)
+                    h = kLinkDrained;
+                else if (admin[l] == AdminState::NotInService)
+                    h = kLinkNotInService;
+                else if (down)
+                    h = kLinkDown;
+                else if (auto ev = s.linkDegraded[l].load(kRelaxed); ev == 2)
+                    h = kLinkDown;
+                else if (ev == 1)
+                    h = kLinkDegraded;
+                else if (any)
+                    h = kLinkUp;
+                else if (admin[l] == AdminState::Down)
+                    h = kLinkDown;
+                else
+                    h = kNoData;
                 out[l] = h;
             }
             return;
@@ -111,7 +121,8 @@ std::size_t TelemetryHub::memoryBytes() const { return current()->bytes(); }
 
 void TelemetryHub::appendMetrics(std::string& out) const {
     const auto& sh = *shared_;
-    auto line = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
+    auto line = [&](std::string_view name, std::string_view type, std::string_view help,
+                    auto value) {
         out += "# HELP ";
         out += name;
         out += ' ';
@@ -134,8 +145,9 @@ void TelemetryHub::appendMetrics(std::string& out) const {
          sh.applied.load());
     line("loom_telemetry_ignored_total", "counter", "Samples of metrics the hub does not track.",
          sh.ignored.load());
-    out += "# HELP loom_telemetry_unknown_total Samples for entities not in the inventory.\n"
-           "# TYPE loom_telemetry_unknown_total counter\n";
+    out +=
+        "# HELP loom_telemetry_unknown_total Samples for entities not in the inventory.\n"
+        "# TYPE loom_telemetry_unknown_total counter\n";
     for (int i = 0; i < kUnknownReasonCount; ++i) {
         out += "loom_telemetry_unknown_total{reason=\"";
         out += unknownReasonName(static_cast<UnknownReason>(i));
@@ -143,7 +155,8 @@ void TelemetryHub::appendMetrics(std::string& out) const {
         out += std::to_string(sh.unknown[i].load());
         out += '\n';
     }
-    line("loom_telemetry_ingest_seconds_total", "counter", "Time spent parsing and storing telemetry.",
+    line("loom_telemetry_ingest_seconds_total", "counter",
+         "Time spent parsing and storing telemetry.",
          static_cast<double>(sh.ingestMicros.load()) / 1e6);
     line("loom_events_opened_total", "counter", "Failure events opened by detection rules.",
          sh.opened.load());

@@ -10,10 +10,16 @@ namespace loom::telemetry::detail {
 class HubWork {
 public:
     using State = TelemetryHub::State;
-    HubWork(State& s, const DetectionConfig& cfg, std::unordered_map<std::string, FailureEvent>& open,
-            std::mutex& openMutex, std::vector<FailureEvent>& out, const std::string& keyPrefix,
+    HubWork(State& s, const DetectionConfig& cfg,
+            std::unordered_map<std::string, FailureEvent>& open, std::mutex& openMutex,
+            std::vector<FailureEvent>& out, const std::string& keyPrefix,
             std::atomic<std::uint64_t>& keySeq)
-        : s_(s), cfg_(cfg), open_(open), openMutex_(openMutex), out_(out), keyPrefix_(keyPrefix),
+        : s_(s),
+          cfg_(cfg),
+          open_(open),
+          openMutex_(openMutex),
+          out_(out),
+          keyPrefix_(keyPrefix),
           keySeq_(keySeq) {}
 
     void openEvent(std::string_view kind, Severity sev, std::string location, std::uint32_t rack,
@@ -114,18 +120,24 @@ public:
                 if (!std::isfinite(v)) return;
                 std::uint8_t lvl = s_.tempLevel[g], next = lvl;
                 double hy = cfg_.tempHysteresisC;
-                if (v >= cfg_.tempCriticalC) next = 2;
-                else if (lvl == 2 && v >= cfg_.tempCriticalC - hy) next = 2;
-                else if (v >= cfg_.tempWarningC) next = 1;
-                else if (lvl >= 1 && v >= cfg_.tempWarningC - hy) next = 1;
-                else next = 0;
+                if (v >= cfg_.tempCriticalC)
+                    next = 2;
+                else if (lvl == 2 && v >= cfg_.tempCriticalC - hy)
+                    next = 2;
+                else if (v >= cfg_.tempWarningC)
+                    next = 1;
+                else if (lvl >= 1 && v >= cfg_.tempWarningC - hy)
+                    next = 1;
+                else
+                    next = 0;
                 if (next == lvl) return;
                 s_.tempLevel[g] = next;
                 gpuClose(g, kTemp, t);
                 if (next > 0)
                     gpuOpen(g, kTemp, next == 2 ? Severity::Critical : Severity::Warning,
                             "temperature " + formatNumber(v) + " C (threshold " +
-                                formatNumber(next == 2 ? cfg_.tempCriticalC : cfg_.tempWarningC) + " C)",
+                                formatNumber(next == 2 ? cfg_.tempCriticalC : cfg_.tempWarningC) +
+                                " C)",
                             t);
                 return;
             }
@@ -134,7 +146,8 @@ public:
                 std::int64_t pt = s_.nvPrevMs[g];
                 s_.nvPrev[g] = static_cast<float>(v);
                 s_.nvPrevMs[g] = t;
-                if (cfg_.nvlinkCrcPerSecond <= 0 || !std::isfinite(prev) || t <= pt || v < prev) return;
+                if (cfg_.nvlinkCrcPerSecond <= 0 || !std::isfinite(prev) || t <= pt || v < prev)
+                    return;
                 double rate = (v - prev) * 1000.0 / static_cast<double>(t - pt);
                 s_.nvRate[g] = static_cast<float>(rate);
                 if (rate > cfg_.nvlinkCrcPerSecond)
@@ -144,7 +157,8 @@ public:
                     gpuClose(g, kNvlink, t);
                 return;
             }
-            default: return;
+            default:
+                return;
         }
     }
 
@@ -172,7 +186,8 @@ public:
         auto a = s_.L->linkAdmin()[l];
         return a == AdminState::InService || a == AdminState::Down;
     }
-    void portOpen(std::uint32_t p, std::uint8_t kind, Severity sev, std::string msg, std::int64_t t) {
+    void portOpen(std::uint32_t p, std::uint8_t kind, Severity sev, std::string msg,
+                  std::int64_t t) {
         auto& bits = openBits(p);
         if ((bits | suppressedBits(p)) & kind) return;
         bits |= kind;
@@ -192,7 +207,7 @@ public:
     void updateLinkFlags(std::uint32_t p) {
         auto l = s_.L->ports()[p].linkIndex;
         if (l == kNoIndex) return;
-        s_.linkDegraded[l].store((s_.linkOpen[l] & kDown)                        ? 2
+        s_.linkDegraded[l].store((s_.linkOpen[l] & kDown)                      ? 2
                                  : (s_.linkOpen[l] & (kFlap | kErrors | kPfc)) ? 1
                                                                                : 0,
                                  kRelaxed);
@@ -240,7 +255,8 @@ public:
                   std::string_view what, std::int64_t t) {
         if (threshold <= 0) return;
         if (rate > threshold && inService(p))
-            portOpen(p, kind, Severity::Warning, std::string(what) + " " + formatNumber(rate) + "/s", t);
+            portOpen(p, kind, Severity::Warning,
+                     std::string(what) + " " + formatNumber(rate) + "/s", t);
         else if (rate < threshold / 2)
             portClose(p, kind, t);
     }
@@ -262,7 +278,9 @@ public:
             return (v - old) * 1000.0 / static_cast<double>(d.scrapeMs - d.prevScrapeMs);
         };
         switch (c) {
-            case PortCounter::OperStatus: operStatus(p, v, t); return;
+            case PortCounter::OperStatus:
+                operStatus(p, v, t);
+                return;
             case PortCounter::InOctets:
             case PortCounter::OutOctets: {
                 double r = rate();
@@ -276,7 +294,8 @@ public:
                 double r = rate();
                 if (std::isnan(r)) return;
                 (c == PortCounter::InErrors ? d.errRateIn : d.errRateOut) = static_cast<float>(r);
-                rateRule(p, kErrors, d.errRateIn + d.errRateOut, cfg_.linkErrorsPerSecond, "errors", t);
+                rateRule(p, kErrors, d.errRateIn + d.errRateOut, cfg_.linkErrorsPerSecond, "errors",
+                         t);
                 return;
             }
             case PortCounter::InPfcPause:
@@ -288,7 +307,8 @@ public:
                          "PFC pause frames", t);
                 return;
             }
-            default: return;
+            default:
+                return;
         }
     }
 
@@ -297,7 +317,8 @@ public:
     // intervalSeconds), like Alertmanager resolving an alert whose condition stopped.
     void tickPorts(std::int64_t now) {
         auto windowMs = static_cast<std::int64_t>(cfg_.flapWindowSeconds * 1000);
-        auto quietMs = static_cast<std::int64_t>(cfg_.flapQuietIntervals * cfg_.flapIntervalSeconds * 1000);
+        auto quietMs =
+            static_cast<std::int64_t>(cfg_.flapQuietIntervals * cfg_.flapIntervalSeconds * 1000);
         auto quiet = [&](std::uint32_t p) {
             return p == kNoIndex || now - s_.pdet[p].lastTransition >= quietMs;
         };

@@ -53,19 +53,28 @@ enum GpuKind : std::uint8_t { kXid = 1, kEccDbe = 2, kRowRemap = 4, kTemp = 8, k
 enum LinkKind : std::uint8_t { kDown = 1, kFlap = 2, kErrors = 4, kPfc = 8 };
 constexpr std::string_view gpuKindName(std::uint8_t k) {
     switch (k) {
-        case kXid: return "gpu_xid";
-        case kEccDbe: return "gpu_ecc_dbe";
-        case kRowRemap: return "gpu_row_remap_failure";
-        case kTemp: return "gpu_temp";
-        default: return "gpu_nvlink_errors";
+        case kXid:
+            return "gpu_xid";
+        case kEccDbe:
+            return "gpu_ecc_dbe";
+        case kRowRemap:
+            return "gpu_row_remap_failure";
+        case kTemp:
+            return "gpu_temp";
+        default:
+            return "gpu_nvlink_errors";
     }
 }
 constexpr std::string_view linkKindName(std::uint8_t k) {
     switch (k) {
-        case kDown: return "link_down";
-        case kFlap: return "link_flapping";
-        case kErrors: return "link_errors";
-        default: return "link_pfc_storm";
+        case kDown:
+            return "link_down";
+        case kFlap:
+            return "link_flapping";
+        case kErrors:
+            return "link_errors";
+        default:
+            return "link_pfc_storm";
     }
 }
 
@@ -118,13 +127,13 @@ struct TelemetryHub::State {
         std::int64_t flapWindowStart = 0, lastTransition = 0;
         float errRateIn = 0, errRateOut = 0, pfcRateIn = 0, pfcRateOut = 0;
         std::uint16_t flapCount = 0;
-        std::int8_t lastOper = -1;  // -1 unknown, 0 down, 1 up
-        std::uint8_t open = 0;      // LinkKind bits, for ports without a backend link
+        std::int8_t lastOper = -1;    // -1 unknown, 0 down, 1 up
+        std::uint8_t open = 0;        // LinkKind bits, for ports without a backend link
         std::uint8_t suppressed = 0;  // LinkKind bits closed by hand, ports without a link
     };
     std::vector<PortDet> pdet;
-    std::vector<std::uint8_t> linkOpen;                        // LinkKind bits per link
-    std::vector<std::uint8_t> linkSuppressed;                  // closed by hand, per link
+    std::vector<std::uint8_t> linkOpen;        // LinkKind bits per link
+    std::vector<std::uint8_t> linkSuppressed;  // closed by hand, per link
     // 2 while link_down is open, else 1 while a warning is open, else 0: what link.health shows
     // when no fresh sample says otherwise (a restored event before the first scrape).
     std::unique_ptr<std::atomic<std::uint8_t>[]> linkDegraded;

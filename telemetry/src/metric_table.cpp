@@ -1,12 +1,13 @@
 // The metric table (which Prometheus names the hub keeps, and where), topic and reason
 // names, and the ingest report's JSON.
-#include "hub_state.hpp"
-
 #include <nlohmann/json.hpp>
+
+#include "hub_state.hpp"
 
 namespace loom::telemetry {
 
-const std::unordered_map<std::string_view, detail::MetricInfo, NameHash, std::equal_to<>>& detail::metricTable() {
+const std::unordered_map<std::string_view, detail::MetricInfo, NameHash, std::equal_to<>>&
+detail::metricTable() {
     static const auto table = [] {
         std::unordered_map<std::string_view, detail::MetricInfo, NameHash, std::equal_to<>> t;
         auto gpu = [&](std::string_view n, GpuField f) {
@@ -65,11 +66,16 @@ const std::unordered_map<std::string_view, detail::MetricInfo, NameHash, std::eq
 
 std::string_view topicName(Topic t) {
     switch (t) {
-        case Topic::GpuUtil: return "gpu.util";
-        case Topic::GpuTemp: return "gpu.temp";
-        case Topic::GpuHealth: return "gpu.health";
-        case Topic::LinkUtil: return "link.util";
-        case Topic::LinkHealth: return "link.health";
+        case Topic::GpuUtil:
+            return "gpu.util";
+        case Topic::GpuTemp:
+            return "gpu.temp";
+        case Topic::GpuHealth:
+            return "gpu.health";
+        case Topic::LinkUtil:
+            return "link.util";
+        case Topic::LinkHealth:
+            return "link.health";
     }
     return "";
 }
@@ -82,12 +88,18 @@ std::optional<Topic> parseTopic(std::string_view s) {
 
 std::string_view unknownReasonName(UnknownReason r) {
     switch (r) {
-        case UnknownReason::UnknownHost: return "unknown_host";
-        case UnknownReason::UnknownGpu: return "unknown_gpu";
-        case UnknownReason::UnknownUuid: return "unknown_uuid";
-        case UnknownReason::UnknownSwitch: return "unknown_switch";
-        case UnknownReason::UnknownPort: return "unknown_port";
-        case UnknownReason::MissingLabels: return "missing_labels";
+        case UnknownReason::UnknownHost:
+            return "unknown_host";
+        case UnknownReason::UnknownGpu:
+            return "unknown_gpu";
+        case UnknownReason::UnknownUuid:
+            return "unknown_uuid";
+        case UnknownReason::UnknownSwitch:
+            return "unknown_switch";
+        case UnknownReason::UnknownPort:
+            return "unknown_port";
+        case UnknownReason::MissingLabels:
+            return "missing_labels";
     }
     return "unknown";
 }
@@ -101,9 +113,13 @@ std::uint64_t IngestReport::unknownTotal() const {
 nlohmann::json IngestReport::toJson() const {
     nlohmann::json unk = nlohmann::json::object();
     for (int i = 0; i < kUnknownReasonCount; ++i)
-        if (unknown[i]) unk[std::string(unknownReasonName(static_cast<UnknownReason>(i)))] = unknown[i];
-    nlohmann::json j = {{"samples", samples}, {"applied", applied}, {"ignored", ignored},
-                        {"unknown", std::move(unk)}, {"ms", std::round(ms * 1000) / 1000}};
+        if (unknown[i])
+            unk[std::string(unknownReasonName(static_cast<UnknownReason>(i)))] = unknown[i];
+    nlohmann::json j = {{"samples", samples},
+                        {"applied", applied},
+                        {"ignored", ignored},
+                        {"unknown", std::move(unk)},
+                        {"ms", std::round(ms * 1000) / 1000}};
     if (!unknownExamples.empty()) j["unknownExamples"] = unknownExamples;
     return j;
 }

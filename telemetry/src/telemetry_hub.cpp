@@ -50,11 +50,12 @@ void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
     }
     for (std::uint32_t p = 0; p < old->nP; ++p) {
         const auto& op = old->L->ports()[p];
-        auto np = next->L->portByName(old->L->switches()[op.switchIndex].name,
-                                      std::to_string(op.number));
+        auto np =
+            next->L->portByName(old->L->switches()[op.switchIndex].name, std::to_string(op.number));
         if (np == kNoIndex || op.number == 0) continue;
         for (int c = 0; c < kPortCounterCount; ++c)
-            next->port[c * next->nP + np].store(old->port[c * old->nP + p].load(kRelaxed), kRelaxed);
+            next->port[c * next->nP + np].store(old->port[c * old->nP + p].load(kRelaxed),
+                                                kRelaxed);
         next->utilIn[np].store(old->utilIn[p].load(kRelaxed), kRelaxed);
         next->utilOut[np].store(old->utilOut[p].load(kRelaxed), kRelaxed);
         next->portSeen[np].store(old->portSeen[p].load(kRelaxed), kRelaxed);
@@ -71,8 +72,8 @@ void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
     // or an entity the old layout lacked) get their rule state here.
     {
         std::vector<FailureEvent> none;
-        HubWork work(*next, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
-                     shared_->keySeq);
+        HubWork work(*next, options_.detection, shared_->open, eventsMutex_, none,
+                     shared_->keyPrefix, shared_->keySeq);
         std::lock_guard lk(eventsMutex_);
         auto now = this->now(0);
         for (const auto& [k, e] : shared_->open) work.markOpen(e, now);
@@ -96,7 +97,8 @@ std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& eve
         // the stored id.
         auto [it, inserted] = shared_->open.try_emplace(e.kind + '\0' + e.location, e);
         if (!inserted) {
-            if (it->second.id == 0 && (it->second.key == e.key || e.key.empty())) it->second.id = e.id;
+            if (it->second.id == 0 && (it->second.key == e.key || e.key.empty()))
+                it->second.id = e.id;
             continue;
         }
         work.markOpen(e, now);
@@ -106,7 +108,8 @@ std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& eve
     return n;
 }
 
-bool TelemetryHub::closedByHand(const std::string& kind, const std::string& location, std::int64_t id) {
+bool TelemetryHub::closedByHand(const std::string& kind, const std::string& location,
+                                std::int64_t id) {
     std::lock_guard ingest(ingestMutex_);
     auto st = current();
     std::vector<FailureEvent> none;
@@ -136,14 +139,17 @@ std::vector<FailureEvent> TelemetryHub::openEvents() const {
     v.reserve(shared_->open.size());
     for (const auto& [k, e] : shared_->open) v.push_back(e);
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
-        return std::tie(a.openedAtMs, a.kind, a.location) < std::tie(b.openedAtMs, b.kind, b.location);
+        return std::tie(a.openedAtMs, a.kind, a.location) <
+               std::tie(b.openedAtMs, b.kind, b.location);
     });
     return v;
 }
 
-void TelemetryHub::deliver(std::unique_lock<std::mutex>& ingestLock, std::vector<FailureEvent>& events) {
+void TelemetryHub::deliver(std::unique_lock<std::mutex>& ingestLock,
+                           std::vector<FailureEvent>& events) {
     if (events.empty()) return;
-    for (const auto& e : events) (e.open() ? shared_->opened : shared_->closed).fetch_add(1, kRelaxed);
+    for (const auto& e : events)
+        (e.open() ? shared_->opened : shared_->closed).fetch_add(1, kRelaxed);
     // Take the delivery lock before letting the next ingest in, so listeners see events in the
     // order the rules produced them.
     std::unique_lock dl(shared_->deliverMutex);
@@ -233,7 +239,8 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                     }
                 }
                 auto f = static_cast<GpuField>(info.id);
-                s.gpu[static_cast<std::size_t>(info.id) * s.nG + g].store(static_cast<float>(v), kRelaxed);
+                s.gpu[static_cast<std::size_t>(info.id) * s.nG + g].store(static_cast<float>(v),
+                                                                          kRelaxed);
                 s.gpuSeen[g].store(t, kRelaxed);
                 if (f == GpuField::Xid || f == GpuField::EccDbe || f == GpuField::RowRemapFailure ||
                     f == GpuField::Temp || f == GpuField::NvlinkCrc)
@@ -276,14 +283,18 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
         },
         options_.limits);
 
-    rep.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    rep.ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     shared_->bodies.fetch_add(1, kRelaxed);
     shared_->ingestMicros.fetch_add(static_cast<std::uint64_t>(rep.ms * 1000), kRelaxed);
     shared_->applied.fetch_add(rep.applied, kRelaxed);
     shared_->ignored.fetch_add(rep.ignored, kRelaxed);
-    for (int i = 0; i < kUnknownReasonCount; ++i) shared_->unknown[i].fetch_add(rep.unknown[i], kRelaxed);
-    if (parsed) rep.samples = parsed->samples;
-    else rep.samples = rep.applied + rep.ignored + rep.unknownTotal();
+    for (int i = 0; i < kUnknownReasonCount; ++i)
+        shared_->unknown[i].fetch_add(rep.unknown[i], kRelaxed);
+    if (parsed)
+        rep.samples = parsed->samples;
+    else
+        rep.samples = rep.applied + rep.ignored + rep.unknownTotal();
     shared_->samples.fetch_add(rep.samples, kRelaxed);
     deliver(lock, events);
     if (!parsed) {
@@ -313,11 +324,14 @@ void TelemetryHub::tick(std::int64_t nowMs) {
             if (L.racks()[i].gpuCount == 0) continue;
             RackRollup rr;
             rr.rack = i;
-            rr.utilAvg = s.rackUtilN[i] ? static_cast<float>(s.rackUtilSum[i] / s.rackUtilN[i]) : NAN;
+            rr.utilAvg =
+                s.rackUtilN[i] ? static_cast<float>(s.rackUtilSum[i] / s.rackUtilN[i]) : NAN;
             rr.utilMax = s.rackUtilN[i] ? s.rackUtilMax[i] : NAN;
-            rr.tempAvg = s.rackTempN[i] ? static_cast<float>(s.rackTempSum[i] / s.rackTempN[i]) : NAN;
+            rr.tempAvg =
+                s.rackTempN[i] ? static_cast<float>(s.rackTempSum[i] / s.rackTempN[i]) : NAN;
             rr.tempMax = s.rackTempN[i] ? s.rackTempMax[i] : NAN;
-            rr.powerAvgW = s.rackPowerN[i] ? static_cast<float>(s.rackPowerSum[i] / s.rackPowerN[i]) : NAN;
+            rr.powerAvgW =
+                s.rackPowerN[i] ? static_cast<float>(s.rackPowerSum[i] / s.rackPowerN[i]) : NAN;
             rr.gpusReporting = s.rackReporting[i];
             rr.gpusUnhealthy = s.rackUnhealthyMax[i];
             if (s.rackUtilN[i] || s.rackTempN[i]) r.racks.push_back(rr);
