@@ -6,13 +6,15 @@
 #
 # Makes a temp state dir (embedded PostgreSQL), applies SPEC, creates one token per ROLE,
 # starts `loomd serve --simulate --listen 127.0.0.1:0` and waits until /readyz answers 200
-# (the live state is loaded). Helpers: loomd_cpu (seconds of CPU so far), loomd_mem (VmRSS and
+# (the live state is loaded); LOOMD_LOG=FILE keeps loomd's log there (SPDLOG_LEVEL=debug in the
+# environment times each live-state refresh). Helpers: loomd_cpu (seconds of CPU so far), loomd_mem (VmRSS and
 # VmHWM in MB).
 work=
 pid=
 url=
 loomd_cleanup() {
   [ -n "$pid" ] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
+  [ -n "$work" ] && [ -n "${LOOMD_LOG:-}" ] && cp "$work/loomd.log" "$LOOMD_LOG"
   [ -n "$work" ] && rm -rf "$work"
   return 0
 }

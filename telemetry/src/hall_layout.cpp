@@ -65,17 +65,24 @@ AdminState rackAdminOf(std::string_view rackState) {
 
 HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layoutVersion) {
     HallLayout L;
-    L.cluster_ = inv.cluster;
-    L.fabric_ = inv.fabric;
+    auto shape = std::make_shared<Shape>();
+    Shape& S = *shape;
+    L.shape_ = shape;  // the lookups below (switchByName, gpuByHost) read it while it grows
+    S.invRacks_ = inv.racks.size();
+    S.invHosts_ = inv.hosts.size();
+    S.invGpus_ = inv.gpus.size();
+    S.invLinks_ = inv.links.size();
+    S.cluster_ = inv.cluster;
+    S.fabric_ = inv.fabric;
 
     // Zones: declared ones plus any a rack names (a hand-built inventory may omit them).
-    for (const auto& z : inv.zones) L.zones_.push_back(z.name);
+    for (const auto& z : inv.zones) S.zones_.push_back(z.name);
     for (const auto& r : inv.racks)
-        if (std::find(L.zones_.begin(), L.zones_.end(), r.zone) == L.zones_.end())
-            L.zones_.push_back(r.zone);
-    std::sort(L.zones_.begin(), L.zones_.end());
+        if (std::find(S.zones_.begin(), S.zones_.end(), r.zone) == S.zones_.end())
+            S.zones_.push_back(r.zone);
+    std::sort(S.zones_.begin(), S.zones_.end());
     NameIndex zoneIdx;
-    for (std::uint32_t i = 0; i < L.zones_.size(); ++i) zoneIdx.emplace(L.zones_[i], i);
+    for (std::uint32_t i = 0; i < S.zones_.size(); ++i) zoneIdx.emplace(S.zones_[i], i);
 
     NameIndex rowIdx;
     for (std::uint32_t i = 0; i < inv.rows.size(); ++i) rowIdx.emplace(inv.rows[i].name, i);
@@ -90,8 +97,8 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
             return std::tie(a->zone, a->index, a->name) < std::tie(b->zone, b->index, b->name);
         });
         for (auto* r : rows) {
-            L.rows_.emplace_back(r->name, r->zone);
-            L.rowIndex_.push_back(r->index);
+            S.rows_.emplace_back(r->name, r->zone);
+            S.rowIndex_.push_back(r->index);
         }
     }
 
@@ -104,7 +111,7 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
                std::make_tuple(std::string_view(b->zone), rowIndexOf(b->row),
                                std::string_view(b->row), b->position, std::string_view(b->name));
     });
-    for (std::uint32_t i = 0; i < racks.size(); ++i) L.rackByName_.emplace(racks[i]->name, i);
+    for (std::uint32_t i = 0; i < racks.size(); ++i) S.rackByName_.emplace(racks[i]->name, i);
 
     // Hosts per rack by slot, GPUs per host by index.
     std::vector<std::vector<const inventory::Host*>> hostsOfRack(racks.size());
@@ -112,7 +119,7 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
     for (std::uint32_t i = 0; i < inv.hosts.size(); ++i) {
         const auto& h = inv.hosts[i];
         hostIdxInv.emplace(h.name, i);
-        auto r = find(L.rackByName_, h.rack);
+        auto r = find(S.rackByName_, h.rack);
         if (r != kNoIndex) hostsOfRack[r].push_back(&h);
     }
     std::vector<std::vector<const inventory::Gpu*>> gpusOfHost(inv.hosts.size());
@@ -121,45 +128,45 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
         if (h != kNoIndex) gpusOfHost[h].push_back(&g);
     }
 
-    L.gpuNames_.reserve(inv.gpus.size());
+    S.gpuNames_.reserve(inv.gpus.size());
     for (std::uint32_t ri = 0; ri < racks.size(); ++ri) {
         const auto& r = *racks[ri];
         HallRack hr;
         hr.name = r.name;
         hr.row = r.row;
         hr.zone = r.zone;
-        hr.state = r.state;
+        S.rackInv_.push_back(static_cast<std::uint32_t>(&r - inv.racks.data()));
         hr.position = r.position;
         hr.zoneIndex = find(zoneIdx, r.zone);
-        hr.gpuOffset = static_cast<std::uint32_t>(L.gpuNames_.size());
+        hr.gpuOffset = static_cast<std::uint32_t>(S.gpuNames_.size());
         auto& hosts = hostsOfRack[ri];
         std::sort(hosts.begin(), hosts.end(), [](auto* a, auto* b) {
             return std::tie(a->slot, a->name) < std::tie(b->slot, b->name);
         });
         for (const auto* h : hosts) {
             hr.hosts.push_back(h->name);
-            auto hi = static_cast<std::uint32_t>(L.hostGpuOffset_.size());
-            L.hostByName_.emplace(h->name, hi);
-            L.hostGpuOffset_.push_back(static_cast<std::uint32_t>(L.gpuNames_.size()));
+            auto hi = static_cast<std::uint32_t>(S.hostGpuOffset_.size());
+            S.hostByName_.emplace(h->name, hi);
+            S.hostGpuOffset_.push_back(static_cast<std::uint32_t>(S.gpuNames_.size()));
             auto& gpus = gpusOfHost[find(hostIdxInv, h->name)];
             std::sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) {
                 return std::tie(a->index, a->name) < std::tie(b->index, b->name);
             });
             for (const auto* g : gpus) {
-                auto gi = static_cast<std::uint32_t>(L.gpuNames_.size());
-                L.gpuNames_.push_back(g->name);
-                L.gpuHostName_.push_back(h->name);
-                L.gpuRack_.push_back(ri);
-                L.gpuLocal_.push_back(static_cast<std::int8_t>(g->index));
-                bool quarantined = g->state == "quarantined" || h->state == "quarantined";
-                L.gpuAdmin_.push_back(quarantined ? AdminState::Quarantined : rackAdminOf(r.state));
-                L.gpuByName_.emplace(g->name, gi);
-                if (!g->uuid.empty()) L.gpuByUuid_.emplace(g->uuid, gi);
+                auto gi = static_cast<std::uint32_t>(S.gpuNames_.size());
+                S.gpuNames_.push_back(g->name);
+                S.gpuHostName_.push_back(h->name);
+                S.gpuRack_.push_back(ri);
+                S.gpuLocal_.push_back(static_cast<std::int8_t>(g->index));
+                S.gpuInv_.push_back(static_cast<std::uint32_t>(g - inv.gpus.data()));
+                S.gpuHostInv_.push_back(static_cast<std::uint32_t>(h - inv.hosts.data()));
+                S.gpuByName_.emplace(g->name, gi);
+                if (!g->uuid.empty()) S.gpuByUuid_.emplace(g->uuid, gi);
             }
-            L.hostGpuCount_.push_back(static_cast<std::uint32_t>(L.gpuNames_.size()) -
-                                      L.hostGpuOffset_.back());
+            S.hostGpuCount_.push_back(static_cast<std::uint32_t>(S.gpuNames_.size()) -
+                                      S.hostGpuOffset_.back());
         }
-        hr.gpuCount = static_cast<std::uint32_t>(L.gpuNames_.size()) - hr.gpuOffset;
+        hr.gpuCount = static_cast<std::uint32_t>(S.gpuNames_.size()) - hr.gpuOffset;
         L.racks_.push_back(std::move(hr));
     }
 
@@ -167,7 +174,7 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
     std::vector<const inventory::Switch*> sws;
     for (const auto& s : inv.switches) sws.push_back(&s);
     auto swKey = [&](const inventory::Switch* s) {
-        auto r = find(L.rackByName_, s->rack);
+        auto r = find(S.rackByName_, s->rack);
         return std::make_tuple(isBackendRole(s->role) ? 0 : 1, inventory::switchTier(s->role),
                                std::string_view(s->zone), r, std::string_view(s->name));
     };
@@ -186,22 +193,22 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
         hs.name = s.name;
         hs.zone = s.zone;
         hs.role = s.role;
-        hs.rackIndex = find(L.rackByName_, s.rack);
+        hs.rackIndex = find(S.rackByName_, s.rack);
         int slots = s.portCount;
         if (auto it = maxPort.find(std::string_view(s.name)); it != maxPort.end())
             slots = it->second;
-        hs.portOffset = static_cast<std::uint32_t>(L.ports_.size());
+        hs.portOffset = static_cast<std::uint32_t>(S.ports_.size());
         hs.portSlots = static_cast<std::uint32_t>(slots + 1);
         hs.declaredPorts = static_cast<std::uint32_t>(std::max(slots, s.portCount));
         for (int n = 0; n <= slots; ++n)
-            L.ports_.push_back(HallPort{si, kNoIndex, n, static_cast<std::uint32_t>(s.speedGbps)});
+            S.ports_.push_back(HallPort{si, kNoIndex, n, static_cast<std::uint32_t>(s.speedGbps)});
         if (hs.rackIndex != kNoIndex && s.role == SwitchRole::Rtsw &&
             L.racks_[hs.rackIndex].rtsw.empty()) {
             L.racks_[hs.rackIndex].rtsw = s.name;
             L.racks_[hs.rackIndex].rtswIndex = si;
         }
-        L.switchByName_.emplace(s.name, si);
-        L.switches_.push_back(std::move(hs));
+        S.switchByName_.emplace(s.name, si);
+        S.switches_.push_back(std::move(hs));
     }
 
     // Backend links: resolve both ends to a switch port slot or a GPU (through its NIC's rail).
@@ -222,7 +229,7 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
                                     : portName.substr(0, portName.rfind('/'));
         int number = p ? p->index : trailingNumber(portName);
         if (auto s = L.switchByName(device); s != kNoIndex) {
-            const auto& hs = L.switches_[s];
+            const auto& hs = S.switches_[s];
             if (number > 0 && static_cast<std::uint32_t>(number) < hs.portSlots)
                 e.port = hs.portOffset + static_cast<std::uint32_t>(number);
             e.rack = hs.rackIndex;
@@ -233,17 +240,17 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
             const auto* nic = it->second;
             e.gpu = L.gpuByHost(nic->host, nic->index);
             auto h = L.hostByName(nic->host);
-            if (h != kNoIndex && L.hostGpuCount_[h] > 0)
-                e.rack = L.gpuRack_[L.hostGpuOffset_[h]];
+            if (h != kNoIndex && S.hostGpuCount_[h] > 0)
+                e.rack = S.gpuRack_[S.hostGpuOffset_[h]];
             else if (auto hi = find(hostIdxInv, nic->host); hi != kNoIndex)
-                e.rack = find(L.rackByName_, inv.hosts[hi].rack);
+                e.rack = find(S.rackByName_, inv.hosts[hi].rack);
         }
         return e;
     };
 
     struct Pending {
         HallLink link;
-        AdminState admin;
+        std::uint32_t inv;  // index into inv.links
     };
     std::vector<Pending> links;
     for (const auto& l : inv.links) {
@@ -257,58 +264,92 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
         hl.rackIndex = a.rack != kNoIndex ? a.rack : b.rack;
         hl.speedGbps = static_cast<std::uint32_t>(l.speedGbps);
         hl.tier = a.port == kNoIndex ? 0 : a.tier;
-        links.push_back({std::move(hl), linkAdminOf(l.state)});
+        links.push_back({std::move(hl), static_cast<std::uint32_t>(&l - inv.links.data())});
     }
     std::sort(links.begin(), links.end(), [](const Pending& x, const Pending& y) {
         return std::tie(x.link.tier, x.link.rackIndex, x.link.name) <
                std::tie(y.link.tier, y.link.rackIndex, y.link.name);
     });
     for (auto& p : links) {
-        auto li = static_cast<std::uint32_t>(L.links_.size());
-        if (p.link.aPort != kNoIndex) L.ports_[p.link.aPort].linkIndex = li;
-        if (p.link.bPort != kNoIndex) L.ports_[p.link.bPort].linkIndex = li;
-        L.linkByName_.emplace(p.link.name, li);
-        L.links_.push_back(std::move(p.link));
-        L.linkAdmin_.push_back(p.admin);
+        auto li = static_cast<std::uint32_t>(S.links_.size());
+        if (p.link.aPort != kNoIndex) S.ports_[p.link.aPort].linkIndex = li;
+        if (p.link.bPort != kNoIndex) S.ports_[p.link.bPort].linkIndex = li;
+        S.linkByName_.emplace(p.link.name, li);
+        S.links_.push_back(std::move(p.link));
+        S.linkInv_.push_back(p.inv);
     }
 
     if (layoutVersion == 0) {
         // A digest of the structure: the same inventory always gets the same version, so two
         // loomd instances agree, and any added/removed/renamed entity changes it. 53 bits so
         // that JSON clients holding it as a double see it exactly.
-        std::uint64_t h = NameHash::mix(NameHash::kBasis, L.cluster_);
+        std::uint64_t h = NameHash::mix(NameHash::kBasis, S.cluster_);
         for (const auto& r : L.racks_) h = NameHash::mix(h, r.name);
-        for (const auto& g : L.gpuNames_) h = NameHash::mix(h, g);
-        for (const auto& s : L.switches_) h = NameHash::mix(h, s.name);
-        for (const auto& l : L.links_) h = NameHash::mix(h, l.name);
+        for (const auto& g : S.gpuNames_) h = NameHash::mix(h, g);
+        for (const auto& s : S.switches_) h = NameHash::mix(h, s.name);
+        for (const auto& l : S.links_) h = NameHash::mix(h, l.name);
         layoutVersion = static_cast<std::int64_t>(h & ((1ull << 53) - 1));
         if (layoutVersion == 0) layoutVersion = 1;
     }
-    L.layoutVersion_ = layoutVersion;
-    // The states drawn over that structure: any rack, GPU or link state change gives a new
-    // stateVersion (the packed telemetry arrays keep their order; clients refetch /hall).
-    std::uint64_t h = NameHash::mix(NameHash::kBasis, std::to_string(layoutVersion));
-    for (const auto& r : L.racks_) h = NameHash::mix(h, r.state);
-    h = NameHash::mix(h, std::string_view(reinterpret_cast<const char*>(L.gpuAdmin_.data()),
-                                          L.gpuAdmin_.size()));
-    h = NameHash::mix(h, std::string_view(reinterpret_cast<const char*>(L.linkAdmin_.data()),
-                                          L.linkAdmin_.size()));
-    L.stateVersion_ = static_cast<std::int64_t>(h & ((1ull << 53) - 1));
+    S.layoutVersion_ = layoutVersion;
+    L.computeStates(inv);
     return L;
 }
 
-std::uint32_t HallLayout::gpuByName(std::string_view name) const { return find(gpuByName_, name); }
-std::uint32_t HallLayout::gpuByUuid(std::string_view uuid) const { return find(gpuByUuid_, uuid); }
-std::uint32_t HallLayout::switchByName(std::string_view n) const { return find(switchByName_, n); }
-std::uint32_t HallLayout::rackByName(std::string_view n) const { return find(rackByName_, n); }
-std::uint32_t HallLayout::linkByName(std::string_view n) const { return find(linkByName_, n); }
+std::shared_ptr<const HallLayout::Shape> HallLayout::emptyShape() {
+    static const auto empty = std::make_shared<const Shape>();
+    return empty;
+}
+
+void HallLayout::computeStates(const inventory::Inventory& inv) {
+    const Shape& S = *shape_;
+    for (std::size_t i = 0; i < racks_.size(); ++i) racks_[i].state = inv.racks[S.rackInv_[i]].state;
+    gpuAdmin_.resize(S.gpuInv_.size());
+    for (std::size_t i = 0; i < S.gpuInv_.size(); ++i) {
+        const auto& g = inv.gpus[S.gpuInv_[i]];
+        const auto& h = inv.hosts[S.gpuHostInv_[i]];
+        const bool quarantined = g.state == "quarantined" || h.state == "quarantined";
+        gpuAdmin_[i] = quarantined ? AdminState::Quarantined
+                                   : rackAdminOf(racks_[S.gpuRack_[i]].state);
+    }
+    linkAdmin_.resize(S.linkInv_.size());
+    for (std::size_t i = 0; i < S.linkInv_.size(); ++i)
+        linkAdmin_[i] = linkAdminOf(inv.links[S.linkInv_[i]].state);
+    // The states drawn over that structure: any rack, GPU or link state change gives a new
+    // stateVersion (the packed telemetry arrays keep their order; clients refetch /hall).
+    std::uint64_t h = NameHash::mix(NameHash::kBasis, std::to_string(S.layoutVersion_));
+    for (const auto& r : racks_) h = NameHash::mix(h, r.state);
+    h = NameHash::mix(h, std::string_view(reinterpret_cast<const char*>(gpuAdmin_.data()),
+                                          gpuAdmin_.size()));
+    h = NameHash::mix(h, std::string_view(reinterpret_cast<const char*>(linkAdmin_.data()),
+                                          linkAdmin_.size()));
+    stateVersion_ = static_cast<std::int64_t>(h & ((1ull << 53) - 1));
+}
+
+std::optional<HallLayout> HallLayout::withStates(const inventory::Inventory& inv) const {
+    const Shape& S = *shape_;
+    if (inv.racks.size() != S.invRacks_ || inv.hosts.size() != S.invHosts_ ||
+        inv.gpus.size() != S.invGpus_ || inv.links.size() != S.invLinks_)
+        return std::nullopt;
+    HallLayout L;
+    L.shape_ = shape_;
+    L.racks_ = racks_;
+    L.computeStates(inv);
+    return L;
+}
+
+std::uint32_t HallLayout::gpuByName(std::string_view name) const { return find(shape_->gpuByName_, name); }
+std::uint32_t HallLayout::gpuByUuid(std::string_view uuid) const { return find(shape_->gpuByUuid_, uuid); }
+std::uint32_t HallLayout::switchByName(std::string_view n) const { return find(shape_->switchByName_, n); }
+std::uint32_t HallLayout::rackByName(std::string_view n) const { return find(shape_->rackByName_, n); }
+std::uint32_t HallLayout::linkByName(std::string_view n) const { return find(shape_->linkByName_, n); }
 
 std::uint32_t HallLayout::hostByName(std::string_view host) const {
-    auto h = find(hostByName_, host);
+    auto h = find(shape_->hostByName_, host);
     if (h == kNoIndex) {
         // DCGM reports the node's hostname, often fully qualified.
         auto dot = host.find('.');
-        if (dot != std::string_view::npos && dot > 0) h = find(hostByName_, host.substr(0, dot));
+        if (dot != std::string_view::npos && dot > 0) h = find(shape_->hostByName_, host.substr(0, dot));
     }
     return h;
 }
@@ -318,46 +359,46 @@ std::uint32_t HallLayout::gpuByHost(std::string_view host, int gpuIndex) const {
 }
 
 std::uint32_t HallLayout::gpuOfHost(std::uint32_t h, int gpuIndex) const {
-    if (h >= hostGpuOffset_.size()) return kNoIndex;
-    auto off = hostGpuOffset_[h], n = hostGpuCount_[h];
+    if (h >= shape_->hostGpuOffset_.size()) return kNoIndex;
+    auto off = shape_->hostGpuOffset_[h], n = shape_->hostGpuCount_[h];
     // Fast path: GPUs 0..n-1 are in place.
     if (gpuIndex >= 0 && static_cast<std::uint32_t>(gpuIndex) < n &&
-        gpuLocal_[off + gpuIndex] == gpuIndex)
+        shape_->gpuLocal_[off + gpuIndex] == gpuIndex)
         return off + static_cast<std::uint32_t>(gpuIndex);
     for (std::uint32_t i = 0; i < n; ++i)
-        if (gpuLocal_[off + i] == gpuIndex) return off + i;
+        if (shape_->gpuLocal_[off + i] == gpuIndex) return off + i;
     return kNoIndex;
 }
 
 std::uint32_t HallLayout::portBySwitch(std::uint32_t s, std::string_view port, bool* exists) const {
     if (exists) *exists = false;
-    if (s >= switches_.size()) return kNoIndex;
+    if (s >= shape_->switches_.size()) return kNoIndex;
     int n = trailingNumber(port);
-    const auto& hs = switches_[s];
+    const auto& hs = shape_->switches_[s];
     if (exists) *exists = n > 0 && static_cast<std::uint32_t>(n) <= hs.declaredPorts;
     if (n <= 0 || static_cast<std::uint32_t>(n) >= hs.portSlots) return kNoIndex;
     return hs.portOffset + static_cast<std::uint32_t>(n);
 }
 
 std::string HallLayout::portName(std::uint32_t port) const {
-    if (port >= ports_.size()) return {};
-    const auto& p = ports_[port];
-    return switches_[p.switchIndex].name + "/p" + std::to_string(p.number);
+    if (port >= shape_->ports_.size()) return {};
+    const auto& p = shape_->ports_[port];
+    return shape_->switches_[p.switchIndex].name + "/p" + std::to_string(p.number);
 }
 
 nlohmann::json HallLayout::toJson() const {
     using nlohmann::json;
     json j;
-    j["cluster"] = cluster_;
-    j["fabric"] = std::string(inventory::fabricTypeName(fabric_));
-    j["layoutVersion"] = layoutVersion_;
+    j["cluster"] = shape_->cluster_;
+    j["fabric"] = std::string(inventory::fabricTypeName(shape_->fabric_));
+    j["layoutVersion"] = shape_->layoutVersion_;
     j["stateVersion"] = stateVersion_;
     auto zones = json::array();
-    for (const auto& z : zones_) zones.push_back({{"name", z}});
+    for (const auto& z : shape_->zones_) zones.push_back({{"name", z}});
     j["zones"] = std::move(zones);
     auto rows = json::array();
-    for (std::size_t i = 0; i < rows_.size(); ++i)
-        rows.push_back({{"name", rows_[i].first}, {"zone", rows_[i].second}, {"index", rowIndex_[i]}});
+    for (std::size_t i = 0; i < shape_->rows_.size(); ++i)
+        rows.push_back({{"name", shape_->rows_[i].first}, {"zone", shape_->rows_[i].second}, {"index", shape_->rowIndex_[i]}});
     j["rows"] = std::move(rows);
     auto racks = json::array();
     for (const auto& r : racks_)
@@ -371,12 +412,12 @@ nlohmann::json HallLayout::toJson() const {
                          {"gpuOffset", r.gpuOffset},
                          {"gpuCount", r.gpuCount}});
     j["racks"] = std::move(racks);
-    j["gpus"] = gpuNames_;
+    j["gpus"] = shape_->gpuNames_;
     auto links = json::array();
-    for (const auto& l : links_) links.push_back(l.name);
+    for (const auto& l : shape_->links_) links.push_back(l.name);
     j["links"] = std::move(links);
     auto sws = json::array();
-    for (const auto& s : switches_)
+    for (const auto& s : shape_->switches_)
         sws.push_back({{"name", s.name},
                        {"role", std::string(inventory::switchRoleName(s.role))},
                        {"zone", s.zone}});

@@ -93,6 +93,37 @@ TEST(HallLayout, VersionIsStableAndJsonMatchesApi) {
     EXPECT_EQ(j["fabric"], "roce");
 }
 
+TEST(HallLayout, WithStatesEqualsARebuildAndSharesTheStructure) {
+    auto inv = testing::syntheticCluster({.zones = 2, .racksPerZone = 3, .ctswPerZone = 2,
+                                          .ctswUplinks = 2, .atsw = 2});
+    std::reverse(inv.gpus.begin(), inv.gpus.end());  // inventory order != layout order
+    for (auto& r : inv.racks) r.state = "in_service";
+    for (auto& l : inv.links) l.state = "active";
+    const auto before = HallLayout::build(inv);
+    // A drained rack, a failed one, a quarantined GPU and host, one link down.
+    auto changed = inv;
+    changed.racks[1].state = "drained";
+    changed.racks[4].state = "failed";
+    changed.gpus[3].state = "quarantined";
+    changed.hosts[6].state = "quarantined";
+    changed.links[10].state = "down";
+    const auto rebuilt = HallLayout::build(changed);
+    const auto patched = before.withStates(changed);
+    ASSERT_TRUE(patched);
+    EXPECT_EQ(patched->layoutVersion(), rebuilt.layoutVersion());
+    EXPECT_EQ(patched->stateVersion(), rebuilt.stateVersion());
+    EXPECT_NE(patched->stateVersion(), before.stateVersion());
+    EXPECT_EQ(patched->gpuAdmin(), rebuilt.gpuAdmin());
+    EXPECT_EQ(patched->linkAdmin(), rebuilt.linkAdmin());
+    EXPECT_EQ(patched->toJson(), rebuilt.toJson());
+    EXPECT_EQ(patched->gpuNames().data(), before.gpuNames().data());  // shared, not copied
+    EXPECT_EQ(before.withStates(inv)->stateVersion(), before.stateVersion());
+    // Not a state refresh of the inventory it was built from: refused.
+    auto smaller = inv;
+    smaller.links.pop_back();
+    EXPECT_FALSE(before.withStates(smaller));
+}
+
 TEST(HallLayout, EmptyInventory) {
     inventory::Inventory inv;
     auto L = HallLayout::build(inv);

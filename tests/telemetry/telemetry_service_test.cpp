@@ -25,7 +25,7 @@ public:
     void publishLocal(std::string_view topic, nlohmann::json message) override {
         publish(topic, std::move(message));
     }
-    void inventoryChanged() override {}
+    void inventoryChanged(Change) override {}
     bool liveReady() const override { return true; }
     std::vector<std::string> linksOfRack(std::string_view) const override { return {}; }
     void onLiveChange(std::function<void()> hook) override { hooks.push_back(std::move(hook)); }

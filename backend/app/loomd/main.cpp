@@ -2,8 +2,11 @@
 #include "loomd/commands.hpp"
 
 #include <cstdio>
+#include <spdlog/cfg/env.h>
 
 int main(int argc, char** argv) {
+    // SPDLOG_LEVEL=debug in the environment shows more (e.g. each live-state refresh, timed).
+    spdlog::cfg::load_env_levels();
     CLI::App app{"loomd: the Loom control-plane server for AI training clusters"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "loomd 0.1.0");

@@ -254,7 +254,7 @@ int runServe(ServeArgs args) {
             services.publish(topic == "phase" ? "provisioning" : topic, std::move(msg));
             // Rack states changed: this loomd's live state follows at once (coalesced); the
             // others hear the commit's NOTIFY.
-            services.inventoryChanged();
+            services.inventoryChanged(backend::Services::Change::States);
         };
         // The reconciler runs under loomd's lease; its commits carry the lease's epoch.
         popt.leadership = [&leader] { return leader.fence(); };

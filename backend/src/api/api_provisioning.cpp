@@ -149,7 +149,7 @@ void registerProvisioningRoutes(Router& router, Services& services) {
         auto r = repo.rackAction(rack, action, bodyReason(req), req.principal.name,
                                  services.linksOfRack(rack));
         if (!r) return fail(r.error());
-        services.inventoryChanged();
+        services.inventoryChanged(Services::Change::States);
         json msg{{"type", "provisioning"},
                  {"rack", r->rack},
                  {"from", prov::stateName(r->from)},
@@ -165,7 +165,7 @@ void registerProvisioningRoutes(Router& router, Services& services) {
         db::ProvisioningRepo repo(req.db());
         auto r = repo.quarantineHost(req.param("name"), bodyReason(req), req.principal.name);
         if (!r) return fail(r.error());
-        services.inventoryChanged();
+        services.inventoryChanged(Services::Change::States);
         services.publish("provisioning", {{"type", "provisioning"},
                                           {"host", r->host},
                                           {"from", prov::stateName(r->from)},

@@ -3,6 +3,7 @@
 #include "loom/backend/auth.hpp"
 #include "loom/telemetry/hall_layout.hpp"
 #include "loom/db/inventory_repository.hpp"
+#include "loom/db/live_states.hpp"
 #include "loom/db/notify.hpp"
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/db/token_repo.hpp"
@@ -41,7 +42,9 @@ public:
     void publishLocal(std::string_view topic, nlohmann::json message) override {
         s_.publishLocal(std::string(topic), std::move(message));
     }
-    void inventoryChanged() override { s_.reloadInventory(); }
+    void inventoryChanged(Change what) override {
+        s_.reloadInventory(what == Change::Structure);
+    }
     bool liveReady() const override { return s_.liveLoaded.load(); }
     std::vector<std::string> linksOfRack(std::string_view rack) const override {
         std::shared_ptr<const inventory::Inventory> inv;
@@ -309,10 +312,11 @@ void Server::Impl::tick() {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
-void Server::Impl::reloadInventory() {
+void Server::Impl::reloadInventory(bool full) {
     if (!pool || stopping) return;
     {
         std::lock_guard lock(reloadMutex);
+        reloadFull = reloadFull || full;
         if (reloadRunning) {
             reloadPending = true;  // the running reload goes round once more
             return;
@@ -325,25 +329,31 @@ void Server::Impl::reloadInventory() {
 void Server::Impl::runReloads(db::Connection* conn) {
     // A burst of changes (a 192-rack phase moving) costs the reload that is running plus one.
     for (int fixes = 0;;) {
+        bool full;
         {
             std::lock_guard lock(reloadMutex);
             reloadPending = false;
+            full = reloadFull;
+            reloadFull = false;
         }
-        bool again = false;
+        bool again = false, failed = false;
         if (!conn) {
-            metrics.liveReloadFailures.fetch_add(1);
-            reloadRetry = true;
+            failed = true;
             spdlog::warn("live state reload: database unreachable; retrying every second");
         } else {
             try {
-                again = reloadOnce(*conn) && ++fixes < 3;
+                again = reloadOnce(*conn, full) && ++fixes < 3;
             } catch (const std::exception& e) {
-                metrics.liveReloadFailures.fetch_add(1);
-                reloadRetry = true;
+                failed = true;
                 spdlog::error("live state reload: {}", e.what());
             }
         }
         std::lock_guard lock(reloadMutex);
+        if (failed) {
+            metrics.liveReloadFailures.fetch_add(1);
+            reloadRetry = true;
+            reloadFull = true;  // what changed meanwhile is unknown: the retry reads it all
+        }
         if (stopping || (!reloadPending && !again)) {
             reloadRunning = false;
             return;
@@ -351,21 +361,66 @@ void Server::Impl::runReloads(db::Connection* conn) {
     }
 }
 
-bool Server::Impl::reloadOnce(db::Connection& conn) {
+namespace {
+double msSince(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+}  // namespace
+
+bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto inv = db::loadInventory(conn);
-    if (!inv) {
-        metrics.liveReloadFailures.fetch_add(1);
-        reloadRetry = true;
-        spdlog::warn("live state reload: {}", inv.error().toString());
-        return false;
+    std::shared_ptr<const inventory::Inventory> current;
+    std::shared_ptr<const provisioning::LinkOwners> currentOwners;
+    std::shared_ptr<const HallLayout> currentLayout;
+    {
+        std::lock_guard lock(stateMutex);
+        current = inventory;
+        currentOwners = linkOwners;
+        currentLayout = layout;
     }
-    auto snapshot = std::make_shared<const inventory::Inventory>(std::move(*inv));
-    auto newLayout = std::make_shared<const HallLayout>(HallLayout::build(*snapshot));
-    // Indexed like this snapshot's vectors, whose order is the tables' (it moves when rows are
-    // updated): rebuilt with every snapshot, never carried over.
-    auto owners = std::make_shared<const provisioning::LinkOwners>(
-        provisioning::LinkOwners::of(*snapshot));
+    std::shared_ptr<const inventory::Inventory> snapshot;
+    std::shared_ptr<const provisioning::LinkOwners> owners;
+    std::size_t changedRows = 0;
+    if (!full && current && currentOwners && currentLayout) {
+        // Only states moved (a rack action, the reconciler, link states): read those and
+        // patch the current snapshot, whose vector order — and so the link owners — stay.
+        auto r = db::refreshStates(conn, *current, generation);
+        if (!r) {
+            metrics.liveReloadFailures.fetch_add(1);
+            reloadRetry = true;
+            std::lock_guard lock(reloadMutex);
+            reloadFull = true;
+            spdlog::warn("live state refresh: {}", r.error().toString());
+            return false;
+        }
+        using O = db::StateRefresh::Outcome;
+        if (r->outcome == O::Unchanged) return false;
+        if (r->outcome == O::Patched) {
+            snapshot = std::make_shared<const inventory::Inventory>(std::move(r->inventory));
+            owners = currentOwners;
+            changedRows = r->changedRows;
+        }
+        // O::Structure (an apply in between): the whole snapshot, below.
+    }
+    if (!snapshot) {
+        full = true;
+        auto snap = db::loadSnapshot(conn);
+        if (!snap) {
+            metrics.liveReloadFailures.fetch_add(1);
+            reloadRetry = true;
+            std::lock_guard lock(reloadMutex);
+            reloadFull = true;
+            spdlog::warn("live state reload: {}", snap.error().toString());
+            return false;
+        }
+        generation = snap->generation;
+        snapshot = std::make_shared<const inventory::Inventory>(std::move(snap->inventory));
+        // Indexed like this snapshot's vectors, whose order is the tables' (it moves when rows
+        // are updated): rebuilt with every loaded snapshot, kept by a state refresh.
+        owners = std::make_shared<const provisioning::LinkOwners>(
+            provisioning::LinkOwners::of(*snapshot));
+    }
+    const double loadMs = msSince(t0);
     // The leader keeps the stored link states what the racks' states say (link_service.hpp):
     // the links serving a zone follow its racks, and anything a crash or an older loomd left
     // behind is repaired. Its own write's NOTIFY and the loop below reload the result.
@@ -390,6 +445,14 @@ bool Server::Impl::reloadOnce(db::Connection& conn) {
             }
         }
     }
+    const auto t1 = std::chrono::steady_clock::now();
+    // A state refresh keeps the structure: the hall layout shares it and redraws the states.
+    std::shared_ptr<const HallLayout> newLayout;
+    if (!full)
+        if (auto L = currentLayout->withStates(*snapshot))
+            newLayout = std::make_shared<const HallLayout>(std::move(*L));
+    if (!newLayout) newLayout = std::make_shared<const HallLayout>(HallLayout::build(*snapshot));
+    const double layoutMs = msSince(t1);
     bool layoutChanged, stateChanged;
     {
         std::lock_guard lock(stateMutex);
@@ -404,6 +467,7 @@ bool Server::Impl::reloadOnce(db::Connection& conn) {
         publishLocal("inventory", {{"type", "inventory"},
                                    {"layoutVersion", newLayout->layoutVersion()},
                                    {"stateVersion", newLayout->stateVersion()}});
+    const auto t2 = std::chrono::steady_clock::now();
     std::vector<std::function<void()>> hooks;
     {
         std::lock_guard lock(stateMutex);
@@ -414,6 +478,10 @@ bool Server::Impl::reloadOnce(db::Connection& conn) {
     metrics.liveReloads.fetch_add(1);
     metrics.liveReloadSeconds.store(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    spdlog::debug("live state: {} in {:.0f} ms (read {:.0f}, hall {:.0f}, views {:.0f}){}",
+                  full ? "reloaded" : "states refreshed", msSince(t0), loadMs, layoutMs,
+                  msSince(t2),
+                  full ? std::string() : fmt::format(", {} row(s) changed", changedRows));
     return false;
 }
 
@@ -494,9 +562,12 @@ void Server::deliverFromPeer(const std::string& topic, const std::string& json) 
     auto msg = nlohmann::json::parse(json, nullptr, false);
     if (msg.is_discarded() || !msg.is_object()) return;
     if (topic == db::kLiveTopic) {
-        // A committed change anywhere on the database (live_notify.hpp): reload ours
-        // (coalesced; announces the new versions to our clients).
-        impl_->reloadInventory();
+        // A committed change anywhere on the database (live_notify.hpp): refresh ours
+        // (coalesced; announces the new versions to our clients). An apply may change the
+        // structure: the whole snapshot; anything else changes states: those alone (a
+        // structural change is still caught there, by the inventory's generation).
+        const auto source = msg.value("source", std::string());
+        impl_->reloadInventory(source == "apply" || source.empty());
         return;
     }
     if (topic == "inventory") {

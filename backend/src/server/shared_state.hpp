@@ -120,8 +120,12 @@ struct Server::Impl {
     std::shared_ptr<const provisioning::LinkOwners> linkOwners;  // under stateMutex
     std::atomic<bool> liveLoaded{false};
     // Live reload, coalesced: at most one runs; requests meanwhile make it run once more.
+    // A pending request is a state refresh (db/live_states.hpp: states of the rows only) unless
+    // one of them asked for the whole snapshot (an apply, a reconnect, a failed refresh).
     std::mutex reloadMutex;
     bool reloadRunning = false, reloadPending = false;  // under reloadMutex
+    bool reloadFull = true;                              // under reloadMutex
+    std::int64_t generation = -1;  // inventory_state.generation of `inventory` (reload thread)
     std::atomic<bool> reloadRetry{false};  // a reload failed: the tick tries again
     std::function<bool()> peerConnected;   // LISTEN connection up (a reconnect reloads)
     bool peerWasConnected = true;          // tick strand only
@@ -143,10 +147,11 @@ struct Server::Impl {
     std::shared_ptr<const std::string> snapshotBase(const std::string& topic);
     void startTick();
     void tick();
-    void reloadInventory();
+    // full: reload the whole snapshot; otherwise refresh the states of its rows.
+    void reloadInventory(bool full = true);
     void runReloads(db::Connection* conn);
     // One reload; true when the leader corrected stored link states (reload again).
-    bool reloadOnce(db::Connection& conn);
+    bool reloadOnce(db::Connection& conn, bool full);
 
     // The principal of a bearer secret (cached). Runs on a pool thread.
     Result<Principal> authenticate(db::Connection* conn, std::string_view secret);

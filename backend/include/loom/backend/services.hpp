@@ -51,7 +51,10 @@ public:
     // changes costs one or two reloads) and announces a new layoutVersion/stateVersion on the
     // "inventory" topic. Other loomds learn of the change from the transaction's own NOTIFY
     // (db/src/live_notify.hpp), so calling this is only about this loomd's latency.
-    virtual void inventoryChanged() = 0;
+    // States: only rows' states moved (a rack or host action): the live state refreshes those
+    // (db/live_states.hpp) instead of reloading the whole inventory.
+    enum class Change { Structure, States };
+    virtual void inventoryChanged(Change what = Change::Structure) = 0;
 
     // The current hall layout and inventory snapshot (null until the first load finished).
     virtual std::shared_ptr<const HallLayout> layout() const = 0;

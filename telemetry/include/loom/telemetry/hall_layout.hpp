@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,27 +89,32 @@ class HallLayout {
 public:
     // layoutVersion 0 = derive one from the structure (same inventory -> same version).
     static HallLayout build(const inventory::Inventory& inv, std::int64_t layoutVersion = 0);
+    // The same structure with the states of `inv`, which must be the inventory this layout was
+    // built from or a state-only refresh of it (db/live_states.hpp: same rows in the same
+    // order, only states changed). O(racks + GPUs + links), nothing looked up by name; the
+    // structure is shared, not copied. std::nullopt when `inv` has other row counts.
+    std::optional<HallLayout> withStates(const inventory::Inventory& inv) const;
 
-    std::int64_t layoutVersion() const { return layoutVersion_; }
+    std::int64_t layoutVersion() const { return shape_->layoutVersion_; }
     // Digest of the rack, GPU and link states (changes with any transition; the structure and
     // so the packed-array order stay those of layoutVersion).
     std::int64_t stateVersion() const { return stateVersion_; }
-    const std::string& cluster() const { return cluster_; }
-    inventory::FabricType fabric() const { return fabric_; }
+    const std::string& cluster() const { return shape_->cluster_; }
+    inventory::FabricType fabric() const { return shape_->fabric_; }
 
-    std::size_t gpuCount() const { return gpuNames_.size(); }
-    std::size_t linkCount() const { return links_.size(); }
-    std::size_t portCount() const { return ports_.size(); }  // switch port slots
+    std::size_t gpuCount() const { return shape_->gpuNames_.size(); }
+    std::size_t linkCount() const { return shape_->links_.size(); }
+    std::size_t portCount() const { return shape_->ports_.size(); }  // switch port slots
 
-    const std::vector<std::string>& zones() const { return zones_; }
+    const std::vector<std::string>& zones() const { return shape_->zones_; }
     const std::vector<HallRack>& racks() const { return racks_; }
-    const std::vector<std::string>& gpuNames() const { return gpuNames_; }
-    const std::vector<std::uint32_t>& gpuRack() const { return gpuRack_; }  // GPU -> rack index
-    const std::vector<std::string>& gpuHost() const { return gpuHostName_; }
+    const std::vector<std::string>& gpuNames() const { return shape_->gpuNames_; }
+    const std::vector<std::uint32_t>& gpuRack() const { return shape_->gpuRack_; }  // GPU -> rack index
+    const std::vector<std::string>& gpuHost() const { return shape_->gpuHostName_; }
     const std::vector<AdminState>& gpuAdmin() const { return gpuAdmin_; }
-    const std::vector<HallSwitch>& switches() const { return switches_; }
-    const std::vector<HallPort>& ports() const { return ports_; }
-    const std::vector<HallLink>& links() const { return links_; }
+    const std::vector<HallSwitch>& switches() const { return shape_->switches_; }
+    const std::vector<HallPort>& ports() const { return shape_->ports_; }
+    const std::vector<HallLink>& links() const { return shape_->links_; }
     const std::vector<AdminState>& linkAdmin() const { return linkAdmin_; }
 
     // All return kNoIndex when unknown.
@@ -119,7 +125,7 @@ public:
     std::uint32_t gpuByHost(std::string_view host, int gpuIndex) const;
     // The same in two steps, for callers that cache the host lookup.
     std::uint32_t gpuOfHost(std::uint32_t hostIndex, int gpuIndex) const;
-    std::size_t hostCount() const { return hostGpuOffset_.size(); }
+    std::size_t hostCount() const { return shape_->hostGpuOffset_.size(); }
     std::uint32_t switchByName(std::string_view name) const;
     // port: "p17", "Ethernet17", "swp17", "17" or the full "<switch>/p17" (trailing number).
     // kNoIndex when unknown; `exists` (optional) tells a real but untracked port of the switch
@@ -139,23 +145,35 @@ public:
     nlohmann::json toJson() const;
 
 private:
-    std::int64_t layoutVersion_ = 0, stateVersion_ = 0;
-    std::string cluster_;
-    inventory::FabricType fabric_ = inventory::FabricType::Roce;
-    std::vector<std::string> zones_;
-    std::vector<std::pair<std::string, std::string>> rows_;  // name, zone (ordered)
-    std::vector<int> rowIndex_;
-    std::vector<HallRack> racks_;
-    std::vector<std::string> gpuNames_, gpuHostName_;
-    std::vector<std::uint32_t> gpuRack_;
-    std::vector<AdminState> gpuAdmin_;
-    std::vector<std::uint32_t> hostGpuOffset_, hostGpuCount_;
-    std::vector<std::int8_t> gpuLocal_;  // GPU -> its index on the host
-    std::vector<HallSwitch> switches_;
-    std::vector<HallPort> ports_;
-    std::vector<HallLink> links_;
-    std::vector<AdminState> linkAdmin_;
-    NameIndex gpuByName_, gpuByUuid_, hostByName_, switchByName_, rackByName_, linkByName_;
+    // The structure, shared by every layout of one layoutVersion: a state refresh
+    // (withStates) copies only the per-state part below.
+    struct Shape {
+        std::int64_t layoutVersion_ = 0;
+        std::string cluster_;
+        inventory::FabricType fabric_ = inventory::FabricType::Roce;
+        std::vector<std::string> zones_;
+        std::vector<std::pair<std::string, std::string>> rows_;  // name, zone (ordered)
+        std::vector<int> rowIndex_;
+        std::vector<std::string> gpuNames_, gpuHostName_;
+        std::vector<std::uint32_t> gpuRack_;
+        std::vector<std::uint32_t> hostGpuOffset_, hostGpuCount_;
+        std::vector<std::int8_t> gpuLocal_;  // GPU -> its index on the host
+        std::vector<HallSwitch> switches_;
+        std::vector<HallPort> ports_;
+        std::vector<HallLink> links_;
+        NameIndex gpuByName_, gpuByUuid_, hostByName_, switchByName_, rackByName_, linkByName_;
+        // Where each rack, GPU (and its host) and link came from in the inventory it was built
+        // from: withStates reads the states there, without a lookup by name.
+        std::vector<std::uint32_t> rackInv_, gpuInv_, gpuHostInv_, linkInv_;
+        std::size_t invRacks_ = 0, invHosts_ = 0, invGpus_ = 0, invLinks_ = 0;
+    };
+    void computeStates(const inventory::Inventory& inv);
+    static std::shared_ptr<const Shape> emptyShape();
+
+    std::shared_ptr<const Shape> shape_ = emptyShape();
+    std::int64_t stateVersion_ = 0;
+    std::vector<HallRack> racks_;  // small (one per rack): copied with its state
+    std::vector<AdminState> gpuAdmin_, linkAdmin_;
 };
 
 }  // namespace loom::telemetry

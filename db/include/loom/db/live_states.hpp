@@ -1,0 +1,38 @@
+// The operational part of the inventory — each row's `state` and `resourceVersion` — read
+// without the rest: what rack/host actions, the reconciler and link-state writes change
+// between two applies. loomd's live state is refreshed with it on every such change instead
+// of reloading all ~250k rows of a 24k-GPU cluster (issue 11).
+//
+//   auto r = db::refreshStates(conn, *current, generation);
+//   if (r && r->outcome == db::StateRefresh::Outcome::Patched) publish(std::move(r->inventory));
+//
+// The refreshed snapshot keeps the current one's vector order (so indices built over it,
+// such as provisioning::LinkOwners, stay valid) and differs from it only in state and
+// resourceVersion. A structural change — another generation (an apply), or rows added,
+// removed or renamed behind it — is reported as Outcome::Structure: load the whole snapshot.
+#pragma once
+
+#include "loom/db/database.hpp"
+#include "loom/inventory/model.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace loom::db {
+
+struct StateRefresh {
+    enum class Outcome { Unchanged, Patched, Structure };
+    Outcome outcome = Outcome::Unchanged;
+    inventory::Inventory inventory;  // Patched: the current snapshot with the new states
+    std::size_t changedRows = 0;     // Patched: rows whose state or resourceVersion moved
+    std::size_t rowsRead = 0;
+};
+
+// One read-only, repeatable-read transaction: inventory_state.generation, then
+// (name, state, resource_version) of racks, hosts, GPUs, NICs, switches, ports, links and
+// storage nodes by COPY. O(rows) with no allocation per unchanged row; copies `current` only
+// when something changed.
+Result<StateRefresh> refreshStates(Connection& conn, const inventory::Inventory& current,
+                                   std::int64_t generation);
+
+}  // namespace loom::db

@@ -1,0 +1,122 @@
+#include "loom/db/live_states.hpp"
+
+#include "loom/db/native.hpp"
+
+#include "copy_text.hpp"
+
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace loom::db {
+
+namespace {
+
+using inventory::Inventory;
+
+struct Change {
+    std::uint32_t index;
+    std::string state;
+    std::int64_t resourceVersion;
+};
+
+// Reads (name, state, resource_version) of one table and records the rows of `rows` whose
+// state or version differ. Returns false when the table's rows are not those of `rows`
+// (a row added, removed or renamed: a structural change the caller reloads for).
+template <class T>
+bool readKind(pqxx::transaction_base& tx, const char* table, const std::vector<T>& rows,
+              std::vector<Change>& changes, std::size_t& read) {
+    pqxx::stream_from stream(tx, table,
+                             std::vector<std::string>{"name", "state", "resource_version"});
+    std::string line;
+    std::vector<std::string> storage;
+    std::vector<detail::CopyField> f;
+    // The table's physical order is the order the snapshot was loaded in, except for rows
+    // updated since (a new tuple version moves): try the same position first, then by name.
+    std::unordered_map<std::string_view, std::uint32_t> byName;
+    std::size_t pos = 0, seen = 0;
+    bool ok = true;
+    while (stream.get_raw_line(line)) {
+        ++read;
+        if (!ok) continue;  // drain the COPY
+        detail::splitCopyLine(line, storage, f);
+        if (f.size() < 3) { ok = false; continue; }
+        const std::string_view name = f[0].text;
+        std::uint32_t i;
+        if (pos < rows.size() && rows[pos].name == name) {
+            i = static_cast<std::uint32_t>(pos);
+        } else {
+            if (byName.empty()) {
+                byName.reserve(rows.size());
+                for (std::uint32_t k = 0; k < rows.size(); ++k) byName.emplace(rows[k].name, k);
+            }
+            auto it = byName.find(name);
+            if (it == byName.end()) { ok = false; continue; }
+            i = it->second;
+        }
+        pos = i + 1;
+        ++seen;
+        const auto rv = detail::toInt(f[2].text);
+        if (rows[i].state != f[1].text || rows[i].resourceVersion != rv)
+            changes.push_back(Change{i, std::string(f[1].text), rv});
+    }
+    stream.complete();
+    return ok && seen == rows.size();
+}
+
+template <class T>
+void patch(std::vector<T>& rows, const std::vector<Change>& changes) {
+    for (const auto& c : changes) {
+        rows[c.index].state = c.state;
+        rows[c.index].resourceVersion = c.resourceVersion;
+    }
+}
+
+}  // namespace
+
+Result<StateRefresh> refreshStates(Connection& c, const Inventory& current,
+                                   std::int64_t generation) {
+    try {
+        pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(native(c), "states");
+        StateRefresh out;
+        const auto gen = tx.exec1("SELECT generation FROM inventory_state WHERE id = 1")[0]
+                             .as<std::int64_t>();
+        if (gen != generation) {
+            out.outcome = StateRefresh::Outcome::Structure;
+            return out;
+        }
+        std::vector<Change> racks, hosts, gpus, nics, switches, ports, links, storage;
+        std::size_t& n = out.rowsRead;
+        const bool same = readKind(tx, "racks", current.racks, racks, n) &&
+                          readKind(tx, "hosts", current.hosts, hosts, n) &&
+                          readKind(tx, "gpus", current.gpus, gpus, n) &&
+                          readKind(tx, "nics", current.nics, nics, n) &&
+                          readKind(tx, "switches", current.switches, switches, n) &&
+                          readKind(tx, "ports", current.ports, ports, n) &&
+                          readKind(tx, "links", current.links, links, n) &&
+                          readKind(tx, "storage_nodes", current.storageNodes, storage, n);
+        tx.commit();
+        if (!same) {
+            out.outcome = StateRefresh::Outcome::Structure;
+            return out;
+        }
+        out.changedRows = racks.size() + hosts.size() + gpus.size() + nics.size() +
+                          switches.size() + ports.size() + links.size() + storage.size();
+        if (out.changedRows == 0) return out;
+        out.outcome = StateRefresh::Outcome::Patched;
+        out.inventory = current;
+        patch(out.inventory.racks, racks);
+        patch(out.inventory.hosts, hosts);
+        patch(out.inventory.gpus, gpus);
+        patch(out.inventory.nics, nics);
+        patch(out.inventory.switches, switches);
+        patch(out.inventory.ports, ports);
+        patch(out.inventory.links, links);
+        patch(out.inventory.storageNodes, storage);
+        return out;
+    } catch (...) {
+        return fail(translateException("live state refresh"));
+    }
+}
+
+}  // namespace loom::db
