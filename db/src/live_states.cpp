@@ -85,34 +85,25 @@ Result<StateRefresh> refreshStates(Connection& c, const Inventory& current,
             out.outcome = StateRefresh::Outcome::Structure;
             return out;
         }
-        std::vector<Change> racks, hosts, gpus, nics, switches, ports, links, storage;
+        std::vector<Change> racks, hosts, gpus, links;
         std::size_t& n = out.rowsRead;
         const bool same = readKind(tx, "racks", current.racks, racks, n) &&
                           readKind(tx, "hosts", current.hosts, hosts, n) &&
                           readKind(tx, "gpus", current.gpus, gpus, n) &&
-                          readKind(tx, "nics", current.nics, nics, n) &&
-                          readKind(tx, "switches", current.switches, switches, n) &&
-                          readKind(tx, "ports", current.ports, ports, n) &&
-                          readKind(tx, "links", current.links, links, n) &&
-                          readKind(tx, "storage_nodes", current.storageNodes, storage, n);
+                          readKind(tx, "links", current.links, links, n);
         tx.commit();
         if (!same) {
             out.outcome = StateRefresh::Outcome::Structure;
             return out;
         }
-        out.changedRows = racks.size() + hosts.size() + gpus.size() + nics.size() +
-                          switches.size() + ports.size() + links.size() + storage.size();
+        out.changedRows = racks.size() + hosts.size() + gpus.size() + links.size();
         if (out.changedRows == 0) return out;
         out.outcome = StateRefresh::Outcome::Patched;
         out.inventory = current;
         patch(out.inventory.racks, racks);
         patch(out.inventory.hosts, hosts);
         patch(out.inventory.gpus, gpus);
-        patch(out.inventory.nics, nics);
-        patch(out.inventory.switches, switches);
-        patch(out.inventory.ports, ports);
         patch(out.inventory.links, links);
-        patch(out.inventory.storageNodes, storage);
         return out;
     } catch (...) {
         return fail(translateException("live state refresh"));

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <malloc.h>
 
 namespace loom::backend {
 
@@ -475,6 +476,14 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
     }
     for (auto& h : hooks) h();
     liveLoaded = true;  // after the hooks: the hub has the layout before ingest is accepted
+    // The snapshot, layout and router this replaced were freed on this pool thread's malloc
+    // arena; glibc keeps such pages unless asked: give them back (measured: without this a
+    // 24k loomd grows from 160 MB to ~560 MB RSS within a few dozen rack transitions).
+    snapshot.reset();
+    newLayout.reset();
+    current.reset();
+    currentLayout.reset();
+    ::malloc_trim(0);
     metrics.liveReloads.fetch_add(1);
     metrics.liveReloadSeconds.store(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -29,9 +29,10 @@ struct StateRefresh {
 };
 
 // One read-only, repeatable-read transaction: inventory_state.generation, then
-// (name, state, resource_version) of racks, hosts, GPUs, NICs, switches, ports, links and
-// storage nodes by COPY. O(rows) with no allocation per unchanged row; copies `current` only
-// when something changed.
+// (name, state, resource_version) of racks, hosts, GPUs and links by COPY — the kinds whose
+// state is written between applies (rack and host actions, the reconciler, link sync; NICs,
+// switches, ports and storage nodes change only by an apply, which moves the generation).
+// O(rows) with no allocation per unchanged row; copies `current` only when something changed.
 Result<StateRefresh> refreshStates(Connection& conn, const inventory::Inventory& current,
                                    std::int64_t generation);
 
