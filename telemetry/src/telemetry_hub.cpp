@@ -30,44 +30,82 @@ std::shared_ptr<TelemetryHub::State> TelemetryHub::current() const {
 
 std::shared_ptr<const HallLayout> TelemetryHub::layout() const { return current()->L; }
 
+namespace {
+
+using State = TelemetryHub::State;
+
+// A new layout with the same structure (a state refresh): every index means the same GPU,
+// port and link, so the values carry over by index.
+void carryByIndex(const State& old, State& next) {
+    auto copyAtomics = [](auto& to, const auto& from, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i) to[i].store(from[i].load(kRelaxed), kRelaxed);
+    };
+    copyAtomics(next.gpu, old.gpu, old.nG * kGpuFieldCount);
+    copyAtomics(next.gpuSeen, old.gpuSeen, old.nG);
+    copyAtomics(next.gpuEventHealth, old.gpuEventHealth, old.nG);
+    next.gpuOpen = old.gpuOpen;
+    next.gpuCrit = old.gpuCrit;
+    next.tempLevel = old.tempLevel;
+    next.gpuSuppressed = old.gpuSuppressed;
+    copyAtomics(next.port, old.port, old.nP * kPortCounterCount);
+    copyAtomics(next.utilIn, old.utilIn, old.nP);
+    copyAtomics(next.utilOut, old.utilOut, old.nP);
+    copyAtomics(next.portSeen, old.portSeen, old.nP);
+    copyAtomics(next.portDown, old.portDown, old.nP);
+    next.pdet = old.pdet;
+    next.linkOpen = old.linkOpen;
+    next.linkSuppressed = old.linkSuppressed;
+    copyAtomics(next.linkDegraded, old.linkDegraded, old.nL);
+}
+
+// Another structure: carry values over by name, so a layout change does not blank the maps
+// for a scrape.
+void carryByName(const State& old, State& next) {
+    const auto& oldNames = old.L->gpuNames();
+    for (std::uint32_t g = 0; g < old.nG; ++g) {
+        auto ng = next.L->gpuByName(oldNames[g]);
+        if (ng == kNoIndex) continue;
+        for (int f = 0; f < kGpuFieldCount; ++f)
+            next.gpu[f * next.nG + ng].store(old.gpu[f * old.nG + g].load(kRelaxed), kRelaxed);
+        next.gpuSeen[ng].store(old.gpuSeen[g].load(kRelaxed), kRelaxed);
+        next.gpuEventHealth[ng].store(old.gpuEventHealth[g].load(kRelaxed), kRelaxed);
+        next.gpuOpen[ng] = old.gpuOpen[g];
+        next.gpuCrit[ng] = old.gpuCrit[g];
+        next.tempLevel[ng] = old.tempLevel[g];
+        next.gpuSuppressed[ng] = old.gpuSuppressed[g];
+    }
+    for (std::uint32_t p = 0; p < old.nP; ++p) {
+        const auto& op = old.L->ports()[p];
+        auto np =
+            next.L->portByName(old.L->switches()[op.switchIndex].name, std::to_string(op.number));
+        if (np == kNoIndex || op.number == 0) continue;
+        for (int c = 0; c < kPortCounterCount; ++c)
+            next.port[c * next.nP + np].store(old.port[c * old.nP + p].load(kRelaxed), kRelaxed);
+        next.utilIn[np].store(old.utilIn[p].load(kRelaxed), kRelaxed);
+        next.utilOut[np].store(old.utilOut[p].load(kRelaxed), kRelaxed);
+        next.portSeen[np].store(old.portSeen[p].load(kRelaxed), kRelaxed);
+        next.portDown[np].store(old.portDown[p].load(kRelaxed), kRelaxed);
+        next.pdet[np] = old.pdet[p];
+        auto ol = op.linkIndex, nl = next.L->ports()[np].linkIndex;
+        if (ol != kNoIndex && nl != kNoIndex) {
+            next.linkOpen[nl] = old.linkOpen[ol];
+            next.linkSuppressed[nl] = old.linkSuppressed[ol];
+            next.linkDegraded[nl].store(old.linkDegraded[ol].load(kRelaxed), kRelaxed);
+        }
+    }
+}
+
+}  // namespace
+
 void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
     std::lock_guard ingest(ingestMutex_);
     auto old = current();
     auto next = std::make_shared<State>(std::move(layout));
-    // Carry values over by name, so a layout change does not blank the maps for a scrape.
-    const auto& oldNames = old->L->gpuNames();
-    for (std::uint32_t g = 0; g < old->nG; ++g) {
-        auto ng = next->L->gpuByName(oldNames[g]);
-        if (ng == kNoIndex) continue;
-        for (int f = 0; f < kGpuFieldCount; ++f)
-            next->gpu[f * next->nG + ng].store(old->gpu[f * old->nG + g].load(kRelaxed), kRelaxed);
-        next->gpuSeen[ng].store(old->gpuSeen[g].load(kRelaxed), kRelaxed);
-        next->gpuEventHealth[ng].store(old->gpuEventHealth[g].load(kRelaxed), kRelaxed);
-        next->gpuOpen[ng] = old->gpuOpen[g];
-        next->gpuCrit[ng] = old->gpuCrit[g];
-        next->tempLevel[ng] = old->tempLevel[g];
-        next->gpuSuppressed[ng] = old->gpuSuppressed[g];
-    }
-    for (std::uint32_t p = 0; p < old->nP; ++p) {
-        const auto& op = old->L->ports()[p];
-        auto np =
-            next->L->portByName(old->L->switches()[op.switchIndex].name, std::to_string(op.number));
-        if (np == kNoIndex || op.number == 0) continue;
-        for (int c = 0; c < kPortCounterCount; ++c)
-            next->port[c * next->nP + np].store(old->port[c * old->nP + p].load(kRelaxed),
-                                                kRelaxed);
-        next->utilIn[np].store(old->utilIn[p].load(kRelaxed), kRelaxed);
-        next->utilOut[np].store(old->utilOut[p].load(kRelaxed), kRelaxed);
-        next->portSeen[np].store(old->portSeen[p].load(kRelaxed), kRelaxed);
-        next->portDown[np].store(old->portDown[p].load(kRelaxed), kRelaxed);
-        next->pdet[np] = old->pdet[p];
-        auto ol = op.linkIndex, nl = next->L->ports()[np].linkIndex;
-        if (ol != kNoIndex && nl != kNoIndex) {
-            next->linkOpen[nl] = old->linkOpen[ol];
-            next->linkSuppressed[nl] = old->linkSuppressed[ol];
-            next->linkDegraded[nl].store(old->linkDegraded[ol].load(kRelaxed), kRelaxed);
-        }
-    }
+    if (old->L->layoutVersion() == next->L->layoutVersion() && old->nG == next->nG &&
+        old->nP == next->nP && old->nL == next->nL)
+        carryByIndex(*old, *next);
+    else
+        carryByName(*old, *next);
     // Open events the old layout could not place (restored before the first layout arrived,
     // or an entity the old layout lacked) get their rule state here.
     {
