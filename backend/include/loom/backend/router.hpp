@@ -1,4 +1,4 @@
-// The HTTP router of loomd: every endpoint registers here, in its own api_*.cpp file.
+// The HTTP router of loomd: every endpoint registers here, in its own backend/src/api/api_*.cpp file.
 //
 // A route is a method, a path pattern with `{name}` captures, the least role a token needs,
 // and a handler. Handlers run on the database thread pool (never on an I/O thread), so they
@@ -156,7 +156,7 @@ private:
     std::vector<Route> routes_;
 };
 
-// Route modules. Each is defined in its own backend/src/api_*.cpp.
+// Route modules. Each is defined in its own backend/src/api/api_*.cpp.
 void registerInventoryRoutes(Router& router, Services& services);     // api_inventory.cpp
 void registerFabricRoutes(Router& router, Services& services);        // api_fabric.cpp
 void registerAuthRoutes(Router& router, Services& services);          // api_auth.cpp

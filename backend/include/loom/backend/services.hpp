@@ -1,6 +1,7 @@
 // Services: what route modules and background loops of loomd share, as one small interface.
 //
-// `loomd serve` builds the one implementation (serve.cpp) and passes it to every
+// The Server holds the one implementation (ServicesImpl in backend/src/server/server.cpp);
+// `loomd serve` (backend/app/loomd/serve_command.cpp) passes `server.services()` to every
 // register*Routes function (router.hpp). Everything here is thread-safe: handlers call it from
 // database pool threads, loops from their own threads.
 //

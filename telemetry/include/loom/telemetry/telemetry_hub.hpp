@@ -178,7 +178,7 @@ public:
     // Bytes held by the value arrays and detection state (benchmarks, /metrics).
     std::size_t memoryBytes() const;
 
-    struct State;  // defined in telemetry_hub.cpp
+    struct State;  // defined in telemetry/src/hub_state.hpp
 
     struct Shared;
 
