@@ -6,6 +6,7 @@
 #include "loom/backend/services.hpp"
 #include "loom/fabric/export.hpp"
 #include "loom/fabric/impact.hpp"
+#include "loom/fabric/link_sync.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
 
@@ -27,7 +28,7 @@ struct FabricState {
     std::shared_ptr<const inventory::Inventory> builtFrom;
     std::int64_t builtLayout = 0;
     // Router link ids by name (a snapshot's vectors follow the tables' order, which moves).
-    std::unordered_map<std::string, std::int32_t> topoLinkByName;
+    fabric::LinkNameIndex linkIds;
     std::shared_ptr<const fabric::Router> router;
     std::int64_t version = 0;
     std::vector<float> lastDegradation;  // what the stream was last told
@@ -39,14 +40,7 @@ struct FabricState {
         std::lock_guard lock(mutex);
         if (inv == builtFrom && router) return router;
         if (router && layout->layoutVersion() == builtLayout) {
-            std::vector<std::pair<std::int32_t, fabric::LinkState>> changes;
-            const auto& t = router->topology();
-            for (const auto& l : inv->links) {
-                auto it = topoLinkByName.find(l.name);
-                if (it == topoLinkByName.end()) continue;
-                const auto want = fabric::linkStateFrom(l.state, false);
-                if (t.linkState[it->second] != want) changes.emplace_back(it->second, want);
-            }
+            const auto changes = linkIds.changes(router->topology(), *inv);
             if (!changes.empty()) {
                 auto next = std::make_shared<fabric::Router>(*router);
                 next->setLinkStates(changes);
@@ -58,8 +52,7 @@ struct FabricState {
         }
         auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
         if (!topo) return fail(topo.error());
-        topoLinkByName.clear();
-        for (std::int32_t l = 0; l < topo->linkCount(); ++l) topoLinkByName.emplace(topo->linkNames[l], l);
+        linkIds = fabric::LinkNameIndex(*topo);
         router = std::make_shared<const fabric::Router>(std::move(*topo));
         builtFrom = inv;
         builtLayout = layout->layoutVersion();

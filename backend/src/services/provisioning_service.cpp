@@ -17,6 +17,7 @@
 #include "loom/db/leader.hpp"
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/fabric/export.hpp"
+#include "loom/fabric/link_sync.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
 #include "loom/provisioning/link_service.hpp"
@@ -111,7 +112,7 @@ struct ProvisioningService::Impl {
     bool fabricDirty = true;
     bool configsLoaded = false;
     std::unordered_map<std::string, std::pair<int, std::string>> lastConfig;
-    std::unordered_map<std::string, std::int32_t> topoLinkByName;  // router link ids
+    fabric::LinkNameIndex linkIds;  // router link ids by name
     std::shared_ptr<const inventory::Inventory> syncedFrom;         // last live snapshot applied
 
     // Link states others changed (operator actions, the leader's live sync) reach the router
@@ -121,14 +122,7 @@ struct ProvisioningService::Impl {
         auto inv = opt.liveInventory();
         if (!inv || inv == syncedFrom) return;
         syncedFrom = inv;
-        std::vector<std::pair<std::int32_t, fabric::LinkState>> changes;
-        const auto& t = router->topology();
-        for (const auto& l : inv->links) {
-            auto it = topoLinkByName.find(l.name);
-            if (it == topoLinkByName.end()) continue;
-            const auto want = fabric::linkStateFrom(l.state, false);
-            if (t.linkState[it->second] != want) changes.emplace_back(it->second, want);
-        }
+        const auto changes = linkIds.changes(router->topology(), *inv);
         if (!changes.empty()) router->setLinkStates(changes);
     }
 
@@ -190,13 +184,11 @@ struct ProvisioningService::Impl {
                 spdlog::warn("provisioning: fabric topology unavailable, enablement without "
                              "routing: {}", topo.error().toString());
             } else {
-                topoLinkByName.clear();
-                for (std::int32_t i = 0; i < topo->linkCount(); ++i)
-                    topoLinkByName.emplace(topo->linkNames[i], i);
+                linkIds = fabric::LinkNameIndex(*topo);
                 for (auto& [name, rc] : racks) {
                     for (const auto& ln : rc.links)
-                        if (auto it = topoLinkByName.find(ln); it != topoLinkByName.end())
-                            rc.topoLinks.push_back(it->second);
+                        if (auto id = linkIds.find(ln); id != fabric::kNone)
+                            rc.topoLinks.push_back(id);
                     for (std::int32_t s = 0; s < topo->switchCount(); ++s)
                         if (topo->switchTier[s] == 1 && topo->switchRack[s] != fabric::kNone &&
                             topo->rackNames[topo->switchRack[s]] == name)
