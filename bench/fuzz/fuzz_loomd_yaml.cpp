@@ -1,6 +1,5 @@
-// The loomd.yaml readers: detection rules, simulator, scrape targets (configs/loomd.yaml).
-#include "loom/telemetry/detection.hpp"
-#include "loom/telemetry/simulator.hpp"
+// loomd.yaml's one reader (backend/loomd_config.hpp): every section of configs/loomd.yaml.
+#include "loom/backend/loomd_config.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -8,7 +7,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char*>(data), size);
-    (void)loom::telemetry::DetectionConfig::fromLoomdYaml(text);
-    (void)loom::telemetry::SimulatorConfig::fromLoomdYaml(text);
+    (void)loom::backend::readLoomdConfig(text);
     return 0;
 }

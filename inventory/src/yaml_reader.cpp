@@ -143,6 +143,13 @@ double MapReader::asDouble(const YAML::Node& v, const std::string& path, double 
     return x;
 }
 
+bool MapReader::asBool(const YAML::Node& v, const std::string& path) {
+    bool b = false;
+    if (!v.IsScalar() || v.Tag() == "!" || !YAML::convert<bool>::decode(v, b))
+        failAt("must be true or false, got " + describe(v), path, lineOf(v));
+    return b;
+}
+
 std::string MapReader::trim(double d) {
     std::ostringstream os;
     os << d;

@@ -2,7 +2,6 @@
 
 #include "loom/inventory/splitmix.hpp"
 
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
@@ -93,53 +92,6 @@ struct Simulator::Model {
     std::int64_t lastMs = 0;
     std::uint64_t stepNo = 0;
 };
-
-Result<SimulatorConfig> SimulatorConfig::fromLoomdYaml(std::string_view text) {
-    SimulatorConfig c;
-    try {
-        YAML::Node root = YAML::Load(std::string(text));
-        if (!root.IsMap() || !root["simulator"] || root["simulator"].IsNull()) return c;
-        YAML::Node sim = root["simulator"];
-        if (!sim.IsMap()) return fail(Error::invalid("must be a mapping", "simulator", sim.Mark().line + 1));
-        for (auto kv : sim) {
-            const auto key = kv.first.as<std::string>();
-            const int line = kv.first.Mark().line + 1;
-            const auto& v = kv.second;
-            auto real = [&](double& field, double lo, double hi) -> Result<void> {
-                field = v.as<double>();
-                if (field < lo || field > hi)
-                    return fail(Error::invalid("must be between " + std::to_string(lo) + " and " +
-                                                   std::to_string(hi),
-                                               "simulator." + key, line));
-                return {};
-            };
-            Result<void> ok;
-            if (key == "seed") c.seed = v.as<std::uint64_t>();
-            else if (key == "fill") ok = real(c.fill, 0, 1);
-            else if (key == "minJobGpus") c.minJobGpus = v.as<int>();
-            else if (key == "maxJobGpus") c.maxJobGpus = v.as<int>();
-            else if (key == "jobMeanMinutes") ok = real(c.jobMeanMinutes, 0.1, 1e6);
-            else if (key == "xidPerGpuHour") ok = real(c.xidPerGpuHour, 0, 10);
-            else if (key == "eccDbePerGpuHour") ok = real(c.eccDbePerGpuHour, 0, 10);
-            else if (key == "overheatPerGpuHour") ok = real(c.overheatPerGpuHour, 0, 10);
-            else if (key == "flapPerLinkHour") ok = real(c.flapPerLinkHour, 0, 10);
-            else if (key == "rtswDownPerSwitchHour") ok = real(c.rtswDownPerSwitchHour, 0, 10);
-            else if (key == "fullFidelity") c.fullFidelity = v.as<bool>();
-            else
-                return fail(Error::invalid("unknown key '" + key + "' (seed, fill, minJobGpus, maxJobGpus, "
-                                           "jobMeanMinutes, xidPerGpuHour, eccDbePerGpuHour, "
-                                           "overheatPerGpuHour, flapPerLinkHour, rtswDownPerSwitchHour, "
-                                           "fullFidelity)",
-                                           "simulator." + key, line));
-            if (!ok) return fail(ok.error());
-        }
-        if (c.minJobGpus < 1 || c.maxJobGpus < c.minJobGpus)
-            return fail(Error::invalid("need 1 <= minJobGpus <= maxJobGpus", "simulator"));
-    } catch (const YAML::Exception& e) {
-        return fail(Error::invalid("simulator: " + e.msg, "", e.mark.line >= 0 ? e.mark.line + 1 : 0));
-    }
-    return c;
-}
 
 Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig config)
     : config_(config), m_(std::make_unique<Model>()) {

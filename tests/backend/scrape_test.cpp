@@ -108,30 +108,5 @@ TEST_F(Scrape, ExporterTextReachesTheHubAndBadTargetsAreIsolated) {
     EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
 }
 
-TEST(ScrapeConfig, TargetsFromLoomdYamlWithPathAndLine) {
-    auto none = scrapeTargetsFromLoomdYaml("listen: 127.0.0.1:0\n");
-    ASSERT_TRUE(none);
-    EXPECT_TRUE(none->empty());
-    auto two = scrapeTargetsFromLoomdYaml(
-        "telemetry:\n"
-        "  scrape:\n"
-        "    - http://gpu-1:9400/metrics\n"
-        "    - {url: \"http://sw-1:9116/snmp\", intervalMs: 5000, timeoutMs: 2000}\n");
-    ASSERT_TRUE(two) << two.error().toString();
-    ASSERT_EQ(two->size(), 2u);
-    EXPECT_EQ((*two)[1].interval, 5000ms);
-    EXPECT_EQ((*two)[1].timeout, 2000ms);
-    auto https = scrapeTargetsFromLoomdYaml("telemetry:\n  scrape:\n    - https://x/metrics\n");
-    ASSERT_FALSE(https);
-    EXPECT_EQ(https.error().path, "telemetry.scrape[0].url");
-    EXPECT_EQ(https.error().line, 3);
-    auto key = scrapeTargetsFromLoomdYaml("telemetry:\n  scrape:\n    - {url: http://a/m, every: 5}\n");
-    ASSERT_FALSE(key);
-    EXPECT_EQ(key.error().path, "telemetry.scrape[0].every");
-    auto notList = scrapeTargetsFromLoomdYaml("telemetry:\n  scrape: http://a/m\n");
-    ASSERT_FALSE(notList);
-    EXPECT_EQ(notList.error().line, 2);
-}
-
 }  // namespace
 }  // namespace loom::backend::testing

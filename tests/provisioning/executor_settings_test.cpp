@@ -1,5 +1,6 @@
 // How loomd picks the reconciler's executor: loomd.yaml's provisioning section, --simulate,
 // environment overrides; bad keys and values are errors naming the key and line.
+#include "loom/backend/loomd_config.hpp"
 #include "loom/backend/provisioning_service.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,13 @@
 
 namespace loom::backend {
 namespace {
+
+// loomd.yaml text -> the settings loomd serve would use (file, --simulate, environment).
+Result<ExecutorSettings> settings(std::string_view yaml, bool simulate) {
+    auto cfg = readLoomdConfig(yaml);
+    if (!cfg) return fail(cfg.error());
+    return executorSettings(cfg->provisioning, simulate);
+}
 
 class ExecutorSettingsTest : public ::testing::Test {
 protected:
@@ -20,11 +28,11 @@ protected:
 };
 
 TEST_F(ExecutorSettingsTest, OffUnlessSimulated) {
-    auto off = executorSettings("", false);
+    auto off = settings("", false);
     ASSERT_TRUE(off) << off.error().toString();
     EXPECT_EQ(off->kind, "off");
     EXPECT_EQ(makeExecutor(*off), nullptr);
-    auto sim = executorSettings("listen: 127.0.0.1:0\n", true);
+    auto sim = settings("listen: 127.0.0.1:0\n", true);
     ASSERT_TRUE(sim);
     EXPECT_EQ(sim->kind, "simulated");
     ASSERT_NE(makeExecutor(*sim), nullptr);
@@ -40,7 +48,7 @@ TEST_F(ExecutorSettingsTest, YamlSectionAndEnvironmentOverride) {
         "  command:\n"
         "    hostDiag: \"echo {host}\"\n"
         "    timeoutSeconds: 5\n";
-    auto s = executorSettings(yaml, true);  // the file wins over --simulate's default
+    auto s = settings(yaml, true);  // the file wins over --simulate's default
     ASSERT_TRUE(s) << s.error().toString();
     EXPECT_EQ(s->kind, "command");
     EXPECT_EQ(s->simulated.seed, 7u);
@@ -51,31 +59,31 @@ TEST_F(ExecutorSettingsTest, YamlSectionAndEnvironmentOverride) {
 
     ::setenv("LOOM_PROVISIONING_EXECUTOR", "simulated", 1);
     ::setenv("LOOM_PROVISIONING_SEED", "42", 1);
-    auto e = executorSettings(yaml, false);
+    auto e = settings(yaml, false);
     ASSERT_TRUE(e);
     EXPECT_EQ(e->kind, "simulated");
     EXPECT_EQ(e->simulated.seed, 42u);
 }
 
 TEST_F(ExecutorSettingsTest, BadInputNamesKeyAndLine) {
-    auto unknown = executorSettings("provisioning:\n  executr: simulated\n", false);
+    auto unknown = settings("provisioning:\n  executr: simulated\n", false);
     ASSERT_FALSE(unknown);
     EXPECT_EQ(unknown.error().path, "provisioning.executr");
     EXPECT_EQ(unknown.error().line, 2);
-    auto kind = executorSettings("provisioning:\n  seed: 1\n  executor: magic\n", false);
+    auto kind = settings("provisioning:\n  seed: 1\n  executor: magic\n", false);
     ASSERT_FALSE(kind);
     EXPECT_EQ(kind.error().line, 3);
     EXPECT_NE(kind.error().message.find("off, simulated or command"), std::string::npos);
-    auto type = executorSettings("provisioning:\n  seed: [1, 2]\n", false);
+    auto type = settings("provisioning:\n  seed: [1, 2]\n", false);
     ASSERT_FALSE(type);
-    auto rate = executorSettings("provisioning:\n  failRate: 1.5\n", false);
+    auto rate = settings("provisioning:\n  failRate: 1.5\n", false);
     ASSERT_FALSE(rate);
-    auto cmd = executorSettings("provisioning:\n  command:\n    hostdiag: x\n", false);
+    auto cmd = settings("provisioning:\n  command:\n    hostdiag: x\n", false);
     ASSERT_FALSE(cmd);
     EXPECT_EQ(cmd.error().path, "provisioning.command.hostdiag");
     EXPECT_EQ(cmd.error().line, 3);
     ::setenv("LOOM_PROVISIONING_EXECUTOR", "bogus", 1);
-    EXPECT_FALSE(executorSettings("", false));
+    EXPECT_FALSE(settings("", false));
 }
 
 }  // namespace

@@ -15,27 +15,6 @@ std::shared_ptr<const HallLayout> layout(int zones, int racks) {
                                    .ctswUplinks = 4, .atsw = 4})));
 }
 
-// loomd.yaml's simulator section: values land in the config, mistakes name key and line.
-TEST(Simulator, ConfigFromLoomdYaml) {
-    auto none = SimulatorConfig::fromLoomdYaml("listen: 127.0.0.1:0\n");
-    ASSERT_TRUE(none) << none.error().toString();
-    EXPECT_EQ(none->seed, 1u);
-    auto c = SimulatorConfig::fromLoomdYaml("simulator:\n  seed: 9\n  xidPerGpuHour: 0.01\n  fill: 0.5\n");
-    ASSERT_TRUE(c) << c.error().toString();
-    EXPECT_EQ(c->seed, 9u);
-    EXPECT_DOUBLE_EQ(c->xidPerGpuHour, 0.01);
-    EXPECT_DOUBLE_EQ(c->fill, 0.5);
-    auto unknown = SimulatorConfig::fromLoomdYaml("simulator:\n  seed: 1\n  xidRate: 3\n");
-    ASSERT_FALSE(unknown);
-    EXPECT_EQ(unknown.error().path, "simulator.xidRate");
-    EXPECT_EQ(unknown.error().line, 3);
-    auto range = SimulatorConfig::fromLoomdYaml("simulator:\n  fill: 2\n");
-    ASSERT_FALSE(range);
-    EXPECT_EQ(range.error().path, "simulator.fill");
-    EXPECT_FALSE(SimulatorConfig::fromLoomdYaml("simulator:\n  seed: [1]\n"));
-    EXPECT_FALSE(SimulatorConfig::fromLoomdYaml("simulator:\n  minJobGpus: 64\n  maxJobGpus: 8\n"));
-}
-
 TEST(Simulator, DeterministicForASeed) {
     auto L = layout(2, 16);
     SimulatorConfig c;

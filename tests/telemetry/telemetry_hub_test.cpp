@@ -423,40 +423,5 @@ TEST_F(HubTest, ConcurrentIngestAndReaders) {
     EXPECT_EQ(hub_->packed(Topic::GpuUtil)[0], 99);
 }
 
-TEST(Detection, YamlSectionWithErrorsNamingThePlace) {
-    auto c = DetectionConfig::fromLoomdYaml(R"(
-listen: 127.0.0.1:8480
-detection:
-  xid: {critical: [79, 48]}
-  temperature: {warningC: 80, criticalC: 90}
-  flapping: {transitions: 5, windowSeconds: 120, quietIntervals: 4, intervalSeconds: 15}
-  linkErrorsPerSecond: 2
-)");
-    ASSERT_TRUE(c) << c.error().toString();
-    EXPECT_EQ(c->criticalXids, (std::vector<int>{79, 48}));
-    EXPECT_EQ(c->tempWarningC, 80);
-    EXPECT_EQ(c->flapTransitions, 5);
-    EXPECT_EQ(c->flapQuietIntervals, 4);
-    EXPECT_EQ(c->flapIntervalSeconds, 15);
-    EXPECT_EQ(c->linkErrorsPerSecond, 2);
-    EXPECT_EQ(c->ignoredXids, (std::vector<int>{13, 31, 43, 45}));  // default kept
-
-    auto bad = DetectionConfig::fromLoomdYaml("detection:\n  temperature:\n    warningC: hot\n");
-    ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.error().path, "detection.temperature.warningC");
-    EXPECT_EQ(bad.error().line, 3);
-    bad = DetectionConfig::fromLoomdYaml("detection:\n  xid: {critical: [79, -1]}\n");
-    ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.error().path, "detection.xid.critical[1]");
-    bad = DetectionConfig::fromLoomdYaml("detection:\n  tempWarning: 3\n");
-    ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.error().toString(), "detection.tempWarning: unknown key (line 2)");
-    bad = DetectionConfig::fromLoomdYaml("detection:\n  flapping: {quietIntervals: 2.5}\n");
-    ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.error().path, "detection.flapping.quietIntervals");
-    EXPECT_TRUE(DetectionConfig::fromLoomdYaml("listen: x\n"));
-    EXPECT_FALSE(DetectionConfig::fromLoomdYaml("detection: [\n"));
-}
-
 }  // namespace
 }  // namespace loom::telemetry

@@ -5,7 +5,7 @@
 #include "loomd/commands.hpp"
 
 #include "loom/backend/db_options.hpp"
-#include "loom/telemetry/detection.hpp"
+#include "loom/backend/loomd_config.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/scraper.hpp"
 #include "loom/backend/provisioning_service.hpp"
@@ -15,14 +15,11 @@
 #include "loom/db/notify.hpp"
 
 #include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
 
 #include <atomic>
 #include <csignal>
-#include <fstream>
 #include <iostream>
 #include <pthread.h>
-#include <sstream>
 
 namespace loom::loomd {
 namespace {
@@ -60,85 +57,19 @@ Result<std::pair<std::string, std::uint16_t>> parseListen(const std::string& s) 
     return std::pair{host, std::uint16_t(port)};
 }
 
-// The `server:` and `stream:` sections of configs/loomd.yaml (unknown keys are errors).
-Result<void> applyConfigFile(const std::string& text, backend::ServerConfig& c,
-                             std::string& listen) {
-    YAML::Node root;
-    try {
-        root = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-        return fail(Error::invalid("malformed YAML: " + e.msg, "", e.mark.line + 1));
-    }
-    if (!root.IsMap()) return fail(Error::invalid("expected a mapping at the top"));
-    try {
-        for (auto kv : root) {
-            auto key = kv.first.as<std::string>();
-            auto line = kv.first.Mark().line + 1;
-            if (key == "listen") {
-                listen = kv.second.as<std::string>();
-            } else if (key == "server") {
-                for (auto s : kv.second) {
-                    auto k = s.first.as<std::string>();
-                    auto l = s.first.Mark().line + 1;
-                    auto& v = s.second;
-                    if (k == "ioThreads") c.ioThreads = v.as<int>();
-                    else if (k == "dbThreads") c.dbThreads = v.as<int>();
-                    else if (k == "maxConnections") c.maxConnections = v.as<std::size_t>();
-                    else if (k == "headerLimitBytes") c.headerLimit = v.as<std::size_t>();
-                    else if (k == "headerTimeoutSeconds") c.headerTimeout = std::chrono::seconds(v.as<int>());
-                    else if (k == "bodyTimeoutSeconds") c.bodyTimeout = std::chrono::seconds(v.as<int>());
-                    else if (k == "idleTimeoutSeconds") c.idleTimeout = std::chrono::seconds(v.as<int>());
-                    else if (k == "tlsCert") c.tlsCert = v.as<std::string>();
-                    else if (k == "tlsKey") c.tlsKey = v.as<std::string>();
-                    else
-                        return fail(Error::invalid("unknown key '" + k + "'", "server." + k, l));
-                }
-            } else if (key == "stream") {
-                for (auto s : kv.second) {
-                    auto k = s.first.as<std::string>();
-                    auto l = s.first.Mark().line + 1;
-                    auto& v = s.second;
-                    if (k == "intervalMs") c.streamInterval = std::chrono::milliseconds(v.as<int>());
-                    else if (k == "queueFrames") c.wsQueueFrames = v.as<std::size_t>();
-                    else if (k == "slowTicks") c.wsSlowTicks = v.as<int>();
-                    else if (k == "replayBuffer") c.replayBuffer = v.as<std::size_t>();
-                    else
-                        return fail(Error::invalid("unknown key '" + k + "'", "stream." + k, l));
-                }
-            } else if (key == "detection" || key == "simulator" || key == "telemetry" ||
-                       key == "provisioning") {
-                // Sections read by their own modules.
-            } else {
-                return fail(Error::invalid("unknown key '" + key + "'", key, line));
-            }
-        }
-    } catch (const YAML::Exception& e) {
-        return fail(Error::invalid("wrong type: " + e.msg, "", e.mark.line + 1));
-    }
-    if (c.streamInterval.count() < 50)
-        return fail(Error::invalid("must be at least 50", "stream.intervalMs"));
-    return {};
-}
-
 int runServe(ServeArgs args) {
-    backend::ServerConfig cfg;
-    std::string configText;
+    // loomd.yaml, every section at once (backend/loomd_config.hpp); no file: the defaults.
+    backend::LoomdConfig file;
     if (!args.config.empty()) {
-        std::ifstream f(args.config);
-        if (!f) {
-            std::cerr << "loomd serve: cannot read --config " << args.config << "\n";
+        auto loaded = backend::loadLoomdConfig(args.config);
+        if (!loaded) {
+            std::cerr << "loomd serve: --config " << args.config << ": " << loaded.error().toString() << "\n";
             return 2;
         }
-        std::stringstream ss;
-        ss << f.rdbuf();
-        configText = ss.str();
-        std::string listenFromFile;
-        if (auto r = applyConfigFile(configText, cfg, listenFromFile); !r) {
-            std::cerr << args.config << ":" << r.error().line << ": " << r.error().toString() << "\n";
-            return 2;
-        }
-        if (!listenFromFile.empty() && args.listen == "127.0.0.1:8480") args.listen = listenFromFile;
+        file = std::move(*loaded);
+        if (!file.listen.empty() && args.listen == "127.0.0.1:8480") args.listen = file.listen;
     }
+    backend::ServerConfig cfg = file.server;
     auto hp = parseListen(args.listen);
     if (!hp) {
         std::cerr << "loomd serve: " << hp.error().toString() << "\n";
@@ -149,10 +80,9 @@ int runServe(ServeArgs args) {
     if (!args.tlsCert.empty()) cfg.tlsCert = args.tlsCert;
     if (!args.tlsKey.empty()) cfg.tlsKey = args.tlsKey;
     cfg.insecure = args.insecure;
-    auto execSettings = backend::executorSettings(configText, args.simulate);
+    auto execSettings = backend::executorSettings(file.provisioning, args.simulate);
     if (!execSettings) {
-        std::cerr << (args.config.empty() ? std::string("loomd serve") : args.config) << ":"
-                  << execSettings.error().line << ": " << execSettings.error().toString() << "\n";
+        std::cerr << "loomd serve: " << execSettings.error().toString() << "\n";
         return 2;
     }
 
@@ -190,40 +120,20 @@ int runServe(ServeArgs args) {
     server.setPeerHealth([&notifier] { return notifier.connected(); });
 
     backend::TelemetryServiceOptions topts;
-    if (!configText.empty()) {
-        auto det = telemetry::DetectionConfig::fromLoomdYaml(configText);
-        if (!det) {
-            std::cerr << args.config << ": " << det.error().toString() << "\n";
-            return 2;
-        }
-        topts.hub.detection = *det;
-    }
+    topts.hub.detection = file.detection;
     topts.simulate = args.simulate;
-    if (!configText.empty()) {
-        auto sim = telemetry::SimulatorConfig::fromLoomdYaml(configText);
-        if (!sim) {
-            std::cerr << args.config << ":" << sim.error().line << ": " << sim.error().toString() << "\n";
-            return 2;
-        }
-        topts.simulator = *sim;
-    }
-    if (args.simulateSeedSet || configText.empty()) topts.simulator.seed = args.simulateSeed;
-    auto targets = backend::scrapeTargetsFromLoomdYaml(configText);
-    if (!targets) {
-        std::cerr << args.config << ":" << targets.error().line << ": " << targets.error().toString() << "\n";
-        return 2;
-    }
+    topts.simulator = file.simulator;
+    if (args.simulateSeedSet || args.config.empty()) topts.simulator.seed = args.simulateSeed;
+    auto targets = std::move(file.scrape);
     for (const auto& url : args.scrape) {
-        auto one = backend::scrapeTargetsFromLoomdYaml("telemetry:\n  scrape: [\"" + url + "\"]\n");
-        if (!one || one->empty()) {
-            std::cerr << "loomd serve: --scrape " << url << ": "
-                      << (one ? std::string("no URL") : one.error().message) << "\n";
+        if (auto ok = backend::parseHttpUrl(url); !ok) {
+            std::cerr << "loomd serve: --scrape " << url << ": " << ok.error().message << "\n";
             return 2;
         }
-        targets->push_back(one->front());
+        targets.push_back({.url = url});
     }
     backend::TelemetryService telemetry(services, topts);
-    backend::Scraper scraper(telemetry.hub(), *targets);
+    backend::Scraper scraper(telemetry.hub(), targets);
     services.addMetricsSource([&scraper](std::string& out) { scraper.appendMetrics(out); });
     server.setHub(&telemetry.hub());
     server.setTopicSource(backend::TelemetryService::topics(),
@@ -236,7 +146,7 @@ int runServe(ServeArgs args) {
     }
     telemetry.start();
     scraper.start();
-    if (!targets->empty()) spdlog::info("telemetry: scraping {} exporter target(s)", targets->size());
+    if (!targets.empty()) spdlog::info("telemetry: scraping {} exporter target(s)", targets.size());
     // The provisioning reconciler: started after the server, stopped before it (it publishes
     // through the server's Services). Only the holder of the leader lease reconciles.
     auto fenced = std::make_shared<std::atomic<std::int64_t>>(0);
@@ -288,7 +198,7 @@ void addServeCommand(CLI::App& app) {
     auto* cmd = app.add_subcommand("serve", "run the HTTP/WebSocket API server");
     cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0 = any free port)")
         ->capture_default_str();
-    cmd->add_option("--config", args->config, "loomd.yaml (server, stream, detection sections)");
+    cmd->add_option("--config", args->config, "loomd.yaml (configs/loomd.yaml documents every key)");
     cmd->add_option("--scrape", args->scrape,
                     "exporter URL to scrape every second (repeatable; also telemetry.scrape in --config)");
     cmd->add_option("--tls-cert", args->tlsCert, "PEM certificate chain: serve HTTPS/WSS");

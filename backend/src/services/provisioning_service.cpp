@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -218,61 +217,8 @@ std::string envOr(const char* name, std::string def) {
 
 }  // namespace
 
-Result<ExecutorSettings> executorSettings(std::string_view loomdYaml, bool simulate) {
-    ExecutorSettings out;
-    out.kind = simulate ? "simulated" : "off";
-    out.simulated.hostDiagFailRate = 0.02;
-    try {
-        YAML::Node root = loomdYaml.empty() ? YAML::Node() : YAML::Load(std::string(loomdYaml));
-        YAML::Node p = root.IsMap() ? root["provisioning"] : YAML::Node();
-        if (p && !p.IsNull()) {
-            if (!p.IsMap())
-                return fail(Error::invalid("must be a mapping", "provisioning", p.Mark().line + 1));
-            for (auto kv : p) {
-                const auto key = kv.first.as<std::string>();
-                const int line = kv.first.Mark().line + 1;
-                const auto& v = kv.second;
-                const std::string path = "provisioning." + key;
-                if (key == "executor") {
-                    out.kind = v.as<std::string>();
-                    if (out.kind != "off" && out.kind != "simulated" && out.kind != "command")
-                        return fail(Error::invalid("must be off, simulated or command, not '" +
-                                                       out.kind + "'", path, line));
-                } else if (key == "seed") {
-                    out.simulated.seed = v.as<std::uint64_t>();
-                } else if (key == "failRate") {
-                    out.simulated.hostDiagFailRate = v.as<double>();
-                } else if (key == "miscablingRate") {
-                    out.simulated.miscablingRate = v.as<double>();
-                } else if (key == "delayMs") {
-                    const std::chrono::milliseconds d(v.as<int>());
-                    out.simulated.physicalDelay = out.simulated.cablingDelay = out.simulated.burnInDelay = d;
-                } else if (key == "command") {
-                    if (!v.IsMap()) return fail(Error::invalid("must be a mapping", path, line));
-                    for (auto c : v) {
-                        const auto ck = c.first.as<std::string>();
-                        const int cl = c.first.Mark().line + 1;
-                        if (ck == "hostDiag") out.command.hostDiag = c.second.as<std::string>();
-                        else if (ck == "rackBandwidth") out.command.rackBandwidth = c.second.as<std::string>();
-                        else if (ck == "lldp") out.command.lldp = c.second.as<std::string>();
-                        else if (ck == "physical") out.command.physical = c.second.as<std::string>();
-                        else if (ck == "timeoutSeconds")
-                            out.command.timeout = std::chrono::seconds(c.second.as<int>());
-                        else
-                            return fail(Error::invalid("unknown key '" + ck + "' (hostDiag, rackBandwidth, "
-                                                       "lldp, physical, timeoutSeconds)",
-                                                       path + "." + ck, cl));
-                    }
-                } else {
-                    return fail(Error::invalid("unknown key '" + key + "' (executor, seed, failRate, "
-                                               "miscablingRate, delayMs, command)",
-                                               path, line));
-                }
-            }
-        }
-    } catch (const YAML::Exception& e) {
-        return fail(Error::invalid("provisioning: " + e.msg, "", e.mark.line >= 0 ? e.mark.line + 1 : 0));
-    }
+Result<ExecutorSettings> executorSettings(ExecutorSettings out, bool simulate) {
+    if (out.kind.empty()) out.kind = simulate ? "simulated" : "off";
     // Environment overrides (scripts and tests).
     out.kind = envOr("LOOM_PROVISIONING_EXECUTOR", out.kind);
     if (out.kind != "off" && out.kind != "simulated" && out.kind != "command")

@@ -1,5 +1,7 @@
 #include "loom/backend/scraper.hpp"
 
+#include "loom/backend/http_url.hpp"
+
 #include "loom/telemetry/telemetry_hub.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -8,7 +10,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -24,25 +25,7 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-struct Url {
-    std::string host, port, target;
-};
-
-Result<Url> parseHttpUrl(const std::string& url) {
-    const std::string scheme = "http://";
-    if (url.rfind(scheme, 0) != 0)
-        return fail(Error::invalid("exporter URL must start with http:// (got '" + url + "')"));
-    std::string rest = url.substr(scheme.size());
-    auto slash = rest.find('/');
-    std::string authority = rest.substr(0, slash);
-    Url u;
-    u.target = slash == std::string::npos ? "/metrics" : rest.substr(slash);
-    auto colon = authority.rfind(':');
-    u.host = colon == std::string::npos ? authority : authority.substr(0, colon);
-    u.port = colon == std::string::npos ? "80" : authority.substr(colon + 1);
-    if (u.host.empty() || u.port.empty()) return fail(Error::invalid("exporter URL has no host: '" + url + "'"));
-    return u;
-}
+using Url = HttpUrl;
 
 // One GET with an overall deadline: asynchronous operations on a private io_context, run for
 // at most `timeout` (synchronous Beast operations have no timeout).
@@ -102,53 +85,6 @@ std::int64_t nowMs() {
 }
 
 }  // namespace
-
-Result<std::vector<ScrapeTarget>> scrapeTargetsFromLoomdYaml(std::string_view text) {
-    std::vector<ScrapeTarget> out;
-    try {
-        YAML::Node root = YAML::Load(std::string(text));
-        if (!root.IsMap() || !root["telemetry"] || root["telemetry"].IsNull()) return out;
-        YAML::Node t = root["telemetry"];
-        if (!t.IsMap()) return fail(Error::invalid("must be a mapping", "telemetry", t.Mark().line + 1));
-        for (auto kv : t) {
-            const auto key = kv.first.as<std::string>();
-            if (key != "scrape")
-                return fail(Error::invalid("unknown key '" + key + "' (scrape)", "telemetry." + key,
-                                           kv.first.Mark().line + 1));
-            if (!kv.second.IsSequence())
-                return fail(Error::invalid("must be a list of {url, intervalMs, timeoutMs}", "telemetry.scrape",
-                                           kv.second.Mark().line + 1));
-            for (std::size_t i = 0; i < kv.second.size(); ++i) {
-                const auto& n = kv.second[i];
-                const std::string path = "telemetry.scrape[" + std::to_string(i) + "]";
-                ScrapeTarget target;
-                if (n.IsScalar()) {
-                    target.url = n.as<std::string>();
-                } else if (n.IsMap()) {
-                    for (auto f : n) {
-                        const auto fk = f.first.as<std::string>();
-                        if (fk == "url") target.url = f.second.as<std::string>();
-                        else if (fk == "intervalMs") target.interval = std::chrono::milliseconds(f.second.as<int>());
-                        else if (fk == "timeoutMs") target.timeout = std::chrono::milliseconds(f.second.as<int>());
-                        else
-                            return fail(Error::invalid("unknown key '" + fk + "' (url, intervalMs, timeoutMs)",
-                                                       path + "." + fk, f.first.Mark().line + 1));
-                    }
-                } else {
-                    return fail(Error::invalid("must be a URL or {url, intervalMs, timeoutMs}", path, n.Mark().line + 1));
-                }
-                if (auto u = parseHttpUrl(target.url); !u)
-                    return fail(Error::invalid(u.error().message, path + ".url", n.Mark().line + 1));
-                if (target.interval.count() < 100 || target.timeout.count() < 10)
-                    return fail(Error::invalid("intervalMs must be >= 100 and timeoutMs >= 10", path, n.Mark().line + 1));
-                out.push_back(std::move(target));
-            }
-        }
-    } catch (const YAML::Exception& e) {
-        return fail(Error::invalid("telemetry: " + e.msg, "", e.mark.line >= 0 ? e.mark.line + 1 : 0));
-    }
-    return out;
-}
 
 struct Scraper::Impl {
     struct State {

@@ -75,17 +75,17 @@ struct PassStats {
     bool idle() const { return actions == 0; }
 };
 
-// Which executor `loomd serve` gives its reconciler, from loomd.yaml's `provisioning:`
-// section (configs/loomd.yaml documents every key), then the LOOM_PROVISIONING_EXECUTOR,
-// _SEED, _FAIL_RATE and _DELAY_MS environment overrides. The default is "off" (no reconciler:
-// plans, phases and manual rack actions work, no step runs by itself), or "simulated" when
-// loomd runs with --simulate. Errors name the key and its line.
+// Which executor `loomd serve` gives its reconciler: loomd.yaml's `provisioning:` section
+// (LoomdConfig::provisioning; configs/loomd.yaml documents every key), then the
+// LOOM_PROVISIONING_EXECUTOR, _SEED, _FAIL_RATE and _DELAY_MS environment overrides. When
+// neither says, "off" (no reconciler: plans, phases and manual rack actions work, no step runs
+// by itself), or "simulated" when loomd runs with --simulate.
 struct ExecutorSettings {
     std::string kind = "off";  // off | simulated | command
     provisioning::SimulatedConfig simulated;
     provisioning::CommandConfig command;
 };
-Result<ExecutorSettings> executorSettings(std::string_view loomdYaml, bool simulate);
+Result<ExecutorSettings> executorSettings(ExecutorSettings fromFile, bool simulate);
 // Null for "off".
 std::shared_ptr<provisioning::Executor> makeExecutor(const ExecutorSettings& settings);
 

@@ -36,8 +36,7 @@ struct ScrapeTarget {
     std::size_t maxBytes = std::size_t{64} << 20;  // body cap (a 24k-node exporter is ~100 KB)
 };
 
-// loomd.yaml `telemetry: {scrape: [{url, intervalMs, timeoutMs}]}`; errors name path and line.
-Result<std::vector<ScrapeTarget>> scrapeTargetsFromLoomdYaml(std::string_view text);
+// loomd.yaml's `telemetry.scrape` is read by loomd_config.hpp; URLs by http_url.hpp.
 
 class Scraper {
 public:

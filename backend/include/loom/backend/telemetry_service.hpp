@@ -6,7 +6,7 @@
 // Wiring in `loomd serve` (after the Server exists, before start()):
 //
 //   TelemetryServiceOptions topts;
-//   topts.hub.detection = *DetectionConfig::fromLoomdYaml(loomdYamlText);  // `detection:`
+//   topts.hub.detection = loomdConfig.detection;                         // `detection:`
 //   topts.simulate = simulateFlag;                                       // --simulate
 //   TelemetryService telemetry(server.services(), topts);
 //   server.setHub(&telemetry.hub());

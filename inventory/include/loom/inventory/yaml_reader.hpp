@@ -98,6 +98,10 @@ public:
         if (!v.IsDefined()) return def;
         return atKeyLine(key, v, [&] { return asDouble(v, at(key), min, max); });
     }
+    bool boolean(std::string_view key, bool def) const {
+        YAML::Node v = find(key);
+        return v.IsDefined() ? atKeyLine(key, v, [&] { return asBool(v, at(key)); }) : def;
+    }
     Labels labels(std::string_view key) const {
         YAML::Node v = find(key);
         if (!v.IsDefined()) return {};
@@ -134,6 +138,8 @@ public:
     static long long asInt(const YAML::Node& v, const std::string& path, long long min,
                            long long max);
     static double asDouble(const YAML::Node& v, const std::string& path, double min, double max);
+    // true/false (also yes/no, on/off as YAML 1.1 reads them); a quoted scalar is a string.
+    static bool asBool(const YAML::Node& v, const std::string& path);
     static Labels readLabels(const YAML::Node& v, const std::string& path);
 
 private:

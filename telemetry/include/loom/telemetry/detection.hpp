@@ -32,10 +32,6 @@
 
 #include "loom/inventory/error.hpp"
 
-namespace YAML {
-class Node;
-}
-
 namespace loom::telemetry {
 
 enum class Severity : std::uint8_t { Info, Warning, Critical };
@@ -61,12 +57,7 @@ struct DetectionConfig {
     double linkErrorsPerSecond = 10;      // in+out errors; 0 disables
     double pfcPausePerSecond = 100000;    // in+out PFC pause frames; 0 disables
     double staleAfterSeconds = 30;        // no sample for this long: "no data" in packed arrays
-
-    // Parses the `detection:` node (absent keys keep their defaults). Errors name the key path
-    // ("detection.temperature.warningC: must be a number") and the line in the file.
-    static Result<DetectionConfig> fromYaml(const YAML::Node& detection);
-    // Convenience: the whole loomd.yaml text; a missing `detection:` section gives defaults.
-    static Result<DetectionConfig> fromLoomdYaml(std::string_view yamlText);
+    // Read from loomd.yaml's `detection:` section by backend/loomd_config.hpp.
 };
 
 struct FailureEvent {

@@ -55,10 +55,7 @@ struct SimulatorConfig {
     double overheatSeconds = 240;
     double rtswDownSeconds = 420;
     bool fullFidelity = false;  // every DCGM field and port counter, every step
-
-    // The `simulator:` section of loomd.yaml (keys as the fields above; unknown keys and wrong
-    // types are errors naming "simulator.<key>" and the line). No section: the defaults.
-    static Result<SimulatorConfig> fromLoomdYaml(std::string_view text);
+    // Read from loomd.yaml's `simulator:` section by backend/loomd_config.hpp.
 };
 
 struct SimulatorStats {
