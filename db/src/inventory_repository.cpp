@@ -11,6 +11,7 @@
 
 #include <pqxx/tablewriter>
 
+#include <algorithm>
 #include <deque>
 #include <unordered_map>
 
@@ -23,7 +24,6 @@ namespace {
 // Advisory lock key of "apply" ("LAPP"), one bigint namespace per database.
 constexpr long long kApplyLockKey = 0x4c415050;
 constexpr std::size_t kProgressEvery = 4096;
-constexpr std::size_t kBulkForeignKeyThreshold = 10'000;
 
 // Columns per table: id, name, spec columns (written by apply, compared by plan), then
 // operational columns (written on create only).
@@ -449,29 +449,44 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
         std::string line;
         LineWriter w(line, resolver);
 
-        // Bulk creates: a table receiving many rows gets its foreign keys dropped and re-added
+        // Bulk writes: a table receiving many rows gets its foreign keys dropped and re-added
         // after the load, in this same transaction. Re-adding validates every row with one
         // set-based join instead of one deferred trigger per row (the per-row checks were the
         // largest part of a 250k-entity first apply). References were already resolved above,
-        // so this only guards against a concurrent writer. Cost: the table is locked ACCESS
-        // EXCLUSIVE until commit (readers wait for the apply).
+        // so this only guards against a concurrent writer. Likewise a table losing more than a
+        // few hundred rows gets the foreign keys that point at it (NO ACTION ones: cascades
+        // must still fire) dropped: each deleted row's check scans the referencing table (no
+        // index on the referencing columns, 0001), which made shrinking the 24k cluster to
+        // dev-small take 60 s. Cost: the tables are locked ACCESS EXCLUSIVE until commit (readers wait).
         std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> droppedFks;
-        for (Kind k : kAllKinds) {
-            if (plan.of(k).creates.size() < kBulkForeignKeyThreshold) continue;
-            const char* table = tableDef(k).table;
-            auto fks = tx.exec_params(
-                "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint "
-                "WHERE conrelid = $1::regclass AND contype = 'f' ORDER BY conname",
-                std::string(table));
-            if (fks.empty()) continue;
-            auto& entry = droppedFks.emplace_back(table, std::vector<std::pair<std::string, std::string>>{});
-            std::string alter = std::string("ALTER TABLE ") + table + " ";
-            for (std::size_t i = 0; i < fks.size(); ++i) {
-                entry.second.emplace_back(fks[i][0].c_str(), fks[i][1].c_str());
-                alter += (i ? ", " : "") + std::string("DROP CONSTRAINT ") +
-                         quoteIdentifier(fks[i][0].c_str());
+        auto dropForeignKeys = [&](const pqxx::result& fks) {
+            // Rows: table, constraint name, definition; one ALTER per table.
+            for (const auto& row : fks) {
+                std::string table = row[0].c_str();
+                auto it = std::find_if(droppedFks.begin(), droppedFks.end(),
+                                       [&](const auto& e) { return e.first == table; });
+                if (it == droppedFks.end()) it = droppedFks.insert(droppedFks.end(), {table, {}});
+                if (std::ranges::any_of(it->second, [&](const auto& c) { return c.first == row[1].c_str(); }))
+                    continue;
+                it->second.emplace_back(row[1].c_str(), row[2].c_str());
+                tx.exec("ALTER TABLE " + table + " DROP CONSTRAINT " + quoteIdentifier(row[1].c_str()));
             }
-            tx.exec(alter);
+        };
+        for (Kind k : kAllKinds) {
+            const KindPlan& kp = plan.of(k);
+            const std::string table = tableDef(k).table;
+            if (!kp.creates.empty() && kp.creates.size() >= options.bulkForeignKeyRows)
+                dropForeignKeys(tx.exec_params(
+                    "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
+                    "FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'f' "
+                    "ORDER BY conname",
+                    table));
+            if (!kp.deletes.empty() && kp.deletes.size() >= options.bulkDeleteForeignKeyRows)
+                dropForeignKeys(tx.exec_params(
+                    "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
+                    "FROM pg_constraint WHERE confrelid = $1::regclass AND contype = 'f' "
+                    "AND confdeltype IN ('a', 'r') ORDER BY 1, conname",
+                    table));
         }
 
         // Creates, parents first.
@@ -549,6 +564,12 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             report(options, std::string("delete ") + def.table, kp.deletes.size(), kp.deletes.size());
         }
 
+        // The deferred checks run now: deferred foreign keys (0001) of rows written to tables
+        // that kept theirs, of rows deleted from referenced tables, and the link-end unique
+        // checks (0006) queue trigger events until commit, and ALTER TABLE refuses a table
+        // with pending events (55006, seen growing dev-small into the 24k cluster). Every
+        // write of the apply is in at this point, so checking here is checking the end state.
+        if (!droppedFks.empty()) tx.exec("SET CONSTRAINTS ALL IMMEDIATE");
         for (const auto& [table, fks] : droppedFks) {
             report(options, std::string("check references ") + table, 0, 0);
             std::string alter = "ALTER TABLE " + table + " ";

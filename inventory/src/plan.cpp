@@ -3,6 +3,7 @@
 #include <charconv>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace loom::inventory {
 namespace {
@@ -120,7 +121,8 @@ void planKind(const std::vector<T>& desired, const std::vector<T>& current, bool
     };
     std::unordered_map<std::string_view, Slot> byName;
     byName.reserve(current.size() + desired.size() / 8);
-    for (std::size_t i = 0; i < current.size(); ++i) byName.try_emplace(current[i].name, Slot{i, false});
+    for (std::size_t i = 0; i < current.size(); ++i)
+        byName.try_emplace(current[i].name, Slot{i, false});
     std::vector<bool> matched(current.size(), false);
 
     for (std::size_t i = 0; i < desired.size(); ++i) {
@@ -217,6 +219,32 @@ Plan plan(const Inventory& desired, const Inventory& current, PlanOptions option
         kp.kind = k;
         planKind(d, c, options.prune, kp);
     });
+    // A port holds one cable: a stored link on a port that a desired link (of another name)
+    // uses was replaced by the spec, so it is deleted also without prune (growing dev-small
+    // into a bigger cluster recables its uplinks; keeping the old cables violated the unique
+    // link ends at commit).
+    KindPlan& links = p.of(Kind::Link);
+    if (!options.prune && !links.wouldDelete.empty()) {
+        std::unordered_set<std::string_view> usedPorts;
+        usedPorts.reserve(desired.links.size() * 2);
+        for (const Link& l : desired.links) {
+            usedPorts.insert(l.aPort);
+            usedPorts.insert(l.bPort);
+        }
+        std::unordered_set<std::string_view> kept(links.wouldDelete.begin(),
+                                                  links.wouldDelete.end());
+        std::unordered_set<std::string_view> displaced;
+        for (const Link& l : current.links)
+            if (kept.contains(l.name) &&
+                (usedPorts.contains(l.aPort) || usedPorts.contains(l.bPort)))
+                displaced.insert(l.name);
+        if (!displaced.empty()) {
+            std::vector<std::string> stillKept;
+            for (std::string& name : links.wouldDelete)
+                (displaced.contains(name) ? links.deletes : stillKept).push_back(std::move(name));
+            links.wouldDelete = std::move(stillKept);
+        }
+    }
     if (desired.cluster != current.cluster)
         p.clusterChanges.push_back({"cluster", current.cluster, desired.cluster});
     if (desired.fabric != current.fabric)

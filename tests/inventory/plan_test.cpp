@@ -94,6 +94,27 @@ TEST(Plan, RemovedEntitiesAreDeletedOnlyWithPrune) {
     EXPECT_FALSE(prune.empty());
 }
 
+TEST(Plan, LinkOnAPortTheSpecRecablesIsDeletedWithoutPrune) {
+    // Stored: l1 on p1--p2 and l2 on p3--p4. Desired: l3 on p1--p4 (recabled), l2 and l1 gone.
+    Inventory current = small();
+    current.ports.push_back({.name = "z1-r001-rtsw/p3", .device = "z1-r001-rtsw", .index = 3});
+    current.ports.push_back({.name = "z1-r001-rtsw/p4", .device = "z1-r001-rtsw", .index = 4});
+    current.ports.push_back({.name = "z1-r001-rtsw/p5", .device = "z1-r001-rtsw", .index = 5});
+    current.ports.push_back({.name = "z1-r001-rtsw/p6", .device = "z1-r001-rtsw", .index = 6});
+    current.links.push_back({.name = "l2", .aPort = "z1-r001-rtsw/p3", .bPort = "z1-r001-rtsw/p4"});
+    current.links.push_back({.name = "l4", .aPort = "z1-r001-rtsw/p5", .bPort = "z1-r001-rtsw/p6"});
+    Inventory desired = current;
+    desired.links = {{.name = "l3", .aPort = "z1-r001-rtsw/p1", .bPort = "z1-r001-rtsw/p4"}};
+    Plan p = plan(desired, current);
+    // l1 holds p1 and l2 holds p4, both used by l3: deleted; l4 is only unnamed: kept.
+    EXPECT_EQ(p.of(Kind::Link).deletes, (std::vector<std::string>{"l1", "l2"}));
+    EXPECT_EQ(p.of(Kind::Link).wouldDelete, (std::vector<std::string>{"l4"}));
+    EXPECT_EQ(p.of(Kind::Link).createNames, (std::vector<std::string>{"l3"}));
+    Plan pruned = plan(desired, current, {.prune = true});
+    EXPECT_EQ(pruned.of(Kind::Link).deletes.size(), 3u);
+    EXPECT_TRUE(pruned.of(Kind::Link).wouldDelete.empty());
+}
+
 TEST(Plan, DuplicateDesiredNamesAreReported) {
     Inventory desired = small();
     desired.racks.push_back(desired.racks[0]);

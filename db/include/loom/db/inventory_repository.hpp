@@ -24,8 +24,11 @@
 //    per delete, and one row per create (COPY; `after` NULL: the row is the after state) unless
 //    the apply creates more than ApplyOptions::maxCreateLogRows; an apply_runs row; the
 //    generation goes up by one.
-//  - kinds receiving >= 10,000 new rows have their foreign keys dropped for the load and
-//    re-added (validated) before commit, in the same transaction.
+//  - kinds receiving >= 10,000 new rows have their foreign keys dropped for the load, and
+//    kinds losing >= 256 rows the (NO ACTION) foreign keys that point at them; all are re-added
+//    (validated, one join each) before commit, in the same transaction, after SET CONSTRAINTS
+//    ALL IMMEDIATE has run the checks still deferred (ALTER TABLE refuses a table with pending
+//    trigger events). Thresholds: ApplyOptions::bulkForeignKeyRows / bulkDeleteForeignKeyRows.
 // An empty plan writes nothing. A failure anywhere rolls the whole transaction back; errors
 // come back as loom::Error (see database.hpp for the SQLSTATE mapping).
 #pragma once
@@ -67,6 +70,14 @@ struct ApplyOptions {
     // (each row's created_at and apply_runs say when and by whom). Updates and deletes are
     // always logged per entity. Measured on the 24k cluster: see bench/README.md.
     std::size_t maxCreateLogRows = 10'000;
+    // A table receiving at least this many creates has its foreign keys dropped before the
+    // COPY and re-added (one set-based check) after it, in the same transaction. Tests lower
+    // it to run the bulk path on small clusters.
+    std::size_t bulkForeignKeyRows = 10'000;
+    // A table losing at least this many rows has the foreign keys that point at it dropped and
+    // re-added likewise: without an index on the referencing column, each deleted row's check
+    // scans the referencing table (shrinking the 24k cluster to dev-small took 60 s).
+    std::size_t bulkDeleteForeignKeyRows = 256;
     ProgressFn progress;
     // With a key: the answer (status, body(result)) is stored under it in the apply's own
     // transaction (db/idempotency.hpp), so it commits exactly when the apply does.

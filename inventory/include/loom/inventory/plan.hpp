@@ -4,7 +4,10 @@
 // matched by name within their kind. Only spec fields are compared (see model.hpp); the
 // operational fields state/serial/uuid/mac/resourceVersion are never compared, and apply never
 // overwrites them on an existing row. Entities in `current` that the spec no longer names are
-// deleted only with PlanOptions::prune; otherwise they are reported as "would delete".
+// deleted only with PlanOptions::prune; otherwise they are reported as "would delete". One
+// exception: a stored link on a port that a desired link of another name uses is deleted also
+// without prune (a port holds one cable; the spec says which), so growing or recabling a
+// cluster without --prune succeeds.
 //
 //   Plan p = plan(spec, stored, {.prune = false});
 //   std::cout << formatPlan(p);            // human summary, first 5 names per kind
@@ -45,7 +48,7 @@ struct KindPlan {
     std::vector<std::size_t> creates;      // indexes into desired's vector of this kind
     std::vector<std::string> createNames;  // same order as creates
     std::vector<Update> updates;
-    std::vector<std::string> deletes;      // names in current; only when prune
+    std::vector<std::string> deletes;      // names in current; with prune, or links replaced on a port
     std::vector<std::string> wouldDelete;  // names in current kept because prune is off
     std::vector<std::string> duplicates;   // names that appear twice in desired (a bad spec)
 
