@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <unordered_set>
 
 #include "loom/inventory/spec.hpp"
 #include "spec_test_support.hpp"
@@ -69,6 +70,79 @@ TEST(SpecCounts, Meta24kRoce) {
         }
     }
     expectConsistent(inv);
+}
+
+// The 98,304-GPU reference cluster: the 24k design in 32 zones, the same 36 ATSWs (384 of 576
+// ports each), 64 fcsws, 64 storage racks (configs/clusters/meta-98k-roce.yaml).
+TEST(SpecCounts, Meta98kRoce) {
+    Inventory inv = loadConfig("meta-98k-roce.yaml");
+    EXPECT_EQ(inv.cluster, "meta-98k-roce");
+    EXPECT_EQ(inv.fabric, FabricType::Roce);
+    EXPECT_EQ(inv.zones.size(), 32u);
+    EXPECT_EQ(inv.rows.size(), 32u * 8 + 1);
+    EXPECT_EQ(inv.racks.size(), 6144u + 64);
+    EXPECT_EQ(inv.hosts.size(), 12288u);
+    EXPECT_EQ(inv.gpus.size(), 98304u);
+    EXPECT_EQ(inv.storageNodes.size(), 512u);
+    EXPECT_EQ(inv.nics.size(), 98304u + 12288 + 512 * 2);
+
+    auto roles = switchesByRole(inv);
+    EXPECT_EQ(roles["rtsw"], 6144u);
+    EXPECT_EQ(roles["ctsw"], 576u);
+    EXPECT_EQ(roles["atsw"], 36u);
+    EXPECT_EQ(roles["fsw"], 6144u);
+    EXPECT_EQ(roles["fcsw"], 64u);
+    EXPECT_EQ(roles["ssw"], 64u);
+    EXPECT_EQ(inv.switches.size(), 6756u + 6144 + 64 + 64);
+
+    auto tiers = linksByTier(inv);
+    EXPECT_EQ(tiers["nic-rtsw"], 98304u);
+    EXPECT_EQ(tiers["rtsw-ctsw"], 110592u);
+    EXPECT_EQ(tiers["ctsw-atsw"], 13824u);
+    EXPECT_EQ(tiers["nic-fsw"], 12288u);
+    EXPECT_EQ(tiers["fsw-fcsw"], 12288u);
+    EXPECT_EQ(tiers["nic-ssw"], 1024u);
+    EXPECT_EQ(tiers["ssw-fcsw"], 256u);
+    EXPECT_EQ(inv.links.size(), 222720u + 12288 + 12288 + 1024 + 256);
+    EXPECT_EQ(inv.ports.size(), inv.links.size() * 2);
+    EXPECT_EQ(inv.totalEntities(), 987974u);
+
+    // Port budget: every ATSW uses ports 1..384 of 576, every fcsw 1..196 of 576.
+    std::unordered_map<std::string_view, int> maxPort, used;
+    for (const auto& p : inv.ports) {
+        maxPort[p.device] = std::max(maxPort[p.device], p.index);
+        ++used[p.device];
+    }
+    for (const auto& s : inv.switches) {
+        if (s.role == SwitchRole::Atsw) {
+            EXPECT_EQ(maxPort[s.name], 384) << s.name;
+            EXPECT_EQ(used[s.name], 384) << s.name;
+            EXPECT_EQ(s.portCount, 576) << s.name;
+        }
+        if (s.role == SwitchRole::Fcsw) {
+            EXPECT_EQ(maxPort[s.name], 196) << s.name;
+        }
+        if (s.role == SwitchRole::Ctsw) {
+            EXPECT_EQ(maxPort[s.name], 216) << s.name;
+        }
+        if (s.role == SwitchRole::Rtsw) {
+            EXPECT_EQ(maxPort[s.name], 34) << s.name;
+        }
+    }
+    expectConsistent(inv);
+
+    // The ATSW plan is the 24k one: growing meta-24k-roce into this cluster keeps every backend
+    // cable of the 24k cluster (only the frontend uplinks are recabled, k mod 64 fcsws).
+    Inventory small = loadConfig("meta-24k-roce.yaml");
+    std::unordered_set<std::string_view> names;
+    for (const auto& l : inv.links) names.insert(l.name);
+    std::size_t backend = 0, kept = 0;
+    for (const auto& l : small.links) {
+        if (l.network != Network::Backend) continue;
+        ++backend;
+        kept += names.contains(l.name);
+    }
+    EXPECT_EQ(kept, backend);
 }
 
 TEST(SpecCounts, Meta24kRoceMedia) {

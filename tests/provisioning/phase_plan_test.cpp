@@ -160,6 +160,22 @@ TEST(PhasePlan, ShippedPlansParse) {
     auto a = assignRacks(*big, rs);
     ASSERT_TRUE(a) << a.error().toString();
     for (const auto& ph : *a) EXPECT_EQ(ph.size(), 192u);
+
+    // meta-98k-roce: one phase per zone, z1-r* must not take z10..z19's racks.
+    auto huge = parsePhasePlan(readFile("configs/phases/meta-98k-32phase.yaml"));
+    ASSERT_TRUE(huge) << huge.error().toString();
+    EXPECT_EQ(huge->phases.size(), 32u);
+    rs.clear();
+    for (int z = 1; z <= 32; ++z)
+        for (int r = 1; r <= 192; ++r) {
+            char n[32];
+            std::snprintf(n, sizeof n, "z%d-r%03d", z, r);
+            rs.push_back({n, "z" + std::to_string(z)});
+        }
+    auto b = assignRacks(*huge, rs);
+    ASSERT_TRUE(b) << b.error().toString();
+    ASSERT_EQ(b->size(), 32u);
+    for (const auto& ph : *b) EXPECT_EQ(ph.size(), 192u);
 }
 
 TEST(PhasePlan, GlobAndDurations) {
