@@ -66,56 +66,6 @@ Router::Router(Topology topo) : topo_(std::move(topo)) {
     recomputeAll();
 }
 
-void Router::assignLids() {
-    const auto S = topo_.switchCount(), N = topo_.nicCount();
-    nicLid_.assign(N, 0);
-    switchLid_.assign(S, 0);
-    targetNicBegin_.assign(targets_.size() + 1, 0);
-    targetNics_.clear();
-    std::int32_t lid = 0;
-    // HCAs in leaf-major order so a leaf's HCAs have consecutive LIDs (the d-mod-k key).
-    for (std::size_t ti = 0; ti < targets_.size(); ++ti) {
-        auto t = targets_[ti];
-        for (auto l : topo_.downLinks(t)) {
-            auto a = topo_.linkA[l];
-            if (topo_.isSwitch(a)) continue;
-            auto nic = a - S;
-            nicLid_[nic] = static_cast<std::uint16_t>(++lid);
-            targetNics_.push_back(nic);
-        }
-        targetNicBegin_[ti + 1] = static_cast<std::int32_t>(targetNics_.size());
-    }
-    for (std::int32_t n = 0; n < N; ++n)
-        if (nicLid_[n] == 0) nicLid_[n] = static_cast<std::uint16_t>(++lid);  // uncabled
-    for (std::int32_t s = 0; s < S; ++s) switchLid_[s] = static_cast<std::uint16_t>(++lid);
-    maxLid_ = lid;
-    lidNode_.assign(maxLid_ + 1, kNone);
-    for (std::int32_t n = 0; n < N; ++n) lidNode_[nicLid_[n]] = S + n;
-    for (std::int32_t s = 0; s < S; ++s) lidNode_[switchLid_[s]] = s;
-    if (!roce_) {
-        // Target-major blocks: a target's LIDs (its HCAs, then its own switch LID) for every
-        // switch are contiguous, so routing one target writes one block, not a column.
-        lidTarget_.assign(maxLid_ + 1, kNone);
-        lidCol_.assign(maxLid_ + 1, 0);
-        lftBlock_.assign(targets_.size(), 0);
-        lftWidth_.assign(targets_.size(), 0);
-        std::size_t total = 0;
-        for (std::size_t ti = 0; ti < targets_.size(); ++ti) {
-            auto w = targetNicBegin_[ti + 1] - targetNicBegin_[ti] + 1;
-            lftBlock_[ti] = total;
-            lftWidth_[ti] = w;
-            total += static_cast<std::size_t>(w) * S;
-            for (auto i = targetNicBegin_[ti]; i < targetNicBegin_[ti + 1]; ++i) {
-                lidTarget_[nicLid_[targetNics_[i]]] = static_cast<std::int32_t>(ti);
-                lidCol_[nicLid_[targetNics_[i]]] = static_cast<std::uint16_t>(i - targetNicBegin_[ti]);
-            }
-            lidTarget_[switchLid_[targets_[ti]]] = static_cast<std::int32_t>(ti);
-            lidCol_[switchLid_[targets_[ti]]] = static_cast<std::uint16_t>(w - 1);
-        }
-        lft_.assign(total, kNoPort);
-    }
-}
-
 void Router::recomputeAll() {
     const auto S = topo_.switchCount();
     const auto T = targetCount();
@@ -333,53 +283,6 @@ void Router::Work::init(std::int32_t switches) {
 // Writes the LFT entries of switch s for the LIDs that target ti stands for (its HCAs and
 // its own switch LID), from the current mode and the next hops in w.hops. The target's
 // HCA LIDs are consecutive, so the d-mod-k choice advances with a counter, not a division.
-void Router::writeLft(Work& w, std::int32_t s, std::int32_t ti) {
-    const auto t = targets_[ti];
-    const std::size_t base = static_cast<std::size_t>(ti) * topo_.switchCount();
-    std::uint8_t* row = lft_.data() + lftBlock_[ti] + static_cast<std::size_t>(s) * lftWidth_[ti];
-    const auto m = mode_[base + s];
-    const auto first = targetNicBegin_[ti], last = targetNicBegin_[ti + 1];
-    const auto slid = switchLid_[t];
-    if (m == RouteMode::None || (m != RouteMode::Self && w.hops.empty())) {
-        std::fill_n(row, lftWidth_[ti], kNoPort);
-        return;
-    }
-    if (m == RouteMode::Self) {
-        for (auto i = first; i < last; ++i) {
-            auto nic = targetNics_[i];
-            auto l = topo_.nicLink[nic];
-            row[i - first] = (l != kNone && up_[l] && topo_.linkBPort[l] <= 254)
-                                    ? static_cast<std::uint8_t>(topo_.linkBPort[l])
-                                    : kNoPort;
-        }
-        row[last - first] = 0;
-        return;
-    }
-    const auto n = static_cast<std::int32_t>(w.hops.size());
-    w.ports.resize(n);
-    for (std::int32_t i = 0; i < n; ++i) {
-        auto l = w.hops[i].link;
-        auto port = topo_.linkA[l] == s ? topo_.linkAPort[l] : topo_.linkBPort[l];
-        w.ports[i] = port > 254 ? kNoPort : static_cast<std::uint8_t>(port);
-    }
-    // d-mod-k: a leaf spreads destinations over its uplinks by LID; the tier above divides
-    // the LID by the leaf's uplink count first, so the two choices are independent.
-    const bool divide = m == RouteMode::Up && topo_.switchTier[s] >= 2;
-    const std::int32_t U = divide ? tier1Up_ : 1;
-    if (first < last) {
-        const std::int32_t key0 = nicLid_[targetNics_[first]] - 1;
-        std::int32_t q = key0 / U, r = key0 % U, idx = q % n;
-        for (auto i = first; i < last; ++i) {
-            row[i - first] = w.ports[idx];
-            if (++r == U) {
-                r = 0;
-                if (++idx == n) idx = 0;
-            }
-        }
-    }
-    row[last - first] = w.ports[((slid - 1) / U) % n];
-}
-
 UpdateStats Router::setLinkState(std::int32_t l, LinkState st) {
     bool before = up_[l] != 0;
     topo_.linkState[l] = st;
@@ -615,38 +518,6 @@ std::size_t Router::memoryBytes() const {
                     bytes(pool_.offset) + bytes(lft_) + bytes(lidNode_) + bytes(targetNics_);
     for (const auto& b : pool_.buckets) n += bytes(b) + sizeof(b);
     return n;
-}
-
-// ---- addressing ----
-
-std::uint32_t AddressPlan::asn(const Topology& t, std::int32_t sw) {
-    switch (t.switchTier[sw]) {
-        case 3: return 4200000000u;
-        case 2:
-            return 4200000001u + static_cast<std::uint32_t>(
-                                     t.switchZone[sw] != kNone ? t.switchZone[sw]
-                                                               : 500 + t.switchOrdinal[sw]);
-        default: return 4200001000u + static_cast<std::uint32_t>(t.switchOrdinal[sw]);
-    }
-}
-
-std::string AddressPlan::loopback(std::int32_t sw) {
-    return "10.254." + std::to_string((sw >> 8) & 255) + "." + std::to_string(sw & 255);
-}
-
-namespace {
-std::string ipv4(std::uint32_t a) {
-    return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 255) + "." +
-           std::to_string((a >> 8) & 255) + "." + std::to_string(a & 255);
-}
-}  // namespace
-
-std::string AddressPlan::rackPrefix(std::int32_t ordinal) {
-    return ipv4((10u << 24) + (128u << 16) + 64u * static_cast<std::uint32_t>(ordinal)) + "/26";
-}
-std::string AddressPlan::rackGateway(std::int32_t ordinal) {
-    return ipv4((10u << 24) + (128u << 16) + 64u * static_cast<std::uint32_t>(ordinal) + 62) +
-           "/26";
 }
 
 }  // namespace loom::fabric
