@@ -34,4 +34,21 @@ std::string AddressPlan::rackGateway(std::int32_t ordinal) {
            "/26";
 }
 
+std::vector<std::string> AddressPlan::rackRangePrefixes(std::int32_t first, std::int32_t last) {
+    std::vector<std::string> out;
+    std::uint64_t lo = static_cast<std::uint64_t>(first) * 64;
+    const std::uint64_t end = (static_cast<std::uint64_t>(last) + 1) * 64;
+    const std::uint64_t base = (10u << 24) + (128u << 16);
+    while (lo < end) {
+        // The largest aligned block starting at lo that stays within [lo, end).
+        std::uint64_t size = lo == 0 ? (std::uint64_t{1} << 23) : (lo & (~lo + 1));  // 10.128/9 is aligned
+        while (size > end - lo) size >>= 1;
+        int bits = 0;
+        while ((std::uint64_t{1} << bits) < size) ++bits;
+        out.push_back(ipv4(static_cast<std::uint32_t>(base + lo)) + "/" + std::to_string(32 - bits));
+        lo += size;
+    }
+    return out;
+}
+
 }  // namespace loom::fabric

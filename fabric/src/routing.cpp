@@ -323,7 +323,7 @@ UpdateStats Router::setLinkStates(std::span<const std::pair<std::int32_t, LinkSt
     if (seeds.empty()) return st;
     if (seeds.size() * 4 > static_cast<std::size_t>(topo_.switchCount())) {
         recomputeAll();
-        return {targetCount(), static_cast<std::int64_t>(targetCount()) * topo_.switchCount()};
+        return {targetCount(), static_cast<std::int64_t>(targetCount()) * topo_.switchCount(), true};
     }
     return propagate(seeds);
 }
@@ -398,6 +398,7 @@ UpdateStats Router::propagate(std::span<const std::int32_t> seeds) {
             for (std::size_t i = 0; i < q1_[tier].size(); ++i) {
                 auto v = q1_[tier][i];
                 ++st.entriesRecomputed;
+                if (changes_) changes_->emplace_back(v, ti);
                 auto om = mode_[base + v];
                 auto od = dist_[base + v];
                 auto ob = bw_[base + v];
@@ -464,6 +465,7 @@ UpdateStats Router::propagate(std::span<const std::int32_t> seeds) {
                 auto om = mode_[base + v];
                 if (om == RouteMode::Down || om == RouteMode::Self) continue;
                 ++st.entriesRecomputed;
+                if (changes_) changes_->emplace_back(v, ti);
                 auto od = dist_[base + v];
                 auto ob = bw_[base + v];
                 computeUpEntry(w, v, ti);

@@ -51,7 +51,11 @@ inline constexpr std::uint8_t kUnreachable = 255;  // dist
 struct UpdateStats {
     std::int32_t targetsRecomputed = 0;  // targets where some entry changed
     std::int64_t entriesRecomputed = 0;  // (switch, target) entries recomputed
+    bool full = false;                   // fell back to recomputeAll (nothing was recorded)
 };
+
+// (switch, target) entries an incremental update recomputed (Router::recordChanges).
+using EntryChanges = std::vector<std::pair<std::int32_t, std::int32_t>>;
 
 class Router {
 public:
@@ -105,6 +109,11 @@ public:
     // when the changes touch more than a quarter of the switches.
     UpdateStats setLinkStates(std::span<const std::pair<std::int32_t, LinkState>> changes);
     void recomputeAll();
+    // Incremental updates append every (switch, target) entry they recompute to *sink, so a
+    // derived table (RouteSummary) can follow without rescanning; nullptr stops it. A full
+    // recompute (UpdateStats::full, recomputeAll) appends nothing: rebuild then. The pointer
+    // is copied with the Router: reset it on copies.
+    void recordChanges(EntryChanges* sink) { changes_ = sink; }
 
     // Same routes (modes, distances, bandwidths, next-hop groups by content, LFTs).
     // On mismatch, a description of the first difference.
@@ -178,6 +187,7 @@ private:
     std::vector<std::uint32_t> mark1_, mark2_, forced_;
     std::uint32_t epoch_ = 0;
     std::vector<std::int32_t> q1_[4], q2_[4];
+    EntryChanges* changes_ = nullptr;
 };
 
 // The deterministic addressing and ASN plan of a RoCE fabric (RFC 7938 style).
@@ -192,6 +202,9 @@ struct AddressPlan {
     static std::string loopback(std::int32_t sw);           // "10.254.0.7"
     static std::string rackPrefix(std::int32_t ordinal);    // "10.128.1.64/26"
     static std::string rackGateway(std::int32_t ordinal);   // "10.128.1.126/26"
+    // The fewest CIDR prefixes covering exactly the rack prefixes of ordinals first..last
+    // (a zone's aggregate): 192 racks from ordinal 0 -> 10.128.0.0/19 and 10.128.32.0/20.
+    static std::vector<std::string> rackRangePrefixes(std::int32_t first, std::int32_t last);
 };
 
 }  // namespace loom::fabric
