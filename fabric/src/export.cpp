@@ -1,5 +1,7 @@
 #include "loom/fabric/export.hpp"
 
+#include "export_internal.hpp"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -9,6 +11,10 @@
 #include <thread>
 
 namespace loom::fabric {
+
+using detail::jsonString;
+using detail::localPort;
+using detail::nodeName;
 
 std::optional<ExportFormat> parseExportFormat(std::string_view s) {
     if (s == "frr") return ExportFormat::Frr;
@@ -31,34 +37,6 @@ std::string_view exportFormatName(ExportFormat f) {
 std::uint64_t switchGuid(std::int32_t sw) { return 0x0002c90300000000ull + sw + 1; }
 std::uint64_t hcaPortGuid(std::int32_t nic) { return 0x0002c90400000000ull + nic + 1; }
 
-namespace {
-
-int localPort(const Topology& t, std::int32_t l, std::int32_t node) {
-    return t.linkA[l] == node ? t.linkAPort[l] : t.linkBPort[l];
-}
-
-std::string nodeName(const Topology& t, std::int32_t v) {
-    return t.isSwitch(v) ? t.switchNames[v] : t.nicNames[v - t.switchCount()];
-}
-
-void jsonString(std::string& out, std::string_view s) {
-    out += '"';
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    out += '"';
-}
-
-}  // namespace
 
 Result<FrrProfile> frrProfile(std::string_view version) {
     FrrProfile p;
@@ -86,7 +64,8 @@ Result<FrrProfile> frrProfile(std::string_view version) {
     return p;
 }
 
-std::string frrConfig(const Router& r, std::int32_t sw, const FrrProfile& profile) {
+std::string frrConfig(const Router& r, std::int32_t sw, const FrrProfile& profile,
+                      const FrrAggregates* aggregates) {
     const Topology& t = r.topology();
     std::string o;
     auto line = [&](const std::string& s) { o += s + '\n'; };
@@ -141,6 +120,18 @@ std::string frrConfig(const Router& r, std::int32_t sw, const FrrProfile& profil
     line(leaf ? " set extcommunity bandwidth num-multipaths" : " set extcommunity bandwidth cumulative");
     line("exit");
     line("!");
+    const bool aggregating = aggregates && t.switchTier[sw] == 3 && !aggregates->prefixes.empty();
+    const bool unsuppress = aggregating && !aggregates->unsuppressed.empty();
+    if (unsuppress) {
+        // The racks whose routes differ somewhere outside their zone stay announced.
+        int seq = 0;
+        for (const auto& p : aggregates->unsuppressed)
+            line("ip prefix-list LOOM-MORE-SPECIFIC seq " + std::to_string(seq += 5) + " permit " + p);
+        line("route-map LOOM-UNSUPPRESS permit 10");
+        line(" match ip address prefix-list LOOM-MORE-SPECIFIC");
+        line("exit");
+        line("!");
+    }
     line("router bgp " + std::to_string(asn));
     line(" bgp router-id " + lo);
     line(" bgp bestpath as-path multipath-relax");
@@ -158,8 +149,14 @@ std::string frrConfig(const Router& r, std::int32_t sw, const FrrProfile& profil
     line(" address-family ipv4 unicast");
     line("  network " + lo + "/32");
     if (leaf) line("  network " + AddressPlan::rackPrefix(t.switchOrdinal[sw]));
+    if (aggregating) {
+        // as-set: the zone's own CTSWs see their ASN in the aggregate and drop it, as they drop
+        // their own racks' routes coming back from an ATSW.
+        for (const auto& p : aggregates->prefixes) line("  aggregate-address " + p + " as-set summary-only");
+    }
     line("  neighbor fabric activate");
     line("  neighbor fabric route-map LOOM-LINK-BW out");
+    if (unsuppress) line("  neighbor fabric unsuppress-map LOOM-UNSUPPRESS");
     line("  maximum-paths 64");
     line(" exit-address-family");
     line("exit");
@@ -500,8 +497,10 @@ Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink, cons
         {
             auto profile = frrProfile(opt.frrVersion);
             if (!profile) return fail(profile.error());
+            FrrAggregates aggregates;
+            if (opt.summarise) aggregates = frrAggregates(r, RouteSummary(r));
             for (std::int32_t s = 0; s < t.switchCount(); ++s)
-                if (auto ok = writeFile(sink, t.switchNames[s] + ".conf", frrConfig(r, s, *profile)); !ok)
+                if (auto ok = writeFile(sink, t.switchNames[s] + ".conf", frrConfig(r, s, *profile, &aggregates)); !ok)
                     return ok;
             return {};
         }
@@ -516,11 +515,16 @@ Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink, cons
             return writeFile(sink, "guid2lid", opensmGuid2lid(r));
         }
         case ExportFormat::Slurm: return writeFile(sink, "topology.conf", slurmTopology(r));
-        case ExportFormat::Json:
+        case ExportFormat::Json: {
+            std::optional<RouteSummary> summary;
+            if (roce && opt.summarise) summary.emplace(r);
             for (std::int32_t s = 0; s < t.switchCount(); ++s)
-                if (auto ok = writeFile(sink, "routes/" + t.switchNames[s] + ".json", routesJson(r, s)); !ok)
+                if (auto ok = writeFile(sink, "routes/" + t.switchNames[s] + ".json",
+                                        summary ? summaryRoutesJson(r, *summary, s) : routesJson(r, s));
+                    !ok)
                     return ok;
             return {};
+        }
     }
     return {};
 }

@@ -13,7 +13,8 @@
 //           NIC index + 1 (inventory carries no GUIDs yet).
 //   slurm   `topology.conf` for the tree plugin: leaf switches with their hosts (a host sits
 //           under the leaf of its first backend NIC), one logical switch per zone, one root.
-//   json    `routes/<switch>.json`: RoCE {switch, asn, loopback, groups, routes: prefix→group};
+//   json    `routes/<switch>.json`: RoCE {switch, asn, loopback, groups, routes: prefix→group}
+//           (summarised: zone aggregates + own-zone racks + more-specifics, ExportOptions);
 //           InfiniBand {switch, lid, guid, lft: [port per LID]} (255 = drop).
 #pragma once
 
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "loom/fabric/routing.hpp"
+#include "loom/fabric/summary.hpp"
 
 namespace loom::fabric {
 
@@ -52,6 +54,13 @@ struct ExportOptions {
     // whole); before 7.3 the command does not exist and nothing is emitted. A version shown
     // by the FRR daemon test to keep the FIB whole may be given an exception here.
     std::string frrVersion = "8.4";
+    // RoCE json and frr follow the summarised routing (summary.hpp): json lists per switch the
+    // racks of its own zone, one entry per CIDR piece of every other zone's aggregate and the
+    // more-specifics (longest prefix wins; null = unreachable); frr makes the ATSWs originate
+    // the zone aggregates (`aggregate-address … as-set summary-only`) and keep announcing the
+    // racks some remote switch routes differently (`unsuppress-map`). false: one route per
+    // rack everywhere, no aggregates (the Loom 0.x output).
+    bool summarise = true;
 };
 
 // FRR config knobs that depend on the version (ExportOptions::frrVersion). Error: not
@@ -86,7 +95,18 @@ Result<void> writeExport(const Router& router, ExportFormat format, ExportSink& 
 Result<std::vector<ExportFile>> exportFabric(const Router& router, ExportFormat format,
                                              const ExportOptions& options = {});
 
-std::string frrConfig(const Router& router, std::int32_t sw, const FrrProfile& profile = {});
+// What the tier-3 switches' FRR configs summarise: every aggregated zone's prefixes and the
+// rack prefixes still announced under them (racks that some switch outside their zone routes
+// differently from the rest of the zone: failures broke the symmetry).
+struct FrrAggregates {
+    std::vector<std::string> prefixes;      // aggregate-address P as-set summary-only
+    std::vector<std::string> unsuppressed;  // rack prefixes, via route-map LOOM-UNSUPPRESS
+};
+FrrAggregates frrAggregates(const Router& router, const RouteSummary& summary);
+
+// aggregates: null (or a non-tier-3 switch) -> no aggregate lines.
+std::string frrConfig(const Router& router, std::int32_t sw, const FrrProfile& profile = {},
+                      const FrrAggregates* aggregates = nullptr);
 std::string opensmLftDump(const Router& router);
 // The same with the GUIDs a subnet manager discovered (node id -> node GUID for switches,
 // port GUID for HCAs); 0 from guidOf keeps Loom's deterministic GUID.
@@ -104,6 +124,9 @@ std::string opensmGuid2lid(const Router& router);
 std::string ibsimNet(const Topology& topo);
 std::string slurmTopology(const Router& router);
 std::string routesJson(const Router& router, std::int32_t sw);
+// The summarised table of sw (ExportOptions::summarise): {switch, asn, loopback, summarised:
+// true, groups, routes} with zone aggregate and more-specific prefixes.
+std::string summaryRoutesJson(const Router& router, const RouteSummary& summary, std::int32_t sw);
 
 std::uint64_t switchGuid(std::int32_t sw);
 std::uint64_t hcaPortGuid(std::int32_t nic);
