@@ -5,12 +5,20 @@
 //   one_rack - apply after changing one rack (its model and its hosts' model)
 //   first_log_every_create - first apply with one change_log row per created entity (a
 //                 second database; the default logs summaries only above 10,000 creates)
+//   raw_copy - the reference of issue 14: the rows the first apply stored, COPYed again (text,
+//                 one transaction, commit with fsync) into tables with the same columns and no
+//                 constraint or index (CREATE TABLE raw_x (LIKE x)); first/noop are reported
+//                 as ratios to it
 // and the peak RSS of this process. One JSON object per line on stdout.
 //
-//   loom_bench_apply [SPEC] [--keep DIR]       default SPEC: configs/clusters/meta-24k-roce.yaml
+//   loom_bench_apply [SPEC] [--keep DIR] [--no-logall]       default SPEC: configs/clusters/meta-24k-roce.yaml
 #include "loom/db/embedded_postgres.hpp"
 #include "loom/db/inventory_repository.hpp"
 #include "loom/db/migrations.hpp"
+#include "loom/db/native.hpp"
+
+#include <pqxx/tablereader>
+#include <pqxx/tablewriter>
 #include "loom/inventory/plan.hpp"
 #include "loom/inventory/spec.hpp"
 
@@ -105,6 +113,39 @@ Step applyOnce(loom::db::Connection& conn, const loom::inventory::Inventory& des
     return s;
 }
 
+// The raw COPY reference: every inventory row as stored, read out with COPY TO STDOUT, then
+// timed going back in with COPY FROM STDIN into unconstrained copies of the tables.
+double rawCopyMs(loom::db::Connection& conn, std::size_t& rows) {
+    static const char* kTables[] = {"sites", "zones", "rows", "racks", "hosts", "gpus", "nics",
+                                    "switches", "ports", "links", "storage_nodes"};
+    pqxx::connection& c = loom::db::native(conn);
+    std::vector<std::vector<std::string>> data;
+    rows = 0;
+    {
+        pqxx::work tx(c);
+        for (const char* t : kTables) {
+            auto& lines = data.emplace_back();
+            pqxx::tablereader r(tx, t);
+            std::string line;
+            while (r.get_raw_line(line)) lines.push_back(line);
+            r.complete();
+            rows += lines.size();
+        }
+        tx.commit();
+    }
+    auto t0 = Clock::now();
+    pqxx::work tx(c);
+    for (std::size_t i = 0; i < std::size(kTables); ++i) {
+        std::string raw = std::string("raw_") + kTables[i];
+        tx.exec("CREATE TABLE " + raw + " (LIKE " + kTables[i] + ")");
+        pqxx::tablewriter w(tx, raw);
+        for (const auto& line : data[i]) w.write_raw_line(line);
+        w.complete();
+    }
+    tx.commit();
+    return msSince(t0);
+}
+
 void print(const char* step, double wallMs, double cpu, const Step* s, std::size_t entities) {
     std::printf("{\"step\":\"%s\",\"wall_ms\":%.1f,\"cpu_ms\":%.1f", step, wallMs, cpu);
     if (s)
@@ -121,9 +162,11 @@ void print(const char* step, double wallMs, double cpu, const Step* s, std::size
 int main(int argc, char** argv) {
     std::string spec = std::string(LOOM_SOURCE_DIR) + "/configs/clusters/meta-24k-roce.yaml";
     std::string keep;
+    bool logAll = true;  // --no-logall: skip the first_log_every_create step (big specs)
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--keep" && i + 1 < argc) keep = argv[++i];
+        else if (a == "--no-logall") logAll = false;
         else spec = a;
     }
     namespace fs = std::filesystem;
@@ -162,7 +205,8 @@ int main(int argc, char** argv) {
     auto again = loom::inventory::loadClusterSpecFile(spec);
     if (!again) die(spec, again.error());
     Step noop = applyOnce(*conn, *again);
-    print("noop", msSince(t), cpuMs() - c, &noop, n);
+    const double noopMs = msSince(t);
+    print("noop", noopMs, cpuMs() - c, &noop, n);
 
     // one rack changed: the rack's model and its hosts' model
     auto changed = std::move(*again);
@@ -175,15 +219,26 @@ int main(int argc, char** argv) {
     Step one = applyOnce(*conn, changed);
     print("one_rack", msSince(t), cpuMs() - c, &one, n);
 
+    // the raw COPY reference, same rows, same server, same run
+    std::size_t rawRows = 0;
+    double rawMs = rawCopyMs(*conn, rawRows);
+    std::printf("{\"step\":\"raw_copy\",\"wall_ms\":%.1f,\"rows\":%zu,\"first_ratio\":%.2f,"
+                "\"noop_ratio\":%.2f}\n",
+                rawMs, rawRows, (expandMs + firstMs) / rawMs, noopMs / rawMs);
+    std::fflush(stdout);
+
     // first apply without per-entity change_log rows, into a second database
-    if (auto r = conn->exec("CREATE DATABASE loom_logall"); !r) die("createdb", r.error());
-    auto conn2 = (*pg)->database().withDatabase("loom_logall").connect();
-    if (!conn2) die("connect", conn2.error());
-    if (auto m = loom::db::migrate(*conn2); !m) die("migrate", m.error());
-    t = Clock::now();
-    c = cpuMs();
-    Step nolog = applyOnce(*conn2, *desired, SIZE_MAX);
-    print("first_log_every_create", msSince(t), cpuMs() - c, &nolog, n);
+    loom::Result<loom::db::Connection> conn2 = loom::fail(loom::Error::internal("not opened"));
+    if (logAll) {
+        if (auto r = conn->exec("CREATE DATABASE loom_logall"); !r) die("createdb", r.error());
+        conn2 = (*pg)->database().withDatabase("loom_logall").connect();
+        if (!conn2) die("connect", conn2.error());
+        if (auto m = loom::db::migrate(*conn2); !m) die("migrate", m.error());
+        t = Clock::now();
+        c = cpuMs();
+        Step nolog = applyOnce(*conn2, *desired, SIZE_MAX);
+        print("first_log_every_create", msSince(t), cpuMs() - c, &nolog, n);
+    }
 
     std::printf("{\"step\":\"peak\",\"peak_rss_mb\":%ld}\n", peakRssMb());
     if (keep.empty()) {
