@@ -166,7 +166,7 @@ private:
 };
 
 void runExport(const Offline& o, const std::string& formatName, const std::string& outDir,
-               bool gzip, int threads, bool noNames, const std::string& frrVersion) {
+               bool gzip, int threads, bool noNames, const std::string& frrVersion, bool perRack) {
     auto format = fabric::parseExportFormat(formatName);
     if (!format) {
         std::cerr << "--format: must be one of frr, opensm, slurm, json (got " << formatName << ")\n";
@@ -186,7 +186,10 @@ void runExport(const Offline& o, const std::string& formatName, const std::strin
     }
     auto t1 = Clock::now();
     DirectorySink sink(outDir, gzip);
-    auto ok = fabric::writeExport(router, *format, sink, {.threads = threads, .opensmNames = !noNames, .frrVersion = frrVersion});
+    auto ok = fabric::writeExport(router, *format, sink, {.threads = threads,
+                                                                .opensmNames = !noNames,
+                                                                .frrVersion = frrVersion,
+                                                                .summarise = !perRack});
     progressDone();
     if (!ok) {
         std::cerr << ok.error().toString() << '\n';
@@ -279,8 +282,12 @@ void addFabricCommands(CLI::App& fabric) {
     auto frrVersion = std::make_shared<std::string>("8.4");
     exportCmd->add_option("--frr-version", *frrVersion,
                           "frr: the FRR version the configs are for (default 8.4, Debian 12)");
+    auto perRack = std::make_shared<bool>(false);
+    exportCmd->add_flag("--per-rack", *perRack,
+                        "json/frr (RoCE): one route per rack and no zone aggregates (the output "
+                        "before routes were summarised)");
     exportCmd->callback([=] {
-        runExport(*ex, *format, *outDir, *gzip, *threads, *noNames, *frrVersion);
+        runExport(*ex, *format, *outDir, *gzip, *threads, *noNames, *frrVersion, *perRack);
         throw CLI::RuntimeError(0);
     });
 

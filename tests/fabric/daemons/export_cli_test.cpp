@@ -50,5 +50,28 @@ TEST(FabricExportCli, GzipAndNoNamesAndBadOptions) {
     fs::remove_all(dir);
 }
 
+// RoCE json: summarised by default (zone aggregates), --per-rack gives one route per rack.
+TEST(FabricExportCli, JsonSummarisedOrPerRack) {
+    ASSERT_EQ(::access(kLoomctl.c_str(), X_OK), 0) << kLoomctl;
+    const std::string spec = std::string(LOOM_SOURCE_DIR) + "/configs/clusters/dev-small.yaml";
+    auto dir = fs::temp_directory_path() / ("loom-export-json-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    auto ex = [&](const std::string& sub, const std::string& args) {
+        return sh(kLoomctl + " fabric export -f " + spec + " --format json -o " + (dir / sub).string() + " " + args);
+    };
+    auto summarised = ex("sum", "");
+    ASSERT_EQ(summarised.rc, 0) << summarised.out;
+    auto perRack = ex("rack", "--per-rack");
+    ASSERT_EQ(perRack.rc, 0) << perRack.out;
+    // dev-small: one zone of 4 racks (10.128.0.0/24); an ATSW holds the zone's aggregate.
+    auto a = slurp(dir / "sum" / "routes" / "atsw01.json");
+    auto b = slurp(dir / "rack" / "routes" / "atsw01.json");
+    EXPECT_NE(a.find("\"summarised\":true"), std::string::npos) << a;
+    EXPECT_NE(a.find("\"10.128.0.0/24\":"), std::string::npos) << a;
+    EXPECT_EQ(b.find("summarised"), std::string::npos) << b;
+    EXPECT_NE(b.find("\"10.128.0.192/26\":"), std::string::npos) << b;
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace loom::fabric
