@@ -299,7 +299,7 @@ UpdateStats Router::setLinkState(std::int32_t l, LinkState st) {
         return {1, 1};
     }
     std::int32_t seeds[2] = {x, topo_.linkB[l]};
-    return propagate(seeds);
+    return propagate(seeds, l);
 }
 
 UpdateStats Router::setLinkStates(std::span<const std::pair<std::int32_t, LinkState>> changes) {
@@ -350,7 +350,7 @@ UpdateStats Router::setSwitchUp(std::int32_t sw, bool up) {
 // settles the climbing entries downward (tiers descending), each entry recomputed by the
 // same code as a full run and propagating only if what its neighbours read changed. A
 // neighbour reads bw only as min(Σcap of the links between them, bw), hence the cap test.
-UpdateStats Router::propagate(std::span<const std::int32_t> seeds) {
+UpdateStats Router::propagate(std::span<const std::int32_t> seeds, std::int32_t link) {
     UpdateStats st;
     Work& w = main_;
     w.pool = &pool_;
@@ -393,7 +393,17 @@ UpdateStats Router::propagate(std::span<const std::int32_t> seeds) {
                 if (topo_.isSwitch(topo_.linkA[l])) push2(topo_.linkA[l]);
         };
         bool touched = false;
-        for (auto v : seeds) push1(v);
+        if (link != kNone) {
+            // One link a (lower) - b (upper): it is a down-link of b, read by b's Down entry
+            // only when a goes down toward t (Down/Self); otherwise it is an up-link that only
+            // a's climbing entry reads. (Entries of either end that do not read it cannot change.)
+            auto a = topo_.linkA[link], b = topo_.linkB[link];
+            auto ma = mode_[base + a];
+            if (ma == RouteMode::Down || ma == RouteMode::Self) push1(b);
+            else push2(a);
+        } else {
+            for (auto v : seeds) push1(v);
+        }
         for (int tier = 1; tier <= 3; ++tier) {
             for (std::size_t i = 0; i < q1_[tier].size(); ++i) {
                 auto v = q1_[tier][i];

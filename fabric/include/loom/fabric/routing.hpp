@@ -155,7 +155,9 @@ private:
     float gather(Work& w, std::int32_t sw, std::int32_t target, std::vector<NextHop>& out) const;
     void writeLft(Work& w, std::int32_t sw, std::int32_t target);
     void assignLids();
-    UpdateStats propagate(std::span<const std::int32_t> seeds);
+    // link: one switch-to-switch link changed (seeds = its two ends): per target only the
+    // end whose entry reads the link is recomputed.
+    UpdateStats propagate(std::span<const std::int32_t> seeds, std::int32_t link = kNone);
 
     Topology topo_;
     bool roce_ = true;
