@@ -22,7 +22,7 @@ using namespace loom::telemetry;  // the hub, layout and events this service run
 namespace {
 
 // A full 24k-cluster scrape in one body is ~115 MB; the parser's own limit is 512 MiB.
-constexpr std::size_t kTelemetryBodyLimit = std::size_t{256} << 20;
+constexpr std::size_t kTelemetryBodyLimit = kMaxBodyLimit;  // 256 MiB, as docs/api.md says
 // An acknowledgement comment or a close reason.
 constexpr std::size_t kEventTextLimit = 4096;
 

@@ -102,6 +102,9 @@ void Router::add(std::string method, std::string pattern, Role role, Handler han
     for (auto& r : routes_)
         if (r.method == method && r.pattern == pattern)
             throw std::invalid_argument("route registered twice: " + method + " " + pattern);
+    if (options.bodyLimit > kMaxBodyLimit)
+        throw std::invalid_argument("route body limit above kMaxBodyLimit: " + method + " " +
+                                    pattern);
     Route r;
     r.method = std::move(method);
     r.pattern = std::move(pattern);

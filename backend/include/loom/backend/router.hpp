@@ -114,6 +114,9 @@ using Handler = std::function<Result<Response>(const Request&)>;
 
 inline constexpr std::size_t kDefaultBodyLimit = std::size_t{8} << 20;  // 8 MiB
 inline constexpr std::size_t kApplyBodyLimit = std::size_t{64} << 20;   // 64 MiB
+// The largest body any route may take (POST /api/v1/telemetry, docs/api.md); Router::add
+// refuses a route asking for more. The server's header-time ceiling is this value.
+inline constexpr std::size_t kMaxBodyLimit = std::size_t{256} << 20;  // 256 MiB
 
 struct RouteOptions {
     std::size_t bodyLimit = kDefaultBodyLimit;  // larger bodies get 413 naming this limit
