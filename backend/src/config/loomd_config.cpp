@@ -120,8 +120,28 @@ void readSimulator(const YAML::Node& n, telemetry::SimulatorConfig& c) {
                      s.keyLine("maxJobGpus") ? s.keyLine("maxJobGpus") : s.line());
 }
 
-void readTelemetry(const YAML::Node& n, std::vector<ScrapeTarget>& out) {
-    MapReader t(n, "telemetry", {"scrape"});
+void readTargets(const MapReader& t, TargetTemplates& out) {
+    if (!t.has("targets")) return;
+    MapReader m(t.get("targets"), t.at("targets"), {"dcgm", "node", "snmp", "snmpExporter"});
+    for (auto kind : {ExporterKind::Dcgm, ExporterKind::Node, ExporterKind::Snmp}) {
+        const std::string key(exporterKindName(kind));
+        std::string& tmpl = kind == ExporterKind::Dcgm   ? out.dcgm
+                            : kind == ExporterKind::Node ? out.node
+                                                         : out.snmp;
+        tmpl = m.string(key, tmpl);
+        if (tmpl.empty()) continue;
+        if (auto ok = checkTemplate(kind, tmpl); !ok)
+            yaml::failAt(ok.error().message, m.at(key), m.keyLine(key));
+    }
+    out.snmpExporter = m.string("snmpExporter", out.snmpExporter);
+    if (out.snmp.find("{exporter}") != std::string::npos && out.snmpExporter.empty())
+        yaml::failAt("the snmp template uses {exporter}: set snmpExporter (host:port)",
+                     m.at("snmp"), m.keyLine("snmp"));
+}
+
+void readTelemetry(const YAML::Node& n, std::vector<ScrapeTarget>& out, TargetTemplates& targets) {
+    MapReader t(n, "telemetry", {"scrape", "targets"});
+    readTargets(t, targets);
     if (!t.has("scrape")) return;
     yaml::forEachItem(
         t.get("scrape"), t.at("scrape"), 100'000,
@@ -201,7 +221,7 @@ Result<LoomdConfig> readLoomdConfig(std::string_view text) {
         section("stream", [&](const YAML::Node& n) { readStream(n, cfg.server); });
         section("detection", [&](const YAML::Node& n) { readDetection(n, cfg.detection); });
         section("simulator", [&](const YAML::Node& n) { readSimulator(n, cfg.simulator); });
-        section("telemetry", [&](const YAML::Node& n) { readTelemetry(n, cfg.scrape); });
+        section("telemetry", [&](const YAML::Node& n) { readTelemetry(n, cfg.scrape, cfg.targets); });
         section("provisioning",
                 [&](const YAML::Node& n) { readProvisioning(n, cfg.provisioning); });
     } catch (const yaml::Failure& f) {

@@ -19,6 +19,7 @@
 
 #include "loom/backend/http_url.hpp"
 #include "loom/backend/provisioning_service.hpp"
+#include "loom/backend/scrape_targets.hpp"
 #include "loom/backend/scraper.hpp"
 #include "loom/backend/server.hpp"
 #include "loom/inventory/error.hpp"
@@ -33,6 +34,7 @@ struct LoomdConfig {
     telemetry::DetectionConfig detection;  // `detection:`
     telemetry::SimulatorConfig simulator;  // `simulator:`
     std::vector<ScrapeTarget> scrape;      // `telemetry.scrape`
+    TargetTemplates targets;               // `telemetry.targets` (empty: none)
     // `provisioning:`; kind is empty when the file does not say: executorSettings() then
     // picks "off", or "simulated" under --simulate. loomd's simulated burn-in fails 2% of
     // hosts by default (configs/loomd.yaml).

@@ -165,5 +165,8 @@ void registerFabricRoutes(Router& router, Services& services);        // api_fab
 void registerAuthRoutes(Router& router, Services& services);          // api_auth.cpp
 void registerTelemetryRoutes(Router& router, Services& services);     // api_telemetry.cpp
 void registerProvisioningRoutes(Router& router, Services& services);  // api_provisioning.cpp
+struct TargetTemplates;                                               // scrape_targets.hpp
+// GET /api/v1/sd/prometheus from loomd.yaml's telemetry.targets (api_sd.cpp).
+void registerSdRoutes(Router& router, Services& services, TargetTemplates templates);
 
 }  // namespace loom::backend

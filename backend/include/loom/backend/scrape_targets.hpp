@@ -1,0 +1,73 @@
+// Exporter targets from the inventory: loomd.yaml's `telemetry.targets` templates expanded for
+// every host and switch whose rack is rolled in, each target with its kind and the entity it
+// stands for. GET /api/v1/sd/prometheus serves them in Prometheus's HTTP SD format.
+//
+//   telemetry:
+//     targets:
+//       dcgm: "http://{host}:9400/metrics"
+//       node: "http://{host}:9100/metrics"
+//       snmp: "http://{exporter}/snmp?target={switch}&module=if_mib"
+//       snmpExporter: "127.0.0.1:9116"
+//
+//   auto ts = expandTargets(templates, *services.inventory(), ExporterKind::Dcgm);
+//   auto sd = prometheusSd(ts);   // [{"targets": ["z1-r001-h0:9400"], "labels": {...}}, ...]
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loom/inventory/error.hpp"
+
+namespace loom::inventory {
+struct Inventory;
+}
+
+namespace loom::backend {
+
+enum class ExporterKind { Dcgm, Node, Snmp };
+std::string_view exporterKindName(ExporterKind k);  // "dcgm", "node", "snmp"
+std::optional<ExporterKind> parseExporterKind(std::string_view s);
+
+struct TargetTemplates {
+    std::string dcgm;          // placeholder {host}
+    std::string node;          // placeholder {host}
+    std::string snmp;          // placeholders {switch}, {exporter}
+    std::string snmpExporter;  // "host:port" of snmp_exporter, for {exporter}
+    const std::string& of(ExporterKind k) const;
+};
+
+// One template: only known placeholders, the entity's placeholder present ({host} for dcgm and
+// node, {switch} for snmp), and an http:// URL once expanded. Errors say what is wrong.
+Result<void> checkTemplate(ExporterKind kind, std::string_view tmpl);
+
+// `tmpl` with {host} / {switch} replaced by `entity` and {exporter} by `exporter`.
+std::string expandTemplate(std::string_view tmpl, std::string_view entity,
+                           std::string_view exporter);
+
+// A rack's exporters answer from `powered` until it is drained or decommissioned: planned,
+// delivered, racked, cabled, drained and decommissioned racks are not scraped.
+bool rackIsScraped(std::string_view rackState);
+
+struct ExporterTarget {
+    ExporterKind kind = ExporterKind::Dcgm;
+    std::string entity;  // the host or switch this target stands for
+    std::string url;
+    std::string rack, zone, role, state;  // role: "host" for hosts, the switch's role
+};
+
+// Every target of `kind` (empty when its template is empty): hosts of scraped racks (not in
+// rma or decommissioned), and for snmp the switches of scraped racks plus every switch outside
+// a compute rack (CTSW, spine, core) that is not decommissioned. In inventory order.
+std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
+                                          const inventory::Inventory& inv, ExporterKind kind);
+
+// Prometheus HTTP SD: one group per target; `__address__` is the URL's host:port, its path is
+// `__metrics_path__`, its query parameters `__param_<name>`; labels cluster, rack, zone, role,
+// state, and `host` or `switch`; for snmp `instance` is the switch (as Loom's ingest expects).
+nlohmann::json prometheusSd(const std::vector<ExporterTarget>& targets, std::string_view cluster);
+
+}  // namespace loom::backend

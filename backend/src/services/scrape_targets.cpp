@@ -1,0 +1,165 @@
+#include "loom/backend/scrape_targets.hpp"
+
+#include <array>
+#include <unordered_map>
+
+#include "loom/backend/http_url.hpp"
+#include "loom/inventory/model.hpp"
+
+namespace loom::backend {
+
+namespace {
+
+constexpr std::array<std::string_view, 3> kPlaceholders = {"{host}", "{switch}", "{exporter}"};
+
+std::string_view entityPlaceholder(ExporterKind k) {
+    return k == ExporterKind::Snmp ? "{switch}" : "{host}";
+}
+
+}  // namespace
+
+std::string_view exporterKindName(ExporterKind k) {
+    switch (k) {
+        case ExporterKind::Dcgm: return "dcgm";
+        case ExporterKind::Node: return "node";
+        case ExporterKind::Snmp: return "snmp";
+    }
+    return "dcgm";
+}
+
+std::optional<ExporterKind> parseExporterKind(std::string_view s) {
+    if (s == "dcgm") return ExporterKind::Dcgm;
+    if (s == "node") return ExporterKind::Node;
+    if (s == "snmp") return ExporterKind::Snmp;
+    return std::nullopt;
+}
+
+const std::string& TargetTemplates::of(ExporterKind k) const {
+    switch (k) {
+        case ExporterKind::Dcgm: return dcgm;
+        case ExporterKind::Node: return node;
+        case ExporterKind::Snmp: return snmp;
+    }
+    return dcgm;
+}
+
+Result<void> checkTemplate(ExporterKind kind, std::string_view tmpl) {
+    for (std::size_t at = tmpl.find('{'); at != std::string_view::npos;
+         at = tmpl.find('{', at + 1)) {
+        bool known = false;
+        for (auto p : kPlaceholders) known = known || tmpl.substr(at, p.size()) == p;
+        if (!known) {
+            auto end = tmpl.find('}', at);
+            return fail(Error::invalid(
+                "unknown placeholder '" +
+                std::string(tmpl.substr(at, end == std::string_view::npos ? 16 : end - at + 1)) +
+                "' in '" + std::string(tmpl) + "'; known: {host} (dcgm, node), {switch} and " +
+                "{exporter} (snmp)"));
+        }
+    }
+    const auto need = entityPlaceholder(kind);
+    if (tmpl.find(need) == std::string_view::npos)
+        return fail(Error::invalid("a " + std::string(exporterKindName(kind)) +
+                                   " template must contain " + std::string(need) + ", not '" +
+                                   std::string(tmpl) + "'"));
+    const auto other = kind == ExporterKind::Snmp ? "{host}" : "{switch}";
+    if (tmpl.find(other) != std::string_view::npos)
+        return fail(Error::invalid(std::string(other) + " has no meaning in a " +
+                                   std::string(exporterKindName(kind)) + " template"));
+    if (auto u = parseHttpUrl(expandTemplate(tmpl, "entity-1", "exporter-1:9116")); !u)
+        return fail(u.error());
+    return {};
+}
+
+std::string expandTemplate(std::string_view tmpl, std::string_view entity,
+                           std::string_view exporter) {
+    std::string out;
+    out.reserve(tmpl.size() + entity.size());
+    for (std::size_t i = 0; i < tmpl.size();) {
+        if (tmpl[i] == '{') {
+            if (tmpl.substr(i, 6) == "{host}") {
+                out += entity;
+                i += 6;
+                continue;
+            }
+            if (tmpl.substr(i, 8) == "{switch}") {
+                out += entity;
+                i += 8;
+                continue;
+            }
+            if (tmpl.substr(i, 10) == "{exporter}") {
+                out += exporter;
+                i += 10;
+                continue;
+            }
+        }
+        out += tmpl[i++];
+    }
+    return out;
+}
+
+bool rackIsScraped(std::string_view s) {
+    return !(s == "planned" || s == "delivered" || s == "racked" || s == "cabled" ||
+             s == "drained" || s == "decommissioned");
+}
+
+std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
+                                          const inventory::Inventory& inv, ExporterKind kind) {
+    std::vector<ExporterTarget> out;
+    const std::string& tmpl = templates.of(kind);
+    if (tmpl.empty()) return out;
+    std::unordered_map<std::string_view, const inventory::Rack*> racks;
+    for (const auto& r : inv.racks) racks.emplace(r.name, &r);
+    if (kind != ExporterKind::Snmp) {
+        for (const auto& h : inv.hosts) {
+            auto it = racks.find(h.rack);
+            if (it == racks.end() || !rackIsScraped(it->second->state)) continue;
+            if (h.state == "rma" || h.state == "decommissioned") continue;
+            out.push_back({kind, h.name, expandTemplate(tmpl, h.name, templates.snmpExporter),
+                           h.rack, it->second->zone, "host", h.state});
+        }
+        return out;
+    }
+    for (const auto& sw : inv.switches) {
+        if (sw.state == "decommissioned") continue;
+        if (!sw.rack.empty()) {
+            auto it = racks.find(sw.rack);
+            if (it != racks.end() && !rackIsScraped(it->second->state)) continue;
+        }
+        out.push_back({kind, sw.name, expandTemplate(tmpl, sw.name, templates.snmpExporter),
+                       sw.rack, sw.zone, std::string(inventory::switchRoleName(sw.role)),
+                       sw.state});
+    }
+    return out;
+}
+
+nlohmann::json prometheusSd(const std::vector<ExporterTarget>& targets, std::string_view cluster) {
+    auto groups = nlohmann::json::array();
+    for (const auto& t : targets) {
+        auto u = parseHttpUrl(t.url);
+        if (!u) continue;  // templates are checked when loomd.yaml is read
+        nlohmann::json labels = {{"cluster", cluster}, {"rack", t.rack}, {"zone", t.zone},
+                                 {"role", t.role},     {"state", t.state}};
+        labels[t.kind == ExporterKind::Snmp ? "switch" : "host"] = t.entity;
+        if (t.kind == ExporterKind::Snmp) labels["instance"] = t.entity;
+        std::string_view target = u->target;
+        const auto q = target.find('?');
+        labels["__metrics_path__"] = std::string(target.substr(0, q));
+        if (q != std::string_view::npos) {
+            std::string_view query = target.substr(q + 1);
+            while (!query.empty()) {
+                const auto amp = query.find('&');
+                std::string_view kv = query.substr(0, amp);
+                query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+                if (kv.empty()) continue;
+                const auto eq = kv.find('=');
+                labels["__param_" + std::string(kv.substr(0, eq))] =
+                    eq == std::string_view::npos ? std::string() : std::string(kv.substr(eq + 1));
+            }
+        }
+        groups.push_back({{"targets", {u->host + ":" + u->port}}, {"labels", std::move(labels)}});
+    }
+    return groups;
+}
+
+}  // namespace loom::backend

@@ -1,0 +1,203 @@
+// Prometheus HTTP SD out (issue 20): GET /api/v1/sd/prometheus?exporter=dcgm|node|snmp lists
+// the exporters of the hosts and switches whose rack is rolled in, following the live
+// inventory, and the real `prometheus` (Debian's 2.42, scripts/bootstrap) with http_sd_configs
+// pointed at loomd lists those hosts in its /api/v1/targets with Loom's labels.
+#include "server_fixture.hpp"
+
+#include "loom/backend/loomd_config.hpp"
+#include "loom/backend/scrape_targets.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+
+extern char** environ;
+
+namespace loom::backend::testing {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+class PrometheusSd : public ServerFixture {
+protected:
+    Server& startSd() {
+        auto& s = startServer({}, Routes::All);
+        TargetTemplates t;
+        t.dcgm = "http://{host}:9400/metrics";
+        t.node = "http://{host}:9100/metrics";
+        t.snmp = "http://{exporter}/snmp?target={switch}&module=if_mib";
+        t.snmpExporter = "127.0.0.1:9116";
+        registerSdRoutes(s.router(), s.services(), t);
+        return s;
+    }
+    HttpResult sd(Server& s, const std::string& query) {
+        return request(s.port(), "GET", "/api/v1/sd/prometheus" + query, tokens_["viewer"]);
+    }
+    // The SD groups of `exporter` by their host/switch label.
+    std::map<std::string, json> groups(Server& s, const std::string& exporter) {
+        auto r = sd(s, "?exporter=" + exporter);
+        EXPECT_EQ(r.status, 200) << r.body;
+        std::map<std::string, json> out;
+        for (const auto& g : r.j()) {
+            const auto& l = g["labels"];
+            out[l.contains("host") ? l["host"].get<std::string>()
+                                   : l.value("switch", std::string("?"))] = g;
+        }
+        return out;
+    }
+    void advance(Server& s, const std::string& rack, int times) {
+        for (int i = 0; i < times; ++i) {
+            auto r = request(s.port(), "POST", "/api/v1/racks/" + rack + "/advance",
+                             tokens_["operator"], "");
+            ASSERT_EQ(r.status, 200) << rack << " advance " << i << ": " << r.body;
+        }
+    }
+    static bool eventually(const std::function<bool()>& ok, std::chrono::milliseconds limit = 10s) {
+        const auto end = std::chrono::steady_clock::now() + limit;
+        while (std::chrono::steady_clock::now() < end) {
+            if (ok()) return true;
+            std::this_thread::sleep_for(50ms);
+        }
+        return ok();
+    }
+};
+
+TEST_F(PrometheusSd, ListsTheExportersOfRolledInRacksWithLoomsLabels) {
+    auto& s = startSd();
+    auto bad = sd(s, "?exporter=dcmg");
+    EXPECT_EQ(bad.status, 400) << bad.body;
+    EXPECT_EQ(bad.j()["error"].value("path", ""), "exporter") << bad.body;
+    EXPECT_EQ(sd(s, "").status, 400);
+    // Every rack planned: no host exporter answers yet.
+    EXPECT_TRUE(groups(s, "dcgm").empty());
+    // z1-r001 to powered (planned -> delivered -> racked -> cabled -> powered).
+    advance(s, "z1-r001", 4);
+    ASSERT_TRUE(eventually([&] { return groups(s, "node").size() == 2; }))
+        << sd(s, "?exporter=node").body;
+    auto node = groups(s, "node");
+    ASSERT_TRUE(node.contains("z1-r001-h0")) << sd(s, "?exporter=node").body;
+    const auto& g = node["z1-r001-h0"];
+    EXPECT_EQ(g["targets"], json::array({"z1-r001-h0:9100"})) << g.dump();
+    EXPECT_EQ(g["labels"].value("rack", ""), "z1-r001") << g.dump();
+    EXPECT_EQ(g["labels"].value("zone", ""), "z1") << g.dump();
+    EXPECT_EQ(g["labels"].value("role", ""), "host") << g.dump();
+    EXPECT_FALSE(g["labels"].value("state", "").empty()) << g.dump();
+    EXPECT_EQ(g["labels"].value("__metrics_path__", ""), "/metrics") << g.dump();
+    EXPECT_EQ(groups(s, "dcgm")["z1-r001-h1"]["targets"], json::array({"z1-r001-h1:9400"}));
+    // snmp: the rolled-in rack's RTSW and the zone's CTSWs (outside racks), through the exporter.
+    auto snmp = groups(s, "snmp");
+    ASSERT_TRUE(snmp.contains("z1-r001-rtsw")) << sd(s, "?exporter=snmp").body;
+    EXPECT_FALSE(snmp.contains("z1-r002-rtsw")) << "a planned rack's switch is listed";
+    const auto& sw = snmp["z1-r001-rtsw"];
+    EXPECT_EQ(sw["targets"], json::array({"127.0.0.1:9116"})) << sw.dump();
+    EXPECT_EQ(sw["labels"].value("__param_target", ""), "z1-r001-rtsw") << sw.dump();
+    EXPECT_EQ(sw["labels"].value("__param_module", ""), "if_mib") << sw.dump();
+    EXPECT_EQ(sw["labels"].value("instance", ""), "z1-r001-rtsw") << sw.dump();
+    EXPECT_EQ(sw["labels"].value("role", ""), "rtsw") << sw.dump();
+}
+
+TEST_F(PrometheusSd, TemplatesAreCheckedWhenLoomdYamlIsRead) {
+    auto ok = readLoomdConfig(
+        "telemetry:\n  targets:\n    dcgm: \"http://{host}:9400/metrics\"\n"
+        "    snmp: \"http://{exporter}/snmp?target={switch}&module=if_mib\"\n"
+        "    snmpExporter: \"exp:9116\"\n");
+    ASSERT_TRUE(ok) << ok.error().toString();
+    EXPECT_EQ(ok->targets.dcgm, "http://{host}:9400/metrics");
+    auto typo = readLoomdConfig("telemetry:\n  targets:\n    dcgm: \"http://{hots}:9400/metrics\"\n");
+    ASSERT_FALSE(typo);
+    EXPECT_NE(typo.error().message.find("{hots}"), std::string::npos) << typo.error().toString();
+    EXPECT_EQ(typo.error().line, 3) << typo.error().toString();
+    auto noHost = readLoomdConfig("telemetry:\n  targets:\n    node: \"http://n1:9100/metrics\"\n");
+    ASSERT_FALSE(noHost);
+    EXPECT_NE(noHost.error().message.find("{host}"), std::string::npos) << noHost.error().toString();
+    auto noExporter = readLoomdConfig(
+        "telemetry:\n  targets:\n    snmp: \"http://{exporter}/snmp?target={switch}\"\n");
+    ASSERT_FALSE(noExporter);
+    EXPECT_NE(noExporter.error().message.find("snmpExporter"), std::string::npos);
+    auto unknownKey = readLoomdConfig("telemetry:\n  targets:\n    ndoe: \"http://{host}:1/\"\n");
+    ASSERT_FALSE(unknownKey);
+    EXPECT_NE(unknownKey.error().message.find("node"), std::string::npos)
+        << unknownKey.error().toString();
+}
+
+// The real Prometheus, its http_sd_configs pointed at loomd (bearer token of a viewer).
+TEST_F(PrometheusSd, RealPrometheusListsTheHostsWithLoomsLabels) {
+    const char* bin = "/usr/bin/prometheus";
+    if (!fs::exists(bin))
+        GTEST_SKIP() << "prometheus not installed (apt-get install prometheus; see scripts/bootstrap)";
+    auto& s = startSd();
+    advance(s, "z1-r002", 4);
+    ASSERT_TRUE(eventually([&] { return groups(s, "node").size() == 2; }));
+
+    // A free port for Prometheus's web API.
+    std::uint16_t webPort = 0;
+    {
+        net::io_context ioc;
+        tcp::acceptor a(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+        webPort = a.local_endpoint().port();
+    }
+    const fs::path dir = fs::temp_directory_path() / ("loom-prom-sd-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::ofstream(dir / "prometheus.yml")
+        << "global: {scrape_interval: 5s, scrape_timeout: 1s}\n"
+           "scrape_configs:\n"
+           "  - job_name: loom-node\n"
+           "    http_sd_configs:\n"
+           "      - url: http://127.0.0.1:" << s.port() << "/api/v1/sd/prometheus?exporter=node\n"
+           "        refresh_interval: 1s\n"
+           "        authorization: {type: Bearer, credentials: " << tokens_["viewer"] << "}\n";
+    const std::string config = "--config.file=" + (dir / "prometheus.yml").string();
+    const std::string storage = "--storage.tsdb.path=" + (dir / "data").string();
+    const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(webPort);
+    const std::string log = (dir / "prometheus.log").string();
+    std::vector<const char*> argv = {bin, config.c_str(), storage.c_str(), listen.c_str(), nullptr};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, bin, &fa, nullptr, const_cast<char* const*>(argv.data()), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    struct Reap {
+        pid_t pid;
+        fs::path dir;
+        ~Reap() {
+            ::kill(pid, SIGTERM);
+            int st = 0;
+            ::waitpid(pid, &st, 0);
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+    } reap{pid, dir};
+
+    json got;
+    bool listed = eventually(
+        [&] {
+            auto r = request(webPort, "GET", "/api/v1/targets?state=active", "");
+            if (r.status != 200) return false;
+            got = r.j();
+            int found = 0;
+            for (const auto& t : got["data"]["activeTargets"]) {
+                const auto& l = t["labels"];
+                if (l.value("rack", "") == "z1-r002" && l.value("zone", "") == "z1" &&
+                    l.value("role", "") == "host" && !l.value("state", "").empty() &&
+                    (l.value("host", "") == "z1-r002-h0" || l.value("host", "") == "z1-r002-h1") &&
+                    t.value("scrapeUrl", "").find(":9100/metrics") != std::string::npos)
+                    ++found;
+            }
+            return found == 2 && got["data"]["activeTargets"].size() == 2;
+        },
+        30s);
+    std::ifstream logIn(log);
+    std::string logText((std::istreambuf_iterator<char>(logIn)), {});
+    EXPECT_TRUE(listed) << got.dump().substr(0, 2000) << "\nprometheus log:\n"
+                        << logText.substr(logText.size() > 3000 ? logText.size() - 3000 : 0);
+}
+
+}  // namespace
+}  // namespace loom::backend::testing
