@@ -18,14 +18,15 @@ Result<Response> getPrometheusSd(Services& services, const TargetTemplates& temp
         return fail(Error::invalid("required: exporter=dcgm|node|snmp", "exporter"));
     auto kind = parseExporterKind(*name);
     if (!kind)
-        return fail(Error::invalid("must be dcgm, node or snmp, not '" +
-                                       std::string(name->substr(0, 64)) + "'",
-                                   "exporter"));
+        return fail(Error::invalid(
+            "must be dcgm, node or snmp, not '" + std::string(name->substr(0, 64)) + "'",
+            "exporter"));
     if (templates.of(*kind).empty())
         return fail(Error::notFound("loomd.yaml has no telemetry.targets." +
                                     std::string(exporterKindName(*kind)) + " template"));
     auto inv = services.inventory();
-    if (!inv) return fail(Error::unavailable("loomd is still loading its live state; retry shortly"));
+    if (!inv)
+        return fail(Error::unavailable("loomd is still loading its live state; retry shortly"));
     return Response::ofJson(prometheusSd(expandTargets(templates, *inv, *kind), inv->cluster));
 }
 

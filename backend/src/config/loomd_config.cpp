@@ -221,7 +221,8 @@ Result<LoomdConfig> readLoomdConfig(std::string_view text) {
         section("stream", [&](const YAML::Node& n) { readStream(n, cfg.server); });
         section("detection", [&](const YAML::Node& n) { readDetection(n, cfg.detection); });
         section("simulator", [&](const YAML::Node& n) { readSimulator(n, cfg.simulator); });
-        section("telemetry", [&](const YAML::Node& n) { readTelemetry(n, cfg.scrape, cfg.targets); });
+        section("telemetry",
+                [&](const YAML::Node& n) { readTelemetry(n, cfg.scrape, cfg.targets); });
         section("provisioning",
                 [&](const YAML::Node& n) { readProvisioning(n, cfg.provisioning); });
     } catch (const yaml::Failure& f) {

@@ -20,9 +20,12 @@ std::string_view entityPlaceholder(ExporterKind k) {
 
 std::string_view exporterKindName(ExporterKind k) {
     switch (k) {
-        case ExporterKind::Dcgm: return "dcgm";
-        case ExporterKind::Node: return "node";
-        case ExporterKind::Snmp: return "snmp";
+        case ExporterKind::Dcgm:
+            return "dcgm";
+        case ExporterKind::Node:
+            return "node";
+        case ExporterKind::Snmp:
+            return "snmp";
     }
     return "dcgm";
 }
@@ -36,9 +39,12 @@ std::optional<ExporterKind> parseExporterKind(std::string_view s) {
 
 const std::string& TargetTemplates::of(ExporterKind k) const {
     switch (k) {
-        case ExporterKind::Dcgm: return dcgm;
-        case ExporterKind::Node: return node;
-        case ExporterKind::Snmp: return snmp;
+        case ExporterKind::Dcgm:
+            return dcgm;
+        case ExporterKind::Node:
+            return node;
+        case ExporterKind::Snmp:
+            return snmp;
     }
     return dcgm;
 }
@@ -138,8 +144,11 @@ nlohmann::json prometheusSd(const std::vector<ExporterTarget>& targets, std::str
     for (const auto& t : targets) {
         auto u = parseHttpUrl(t.url);
         if (!u) continue;  // templates are checked when loomd.yaml is read
-        nlohmann::json labels = {{"cluster", cluster}, {"rack", t.rack}, {"zone", t.zone},
-                                 {"role", t.role},     {"state", t.state}};
+        nlohmann::json labels = {{"cluster", cluster},
+                                 {"rack", t.rack},
+                                 {"zone", t.zone},
+                                 {"role", t.role},
+                                 {"state", t.state}};
         labels[t.kind == ExporterKind::Snmp ? "switch" : "host"] = t.entity;
         if (t.kind == ExporterKind::Snmp) labels["instance"] = t.entity;
         std::string_view target = u->target;
