@@ -1,5 +1,7 @@
 #include "loom/db/event_repo.hpp"
 
+#include "fence.hpp"
+
 #include "copy_text.hpp"
 #include "loom/db/native.hpp"
 
@@ -468,7 +470,8 @@ Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
     }
 }
 
-Result<void> insertRollups(Connection& c, const std::vector<RollupRecord>& rows) {
+Result<void> insertRollups(Connection& c, const std::vector<RollupRecord>& rows,
+                           const std::optional<Fence>& fence) {
     if (rows.empty()) return {};
     auto opt = [](std::string& line, const std::optional<double>& v) {
         if (!v || !std::isfinite(*v)) {
@@ -521,8 +524,11 @@ Result<void> insertRollups(Connection& c, const std::vector<RollupRecord>& rows)
             }
             copy.complete();
         }
+        if (fence) checkFence(tx, *fence);  // last: the lease row is locked only for the commit
         tx.commit();
         return {};
+    } catch (const FencedOut& f) {
+        return fail(Error::conflict(f.what()));
     } catch (...) {
         return fail(translateException("insert rollups"));
     }

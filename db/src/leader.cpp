@@ -47,6 +47,10 @@ constexpr const char* kRenew =
 
 }  // namespace
 
+bool fencedOut(const Error& e) {
+    return e.code == Errc::Conflict && e.message.starts_with("leadership lost: ");
+}
+
 void checkFence(pqxx::work& tx, const Fence& fence) {
     // A leader stopped between this check and its COMMIT would hold the row lock and block the
     // takeover: PostgreSQL ends such a session after a few idle seconds.

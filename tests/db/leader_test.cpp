@@ -1,6 +1,8 @@
 // The leader lease (db/leader.hpp): one holder at a time, takeover at once when the holder's
 // session is gone, a stopped holder's lease expires, and a write fenced by an old epoch is
-// refused with nothing written. The two-process SIGSTOP test is in tests/provisioning.
+// refused with nothing written (the reconciler's commits and the telemetry rollups). The
+// two-process SIGSTOP test is in tests/provisioning.
+#include "loom/db/event_repo.hpp"
 #include "loom/db/leader.hpp"
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/testing/postgres.hpp"
@@ -119,6 +121,47 @@ TEST_F(Lease, TheOldEpochsWritesAreRefusedAfterATakeover) {
     ASSERT_TRUE(current.fence);
     auto fine = repo.commit(current);
     EXPECT_TRUE(fine) << fine.error().toString();
+}
+
+// Rollups are leader-only too: a leader that stalled across a takeover and then writes the
+// minute it had computed is refused whole (the new leader writes that minute itself).
+TEST_F(Lease, AStaleLeadersRollupsAreRefused) {
+    auto holder = std::make_unique<LeaderLock>(database(), fast());
+    ASSERT_TRUE(waitFor([&] { return holder->isLeader(); }, seconds(5)));
+    auto oldFence = holder->fence();
+    ASSERT_TRUE(oldFence);
+    auto minute = [](std::int64_t ms, const std::string& rack) {
+        std::vector<loom::db::RollupRecord> rows(1);
+        rows[0].minuteMs = ms;
+        rows[0].scope = "rack";
+        rows[0].name = rack;
+        rows[0].utilAvg = 50;
+        rows[0].gpusReporting = 16;
+        return rows;
+    };
+    const std::int64_t t0 = 1'790'000'040'000;  // a whole minute
+    auto conn = connect();
+    auto first = loom::db::insertRollups(conn, minute(t0, "r1"), oldFence);
+    ASSERT_TRUE(first) << first.error().toString();
+
+    holder.reset();
+    LeaderLock next(database(), fast());
+    ASSERT_TRUE(waitFor([&] { return next.isLeader(); }, seconds(5)));
+
+    auto late = loom::db::insertRollups(conn, minute(t0 + 60'000, "r1"), oldFence);
+    ASSERT_FALSE(late);
+    EXPECT_TRUE(loom::db::fencedOut(late.error())) << late.error().toString();
+    auto count = [&] {
+        return conn.queryValue("SELECT count(*) FROM telemetry_rollups WHERE name = 'r1'")->value_or("");
+    };
+    EXPECT_EQ(count(), "1");
+    auto current = loom::db::insertRollups(conn, minute(t0 + 60'000, "r1"), next.fence());
+    EXPECT_TRUE(current) << current.error().toString();
+    EXPECT_EQ(count(), "2");
+    // Another conflict (the minute is already there) is not a fencing.
+    auto dup = loom::db::insertRollups(conn, minute(t0 + 60'000, "r1"), next.fence());
+    ASSERT_FALSE(dup);
+    EXPECT_FALSE(loom::db::fencedOut(dup.error())) << dup.error().toString();
 }
 
 }  // namespace

@@ -123,6 +123,7 @@ int runServe(ServeArgs args) {
     backend::TelemetryServiceOptions topts;
     topts.hub.detection = file.detection;
     topts.simulate = args.simulate;
+    topts.leaderFence = [&leader] { return leader.fence(); };  // rollups are leader-only
     topts.simulator = file.simulator;
     if (args.simulateSeedSet || args.config.empty()) topts.simulator.seed = args.simulateSeed;
     auto targets = std::move(file.scrape);

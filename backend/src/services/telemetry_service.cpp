@@ -90,12 +90,17 @@ struct TelemetryService::Impl {
     std::shared_ptr<const HallLayout> simLayout;
     std::string body;
 
-    // Writer queue: events in rule order, and completed rollup minutes (leader only).
-    using Item = std::variant<FailureEvent, Rollup>;
+    // Writer queue: events in rule order, and completed rollup minutes (leader only) with the
+    // fencing token of the term that computed them.
+    struct FencedRollup {
+        Rollup rollup;
+        std::optional<db::Fence> fence;
+    };
+    using Item = std::variant<FailureEvent, FencedRollup>;
     std::mutex qMutex;
     std::condition_variable qCv;
     std::deque<Item> queue;
-    std::uint64_t dropped = 0, written = 0, writeErrors = 0;
+    std::uint64_t dropped = 0, written = 0, writeErrors = 0, fencedRollups = 0;
     bool stopping = false;
     // Stored id of each open event this writer wrote, by event key: its close targets that row
     // (which may be another loomd's row for the same condition). Writer thread only.
@@ -164,8 +169,13 @@ struct TelemetryService::Impl {
                 spdlog::error("simulator produced bad telemetry: {}", r.error().toString());
         }
         hub.tick(now);
+        std::optional<db::Fence> fence;
+        if (leader && options.leaderFence) {
+            fence = options.leaderFence();
+            leader = fence.has_value();  // the lease ended since isLeader(): not ours to write
+        }
         for (auto& r : hub.takeRollups())
-            if (leader && options.persist) enqueue(std::move(r));
+            if (leader && options.persist) enqueue(FencedRollup{std::move(r), fence});
     }
 
     void loop() {
@@ -206,11 +216,14 @@ struct TelemetryService::Impl {
             }
             conn.emplace(std::move(*c));
         }
-        if (auto* r = std::get_if<Rollup>(&run.front())) {
+        if (auto* r = std::get_if<FencedRollup>(&run.front())) {
             auto L = hub.layout();
             std::vector<db::RollupRecord> rows;
+            // One commit for the run, fenced by its oldest term: a run that spans a lost and
+            // regained leadership is refused whole rather than half-written by a stale term.
+            std::optional<db::Fence> fence = r->fence;
             for (auto& item : run) {
-                const auto& ru = std::get<Rollup>(item);
+                const auto& ru = std::get<FencedRollup>(item).rollup;
                 for (const auto& rr : ru.racks) {
                     if (rr.rack >= L->racks().size()) continue;
                     db::RollupRecord x;
@@ -244,15 +257,18 @@ struct TelemetryService::Impl {
                     rows.push_back(std::move(x));
                 }
             }
-            (void)r;
-            auto res = db::insertRollups(*conn, rows);
+            auto res = db::insertRollups(*conn, rows, fence);
             if (!res) {
                 spdlog::warn("rollups: {}", res.error().toString());
                 if (res.error().code == Errc::Unavailable) {
                     conn.reset();
                     return false;
                 }
-                ++writeErrors;  // a conflict (minute already written): do not retry
+                // A conflict: the minute is already written, or this term is over (fenced):
+                // do not retry.
+                std::lock_guard lk(qMutex);
+                ++writeErrors;
+                if (db::fencedOut(res.error())) ++fencedRollups;
             }
             return true;
         }
@@ -379,13 +395,14 @@ TelemetryService::TelemetryService(Services& services, TelemetryServiceOptions o
     });
     services.addMetricsSource([impl](std::string& out) {
         impl->hub.appendMetrics(out);
-        std::uint64_t dropped, written, errors;
+        std::uint64_t dropped, written, errors, fenced;
         std::size_t queued;
         {
             std::lock_guard lk(impl->qMutex);
             dropped = impl->dropped;
             written = impl->written;
             errors = impl->writeErrors;
+            fenced = impl->fencedRollups;
             queued = impl->queue.size();
         }
         out += "# HELP loom_event_writer_written_total Events stored in PostgreSQL.\n"
@@ -397,6 +414,10 @@ TelemetryService::TelemetryService(Services& services, TelemetryServiceOptions o
                "\n# HELP loom_event_writer_errors_total Failed event or rollup writes.\n"
                "# TYPE loom_event_writer_errors_total counter\nloom_event_writer_errors_total " +
                std::to_string(errors) +
+               "\n# HELP loom_rollups_fenced_total Rollup minutes refused because this loomd's leader "
+               "term was over when they were written (a stalled leader that resumed).\n"
+               "# TYPE loom_rollups_fenced_total counter\nloom_rollups_fenced_total " +
+               std::to_string(fenced) +
                "\n# HELP loom_event_writer_queue Events and rollups waiting to be written.\n"
                "# TYPE loom_event_writer_queue gauge\nloom_event_writer_queue " +
                std::to_string(queued) + "\n";

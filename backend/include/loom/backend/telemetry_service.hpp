@@ -21,13 +21,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "loom/db/leader.hpp"
 
 #include "loom/telemetry/simulator.hpp"
 #include "loom/telemetry/telemetry_hub.hpp"
@@ -47,6 +51,10 @@ struct TelemetryServiceOptions {
     double tickSeconds = 1.0;
     std::size_t eventQueueLimit = 100000;
     bool persist = true;  // false: no database writes (tests of the loop alone)
+    // The leader's fencing token (db::LeaderLock::fence). Rollups are leader-only: each minute
+    // is written with the token of the term that computed it, and the database refuses it when
+    // that term is over (a leader that stalled and resumed writes nothing). Null: unfenced.
+    std::function<std::optional<db::Fence>()> leaderFence;
 };
 
 class TelemetryService {

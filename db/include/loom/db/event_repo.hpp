@@ -17,6 +17,7 @@
 #pragma once
 
 #include "loom/db/database.hpp"
+#include "loom/db/leader.hpp"
 #include "loom/inventory/error.hpp"
 
 #include <cstdint>
@@ -108,8 +109,11 @@ struct RollupRecord {
     int portsDown = 0;
 };
 // One COPY for all rows (one minute of the cluster: ~3,300 rows on the 24k cluster). A minute
-// already stored for a (scope, name) makes the whole call fail with Conflict.
-Result<void> insertRollups(Connection& conn, const std::vector<RollupRecord>& rows);
+// already stored for a (scope, name) makes the whole call fail with Conflict. With a fence
+// (the leader's token, leader.hpp), nothing is written unless that term is still current
+// (Conflict; fencedOut() is true).
+Result<void> insertRollups(Connection& conn, const std::vector<RollupRecord>& rows,
+                           const std::optional<Fence>& fence = std::nullopt);
 // Rows of one scope/name (empty name: all) with sinceMs <= minute < untilMs, oldest first.
 // Limit: 10,000 rows.
 Result<std::vector<RollupRecord>> listRollups(Connection& conn, const std::string& scope,

@@ -36,6 +36,10 @@ struct Fence {
     std::int64_t epoch = 0;
 };
 
+// True for the Conflict a fenced commit returns: the writer's term is over (another loomd
+// leads now); the write was refused whole and must not be retried under the old token.
+bool fencedOut(const Error& e);
+
 struct LeaseOptions {
     std::string name = "loomd";
     std::chrono::milliseconds ttl{5000};
