@@ -64,6 +64,20 @@ TEST_F(LoomctlE2e, GetDiffAndErrorsAgainstARealServer) {
 }
 
 // `events`: a rack transition is in the history; `events ack|close ID` against the real server.
+// The README's demo step 2: `loomd token create --role admin` with no --name makes a token
+// named after its role and the time; the secret is printed once, the list shows the name.
+TEST_F(LoomctlE2e, TokenCreateWithoutANameAsTheReadmeShows) {
+    auto made = runProcess(LOOMD_BIN, {"token", "create", "--role", "operator", "--state-dir", state_.string()});
+    ASSERT_EQ(made.exitCode, 0) << made.err;
+    EXPECT_EQ(made.out.rfind("loom_", 0), 0u) << made.out;
+    EXPECT_NE(made.err.find("token 'operator-"), std::string::npos) << made.err;
+    auto list = runProcess(LOOMD_BIN, {"token", "list", "--state-dir", state_.string()});
+    ASSERT_EQ(list.exitCode, 0) << list.err;
+    EXPECT_NE(list.out.find("operator-20"), std::string::npos) << list.out;
+    auto me = loomctl({"get", "racks", "z1-r001", "--token", made.out.substr(0, made.out.find('\n'))});
+    EXPECT_EQ(me.exitCode, 0) << me.err;
+}
+
 TEST_F(LoomctlE2e, EventsHistoryAckAndClose) {
     auto adv = loomctl({"rack", "advance", "z1-r002", "--reason", "on the dock"});
     ASSERT_EQ(adv.exitCode, 0) << adv.err;

@@ -1,4 +1,4 @@
-// loomd token create --role R --name N: makes an API token directly in the database and prints
+// loomd token create --role R [--name N]: makes an API token directly in the database and prints
 // it once (the database keeps only its SHA-256). Also `token list` and `token revoke NAME`.
 #include "loomd/commands.hpp"
 
@@ -6,6 +6,7 @@
 #include "loom/backend/db_options.hpp"
 #include "loom/db/token_repo.hpp"
 
+#include <ctime>
 #include <iostream>
 #include <memory>
 
@@ -42,13 +43,20 @@ void addTokenCommand(CLI::App& app) {
 
     auto create = std::make_shared<TokenArgs>();
     auto* c = token->add_subcommand("create", "create a token and print it once");
-    c->add_option("--name", create->name, "unique token name")->required();
+    c->add_option("--name", create->name,
+                  "unique token name (default: <role>-<UTC time>, e.g. admin-20261123-211500)");
     c->add_option("--role", create->role, "viewer, operator or admin")
         ->required()
         ->check(CLI::IsMember({"viewer", "operator", "admin"}));
     backend::addDbOptions(*c, create->db);
     c->callback([create] {
         throw CLI::RuntimeError(withConnection(create->db, [&](db::Connection& conn) {
+            if (create->name.empty()) {
+                const std::time_t now = std::time(nullptr);
+                char stamp[32];
+                std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&now));
+                create->name = create->role + "-" + stamp;
+            }
             auto secret = backend::generateTokenSecret();
             auto t = db::createToken(conn, create->name, create->role, backend::hashToken(secret),
                                      "loomd token create");
