@@ -315,19 +315,28 @@ void Server::Impl::tick() {
 Result<Principal> Server::Impl::authenticate(db::Connection* conn, std::string_view secret) {
     auto hash = hashToken(secret);
     auto now = std::chrono::steady_clock::now();
+    std::optional<AuthCache::Entry> stale;  // an older answer, for when the database is away
+    auto answer = [&](const AuthCache::Entry& e) -> Result<Principal> {
+        if (!e.valid) return fail(Error{Errc::Unauthorized, "invalid or revoked token"});
+        auth.used.insert(e.principal.name);
+        return e.principal;
+    };
     {
         std::lock_guard lock(auth.mutex);
         auto it = auth.entries.find(hash);
-        if (it != auth.entries.end() && now - it->second.at < AuthCache::kTtl) {
-            if (!it->second.valid)
-                return fail(Error{Errc::Unauthorized, "invalid or revoked token"});
-            auth.used.insert(it->second.principal.name);
-            return it->second.principal;
+        if (it != auth.entries.end()) {
+            if (now - it->second.at < AuthCache::kTtl) return answer(it->second);
+            if (now - it->second.at < AuthCache::kStaleGrace) stale = it->second;
         }
     }
-    if (!conn) return fail(Error::unavailable("the database is unreachable; cannot check tokens"));
+    auto unreachable = [&](Error e) -> Result<Principal> {
+        if (!stale) return fail(std::move(e));
+        std::lock_guard lock(auth.mutex);
+        return answer(*stale);
+    };
+    if (!conn) return unreachable(Error::unavailable("the database is unreachable; cannot check tokens"));
     auto found = db::findToken(*conn, hash);
-    if (!found) return fail(found.error());
+    if (!found) return found.error().code == Errc::Unavailable ? unreachable(found.error()) : fail(found.error());
     AuthCache::Entry e;
     e.at = now;
     if (*found) {
@@ -338,9 +347,7 @@ Result<Principal> Server::Impl::authenticate(db::Connection* conn, std::string_v
     std::lock_guard lock(auth.mutex);
     if (auth.entries.size() > 10000) auth.entries.clear();  // bounded: guessing fills it
     auth.entries[hash] = e;
-    if (!e.valid) return fail(Error{Errc::Unauthorized, "invalid or revoked token"});
-    auth.used.insert(e.principal.name);
-    return e.principal;
+    return answer(e);
 }
 
 void Server::Impl::invalidateAuth() {

@@ -54,10 +54,13 @@ public:
     virtual bool wants(const std::string& topic) const = 0;
 };
 
-// The token check cache: secret hash -> principal for kAuthCacheTtl, so a request costs no
-// extra query; revocations invalidate it at once on this loomd (and within the TTL elsewhere).
+// The token check cache: secret hash -> principal for kTtl, so a request costs no extra query;
+// revocations invalidate it at once on this loomd (and within the TTL elsewhere). While the
+// database is unreachable, an answer up to kStaleGrace old still holds (telemetry ingest and
+// the live views go on through an outage; no revocation can be committed meanwhile).
 struct AuthCache {
     static constexpr std::chrono::seconds kTtl{10};
+    static constexpr std::chrono::seconds kStaleGrace{600};
     struct Entry {
         Principal principal;
         bool valid = false;
