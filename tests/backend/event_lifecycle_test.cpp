@@ -47,14 +47,8 @@ protected:
         ASSERT_TRUE(readUntil(c, [](const json& m) { return m.value("type", "") == "pong"; }));
     }
 
-    // Polls `cond` until it holds or `limit` passes (no sleep is an assertion).
     static bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds limit = 15s) {
-        auto deadline = std::chrono::steady_clock::now() + limit;
-        while (std::chrono::steady_clock::now() < deadline) {
-            if (cond()) return true;
-            std::this_thread::sleep_for(50ms);
-        }
-        return cond();
+        return loom::testing::eventually(cond, limit);
     }
 
     static std::optional<json> readUntil(WsClient& c, const std::function<bool(const json&)>& want,

@@ -58,12 +58,7 @@ protected:
         }
     }
     static bool eventually(const std::function<bool()>& ok, std::chrono::milliseconds limit = 10s) {
-        const auto end = std::chrono::steady_clock::now() + limit;
-        while (std::chrono::steady_clock::now() < end) {
-            if (ok()) return true;
-            std::this_thread::sleep_for(50ms);
-        }
-        return ok();
+        return loom::testing::eventually(ok, limit);
     }
 };
 
