@@ -367,5 +367,63 @@ TEST_F(HostileInput, BigTelemetryBodyArrivesWhole) {
         << got.substr(0, 400);
 }
 
+// Memory is bounded whatever the caller: request bodies held at once have a budget
+// (ServerConfig::maxBodyBytesInFlight). A second big body while one is still arriving gets 503
+// with Retry-After before it is read (even without a token); once the first is answered, the
+// budget is back.
+TEST_F(HostileInput, BodiesInFlightHaveAMemoryBudget) {
+    using namespace std::chrono_literals;
+    ServerConfig cfg;
+    cfg.maxBodyBytesInFlight = std::size_t{4} << 20;
+    auto& s = startServer(cfg, Routes::All);
+    std::string line = "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",Hostname=\"no-such-host\"} 50\n";
+    std::string body;
+    while (body.size() < (std::size_t{3} << 20)) body += line;
+    auto head = [&](const std::string& token, bool expect) {
+        return "POST /api/v1/telemetry HTTP/1.1\r\nHost: x\r\n" +
+               (token.empty() ? std::string() : "Authorization: Bearer " + token + "\r\n") +
+               (expect ? "Expect: 100-continue\r\n" : "") +
+               "Content-Type: text/plain\r\nContent-Length: " + std::to_string(body.size()) +
+               "\r\n\r\n";
+    };
+    auto readAnswer = [](tcp::socket& sock) {
+        std::string got;
+        char buf[4096];
+        beast::error_code ec;
+        while (got.find("\r\n\r\n") == std::string::npos && !ec)
+            got.append(buf, sock.read_some(net::buffer(buf), ec));
+        return got;
+    };
+    net::io_context ioc;
+    tcp::socket first(ioc);
+    first.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), s.port()));
+    // The first body is wanted ("100 Continue" comes after its bytes are reserved) and on its
+    // way: a part of it is sent.
+    net::write(first, net::buffer(head(tokens_["operator"], true)));
+    auto cont = readAnswer(first);
+    ASSERT_EQ(cont.rfind("HTTP/1.1 100 Continue", 0), 0u) << cont;
+    net::write(first, net::buffer(body.substr(0, 1000)));
+    // A second one, with or without a token, does not fit: 503 before its body is read.
+    tcp::socket second(ioc);
+    second.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), s.port()));
+    net::write(second, net::buffer(head("", false)));
+    auto refused = readAnswer(second);
+    ASSERT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+    EXPECT_NE(refused.find("Retry-After: 1"), std::string::npos) << refused;
+    EXPECT_NE(refused.find("maxBodyMiBInFlight"), std::string::npos) << refused;
+    // The first body completes and is answered; then a second one is taken.
+    net::write(first, net::buffer(body.data() + 1000, body.size() - 1000));
+    auto answered = readAnswer(first);
+    ASSERT_EQ(answered.rfind("HTTP/1.1 200", 0), 0u) << answered.substr(0, 400);
+    std::string taken;
+    ASSERT_TRUE(loom::testing::eventually([&] {
+        tcp::socket sock(ioc);
+        sock.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), s.port()));
+        net::write(sock, net::buffer(head(tokens_["operator"], false) + body));
+        taken = readAnswer(sock);
+        return taken.rfind("HTTP/1.1 200", 0) == 0;
+    }, 5s)) << taken.substr(0, 400);
+}
+
 }  // namespace
 }  // namespace loom::backend::testing

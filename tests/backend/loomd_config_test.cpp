@@ -32,6 +32,7 @@ TEST(LoomdConfig, TheShippedFileReadsAsTheDefaults) {
     EXPECT_EQ(shipped->server.headerTimeout, defaults.server.headerTimeout);
     EXPECT_EQ(shipped->server.bodyTimeout, defaults.server.bodyTimeout);
     EXPECT_EQ(shipped->server.idleTimeout, defaults.server.idleTimeout);
+    EXPECT_EQ(shipped->server.maxBodyBytesInFlight, defaults.server.maxBodyBytesInFlight);
     EXPECT_EQ(shipped->server.streamInterval, defaults.server.streamInterval);
     EXPECT_EQ(shipped->server.wsQueueFrames, defaults.server.wsQueueFrames);
     EXPECT_EQ(shipped->server.wsSlowTicks, defaults.server.wsSlowTicks);

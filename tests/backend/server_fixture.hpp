@@ -11,6 +11,7 @@
 #include "loom/db/notify.hpp"
 #include "loom/db/token_repo.hpp"
 #include "loom/inventory/plan.hpp"
+#include "loom/testing/eventually.hpp"
 #include "loom/testing/postgres.hpp"
 #include "loom/testing/sample_cluster.hpp"
 

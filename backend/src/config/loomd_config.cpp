@@ -20,7 +20,7 @@ void readServer(const YAML::Node& n, ServerConfig& c) {
     MapReader r(
         n, "server",
         {"ioThreads", "dbThreads", "maxConnections", "headerLimitBytes", "headerTimeoutSeconds",
-         "bodyTimeoutSeconds", "idleTimeoutSeconds", "tlsCert", "tlsKey"});
+         "bodyTimeoutSeconds", "idleTimeoutSeconds", "maxBodyMiBInFlight", "tlsCert", "tlsKey"});
     c.ioThreads = int(r.integer("ioThreads", c.ioThreads, 1, 256));
     c.dbThreads = int(r.integer("dbThreads", c.dbThreads, 1, 1024));
     c.maxConnections = std::size_t(
@@ -33,6 +33,10 @@ void readServer(const YAML::Node& n, ServerConfig& c) {
         std::chrono::seconds(r.integer("bodyTimeoutSeconds", c.bodyTimeout.count(), 1, 86400));
     c.idleTimeout =
         std::chrono::seconds(r.integer("idleTimeoutSeconds", c.idleTimeout.count(), 1, 86400));
+    c.maxBodyBytesInFlight =
+        std::size_t(r.integer("maxBodyMiBInFlight",
+                              static_cast<long long>(c.maxBodyBytesInFlight >> 20), 1, 1 << 20))
+        << 20;
     c.tlsCert = r.string("tlsCert", c.tlsCert);
     c.tlsKey = r.string("tlsKey", c.tlsKey);
     if (c.tlsCert.empty() != c.tlsKey.empty())

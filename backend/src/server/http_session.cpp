@@ -151,6 +151,36 @@ private:
     std::atomic<int>* counter_ = nullptr;
 };
 
+// Bytes of request bodies held at once across all connections (ServerConfig::
+// maxBodyBytesInFlight), reserved before a body is read and given back after the answer is
+// written. A body alone is always taken (its route's limit bounds it).
+class BodyReservation {
+public:
+    BodyReservation() = default;
+    BodyReservation(const BodyReservation&) = delete;
+    BodyReservation& operator=(const BodyReservation&) = delete;
+    ~BodyReservation() { release(); }
+    // False when `bytes` more would pass `budget` (nothing is held then).
+    bool acquire(std::atomic<std::size_t>& inFlight, std::size_t budget, std::size_t bytes) {
+        if (bytes == 0) return true;
+        std::size_t now = inFlight.load();
+        do {
+            if (now != 0 && now + bytes > budget) return false;
+        } while (!inFlight.compare_exchange_weak(now, now + bytes));
+        counter_ = &inFlight;
+        bytes_ = bytes;
+        return true;
+    }
+    void release() {
+        if (counter_) counter_->fetch_sub(bytes_);
+        counter_ = nullptr;
+    }
+
+private:
+    std::atomic<std::size_t>* counter_ = nullptr;
+    std::size_t bytes_ = 0;
+};
+
 // Requests with big bodies or big intermediate trees leave freed pages in malloc's arenas;
 // give them back so loomd's RSS returns to its baseline after a burst.
 constexpr std::size_t kTrimAfterBytes = std::size_t{1} << 20;
@@ -421,7 +451,12 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
         }
         std::size_t limit = match.route ? match.route->options.bodyLimit : kDefaultBodyLimit;
         RouteSlot slot;
+        BodyReservation bodyBytes;
         BodyBuffer bigBody;
+        // What the body will hold: its Content-Length, or the route's limit when chunked.
+        const std::size_t bodyWants =
+            parser.content_length() ? static_cast<std::size_t>(*parser.content_length())
+                                    : (parser.chunked() ? limit : 0);
         if (auto bad = checkTarget(path, query)) {
             out = renderError(*bad, yaml);
             out.closeAfter = true;  // the body is not read
@@ -441,6 +476,19 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
                                                         std::to_string(limit) + " bytes for " +
                                                         routeLabel},
                               yaml);
+            out.closeAfter = true;
+            match.route = nullptr;
+        } else if (match.route && !bodyBytes.acquire(s.bodyBytesInFlight,
+                                                     s.config.maxBodyBytesInFlight, bodyWants)) {
+            // Memory is bounded for every caller, whatever its role: refuse before reading.
+            out = renderError(
+                Error::unavailable("loomd is receiving " +
+                                   std::to_string(s.bodyBytesInFlight.load() >> 20) +
+                                   " MiB of request bodies already (server.maxBodyMiBInFlight: " +
+                                   std::to_string(s.config.maxBodyBytesInFlight >> 20) +
+                                   " MiB); retry shortly"),
+                yaml);
+            out.headers.emplace_back("Retry-After", "1");
             out.closeAfter = true;
             match.route = nullptr;
         } else {
@@ -491,6 +539,7 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
         bigBody.reset();
         co_await writeResponse(stream, req, req.version(), std::move(out), !close, ec);
         slot.release();
+        bodyBytes.release();
         if (heavy) {
             req.body().clear();
             req.body().shrink_to_fit();

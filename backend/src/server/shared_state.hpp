@@ -79,6 +79,7 @@ struct Server::Impl {
     Router router;
     Metrics metrics;
     AuthCache auth;
+    std::atomic<std::size_t> bodyBytesInFlight{0};  // ServerConfig::maxBodyBytesInFlight
     std::unique_ptr<DbPool> pool;
     std::unique_ptr<Services> services;
 

@@ -40,6 +40,12 @@ struct ServerConfig {
     std::chrono::seconds headerTimeout{10};      // to receive a complete header (slowloris)
     std::chrono::seconds bodyTimeout{120};       // to receive a body once the header is in
     std::chrono::seconds idleTimeout{60};        // keep-alive wait for the next request
+    // Request bodies being received or handled at once, all connections together (each counts
+    // its Content-Length, a chunked one its route's limit): beyond, 503 + Retry-After before
+    // the body is read. One body larger than this is still taken when it is alone (the
+    // route's own limit bounds it). 1 GiB: four 256 MiB telemetry pushes. loomd.yaml:
+    // server.maxBodyMiBInFlight.
+    std::size_t maxBodyBytesInFlight = std::size_t{1} << 30;
 
     std::chrono::milliseconds streamInterval{1000};  // delta coalescing interval
     std::size_t wsQueueFrames = 64;     // frames queued per client before it counts as slow
