@@ -1,6 +1,7 @@
 // COPY text format and jsonb label helpers shared by the repository (internal to db/).
 #pragma once
 
+#include "loom/inventory/json_text.hpp"
 #include "loom/inventory/model.hpp"
 
 #include <charconv>
@@ -22,29 +23,6 @@ inline void copyEscape(std::string& out, std::string_view s) {
             default: out += c;
         }
     }
-}
-
-// Appends `s` as a JSON string literal.
-inline void jsonString(std::string& out, std::string_view s) {
-    out += '"';
-    for (char c : s) {
-        switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            case '\r': out += "\\r"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    out += buf;
-                } else {
-                    out += c;
-                }
-        }
-    }
-    out += '"';
 }
 
 // A PostgreSQL text[] literal ({"a","b\\"c"}), passed as ONE parameter ($1::text[]) and never
@@ -71,9 +49,9 @@ inline std::string labelsJson(const inventory::Labels& labels) {
     std::string out = "{";
     for (std::size_t i = 0; i < labels.size(); ++i) {
         if (i) out += ',';
-        jsonString(out, labels[i].first);
+        appendJsonString(out, labels[i].first);
         out += ':';
-        jsonString(out, labels[i].second);
+        appendJsonString(out, labels[i].second);
     }
     return out + "}";
 }

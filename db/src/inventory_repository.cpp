@@ -368,9 +368,9 @@ std::string changesJson(const std::vector<FieldChange>& changes, bool after) {
     std::string out = "{";
     for (std::size_t i = 0; i < changes.size(); ++i) {
         if (i) out += ',';
-        detail::jsonString(out, changes[i].field);
+        appendJsonString(out, changes[i].field);
         out += ':';
-        detail::jsonString(out, after ? changes[i].after : changes[i].before);
+        appendJsonString(out, after ? changes[i].after : changes[i].before);
     }
     return out + "}";
 }

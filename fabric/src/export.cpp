@@ -12,7 +12,6 @@
 
 namespace loom::fabric {
 
-using detail::jsonString;
 using detail::localPort;
 using detail::nodeName;
 
@@ -319,7 +318,7 @@ std::string opensmCompareJson(const Topology& t) {
         o += first ? "\n" : ",\n";
         first = false;
         o += "{\"name\": ";
-        jsonString(o, t.nicNames[n]);
+        appendJsonString(o, t.nicNames[n]);
         o += ", \"kind\": \"hca\", \"ports\": 1}";
     }
     std::vector<int> maxPort(t.switchCount(), 1);
@@ -332,15 +331,15 @@ std::string opensmCompareJson(const Topology& t) {
         o += first ? "\n" : ",\n";
         first = false;
         o += "{\"name\": ";
-        jsonString(o, t.switchNames[s]);
+        appendJsonString(o, t.switchNames[s]);
         o += ", \"kind\": \"switch\", \"ports\": " + std::to_string(maxPort[s]) + "}";
     }
     o += "],\n\"links\": [";
     for (std::int32_t l = 0; l < t.linkCount(); ++l) {
         o += l ? ",\n{\"a\": " : "\n{\"a\": ";
-        jsonString(o, nodeName(t, t.linkA[l]));
+        appendJsonString(o, nodeName(t, t.linkA[l]));
         o += ", \"aPort\": " + std::to_string(t.linkAPort[l]) + ", \"b\": ";
-        jsonString(o, t.switchNames[t.linkB[l]]);
+        appendJsonString(o, t.switchNames[t.linkB[l]]);
         o += ", \"bPort\": " + std::to_string(t.linkBPort[l]) + "}";
     }
     o += "]}\n";
@@ -438,7 +437,7 @@ std::string slurmTopology(const Router& r) {
 std::string routesJson(const Router& r, std::int32_t sw) {
     const Topology& t = r.topology();
     std::string o = "{\"switch\":";
-    jsonString(o, t.switchNames[sw]);
+    appendJsonString(o, t.switchNames[sw]);
     if (t.type == inventory::FabricType::Roce) {
         o += ",\"asn\":" + std::to_string(AddressPlan::asn(t, sw));
         o += ",\"loopback\":\"" + AddressPlan::loopback(sw) + "/32\"";
@@ -468,7 +467,7 @@ std::string routesJson(const Router& r, std::int32_t sw) {
                 o += first ? "{" : ",{";
                 first = false;
                 o += "\"interface\":\"swp" + std::to_string(localPort(t, nh.link, sw)) + "\",\"peer\":";
-                jsonString(o, nodeName(t, t.peer(nh.link, sw)));
+                appendJsonString(o, nodeName(t, t.peer(nh.link, sw)));
                 o += ",\"weight\":" + std::to_string(nh.weight) + "}";
             }
             o += "]";

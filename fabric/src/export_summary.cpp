@@ -29,7 +29,7 @@ FrrAggregates frrAggregates(const Router& r, const RouteSummary& sum) {
 std::string summaryRoutesJson(const Router& r, const RouteSummary& sum, std::int32_t sw) {
     const Topology& t = r.topology();
     std::string o = "{\"switch\":";
-    detail::jsonString(o, t.switchNames[sw]);
+    appendJsonString(o, t.switchNames[sw]);
     o += ",\"asn\":" + std::to_string(AddressPlan::asn(t, sw));
     o += ",\"loopback\":\"" + AddressPlan::loopback(sw) + "/32\",\"summarised\":true";
     std::map<std::int32_t, std::int32_t> local;  // global group id -> local index
@@ -64,7 +64,7 @@ std::string summaryRoutesJson(const Router& r, const RouteSummary& sum, std::int
             first = false;
             o += "\"interface\":\"swp" + std::to_string(detail::localPort(t, nh.link, sw)) +
                  "\",\"peer\":";
-            detail::jsonString(o, detail::nodeName(t, t.peer(nh.link, sw)));
+            appendJsonString(o, detail::nodeName(t, t.peer(nh.link, sw)));
             o += ",\"weight\":" + std::to_string(nh.weight) + "}";
         }
         o += "]";
