@@ -434,55 +434,74 @@ std::string slurmTopology(const Router& r) {
     return o;
 }
 
+namespace detail {
+
+RoceTableJson::RoceTableJson(const Router& r, std::int32_t sw, bool summarised) : r_(r), sw_(sw) {
+    const Topology& t = r.topology();
+    head_ = "{\"switch\":";
+    appendJsonString(head_, t.switchNames[sw]);
+    head_ += ",\"asn\":" + std::to_string(AddressPlan::asn(t, sw));
+    head_ += ",\"loopback\":\"" + AddressPlan::loopback(sw) + "/32\"";
+    if (summarised) head_ += ",\"summarised\":true";
+}
+
+void RoceTableJson::route(std::string_view prefix, std::int32_t g) {
+    routes_ += routes_.empty() ? "\"" : ",\"";
+    routes_ += prefix;
+    routes_ += "\":";
+    if (g == kNoRoute) {
+        routes_ += "null";
+    } else if (g == kLocal) {
+        routes_ += "\"local\"";
+    } else {
+        auto [it, fresh] = local_.emplace(g, static_cast<std::int32_t>(local_.size()));
+        routes_ += std::to_string(it->second);
+    }
+}
+
+std::string RoceTableJson::finish() && {
+    const Topology& t = r_.topology();
+    std::vector<std::int32_t> order(local_.size());
+    for (auto [g, i] : local_) order[i] = g;
+    std::string o = std::move(head_);
+    o += ",\"groups\":[";
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        o += i ? ",[" : "[";
+        bool first = true;
+        for (const auto& nh : r_.group(order[i])) {
+            o += first ? "{" : ",{";
+            first = false;
+            o += "\"interface\":\"swp" + std::to_string(localPort(t, nh.link, sw_)) + "\",\"peer\":";
+            appendJsonString(o, nodeName(t, t.peer(nh.link, sw_)));
+            o += ",\"weight\":" + std::to_string(nh.weight) + "}";
+        }
+        o += "]";
+    }
+    o += "],\"routes\":{" + routes_ + "}}\n";
+    return o;
+}
+
+}  // namespace detail
+
 std::string routesJson(const Router& r, std::int32_t sw) {
     const Topology& t = r.topology();
+    if (t.type == inventory::FabricType::Roce) {
+        detail::RoceTableJson table(r, sw, /*summarised=*/false);
+        for (std::int32_t ti = 0; ti < r.targetCount(); ++ti)
+            table.route(AddressPlan::rackPrefix(t.switchOrdinal[r.targetSwitch(ti)]), r.groupOf(sw, ti));
+        return std::move(table).finish();
+    }
+    // InfiniBand: the switch's linear forwarding table, indexed by LID.
     std::string o = "{\"switch\":";
     appendJsonString(o, t.switchNames[sw]);
-    if (t.type == inventory::FabricType::Roce) {
-        o += ",\"asn\":" + std::to_string(AddressPlan::asn(t, sw));
-        o += ",\"loopback\":\"" + AddressPlan::loopback(sw) + "/32\"";
-        std::map<std::int32_t, std::int32_t> local;  // global group id -> local index
-        std::string routes;
-        for (std::int32_t ti = 0; ti < r.targetCount(); ++ti) {
-            auto g = r.groupOf(sw, ti);
-            auto tsw = r.targetSwitch(ti);
-            routes += routes.empty() ? "" : ",";
-            routes += "\"" + AddressPlan::rackPrefix(t.switchOrdinal[tsw]) + "\":";
-            if (g == kNoRoute) {
-                routes += "null";
-            } else if (g == kLocal) {
-                routes += "\"local\"";
-            } else {
-                auto [it, fresh] = local.emplace(g, static_cast<std::int32_t>(local.size()));
-                routes += std::to_string(it->second);
-            }
-        }
-        std::vector<std::int32_t> order(local.size());
-        for (auto [g, i] : local) order[i] = g;
-        o += ",\"groups\":[";
-        for (std::size_t i = 0; i < order.size(); ++i) {
-            o += i ? ",[" : "[";
-            bool first = true;
-            for (const auto& nh : r.group(order[i])) {
-                o += first ? "{" : ",{";
-                first = false;
-                o += "\"interface\":\"swp" + std::to_string(localPort(t, nh.link, sw)) + "\",\"peer\":";
-                appendJsonString(o, nodeName(t, t.peer(nh.link, sw)));
-                o += ",\"weight\":" + std::to_string(nh.weight) + "}";
-            }
-            o += "]";
-        }
-        o += "],\"routes\":{" + routes + "}}\n";
-    } else {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "0x%016" PRIx64, switchGuid(sw));
-        o += ",\"lid\":" + std::to_string(r.switchLid(sw)) + ",\"guid\":\"" + buf + "\",\"lft\":[";
-        for (std::int32_t lid = 0; lid <= r.maxLid(); ++lid) {
-            if (lid) o += ',';
-            o += std::to_string(lid == 0 ? kNoPort : r.lftPort(sw, static_cast<std::uint16_t>(lid)));
-        }
-        o += "]}\n";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%016" PRIx64, switchGuid(sw));
+    o += ",\"lid\":" + std::to_string(r.switchLid(sw)) + ",\"guid\":\"" + buf + "\",\"lft\":[";
+    for (std::int32_t lid = 0; lid <= r.maxLid(); ++lid) {
+        if (lid) o += ',';
+        o += std::to_string(lid == 0 ? kNoPort : r.lftPort(sw, static_cast<std::uint16_t>(lid)));
     }
+    o += "]}\n";
     return o;
 }
 

@@ -1,9 +1,12 @@
 // Helpers shared by the exporters (export.cpp, export_summary.cpp).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 
+#include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
 #include "loom/inventory/json_text.hpp"
 
@@ -16,5 +19,22 @@ inline int localPort(const Topology& t, std::int32_t l, std::int32_t node) {
 inline std::string nodeName(const Topology& t, std::int32_t v) {
     return t.isSwitch(v) ? t.switchNames[v] : t.nicNames[v - t.switchCount()];
 }
+
+// One RoCE switch's route table as one JSON line, per rack (routesJson) or summarised
+// (summaryRoutesJson): {"switch", "asn", "loopback"[, "summarised": true], "groups": [[next
+// hops]], "routes": {prefix: group index | "local" | null}}. Groups are numbered in the order
+// the routes first use them.
+class RoceTableJson {
+public:
+    RoceTableJson(const Router& r, std::int32_t sw, bool summarised);
+    void route(std::string_view prefix, std::int32_t group);  // group: an id, kLocal or kNoRoute
+    std::string finish() &&;
+
+private:
+    const Router& r_;
+    std::int32_t sw_;
+    std::string head_, routes_;
+    std::map<std::int32_t, std::int32_t> local_;  // global group id -> local index
+};
 
 }  // namespace loom::fabric::detail
