@@ -16,13 +16,14 @@
 #include "loom/db/inventory_repository.hpp"
 #include "loom/db/migrations.hpp"
 #include "loom/db/native.hpp"
-
-#include <pqxx/tablereader>
-#include <pqxx/tablewriter>
 #include "loom/inventory/plan.hpp"
 #include "loom/inventory/spec.hpp"
 
-#include <sys/resource.h>
+#include "lib/measure.hpp"
+
+#include <pqxx/tablereader>
+#include <pqxx/tablewriter>
+
 #include <unistd.h>
 
 #include <chrono>
@@ -36,21 +37,10 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-double cpuMs() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-}
-long peakRssMb() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss / 1024;
-}
+using loom::bench::Clock;
+using loom::bench::cpuMs;
+using loom::bench::msSince;
+using loom::bench::peakRssMb;
 
 [[noreturn]] void die(const std::string& what, const loom::Error& e) {
     std::cerr << "apply_bench: " << what << ": " << e.toString() << "\n";

@@ -5,6 +5,8 @@
 //   loom_fabric_bench [--benchmark_filter=...]
 //   loom_fabric_bench --write-ib-json=FILE [--ib-pods=N]   topology for opensm-compare
 //   loom_fabric_bench --write-ibsim=FILE [--ib-pods=N]     ibsim net file (fabric::ibsimNet)
+#include "lib/measure.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -24,13 +26,7 @@ namespace {
 
 using namespace loom::fabric;
 
-double peakRssMb() {
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-    return 0;
-}
+using loom::bench::peakRssMb;
 
 loom::inventory::Inventory load(bool roce) {
     std::string path = std::string(LOOM_SOURCE_DIR) + "/configs/clusters/" +

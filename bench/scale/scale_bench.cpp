@@ -10,7 +10,8 @@
 // One spec per process, so the RSS is that cluster's.
 //
 //   loom_bench_scale SPEC [--reps N]
-#include <sys/resource.h>
+#include "lib/measure.hpp"
+
 
 #include <algorithm>
 #include <chrono>
@@ -25,21 +26,10 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-double cpuMs() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-           (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-}
-long peakRssMb() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_maxrss / 1024;
-}
+using loom::bench::Clock;
+using loom::bench::cpuMs;
+using loom::bench::msSince;
+using loom::bench::peakRssMb;
 
 // Counts what an export writes; keeps nothing.
 class CountingSink : public loom::fabric::ExportSink {
