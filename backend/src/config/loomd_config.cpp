@@ -129,9 +129,7 @@ void readTargets(const MapReader& t, TargetTemplates& out) {
     MapReader m(t.get("targets"), t.at("targets"), {"dcgm", "node", "snmp", "snmpExporter"});
     for (auto kind : {ExporterKind::Dcgm, ExporterKind::Node, ExporterKind::Snmp}) {
         const std::string key(exporterKindName(kind));
-        std::string& tmpl = kind == ExporterKind::Dcgm   ? out.dcgm
-                            : kind == ExporterKind::Node ? out.node
-                                                         : out.snmp;
+        std::string& tmpl = out.of(kind);
         tmpl = m.string(key, tmpl);
         if (tmpl.empty()) continue;
         if (auto ok = checkTemplate(kind, tmpl); !ok)
