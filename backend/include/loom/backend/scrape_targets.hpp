@@ -38,9 +38,7 @@ struct TargetTemplates {
     std::string snmp;          // placeholders {switch}, {exporter}
     std::string snmpExporter;  // "host:port" of snmp_exporter, for {exporter}
     const std::string& of(ExporterKind k) const;
-    std::string& of(ExporterKind k) {
-        return const_cast<std::string&>(std::as_const(*this).of(k));
-    }
+    std::string& of(ExporterKind k) { return const_cast<std::string&>(std::as_const(*this).of(k)); }
 };
 
 // One template: only known placeholders, the entity's placeholder present ({host} for dcgm and
