@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     auto m = router().match(std::string_view(req.method_string().data(), req.method_string().size()),
-                            path);
+                            target.substr(0, target.find('?')));
     if (m.route) (void)m.captures.size();
     return 0;
 }

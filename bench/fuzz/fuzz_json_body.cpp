@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string_view target = sp == std::string_view::npos ? "/" : line.substr(sp + 1);
     auto [path, query] = splitTarget(target);
     if (checkTarget(path, query)) return 0;
-    auto m = router().match(method, path);
+    auto m = router().match(method, target.substr(0, target.find('?')));
     if (!m.route) return 0;
     Request req;
     req.method = method;

@@ -63,6 +63,31 @@ TEST_F(LoomctlE2e, GetDiffAndErrorsAgainstARealServer) {
     EXPECT_NE(denied.exitCode, 0);
 }
 
+// Ports and links have '/' in their names ("z1-r001-rtsw/p1"): loomctl sends it as %2F and
+// loomd splits the path before decoding, so get and describe find them by name (issue 12).
+TEST_F(LoomctlE2e, PortsAndLinksAreFetchedByTheirNames) {
+    auto links = loomctl({"get", "links", "-o", "json", "--limit", "3"});
+    ASSERT_EQ(links.exitCode, 0) << links.err;
+    auto items = nlohmann::json::parse(links.out)["items"];
+    ASSERT_FALSE(items.empty()) << links.out;
+    const std::string link = items[0]["name"];
+    ASSERT_NE(link.find('/'), std::string::npos) << link;
+
+    auto described = loomctl({"describe", "link", link});
+    ASSERT_EQ(described.exitCode, 0) << described.err;
+    EXPECT_NE(described.out.find(link), std::string::npos) << described.out;
+
+    const std::string port = link.substr(0, link.find("--"));
+    auto got = loomctl({"get", "ports", port, "-o", "json"});
+    ASSERT_EQ(got.exitCode, 0) << got.err;
+    EXPECT_EQ(nlohmann::json::parse(got.out)["name"], port) << got.out;
+
+    // A '/' sent as it is splits the name: a 404 that says how to send it.
+    auto raw = runProcess("/usr/bin/curl", {"-s", "-H", "Authorization: Bearer " + loomd_.token,
+                                            url_ + "/api/v1/ports/" + port});
+    EXPECT_NE(raw.out.find("%2F"), std::string::npos) << raw.out;
+}
+
 // `events`: a rack transition is in the history; `events ack|close ID` against the real server.
 // The README's demo step 2: `loomd token create --role admin` with no --name makes a token
 // named after its role and the time; the secret is printed once, the list shows the name.

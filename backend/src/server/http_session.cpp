@@ -435,12 +435,16 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
             co_return true;
         }
 
-        auto match = s.router.match(method, path);
+        auto match = s.router.match(method, target.substr(0, target.find('?')));
         std::string routeLabel = match.route ? match.route->pattern : "unmatched";
         Rendered out;
         bool keepAlive = hdr.keep_alive();
         if (!match.route) {
-            out = renderError(Error::notFound("no route for " + method + " " + path), yaml);
+            std::string hint;
+            if (path.starts_with("/api/v1/ports/") || path.starts_with("/api/v1/links/"))
+                hint = "; a name holding '/' goes in the path as %2F "
+                       "(/api/v1/ports/z1-r001-rtsw%2Fp1)";
+            out = renderError(Error::notFound("no route for " + method + " " + path + hint), yaml);
             if (match.pathKnown) {
                 out = renderError(Error::invalid("method " + method + " is not allowed on " +
                                                  path + "; allowed: " + match.allowed),

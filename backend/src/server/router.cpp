@@ -2,6 +2,8 @@
 
 #include "loom/client/yaml_json.hpp"
 
+#include "http_target.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -115,8 +117,9 @@ void Router::add(std::string method, std::string pattern, Role role, Handler han
     routes_.push_back(std::move(r));
 }
 
-Router::Match Router::match(std::string_view method, std::string_view path) const {
-    auto segs = splitPath(path);
+Router::Match Router::match(std::string_view method, std::string_view rawPath) const {
+    std::vector<std::string> segs;
+    for (auto raw : splitPath(rawPath)) segs.push_back(percentDecode(raw, false));
     Match best;
     // Specificity: the position of the first capture segment, later is more specific; among
     // equals, fewer captures. Literal segments thus win over captures, left to right.
@@ -153,7 +156,7 @@ Router::Match Router::match(std::string_view method, std::string_view path) cons
         for (std::size_t i = 0; i < segs.size(); ++i) {
             auto& seg = best.route->segments[i];
             if (isCapture(seg))
-                best.captures.emplace_back(seg.substr(1, seg.size() - 2), std::string(segs[i]));
+                best.captures.emplace_back(seg.substr(1, seg.size() - 2), std::move(segs[i]));
         }
     }
     return best;

@@ -151,7 +151,10 @@ public:
         bool pathKnown = false;        // the path matched some route of another method (405)
         std::string allowed;           // "GET, PATCH" for the Allow header of a 405
     };
-    Match match(std::string_view method, std::string_view path) const;
+    // `rawPath`: the path as sent, still percent-encoded. It is split at '/' first and each
+    // segment decoded after, so a name holding '/' (ports, links: "z1-r005-rtsw/p20") is one
+    // segment when sent as "z1-r005-rtsw%2Fp20".
+    Match match(std::string_view method, std::string_view rawPath) const;
 
     const std::vector<Route>& routes() const { return routes_; }
 
