@@ -238,6 +238,56 @@ TEST_F(ServerTest, StreamSendsHelloSnapshotThenCoalescedDeltas) {
     ADD_FAILURE() << "no event message";
 }
 
+// resumeFrom: the same loomd replays what a client missed; a seq from another loomd (or from
+// before this process) gets a resync, never a wrong replay. seq starts at the process's start
+// time in microseconds, so a restarted or second loomd never reuses one.
+TEST_F(ServerTest, ResumeReplaysOnTheSameLoomdAndResyncsAcrossLoomds) {
+    auto& first = startServer();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    auto& second = startServer();
+    auto openAt = [&](Server& s, std::optional<std::uint64_t> resumeFrom) {
+        auto c = std::make_unique<WsClientT>();
+        c->open(s.port(), tokens_["viewer"]);
+        json sub = {{"op", "subscribe"}, {"topics", {"provisioning"}}};
+        if (resumeFrom) sub["resumeFrom"] = *resumeFrom;
+        auto hello = c->read();
+        EXPECT_EQ(hello["type"], "hello");
+        c->send(sub);
+        return std::pair{std::move(c), hello["seq"].get<std::uint64_t>()};
+    };
+    auto [a, helloA] = openAt(first, std::nullopt);
+    EXPECT_GT(helloA, 1'600'000'000'000'000ull) << "seq starts at the start time in microseconds";
+    auto [b0, helloB] = openAt(second, std::nullopt);
+    EXPECT_GT(helloB, helloA) << "the later loomd's seqs are above the earlier one's";
+    // Wait for a's subscription to be live (the ping's pong comes after it), then publish.
+    a->send({{"op", "ping"}});
+    ASSERT_EQ(a->read()["type"], "pong");
+    first.services().publishLocal(
+        "provisioning", {{"type", "provisioning"}, {"rack", "z1-r001"}, {"from", "planned"}, {"to", "delivered"}});
+    auto m = a->read();
+    ASSERT_EQ(m["type"], "provisioning") << m.dump();
+    const auto seenSeq = m["seq"].get<std::uint64_t>();
+
+    // Same loomd, resuming from before the message: it is replayed.
+    auto [replayed, h1] = openAt(first, helloA);
+    auto r = replayed->readFor(std::chrono::seconds(5));
+    ASSERT_TRUE(r);
+    EXPECT_EQ((*r)["type"], "provisioning") << r->dump();
+    EXPECT_EQ((*r)["seq"], seenSeq);
+
+    // Another loomd, resuming from the first one's seq (below its start): resync.
+    auto [other, h2] = openAt(second, seenSeq);
+    auto rs = other->readFor(std::chrono::seconds(5));
+    ASSERT_TRUE(rs);
+    EXPECT_EQ((*rs)["type"], "resync") << rs->dump();
+
+    // The first loomd, resuming from a seq it never published (the later loomd's): resync.
+    auto [ahead, h3] = openAt(first, helloB + 1'000'000);
+    auto ra = ahead->readFor(std::chrono::seconds(5));
+    ASSERT_TRUE(ra);
+    EXPECT_EQ((*ra)["type"], "resync") << ra->dump();
+}
+
 TEST_F(ServerTest, StreamRejectsMissingToken) {
     auto& s = startServer();
     WsClientT c;

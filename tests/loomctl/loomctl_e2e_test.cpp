@@ -9,9 +9,15 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
+
+#include "loom/testing/eventually.hpp"
 
 namespace loom::testing {
 namespace {
@@ -86,6 +92,83 @@ TEST_F(LoomctlE2e, PortsAndLinksAreFetchedByTheirNames) {
     auto raw = runProcess("/usr/bin/curl", {"-s", "-H", "Authorization: Bearer " + loomd_.token,
                                             url_ + "/api/v1/ports/" + port});
     EXPECT_NE(raw.out.find("%2F"), std::string::npos) << raw.out;
+}
+
+// `events --follow -o json` across a loomd restart: every transition exactly once, whether it
+// happened before the restart (live), while loomctl was reconnecting (refetched), or after
+// (live again); loomctl does not exit when loomd goes away (issue 12 item 5).
+TEST_F(LoomctlE2e, EventsFollowSurvivesALoomdRestartAndPrintsEachEventOnce) {
+    const fs::path outFile = state_ / "follow.out", errFile = state_ / "follow.err";
+    pid_t follower = ::fork();
+    if (follower == 0) {
+        std::FILE* o = std::fopen(outFile.c_str(), "w");
+        std::FILE* e = std::fopen(errFile.c_str(), "w");
+        ::dup2(::fileno(o), 1);
+        ::dup2(::fileno(e), 2);
+        ::setenv("LOOM_SERVER", url_.c_str(), 1);
+        ::setenv("LOOM_TOKEN", loomd_.token.c_str(), 1);
+        ::setenv("HOME", state_.c_str(), 1);
+        ::execl(LOOMCTL_BIN, LOOMCTL_BIN, "events", "--follow", "-o", "json", "--kind",
+                "rack_transition", "--for", "120s", static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ASSERT_GT(follower, 0);
+    auto output = [&] {
+        std::ifstream in(outFile);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    auto count = [](const std::string& text, const std::string& what) {
+        std::size_t n = 0;
+        for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+        return n;
+    };
+    auto advance = [&](const std::string& rack) {
+        auto r = loomctl({"rack", "advance", rack, "--reason", "follow-test"});
+        return r.exitCode == 0 ? std::string() : r.err;
+    };
+    // Live: the follower may still be connecting, so keep advancing racks until one shows.
+    ASSERT_EQ(advance("z1-r001"), "");
+    ASSERT_TRUE(eventually([&] { return count(output(), "z1-r001: planned -> delivered") == 1; },
+                           std::chrono::seconds(30)))
+        << output();
+
+    // Restart loomd on the same port; advance z1-r002 as soon as it is back (the follower is
+    // still backing off, so it must refetch it), then z1-r003 once the follower is back.
+    const std::string hostPort = url_.substr(url_.find("//") + 2);
+    loomd_.listen = hostPort.substr(0, hostPort.find('/'));
+    loomd_.stop(SIGTERM);
+    ASSERT_EQ(loomd_.serve(), "");
+    ASSERT_EQ(loomd_.url, url_);
+    ASSERT_EQ(advance("z1-r002"), "");
+    ASSERT_TRUE(eventually([&] { return count(output(), "z1-r002: planned -> delivered") >= 1; },
+                           std::chrono::seconds(30)))
+        << output();
+    ASSERT_EQ(advance("z1-r003"), "");
+    ASSERT_TRUE(eventually([&] { return count(output(), "z1-r003: planned -> delivered") >= 1; },
+                           std::chrono::seconds(30)))
+        << output();
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // a late duplicate would show by now
+    ::kill(follower, SIGINT);
+    int status = 0;
+    ::waitpid(follower, &status, 0);
+
+    const std::string text = output();
+    for (const char* rack : {"z1-r001", "z1-r002", "z1-r003"})
+        EXPECT_EQ(count(text, std::string(rack) + ": planned -> delivered"), 1u) << rack << "\n" << text;
+    std::size_t lines = 0;
+    for (std::size_t at = 0, next; at < text.size(); at = next + 1) {
+        next = text.find('\n', at);
+        if (next == std::string::npos) next = text.size();
+        if (next == at) continue;
+        auto e = nlohmann::json::parse(text.substr(at, next - at), nullptr, false);
+        ASSERT_TRUE(e.is_object()) << text.substr(at, next - at);
+        EXPECT_EQ(e.value("kind", ""), "rack_transition");
+        ++lines;
+    }
+    EXPECT_EQ(lines, 3u) << text;
+    std::ifstream err(errFile);
+    EXPECT_NE(std::string(std::istreambuf_iterator<char>(err), {}).find("reconnecting"),
+              std::string::npos);
 }
 
 // `events`: a rack transition is in the history; `events ack|close ID` against the real server.

@@ -22,6 +22,7 @@ namespace loom::testing {
 struct LoomdHarness {
     std::filesystem::path state;
     std::string token, url;
+    std::string listen = "127.0.0.1:0";  // set to the first URL's host:port to restart in place
     pid_t pid = -1;
     FILE* out = nullptr;
 
@@ -47,7 +48,7 @@ struct LoomdHarness {
                       const std::map<std::string, std::string>& env = {}) {
         int fds[2];
         if (::pipe(fds) != 0) return "pipe failed";
-        std::vector<std::string> args = {LOOMD_BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir",
+        std::vector<std::string> args = {LOOMD_BIN, "serve", "--listen", listen, "--state-dir",
                                          state.string()};
         args.insert(args.end(), extra.begin(), extra.end());
         pid = ::fork();

@@ -205,7 +205,9 @@ std::optional<std::vector<StreamFrame>> Server::Impl::replayAfter(std::uint64_t 
     std::lock_guard lock(replayMutex);
     // A gap can be replayed only if nothing after `after` has been evicted. (Data frames are
     // never buffered: a resuming client gets fresh snapshots of its data topics instead.)
-    if (after < replayEvicted) return std::nullopt;
+    // Before what is buffered (or before this process), or after anything this process has
+    // published (a seq of another loomd): resync.
+    if (after < replayEvicted || after > seq.load()) return std::nullopt;
     std::vector<StreamFrame> out;
     for (auto& [sq, f] : replay)
         if (sq > after) out.push_back(f);

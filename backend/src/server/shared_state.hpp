@@ -18,6 +18,7 @@
 #include <boost/asio/strand.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -95,12 +96,19 @@ struct Server::Impl {
     // Stream state.
     std::vector<std::string> dataTopics;
     TopicSource topicSource;
-    std::atomic<std::uint64_t> seq{0};
+    // seq starts at the process's start time in microseconds since the epoch, so a loomd that
+    // restarted (or another loomd) never reuses a seq a client saw: a `resumeFrom` from before
+    // this process is below seqStart and gets a resync, never a wrong replay.
+    const std::uint64_t seqStart = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count());
+    std::atomic<std::uint64_t> seq{seqStart};
     std::mutex clientsMutex;
     std::vector<std::weak_ptr<WsClient>> clients;
     std::mutex replayMutex;
     std::deque<std::pair<std::uint64_t, StreamFrame>> replay;  // non-data messages by seq
-    std::uint64_t replayEvicted = 0;  // highest seq dropped from `replay`
+    std::uint64_t replayEvicted = seqStart;  // highest seq dropped from `replay`
     // The base of each data topic's next delta: what the last tick published (or, before
     // any tick, what the first subscriber was sent). A subscriber's snapshot is this base,
     // taken under streamBaseMutex together with its subscription, and the tick diffs,
