@@ -279,4 +279,34 @@ TEST_F(LoomctlCli, TokenCreatePrintsTheSecretLastAndRackActionsPostReasons) {
     EXPECT_EQ(run({"token", "create", "--name", "x", "--role", "root", "--server", s.url()}).exitCode, 2);
 }
 
+// `completion bash` is generated from the command tree: sourcing it completes subcommands,
+// options, the kinds after `get` and file names after -f, as kubectl's does (issue 12 item 3).
+TEST_F(LoomctlCli, BashCompletionCompletesCommandsKindsAndOptions) {
+    auto script = run({"completion", "bash"});
+    ASSERT_EQ(script.exitCode, 0) << script.err;
+    const auto file = std::filesystem::temp_directory_path() / ("loomctl-completion-" + std::to_string(::getpid()));
+    {
+        std::ofstream out(file);
+        out << script.out;
+    }
+    auto complete = [&](const std::string& line) {
+        auto r = loom::testing::runProcess("/bin/bash", {"-c", "source '" + file.string() + "'; COMP_WORDS=(" + line +
+                                                    "); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _loomctl; "
+                                                    "echo \"${COMPREPLY[*]}\""});
+        EXPECT_EQ(r.exitCode, 0) << r.err;
+        return r.out.substr(0, r.out.find('\n'));
+    };
+    EXPECT_EQ(complete("loomctl get ra"), "racks");
+    EXPECT_EQ(complete("loomctl describe li"), "links");
+    EXPECT_EQ(complete("loomctl fa"), "fabric");
+    EXPECT_EQ(complete("loomctl fabric ex"), "export");
+    EXPECT_EQ(complete("loomctl get --ou"), "--output");
+    EXPECT_EQ(complete("loomctl get racks z1"), "") << "a kind is given: no more kinds";
+    EXPECT_EQ(complete("loomctl --server http://x get --no-h"), "--no-headers") << "a global option's value is skipped";
+    std::filesystem::remove(file);
+    EXPECT_EQ(run({"completion", "tcsh"}).exitCode, 2);
+    auto fish = run({"completion", "fish"});
+    EXPECT_NE(fish.out.find("complete -c loomctl -n '__fish_use_subcommand' -a fabric"), std::string::npos) << fish.out;
+}
+
 }  // namespace

@@ -17,6 +17,7 @@ void addGetCommands(CLI::App& app);           // get, describe
 void addEventsCommand(CLI::App& app);         // events [--follow]
 void addTokenCommands(CLI::App& app);         // token create|list|revoke
 void addProvisioningCommands(CLI::App& app);  // rack ..., host quarantine, phase ...
+void addCompletionCommand(CLI::App& app);     // completion bash|zsh|fish (from the tree)
 // fabric routes|config|impact|degradation (on the `fabric` subcommand made in main.cpp).
 void addFabricServerCommands(CLI::App& fabric);
 

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     fabric->require_subcommand(1);
     loom::loomctl::addFabricCommands(*fabric);
     loom::loomctl::addFabricServerCommands(*fabric);
+    loom::loomctl::addCompletionCommand(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::RuntimeError& e) {
