@@ -101,5 +101,58 @@ TEST(Render, OutputFormats) {
     EXPECT_FALSE(parseOutputFormat("xml"));
 }
 
+// -o jsonpath=: kubectl's templates, the subset its users reach for (issue 12 item 3).
+TEST(JsonPath, FieldsIndexesWildcardsRangesAndLiterals) {
+    const json doc = json::parse(R"({"items": [
+        {"name": "z1-r001", "state": "in_service", "labels": {"owner": "a", "k.dots": "d"}, "n": 3},
+        {"name": "z1-r002", "state": "planned", "labels": {}, "n": 1.5}]})");
+    auto r = [&](std::string_view t) {
+        auto out = renderJsonPath(doc, t);
+        EXPECT_TRUE(out) << t << ": " << out.error().toString();
+        return out ? *out : std::string("<error>");
+    };
+    EXPECT_EQ(r("{.items[*].name}"), "z1-r001 z1-r002");
+    EXPECT_EQ(r("{.items[0].labels.owner}"), "a");
+    EXPECT_EQ(r("{.items[-1].name}"), "z1-r002");
+    EXPECT_EQ(r("{$.items[0].labels['k.dots']}"), "d");
+    EXPECT_EQ(r("{.items[0].labels}"), R"({"k.dots":"d","owner":"a"})");
+    EXPECT_EQ(r("{.items[*].n}"), "3 1.5");
+    EXPECT_EQ(r("{range .items[*]}{.name}{\"\\t\"}{.state}{\"\\n\"}{end}"),
+              "z1-r001\tin_service\nz1-r002\tplanned\n");
+    EXPECT_EQ(r("names: {.items[*].name}!"), "names: z1-r001 z1-r002!");
+    EXPECT_EQ(r("{.items[0].missing}"), "") << "a missing key prints nothing, as kubectl's default";
+    EXPECT_EQ(r("{.items[7].name}"), "");
+}
+
+TEST(JsonPath, WhatIsNotSupportedIsAnErrorNamingTheColumn) {
+    const json doc = json::object();
+    for (std::string_view t : {"{.items[?(@.a==1)]}", "{..name}", "{.items[0:2]}", "{.a", ".a}",
+                               "{range .items[*]}{.name}", "{end}", "{\"open}"}) {
+        auto out = renderJsonPath(doc, t);
+        ASSERT_FALSE(out) << t;
+        EXPECT_NE(out.error().message.find("column"), std::string::npos) << out.error().message;
+    }
+}
+
+TEST(JsonPath, SortByIsNaturalForNamesNumericForNumbersMissingLast) {
+    EXPECT_TRUE(naturalLess("p2", "p10"));
+    EXPECT_FALSE(naturalLess("p10", "p2"));
+    EXPECT_TRUE(naturalLess("z1-r001-rtsw/p9", "z1-r001-rtsw/p10"));
+    EXPECT_TRUE(naturalLess("a", "b"));
+    EXPECT_FALSE(naturalLess("p2", "p2"));
+    std::vector<json> items = {json{{"name", "p10"}, {"n", 2}}, json{{"name", "p2"}, {"n", 10}},
+                               json{{"name", "p1"}}, json{{"name", "p02"}, {"n", 1}}};
+    ASSERT_TRUE(sortByJsonPath(items, ".name"));
+    EXPECT_EQ(items[0]["name"], "p1");
+    EXPECT_EQ(items[1]["name"], "p2");
+    EXPECT_EQ(items[2]["name"], "p02");
+    EXPECT_EQ(items[3]["name"], "p10");
+    ASSERT_TRUE(sortByJsonPath(items, "{.n}"));
+    EXPECT_EQ(items[0]["n"], 1);
+    EXPECT_EQ(items[2]["n"], 10);
+    EXPECT_FALSE(items[3].contains("n")) << "missing last";
+    EXPECT_FALSE(sortByJsonPath(items, "{.a}{.b}"));
+}
+
 }  // namespace
 }  // namespace loom::client

@@ -88,6 +88,19 @@ TEST_F(LoomctlE2e, PortsAndLinksAreFetchedByTheirNames) {
     ASSERT_EQ(got.exitCode, 0) << got.err;
     EXPECT_EQ(nlohmann::json::parse(got.out)["name"], port) << got.out;
 
+    // -o jsonpath and --sort-by: ports in natural order (p2 before p10), kubectl's template.
+    auto ports = loomctl({"get", "ports", "--field", "device=z1-r001-rtsw", "--sort-by", ".name", "-o",
+                          "jsonpath={range .items[*]}{.name}{\"\\n\"}{end}"});
+    ASSERT_EQ(ports.exitCode, 0) << ports.err;
+    const auto p2 = ports.out.find("z1-r001-rtsw/p2\n"), p10 = ports.out.find("z1-r001-rtsw/p10\n");
+    ASSERT_NE(p2, std::string::npos) << ports.out;
+    ASSERT_NE(p10, std::string::npos) << ports.out;
+    EXPECT_LT(p2, p10) << ports.out;
+    auto one = loomctl({"describe", "link", link, "-o", "jsonpath={.name}"});
+    ASSERT_EQ(one.exitCode, 0) << one.err;
+    EXPECT_EQ(one.out, link + "\n");
+    EXPECT_EQ(loomctl({"get", "racks", "-o", "jsonpath={.items[?(@.x)]}"}).exitCode, 2);
+
     // A '/' sent as it is splits the name: a 404 that says how to send it.
     auto raw = runProcess("/usr/bin/curl", {"-s", "-H", "Authorization: Bearer " + loomd_.token,
                                             url_ + "/api/v1/ports/" + port});

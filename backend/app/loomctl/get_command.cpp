@@ -4,6 +4,8 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 namespace loom::loomctl {
 
@@ -19,6 +21,7 @@ struct GetOptions {
     std::vector<std::string> fields;  // key=value
     std::size_t limit = 0;
     bool noHeaders = false;
+    std::string sortBy;
 };
 
 std::pair<std::string, std::string> splitKeyValue(const std::string& s, const char* flag) {
@@ -63,13 +66,31 @@ void printObjects(const std::string& kind, const std::vector<json>& items,
     }
 }
 
+// `-o jsonpath=TEMPLATE`: the template, or nullopt for another format.
+std::optional<std::string> jsonPathOf(const std::string& output) {
+    for (std::string_view prefix : {"jsonpath=", "jsonpath:"})
+        if (output.starts_with(prefix)) return output.substr(prefix.size());
+    return std::nullopt;
+}
+
+void printJsonPath(const json& doc, const std::string& tmpl) {
+    auto text = client::renderJsonPath(doc, tmpl);
+    if (!text) failWith(text.error());
+    std::cout << *text;
+    if (text->empty() || text->back() != '\n') std::cout << '\n';
+}
+
 void runGet(const GetOptions& o) {
     std::string kind = kindOrExit(o.kind);
-    auto fmt = client::parseOutputFormat(o.output);
-    if (!fmt) failWith(Error::invalid("-o must be table, wide, yaml, json or name (got \"" + o.output + "\")"));
+    const auto jsonPath = jsonPathOf(o.output);
+    auto fmt = jsonPath ? std::optional(client::OutputFormat::Json) : client::parseOutputFormat(o.output);
+    if (!fmt)
+        failWith(Error::invalid("-o must be table, wide, yaml, json, name or jsonpath=TEMPLATE (got \"" +
+                                o.output + "\")"));
     auto client = makeClient();
     if (!o.name.empty()) {
         auto obj = orExit(client.getJson("/api/v1/" + kind + "/" + client::urlEncode(o.name)), client);
+        if (jsonPath) return printJsonPath(obj, *jsonPath);
         printObjects(kind, {obj}, *fmt, true, o.noHeaders);
         return;
     }
@@ -85,6 +106,9 @@ void runGet(const GetOptions& o) {
     auto items = orExit(client.list(kind, filters, o.limit,
                                     o.limit > 0 && o.limit < 5000 ? o.limit : 5000),
                         client);
+    if (!o.sortBy.empty())
+        if (auto sorted = client::sortByJsonPath(items, o.sortBy); !sorted) failWith(sorted.error());
+    if (jsonPath) return printJsonPath(json{{"items", items}}, *jsonPath);
     printObjects(kind, items, *fmt, false, o.noHeaders);
 }
 
@@ -101,10 +125,19 @@ std::string title(const std::string& key) {
     return t;
 }
 
-void runDescribe(const std::string& kindArg, const std::string& name) {
+void runDescribe(const std::string& kindArg, const std::string& name, const std::string& output) {
     std::string kind = kindOrExit(kindArg);
     auto client = makeClient();
     auto obj = orExit(client.getJson("/api/v1/" + kind + "/" + client::urlEncode(name)), client);
+    if (output == "json") {
+        std::cout << obj.dump(2) << '\n';
+        return;
+    }
+    if (output == "yaml") {
+        std::cout << client::toYaml(obj);
+        return;
+    }
+    if (auto tmpl = jsonPathOf(output)) return printJsonPath(obj, *tmpl);
 
     // kubectl's layout: "Key:   value" with values aligned; labels one per line.
     std::vector<std::pair<std::string, std::string>> lines;
@@ -207,7 +240,12 @@ void addGetCommands(CLI::App& app) {
         "get", "List inventory objects of a kind, or show one (kubectl-style tables)");
     get->add_option("kind", o->kind, "kind, singular or plural: " + kindList())->required();
     get->add_option("name", o->name, "show only this object");
-    get->add_option("-o,--output", o->output, "table (default), wide, yaml, json or name");
+    get->add_option("-o,--output", o->output,
+                    "table (default), wide, yaml, json, name or jsonpath=TEMPLATE (kubectl's: "
+                    "'{range .items[*]}{.name}{\"\\n\"}{end}')");
+    get->add_option("--sort-by", o->sortBy,
+                    "sort the list by a field path, e.g. .name or {.labels.owner} (names sort "
+                    "naturally: p2 before p10)");
     get->add_option("-l,--selector", o->labels, "label filter key=value (repeatable)");
     get->add_option("--field", o->fields,
                     "field filter key=value, e.g. state=in_service or zone=z1 (repeatable)");
@@ -221,7 +259,13 @@ void addGetCommands(CLI::App& app) {
         "describe", "Show one object in detail, with its children and recent events");
     describe->add_option("kind", *kind, "kind, singular or plural")->required();
     describe->add_option("name", *name, "object name")->required();
-    describe->callback([kind, name] { runDescribe(*kind, *name); });
+    auto output = std::make_shared<std::string>("text");
+    describe->add_option("-o,--output", *output, "text (default), json, yaml or jsonpath=TEMPLATE");
+    describe->callback([kind, name, output] {
+        if (*output != "text" && *output != "json" && *output != "yaml" && !jsonPathOf(*output))
+            failWith(Error::invalid("-o must be text, json, yaml or jsonpath=TEMPLATE (got \"" + *output + "\")"));
+        runDescribe(*kind, *name, *output);
+    });
 }
 
 }  // namespace loom::loomctl

@@ -181,6 +181,15 @@ std::string renderTable(const std::vector<Column>& cols, const std::vector<nlohm
 // Plain rows of strings (first row is the header when `headers`).
 std::string renderRows(const std::vector<std::vector<std::string>>& rows);
 
+// kubectl's JSONPath templates ({.name}, {.items[*].name}, {range .items[*]}...{end}, {"\n"});
+// the supported subset and its limits are at the top of jsonpath.cpp. Errors name the column.
+Result<std::string> renderJsonPath(const nlohmann::json& doc, std::string_view tmpl);
+// Sorts by one path (".name", "{.labels.owner}"): numbers numerically, text naturally (p2
+// before p10), missing values last; stable.
+Result<void> sortByJsonPath(std::vector<nlohmann::json>& items, std::string_view path);
+// "p2" < "p10": digit runs compare as numbers.
+bool naturalLess(std::string_view a, std::string_view b);
+
 // Block-style YAML of any JSON value (keys sorted, as kubectl prints them).
 std::string toYaml(const nlohmann::json& j);
 
