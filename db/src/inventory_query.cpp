@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace loom::db {
 
@@ -205,6 +206,57 @@ std::string joinNames(const std::vector<std::string>& v) {
     return s;
 }
 
+constexpr const char* kLookups = "n, ic, nic, isw, iew, ie, gt, gte, lt, lte, empty";
+
+// `value` escaped for LIKE (backslash is PostgreSQL's default escape character).
+std::string likeEscaped(const std::string& value) {
+    std::string out;
+    for (char c : value) {
+        if (c == '%' || c == '_' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+bool isNumber(const std::string& v) {
+    if (v.empty() || v.size() > 40) return false;
+    char* end = nullptr;
+    std::strtod(v.c_str(), &end);
+    return *end == '\0' && v.find_first_of("xXnN") == std::string::npos;  // no hex, inf, nan
+}
+
+// One filter as SQL on `expr` with its value as a parameter (never spliced): exact by default
+// (the value compared as text), or one of NetBox's lookups.
+Result<std::string> lookupCondition(const std::string& expr, const std::string& op,
+                                    const std::string& value, std::vector<std::string>& params) {
+    const std::string text = expr + "::text";
+    auto param = [&](std::string v) {
+        params.push_back(std::move(v));
+        return "$" + std::to_string(params.size());
+    };
+    if (op.empty()) return text + " = " + param(value);
+    if (op == "n") return "(" + text + " IS DISTINCT FROM " + param(value) + ")";
+    if (op == "ie") return "lower(" + text + ") = lower(" + param(value) + ")";
+    if (op == "ic") return text + " ILIKE '%' || " + param(likeEscaped(value)) + " || '%'";
+    if (op == "nic")
+        return "NOT coalesce(" + text + " ILIKE '%' || " + param(likeEscaped(value)) + " || '%', false)";
+    if (op == "isw") return text + " ILIKE " + param(likeEscaped(value)) + " || '%'";
+    if (op == "iew") return text + " ILIKE '%' || " + param(likeEscaped(value));
+    if (op == "empty") {
+        if (value != "true" && value != "false")
+            return fail(Error::invalid("__empty takes true or false, not '" + value + "'"));
+        std::string isEmpty = "(" + expr + " IS NULL OR " + text + " = '')";
+        return value == "true" ? isEmpty : "NOT " + isEmpty;
+    }
+    const char* cmp = op == "gt" ? ">" : op == "gte" ? ">=" : op == "lt" ? "<" : op == "lte" ? "<=" : nullptr;
+    if (!cmp)
+        return fail(Error::invalid("unknown lookup '__" + op + "'; lookups: " + kLookups));
+    if (isNumber(value))  // numerically, on the values that are numbers
+        return "(CASE WHEN " + text + " ~ '^-?[0-9]+(\\.[0-9]+)?$' THEN " + text + "::numeric " +
+               cmp + " " + param(value) + "::numeric ELSE false END)";
+    return text + " " + cmp + " " + param(value);
+}
+
 }  // namespace
 
 std::vector<std::string> filterFields(Kind kind) {
@@ -250,18 +302,25 @@ Result<ListPage> listObjects(Connection& c, const ListQuery& query) {
                     std::to_string(params.size()));
             continue;
         }
+        // NetBox's lookups: field__op (name__ic=rtsw, index__gte=4, serial__empty=true).
+        std::string base = field, op;
+        if (auto dunder = field.rfind("__"); dunder != std::string::npos && dunder > 0) {
+            base = field.substr(0, dunder);
+            op = field.substr(dunder + 2);
+        }
         const char* expr = nullptr;
-        if (field == "name") expr = "t.name";
+        if (base == "name") expr = "t.name";
         for (const auto& f : ks.fields)
-            if (field == f.api) expr = f.sql;
+            if (base == f.api) expr = f.sql;
         if (!expr)
-            return fail(Error::invalid("unknown filter '" + field + "' for " +
+            return fail(Error::invalid("unknown filter '" + base + "' for " +
                                            std::string(inventory::kindPlural(query.kind)) +
                                            "; valid: " + joinNames(filterFields(query.kind)) +
-                                           ", label.<key>",
+                                           ", label.<key>; lookups: field__" + kLookups,
                                        field));
-        params.push_back(value);
-        addCond(std::string("(") + expr + ")::text = $" + std::to_string(params.size()));
+        auto cond = lookupCondition(std::string("(") + expr + ")", op, value, params);
+        if (!cond) return fail(Error::invalid(cond.error().message, field));
+        addCond(*cond);
     }
     sql += where;
     sql += " ORDER BY t.name LIMIT " + std::to_string(query.limit + 1);

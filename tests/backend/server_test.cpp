@@ -155,6 +155,29 @@ TEST_F(ServerTest, CursorPaginationVisitsEveryObjectOnce) {
     ASSERT_EQ(f.status, 200);
     ASSERT_EQ(f.j()["items"].size(), 1u);
     EXPECT_EQ(f.j()["items"][0]["name"], "z1-r001-h0-gpu3");
+    // NetBox's lookups (issue 12 item 4): field__op, values as parameters, errors naming the field.
+    auto count = [&](const std::string& q) -> long {
+        auto r = request(s.port(), "GET", "/api/v1/" + q, v);
+        EXPECT_EQ(r.status, 200) << q << ": " << r.body;
+        return r.status == 200 ? static_cast<long>(r.j()["items"].size()) : -1;
+    };
+    EXPECT_EQ(count("gpus?limit=1000&name__ic=R001-H0"), 8);
+    EXPECT_EQ(count("gpus?limit=1000&name__isw=z1-r002"), 16);
+    EXPECT_EQ(count("gpus?limit=1000&name__iew=GPU7"), 8);
+    EXPECT_EQ(count("gpus?limit=1000&index__gte=6"), 16);
+    EXPECT_EQ(count("gpus?limit=1000&index__lt=2&host=z1-r001-h0"), 2);
+    EXPECT_EQ(count("gpus?limit=1000&index__n=0"), 56);
+    EXPECT_EQ(count("gpus?limit=1000&name__nic=gpu1"), 56);
+    EXPECT_EQ(count("gpus?limit=1000&name__ie=Z1-R001-H0-GPU3"), 1);
+    EXPECT_EQ(count("gpus?limit=1000&name__ic=%25"), 0) << "% is a character, not a wildcard";
+    EXPECT_EQ(count("gpus?limit=1000&name__ic=_"), 0) << "_ is a character, not a wildcard";
+    EXPECT_EQ(count("gpus?limit=1000&serial__empty=false") + count("gpus?limit=1000&serial__empty=true"), 64);
+    auto badOp = request(s.port(), "GET", "/api/v1/gpus?name__regex=x", v);
+    EXPECT_EQ(badOp.status, 400);
+    EXPECT_EQ(badOp.j()["error"].value("path", ""), "name__regex") << badOp.body;
+    EXPECT_NE(badOp.body.find("isw"), std::string::npos) << badOp.body;
+    EXPECT_EQ(request(s.port(), "GET", "/api/v1/gpus?serial__empty=maybe", v).status, 400);
+    EXPECT_EQ(request(s.port(), "GET", "/api/v1/gpus?bogus__ic=1", v).status, 400);
     auto y = request(s.port(), "GET", "/api/v1/racks?limit=1", v, "", {{"Accept", "application/yaml"}});
     EXPECT_EQ(y.status, 200);
     EXPECT_NE(y.body.find("items:"), std::string::npos) << y.body;
