@@ -38,6 +38,30 @@ protected:
 
     ProcessResult loomctl(std::vector<std::string> args) { return loomd_.loomctl(args); }
 
+    // loomctl in the background (a --follow or --watch), its output in files.
+    pid_t spawnLoomctl(std::vector<std::string> args, const fs::path& out, const fs::path& err) {
+        pid_t pid = ::fork();
+        if (pid == 0) {
+            std::FILE* o = std::fopen(out.c_str(), "w");
+            std::FILE* e = std::fopen(err.c_str(), "w");
+            ::dup2(::fileno(o), 1);
+            ::dup2(::fileno(e), 2);
+            ::setenv("LOOM_SERVER", url_.c_str(), 1);
+            ::setenv("LOOM_TOKEN", loomd_.token.c_str(), 1);
+            ::setenv("HOME", state_.c_str(), 1);
+            std::vector<char*> argv{const_cast<char*>(LOOMCTL_BIN)};
+            for (auto& a : args) argv.push_back(a.data());
+            argv.push_back(nullptr);
+            ::execv(LOOMCTL_BIN, argv.data());
+            ::_exit(127);
+        }
+        return pid;
+    }
+    static std::string readFile(const fs::path& p) {
+        std::ifstream in(p);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
+
     LoomdHarness loomd_;
     fs::path state_;
     std::string spec_, url_;
@@ -112,24 +136,11 @@ TEST_F(LoomctlE2e, PortsAndLinksAreFetchedByTheirNames) {
 // (live again); loomctl does not exit when loomd goes away (issue 12 item 5).
 TEST_F(LoomctlE2e, EventsFollowSurvivesALoomdRestartAndPrintsEachEventOnce) {
     const fs::path outFile = state_ / "follow.out", errFile = state_ / "follow.err";
-    pid_t follower = ::fork();
-    if (follower == 0) {
-        std::FILE* o = std::fopen(outFile.c_str(), "w");
-        std::FILE* e = std::fopen(errFile.c_str(), "w");
-        ::dup2(::fileno(o), 1);
-        ::dup2(::fileno(e), 2);
-        ::setenv("LOOM_SERVER", url_.c_str(), 1);
-        ::setenv("LOOM_TOKEN", loomd_.token.c_str(), 1);
-        ::setenv("HOME", state_.c_str(), 1);
-        ::execl(LOOMCTL_BIN, LOOMCTL_BIN, "events", "--follow", "-o", "json", "--kind",
-                "rack_transition", "--for", "120s", static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
+    pid_t follower = spawnLoomctl({"events", "--follow", "-o", "json", "--kind", "rack_transition",
+                                   "--for", "120s"},
+                                  outFile, errFile);
     ASSERT_GT(follower, 0);
-    auto output = [&] {
-        std::ifstream in(outFile);
-        return std::string(std::istreambuf_iterator<char>(in), {});
-    };
+    auto output = [&] { return readFile(outFile); };
     auto count = [](const std::string& text, const std::string& what) {
         std::size_t n = 0;
         for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -182,6 +193,41 @@ TEST_F(LoomctlE2e, EventsFollowSurvivesALoomdRestartAndPrintsEachEventOnce) {
     std::ifstream err(errFile);
     EXPECT_NE(std::string(std::istreambuf_iterator<char>(err), {}).find("reconnecting"),
               std::string::npos);
+}
+
+// `get racks --watch`: the list, then a row in the same columns when a rack changes (issue 12
+// item 3).
+TEST_F(LoomctlE2e, GetWatchPrintsARowWhenARackChanges) {
+    const fs::path outFile = state_ / "watch.out", errFile = state_ / "watch.err";
+    pid_t watcher = spawnLoomctl({"get", "racks", "--watch"}, outFile, errFile);
+    ASSERT_GT(watcher, 0);
+    auto count = [](const std::string& text, const std::string& what) {
+        std::size_t n = 0;
+        for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+        return n;
+    };
+    ASSERT_TRUE(eventually([&] { return count(readFile(outFile), "z1-r004 ") == 1; }, std::chrono::seconds(30)))
+        << readFile(outFile) << readFile(errFile);
+    // The watcher subscribes after the list: advance until its row shows (a transition made
+    // before the subscription is live would not be seen; then the next one is).
+    bool seen = false;
+    for (const char* step : {"advance", "advance", "advance"}) {
+        ASSERT_EQ(loomctl({"rack", step, "z1-r004", "--reason", "watch-test"}).exitCode, 0);
+        if (eventually([&] { return count(readFile(outFile), "z1-r004 ") >= 2; }, std::chrono::seconds(5))) {
+            seen = true;
+            break;
+        }
+    }
+    ::kill(watcher, SIGINT);
+    int status = 0;
+    ::waitpid(watcher, &status, 0);
+    const std::string text = readFile(outFile);
+    ASSERT_TRUE(seen) << text << readFile(errFile);
+    const std::string header = text.substr(0, text.find('\n'));
+    const auto last = text.rfind("z1-r004 ");
+    const std::string row = text.substr(last, text.find('\n', last) - last);
+    EXPECT_EQ(row.find("delivered"), header.find("STATE")) << header << "\n" << row;
+    EXPECT_EQ(count(text, "z1-r001 "), 1u) << "an unchanged rack is printed once:\n" << text;
 }
 
 // `events`: a rack transition is in the history; `events ack|close ID` against the real server.

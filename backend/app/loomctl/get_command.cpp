@@ -3,7 +3,11 @@
 #include "loomctl/context.hpp"
 
 #include <iostream>
+#include <algorithm>
+#include <chrono>
+#include <map>
 #include <memory>
+#include <thread>
 #include <optional>
 #include <string_view>
 
@@ -22,6 +26,7 @@ struct GetOptions {
     std::size_t limit = 0;
     bool noHeaders = false;
     std::string sortBy;
+    bool watch = false;
 };
 
 std::pair<std::string, std::string> splitKeyValue(const std::string& s, const char* flag) {
@@ -80,6 +85,120 @@ void printJsonPath(const json& doc, const std::string& tmpl) {
     if (text->empty() || text->back() != '\n') std::cout << '\n';
 }
 
+// `get KIND --watch`, as kubectl's: the list, then a row each time one of the listed objects
+// changes, in the list's columns (widths fixed by the first list). Driven by the stream: a rack
+// or host transition (topic provisioning) or an event at an object (events: its health) fetches
+// that object again; a new inventory generation (an apply) or a resync lists them all again.
+// Only rows whose resourceVersion changed are printed. Reconnects like `events --follow`.
+class Watcher {
+public:
+    Watcher(std::string kind, const GetOptions& o, client::Client& client,
+            std::vector<std::pair<std::string, std::string>> filters)
+        : kind_(std::move(kind)), o_(o), client_(client), filters_(std::move(filters)) {}
+
+    void run() {
+        auto items = list();
+        if (json_) {
+            for (const auto& obj : items) print(obj);
+        } else {
+            cols_ = client::columnsForKind(kind_, o_.output == "wide", items);
+            widths_.assign(cols_.size(), 0);
+            for (std::size_t c = 0; c < cols_.size(); ++c) widths_[c] = cols_[c].header.size();
+            for (const auto& obj : items)
+                for (std::size_t c = 0; c < cols_.size(); ++c)
+                    widths_[c] = std::max(widths_[c], cell(c, obj).size());
+            if (!o_.noHeaders) {
+                std::vector<std::string> h;
+                for (const auto& col : cols_) h.push_back(col.header);
+                std::cout << line(h);
+            }
+            for (const auto& obj : items) print(obj);
+        }
+        std::cout.flush();
+        std::int64_t resumeFrom = 0;
+        auto backoff = std::chrono::milliseconds(500);
+        for (;;) {
+            auto res = client_.stream({"provisioning", "events", "inventory"}, resumeFrom, [&](const json& m) {
+                if (auto sq = m.find("seq"); sq != m.end() && sq->is_number_integer())
+                    resumeFrom = std::max(resumeFrom, sq->get<std::int64_t>());
+                onMessage(m);
+                backoff = std::chrono::milliseconds(500);
+                std::cout.flush();
+                return true;
+            });
+            if (!res && (res.error().code == Errc::Unauthorized || res.error().code == Errc::Forbidden))
+                orExit(std::move(res), client_);
+            std::cerr << "loomctl: the stream broke (" << (res ? "closed by the server" : res.error().message)
+                      << "); reconnecting in " << backoff.count() << " ms\n";
+            std::this_thread::sleep_for(backoff);
+            backoff = std::min(backoff * 2, std::chrono::milliseconds(5000));
+        }
+    }
+
+private:
+    std::vector<json> list() {
+        return orExit(client_.list(kind_, filters_, 0, 5000), client_);
+    }
+
+    void onMessage(const json& m) {
+        const std::string type = client::field(m, "type");
+        if (type == "resync" || type == "inventory") {
+            for (const auto& obj : list()) print(obj);
+        } else if (type == "provisioning") {
+            refetch(kind_ == "racks" ? client::field(m, "rack") : kind_ == "hosts" ? client::field(m, "host") : "");
+        } else if (type == "event" && m.contains("event") && m["event"].is_object()) {
+            const json& e = m["event"];
+            std::string where = client::field(e, "location");
+            if (kind_ == "racks") where = client::field(e, "rack");
+            else if (kind_ == "switches") where = where.substr(0, where.find('/'));
+            refetch(where);
+        }
+    }
+
+    void refetch(const std::string& name) {
+        if (name.empty() || !seen_.count(name)) return;  // not one of the listed objects
+        auto obj = client_.getJson("/api/v1/" + kind_ + "/" + client::urlEncode(name));
+        if (obj) print(*obj);
+    }
+
+    void print(const json& obj) {
+        const std::string name = client::field(obj, "name"), rv = client::field(obj, "resourceVersion");
+        auto [it, fresh] = seen_.try_emplace(name, rv);
+        if (!fresh && it->second == rv) return;  // unchanged
+        it->second = rv;
+        if (json_) {
+            std::cout << obj.dump() << '\n';
+        } else {
+            std::vector<std::string> row;
+            for (std::size_t c = 0; c < cols_.size(); ++c) row.push_back(cell(c, obj));
+            std::cout << line(row);
+        }
+    }
+
+    std::string cell(std::size_t c, const json& obj) const {
+        std::string v = cols_[c].cell(obj);
+        return v.empty() ? "<none>" : v;
+    }
+
+    std::string line(const std::vector<std::string>& row) const {
+        std::string out;
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            out += row[c];
+            if (c + 1 < row.size()) out += std::string(widths_[c] + 3 - std::min(row[c].size(), widths_[c] + 1), ' ');
+        }
+        return out + '\n';
+    }
+
+    std::string kind_;
+    const GetOptions& o_;
+    client::Client& client_;
+    std::vector<std::pair<std::string, std::string>> filters_;
+    bool json_ = o_.output == "json";
+    std::vector<client::Column> cols_;
+    std::vector<std::size_t> widths_;
+    std::map<std::string, std::string> seen_;  // name -> last printed resourceVersion
+};
+
 void runGet(const GetOptions& o) {
     std::string kind = kindOrExit(o.kind);
     const auto jsonPath = jsonPathOf(o.output);
@@ -102,6 +221,12 @@ void runGet(const GetOptions& o) {
     for (const auto& f : o.fields) {
         auto [k, v] = splitKeyValue(f, "--field");
         filters.emplace_back(k, v);
+    }
+    if (o.watch) {
+        if (o.output != "table" && o.output != "wide" && o.output != "json")
+            failWith(Error::invalid("--watch prints table, wide or json (one object per line)"));
+        Watcher(kind, o, client, filters).run();
+        return;
     }
     auto items = orExit(client.list(kind, filters, o.limit,
                                     o.limit > 0 && o.limit < 5000 ? o.limit : 5000),
@@ -251,6 +376,9 @@ void addGetCommands(CLI::App& app) {
                     "field filter key=value, e.g. state=in_service or zone=z1 (repeatable)");
     get->add_option("--limit", o->limit, "stop after N objects (default: all, pages of 5000)");
     get->add_flag("--no-headers", o->noHeaders, "omit the table header");
+    get->add_flag("-w,--watch", o->watch,
+                  "after the list, print a row each time one of the objects changes (WebSocket "
+                  "stream; reconnects; stop with Ctrl-C)");
     get->callback([o] { runGet(*o); });
 
     auto kind = std::make_shared<std::string>();
