@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 namespace loom::db {
 
@@ -157,7 +158,8 @@ std::string selectSql(Kind k) {
         s += "', ";
         s += f.sql;
     }
-    s += ", 'labels', t.labels, 'resourceVersion', t.resource_version, 'createdAt', "
+    // One labels map: those set by hand (user_labels) under the spec's own (0010_user_labels).
+    s += ", 'labels', t.user_labels || t.labels, 'resourceVersion', t.resource_version, 'createdAt', "
          "t.created_at, 'updatedAt', t.updated_at)::text FROM ";
     s += ks.table;
     s += " t ";
@@ -298,7 +300,7 @@ Result<ListPage> listObjects(Connection& c, const ListQuery& query) {
             if (key.empty()) return fail(Error::invalid("empty label key", field));
             params.push_back(key);
             params.push_back(value);
-            addCond("t.labels ->> $" + std::to_string(params.size() - 1) + " = $" +
+            addCond("(t.user_labels || t.labels) ->> $" + std::to_string(params.size() - 1) + " = $" +
                     std::to_string(params.size()));
             continue;
         }
@@ -375,19 +377,29 @@ Result<std::string> patchObject(Connection& c, Kind kind, const std::string& nam
         // field is one of the whitelisted column names above.
         sets += ", " + field + " = $" + std::to_string(params.size());
     }
+    // Labels set by hand go to user_labels: an apply of the spec never reverts them. A key the
+    // spec sets is the spec's: changing or removing it here is a conflict (409).
     if (patch.labels) {
         params.push_back(*patch.labels);
-        sets += ", labels = jsonb_strip_nulls(labels || $" + std::to_string(params.size()) +
-                "::jsonb)";
+        sets += ", user_labels = jsonb_strip_nulls(user_labels || $" +
+                std::to_string(params.size()) + "::jsonb)";
     }
     try {
         pqxx::work tx(native(c));
-        auto cur = tx.exec_params("SELECT resource_version, to_jsonb(x) - 'id' FROM " + table +
-                                      " x WHERE name = $1 FOR UPDATE",
-                                  name);
+        auto cur = tx.exec_params(
+            "SELECT resource_version, to_jsonb(x) - 'id', "
+            "(SELECT string_agg(k || '=' || (x.labels ->> k), ', ' ORDER BY k) "
+            "   FROM jsonb_object_keys(coalesce($2::jsonb, '{}')) k WHERE x.labels ? k) FROM " +
+                table + " x WHERE name = $1 FOR UPDATE",
+            name, patch.labels ? std::optional<std::string>(*patch.labels) : std::nullopt);
         if (cur.empty())
             return fail(Error::notFound(std::string(inventory::kindName(kind)) + " '" + name +
                                         "' not found"));
+        if (!cur[0][2].is_null())
+            return fail(Error::conflict(
+                "label " + cur[0][2].as<std::string>() + " of " + std::string(inventory::kindName(kind)) +
+                " '" + name + "' is set by the cluster spec: change it there and apply (labels set by "
+                "hand are those the spec does not set)"));
         auto rv = cur[0][0].as<std::int64_t>();
         if (patch.ifMatch && *patch.ifMatch != rv)
             return fail(Error{Errc::PreconditionFailed,

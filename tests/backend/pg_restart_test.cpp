@@ -106,7 +106,7 @@ TEST_F(PgRestart, LoomdRidesThroughAndLosesNoAcknowledgedWrite) {
     // a 2xx (a later write whose outcome was unknown may also have landed).
     auto conn = connect();
     for (const auto& rack : racks) {
-        auto v = conn.queryValue("SELECT labels->>'seq' FROM racks WHERE name = '" + rack + "'");
+        auto v = conn.queryValue("SELECT user_labels->>'seq' FROM racks WHERE name = '" + rack + "'");
         ASSERT_TRUE(v && *v) << rack;
         EXPECT_GE(std::stoi(**v), lastAcked[rack]) << rack << ": an acknowledged write was lost";
         EXPECT_GT(lastAcked[rack], 0) << rack;

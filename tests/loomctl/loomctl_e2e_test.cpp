@@ -230,6 +230,46 @@ TEST_F(LoomctlE2e, GetWatchPrintsARowWhenARackChanges) {
     EXPECT_EQ(count(text, "z1-r001 "), 1u) << "an unchanged rack is printed once:\n" << text;
 }
 
+// Labels set by hand survive an apply of the unchanged spec; a label the spec sets is the
+// spec's (a hand change is refused, naming it); kubectl's --overwrite and key- (issue 12 item 2).
+TEST_F(LoomctlE2e, LabelsSetByHandSurviveAnApplyAndSpecLabelsStayTheSpecs) {
+    const fs::path spec = state_ / "dev-small-labels.yaml";
+    {
+        std::ofstream out(spec);
+        out << readFile(spec_) << "  overrides:\n    labels:\n      - {name: z1-r001, labels: {tier: gold}}\n";
+    }
+    auto applied = loomctl({"apply", "-f", spec.string()});
+    ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
+    auto labelsOf = [&] {
+        return loomctl({"get", "racks", "z1-r001", "-o", "jsonpath={.labels.tier}/{.labels.owner}"}).out;
+    };
+    ASSERT_EQ(labelsOf(), "gold/\n");
+
+    auto set = loomctl({"label", "rack", "z1-r001", "owner=team-a"});
+    ASSERT_EQ(set.exitCode, 0) << set.err;
+    EXPECT_EQ(set.out, "rack/z1-r001 labeled\n");
+    EXPECT_EQ(labelsOf(), "gold/team-a\n");
+
+    // The unchanged spec again: nothing to do, and the hand label stays.
+    auto again = loomctl({"apply", "-f", spec.string()});
+    ASSERT_EQ(again.exitCode, 0) << again.out << again.err;
+    EXPECT_EQ(labelsOf(), "gold/team-a\n");
+    EXPECT_EQ(loomctl({"diff", "-f", spec.string()}).exitCode, 0) << "hand labels are no difference";
+
+    auto specOwned = loomctl({"label", "rack", "z1-r001", "tier=silver", "--overwrite"});
+    EXPECT_EQ(specOwned.exitCode, 1);
+    EXPECT_NE(specOwned.err.find("tier=gold"), std::string::npos) << specOwned.err;
+    EXPECT_NE(specOwned.err.find("cluster spec"), std::string::npos) << specOwned.err;
+    EXPECT_EQ(loomctl({"label", "rack", "z1-r001", "owner=team-b"}).exitCode, 1) << "needs --overwrite";
+    EXPECT_EQ(loomctl({"label", "rack", "z1-r001", "owner=team-b", "--overwrite"}).exitCode, 0);
+    EXPECT_EQ(labelsOf(), "gold/team-b\n");
+    auto byLabel = loomctl({"get", "racks", "-l", "owner=team-b", "-o", "name"});
+    EXPECT_EQ(byLabel.out, "rack/z1-r001\n") << byLabel.err;
+    EXPECT_EQ(loomctl({"label", "rack", "z1-r001", "owner-"}).exitCode, 0);
+    EXPECT_EQ(labelsOf(), "gold/\n");
+    EXPECT_EQ(loomctl({"label", "rack", "z1-r001", "=x"}).exitCode, 2);
+}
+
 // `events`: a rack transition is in the history; `events ack|close ID` against the real server.
 // The README's demo step 2: `loomd token create --role admin` with no --name makes a token
 // named after its role and the time; the secret is printed once, the list shows the name.

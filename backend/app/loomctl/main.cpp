@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
     loom::loomctl::addGlobalOptions(app);
     loom::loomctl::addApplyCommands(app);
     loom::loomctl::addGetCommands(app);
+    loom::loomctl::addLabelCommand(app);
     loom::loomctl::addEventsCommand(app);
     loom::loomctl::addTokenCommands(app);
     loom::loomctl::addProvisioningCommands(app);
