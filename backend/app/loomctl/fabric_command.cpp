@@ -91,7 +91,7 @@ fabric::Router loadAndRoute(const Offline& o) {
 }
 
 void addOfflineOptions(CLI::App* cmd, Offline& o) {
-    cmd->add_option("-f,--file", o.spec, "Cluster spec (YAML)")->required();
+    cmd->add_option("-f,--filename,--file", o.spec, "Cluster spec (YAML)")->required();
     cmd->add_option("--fail-link", o.failLinks, "Treat this backend link as down (repeatable)");
     cmd->add_option("--fail-switch", o.failSwitches, "Treat this backend switch as down (repeatable)");
 }
@@ -270,7 +270,9 @@ void addFabricCommands(CLI::App& fabric) {
         "export", "Route a cluster spec offline and write frr|opensm|slurm|json configs to a directory");
     addOfflineOptions(exportCmd, *ex);
     exportCmd->add_option("--format", *format, "frr, opensm, slurm or json")->required();
-    exportCmd->add_option("-o,--output", *outDir, "Output directory")->required();
+    exportCmd->add_option("-d,--output-dir,-o,--output", *outDir,
+                          "Output directory (-o/--output: the older spelling, kept for scripts)")
+        ->required();
     auto gzip = std::make_shared<bool>(false);
     auto threads = std::make_shared<int>(0);
     exportCmd->add_flag("--gzip", *gzip, "Compress every file (name.gz)");

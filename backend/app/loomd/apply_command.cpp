@@ -108,7 +108,7 @@ void addApplyCommand(CLI::App& app) {
     args->actor = user && *user ? user : "loomd";
     CLI::App* cmd = app.add_subcommand(
         "apply", "Apply a cluster spec to the inventory: plan, print, write in one transaction");
-    cmd->add_option("-f,--file", args->file, "cluster spec (YAML or JSON)")
+    cmd->add_option("-f,--filename,--file", args->file, "cluster spec (YAML or JSON)")
         ->required()
         ->check(CLI::ExistingFile);
     cmd->add_flag("--dry-run", args->dryRun, "print the plan, write nothing");
