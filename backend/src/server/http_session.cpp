@@ -24,9 +24,11 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace loom::backend {
 
@@ -378,6 +380,28 @@ net::awaitable<void> readBody(Stream& stream, beast::flat_buffer& buffer,
     }
 }
 
+// A refusal sent before the body was read (413, 503): the client may still be sending it, and
+// closing now would answer its data with a TCP reset that makes it drop our answer unread. So,
+// like nginx's lingering close: stop sending, then read and discard what comes for up to 2 s
+// (at most 256 MiB, into one small buffer) until the client stops, and only then close. TLS
+// sessions end with close_notify instead.
+template <class Stream>
+net::awaitable<void> lingerClose(Stream& stream) {
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+        beast::error_code ec;
+        stream.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+        stream.expires_after(std::chrono::seconds(2));
+        std::array<char, 16384> sink;
+        for (std::size_t total = 0; total < (std::size_t(256) << 20);) {
+            std::size_t n = co_await stream.async_read_some(net::buffer(sink),
+                                                            net::redirect_error(use_awaitable, ec));
+            if (ec) break;
+            total += n;
+        }
+    }
+    co_return;
+}
+
 // Returns true when the connection was handed to a WebSocket session (the stream is then
 // moved-from and must not be touched).
 template <class Stream>
@@ -539,9 +563,11 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
         auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start);
         s.metrics.observeRequest(routeLabel, method, out.status, elapsed.count());
         bool close = out.closeAfter || !keepAlive;
+        const bool bodyUnread = out.closeAfter;
         bool heavy = req.body().size() >= kTrimAfterBytes || slot.held();
         bigBody.reset();
         co_await writeResponse(stream, req, req.version(), std::move(out), !close, ec);
+        if (bodyUnread && !ec) co_await lingerClose(stream);
         slot.release();
         bodyBytes.release();
         if (heavy) {
