@@ -154,5 +154,16 @@ TEST(JsonPath, SortByIsNaturalForNamesNumericForNumbersMissingLast) {
     EXPECT_FALSE(sortByJsonPath(items, "{.a}{.b}"));
 }
 
+// Units in headers: every quantity column says its unit (issue 12 item 3).
+TEST(Render, QuantityColumnsNameTheirUnit) {
+    for (std::string_view kind : {"nics", "switches", "ports", "links", "storage_nodes"}) {
+        for (const auto& col : columnsForKind(kind, true)) {
+            if (col.header.find("SPEED") != std::string::npos) EXPECT_EQ(col.header, "SPEED-GBPS") << kind;
+            if (col.header.find("CAPACITY") != std::string::npos) EXPECT_EQ(col.header, "CAPACITY-TB") << kind;
+            if (col.header.find("LENGTH") != std::string::npos) EXPECT_EQ(col.header, "LENGTH-M") << kind;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace loom::client

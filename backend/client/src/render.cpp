@@ -189,24 +189,24 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
         if (wide) add({c("MODEL", "model"), c("UUID", "uuid"), c("SERIAL", "serial")});
     } else if (kind == "nics") {
         add({c("HOST", "host"), c("INDEX", "index"), c("NETWORK", "network"),
-             c("SPEED", "speedGbps"), c("STATE", "state")});
+             c("SPEED-GBPS", "speedGbps"), c("STATE", "state")});
         if (wide) add({c("MODEL", "model"), c("MAC", "mac")});
     } else if (kind == "switches") {
         add({c("ROLE", "role"), c("ZONE", "zone"), c("RACK", "rack"), c("STATE", "state"),
              c("HEALTH", "health")});
         if (wide) {
-            add({c("MODEL", "model"), c("PORTS", "portCount"), c("SPEED", "speedGbps"),
+            add({c("MODEL", "model"), c("PORTS", "portCount"), c("SPEED-GBPS", "speedGbps"),
                  c("SERIAL", "serial"), labelsColumn()});
         }
     } else if (kind == "ports") {
-        add({c("DEVICE", "device"), c("INDEX", "index"), c("SPEED", "speedGbps"),
+        add({c("DEVICE", "device"), c("INDEX", "index"), c("SPEED-GBPS", "speedGbps"),
              c("STATE", "state")});
         if (wide) add({c("DEVICE-KIND", "deviceKind")});
     } else if (kind == "links") {
         add({c("NETWORK", "network"), c("STATE", "state"), c("HEALTH", "health")});
         if (wide) {
             add({c("A-PORT", "aPort"), c("B-PORT", "bPort"), c("MEDIUM", "medium"),
-                 c("LENGTH-M", "lengthM"), c("SPEED", "speedGbps")});
+                 c("LENGTH-M", "lengthM"), c("SPEED-GBPS", "speedGbps")});
         }
     } else if (kind == "storage_nodes") {
         add({c("RACK", "rack"), c("CAPACITY-TB", "capacityTb"), c("STATE", "state")});
