@@ -1,0 +1,174 @@
+#include "loom/jobs/hostlist.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace loom::jobs {
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+    std::string s;
+    for (auto& x : v) s += (s.empty() ? "" : " ") + x;
+    return s;
+}
+
+std::string expanded(std::string_view text) {
+    auto r = expandHostlist(text);
+    EXPECT_TRUE(r.has_value()) << text << ": " << r.error().toString();
+    return r ? joined(*r) : std::string();
+}
+
+// Recorded from the real Slurm: `SLURM_CONF=<a minimal slurm.conf> scontrol show hostnames X`,
+// slurm-wlm 22.05.8 (Debian 12). Not run in CI: the outputs are pasted here.
+TEST(Hostlist, MatchesScontrolShowHostnames) {
+    struct Case {
+        const char* in;
+        const char* scontrol;
+    } cases[] = {
+        {"z1-r[001-003]-h[0-1]",
+         "z1-r001-h0 z1-r001-h1 z1-r002-h0 z1-r002-h1 z1-r003-h0 z1-r003-h1"},
+        {"h[08-10]", "h08 h09 h10"},
+        {"h[8-10]", "h8 h9 h10"},
+        {"h[1-010]", "h1 h2 h3 h4 h5 h6 h7 h8 h9 h10"},
+        {"a[1-2]b[3-4],c", "a1b3 a1b4 a2b3 a2b4 c"},
+        {"h[5-05]", "h5"},
+        {"h,,g", "h g"},
+        {"h[01-3]", "h01 h02 h03"},
+        {"h[099-101]", "h099 h100 h101"},
+        {"h[1-2],h1", "h1 h2 h1"},
+    };
+    for (auto& c : cases) EXPECT_EQ(expanded(c.in), c.scontrol) << c.in;
+}
+
+// scontrol answers "Invalid hostlist" for these (also recorded); Loom's error names the column.
+TEST(Hostlist, RejectsWhatScontrolRejectsNamingTheColumn) {
+    struct Case {
+        const char* in;
+        const char* message;
+    } cases[] = {
+        {"h[1-2[3-4]]", "column 6: nested '['"},
+        {"h[]", "column 3: empty range"},
+        {"h[3-1]", "column 5: range ends at 1, below its start 3"},
+        {"h[1-3]-[a]", "column 9: expected a number, got 'a'"},
+        {"h[-3]", "column 3: expected a number, got '-'"},
+    };
+    for (auto& c : cases) {
+        auto r = expandHostlist(c.in);
+        ASSERT_FALSE(r.has_value()) << c.in;
+        EXPECT_EQ(r.error().code, Errc::InvalidArgument) << c.in;
+        EXPECT_NE(r.error().message.find(c.message), std::string::npos)
+            << c.in << " -> " << r.error().message;
+    }
+}
+
+// Stricter than Slurm where Slurm guesses (it reads "h[1-3" as "h]" and "h[1-]" as "h1").
+TEST(Hostlist, HostileInputIsAnErrorNamingTheColumn) {
+    struct Case {
+        std::string in;
+        std::string message;
+    } cases[] = {
+        {"h[1-3", "column 2: '[' is never closed"},
+        {"h[1-]", "column 5: expected a number, got ']'"},
+        {"h1]", "column 3: ']' without '['"},
+        {"h 1", "column 2: byte 0x20 is not allowed"},
+        {std::string("h\0x", 3), "column 2: byte 0x00 is not allowed"},
+        {"h[1;2]", "column 4: expected ',', '-' or ']'"},
+        {"h[1234567890]", "column 3: number of more than 9 digits"},
+        {"", "empty hostlist"},
+        {",", "empty hostlist"},
+    };
+    for (auto& c : cases) {
+        auto r = expandHostlist(c.in);
+        ASSERT_FALSE(r.has_value()) << c.in;
+        EXPECT_NE(r.error().message.find(c.message), std::string::npos)
+            << c.in << " -> " << r.error().message;
+    }
+}
+
+TEST(Hostlist, ExpansionIsBoundedBeforeAnyNameIsBuilt) {
+    // scontrol: "Too many hosts in range `0-70000'"; here TooLarge, counted before expanding.
+    for (std::string in : {"h[0-70000]", "a[0-999999999]b[0-999999999]c[0-999999999]",
+                           "x[1-40000],y[1-40000]", "a[0-999]b[0-999]"}) {
+        auto r = expandHostlist(in);
+        ASSERT_FALSE(r.has_value()) << in;
+        EXPECT_EQ(r.error().code, Errc::TooLarge) << in;
+        EXPECT_NE(r.error().message.find("more than 65536 hosts"), std::string::npos)
+            << r.error().message;
+    }
+    auto ok = expandHostlist("h[1-65536]");
+    ASSERT_TRUE(ok.has_value());
+    EXPECT_EQ(ok->size(), kMaxHostlistHosts);
+    EXPECT_EQ(ok->back(), "h65536");
+}
+
+TEST(Hostlist, FormatsTheReferenceRackNamesInTwoDimensions) {
+    std::vector<std::string> names;
+    for (int r = 16; r >= 1; --r)
+        for (int h = 0; h < 2; ++h) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "z1-r%03d-h%d", r, h);
+            names.push_back(buf);
+        }
+    EXPECT_EQ(formatHostlist(names), "z1-r[001-016]-h[0-1]");
+    // One host per rack, and a hole.
+    EXPECT_EQ(formatHostlist(std::vector<std::string>{"z1-r001-h0", "z1-r002-h0", "z1-r004-h0"}),
+              "z1-r[001-002,004]-h0");
+    EXPECT_EQ(formatHostlist(std::vector<std::string>{"h8", "h9", "h10", "h08", "login"}),
+              "h[8-10,08],login");
+    EXPECT_EQ(formatHostlist(std::vector<std::string>{"h1"}), "h1");
+    EXPECT_EQ(formatHostlist(std::vector<std::string>{}), "");
+}
+
+TEST(Hostlist, RoundTripsRandomSetsOfNames) {
+    std::mt19937 rng(15);
+    for (int round = 0; round < 300; ++round) {
+        std::set<std::string> want;
+        const int n = 1 + static_cast<int>(rng() % 200);
+        for (int i = 0; i < n; ++i) {
+            char buf[64];
+            const int zone = 1 + static_cast<int>(rng() % 3);
+            const int rack = static_cast<int>(rng() % (round % 2 ? 200 : 12));
+            const int host = static_cast<int>(rng() % 3);
+            switch (rng() % 4) {
+                case 0:
+                    std::snprintf(buf, sizeof buf, "z%d-r%03d-h%d", zone, rack, host);
+                    break;
+                case 1:
+                    std::snprintf(buf, sizeof buf, "z%d-r%d-h%d", zone, rack, host);
+                    break;
+                case 2:
+                    std::snprintf(buf, sizeof buf, "node%02d", rack);
+                    break;
+                default:
+                    std::snprintf(buf, sizeof buf, "gpu%d.rack%03d", host, rack);
+                    break;
+            }
+            want.insert(buf);
+        }
+        std::vector<std::string> in(want.begin(), want.end());
+        std::shuffle(in.begin(), in.end(), rng);
+        const std::string text = formatHostlist(in);
+        auto back = expandHostlist(text);
+        ASSERT_TRUE(back.has_value()) << text << ": " << back.error().toString();
+        EXPECT_EQ(std::set<std::string>(back->begin(), back->end()), want) << text;
+        EXPECT_EQ(back->size(), want.size()) << text;  // no name twice
+        EXPECT_EQ(formatHostlist(*back), text);        // a fixed point
+    }
+}
+
+TEST(Hostlist, NaturalOrder) {
+    EXPECT_TRUE(naturalLess("h2", "h10"));
+    EXPECT_TRUE(naturalLess("h1", "h01"));
+    EXPECT_FALSE(naturalLess("h01", "h1"));
+    EXPECT_TRUE(naturalLess("z1-r009-h1", "z1-r010-h0"));
+    EXPECT_TRUE(naturalLess("a", "ab"));
+    EXPECT_FALSE(naturalLess("a", "a"));
+}
+
+}  // namespace
+}  // namespace loom::jobs
