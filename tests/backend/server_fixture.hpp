@@ -198,6 +198,7 @@ protected:
         registerInventoryRoutes(s->router(), s->services());
         registerFabricRoutes(s->router(), s->services());
         registerAuthRoutes(s->router(), s->services());
+        registerJobRoutes(s->router(), s->services());
         TelemetryService* telemetry = nullptr;
         if (routes == Routes::All) {
             registerTelemetryRoutes(s->router(), s->services());

@@ -107,6 +107,7 @@ int runServe(ServeArgs args) {
     backend::registerAuthRoutes(server.router(), services);
     backend::registerTelemetryRoutes(server.router(), services);
     backend::registerProvisioningRoutes(server.router(), services);
+    backend::registerJobRoutes(server.router(), services);
     backend::registerSdRoutes(server.router(), services, file.targets);
 
     db::LeaderLock leader(db->database);

@@ -239,7 +239,7 @@ private:
         if (!msg.contains("topics") || !msg["topics"].is_array())
             return sendError("topics must be an array of topic names");
         static const std::set<std::string> kMessageTopics{"events", "provisioning", "inventory",
-                                                          "phase"};
+                                                          "phase", "jobs"};
         std::vector<std::string> topics;
         for (auto& t : msg["topics"]) {
             if (!t.is_string()) return sendError("topics must be strings");

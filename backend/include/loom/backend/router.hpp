@@ -168,6 +168,7 @@ void registerFabricRoutes(Router& router, Services& services);        // api_fab
 void registerAuthRoutes(Router& router, Services& services);          // api_auth.cpp
 void registerTelemetryRoutes(Router& router, Services& services);     // api_telemetry.cpp
 void registerProvisioningRoutes(Router& router, Services& services);  // api_provisioning.cpp
+void registerJobRoutes(Router& router, Services& services);           // api_jobs.cpp
 struct TargetTemplates;                                               // scrape_targets.hpp
 // GET /api/v1/sd/prometheus from loomd.yaml's telemetry.targets (api_sd.cpp).
 void registerSdRoutes(Router& router, Services& services, TargetTemplates templates);

@@ -1,0 +1,143 @@
+// Job endpoints (issue 15): list/get/put/delete of training jobs, `kind: Job` documents
+// (POST /api/v1/jobs, what `loomctl apply -f job.yaml` sends), each change published on the
+// `jobs` stream topic. The JSON is docs/api.md's "Jobs".
+#include <charconv>
+
+#include "loom/backend/router.hpp"
+#include "loom/backend/services.hpp"
+#include "loom/db/job_repo.hpp"
+#include "loom/jobs/job.hpp"
+
+namespace loom::backend {
+
+// The live per-job view (health, busbw); jobs_view.cpp. Null until it exists.
+class JobsView {
+public:
+    virtual ~JobsView() = default;
+    virtual void jobsChanged() = 0;
+    virtual nlohmann::json health(const std::string& name, bool detail = false) const = 0;
+};
+
+namespace {
+
+nlohmann::json jobJson(const db::StoredJob& s) {
+    const auto& j = s.job;
+    auto labels = nlohmann::json::object();
+    for (auto& [k, v] : j.labels) labels[k] = v;
+    return {{"kind", "Job"},
+            {"name", j.name},
+            {"owner", j.owner},
+            {"hosts", j.hosts},
+            {"nodelist", s.nodelist},
+            {"hostCount", j.hosts.size()},
+            {"gpus", j.gpus()},
+            {"pattern", std::string(fabric::collectiveName(j.pattern))},
+            {"tensorParallel", j.tensorParallel},
+            {"state", std::string(jobs::jobStateName(j.state))},
+            {"source", std::string(jobs::jobSourceName(j.source))},
+            {"labels", std::move(labels)},
+            {"resourceVersion", s.resourceVersion},
+            {"createdAt", s.createdAt},
+            {"updatedAt", s.updatedAt},
+            {"finishedAt", s.finishedAt.empty() ? nlohmann::json() : nlohmann::json(s.finishedAt)}};
+}
+
+Result<std::optional<std::int64_t>> ifMatchOf(const Request& req) {
+    auto h = req.header("if-match");
+    if (!h || *h == "*") return std::optional<std::int64_t>{};
+    std::string_view v = *h;
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    std::int64_t n = 0;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || p != v.data() + v.size())
+        return fail(
+            Error::invalid("If-Match must be a quoted resourceVersion like \"7\"", "If-Match"));
+    return std::optional<std::int64_t>{n};
+}
+
+Response withEtag(nlohmann::json j, std::int64_t rv, int status = 200) {
+    auto r = Response::ofJson(std::move(j), status);
+    r.headers.emplace_back("ETag", "\"" + std::to_string(rv) + "\"");
+    return r;
+}
+
+// PUT /jobs/{name} and POST /jobs: the body is a `kind: Job` document (YAML or JSON).
+Result<Response> putDocument(const Request& req, Services& services, JobsView* view,
+                             std::string_view pathName) {
+    auto job = jobs::parseJobDocument(req.body, jobs::JobSource::Apply);
+    if (!job) return fail(job.error());
+    if (!pathName.empty() && job->name != pathName)
+        return fail(Error::invalid("metadata.name is '" + job->name + "' but the URL names '" +
+                                       std::string(pathName) + "'",
+                                   "metadata.name"));
+    auto ifMatch = ifMatchOf(req);
+    if (!ifMatch) return fail(ifMatch.error());
+    auto w = db::putJob(req.db(), *job, {.ifMatch = *ifMatch, .actor = req.principal.name});
+    if (!w) return fail(w.error());
+    auto j = jobJson(w->stored);
+    if (view) view->jobsChanged();
+    if (w->changed) services.publish("jobs", {{"type", "job"}, {"job", j}});
+    nlohmann::json answer = j;
+    answer["created"] = w->created;
+    answer["changed"] = w->changed;
+    return withEtag(std::move(answer), w->stored.resourceVersion, w->created ? 201 : 200);
+}
+
+}  // namespace
+
+void registerJobRoutes(Router& router, Services& services) {
+    JobsView* view = nullptr;
+    router.add("GET", "/api/v1/jobs", Role::Viewer, [view](const Request& req) -> Result<Response> {
+        db::JobQuery q;
+        for (auto& [k, v] : req.query) {
+            if (k == "limit") {
+                int n = 0;
+                auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+                if (ec != std::errc() || p != v.data() + v.size())
+                    return fail(
+                        Error::invalid("limit must be an integer, not '" + v + "'", "limit"));
+                q.limit = n;
+            } else if (k == "cursor") {
+                q.cursor = v;
+            } else if (k != "token") {
+                q.filters.emplace_back(k, v);
+            }
+        }
+        auto page = db::listJobs(req.db(), q);
+        if (!page) return fail(page.error());
+        auto items = nlohmann::json::array();
+        for (auto& s : page->items) {
+            auto j = jobJson(s);
+            if (view) j["health"] = view->health(s.job.name);
+            items.push_back(std::move(j));
+        }
+        nlohmann::json out{{"items", std::move(items)}};
+        if (!page->nextCursor.empty()) out["nextCursor"] = page->nextCursor;
+        return Response::ofJson(std::move(out));
+    });
+    router.add("GET", "/api/v1/jobs/{name}", Role::Viewer,
+               [view](const Request& req) -> Result<Response> {
+                   auto s = db::getJob(req.db(), std::string(req.param("name")));
+                   if (!s) return fail(s.error());
+                   auto j = jobJson(*s);
+                   if (view) j["health"] = view->health(s->job.name, /*detail=*/true);
+                   return withEtag(std::move(j), s->resourceVersion);
+               });
+    router.add("PUT", "/api/v1/jobs/{name}", Role::Operator, [&services, view](const Request& req) {
+        return putDocument(req, services, view, req.param("name"));
+    });
+    router.add("POST", "/api/v1/jobs", Role::Operator, [&services, view](const Request& req) {
+        return putDocument(req, services, view, {});
+    });
+    router.add(
+        "DELETE", "/api/v1/jobs/{name}", Role::Operator,
+        [&services, view](const Request& req) -> Result<Response> {
+            auto s = db::deleteJob(req.db(), std::string(req.param("name")));
+            if (!s) return fail(s.error());
+            if (view) view->jobsChanged();
+            services.publish("jobs", {{"type", "job"}, {"name", s->job.name}, {"deleted", true}});
+            return Response::ofJson({{"deleted", jobJson(*s)}});
+        });
+}
+
+}  // namespace loom::backend

@@ -1,0 +1,133 @@
+#include "loom/db/job_repo.hpp"
+
+#include <gtest/gtest.h>
+
+#include "loom/testing/postgres.hpp"
+
+namespace {
+
+using loom::jobs::Job;
+using loom::jobs::JobSource;
+using loom::jobs::JobState;
+
+class JobRepo : public loom::testing::PostgresTest {};
+
+Job makeJob(std::string name, std::vector<std::string> hosts, JobState state = JobState::Running) {
+    Job j;
+    j.name = std::move(name);
+    j.owner = "alice";
+    j.hosts = std::move(hosts);
+    j.state = state;
+    j.labels = {{"team", "llm"}};
+    return j;
+}
+
+TEST_F(JobRepo, PutCreatesReplacesAndKeepsTheVersionWhenNothingChanged) {
+    auto conn = connect();
+    auto job = makeJob("llama", {"z1-r001-h0", "z1-r001-h1", "z1-r002-h0", "z1-r002-h1"});
+    auto w = loom::db::putJob(conn, job, {.actor = "ci"});
+    ASSERT_TRUE(w) << w.error().toString();
+    EXPECT_TRUE(w->created);
+    EXPECT_EQ(w->stored.job, job);
+    EXPECT_EQ(w->stored.nodelist, "z1-r[001-002]-h[0-1]");
+    EXPECT_EQ(w->stored.resourceVersion, 1);
+    EXPECT_TRUE(w->stored.finishedAt.empty());
+
+    auto same = loom::db::putJob(conn, job, {.actor = "ci"});
+    ASSERT_TRUE(same);
+    EXPECT_FALSE(same->created);
+    EXPECT_FALSE(same->changed);
+    EXPECT_EQ(same->stored.resourceVersion, 1);
+
+    job.state = JobState::Completed;
+    auto stale = loom::db::putJob(conn, job, {.ifMatch = 7, .actor = "ci"});
+    ASSERT_FALSE(stale);
+    EXPECT_EQ(stale.error().code, loom::Errc::PreconditionFailed);
+    auto done = loom::db::putJob(conn, job, {.ifMatch = 1, .actor = "ci"});
+    ASSERT_TRUE(done) << done.error().toString();
+    EXPECT_TRUE(done->changed);
+    EXPECT_EQ(done->stored.resourceVersion, 2);
+    EXPECT_FALSE(done->stored.finishedAt.empty());
+    EXPECT_EQ(conn.queryValue("SELECT count(*) FROM change_log WHERE kind = 'job'")->value(), "2");
+
+    auto got = loom::db::getJob(conn, "llama");
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->job.state, JobState::Completed);
+    auto gone = loom::db::deleteJob(conn, "llama");
+    ASSERT_TRUE(gone);
+    EXPECT_EQ(loom::db::getJob(conn, "llama").error().code, loom::Errc::NotFound);
+    EXPECT_EQ(loom::db::deleteJob(conn, "llama").error().code, loom::Errc::NotFound);
+}
+
+TEST_F(JobRepo, ListsWithFiltersLookupsAndPages) {
+    auto conn = connect();
+    ASSERT_TRUE(loom::db::putJob(conn, makeJob("a-llama", {"h1", "h2"})));
+    ASSERT_TRUE(loom::db::putJob(conn, makeJob("b-mixtral", {"h2", "h3"}, JobState::Pending)));
+    auto c = makeJob("c-gpt", {"h4"});
+    c.owner = "bob";
+    c.labels = {{"team", "rl"}};
+    ASSERT_TRUE(loom::db::putJob(conn, c));
+    auto names = [&](loom::db::JobQuery q) {
+        auto page = loom::db::listJobs(conn, q);
+        EXPECT_TRUE(page) << page.error().toString();
+        std::string s;
+        for (auto& j : page->items) s += (s.empty() ? "" : " ") + j.job.name;
+        return s;
+    };
+    EXPECT_EQ(names({}), "a-llama b-mixtral c-gpt");
+    EXPECT_EQ(names({.filters = {{"state", "running"}}}), "a-llama c-gpt");
+    EXPECT_EQ(names({.filters = {{"host", "h2"}}}), "a-llama b-mixtral");
+    EXPECT_EQ(names({.filters = {{"name__ic", "LLAMA"}}}), "a-llama");
+    EXPECT_EQ(names({.filters = {{"label.team", "rl"}}}), "c-gpt");
+    EXPECT_EQ(names({.filters = {{"hostCount__gte", "2"}, {"owner", "alice"}}}),
+              "a-llama b-mixtral");
+    auto first = loom::db::listJobs(conn, {.limit = 2});
+    ASSERT_TRUE(first);
+    ASSERT_FALSE(first->nextCursor.empty());
+    EXPECT_EQ(names({.limit = 2, .cursor = first->nextCursor}), "c-gpt");
+    auto bad = loom::db::listJobs(conn, {.filters = {{"zone", "z1"}}});
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().path, "zone");
+    EXPECT_NE(bad.error().message.find("valid: name, owner"), std::string::npos);
+}
+
+TEST_F(JobRepo, SyncWritesOneSourcesJobsInBulkAndFinishesTheGoneOnes) {
+    auto conn = connect();
+    ASSERT_TRUE(loom::db::putJob(conn, makeJob("mine", {"h1"})));  // source apply
+    std::vector<Job> sim;
+    for (int i = 0; i < 2000; ++i)
+        sim.push_back(makeJob("sim-" + std::to_string(i), {"z1-r" + std::to_string(i) + "-h0",
+                                                           "z1-r" + std::to_string(i) + "-h1"}));
+    sim.push_back(makeJob("mine", {"h9"}));  // a name another source owns: left alone
+    auto r = loom::db::syncJobs(conn, JobSource::Simulator, sim);
+    ASSERT_TRUE(r) << r.error().toString();
+    EXPECT_EQ(r->created, 2000);
+    EXPECT_EQ(r->updated, 0);
+    EXPECT_EQ(loom::db::getJob(conn, "mine")->job.hosts, std::vector<std::string>{"h1"});
+    EXPECT_EQ(loom::db::getJob(conn, "sim-7")->job.source, JobSource::Simulator);
+
+    // Half end, one changes state; the same list again changes nothing.
+    sim.resize(1000);
+    sim[3].state = JobState::Failed;
+    r = loom::db::syncJobs(conn, JobSource::Simulator, sim);
+    ASSERT_TRUE(r) << r.error().toString();
+    EXPECT_EQ(r->created, 0);
+    EXPECT_EQ(r->updated, 1);
+    EXPECT_EQ(r->finished, 1000);
+    EXPECT_EQ(loom::db::getJob(conn, "sim-1500")->job.state, JobState::Completed);
+    EXPECT_EQ(loom::db::getJob(conn, "mine")->job.state, JobState::Running);
+    r = loom::db::syncJobs(conn, JobSource::Simulator, sim);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->created + r->updated + r->finished, 0);
+    auto running = loom::db::jobsInState(conn, JobState::Running);
+    ASSERT_TRUE(running);
+    EXPECT_EQ(running->size(), 1000u);  // 999 simulator jobs + mine
+
+    // Finished jobs of that source are kept for keepFinishedSeconds, then deleted.
+    r = loom::db::syncJobs(conn, JobSource::Simulator, sim, /*keepFinishedSeconds=*/-1);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(loom::db::getJob(conn, "sim-1500").error().code, loom::Errc::NotFound);
+    EXPECT_TRUE(loom::db::getJob(conn, "sim-999"));
+}
+
+}  // namespace
