@@ -62,6 +62,11 @@ std::vector<Case> cases() {
     add("POST", "/api/v1/hosts/{name}/quarantine", "/api/v1/hosts/no-such-host/quarantine",
         Role::Operator, R"({"reason":"test"})");
     add("GET", "/api/v1/provisioning/audit", "/api/v1/provisioning/audit", Role::Viewer);
+    add("GET", "/api/v1/jobs", "/api/v1/jobs?limit=2", Role::Viewer);
+    add("GET", "/api/v1/jobs/{name}", "/api/v1/jobs/no-such-job", Role::Viewer);
+    add("PUT", "/api/v1/jobs/{name}", "/api/v1/jobs/no-such-job", Role::Operator, "{}");
+    add("POST", "/api/v1/jobs", "/api/v1/jobs", Role::Operator, "{}");
+    add("DELETE", "/api/v1/jobs/{name}", "/api/v1/jobs/no-such-job", Role::Operator);
     return c;
 }
 
