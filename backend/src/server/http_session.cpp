@@ -262,10 +262,49 @@ net::awaitable<void> writeResponse(Stream& stream, const http::request_header<>&
     co_await http::async_write(stream, res, net::redirect_error(use_awaitable, ec));
 }
 
+// The token of a browser's WebSocket, which cannot set Authorization: as an entry of
+// Sec-WebSocket-Protocol, the way Kubernetes takes it (`loom.v1, loom.bearer.<token>`). The
+// answer names `loom.v1` only, so the token is never echoed. Sets `v1` when loom.v1 was offered.
+std::string bearerOfProtocols(const http::request<http::string_body>& req, bool& v1) {
+    v1 = false;
+    std::string token;
+    for (auto it = req.find(http::field::sec_websocket_protocol);
+         it != req.end() && it->name() == http::field::sec_websocket_protocol; ++it) {
+        std::string_view v(it->value().data(), it->value().size());
+        for (std::size_t i = 0; i <= v.size();) {
+            auto j = v.find(',', i);
+            if (j == std::string_view::npos) j = v.size();
+            auto item = v.substr(i, j - i);
+            while (!item.empty() && (item.front() == ' ' || item.front() == '\t'))
+                item.remove_prefix(1);
+            while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+            if (item == "loom.v1") v1 = true;
+            constexpr std::string_view kBearer = "loom.bearer.";
+            if (item.starts_with(kBearer)) token = std::string(item.substr(kBearer.size()));
+            i = j + 1;
+        }
+    }
+    return token;
+}
+
 template <class Stream>
 net::awaitable<void> handleUpgrade(Server::Impl& s, Stream& stream,
                                    http::request<http::string_body> req, Pairs query) {
     std::string secret = bearerOf(req, query);
+    bool offeredV1 = false;
+    std::string protocolSecret = bearerOfProtocols(req, offeredV1);
+    if (secret.empty()) secret = std::move(protocolSecret);
+    if (req.find(http::field::sec_websocket_protocol) != req.end() && !offeredV1) {
+        // A browser fails a handshake whose answer names no protocol it offered, and echoing a
+        // bearer entry would send the token back: the client must offer loom.v1.
+        beast::error_code ec;
+        auto r = renderError(Error::invalid("Sec-WebSocket-Protocol must offer 'loom.v1' "
+                                            "(with 'loom.bearer.<token>' for the token)",
+                                            "Sec-WebSocket-Protocol"),
+                             false);
+        co_await writeResponse(stream, req, req.version(), std::move(r), false, ec);
+        co_return;
+    }
     // Authentication may hit the database: on the pool, never on this strand.
     // GCC 12 destroys non-trivial temporaries of a co_await full-expression twice: the
     // callables are named locals, not temporaries.
@@ -282,7 +321,8 @@ net::awaitable<void> handleUpgrade(Server::Impl& s, Stream& stream,
         co_return;
     }
     beast::get_lowest_layer(stream).expires_never();
-    auto session = std::make_shared<WsSession<Stream>>(s, std::move(stream), *principal);
+    auto session = std::make_shared<WsSession<Stream>>(s, std::move(stream), *principal,
+                                                       offeredV1 ? "loom.v1" : "");
     co_await session->run(std::move(req));
 }
 

@@ -371,6 +371,7 @@ Server::Server(ServerConfig config, db::Database database)
     : impl_(std::make_unique<Impl>(std::move(config), std::move(database))) {
     impl_->services = std::make_unique<ServicesImpl>(*impl_);
     registerSystemRoutes(impl_->router, *impl_);
+    registerWebRoutes(impl_->router);
 }
 
 Server::~Server() { stop(); }

@@ -28,9 +28,10 @@ namespace websocket = boost::beast::websocket;
 template <class Stream>
 class WsSession : public WsClient, public std::enable_shared_from_this<WsSession<Stream>> {
 public:
-    WsSession(Server::Impl& s, Stream&& stream, Principal principal)
+    // `subprotocol`: the Sec-WebSocket-Protocol to answer ("loom.v1"), empty for none.
+    WsSession(Server::Impl& s, Stream&& stream, Principal principal, std::string subprotocol = {})
         : s_(s), ws_(std::move(stream)), principal_(std::move(principal)),
-          signal_(ws_.get_executor()) {
+          subprotocol_(std::move(subprotocol)), signal_(ws_.get_executor()) {
         signal_.expires_at(std::chrono::steady_clock::time_point::max());
     }
 
@@ -42,9 +43,11 @@ public:
         // (4 KiB frames) a 24k snapshot was ~15 socket writes and completions per client, and
         // the fan-out to 100 clients took ~100 ms per tick (bench/server, ws_fanout).
         ws_.auto_fragment(false);
-        ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
-            res.set(beast::http::field::server, "loomd 0.1.0");
-        }));
+        ws_.set_option(websocket::stream_base::decorator(
+            [protocol = subprotocol_](websocket::response_type& res) {
+                res.set(beast::http::field::server, "loomd 0.1.0");
+                if (!protocol.empty()) res.set(beast::http::field::sec_websocket_protocol, protocol);
+            }));
         beast::error_code ec;
         co_await ws_.async_accept(req, net::redirect_error(use_awaitable, ec));
         if (ec) co_return;
@@ -288,6 +291,7 @@ private:
     Server::Impl& s_;
     websocket::stream<Stream> ws_;
     Principal principal_;
+    std::string subprotocol_;
     net::steady_timer signal_;
     std::deque<StreamFrame> queue_;
     mutable std::mutex topicsMutex_;

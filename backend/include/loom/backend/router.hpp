@@ -169,6 +169,9 @@ void registerAuthRoutes(Router& router, Services& services);          // api_aut
 void registerTelemetryRoutes(Router& router, Services& services);     // api_telemetry.cpp
 void registerProvisioningRoutes(Router& router, Services& services);  // api_provisioning.cpp
 void registerJobRoutes(Router& router, Services& services);           // api_jobs.cpp
+// The web dashboard (GET /, GET /assets/{file}) and GET /api/v1/whoami (api_web.cpp); every
+// Server registers them itself.
+void registerWebRoutes(Router& router);
 struct TargetTemplates;                                               // scrape_targets.hpp
 // GET /api/v1/sd/prometheus from loomd.yaml's telemetry.targets (api_sd.cpp).
 void registerSdRoutes(Router& router, Services& services, TargetTemplates templates);

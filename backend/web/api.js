@@ -1,0 +1,151 @@
+// The dashboard's only door to loomd: the REST API and the WebSocket stream, both on relative
+// URLs (so the page works behind a reverse proxy on a sub-path) with the signed-in token.
+// The token lives in this tab's sessionStorage and travels in the Authorization header (REST)
+// or as a Sec-WebSocket-Protocol entry (the stream: a browser cannot set headers there), never
+// in a URL, a cookie or a log.
+
+const kTokenKey = 'loom.token';
+
+export function token() { return sessionStorage.getItem(kTokenKey) || ''; }
+export function setToken(t) { sessionStorage.setItem(kTokenKey, t); }
+export function clearToken() { sessionStorage.removeItem(kTokenKey); }
+
+export class ApiError extends Error {
+    constructor(status, message, path) {
+        super(message);
+        this.status = status;
+        this.path = path;
+    }
+}
+
+// Listeners told when loomd answers 401 (the token is gone or revoked): the page asks again.
+const unauthorized = new Set();
+export function onUnauthorized(fn) { unauthorized.add(fn); }
+
+export async function api(path, { method = 'GET', body, signal, cache = 'no-store' } = {}) {
+    const headers = { 'Accept': 'application/json' };
+    const t = token();
+    if (t) headers['Authorization'] = 'Bearer ' + t;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    let res;
+    try {
+        res = await fetch('api/v1/' + path, {
+            method, headers, signal, cache, credentials: 'omit',
+            body: body === undefined ? undefined : JSON.stringify(body),
+        });
+    } catch (e) {
+        if (e.name === 'AbortError') throw e;
+        throw new ApiError(0, 'loomd is unreachable');
+    }
+    let data = null;
+    const text = await res.text();
+    if (text) {
+        try { data = JSON.parse(text); } catch { data = null; }
+    }
+    if (!res.ok) {
+        const err = data && data.error ? data.error : {};
+        if (res.status === 401) unauthorized.forEach((fn) => fn(err.message || 'unauthorized'));
+        throw new ApiError(res.status, err.message || res.statusText || 'HTTP ' + res.status, err.path);
+    }
+    return data;
+}
+
+// Encodes one name as a path segment (names of ports and links hold '/').
+export const seg = (name) => encodeURIComponent(name);
+
+// base64 -> bytes, for the stream's packed arrays.
+export function decodeBase64(s) {
+    const bin = atob(s);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; ++i) out[i] = bin.charCodeAt(i);
+    return out;
+}
+
+// The live stream (/api/v1/stream): hello, snapshots and deltas of packed arrays, events,
+// provisioning and inventory messages. Reconnects with backoff and resumes from the last seq it
+// saw; a resync or a new snapshot replaces what it had. `handlers.onMessage(msg)` sees every
+// message, `handlers.onState(state, detail)` the connection: 'connecting', 'live', 'down',
+// 'unauthorized'.
+export class Stream {
+    constructor(topics, handlers) {
+        this.topics = topics;
+        this.handlers = handlers;
+        this.lastSeq = null;
+        this.backoff = 500;
+        this.ws = null;
+        this.stopped = false;
+        this.timer = null;
+    }
+
+    url() {
+        const u = new URL('api/v1/stream', document.baseURI);
+        u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+        return u.href;
+    }
+
+    start() {
+        this.stopped = false;
+        this.connect();
+    }
+
+    stop() {
+        this.stopped = true;
+        clearTimeout(this.timer);
+        if (this.ws) this.ws.close(1000, 'bye');
+        this.ws = null;
+    }
+
+    connect() {
+        if (this.stopped) return;
+        this.handlers.onState('connecting');
+        let opened = false;
+        let ws;
+        try {
+            ws = new WebSocket(this.url(), ['loom.v1', 'loom.bearer.' + token()]);
+        } catch (e) {
+            this.retry();
+            return;
+        }
+        this.ws = ws;
+        ws.onopen = () => {
+            opened = true;
+            this.backoff = 500;
+            const sub = { op: 'subscribe', topics: this.topics };
+            if (this.lastSeq !== null) sub.resumeFrom = this.lastSeq;
+            ws.send(JSON.stringify(sub));
+        };
+        ws.onmessage = (ev) => {
+            let msg;
+            try { msg = JSON.parse(ev.data); } catch { return; }
+            if (typeof msg.seq === 'number' && (this.lastSeq === null || msg.seq > this.lastSeq)) {
+                this.lastSeq = msg.seq;
+            }
+            if (msg.type === 'hello') this.handlers.onState('live', msg);
+            this.handlers.onMessage(msg);
+        };
+        ws.onclose = () => {
+            if (this.ws !== ws) return;
+            this.ws = null;
+            if (this.stopped) return;
+            if (!opened) {
+                // A refused handshake looks like any network failure to a page: ask loomd
+                // whether it is the token.
+                api('whoami').then(() => this.retry(), (e) => {
+                    if (e.status === 401) this.handlers.onState('unauthorized');
+                    else this.retry();
+                });
+            } else {
+                this.retry();
+            }
+        };
+        ws.onerror = () => {};
+    }
+
+    retry() {
+        if (this.stopped) return;
+        this.handlers.onState('down');
+        clearTimeout(this.timer);
+        this.timer = setTimeout(() => this.connect(), this.backoff);
+        this.backoff = Math.min(this.backoff * 2, 5000);
+    }
+}

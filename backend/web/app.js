@@ -1,0 +1,169 @@
+// The Loom web dashboard: sign-in, the views behind hash URLs (#/hall, #/rack/z1-r001,
+// #/fabric, #/fabric/zone/z1, #/switch/z1-ctsw01, #/provisioning, #/events, #/events/17,
+// #/jobs, #/job/llama-70b), and the one live stream that feeds them.
+import { api, token, setToken, clearToken, onUnauthorized, Stream } from './api.js';
+import { ClusterState } from './state.js';
+import { hallView } from './hall.js';
+import { eventsView } from './events.js';
+import { provisioningView } from './provisioning.js';
+import { fabricView } from './fabric.js';
+import { jobsView } from './jobs.js';
+
+const $ = (id) => document.getElementById(id);
+const state = new ClusterState();
+window.loomState = state;
+let stream = null;
+let current = null;  // {view, instance}
+let staleTimer = null;
+
+const views = { hall: hallView, fabric: fabricView, provisioning: provisioningView, events: eventsView, jobs: jobsView };
+
+// '#/rack/z1-r001' -> {view: 'hall', kind: 'rack', name: 'z1-r001'}
+function parseRoute(hash) {
+    const parts = hash.replace(/^#\/?/, '').split('/').map((p) => { try { return decodeURIComponent(p); } catch { return p; } });
+    const [a, b, c] = parts;
+    switch (a) {
+        case 'rack': return { view: 'hall', kind: 'rack', name: b };
+        case 'switch': return { view: 'fabric', kind: 'switch', name: b };
+        case 'fabric': return b === 'zone' ? { view: 'fabric', kind: 'zone', name: c } : { view: 'fabric' };
+        case 'events': return b ? { view: 'events', kind: 'event', name: b } : { view: 'events' };
+        case 'event': return { view: 'events', kind: 'event', name: b };
+        case 'job': return { view: 'jobs', kind: 'job', name: b };
+        case 'jobs': case 'provisioning': case 'hall': return { view: a };
+        default: return { view: 'hall' };
+    }
+}
+
+function navigate(hash) {
+    if (location.hash !== hash) location.hash = hash;
+}
+
+function route() {
+    if (!stream) return;
+    const r = parseRoute(location.hash);
+    for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.view === r.view);
+    if (current && current.view === r.view) {
+        current.instance.route(r);
+        return;
+    }
+    if (current) current.instance.destroy();
+    const main = $('main');
+    while (main.firstChild) main.removeChild(main.firstChild);
+    current = { view: r.view, instance: views[r.view](state, main, r, navigate) };
+    document.title = `Loom · ${r.view}`;
+}
+
+function showSignIn(message) {
+    $('signin').hidden = false;
+    $('signin-error').textContent = message || '';
+    $('token').value = '';
+    $('token').focus();
+}
+
+function stop() {
+    if (stream) stream.stop();
+    stream = null;
+    if (current) current.instance.destroy();
+    current = null;
+    clearInterval(staleTimer);
+}
+
+function signOut(message) {
+    stop();
+    clearToken();
+    $('who').textContent = '';
+    $('signout').hidden = true;
+    showSignIn(message);
+}
+
+function setConn(text, cls) {
+    const c = $('conn');
+    c.textContent = text;
+    c.className = 'conn ' + cls;
+}
+
+// "data 0.4 s old" on the map and in the header; "stale" when the stream is down or the data
+// stopped coming for longer than three intervals.
+function updateAge() {
+    const age = state.dataAgeSeconds();
+    const banner = document.querySelector('.map-banner');
+    const limit = Math.max(3, (3 * state.intervalMs) / 1000);
+    const stale = !state.live || (age !== null && age > limit);
+    let text;
+    if (!state.live) text = age === null ? 'stale: not connected to loomd' : `stale: loomd unreachable, data ${age.toFixed(0)} s old`;
+    else if (age === null) text = 'waiting for data';
+    else text = `data ${age < 10 ? age.toFixed(1) : age.toFixed(0)} s old` + (stale ? ' (stale)' : '');
+    document.body.classList.toggle('stale', stale);
+    if (banner) {
+        banner.textContent = text;
+        banner.classList.toggle('stale', stale);
+    }
+}
+
+async function start() {
+    let me;
+    try {
+        me = await api('whoami');
+    } catch (e) {
+        if (e.status === 401) { signOut('This token was refused: ' + e.message); return; }
+        showSignIn('loomd is unreachable: ' + e.message);
+        return;
+    }
+    $('signin').hidden = true;
+    state.role = me.role;
+    state.name = me.name;
+    $('who').textContent = `${me.name} (${me.role})`;
+    document.body.dataset.role = me.role;
+    $('signout').hidden = false;
+    stream = new Stream(['gpu.util', 'gpu.health', 'events', 'provisioning', 'inventory', 'jobs'], {
+        onMessage: (msg) => {
+            state.handle(msg);
+            if (msg.type === 'resync') state.loadHall().catch(() => {});
+        },
+        onState: (s, hello) => {
+            state.live = s === 'live';
+            if (s === 'live') {
+                setConn('live', 'live');
+                if (hello && hello.role) state.role = hello.role;
+                if (!state.hall) state.loadHall().catch(() => {});
+            } else if (s === 'unauthorized') {
+                signOut('The stream refused this token (revoked?). Sign in again.');
+            } else {
+                setConn(s === 'down' ? 'reconnecting' : 'connecting', 'down');
+            }
+            updateAge();
+        },
+    });
+    try {
+        await state.loadHall();
+        const c = $('cluster');
+        c.textContent = `${state.hall.cluster} · ${state.hall.gpus.length.toLocaleString('en')} GPUs`;
+    } catch (e) {
+        if (e.status === 401) return;
+    }
+    stream.start();
+    route();
+    staleTimer = setInterval(updateAge, 500);
+}
+
+onUnauthorized((message) => { if (stream) signOut('Token refused: ' + message); });
+
+$('signin-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const t = $('token').value.trim();
+    if (!t) return;
+    setToken(t);
+    try {
+        await api('whoami');
+    } catch (err) {
+        clearToken();
+        $('signin-error').textContent = err.status === 401 ? 'This token was refused: ' + err.message : err.message;
+        return;
+    }
+    start();
+});
+$('signout').addEventListener('click', () => signOut(''));
+window.addEventListener('hashchange', route);
+
+if (token()) start();
+else showSignIn('');

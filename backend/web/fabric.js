@@ -1,0 +1,160 @@
+// The fabric map: the tiers of the fabric (GET /api/v1/fabric/topology) by zone with the state
+// of their bundles, a zone's CTSW–RTSW matrix (#/fabric/zone/<zone>: one cell per bundle,
+// coloured by the share of its links up), and one switch (#/switch/<name>): its bundles and
+// its routing table (GET /api/v1/fabric/routes/<name>).
+import { el, clear, switchLink } from './dom.js';
+import { api, seg } from './api.js';
+
+let topologyCache = null;  // {at, data}: the topology is large at 24k; refetched on change
+
+async function topology(force) {
+    if (!force && topologyCache && Date.now() - topologyCache.at < 5000) return topologyCache.data;
+    const data = await api('fabric/topology');
+    topologyCache = { at: Date.now(), data };
+    return data;
+}
+
+const upClass = (b) => (b.up === b.links ? 'up' : b.up === 0 ? 'down' : 'degraded');
+
+export function fabricView(state, main, route) {
+    const wrap = el('div', { class: 'fabric-view' });
+    const msg = el('p', { class: 'message' });
+    const body = el('div', { class: 'fabric-body' });
+    wrap.append(msg, body);
+    main.append(wrap);
+    let current = route;
+    const render = async (force) => {
+        let t;
+        try {
+            t = await topology(force);
+            msg.textContent = '';
+        } catch (e) {
+            msg.textContent = e.message;
+            return;
+        }
+        clear(body);
+        if (current.kind === 'switch') return renderSwitch(body, t, current.name);
+        if (current.kind === 'zone') return renderZone(body, t, current.name);
+        return renderTiers(body, t);
+    };
+    let timer = null;
+    const unsub = state.on('degradation', () => { clearTimeout(timer); timer = setTimeout(() => render(true), 500); });
+    render(false);
+    return {
+        route(r) { current = r; render(false); },
+        destroy() { unsub(); clearTimeout(timer); },
+    };
+}
+
+function renderTiers(body, t) {
+    const zones = new Map();
+    const tiers = new Map();
+    for (const s of t.switches) {
+        const z = s.zone || '(spine of the site)';
+        if (!zones.has(z)) zones.set(z, new Map());
+        const m = zones.get(z);
+        m.set(s.role, (m.get(s.role) || 0) + 1);
+        if (!tiers.has(s.tier)) tiers.set(s.tier, { roles: new Set(), count: 0, down: 0 });
+        const tr = tiers.get(s.tier);
+        tr.roles.add(s.role);
+        tr.count++;
+        if (!s.up) tr.down++;
+    }
+    const zoneOf = new Map(t.switches.map((s) => [s.name, s.zone]));
+    const zb = new Map();
+    for (const b of t.bundles) {
+        const z = zoneOf.get(b.a) || zoneOf.get(b.b) || '';
+        if (!zb.has(z)) zb.set(z, { bundles: 0, links: 0, up: 0 });
+        const x = zb.get(z);
+        x.bundles++; x.links += b.links; x.up += b.up;
+    }
+    body.append(el('h2', {}, `${t.cluster} · ${t.fabric} fabric · ${t.switches.length} switches · ${t.bundles.length} bundles`));
+    body.append(el('h3', {}, 'Tiers'), el('table', { class: 'tiers' },
+        el('tr', {}, el('th', {}, 'tier'), el('th', {}, 'roles'), el('th', {}, 'switches'), el('th', {}, 'down')),
+        [...tiers.entries()].sort((a, b) => b[0] - a[0]).map(([tier, x]) =>
+            el('tr', {}, el('td', {}, String(tier)), el('td', {}, [...x.roles].join(', ')), el('td', {}, String(x.count)),
+               el('td', { class: x.down ? 'bad' : '' }, String(x.down))))));
+    body.append(el('h3', {}, 'Zones'), el('table', { class: 'zones' },
+        el('tr', {}, ['zone', 'switches', 'links up', ''].map((h) => el('th', {}, h))),
+        [...zones.entries()].map(([z, roles]) => {
+            const x = zb.get(z) || { links: 0, up: 0 };
+            return el('tr', {}, el('td', {}, z),
+                el('td', {}, [...roles.entries()].map(([r, n]) => `${n} ${r}`).join(', ')),
+                el('td', { class: x.up < x.links ? 'bad' : '' }, `${x.up} / ${x.links}`),
+                el('td', {}, z.startsWith('(') ? '' : el('a', { href: '#/fabric/zone/' + encodeURIComponent(z) }, 'CTSW–RTSW matrix')));
+        })));
+}
+
+function renderZone(body, t, zone) {
+    const sw = t.switches.filter((s) => s.zone === zone);
+    const upper = sw.filter((s) => s.role === 'ctsw' || s.role === 'spine' || s.role === 'leaf' && false);
+    const lower = sw.filter((s) => s.role === 'rtsw' || s.role === 'leaf');
+    const uppers = upper.length ? upper : sw.filter((s) => s.tier === Math.max(...sw.map((x) => x.tier)));
+    const lowers = lower.length ? lower : sw.filter((s) => s.tier === Math.min(...sw.map((x) => x.tier)));
+    const ui = new Map(uppers.map((s, i) => [s.name, i])), li = new Map(lowers.map((s, i) => [s.name, i]));
+    const cells = [];
+    for (const b of t.bundles) {
+        let u = ui.get(b.a), l = li.get(b.b);
+        if (u === undefined || l === undefined) { u = ui.get(b.b); l = li.get(b.a); }
+        if (u !== undefined && l !== undefined) cells.push({ u, l, b });
+    }
+    body.append(el('p', {}, el('a', { href: '#/fabric' }, '← all zones')),
+        el('h2', {}, `Zone ${zone}: ${uppers.length} × ${lowers.length} matrix, ${cells.length} bundles`));
+    const cell = Math.max(3, Math.min(14, Math.floor(1100 / Math.max(1, lowers.length))));
+    const canvas = el('canvas', { class: 'matrix', width: lowers.length * cell + 120, height: uppers.length * cell + 4 });
+    const ctx = canvas.getContext('2d');
+    ctx.fillStyle = '#16171b';
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.fillStyle = '#ccc';
+    ctx.font = `${Math.min(12, cell)}px sans-serif`;
+    ctx.textBaseline = 'middle';
+    uppers.forEach((s, i) => ctx.fillText(s.name, 2, i * cell + cell / 2 + 2));
+    const colour = { up: '#2ea043', degraded: '#ffc400', down: '#ff1744' };
+    for (const { u, l, b } of cells) {
+        ctx.fillStyle = colour[upClass(b)];
+        ctx.fillRect(120 + l * cell, u * cell + 2, Math.max(1, cell - 1), Math.max(1, cell - 1));
+    }
+    const tip = el('div', { class: 'matrix-tip' }, 'Point at a cell; click it to open the lower switch.');
+    const at = (e) => {
+        const l = Math.floor((e.offsetX - 120) / cell), u = Math.floor((e.offsetY - 2) / cell);
+        return cells.find((c) => c.u === u && c.l === l);
+    };
+    canvas.addEventListener('mousemove', (e) => {
+        const c = at(e);
+        tip.textContent = c ? `${c.b.a} — ${c.b.b}: ${c.b.up} of ${c.b.links} links up` : '';
+    });
+    canvas.addEventListener('click', (e) => {
+        const c = at(e);
+        if (c) location.hash = '#/switch/' + encodeURIComponent(lowers[c.l].name);
+    });
+    body.append(tip, el('div', { class: 'matrix-wrap' }, canvas));
+    const bad = cells.filter((c) => c.b.up < c.b.links);
+    if (bad.length) {
+        body.append(el('h3', {}, `Bundles not fully up (${bad.length})`), el('ul', {}, bad.slice(0, 200).map((c) =>
+            el('li', {}, switchLink(c.b.a), ' — ', switchLink(c.b.b), `: ${c.b.up} / ${c.b.links}`))));
+    }
+}
+
+async function renderSwitch(body, t, name) {
+    const s = t.switches.find((x) => x.name === name);
+    body.append(el('p', {}, el('a', { href: s && s.zone ? '#/fabric/zone/' + encodeURIComponent(s.zone) : '#/fabric' }, '← back')),
+        el('h2', { class: 'switch-name' }, name));
+    if (!s) {
+        body.append(el('p', { class: 'error' }, 'No switch of that name in the fabric.'));
+        return;
+    }
+    body.append(el('p', {}, `${s.role} · tier ${s.tier} · ${s.zone || 'site'} · ${s.up ? 'up' : 'down'}`));
+    const mine = t.bundles.filter((b) => b.a === name || b.b === name);
+    body.append(el('h3', {}, `Bundles (${mine.length})`), el('table', { class: 'bundles' },
+        el('tr', {}, el('th', {}, 'peer'), el('th', {}, 'links up')),
+        mine.slice(0, 500).map((b) => el('tr', { class: upClass(b) }, el('td', {}, switchLink(b.a === name ? b.b : b.a)), el('td', {}, `${b.up} / ${b.links}`)))));
+    const pre = el('pre', { class: 'routes' }, 'loading routes…');
+    body.append(el('h3', {}, 'Routes'), pre);
+    try {
+        const r = await api('fabric/routes/' + seg(name));
+        const text = JSON.stringify(r, null, 1);
+        pre.textContent = text.length > 200000 ? text.slice(0, 200000) + '\n… (truncated)' : text;
+    } catch (e) {
+        pre.textContent = e.message;
+    }
+}

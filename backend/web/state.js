@@ -1,0 +1,175 @@
+// What the dashboard knows of the cluster: the hall layout (GET /api/v1/hall) and the live
+// packed arrays of the stream, in the layout's GPU and link order. One instance; views listen.
+import { api, decodeBase64 } from './api.js';
+
+export const kNoData = 255;
+
+export class ClusterState {
+    constructor() {
+        this.hall = null;           // the /hall document
+        this.rackByName = new Map();
+        this.gpuRack = null;        // Int32Array: GPU index -> rack index
+        this.gpuIndex = new Map();  // GPU name -> index
+        this.arrays = {};           // topic -> Uint8Array (gpu.util, gpu.temp, gpu.health, link.*)
+        this.snapshots = new Set(); // topics whose snapshot has arrived
+        this.role = 'viewer';
+        this.name = '';
+        this.intervalMs = 1000;
+        this.dataTs = 0;            // server time (ms) of the newest data frame
+        this.dataAt = 0;            // our clock when it arrived
+        this.clockSkew = 0;         // local - server, from data frames
+        this.live = false;
+        this.listeners = new Map();
+        this.etag = null;
+        this.hallLoading = null;
+    }
+
+    on(what, fn) {
+        if (!this.listeners.has(what)) this.listeners.set(what, new Set());
+        this.listeners.get(what).add(fn);
+        return () => this.listeners.get(what).delete(fn);
+    }
+
+    emit(what, arg) {
+        const set = this.listeners.get(what);
+        if (set) for (const fn of [...set]) fn(arg);
+    }
+
+    async loadHall() {
+        if (this.hallLoading) return this.hallLoading;
+        this.hallLoading = (async () => {
+            try {
+                const h = await api('hall', { cache: 'no-cache' });
+                this.hallAt = Date.now();
+                this.setHall(h);
+            } finally {
+                this.hallLoading = null;
+            }
+        })();
+        return this.hallLoading;
+    }
+
+    setHall(h) {
+        const sameLayout = this.hall && this.hall.layoutVersion === h.layoutVersion &&
+            this.hall.gpus.length === h.gpus.length;
+        this.hall = h;
+        this.rackByName = new Map();
+        h.racks.forEach((r, i) => { r.index = i; this.rackByName.set(r.name, r); });
+        if (!sameLayout) {
+            this.gpuRack = new Int32Array(h.gpus.length).fill(-1);
+            h.racks.forEach((r, i) => {
+                for (let k = 0; k < r.gpuCount; ++k) this.gpuRack[r.gpuOffset + k] = i;
+            });
+            this.gpuIndex = new Map();
+            h.gpus.forEach((g, i) => this.gpuIndex.set(g, i));
+            for (const t of Object.keys(this.arrays)) {
+                const n = t.startsWith('gpu.') ? h.gpus.length : h.links.length;
+                if (this.arrays[t].length !== n) this.arrays[t] = new Uint8Array(n).fill(kNoData);
+            }
+        }
+        this.emit('hall', { layoutChanged: !sameLayout });
+    }
+
+    array(topic) {
+        if (!this.arrays[topic]) {
+            const n = !this.hall ? 0 : topic.startsWith('gpu.') ? this.hall.gpus.length : this.hall.links.length;
+            this.arrays[topic] = new Uint8Array(n).fill(kNoData);
+        }
+        return this.arrays[topic];
+    }
+
+    // A stream message. Returns nothing; listeners hear 'data' with {topic, changed} where
+    // changed is null for a whole snapshot or an array of changed indices.
+    handle(msg) {
+        switch (msg.type) {
+            case 'hello':
+                this.role = msg.role || this.role;
+                this.intervalMs = msg.intervalMs || 1000;
+                if (this.hall && msg.layoutVersion !== undefined && msg.layoutVersion !== this.hall.layoutVersion) {
+                    this.loadHall().catch(() => {});
+                }
+                break;
+            case 'snapshot':
+            case 'delta':
+                this.data(msg);
+                break;
+            case 'inventory':
+                // A new layout is refetched at once. Rack states arrive as provisioning
+                // messages already, so a new stateVersion alone refetches the (multi-MB at 24k)
+                // hall at most every 10 s, to pick up what no message carried.
+                if (this.hall && msg.layoutVersion !== this.hall.layoutVersion) {
+                    this.loadHall().catch(() => {});
+                } else if (this.hall && msg.stateVersion !== this.hall.stateVersion) {
+                    clearTimeout(this.stateTimer);
+                    const wait = Math.max(0, 10000 - (Date.now() - (this.hallAt || 0)));
+                    this.stateTimer = setTimeout(() => this.loadHall().catch(() => {}), wait);
+                }
+                break;
+            case 'provisioning':
+                if (msg.rack && this.rackByName.has(msg.rack)) {
+                    this.rackByName.get(msg.rack).state = msg.to;
+                    this.emit('rack', msg.rack);
+                }
+                this.emit('provisioning', msg);
+                break;
+            case 'phase':
+            case 'phaseplan':
+                this.emit('provisioning', msg);
+                break;
+            case 'event':
+                this.emit('event', msg.event);
+                break;
+            case 'job':
+                this.emit('job', msg);
+                break;
+            case 'degradation':
+                this.emit('degradation', msg);
+                break;
+            case 'resync':
+                this.emit('resync', msg);
+                break;
+            default:
+                break;
+        }
+    }
+
+    data(msg) {
+        if (!this.hall) return;
+        const arr = this.array(msg.topic);
+        const bytes = decodeBase64(msg.data || '');
+        let changed = null;
+        if (msg.type === 'snapshot') {
+            arr.set(bytes.subarray(0, arr.length));
+            this.snapshots.add(msg.topic);
+        } else {
+            changed = [];
+            const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+            for (let p = 0; p + 5 <= bytes.length; p += 5) {
+                const i = dv.getUint32(p, true);
+                if (i < arr.length) {
+                    arr[i] = bytes[p + 4];
+                    changed.push(i);
+                }
+            }
+        }
+        if (msg.ts) {
+            const now = Date.now();
+            if (msg.ts >= this.dataTs) {
+                this.dataTs = msg.ts;
+                this.dataAt = now;
+                this.clockSkew = now - msg.ts;
+            }
+        }
+        this.emit('data', { topic: msg.topic, changed });
+    }
+
+    // Seconds since the newest data frame was built, by the server's clock (corrected for the
+    // skew seen when it arrived, so a browser on a laptop with a wrong clock reads right).
+    dataAgeSeconds() {
+        if (!this.dataAt) return null;
+        return (Date.now() - this.dataAt) / 1000;
+    }
+
+    canOperate() { return this.role === 'operator' || this.role === 'admin'; }
+    isAdmin() { return this.role === 'admin'; }
+}

@@ -1,0 +1,390 @@
+#!/usr/bin/python3
+"""The web dashboard in headless Chromium against a real `loomd serve --simulate`.
+
+One loomd (embedded PostgreSQL, dev-small applied and rolled into service by its phase plan),
+one browser, the checks of issue 16 in order: sign-in (a refused token, then an operator's),
+the hall map renders complete, the canvas pixels at a GPU turn the failure colour when that GPU
+gets an XID (DCGM text POSTed as an exporter would), a click on a rack opens its detail, a deep
+link opens the right rack after a reload, the views (events with acknowledge, provisioning,
+fabric with a zone matrix and a switch, jobs) show data, a label and a job owner holding markup
+show as text with no script run, a viewer sees no operator buttons and a forged operator request
+from the page gets 403, "stale" shows when loomd stops and goes when it is back, and the browser
+log holds no error outside the steps that provoke one.
+
+Usage: dashboard_test.py --bin BUILD/bin --source REPO [--keep]
+"""
+import argparse
+import json
+import re
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.chrome.service import Service
+except ImportError:
+    print("SKIP: python3-selenium is not installed (scripts/bootstrap installs it)")
+    sys.exit(77)
+
+CHROMEDRIVER = "/usr/bin/chromedriver"
+CHROMIUM = "/usr/bin/chromium"
+FAILED_RGB = (255, 23, 68)
+XSS = "<img src=x onerror=alert(1)>"
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def wait_for(fn, timeout, what, interval=0.2):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            last = fn()
+            if last:
+                return last
+        except Exception as e:  # a page still loading, an element not there yet
+            last = e
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what} (last: {last!r})")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Loomd:
+    def __init__(self, bin_dir, source, work):
+        self.bin = bin_dir
+        self.source = source
+        self.work = work
+        self.state = os.path.join(work, "state")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = None
+        self.env = dict(os.environ, LOOM_PROVISIONING_DELAY_MS="0")
+
+    def run(self, *args):
+        out = subprocess.run([os.path.join(self.bin, "loomd"), *args, "--state-dir", self.state],
+                             capture_output=True, text=True, env=self.env, timeout=120)
+        if out.returncode != 0:
+            raise RuntimeError(f"loomd {' '.join(args)}: {out.stdout}{out.stderr}")
+        return out.stdout
+
+    def token(self, role, name):
+        return self.run("token", "create", "--role", role, "--name", name).strip().splitlines()[-1]
+
+    def start(self):
+        log = open(os.path.join(self.work, "loomd.log"), "a")
+        self.proc = subprocess.Popen(
+            [os.path.join(self.bin, "loomd"), "serve", "--simulate", "--listen",
+             f"127.0.0.1:{self.port}", "--state-dir", self.state],
+            stdout=log, stderr=subprocess.STDOUT, env=self.env)
+        wait_for(lambda: self.ready(), 90, "loomd /readyz")
+
+    def ready(self):
+        if self.proc.poll() is not None:
+            raise RuntimeError("loomd exited; see " + os.path.join(self.work, "loomd.log"))
+        try:
+            with urllib.request.urlopen(self.url + "/readyz", timeout=2) as r:
+                return r.status == 200
+        except (urllib.error.URLError, ConnectionError, OSError):
+            return False
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def call(self, method, path, token, body=None, ctype="application/json"):
+        data = None
+        if body is not None:
+            data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Authorization", "Bearer " + token)
+        if data is not None:
+            req.add_header("Content-Type", ctype)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                text = r.read().decode()
+                return r.status, json.loads(text) if text.strip().startswith(("{", "[")) else text
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+
+
+def browser():
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--window-size=1400,900", "--force-device-scale-factor=1"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+
+
+def severe(driver):
+    """Browser log entries at SEVERE since the last call."""
+    return [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+def pixel(driver, x, y):
+    return tuple(driver.execute_script(
+        "const c = document.querySelector('.hall-canvas'); const d = window.devicePixelRatio || 1;"
+        "return Array.from(c.getContext('2d').getImageData(Math.round(arguments[0] * d),"
+        " Math.round(arguments[1] * d), 1, 1).data.slice(0, 3));", x, y))
+
+
+def click_canvas_at(driver, x, y):
+    canvas = driver.find_element(By.CSS_SELECTOR, ".hall-canvas")
+    w, h = canvas.size["width"], canvas.size["height"]
+    # Selenium 4 offsets are from the element's centre.
+    ActionChains(driver).move_to_element_with_offset(canvas, int(x - w / 2), int(y - h / 2)).click().perform()
+
+
+def sign_in(driver, token):
+    box = wait_for(lambda: driver.find_element(By.ID, "token"), 10, "the sign-in box")
+    wait_for(lambda: box.is_displayed(), 10, "the sign-in box shown")
+    box.clear()
+    box.send_keys(token)
+    driver.find_element(By.CSS_SELECTOR, "#signin-form button[type=submit]").click()
+
+
+def text_of(driver, css):
+    return driver.find_element(By.CSS_SELECTOR, css).text
+
+
+def live_banner(driver):
+    """True when the map's banner says 'data N s old' and not stale."""
+    t = text_of(driver, ".map-banner")
+    return re.fullmatch(r"data [0-9.]+ s old", t) is not None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    for exe in (CHROMEDRIVER, CHROMIUM):
+        if not os.path.exists(exe):
+            print(f"SKIP: {exe} is missing (scripts/bootstrap installs chromium and chromium-driver)")
+            return 77
+    t0 = time.time()
+    work = tempfile.mkdtemp(prefix="loom-web-test.")
+    loomd = Loomd(args.bin, args.source, work)
+    driver = None
+    try:
+        loomd.run("apply", "-f", os.path.join(args.source, "configs/clusters/dev-small.yaml"))
+        admin = loomd.token("admin", "web-admin")
+        operator = loomd.token("operator", "web-operator")
+        viewer = loomd.token("viewer", "web-viewer")
+        loomd.start()
+        # Roll the hall into service (simulated burn-in), so GPUs report.
+        with open(os.path.join(args.source, "configs/phases/dev-small-3phase.yaml")) as f:
+            st, body = loomd.call("POST", "/api/v1/phaseplans", admin, f.read(), "application/yaml")
+            assert st == 201, body
+        st, body = loomd.call("POST", "/api/v1/phases/canary/start", admin, {})
+        assert st == 200, body
+        wait_for(lambda: loomd.call("GET", "/api/v1/racks?state=in_service", viewer)[1]["items"],
+                 60, "a rack in service")
+        # Markup in places the page shows: a label of a rack (names themselves are
+        # [A-Za-z0-9._-] by the spec grammar) and a job's owner.
+        st, body = loomd.call("PATCH", "/api/v1/racks/z1-r002", operator, {"labels": {"note": XSS}})
+        assert st == 200, body
+        job = {"apiVersion": "loom/v1", "kind": "Job", "metadata": {"name": "xss-job"},
+               "spec": {"owner": XSS, "hosts": "z1-r00[1-2]-h[0-1]", "state": "running"}}
+        st, body = loomd.call("PUT", "/api/v1/jobs/xss-job", operator, job)
+        assert st in (200, 201), body
+
+        driver = browser()
+        driver.get(loomd.url + "/")
+        # A token that is not one: refused, the sign-in stays.
+        sign_in(driver, "loom_not_a_real_token")
+        wait_for(lambda: "refused" in text_of(driver, "#signin-error"), 10, "the refusal message")
+        check(driver.find_element(By.ID, "signin").is_displayed(), "a refused token keeps the sign-in open")
+        check(driver.execute_script("return sessionStorage.getItem('loom.token')") is None,
+              "a refused token is not kept")
+        severe(driver)  # the 401 of that attempt is logged by the browser: expected
+
+        sign_in(driver, operator)
+        wait_for(lambda: "web-operator (operator)" in text_of(driver, "#who"), 10, "who am I")
+        check("loom_" not in driver.current_url, "the token is not in the URL")
+        wait_for(lambda: driver.execute_script("return window.loomPerf && window.loomPerf.hallComplete"),
+                 20, "a complete hall map")
+        check(True, "the hall map renders complete (layout + GPU snapshots drawn)")
+        wait_for(lambda: live_banner(driver), 15, "'data N s old' on the map")
+        check(True, "the map says how old its data is: " + text_of(driver, ".map-banner"))
+
+        # A deep link zooms to the rack; then an XID on one of its GPUs turns its cell red.
+        gpu = "z1-r001-h0-gpu3"
+        driver.get(loomd.url + "/#/rack/z1-r001")
+        wait_for(lambda: text_of(driver, ".rack-name") == "z1-r001", 15, "the rack panel of z1-r001")
+        time.sleep(0.5)
+        pt = driver.execute_script("return window.loomHall.gpuPoint(arguments[0])", gpu)
+        before = pixel(driver, pt["x"], pt["y"])
+        check(before != FAILED_RGB, f"{gpu} is not drawn failed before its XID ({before})")
+        st, body = loomd.call("POST", "/api/v1/telemetry", operator,
+                              'DCGM_FI_DEV_XID_ERRORS{Hostname="z1-r001-h0",gpu="3"} 79\n',
+                              "text/plain; version=0.0.4")
+        check(st == 200, f"telemetry with an XID accepted ({st})")
+        after = wait_for(lambda: (lambda p: p if p == FAILED_RGB else None)(pixel(driver, pt["x"], pt["y"])),
+                         20, f"{gpu}'s cell in the failure colour")
+        check(after == FAILED_RGB, f"canvas pixel at {gpu} turned {after} after its XID (was {before})")
+        for mode in ("temp", "health", "provisioning"):
+            driver.execute_script("const s = document.querySelector('select.mode'); s.value = arguments[0];"
+                                  "s.dispatchEvent(new Event('change'));", mode)
+            time.sleep(0.3)
+            check(pixel(driver, pt["x"], pt["y"]) == FAILED_RGB, f"the failure stays on top in {mode} mode")
+        driver.execute_script("const s = document.querySelector('select.mode'); s.value = 'util';"
+                              "s.dispatchEvent(new Event('change'));")
+        wait_for(lambda: "failed" in driver.find_element(By.CSS_SELECTOR, "table.gpus").text, 10,
+                 "the rack panel lists the failed GPU")
+
+        # A click on another rack opens its detail and its URL.
+        driver.get(loomd.url + "/#/hall")
+        wait_for(lambda: driver.find_element(By.CSS_SELECTOR, ".side").get_attribute("hidden") is not None,
+                 10, "no rack panel on #/hall")
+        time.sleep(0.5)
+        rp = driver.execute_script("return window.loomHall.rackPoint('z1-r004')")
+        click_canvas_at(driver, rp["x"], rp["y"])
+        wait_for(lambda: driver.current_url.endswith("#/rack/z1-r004"), 10, "the URL of the clicked rack")
+        wait_for(lambda: text_of(driver, ".rack-name") == "z1-r004", 10, "z1-r004's panel")
+        check(True, "clicking rack z1-r004 on the canvas opens #/rack/z1-r004 and its detail")
+        check(len(driver.find_elements(By.CSS_SELECTOR, ".actions.operator-only button")) == 4,
+              "an operator sees the rack actions")
+
+        # A deep link opens the right rack on a fresh page load.
+        driver.get(loomd.url + "/#/rack/z1-r002")
+        driver.refresh()
+        wait_for(lambda: text_of(driver, ".rack-name") == "z1-r002", 15, "z1-r002's panel after a reload")
+        check(True, "the deep link #/rack/z1-r002 opens z1-r002 after a reload")
+        # The markup label is text.
+        label = wait_for(lambda: driver.find_element(By.CSS_SELECTOR, ".label-value"), 10, "the label")
+        check(label.text == XSS, f"a label holding markup shows as text ({label.text!r})")
+
+        # Events: the XID is listed live; an operator acknowledges it.
+        driver.get(loomd.url + "/#/events")
+        row = wait_for(lambda: [r for r in driver.find_elements(By.CSS_SELECTOR, "table.events tr")
+                                if gpu in r.text and "XID" in r.text], 15, "the XID event")
+        ack = row[0].find_elements(By.CSS_SELECTOR, "button.ack")
+        check(len(ack) == 1, "an operator has Acknowledge on the open event")
+        ack[0].click()
+        wait_for(lambda: [r for r in driver.find_elements(By.CSS_SELECTOR, "table.events tr")
+                          if gpu in r.text and "ack web-operator" in r.text], 10, "the acknowledgement")
+        check(True, "acknowledged from the page (the row says who)")
+
+        # The other views show data.
+        driver.get(loomd.url + "/#/provisioning")
+        wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".phase[data-phase=canary]"), 10, "the phases")
+        wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".column .racks a"), 10, "racks by state")
+        check(True, "the provisioning board shows the phases and the racks by state")
+        driver.get(loomd.url + "/#/fabric")
+        wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "table.tiers tr")) >= 3, 10, "the tiers")
+        driver.get(loomd.url + "/#/fabric/zone/z1")
+        wait_for(lambda: "matrix" in driver.find_element(By.CSS_SELECTOR, ".fabric-body h2").text, 10, "zone matrix")
+        driver.get(loomd.url + "/#/switch/z1-r001-rtsw")
+        wait_for(lambda: text_of(driver, ".switch-name") == "z1-r001-rtsw", 10, "the switch")
+        wait_for(lambda: len(text_of(driver, "pre.routes")) > 20 and "loading" not in text_of(driver, "pre.routes"),
+                 10, "the switch's routes")
+        check(True, "the fabric view: tiers, the z1 CTSW-RTSW matrix, a switch with its routes")
+        driver.get(loomd.url + "/#/jobs")
+        owner = wait_for(lambda: driver.find_element(By.CSS_SELECTOR, "table.jobs td.owner"), 10, "the job")
+        check(owner.text == XSS, f"a job owner holding markup shows as text ({owner.text!r})")
+        try:
+            driver.switch_to.alert
+            check(False, "no script of the markup ran (an alert is open)")
+        except NoAlertPresentException:
+            check(True, "no script of the markup ran (no alert)")
+        check(driver.execute_script("return document.querySelectorAll('img').length") == 0,
+              "no <img> element was created from data")
+        errs = severe(driver)
+        check(not errs, f"no errors in the browser log as an operator ({errs})")
+
+        # A viewer: no operator buttons; a forged operator request from the page is refused.
+        driver.find_element(By.ID, "signout").click()
+        sign_in(driver, viewer)
+        wait_for(lambda: "(viewer)" in text_of(driver, "#who"), 10, "signed in as viewer")
+        driver.get(loomd.url + "/#/rack/z1-r001")
+        wait_for(lambda: text_of(driver, ".rack-name") == "z1-r001", 15, "the panel as viewer")
+        check(not driver.find_elements(By.CSS_SELECTOR, ".operator-only, .actions button"),
+              "a viewer sees no rack actions")
+        driver.get(loomd.url + "/#/events")
+        wait_for(lambda: [r for r in driver.find_elements(By.CSS_SELECTOR, "table.events tr") if gpu in r.text],
+                 10, "events as viewer")
+        check(not driver.find_elements(By.CSS_SELECTOR, "button.ack, button.close-event"),
+              "a viewer sees no acknowledge/close buttons")
+        driver.get(loomd.url + "/#/provisioning")
+        wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, ".phase"), 10, "phases as viewer")
+        check(not driver.find_elements(By.CSS_SELECTOR, ".phase button"), "a viewer sees no phase controls")
+        errs = severe(driver)
+        check(not errs, f"no errors in the browser log as a viewer ({errs})")
+        status = driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "fetch('api/v1/racks/z1-r001/drain', {method: 'POST', headers: {'Authorization': 'Bearer ' +"
+            " sessionStorage.getItem('loom.token'), 'Content-Type': 'application/json'}, body: '{}'})"
+            ".then(r => done(r.status), e => done(String(e)));")
+        check(status == 403, f"a forged operator request with the viewer's token gets 403 ({status})")
+        st, rack = loomd.call("GET", "/api/v1/racks/z1-r001", admin)
+        check(rack.get("state") == "in_service", "and the rack was not drained")
+        severe(driver)  # the 403 is logged by the browser: expected
+
+        # Stale when loomd stops, live again when it is back.
+        driver.get(loomd.url + "/#/hall")
+        wait_for(lambda: live_banner(driver), 15, "live map")
+        loomd.stop()
+        wait_for(lambda: "stale" in text_of(driver, ".map-banner"), 15, "'stale' on the map")
+        check(True, "the map says stale when loomd stops: " + text_of(driver, ".map-banner"))
+        loomd.start()
+        wait_for(lambda: live_banner(driver), 40, "the map live again")
+        check("live" in text_of(driver, "#conn"), "the map recovers when loomd is back: " + text_of(driver, ".map-banner"))
+    except Exception as e:
+        failures.append(f"{type(e).__name__}: {e}")
+        print("FAIL", e, flush=True)
+        if driver:
+            try:
+                shot = os.path.join(work, "failure.png")
+                driver.save_screenshot(shot)
+                print("screenshot:", shot)
+                print("browser log:", driver.get_log("browser"))
+            except Exception:
+                pass
+    finally:
+        if driver:
+            driver.quit()
+        loomd.stop()
+        print(f"web dashboard test: {time.time() - t0:.1f} s, {len(failures)} failure(s)")
+        if failures:
+            print("loomd log tail:")
+            with open(os.path.join(work, "loomd.log")) as f:
+                print("".join(f.readlines()[-30:]))
+        if not args.keep and not failures:
+            shutil.rmtree(work, ignore_errors=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
