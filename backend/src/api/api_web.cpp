@@ -3,12 +3,11 @@
 // holds no data; everything it shows comes from the API with the token the user signs in with.
 // Also GET /api/v1/whoami, which the page asks to learn its token's name and role (and to tell a
 // 401 from a network failure after a WebSocket handshake failed, which a browser cannot read).
-#include <zlib.h>
-
 #include <map>
 #include <string>
 
 #include "loom/backend/router.hpp"
+#include "server/gzip.hpp"
 #include "web_assets.hpp"
 
 namespace loom::backend {
@@ -31,21 +30,6 @@ struct Served {
     bool immutable = false;
 };
 
-std::string gzip(std::string_view in) {
-    z_stream z{};
-    // windowBits 15 + 16: a gzip wrapper (what Content-Encoding: gzip means), not zlib's.
-    if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK) return {};
-    std::string out(deflateBound(&z, uLong(in.size())), '\0');
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    z.avail_in = uInt(in.size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data());
-    z.avail_out = uInt(out.size());
-    int rc = deflate(&z, Z_FINISH);
-    out.resize(z.total_out);
-    deflateEnd(&z);
-    return rc == Z_STREAM_END ? out : std::string{};
-}
-
 // Built once, on first use: compressed at the highest level since it is done once per process.
 const std::map<std::string, Served, std::less<>>& served() {
     static const auto table = [] {
@@ -56,35 +40,13 @@ const std::map<std::string, Served, std::less<>>& served() {
             s.contentType = a.contentType;
             s.immutable = a.immutable;
             s.etag = "\"" + std::string(webAssetsHash()) + "\"";
-            if (auto z = gzip(s.body); !z.empty() && z.size() < s.body.size())
+            if (auto z = gzip(s.body, 9); !z.empty() && z.size() < s.body.size())
                 s.gzipped = std::move(z);
             t.emplace(std::string(a.name), std::move(s));
         }
         return t;
     }();
     return table;
-}
-
-// True when Accept-Encoding lists gzip without refusing it (q=0).
-bool acceptsGzip(const Request& req) {
-    auto ae = req.header("accept-encoding");
-    if (!ae) return false;
-    std::string_view v = *ae;
-    for (std::size_t i = 0; i < v.size();) {
-        auto j = v.find(',', i);
-        if (j == std::string_view::npos) j = v.size();
-        auto item = v.substr(i, j - i);
-        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-        if (item.starts_with("gzip") || item.starts_with("*")) {
-            auto q = item.find("q=");
-            if (q == std::string_view::npos) return true;
-            // "q=0", "q=0.0", "q=0.000": refused; any other digit makes it acceptable.
-            auto num = item.substr(q + 2);
-            return num.find_first_of("123456789") != std::string_view::npos;
-        }
-        i = j + 1;
-    }
-    return false;
 }
 
 Result<Response> serve(const Request& req, std::string_view name) {
@@ -109,7 +71,7 @@ Result<Response> serve(const Request& req, std::string_view name) {
         r.status = 304;
         return r;
     }
-    if (!s.gzipped.empty() && acceptsGzip(req)) {
+    if (auto ae = req.header("accept-encoding"); !s.gzipped.empty() && ae && acceptsGzip(*ae)) {
         r.body = s.gzipped;
         r.headers.emplace_back("Content-Encoding", "gzip");
     } else {

@@ -3,6 +3,7 @@
 // body limit before reading the body, runs authentication and the handler on the database
 // pool, and writes the response. A WebSocket upgrade of /api/v1/stream hands the connection to
 // a WsSession.
+#include "gzip.hpp"
 #include "http_target.hpp"
 #include "shared_state.hpp"
 #include "websocket_session.hpp"
@@ -125,6 +126,24 @@ Result<Principal> authorize(Server::Impl& s, db::Connection* conn, Role needed,
     return p;
 }
 
+// Large answers (GET /api/v1/hall: 2.9 MB of JSON at 24k) go gzipped to a client that accepts
+// it (browsers, Qt's network access manager), at the fastest level: ~10x smaller for a few ms
+// of a pool thread. Answers a handler encoded itself (the dashboard's assets) are left alone.
+constexpr std::size_t kGzipFromBytes = std::size_t{8} << 10;
+
+void gzipIfWorthIt(Rendered& out, const Request& req) {
+    if (out.status != 200 || out.body.size() < kGzipFromBytes) return;
+    for (auto& [k, v] : out.headers)
+        if (beast::iequals(k, "content-encoding")) return;
+    auto ae = req.header("accept-encoding");
+    if (!ae || !acceptsGzip(*ae)) return;
+    auto z = gzip(out.body, 1);
+    if (z.empty() || z.size() >= out.body.size()) return;
+    out.body = std::move(z);
+    out.headers.emplace_back("Content-Encoding", "gzip");
+    out.headers.emplace_back("Vary", "Accept-Encoding");
+}
+
 // A slot of a route with RouteOptions::maxConcurrent, held from before the body is read
 // until the response is written.
 class RouteSlot {
@@ -237,7 +256,9 @@ Rendered runRoute(Server::Impl& s, const http::request<http::string_body>& req, 
                 spdlog::error("{} {}: {}", r.method, r.target, result.error().message);
             return renderError(result.error(), job.yaml);
         }
-        return render(std::move(*result), job.yaml);
+        auto out = render(std::move(*result), job.yaml);
+        gzipIfWorthIt(out, r);
+        return out;
     } catch (const std::exception& e) {
         spdlog::error("{} {}: handler threw: {}", r.method, r.target, e.what());
         return renderError(Error::internal("internal error; see the server log"), job.yaml);
