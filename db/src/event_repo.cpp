@@ -201,7 +201,7 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
     for (std::size_t i = 0; i < events.size(); ++i) {
         const auto& e = events[i];
         if (!validSource(e.source))
-            return fail(Error::invalid("event source must be telemetry, provisioning or operator, not '" +
+            return fail(Error::invalid("event source must be telemetry, provisioning, operator or jobs, not '" +
                                        e.source + "'"));
         if (!seen.emplace(keyOf(e.kind, e.location), true).second) continue;
         if (json.size() > 1) json += ',';

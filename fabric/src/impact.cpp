@@ -226,6 +226,9 @@ Result<ImpactResult> impact(const Router& r, std::span<const std::int32_t> hosts
     res.busBwNormalized = std::clamp(100.0 * slowest * flowsPerNic / nicRate, 0.0, 100.0);
     res.busBwGbps = res.busBwNormalized / 100.0 * nicRate;
 
+    for (std::int32_t l = 0; l < t.linkCount(); ++l)
+        if (load[2 * l] > 0 || load[2 * l + 1] > 0) res.linksCrossed.push_back(l);
+
     // Bottlenecks: the links whose share per flow is below what the NICs would allow.
     const double nicShare = nicRate / flowsPerNic;
     std::vector<std::int32_t> tight;

@@ -59,6 +59,7 @@ RackMode rackMode(std::string_view state) {
 bool linkReports(AdminState a) { return a == AdminState::InService || a == AdminState::Drained; }
 
 struct Job {
+    std::uint64_t serial = 0;
     std::vector<std::uint32_t> racks;
     std::int64_t startMs = 0, endMs = 0, periodMs = 5000, offsetMs = 0;
     bool spansRacks = false, spansZones = false;
@@ -304,8 +305,8 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
                 m.rackJob[r] = j;
                 m.gpusBusy += L.racks()[r].gpuCount;
             }
+            job.serial = ++stats_.jobsStarted;
             m.jobs[j] = std::move(job);
-            ++stats_.jobsStarted;
         }
     }
     stats_.jobsRunning = 0;
@@ -470,6 +471,15 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
         i0 = i1;
     }
     stats_.samplesLastStep = samples;
+}
+
+std::vector<Simulator::RunningJob> Simulator::runningJobs() const {
+    std::vector<RunningJob> out;
+    for (const auto& j : m_->jobs)
+        if (j.live) out.push_back({j.serial, j.racks, j.startMs});
+    std::sort(out.begin(), out.end(),
+              [](const RunningJob& a, const RunningJob& b) { return a.serial < b.serial; });
+    return out;
 }
 
 }  // namespace loom::telemetry

@@ -93,6 +93,64 @@ TEST_F(LoomctlE2e, GetDiffAndErrorsAgainstARealServer) {
     EXPECT_NE(denied.exitCode, 0);
 }
 
+// Jobs (issue 15): `apply -f job.yaml` creates one, `get jobs` lists it with its expected
+// busbw, `describe job` shows its health; a bad document is exit 2 naming file and line.
+TEST_F(LoomctlE2e, JobsAreAppliedListedWithTheirBusbwAndDescribed) {
+    const auto file = state_ / "job.yaml";
+    std::ofstream(file) << "apiVersion: loom/v1\nkind: Job\nmetadata: {name: llama}\nspec:\n"
+                           "  owner: alice\n  hosts: z1-r[001-002]-h[0-1]\n  state: running\n";
+    auto applied = loomctl({"apply", "-f", file.string()});
+    ASSERT_EQ(applied.exitCode, 0) << applied.err;
+    EXPECT_EQ(applied.out, "job/llama created\n");
+    EXPECT_EQ(loomctl({"apply", "-f", file.string()}).out, "job/llama unchanged\n");
+
+    // Racks not in service carry no traffic (their cables are planned): 0 %.
+    ProcessResult got;
+    ASSERT_TRUE(eventually(
+        [&] {
+            got = loomctl({"get", "jobs"});
+            return got.out.find(" 0% ") != std::string::npos;
+        },
+        std::chrono::seconds(10)))
+        << got.out << got.err;
+    // In service, dev-small's RTSWs have as many uplinks as NICs: the ring runs at 100 %.
+    for (const char* rack : {"z1-r001", "z1-r002"})
+        for (int i = 0; i < 7; ++i)
+            ASSERT_EQ(loomctl({"rack", "advance", rack, "--reason", "jobs-test"}).exitCode, 0)
+                << rack << " advance " << i;
+    ASSERT_TRUE(eventually(
+        [&] {
+            got = loomctl({"get", "jobs"});
+            return got.out.find("100%") != std::string::npos;
+        },
+        std::chrono::seconds(10)))
+        << got.out << got.err;
+    EXPECT_NE(got.out.find("BUSBW"), std::string::npos) << got.out;
+    std::string row = got.out.substr(got.out.find("llama"));
+    row = row.substr(0, row.find('\n'));
+    for (const char* cell : {"alice", "32", "allreduce", "running", "100%", "ok"})
+        EXPECT_NE(row.find(cell), std::string::npos) << cell << " in: " << row;
+
+    auto described = loomctl({"describe", "job", "llama"});
+    ASSERT_EQ(described.exitCode, 0) << described.err;
+    for (const char* part : {"Nodelist:", "z1-r[001-002]-h[0-1]", "Health:", "busBw: 100",
+                             "degraded: false"})
+        EXPECT_NE(described.out.find(part), std::string::npos) << part << " in:\n" << described.out;
+    EXPECT_EQ(described.out.find("z1-r001-h0\n"), std::string::npos) << "hosts listed one by one";
+
+    // Placement: both racks in service are in the job: nothing is free (exit 1, says why).
+    auto full = loomctl({"jobs", "place", "--gpus", "16"});
+    EXPECT_EQ(full.exitCode, 1) << full.out;
+    EXPECT_NE(full.err.find("only 0 GPUs"), std::string::npos) << full.err;
+    EXPECT_EQ(loomctl({"jobs", "place", "--gpus", "0"}).exitCode, 2);
+
+    std::ofstream(file) << "apiVersion: loom/v1\nkind: Job\nmetadata: {name: llama}\nspec:\n"
+                           "  hosts: z1-r[001-002\n";
+    auto bad = loomctl({"apply", "-f", file.string()});
+    EXPECT_EQ(bad.exitCode, 2);
+    EXPECT_NE(bad.err.find("job.yaml:5: spec.hosts"), std::string::npos) << bad.err;
+}
+
 // Ports and links have '/' in their names ("z1-r001-rtsw/p1"): loomctl sends it as %2F and
 // loomd splits the path before decoding, so get and describe find them by name (issue 12).
 TEST_F(LoomctlE2e, PortsAndLinksAreFetchedByTheirNames) {

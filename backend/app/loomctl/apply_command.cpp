@@ -113,8 +113,8 @@ void printPlan(const json& plan, bool applied, bool dryRun) {
 // unavailable or the connection failed (the answer may have been lost after the apply
 // committed: the server then returns the first result instead of applying again).
 json sendSpec(client::Client& client, const std::string& file, bool dryRun, bool prune,
-              std::string key = {}, int retries = 0) {
-    std::string body = readInput(file);
+              std::string key = {}, int retries = 0, std::string body = {}) {
+    if (body.empty()) body = readInput(file);
     if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
         failWith(Error::invalid((file == "-" ? std::string("stdin") : file) + " is empty"));
     }
@@ -156,9 +156,66 @@ json sendSpec(client::Client& client, const std::string& file, bool dryRun, bool
     return std::move(*r);
 }
 
+// A `kind: Job` document (YAML: a top-level "kind: Job" line; JSON: "kind": "Job").
+bool isJobDocument(const std::string& body) {
+    std::size_t pos = 0;
+    while (pos < body.size()) {
+        auto nl = body.find('\n', pos);
+        std::string_view line(body.data() + pos, (nl == std::string::npos ? body.size() : nl) - pos);
+        pos = nl == std::string::npos ? body.size() : nl + 1;
+        if (!line.starts_with("kind:")) continue;
+        line.remove_prefix(5);
+        std::string v;
+        for (char c : line)
+            if (c != ' ' && c != '\t' && c != '\r' && c != '"' && c != '\'') v += c;
+        return v == "Job";
+    }
+    auto k = body.find("\"kind\"");
+    if (k == std::string::npos) return false;
+    auto colon = body.find(':', k);
+    auto q = colon == std::string::npos ? colon : body.find('"', colon);
+    return q != std::string::npos && body.compare(q, 5, "\"Job\"") == 0;
+}
+
+// Jobs go to POST /api/v1/jobs (create or replace); printed as kubectl does.
+void applyJob(client::Client& client, const ApplyOptions& o, std::string body) {
+    if (o.dryRun || o.prune)
+        failWith(Error::invalid("--dry-run and --prune are for cluster specs, not jobs"));
+    client::RequestOptions opts;
+    auto first = body.find_first_not_of(" \t\r\n");
+    opts.contentType = body[first] == '{' ? "application/json" : "application/yaml";
+    opts.body = std::move(body);
+    auto r = client.call("POST", "/api/v1/jobs", opts);
+    if (!r) {
+        Error e = r.error();
+        if (e.code == Errc::InvalidArgument && e.line > 0) {
+            std::cerr << "error: " << o.file << ":" << e.line << ": "
+                      << (e.path.empty() ? "" : e.path + ": ") << e.message << '\n';
+            exitWith(kExitUsage);
+        }
+        failWith(e, &client.config());
+    }
+    if (o.output == "json") {
+        std::cout << r->dump(2) << '\n';
+        return;
+    }
+    if (o.output == "yaml") {
+        std::cout << client::toYaml(*r);
+        return;
+    }
+    std::cout << "job/" << client::field(*r, "name") << ' '
+              << (r->value("created", false)   ? "created"
+                  : r->value("changed", false) ? "configured"
+                                               : "unchanged")
+              << '\n';
+}
+
 void runApply(const ApplyOptions& o) {
     auto client = makeClient();
-    json r = sendSpec(client, o.file, o.dryRun, o.prune, o.idempotencyKey, o.retries);
+    std::string body = readInput(o.file);
+    if (isJobDocument(body)) return applyJob(client, o, std::move(body));
+    json r = sendSpec(client, o.file, o.dryRun, o.prune, o.idempotencyKey, o.retries,
+                      std::move(body));
     if (o.output == "json") {
         std::cout << r.dump(2) << '\n';
         return;
@@ -191,7 +248,9 @@ void runDiff(const std::string& file, bool prune) {
 void addApplyCommands(CLI::App& app) {
     auto o = std::make_shared<ApplyOptions>();
     auto* apply = app.add_subcommand(
-        "apply", "Make the stored inventory match a cluster spec (YAML or JSON; - for stdin)");
+        "apply",
+        "Make the stored inventory match a cluster spec, or create/replace a kind: Job (YAML or "
+        "JSON; - for stdin)");
     apply->add_option("-f,--filename", o->file, "cluster spec file, or - for stdin")->required();
     apply->add_flag("--dry-run", o->dryRun, "print the plan, write nothing");
     apply->add_flag("--prune", o->prune, "delete what the spec no longer names");

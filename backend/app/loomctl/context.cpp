@@ -142,6 +142,7 @@ const KindAlias kKinds[] = {
     {"ports", "port", {}},
     {"links", "link", {"cables", "cable"}},
     {"storage_nodes", "storage_node", {"storagenode", "storagenodes", "storage"}},
+    {"jobs", "job", {}},
 };
 
 }  // namespace

@@ -263,6 +263,15 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         return;
     }
     if (auto tmpl = jsonPathOf(output)) return printJsonPath(obj, *tmpl);
+    if (kind == "jobs") {
+        // A job's host and link lists run to thousands of names: the text shows the nodelist
+        // and the counts (-o json has them all).
+        obj.erase("hosts");
+        if (auto h = obj.find("health"); h != obj.end() && h->is_object()) {
+            h->erase("links");
+            h->erase("version");
+        }
+    }
 
     // kubectl's layout: "Key:   value" with values aligned; labels one per line.
     std::vector<std::pair<std::string, std::string>> lines;

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
     loom::loomctl::addEventsCommand(app);
     loom::loomctl::addTokenCommands(app);
     loom::loomctl::addProvisioningCommands(app);
+    loom::loomctl::addJobsCommands(app);
     loom::loomctl::addConfigCommands(app);
     loom::loomctl::addVersionCommand(app);
     auto* fabric = app.add_subcommand("fabric", "Fabric routing, configuration and failure impact");

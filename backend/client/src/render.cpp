@@ -208,6 +208,29 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
             add({c("A-PORT", "aPort"), c("B-PORT", "bPort"), c("MEDIUM", "medium"),
                  c("LENGTH-M", "lengthM"), c("SPEED-GBPS", "speedGbps")});
         }
+    } else if (kind == "jobs") {
+        // BUSBW: the expected bus bandwidth now, % of the NIC rate (issue 15); HEALTH: degraded
+        // while a failure holds it below its healthy value, gpu-failed while a GPU of it is.
+        auto health = [](const json& o) -> const json* {
+            auto it = o.find("health");
+            return it != o.end() && it->is_object() ? &*it : nullptr;
+        };
+        add({c("OWNER", "owner"), c("GPUS", "gpus"), c("PATTERN", "pattern"), c("STATE", "state"),
+             Column{"BUSBW",
+                    [health](const json& o) {
+                        auto* h = health(o);
+                        return h && h->contains("busBw") ? scalarText((*h)["busBw"]) + "%"
+                                                         : std::string();
+                    }},
+             Column{"HEALTH", [health](const json& o) -> std::string {
+                        auto* h = health(o);
+                        if (!h) return "";
+                        if (h->value("degraded", false)) return "degraded";
+                        if (h->contains("gpus") && (*h)["gpus"].value("failed", 0) > 0)
+                            return "gpu-failed";
+                        return "ok";
+                    }}});
+        if (wide) add({c("SOURCE", "source"), c("NODELIST", "nodelist"), labelsColumn()});
     } else if (kind == "storage_nodes") {
         add({c("RACK", "rack"), c("CAPACITY-TB", "capacityTb"), c("STATE", "state")});
         if (wide) add({c("MODEL", "model"), c("SERIAL", "serial"), labelsColumn()});

@@ -3,20 +3,13 @@
 // `jobs` stream topic. The JSON is docs/api.md's "Jobs".
 #include <charconv>
 
+#include "jobs_view.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
 #include "loom/db/job_repo.hpp"
 #include "loom/jobs/job.hpp"
 
 namespace loom::backend {
-
-// The live per-job view (health, busbw); jobs_view.cpp. Null until it exists.
-class JobsView {
-public:
-    virtual ~JobsView() = default;
-    virtual void jobsChanged() = 0;
-    virtual nlohmann::json health(const std::string& name, bool detail = false) const = 0;
-};
 
 namespace {
 
@@ -62,8 +55,8 @@ Response withEtag(nlohmann::json j, std::int64_t rv, int status = 200) {
 }
 
 // PUT /jobs/{name} and POST /jobs: the body is a `kind: Job` document (YAML or JSON).
-Result<Response> putDocument(const Request& req, Services& services, JobsView* view,
-                             std::string_view pathName) {
+Result<Response> putDocument(const Request& req, Services& services,
+                             const std::weak_ptr<JobsView>& view, std::string_view pathName) {
     auto job = jobs::parseJobDocument(req.body, jobs::JobSource::Apply);
     if (!job) return fail(job.error());
     if (!pathName.empty() && job->name != pathName)
@@ -75,7 +68,7 @@ Result<Response> putDocument(const Request& req, Services& services, JobsView* v
     auto w = db::putJob(req.db(), *job, {.ifMatch = *ifMatch, .actor = req.principal.name});
     if (!w) return fail(w.error());
     auto j = jobJson(w->stored);
-    if (view) view->jobsChanged();
+    if (auto v = view.lock()) v->jobsChanged();
     if (w->changed) services.publish("jobs", {{"type", "job"}, {"job", j}});
     nlohmann::json answer = j;
     answer["created"] = w->created;
@@ -86,7 +79,8 @@ Result<Response> putDocument(const Request& req, Services& services, JobsView* v
 }  // namespace
 
 void registerJobRoutes(Router& router, Services& services) {
-    JobsView* view = nullptr;
+    // The live health of running jobs (jobs_view.hpp): "health" in lists and GET.
+    std::weak_ptr<JobsView> view = makeJobsView(services);
     router.add("GET", "/api/v1/jobs", Role::Viewer, [view](const Request& req) -> Result<Response> {
         db::JobQuery q;
         for (auto& [k, v] : req.query) {
@@ -108,7 +102,7 @@ void registerJobRoutes(Router& router, Services& services) {
         auto items = nlohmann::json::array();
         for (auto& s : page->items) {
             auto j = jobJson(s);
-            if (view) j["health"] = view->health(s.job.name);
+            if (auto v = view.lock()) j["health"] = v->health(s.job.name);
             items.push_back(std::move(j));
         }
         nlohmann::json out{{"items", std::move(items)}};
@@ -120,7 +114,7 @@ void registerJobRoutes(Router& router, Services& services) {
                    auto s = db::getJob(req.db(), std::string(req.param("name")));
                    if (!s) return fail(s.error());
                    auto j = jobJson(*s);
-                   if (view) j["health"] = view->health(s->job.name, /*detail=*/true);
+                   if (auto v = view.lock()) j["health"] = v->health(s->job.name, /*detail=*/true);
                    return withEtag(std::move(j), s->resourceVersion);
                });
     router.add("PUT", "/api/v1/jobs/{name}", Role::Operator, [&services, view](const Request& req) {
@@ -129,12 +123,41 @@ void registerJobRoutes(Router& router, Services& services) {
     router.add("POST", "/api/v1/jobs", Role::Operator, [&services, view](const Request& req) {
         return putDocument(req, services, view, {});
     });
+    // Where a new job should run (jobs/placement.hpp): {"gpus": 4096, "pattern": "allreduce"}.
+    router.add(
+        "POST", "/api/v1/placement", Role::Viewer, [view](const Request& req) -> Result<Response> {
+            auto body = req.jsonBody();
+            if (!body) return fail(body.error());
+            if (!body->is_object())
+                return fail(Error::invalid("the body must be an object like {\"gpus\": 4096}"));
+            auto g = body->find("gpus");
+            if (g == body->end() || !g->is_number_integer())
+                return fail(Error::invalid("gpus must be an integer", "gpus"));
+            const auto gpus = g->get<std::int64_t>();
+            if (gpus <= 0 || gpus > 1'000'000)
+                return fail(
+                    Error::invalid("gpus must be 1..1000000, not " + std::to_string(gpus), "gpus"));
+            auto pattern = fabric::Collective::AllReduce;
+            if (auto p = body->find("pattern"); p != body->end()) {
+                auto c =
+                    p->is_string() ? fabric::parseCollective(p->get<std::string>()) : std::nullopt;
+                if (!c)
+                    return fail(Error::invalid("pattern must be allreduce, allgather or alltoall",
+                                               "pattern"));
+                pattern = *c;
+            }
+            auto v = view.lock();
+            if (!v) return fail(Error::unavailable("loomd is stopping"));
+            auto r = v->place(static_cast<int>(gpus), pattern);
+            if (!r) return fail(r.error());
+            return Response::ofJson(std::move(*r));
+        });
     router.add(
         "DELETE", "/api/v1/jobs/{name}", Role::Operator,
         [&services, view](const Request& req) -> Result<Response> {
             auto s = db::deleteJob(req.db(), std::string(req.param("name")));
             if (!s) return fail(s.error());
-            if (view) view->jobsChanged();
+            if (auto v = view.lock()) v->jobsChanged();
             services.publish("jobs", {{"type", "job"}, {"name", s->job.name}, {"deleted", true}});
             return Response::ofJson({{"deleted", jobJson(*s)}});
         });

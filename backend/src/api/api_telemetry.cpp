@@ -77,13 +77,16 @@ Result<Response> postTelemetry(Services& services, const Request& req) {
     return Response::ofJson(r->toJson());
 }
 
+// The rules' kinds and rack_transition (kEventKinds), and job_degraded of the per-job view.
+constexpr std::string_view kJobDegraded = "job_degraded";
+
 std::string knownKinds() {
     std::string s;
     for (auto k : kEventKinds) {
         if (!s.empty()) s += ", ";
         s += k;
     }
-    return s;
+    return s + ", " + std::string(kJobDegraded);
 }
 
 Result<std::optional<bool>> boolParam(const Request& req, std::string_view name) {
@@ -100,14 +103,15 @@ Result<Response> getEvents(const Request& req) {
     if (f.severity && *f.severity != "info" && *f.severity != "warning" && *f.severity != "critical")
         return fail(Error::invalid("must be info, warning or critical", "severity"));
     f.kind = strParam(req, "kind");
-    if (f.kind && std::find(std::begin(kEventKinds), std::end(kEventKinds), *f.kind) ==
-                      std::end(kEventKinds))
+    if (f.kind && *f.kind != kJobDegraded &&
+        std::find(std::begin(kEventKinds), std::end(kEventKinds), *f.kind) == std::end(kEventKinds))
         return fail(Error::invalid("unknown event kind '" + f.kind->substr(0, 64) +
                                        "'; known kinds: " + knownKinds(),
                                    "kind"));
     f.source = strParam(req, "source");
-    if (f.source && *f.source != "telemetry" && *f.source != "provisioning" && *f.source != "operator")
-        return fail(Error::invalid("must be telemetry, provisioning or operator", "source"));
+    if (f.source && *f.source != "telemetry" && *f.source != "provisioning" &&
+        *f.source != "operator" && *f.source != "jobs")
+        return fail(Error::invalid("must be telemetry, provisioning, operator or jobs", "source"));
     if (auto state = strParam(req, "state")) {
         if (*state == "open") f.open = true;
         else if (*state == "closed") f.open = false;

@@ -15,6 +15,7 @@
 #include "loom/backend/services.hpp"
 #include "loom/db/database.hpp"
 #include "loom/db/event_repo.hpp"
+#include "loom/db/job_repo.hpp"
 
 namespace loom::backend {
 using namespace loom::telemetry;  // the hub, layout and events this service runs
@@ -89,6 +90,11 @@ struct TelemetryService::Impl {
     std::unique_ptr<Simulator> simulator;
     std::shared_ptr<const HallLayout> simLayout;
     std::string body;
+    // The simulator's running jobs as stored Job objects (source "simulator"): what was last
+    // written, and the loop's own connection for it.
+    std::vector<std::uint64_t> syncedJobs;
+    bool jobsSynced = false;
+    std::optional<db::Connection> jobConn;
 
     // Writer queue: events in rule order, and completed rollup minutes (leader only) with the
     // fencing token of the term that computed them.
@@ -149,6 +155,55 @@ struct TelemetryService::Impl {
         if (n) spdlog::info("restored {} open events from the database", n);
     }
 
+    // The simulator's jobs become Job objects (issue 15): written when the set of running jobs
+    // changed (a start or an end; a few a minute at 24k), in one statement; the jobs it no
+    // longer runs become completed. Names: sim-<serial> ("sim-0042"). Retried next tick when
+    // the database refused.
+    void syncSimulatedJobs(const HallLayout& L) {
+        if (!options.persist) return;
+        auto running = simulator->runningJobs();
+        std::vector<std::uint64_t> serials;
+        for (const auto& j : running) serials.push_back(j.serial);
+        if (jobsSynced && serials == syncedJobs) return;
+        std::vector<jobs::Job> list;
+        for (const auto& sj : running) {
+            jobs::Job j;
+            auto n = std::to_string(sj.serial);
+            j.name = "sim-" + std::string(n.size() < 4 ? 4 - n.size() : 0, '0') + n;
+            j.owner = "simulator";
+            for (auto r : sj.racks)
+                if (r < L.racks().size())
+                    j.hosts.insert(j.hosts.end(), L.racks()[r].hosts.begin(),
+                                   L.racks()[r].hosts.end());
+            j.hosts = jobs::normalizedHosts(std::move(j.hosts));
+            j.tensorParallel = jobs::kGpusPerHost;
+            j.state = jobs::JobState::Running;
+            j.source = jobs::JobSource::Simulator;
+            if (!j.hosts.empty()) list.push_back(std::move(j));
+        }
+        if (!jobConn) {
+            auto c = db::Database::fromUrl(services.databaseUrl()).connect();
+            if (!c) {
+                spdlog::warn("simulated jobs: {}", c.error().toString());
+                return;
+            }
+            jobConn.emplace(std::move(*c));
+        }
+        auto r = db::syncJobs(*jobConn, jobs::JobSource::Simulator, list);
+        if (!r) {
+            spdlog::warn("simulated jobs: {}", r.error().toString());
+            jobConn.reset();
+            return;
+        }
+        syncedJobs = std::move(serials);
+        jobsSynced = true;
+        if (r->created || r->finished)
+            services.publish("jobs", {{"type", "jobsSynced"},
+                                      {"source", "simulator"},
+                                      {"created", r->created},
+                                      {"finished", r->finished}});
+    }
+
     void runOnce(std::int64_t now) {
         restoreOpenEvents();
         if (auto L = services.layout(); L && L != hub.layout()) hub.setLayout(L);
@@ -167,6 +222,7 @@ struct TelemetryService::Impl {
             simulator->step(now, body);
             if (auto r = hub.ingestText(body, now); !r)
                 spdlog::error("simulator produced bad telemetry: {}", r.error().toString());
+            syncSimulatedJobs(*L);
         }
         hub.tick(now);
         std::optional<db::Fence> fence;

@@ -37,7 +37,7 @@ struct EventRecord {
     std::int64_t openedAtMs = 0;
     std::int64_t closedAtMs = 0;  // 0 while open
     std::vector<std::pair<std::string, std::string>> labels;
-    std::string source = "telemetry";  // telemetry | provisioning | operator
+    std::string source = "telemetry";  // telemetry | provisioning | operator | jobs
     std::string key;                   // the writer's event key; empty if none
     std::string acknowledgedBy;        // empty: not acknowledged
     std::int64_t acknowledgedAtMs = 0;
@@ -48,7 +48,8 @@ struct EventRecord {
     bool open() const { return closedAtMs == 0; }
 };
 
-inline constexpr std::string_view kEventSources[] = {"telemetry", "provisioning", "operator"};
+inline constexpr std::string_view kEventSources[] = {"telemetry", "provisioning", "operator",
+                                                    "jobs"};
 
 // Inserts open events in one statement; returns their ids in input order. Idempotent: an event
 // whose `key` is already stored returns that row's id (a retry after a lost answer). An event

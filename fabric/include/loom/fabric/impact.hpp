@@ -47,6 +47,9 @@ struct ImpactResult {
     std::int64_t flows = 0;
     std::int64_t unroutedFlows = 0;  // endpoints unreachable: they make the result 0
     std::vector<Bottleneck> bottlenecks;  // the links that set the slowest rate, worst first
+    // Every link the collective's traffic crosses in either direction (NIC cables and fabric
+    // links of every ECMP branch), ascending ids: what a change must touch to move the result.
+    std::vector<std::int32_t> linksCrossed;
 };
 
 // hosts: host ids of the topology. Errors: empty set, unknown id, duplicate host, AllToAll

@@ -84,6 +84,15 @@ public:
     // failures strike only equipment that reports.
     void setLayout(std::shared_ptr<const HallLayout> layout);
 
+    // The jobs running now, for the jobs module's objects (source "simulator"): `serial` numbers
+    // the jobs of this simulator from 1 in start order; racks index layout().racks().
+    struct RunningJob {
+        std::uint64_t serial = 0;
+        std::vector<std::uint32_t> racks;
+        std::int64_t startMs = 0;
+    };
+    std::vector<RunningJob> runningJobs() const;
+
     const SimulatorStats& stats() const { return stats_; }
     const SimulatorConfig& config() const { return config_; }
 

@@ -1,0 +1,624 @@
+#include "jobs_view.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "loom/backend/services.hpp"
+#include "loom/backend/telemetry_service.hpp"
+#include "loom/db/database.hpp"
+#include "loom/db/event_repo.hpp"
+#include "loom/db/job_repo.hpp"
+#include "loom/fabric/link_sync.hpp"
+#include "loom/fabric/routing.hpp"
+#include "loom/fabric/topology.hpp"
+#include "loom/jobs/hostlist.hpp"
+#include "loom/jobs/job_impact.hpp"
+#include "loom/jobs/placement.hpp"
+#include "loom/telemetry/hall_layout.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
+
+namespace loom::backend {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kReloadEvery = std::chrono::seconds(5);
+constexpr std::string_view kKind = "job_degraded";
+
+std::int64_t wallMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+double round1(double v) { return std::round(v * 10) / 10; }
+
+// What readers see of one job: built by the worker, immutable once published.
+struct JobHealth {
+    nlohmann::json summary;
+    nlohmann::json detail;  // the summary plus the long lists
+};
+
+struct OpenEvent {
+    std::string kind, severity, location, message;
+    std::int64_t openedAtMs = 0;
+};
+
+// What wakes the worker. Shared with the hub's listener through a weak pointer, so a
+// listener call racing with the view's end finds either a live inbox or none.
+struct Inbox {
+    std::mutex m;
+    std::condition_variable cv;
+    bool stop = false, jobsDirty = true, liveDirty = true;
+    std::vector<telemetry::FailureEvent> events;
+    std::optional<Clock::time_point> pendingSince;  // the oldest change not yet handled
+    TelemetryHub* hub = nullptr;
+};
+
+class JobsViewImpl final : public JobsView {
+public:
+    explicit JobsViewImpl(Services& services) : services_(services) {
+        worker_ = std::thread([this] { run(); });
+    }
+    ~JobsViewImpl() override {
+        {
+            std::lock_guard lk(in_->m);
+            in_->stop = true;
+        }
+        in_->cv.notify_all();
+        worker_.join();
+    }
+
+    void jobsChanged() override { wake(in_->jobsDirty); }
+    void liveChanged() {
+        attachHub();
+        wake(in_->liveDirty);
+    }
+
+    nlohmann::json health(const std::string& name, bool detail) const override {
+        std::lock_guard lk(snapMutex_);
+        auto it = snap_.find(name);
+        if (it == snap_.end()) return nullptr;
+        return detail ? it->second->detail : it->second->summary;
+    }
+
+    void appendMetrics(std::string& out) const {
+        std::lock_guard lk(snapMutex_);
+        out +=
+            "# HELP loom_jobs_tracked Running jobs whose health loomd computes.\n"
+            "# TYPE loom_jobs_tracked gauge\nloom_jobs_tracked " +
+            std::to_string(snap_.size()) + "\n";
+        out +=
+            "# HELP loom_jobs_degraded Running jobs whose busbw a failure lowered.\n"
+            "# TYPE loom_jobs_degraded gauge\nloom_jobs_degraded " +
+            std::to_string(degradedCount_) + "\n";
+        out +=
+            "# HELP loom_jobs_impact_runs_total Per-job impact computations.\n"
+            "# TYPE loom_jobs_impact_runs_total counter\nloom_jobs_impact_runs_total " +
+            std::to_string(impactRuns_) + "\n";
+        out +=
+            "# HELP loom_jobs_update_latency_seconds From the change (telemetry event or live "
+            "reload) to every job updated and pushed, last update.\n"
+            "# TYPE loom_jobs_update_latency_seconds gauge\nloom_jobs_update_latency_seconds " +
+            std::to_string(lastLatencyMs_ / 1000.0) + "\n";
+    }
+
+private:
+    void wake(bool& flag) {
+        {
+            std::lock_guard lk(in_->m);
+            flag = true;
+            if (!in_->pendingSince) in_->pendingSince = Clock::now();
+        }
+        in_->cv.notify_all();
+    }
+
+    // The hub exists while the server runs; the live-change hook runs only then, so attaching
+    // from it never meets a hub being torn down. Events are mirrored here, so the worker itself
+    // never touches the hub.
+    void attachHub() {
+        TelemetryHub* hub = services_.hub();
+        if (!hub) return;
+        {
+            std::lock_guard lk(in_->m);
+            if (hub == in_->hub) return;
+            in_->hub = hub;
+        }
+        std::weak_ptr<Inbox> weak = in_;
+        hub->addEventListener([weak](const telemetry::FailureEvent& e) {
+            auto in = weak.lock();
+            if (!in) return;
+            {
+                std::lock_guard lk(in->m);
+                in->events.push_back(e);
+                if (!in->pendingSince) in->pendingSince = Clock::now();
+            }
+            in->cv.notify_all();
+        });
+        auto open = hub->openEvents();
+        {
+            std::lock_guard lk(in_->m);
+            in_->events.insert(in_->events.begin(), open.begin(), open.end());
+        }
+        in_->cv.notify_all();
+    }
+
+    void run() {
+        auto nextReload = Clock::now();
+        for (;;) {
+            bool jobs = false, live = false;
+            std::vector<telemetry::FailureEvent> events;
+            std::optional<Clock::time_point> since;
+            {
+                std::unique_lock lk(in_->m);
+                in_->cv.wait_until(lk, nextReload, [&] {
+                    return in_->stop || in_->jobsDirty || in_->liveDirty || !in_->events.empty();
+                });
+                if (in_->stop) return;
+                jobs = std::exchange(in_->jobsDirty, false);
+                live = std::exchange(in_->liveDirty, false);
+                events.swap(in_->events);
+                since = std::exchange(in_->pendingSince, std::nullopt);
+            }
+            if (Clock::now() >= nextReload) {
+                jobs = true;
+                nextReload = Clock::now() + kReloadEvery;
+            }
+            try {
+                std::lock_guard work(workMutex_);
+                pass(jobs, live, events);
+            } catch (const std::exception& e) {
+                spdlog::warn("jobs view: {}", e.what());
+            }
+            if (since) {
+                lastLatencyMs_ =
+                    std::chrono::duration<double, std::milli>(Clock::now() - *since).count();
+            }
+        }
+    }
+
+    db::Connection* connection() {
+        if (!conn_) {
+            auto c = db::Database::fromUrl(services_.databaseUrl()).connect();
+            if (!c) {
+                spdlog::warn("jobs view: {}", c.error().toString());
+                return nullptr;
+            }
+            conn_.emplace(std::move(*c));
+        }
+        return &*conn_;
+    }
+
+    bool loadJobs() {
+        auto* conn = connection();
+        if (!conn) return false;
+        std::vector<jobs::JobImpactInput> list;
+        db::JobQuery q{.limit = 5000, .filters = {{"state", "running"}}};
+        for (;;) {
+            auto page = db::listJobs(*conn, q);
+            if (!page) {
+                spdlog::warn("jobs view: {}", page.error().toString());
+                conn_.reset();
+                return false;
+            }
+            for (auto& s : page->items)
+                list.push_back({s.job.name, std::move(s.job.hosts), s.job.pattern});
+            if (page->nextCursor.empty()) break;
+            q.cursor = page->nextCursor;
+        }
+        jobList_ = std::move(list);
+        return true;
+    }
+
+    // Brings the router to the live inventory (stored link states, with the links telemetry sees
+    // down forced down). Returns the links whose state changed, or nullopt after a rebuild.
+    std::optional<std::vector<std::int32_t>> syncRouter(bool& rebuilt) {
+        rebuilt = false;
+        auto inv = services_.inventory();
+        auto layout = services_.layout();
+        if (!inv || !layout) return std::vector<std::int32_t>{};
+        layout_ = layout;
+        if (!router_ || layout->layoutVersion() != builtLayout_) {
+            auto topo =
+                fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
+            if (!topo) {
+                spdlog::warn("jobs view: {}", topo.error().toString());
+                return std::vector<std::int32_t>{};
+            }
+            linkIds_ = fabric::LinkNameIndex(*topo);
+            stored_ = topo->linkState;
+            router_ = std::make_unique<fabric::Router>(std::move(*topo));
+            builtLayout_ = layout->layoutVersion();
+            syncedFrom_ = inv;
+            applied_.clear();
+            rebuilt = true;
+        }
+        std::vector<std::pair<std::int32_t, fabric::LinkState>> set;
+        const auto& t = router_->topology();
+        if (inv != syncedFrom_) {
+            syncedFrom_ = inv;
+            // changes() compares with the router, whose overlay links differ on purpose: the
+            // stored state is remembered, the router keeps them down.
+            for (auto [l, s] : linkIds_.changes(t, *inv)) {
+                stored_[l] = s;
+                if (!applied_.contains(l)) set.emplace_back(l, s);
+            }
+        }
+        std::unordered_set<std::int32_t> want;
+        for (const auto& [key, e] : open_)
+            if (e.kind == "link_down")
+                if (auto l = linkIds_.find(e.location); l != fabric::kNone) want.insert(l);
+        for (auto l : want)
+            if (!applied_.contains(l) && t.linkState[l] != fabric::LinkState::Down)
+                set.emplace_back(l, fabric::LinkState::Down);
+        for (auto l : applied_)
+            if (!want.contains(l)) set.emplace_back(l, stored_[l]);
+        applied_ = std::move(want);
+        std::vector<std::int32_t> changed;
+        std::vector<std::pair<std::int32_t, fabric::LinkState>> effective;
+        for (auto [l, s] : set)
+            if (t.linkState[l] != s) {
+                effective.emplace_back(l, s);
+                changed.push_back(l);
+            }
+        if (!effective.empty()) router_->setLinkStates(effective);
+        if (rebuilt) return std::nullopt;
+        return changed;
+    }
+
+    Result<nlohmann::json> place(int gpus, fabric::Collective pattern) override {
+        std::lock_guard work(workMutex_);
+        std::vector<telemetry::FailureEvent> none;
+        pass(false, true, none, /*needRouter=*/true);
+        if (!router_ || !layout_)
+            return fail(Error::unavailable("the inventory is still loading; retry shortly"));
+        const auto& t = router_->topology();
+        std::unordered_map<std::string_view, std::int32_t> rackId;
+        for (std::size_t i = 0; i < t.rackNames.size(); ++i)
+            rackId.emplace(t.rackNames[i], static_cast<std::int32_t>(i));
+        std::vector<std::uint8_t> free(t.rackNames.size(), 0);
+        auto setRack = [&](const std::string& name, std::uint8_t v) {
+            if (auto it = rackId.find(name); it != rackId.end()) free[it->second] = v;
+        };
+        const auto& L = *layout_;
+        for (const auto& hr : L.racks())
+            if (hr.state == "in_service") setRack(hr.name, 1);
+        for (const auto& j : tracker_.jobs())
+            for (auto h : j.hostIds)
+                if (t.hostRack[h] != fabric::kNone) free[t.hostRack[h]] = 0;
+        auto gpuRack = [&](std::uint32_t g) {
+            if (g != telemetry::kNoIndex && L.gpuRack()[g] < L.racks().size())
+                setRack(L.racks()[L.gpuRack()[g]].name, 0);
+        };
+        for (const auto& [key, e] : open_)
+            if (e.severity == "critical" && e.kind.starts_with("gpu_"))
+                gpuRack(L.gpuByName(e.location));
+        for (std::uint32_t g = 0; g < L.gpuAdmin().size(); ++g)
+            if (L.gpuAdmin()[g] == telemetry::AdminState::Quarantined) gpuRack(g);
+        const auto avail = jobs::availableRacks(t, free);
+        auto p = jobs::placeJob(*router_, {.gpus = gpus, .pattern = pattern}, avail);
+        if (!p) return fail(p.error());
+        auto f = jobs::placeFirstFit(*router_, {.gpus = gpus, .pattern = pattern}, avail);
+        if (!f) return fail(f.error());
+        auto names = [&](const jobs::Placement& x) {
+            std::vector<std::string> out;
+            for (auto r : x.racks) out.push_back(t.rackNames[r]);
+            std::sort(out.begin(), out.end(), jobs::naturalLess);
+            return out;
+        };
+        std::size_t available = 0;
+        for (auto a : avail) available += a;
+        return nlohmann::json{{"gpus", gpus},
+                              {"pattern", std::string(fabric::collectiveName(pattern))},
+                              {"gpusPlaced", p->gpus},
+                              {"racks", names(*p)},
+                              {"hostCount", p->hosts.size()},
+                              {"nodelist", jobs::formatHostlist(p->hosts)},
+                              {"zones", p->zones},
+                              {"busBw", round1(p->busBw)},
+                              {"availableRacks", available},
+                              {"firstFit",
+                               {{"racks", names(*f)},
+                                {"nodelist", jobs::formatHostlist(f->hosts)},
+                                {"zones", f->zones},
+                                {"busBw", round1(f->busBw)}}}};
+    }
+
+    void pass(bool reloadJobs, bool live, std::vector<telemetry::FailureEvent>& events,
+              bool needRouter = false) {
+        bool eventsMoved = false;
+        for (auto& e : events) {
+            auto key = e.kind + '\n' + e.location;
+            if (e.open()) {
+                open_[key] = {e.kind, std::string(telemetry::severityName(e.severity)), e.location,
+                              e.message, e.openedAtMs};
+            } else {
+                open_.erase(key);
+            }
+            eventsMoved = true;
+        }
+        // A failed load keeps the old list; the 5 s timer (or the next wake) tries again.
+        if (reloadJobs && !loadJobs()) reloadJobs = false;
+        if (!needRouter && jobList_.empty() && tracker_.jobs().empty()) {
+            publishSnapshot({});
+            return;
+        }
+        (void)live;
+        bool rebuilt = false;
+        auto changed = syncRouter(rebuilt);
+        if (!router_) return;
+        std::vector<jobs::JobChange> changes;
+        auto add = [&](std::vector<jobs::JobChange> c) {
+            changes.insert(changes.end(), std::make_move_iterator(c.begin()),
+                           std::make_move_iterator(c.end()));
+        };
+        if (rebuilt)
+            add(tracker_.recomputeAll(*router_));
+        else if (changed && !changed->empty())
+            add(tracker_.linksChanged(*router_, *changed));
+        if (reloadJobs || rebuilt) add(tracker_.setJobs(*router_, jobList_));
+        impactRuns_ = tracker_.recomputed();
+        (void)eventsMoved;
+        buildHealth();
+        writeEvents(changes);
+    }
+
+    void buildHealth() {
+        const auto& t = router_->topology();
+        const auto nowIso = db::isoTimeMs(wallMs());
+        std::unordered_map<std::string, std::shared_ptr<const JobHealth>> next;
+        // Events by location, for the GPUs and links of each job.
+        std::unordered_map<std::string_view, std::vector<const OpenEvent*>> at;
+        for (const auto& [key, e] : open_) at[e.location].push_back(&e);
+        std::size_t degraded = 0;
+        for (const auto& j : tracker_.jobs()) {
+            nlohmann::json gpusNotOk = nlohmann::json::array();
+            nlohmann::json evs = nlohmann::json::array();
+            int ok = 0, warning = 0, failed = 0, quarantined = 0, total = 0;
+            auto addEvents = [&](std::string_view loc) {
+                auto it = at.find(loc);
+                if (it == at.end()) return;
+                for (const auto* e : it->second)
+                    evs.push_back({{"kind", e->kind},
+                                   {"severity", e->severity},
+                                   {"location", e->location},
+                                   {"message", e->message},
+                                   {"openedAt", db::isoTimeMs(e->openedAtMs)}});
+            };
+            for (const auto& h : j.hosts) {
+                if (!layout_) break;
+                auto hi = layout_->hostByName(h);
+                if (hi == telemetry::kNoIndex) continue;
+                for (int k = 0; k < jobs::kGpusPerHost; ++k) {
+                    auto g = layout_->gpuOfHost(hi, k);
+                    if (g == telemetry::kNoIndex) continue;
+                    ++total;
+                    const auto& name = layout_->gpuNames()[g];
+                    std::string state = "ok";
+                    if (layout_->gpuAdmin()[g] == telemetry::AdminState::Quarantined)
+                        state = "quarantined";
+                    if (auto it = at.find(name); it != at.end()) {
+                        for (const auto* e : it->second)
+                            state = e->severity == "critical" || state == "failed" ? "failed"
+                                    : state == "quarantined"                       ? state
+                                                                                   : "warning";
+                        addEvents(name);
+                    }
+                    if (state == "ok")
+                        ++ok;
+                    else if (state == "warning")
+                        ++warning;
+                    else if (state == "failed")
+                        ++failed;
+                    else
+                        ++quarantined;
+                    if (state != "ok") gpusNotOk.push_back({{"name", name}, {"health", state}});
+                }
+            }
+            nlohmann::json linksDown = nlohmann::json::array();
+            for (auto l : j.downLinks) linksDown.push_back(t.linkNames[l]);
+            for (auto l : j.links) addEvents(t.linkNames[l]);
+            for (auto l : j.downLinks) addEvents(t.linkNames[l]);
+            degraded += j.degraded();
+            nlohmann::json summary{
+                {"busBw", round1(j.busBw)},
+                {"healthyBusBw", round1(j.healthyBusBw)},
+                {"degraded", j.degraded()},
+                {"gpus",
+                 {{"total", total},
+                  {"ok", ok},
+                  {"warning", warning},
+                  {"failed", failed},
+                  {"quarantined", quarantined}}},
+                {"linksCrossed", j.links.size()},
+                {"linksDown", linksDown},
+                {"openEvents", evs.size()},
+            };
+            if (!j.error.empty()) summary["error"] = j.error;
+            auto prev = snap_.find(j.name);
+            auto h = std::make_shared<JobHealth>();
+            // The stamp moves only with the content: a push is a change, not a heartbeat.
+            const bool same =
+                prev != snap_.end() && prev->second->summary.contains("updatedAt") && [&] {
+                    auto p = prev->second->summary;
+                    p.erase("updatedAt");
+                    return p == summary;
+                }();
+            summary["updatedAt"] =
+                same ? prev->second->summary["updatedAt"] : nlohmann::json(nowIso);
+            h->summary = summary;
+            if (same && prev->second->detail.value("version", std::uint64_t{0}) == j.version &&
+                prev->second->detail["events"] == evs &&
+                prev->second->detail["gpusNotOk"] == gpusNotOk) {
+                h->detail = prev->second->detail;
+            } else {
+                h->detail = summary;
+                nlohmann::json links = nlohmann::json::array();
+                for (auto l : j.links) links.push_back(t.linkNames[l]);
+                nlohmann::json bottlenecks = nlohmann::json::array();
+                for (const auto& b : j.bottlenecks)
+                    bottlenecks.push_back({{"link", b.name},
+                                           {"direction", b.up ? "up" : "down"},
+                                           {"flows", b.flows},
+                                           {"gbpsPerFlow", b.gbpsPerFlow}});
+                h->detail["links"] = std::move(links);
+                h->detail["bottlenecks"] = std::move(bottlenecks);
+                h->detail["gpusNotOk"] = std::move(gpusNotOk);
+                h->detail["events"] = std::move(evs);
+                h->detail["unknownHosts"] = j.unknownHosts;
+                h->detail["version"] = j.version;
+            }
+            if (!same)
+                services_.publishLocal(
+                    "jobs", {{"type", "jobHealth"}, {"name", j.name}, {"health", h->summary}});
+            next.emplace(j.name, std::move(h));
+        }
+        {
+            std::lock_guard lk(snapMutex_);
+            degradedCount_ = degraded;
+        }
+        publishSnapshot(std::move(next));
+    }
+
+    void publishSnapshot(std::unordered_map<std::string, std::shared_ptr<const JobHealth>> next) {
+        std::lock_guard lk(snapMutex_);
+        snap_ = std::move(next);
+        if (snap_.empty()) degradedCount_ = 0;
+    }
+
+    // The leader writes job_degraded events: one per degraded job, closed on recovery. A new
+    // leader (or a restart) first closes what is stored open for a job that is not degraded.
+    void writeEvents(const std::vector<jobs::JobChange>& changes) {
+        if (!services_.isLeader()) {
+            reconciled_ = false;
+            return;
+        }
+        auto* conn = connection();
+        if (!conn) return;
+        const auto now = wallMs();
+        std::vector<db::EventRecord> opens;
+        std::vector<db::EventClose> closes;
+        if (!reconciled_) {
+            auto stored = db::listEvents(
+                *conn, {.kind = std::string(kKind), .source = "jobs", .open = true, .limit = 5000});
+            if (!stored) {
+                conn_.reset();
+                return;
+            }
+            for (const auto& e : stored->items) {
+                const auto* j = tracker_.find(e.location);
+                if (!j || !j->degraded()) closes.push_back({e.kind, e.location, now, e.id, {}});
+            }
+            for (const auto& j : tracker_.jobs())
+                if (j.degraded())
+                    opens.push_back(record(j, jobs::degradedMessage(router_->topology(), j), now));
+            reconciled_ = true;
+        }
+        for (const auto& c : changes) {
+            const auto* j = tracker_.find(c.name);
+            if (c.degradation == jobs::Degradation::Opened && j)
+                opens.push_back(record(*j, c.message, now));
+            else if (c.degradation == jobs::Degradation::Closed)
+                closes.push_back({std::string(kKind), c.name, now, 0, {}});
+        }
+        std::vector<std::int64_t> ids;
+        if (!closes.empty()) {
+            auto r = db::closeEvents(*conn, closes);
+            if (!r) {
+                spdlog::warn("jobs view: {}", r.error().toString());
+                conn_.reset();
+                reconciled_ = false;
+                return;
+            }
+            for (auto id : *r)
+                if (id) ids.push_back(id);
+        }
+        if (!opens.empty()) {
+            auto r = db::insertEvents(*conn, opens);
+            if (!r) {
+                spdlog::warn("jobs view: {}", r.error().toString());
+                conn_.reset();
+                reconciled_ = false;
+                return;
+            }
+            ids.insert(ids.end(), r->begin(), r->end());
+        }
+        if (ids.empty()) return;
+        auto rows = db::getEvents(*conn, ids);
+        if (!rows) return;
+        for (const auto& e : *rows)
+            services_.publish("events", {{"type", "event"}, {"event", eventJson(e)}});
+    }
+
+    db::EventRecord record(const jobs::JobImpact& j, const std::string& message, std::int64_t now) {
+        db::EventRecord r;
+        r.kind = std::string(kKind);
+        r.severity = j.busBw <= 0 ? "critical" : "warning";
+        r.location = j.name;
+        r.message = message;
+        r.openedAtMs = now;
+        r.source = "jobs";
+        r.key = "jobs:" + j.name + ":" + std::to_string(now);
+        std::string links;
+        for (auto l : j.downLinks) {
+            if (!links.empty()) links += ',';
+            links += router_->topology().linkNames[l];
+            if (links.size() > 1000) break;
+        }
+        r.labels = {{"job", j.name},
+                    {"busBw", std::to_string(round1(j.busBw)).substr(0, 5)},
+                    {"links", links}};
+        return r;
+    }
+
+    Services& services_;
+    std::shared_ptr<Inbox> in_ = std::make_shared<Inbox>();
+
+    // The worker's own state (and place()'s: both hold workMutex_).
+    std::mutex workMutex_;
+    std::optional<db::Connection> conn_;
+    std::unique_ptr<fabric::Router> router_;
+    fabric::LinkNameIndex linkIds_;
+    std::vector<fabric::LinkState> stored_;     // the inventory's state of every router link
+    std::unordered_set<std::int32_t> applied_;  // links forced down by open link_down events
+    std::shared_ptr<const inventory::Inventory> syncedFrom_;
+    std::shared_ptr<const telemetry::HallLayout> layout_;
+    std::int64_t builtLayout_ = -1;
+    std::unordered_map<std::string, OpenEvent> open_;  // kind \n location -> event
+    jobs::JobImpactTracker tracker_;
+    std::vector<jobs::JobImpactInput> jobList_;
+    bool reconciled_ = false;
+
+    // What readers see.
+    mutable std::mutex snapMutex_;
+    std::unordered_map<std::string, std::shared_ptr<const JobHealth>> snap_;
+    std::size_t degradedCount_ = 0;
+    std::atomic<std::uint64_t> impactRuns_{0};
+    std::atomic<double> lastLatencyMs_{0};
+
+    std::thread worker_;  // last: started when everything above exists
+};
+
+}  // namespace
+
+std::weak_ptr<JobsView> makeJobsView(Services& services) {
+    auto view = std::make_shared<JobsViewImpl>(services);
+    std::weak_ptr<JobsViewImpl> weak = view;
+    services.onLiveChange([view] { view->liveChanged(); });
+    services.addMetricsSource([weak](std::string& out) {
+        if (auto v = weak.lock()) v->appendMetrics(out);
+    });
+    return weak;
+}
+
+}  // namespace loom::backend

@@ -1,0 +1,263 @@
+// Per-job health and impact, live (issue 15 item 2), over the real server: a running job's
+// busbw on the current link states, the links it crosses and its GPUs; a link the telemetry
+// sees down under the job lowers its busbw, opens a job_degraded event naming the link and is
+// pushed on the jobs topic; the repair closes the event; a failed GPU shows in the job's GPUs.
+#include <set>
+
+#include "loom/testing/eventually.hpp"
+#include "server_fixture.hpp"
+
+namespace loom::backend::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using loom::testing::eventually;
+
+class JobsHealth : public ServerFixture {
+protected:
+    json get(Server& s, const std::string& path) {
+        auto r = request(s.port(), "GET", path, tokens_["viewer"]);
+        EXPECT_EQ(r.status, 200) << path << ": " << r.body;
+        return r.j();
+    }
+    void bringIntoService(Server& s, const std::string& rack) {
+        for (int i = 0; i < 7; ++i) {
+            auto r = request(s.port(), "POST", "/api/v1/racks/" + rack + "/advance",
+                             tokens_["operator"]);
+            ASSERT_EQ(r.status, 200) << rack << " advance " << i << ": " << r.body;
+        }
+    }
+    void telemetry(Server& s, const std::string& body) {
+        auto r = request(s.port(), "POST", "/api/v1/telemetry", tokens_["operator"], body);
+        ASSERT_LT(r.status, 300) << r.body;
+    }
+    // Reads stream messages until one satisfies `want` (or 5 s pass).
+    static std::optional<json> await(WsClient& c, const std::function<bool(const json&)>& want) {
+        for (auto deadline = std::chrono::steady_clock::now() + 5s;
+             std::chrono::steady_clock::now() < deadline;) {
+            auto m = c.readFor(200ms);
+            if (m && want(*m)) return m;
+        }
+        return std::nullopt;
+    }
+};
+
+const char* kJob = R"(apiVersion: loom/v1
+kind: Job
+metadata: {name: llama}
+spec:
+  owner: alice
+  hosts: z1-r[001-002]-h[0-1]
+  state: running
+)";
+
+TEST_F(JobsHealth, ALinkDownUnderAJobLowersItsBusbwOpensAnEventAndTheRepairClosesIt) {
+    auto& s = startServer({}, Routes::All);
+    // Links alarm only in service: both racks of the job go into service.
+    bringIntoService(s, "z1-r001");
+    bringIntoService(s, "z1-r002");
+    auto put = request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kJob,
+                       {{"Content-Type", "application/yaml"}});
+    ASSERT_EQ(put.status, 201) << put.body;
+    std::string pending = kJob;
+    pending.replace(pending.find("name: llama"), 11, "name: later");
+    pending.replace(pending.find("state: running"), 14, "state: pending");
+    ASSERT_EQ(request(s.port(), "PUT", "/api/v1/jobs/later", tokens_["operator"], pending,
+                      {{"Content-Type", "application/yaml"}})
+                  .status,
+              201);
+
+    // The sample racks have 16 NICs under 2 x 400 G uplinks: the 4-host ring sends 8 flows up
+    // each rack's 800 G, 100 G each = 25 % of the NIC rate.
+    json h;
+    ASSERT_TRUE(eventually(
+        [&] {
+            h = get(s, "/api/v1/jobs/llama")["health"];
+            return h.is_object() && h.value("busBw", -1.0) == 25.0;
+        },
+        5s))
+        << h.dump();
+    EXPECT_FALSE(h["degraded"].get<bool>());
+    EXPECT_EQ(h["gpus"]["total"], 32);
+    EXPECT_EQ(h["gpus"]["ok"], 32);
+    EXPECT_EQ(h["linksCrossed"], 32 + 4);  // 32 NIC cables, 2 uplinks per rack
+    EXPECT_TRUE(h["linksDown"].empty());
+    const std::string uplink = "z1-r002-rtsw/p17--z1-ctsw1/p2";
+    auto links = h["links"].get<std::vector<std::string>>();
+    EXPECT_NE(std::find(links.begin(), links.end(), uplink), links.end()) << h["links"].dump();
+    EXPECT_TRUE(get(s, "/api/v1/jobs/later")["health"].is_null()) << "pending jobs carry none";
+
+    WsClient ws;
+    ws.open(s.port(), tokens_["viewer"]);
+    ws.send({{"op", "subscribe"}, {"topics", {"jobs", "events"}}});
+
+    // The uplink goes down (the port was up, then reports down): link_down, rerouted, and the
+    // job keeps one uplink of its rack: 12.5 %.
+    telemetry(s, "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} 1\n");
+    telemetry(s, "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} 0\n");
+    auto pushed = await(ws, [](const json& m) {
+        return m.value("type", "") == "jobHealth" && m.value("name", "") == "llama" &&
+               m["health"].value("busBw", -1.0) == 12.5;
+    });
+    ASSERT_TRUE(pushed) << get(s, "/api/v1/jobs/llama")["health"].dump();
+    EXPECT_TRUE((*pushed)["health"]["degraded"].get<bool>());
+    EXPECT_EQ((*pushed)["health"]["linksDown"], json::array({uplink}));
+    const std::string message = "job llama degraded to 12.5% busbw by link " + uplink + " down";
+    auto opened = await(ws, [&](const json& m) {
+        return m.value("type", "") == "event" && m["event"].value("kind", "") == "job_degraded" &&
+               m["event"].value("state", "") == "open";
+    });
+    ASSERT_TRUE(opened) << get(s, "/api/v1/events?kind=job_degraded").dump();
+    EXPECT_EQ((*opened)["event"]["message"], message);
+    EXPECT_EQ((*opened)["event"]["location"], "llama");
+    EXPECT_EQ((*opened)["event"]["source"], "jobs");
+    EXPECT_EQ((*opened)["event"]["severity"], "warning");
+
+    // Every view agrees: the job, the list, the event history, and the detail's events.
+    h = get(s, "/api/v1/jobs/llama")["health"];
+    EXPECT_EQ(h["busBw"], 12.5);
+    EXPECT_EQ(h["healthyBusBw"], 25.0);
+    ASSERT_FALSE(h["events"].empty()) << h.dump();
+    EXPECT_EQ(h["events"][0]["kind"], "link_down");
+    EXPECT_EQ(h["events"][0]["location"], uplink);
+    EXPECT_EQ(h["openEvents"], 1);
+    ASSERT_FALSE(h["bottlenecks"].empty());
+    // Rack 2's last uplink, and rack 1's uplink to the CTSW that still reaches rack 2.
+    std::set<std::string> tight;
+    for (const auto& b : h["bottlenecks"]) tight.insert(b["link"].get<std::string>());
+    EXPECT_TRUE(tight.contains("z1-r002-rtsw/p18--z1-ctsw2/p2")) << h["bottlenecks"].dump();
+    EXPECT_TRUE(tight.contains("z1-r001-rtsw/p18--z1-ctsw2/p1")) << h["bottlenecks"].dump();
+    auto list = get(s, "/api/v1/jobs?state=running");
+    ASSERT_EQ(list["items"].size(), 1u);
+    EXPECT_EQ(list["items"][0]["health"]["busBw"], 12.5);
+    EXPECT_FALSE(list["items"][0]["health"].contains("links")) << "lists carry the summary";
+    auto events = get(s, "/api/v1/events?kind=job_degraded&state=open&source=jobs");
+    ASSERT_EQ(events["items"].size(), 1u);
+    EXPECT_EQ(events["items"][0]["message"], message);
+    auto metrics = request(s.port(), "GET", "/metrics", tokens_["viewer"]).body;
+    EXPECT_NE(metrics.find("loom_jobs_tracked 1\n"), std::string::npos);
+    EXPECT_NE(metrics.find("loom_jobs_degraded 1\n"), std::string::npos);
+
+    // The repair: back to 25 %, the event closes.
+    telemetry(s, "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} 1\n");
+    auto closed = await(ws, [](const json& m) {
+        return m.value("type", "") == "event" && m["event"].value("kind", "") == "job_degraded" &&
+               m["event"].value("state", "") == "closed";
+    });
+    ASSERT_TRUE(closed) << get(s, "/api/v1/events?kind=job_degraded").dump();
+    h = get(s, "/api/v1/jobs/llama")["health"];
+    EXPECT_EQ(h["busBw"], 25.0);
+    EXPECT_FALSE(h["degraded"].get<bool>());
+    EXPECT_TRUE(get(s, "/api/v1/events?kind=job_degraded&state=open")["items"].empty());
+
+    // A critical XID on one of its GPUs: the job's GPUs say so.
+    telemetry(s, "DCGM_FI_DEV_XID_ERRORS{gpu=\"3\",Hostname=\"z1-r001-h1\"} 79\n");
+    ASSERT_TRUE(eventually(
+        [&] {
+            h = get(s, "/api/v1/jobs/llama")["health"];
+            return h["gpus"].value("failed", 0) == 1;
+        },
+        5s))
+        << h.dump();
+    EXPECT_EQ(h["gpus"]["ok"], 31);
+    EXPECT_EQ(h["gpusNotOk"], json::parse(R"([{"name": "z1-r001-h1-gpu3", "health": "failed"}])"));
+    EXPECT_EQ(h["busBw"], 25.0) << "a GPU is not a link: the busbw holds";
+
+    // The job ends: it leaves the view.
+    std::string done = kJob;
+    done.replace(done.find("state: running"), 14, "state: completed");
+    ASSERT_EQ(request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], done,
+                      {{"Content-Type", "application/yaml"}})
+                  .status,
+              200);
+    EXPECT_TRUE(eventually([&] { return get(s, "/api/v1/jobs/llama")["health"].is_null(); }, 5s));
+}
+
+// The simulator's jobs are Job objects (source simulator, sim-NNNN on whole racks in service)
+// and carry their health like any other job.
+TEST_F(JobsHealth, SimulatedJobsAreStoredAndCarryTheirHealth) {
+    telemetryOptions_.simulate = true;
+    telemetryOptions_.tickSeconds = 0.2;
+    auto& s = startServer({}, Routes::All);
+    for (const char* rack : {"z1-r001", "z1-r002", "z1-r003", "z1-r004"}) bringIntoService(s, rack);
+    json items;
+    ASSERT_TRUE(eventually(
+        [&] {
+            items = get(s, "/api/v1/jobs?source=simulator&state=running")["items"];
+            for (const auto& j : items)
+                if (j["health"].is_object()) return true;
+            return false;
+        },
+        15s))
+        << items.dump();
+    for (const auto& j : items) {
+        EXPECT_EQ(j["name"].get<std::string>().rfind("sim-", 0), 0u) << j.dump();
+        EXPECT_EQ(j["owner"], "simulator");
+        EXPECT_EQ(j["hostCount"].get<int>() % 2, 0) << "whole racks of 2 hosts";
+        EXPECT_EQ(j["tensorParallel"], 8);
+    }
+}
+
+// Placement on the live fabric: racks in service, not in a job, away from a lost uplink; first
+// fit by name as the baseline; bad requests are 400s naming the field, too many GPUs a 409.
+TEST_F(JobsHealth, PlacementAvoidsALostUplinkAndRacksInAJob) {
+    auto& s = startServer({}, Routes::All);
+    for (const char* rack : {"z1-r001", "z1-r002", "z1-r003"}) bringIntoService(s, rack);
+    auto place = [&](const json& body) {
+        return request(s.port(), "POST", "/api/v1/placement", tokens_["viewer"], body.dump());
+    };
+    telemetry(s, "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} 1\n");
+    telemetry(s, "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} 0\n");
+    HttpResult r;
+    // Two racks: z1-r002 kept one of its two uplinks; the ring over r001 and r003 keeps 25 %
+    // (the sample racks are 8:1), first fit by name takes r001 and r002: 12.5 %.
+    ASSERT_TRUE(eventually(
+        [&] {
+            r = place({{"gpus", 32}});
+            return r.status == 200 && r.j()["racks"] == json::array({"z1-r001", "z1-r003"});
+        },
+        5s))
+        << r.status << " " << r.body;
+    auto p = r.j();
+    EXPECT_EQ(p["busBw"], 25.0);
+    EXPECT_EQ(p["gpusPlaced"], 32);
+    EXPECT_EQ(p["hostCount"], 4);
+    EXPECT_EQ(p["zones"], 1);
+    EXPECT_EQ(p["availableRacks"], 3);
+    EXPECT_EQ(p["firstFit"]["racks"], json::array({"z1-r001", "z1-r002"}));
+    EXPECT_EQ(p["firstFit"]["busBw"], 12.5);
+    EXPECT_EQ(p["firstFit"]["nodelist"], "z1-r[001-002]-h[0-1]");
+
+    // A running job takes z1-r001: a one-rack job goes to z1-r003.
+    ASSERT_EQ(request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kJob,
+                      {{"Content-Type", "application/yaml"}})
+                  .status,
+              201);
+    std::string one = kJob;
+    one.replace(one.find("z1-r[001-002]-h[0-1]"), 20, "z1-r001-h[0-1]");
+    ASSERT_EQ(request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], one,
+                      {{"Content-Type", "application/yaml"}})
+                  .status,
+              200);
+    ASSERT_TRUE(eventually(
+        [&] {
+            r = place({{"gpus", 16}, {"pattern", "allreduce"}});
+            return r.status == 200 && r.j()["nodelist"] == "z1-r003-h[0-1]";
+        },
+        5s))
+        << r.body;
+    EXPECT_EQ(r.j()["availableRacks"], 2);
+
+    auto tooMany = place({{"gpus", 64}});
+    EXPECT_EQ(tooMany.status, 409) << tooMany.body;
+    EXPECT_NE(tooMany.body.find("only 32 GPUs"), std::string::npos) << tooMany.body;
+    auto notANumber = place({{"gpus", "many"}});
+    EXPECT_EQ(notANumber.status, 400);
+    EXPECT_EQ(notANumber.j()["error"]["path"], "gpus");
+    auto badPattern = place({{"gpus", 16}, {"pattern", "ring"}});
+    EXPECT_EQ(badPattern.status, 400);
+    EXPECT_EQ(badPattern.j()["error"]["path"], "pattern");
+}
+
+}  // namespace
+}  // namespace loom::backend::testing
