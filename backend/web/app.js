@@ -102,6 +102,9 @@ function updateAge() {
 
 async function start() {
     let me;
+    // The hall (the largest answer) is fetched beside whoami and the stream, not after them.
+    const hall = state.loadHall();
+    hall.catch(() => {});
     try {
         me = await api('whoami');
     } catch (e) {
@@ -115,7 +118,7 @@ async function start() {
     $('who').textContent = `${me.name} (${me.role})`;
     document.body.dataset.role = me.role;
     $('signout').hidden = false;
-    stream = new Stream(['gpu.util', 'gpu.health', 'events', 'provisioning', 'inventory', 'jobs'], {
+    stream = new Stream(['gpu.util', 'gpu.temp', 'gpu.health', 'events', 'provisioning', 'inventory', 'jobs'], {
         onMessage: (msg) => {
             state.handle(msg);
             if (msg.type === 'resync') state.loadHall().catch(() => {});
@@ -134,16 +137,16 @@ async function start() {
             updateAge();
         },
     });
-    try {
-        await state.loadHall();
-        const c = $('cluster');
-        c.textContent = `${state.hall.cluster} · ${state.hall.gpus.length.toLocaleString('en')} GPUs`;
-    } catch (e) {
-        if (e.status === 401) return;
-    }
     stream.start();
     route();
     staleTimer = setInterval(updateAge, 500);
+    try {
+        await hall;
+        const c = $('cluster');
+        c.textContent = `${state.hall.cluster} · ${state.hall.gpus.length.toLocaleString('en')} GPUs`;
+    } catch (e) {
+        if (e.status !== 401 && !state.hall) state.loadHall().catch(() => {});
+    }
 }
 
 onUnauthorized((message) => { if (stream) signOut('Token refused: ' + message); });

@@ -39,8 +39,11 @@ export class ClusterState {
         if (this.hallLoading) return this.hallLoading;
         this.hallLoading = (async () => {
             try {
+                const perf = (window.loomPerf = window.loomPerf || { ticks: [], hallComplete: null });
+                const t0 = performance.now();
                 const h = await api('hall', { cache: 'no-cache' });
                 this.hallAt = Date.now();
+                if (!perf.hallFetch) perf.hallFetch = [t0, performance.now()];
                 this.setHall(h);
             } finally {
                 this.hallLoading = null;
@@ -68,6 +71,9 @@ export class ClusterState {
             }
         }
         this.emit('hall', { layoutChanged: !sameLayout });
+        const early = this.early || [];
+        this.early = null;
+        for (const m of early) this.data(m);
     }
 
     array(topic) {
@@ -134,13 +140,24 @@ export class ClusterState {
     }
 
     data(msg) {
-        if (!this.hall) return;
+        if (!this.hall) {
+            // The stream is opened while the hall is still being fetched (the two run in
+            // parallel): keep the frames and apply them once the layout is in.
+            this.early = this.early || [];
+            if (this.early.length < 64) this.early.push(msg);
+            return;
+        }
         const arr = this.array(msg.topic);
         const bytes = decodeBase64(msg.data || '');
         let changed = null;
         if (msg.type === 'snapshot') {
             arr.set(bytes.subarray(0, arr.length));
             this.snapshots.add(msg.topic);
+            const perf = window.loomPerf;
+            if (perf) {
+                perf.snapshots = perf.snapshots || {};
+                if (!perf.snapshots[msg.topic]) perf.snapshots[msg.topic] = performance.now();
+            }
         } else {
             changed = [];
             const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);

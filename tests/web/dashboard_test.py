@@ -312,7 +312,11 @@ def main():
                  10, "the switch's routes")
         check(True, "the fabric view: tiers, the z1 CTSW-RTSW matrix, a switch with its routes")
         driver.get(loomd.url + "/#/jobs")
-        owner = wait_for(lambda: driver.find_element(By.CSS_SELECTOR, "table.jobs td.owner"), 10, "the job")
+        driver.find_element(By.CSS_SELECTOR, ".jobs-view .f-text").send_keys("xss-job")
+        owner = wait_for(lambda: [r.find_element(By.CSS_SELECTOR, "td.owner")
+                                  for r in driver.find_elements(By.CSS_SELECTOR, "table.jobs tr")
+                                  if r.find_elements(By.CSS_SELECTOR, "td.owner") and "xss-job" in r.text][0],
+                         10, "the job")
         check(owner.text == XSS, f"a job owner holding markup shows as text ({owner.text!r})")
         try:
             driver.switch_to.alert
