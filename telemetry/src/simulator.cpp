@@ -82,6 +82,16 @@ struct Simulator::Model {
     std::vector<std::int64_t> xidUntil, eccUntil, hotUntil;
     std::vector<std::uint16_t> ecc;
     std::vector<std::uint8_t> lastXid, lastEcc;  // what was last written (live mode)
+    // Injected stragglers (injectStraggler): active causes per GPU this step (0 none, 1 + cause)
+    // and the correctable-ECC counter they drive.
+    struct Straggler {
+        StragglerCause cause;
+        std::uint32_t gpu;
+        std::int64_t startMs, endMs;
+    };
+    std::vector<Straggler> stragglers;
+    std::vector<std::uint8_t> strag;
+    std::vector<double> sbe, lastSbe;
     std::vector<double> energy;
     // Links and ports.
     std::vector<float> linkUtil;
@@ -131,6 +141,9 @@ Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig c
     m.lastXid.assign(nG, 255);
     m.lastEcc.assign(nG, 255);
     m.energy.assign(nG, 0);
+    m.strag.assign(nG, 0);
+    m.sbe.assign(nG, 0);
+    m.lastSbe.assign(nG, -1);
     m.linkUtil.assign(L.linkCount(), 0);
     m.linkDown.assign(L.linkCount(), 0);
     m.inOct.assign(L.portCount(), 0);
@@ -328,6 +341,19 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
         if (rackPhase[r] == 1 && job.spansZones) zoneComm[z] += 1;
     }
 
+    // Injected stragglers active now.
+    for (const auto& st : m.stragglers) m.strag[st.gpu] = 0;
+    std::erase_if(m.stragglers, [&](const Model::Straggler& st) { return st.endMs <= nowMs; });
+    for (const auto& st : m.stragglers) {
+        if (st.startMs > nowMs || st.gpu >= nG) continue;
+        m.strag[st.gpu] = static_cast<std::uint8_t>(1 + static_cast<int>(st.cause));
+        if (st.cause == StragglerCause::EccPressure)
+            m.sbe[st.gpu] += 50.0 * static_cast<double>(dtMs) / 1000.0;
+    }
+    const auto throttled = [&](std::uint32_t g) {
+        return m.strag[g] == 1 + static_cast<int>(StragglerCause::ThermalThrottle);
+    };
+
     // GPUs, written per rack and field like a row of DCGM exporters.
     std::uint64_t samples = 0;
     out.reserve(c.fullFidelity ? nG * 20 * 110 : nG * 3 * 100 + m.emitPorts.size() * 3 * 75);
@@ -341,24 +367,33 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
     };
     std::vector<double> util(nG);
     for (std::uint32_t g = 0; g < nG; ++g) util[g] = utilOf(g);
-    int nFields = c.fullFidelity ? 20 : 3;
+    // Live mode: util, temp, power, SM clock always; the error fields (XID, DBE, row remap,
+    // SBE) only when they changed.
+    static constexpr int kLiveFields[] = {0, 1, 2, 9, 3, 4, 6, 5};
+    const int nLoop = c.fullFidelity ? 20 : static_cast<int>(std::size(kLiveFields));
     for (std::uint32_t r = 0; r < nR; ++r) {
         const auto& rk = L.racks()[r];
         if (m.rackMode[r] == RackMode::Off) continue;  // unpowered: no exporter answers
         std::uint32_t g0 = rk.gpuOffset, g1 = rk.gpuOffset + rk.gpuCount;
-        for (int f = 0; f < nFields + (c.fullFidelity ? 0 : 3); ++f) {
-            // Live mode writes the error fields (3, 4, 6) only when they changed.
-            int field = f;
-            if (!c.fullFidelity && f >= 3) field = f == 3 ? 3 : f == 4 ? 4 : 6;
+        for (int f = 0; f < nLoop; ++f) {
+            const int field = c.fullFidelity ? f : kLiveFields[f];
             for (std::uint32_t g = g0; g < g1; ++g) {
                 std::int64_t v = 0;
                 switch (field) {
                     case 0: v = std::lround(util[g]); break;
                     case 1:
                         v = std::lround(32 + 0.45 * util[g] + 2 * noise(c.seed + 1, g, m.stepNo) +
-                                        (m.hotUntil[g] > nowMs ? 30 : 0));
+                                        (m.hotUntil[g] > nowMs ? 30 : 0) + (throttled(g) ? 35 : 0));
                         break;
-                    case 2: v = std::lround(75 + 6.2 * util[g] + 5 * noise(c.seed + 2, g, m.stepNo)); break;
+                    case 2:
+                        v = std::lround((75 + 6.2 * util[g] + 5 * noise(c.seed + 2, g, m.stepNo)) *
+                                        (throttled(g) ? 0.7 : 1.0));
+                        break;
+                    case 5:
+                        if (!c.fullFidelity && m.lastSbe[g] == m.sbe[g]) continue;
+                        v = static_cast<std::int64_t>(m.sbe[g]);
+                        m.lastSbe[g] = m.sbe[g];
+                        break;
                     case 3:
                         if (!c.fullFidelity && m.lastXid[g] == m.xid[g]) continue;
                         v = m.xid[g];
@@ -374,7 +409,7 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
                         v = 0;
                         break;
                     case 8: v = std::lround(40 + 0.3 * util[g]); break;
-                    case 9: v = util[g] > 5 ? 1980 : 345; break;
+                    case 9: v = util[g] <= 5 ? 345 : throttled(g) ? 1140 : m.strag[g] ? 1680 : 1980; break;
                     case 10: v = 2619; break;
                     case 11: v = util[g] > 5 ? 71000 : 0; break;
                     case 12: v = util[g] > 5 ? 10559 : 81559; break;
@@ -480,6 +515,11 @@ std::vector<Simulator::RunningJob> Simulator::runningJobs() const {
     std::sort(out.begin(), out.end(),
               [](const RunningJob& a, const RunningJob& b) { return a.serial < b.serial; });
     return out;
+}
+
+void Simulator::injectStraggler(StragglerCause cause, std::uint32_t gpu, std::int64_t startMs,
+                                double seconds) {
+    m_->stragglers.push_back({cause, gpu, startMs, startMs + static_cast<std::int64_t>(seconds * 1000)});
 }
 
 }  // namespace loom::telemetry

@@ -17,9 +17,9 @@
 //   sim.step(nowMs, body);          // one scrape of the whole cluster
 //   hub.ingestText(body, nowMs);
 //
-// Cost: in the default (live) mode one 24k-cluster step writes ~0.35 M samples (GPU util, temp,
-// power; per linked switch port oper status and in/out octets; error fields only when they
-// change), measured in bench/telemetry. `fullFidelity` writes every field and counter (~20 per
+// Cost: in the default (live) mode one 24k-cluster step writes ~0.37 M samples (GPU util, temp,
+// power, SM clock; per linked switch port oper status and in/out octets; error fields only when
+// they change), measured in bench/telemetry. `fullFidelity` writes every field and counter (~20 per
 // GPU, 12 per port) as a real full scrape would (the ingest benchmark).
 #pragma once
 
@@ -92,6 +92,14 @@ public:
         std::int64_t startMs = 0;
     };
     std::vector<RunningJob> runningJobs() const;
+
+    // Makes one GPU a straggler (issue 15 item 3; tests and benchmarks of the straggler
+    // finder) from `startMs` for `seconds`:
+    //   ThermalThrottle: SM clock 1,140 MHz instead of 1,980, +35 °C, 30 % less power;
+    //   EccPressure: correctable ECC errors climbing ~50/s (row-remap pressure), SM clock -15 %.
+    enum class StragglerCause : std::uint8_t { ThermalThrottle, EccPressure };
+    void injectStraggler(StragglerCause cause, std::uint32_t gpu, std::int64_t startMs,
+                         double seconds);
 
     const SimulatorStats& stats() const { return stats_; }
     const SimulatorConfig& config() const { return config_; }

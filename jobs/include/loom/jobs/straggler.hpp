@@ -1,0 +1,88 @@
+// The straggler finder (issue 15 item 3): in a synchronous job every rank follows the same
+// rhythm, so the rank that holds the others back stands out against the job's median in the
+// telemetry Loom already has. Pure: the caller (loomd, the benchmark) fills one RankSample per
+// GPU of a job from the hub each second.
+//
+// Signals, each scored as a robust z-score against the job (median and MAD, with a floor so a
+// perfectly uniform job does not turn noise into infinity):
+//   SM clock below the median (with high temperature: "thermal throttle"), temperature above it,
+//   power below it, correctable ECC errors per second (row-remap pressure), an XID, NIC
+//   utilisation below the median (a slow NIC), PFC pause frames and link errors per second on
+//   the GPU's NIC cable. A rank's score is its strongest signal; suspects are ranked by score.
+// The detector opens a straggler event when the same rank tops a job for `openAfterTicks`
+// consecutive ticks with a score of at least `minScore`, and closes it after `closeAfterTicks`
+// ticks without it.
+//
+//   auto suspects = rankStragglers(names, samples);  // best first, with evidence text
+//   for (auto& t : detector.update("llama", suspects, nowMs)) if (t.opened) openEvent(t.message);
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace loom::jobs {
+
+struct RankSample {
+    static constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+    float smClockMhz = kNaN, tempC = kNaN, powerW = kNaN, util = kNaN;
+    float eccSbePerSecond = 0;                        // correctable ECC errors per second
+    float xid = 0;                                    // the last XID (0: none)
+    float nicUtil = kNaN;                             // utilisation of the GPU's NIC cable, %
+    float pfcPerSecond = 0, linkErrorsPerSecond = 0;  // on the NIC cable
+};
+
+struct StragglerOptions {
+    double minScore = 8;  // robust z below which a rank is not a suspect
+    std::size_t maxSuspects = 5;
+    int openAfterTicks = 3, closeAfterTicks = 10;
+};
+
+struct StragglerSuspect {
+    std::size_t rank = 0;
+    std::string location;  // the GPU (or its NIC cable for network causes)
+    std::string cause;     // thermal_throttle, low_sm_clock, hot, low_power, ecc_pressure, xid,
+                           // slow_nic, pfc_storm, link_errors
+    double score = 0;
+    std::string evidence;  // "z3-r017-h1-gpu5: SM clock 1,140 MHz vs job median 1,980, ..."
+};
+
+// Ranks the suspects of one job (names[i] is rank i's GPU; nicNames[i] its NIC cable or empty).
+std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
+                                             std::span<const std::string> nicNames,
+                                             std::span<const RankSample> samples,
+                                             const StragglerOptions& options = {});
+
+struct StragglerTransition {
+    std::string job;
+    bool opened = false;  // false: closed
+    StragglerSuspect suspect;
+    std::string message;  // "job llama: straggler z3-r017-h1-gpu5 (thermal_throttle): ..."
+};
+
+class StragglerDetector {
+public:
+    explicit StragglerDetector(StragglerOptions options = {}) : options_(options) {}
+    // One tick of one job: its ranked suspects now.
+    std::vector<StragglerTransition> update(const std::string& job,
+                                            const std::vector<StragglerSuspect>& suspects,
+                                            std::int64_t nowMs);
+    // The job ended: closes what is open.
+    std::vector<StragglerTransition> forget(const std::string& job);
+
+private:
+    struct State {
+        std::string candidate;  // top location seen last tick
+        int streak = 0;
+        std::string open;  // location of the open event, empty if none
+        int clean = 0;
+        StragglerSuspect openSuspect;
+    };
+    StragglerOptions options_;
+    std::unordered_map<std::string, State> jobs_;
+};
+
+}  // namespace loom::jobs

@@ -1,0 +1,172 @@
+#include "loom/jobs/straggler.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace loom::jobs {
+
+namespace {
+
+struct Stat {
+    double median = 0, mad = 0;
+    bool valid = false;
+};
+
+Stat stat(std::span<const RankSample> s, float RankSample::*field) {
+    std::vector<double> v;
+    v.reserve(s.size());
+    for (const auto& r : s)
+        if (std::isfinite(r.*field)) v.push_back(r.*field);
+    Stat st;
+    if (v.size() < 3) return st;
+    auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    st.median = *mid;
+    for (auto& x : v) x = std::abs(x - st.median);
+    std::nth_element(v.begin(), mid, v.end());
+    st.mad = 1.4826 * *mid;
+    st.valid = true;
+    return st;
+}
+
+std::string num(double v) {
+    // 1,140 rather than 1140: what the evidence reads like.
+    auto n = static_cast<long long>(std::llround(v));
+    std::string s = std::to_string(std::llabs(n));
+    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+        s.insert(static_cast<std::size_t>(i), ",");
+    return (n < 0 ? "-" : "") + s;
+}
+
+}  // namespace
+
+std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
+                                             std::span<const std::string> nicNames,
+                                             std::span<const RankSample> samples,
+                                             const StragglerOptions& o) {
+    std::vector<StragglerSuspect> out;
+    const auto n = std::min(names.size(), samples.size());
+    if (n < 3) return out;
+    const auto clock = stat(samples, &RankSample::smClockMhz);
+    const auto temp = stat(samples, &RankSample::tempC);
+    const auto power = stat(samples, &RankSample::powerW);
+    const auto nic = stat(samples, &RankSample::nicUtil);
+    // Floors: the noise a healthy job shows even when every rank reads the same.
+    const double clockScale = std::max(clock.mad, 15.0), tempScale = std::max(temp.mad, 2.0),
+                 powerScale = std::max(power.mad, 15.0), nicScale = std::max(nic.mad, 3.0);
+    const std::string others = "; the other " + num(static_cast<double>(n - 1)) + " ranks wait";
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& r = samples[i];
+        StragglerSuspect best{i, names[i], "", 0, ""};
+        auto consider = [&](double score, const char* cause, std::string evidence,
+                            bool network = false) {
+            if (score <= best.score) return;
+            best.score = score;
+            best.cause = cause;
+            best.evidence = std::move(evidence);
+            best.location =
+                network && i < nicNames.size() && !nicNames[i].empty() ? nicNames[i] : names[i];
+        };
+        const double zTemp =
+            temp.valid && std::isfinite(r.tempC) ? (r.tempC - temp.median) / tempScale : 0;
+        if (clock.valid && std::isfinite(r.smClockMhz)) {
+            const double z = (clock.median - r.smClockMhz) / clockScale;
+            const bool hot = zTemp >= 3;
+            consider(z, hot ? "thermal_throttle" : "low_sm_clock",
+                     names[i] + ": SM clock " + num(r.smClockMhz) + " MHz vs job median " +
+                         num(clock.median) +
+                         (hot ? ", " + num(r.tempC) + " °C vs " + num(temp.median) +
+                                    " (thermal throttle)"
+                              : std::string()) +
+                         others);
+        }
+        if (zTemp > 0)
+            consider(
+                zTemp * 0.8, "hot",
+                names[i] + ": " + num(r.tempC) + " °C vs job median " + num(temp.median) + others);
+        if (power.valid && std::isfinite(r.powerW))
+            consider(
+                (power.median - r.powerW) / powerScale * 0.7, "low_power",
+                names[i] + ": " + num(r.powerW) + " W vs job median " + num(power.median) + others);
+        // Correctable errors explain a slow clock on the same GPU: they outrank it.
+        if (r.eccSbePerSecond >= 5)
+            consider(std::max(std::min(40.0, 8.0 + r.eccSbePerSecond / 5.0), best.score + 1),
+                     "ecc_pressure",
+                     names[i] + ": " + num(r.eccSbePerSecond) +
+                         " correctable ECC errors/s (row-remap pressure)" + others);
+        if (r.xid != 0) consider(30, "xid", names[i] + ": XID " + num(r.xid) + others);
+        if (nic.valid && std::isfinite(r.nicUtil))
+            consider((nic.median - r.nicUtil) / nicScale, "slow_nic",
+                     names[i] + ": NIC at " + num(r.nicUtil) + " % vs job median " +
+                         num(nic.median) + others,
+                     true);
+        if (r.pfcPerSecond >= 1000)
+            consider(
+                std::min(40.0, 8.0 + std::log10(r.pfcPerSecond)), "pfc_storm",
+                names[i] + ": " + num(r.pfcPerSecond) + " PFC pause frames/s on its NIC" + others,
+                true);
+        if (r.linkErrorsPerSecond >= 1)
+            consider(std::min(40.0, 8.0 + r.linkErrorsPerSecond), "link_errors",
+                     names[i] + ": " + num(r.linkErrorsPerSecond) +
+                         " link errors/s on its NIC cable" + others,
+                     true);
+        if (best.score >= o.minScore) out.push_back(std::move(best));
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        return a.score != b.score ? a.score > b.score : a.rank < b.rank;
+    });
+    if (out.size() > o.maxSuspects) out.resize(o.maxSuspects);
+    return out;
+}
+
+std::vector<StragglerTransition> StragglerDetector::update(
+    const std::string& job, const std::vector<StragglerSuspect>& suspects, std::int64_t) {
+    std::vector<StragglerTransition> out;
+    auto& st = jobs_[job];
+    const std::string top = suspects.empty() ? "" : suspects.front().location;
+    if (top.empty()) {
+        st.candidate.clear();
+        st.streak = 0;
+    } else if (top == st.candidate) {
+        ++st.streak;
+    } else {
+        st.candidate = top;
+        st.streak = 1;
+    }
+    const bool stillThere =
+        !st.open.empty() && std::any_of(suspects.begin(), suspects.end(),
+                                        [&](const auto& s) { return s.location == st.open; });
+    if (!st.open.empty()) {
+        st.clean = stillThere ? 0 : st.clean + 1;
+        if (st.clean >= options_.closeAfterTicks) {
+            out.push_back({job, false, st.openSuspect,
+                           "job " + job + ": straggler " + st.open + " recovered"});
+            st.open.clear();
+            st.clean = 0;
+        }
+    }
+    if (st.open.empty() && st.streak >= options_.openAfterTicks) {
+        const auto& s = suspects.front();
+        st.open = s.location;
+        st.openSuspect = s;
+        st.clean = 0;
+        out.push_back(
+            {job, true, s,
+             "job " + job + ": straggler " + s.location + " (" + s.cause + "): " + s.evidence});
+    }
+    return out;
+}
+
+std::vector<StragglerTransition> StragglerDetector::forget(const std::string& job) {
+    std::vector<StragglerTransition> out;
+    auto it = jobs_.find(job);
+    if (it == jobs_.end()) return out;
+    if (!it->second.open.empty())
+        out.push_back({job, false, it->second.openSuspect,
+                       "job " + job + ": straggler " + it->second.open + " (job ended)"});
+    jobs_.erase(it);
+    return out;
+}
+
+}  // namespace loom::jobs

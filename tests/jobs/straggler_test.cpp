@@ -1,0 +1,92 @@
+// The straggler finder (issue 15 item 3): the rank that stands out against its job's median is
+// ranked first with its evidence; a uniform job has no suspect; the detector opens after a
+// streak and closes after quiet ticks.
+#include "loom/jobs/straggler.hpp"
+
+#include <gtest/gtest.h>
+
+namespace loom::jobs {
+namespace {
+
+struct Job {
+    std::vector<std::string> names, nics;
+    std::vector<RankSample> samples;
+};
+
+// 64 healthy ranks: 1,980 MHz, 70-73 °C, 680-690 W.
+Job healthy() {
+    Job j;
+    for (int i = 0; i < 64; ++i) {
+        j.names.push_back("z1-r" + std::to_string(100 + i / 16) + "-h" + std::to_string(i / 8 % 2) +
+                          "-gpu" + std::to_string(i % 8));
+        j.nics.push_back(j.names.back() + "-nic");
+        RankSample s;
+        s.smClockMhz = 1980;
+        s.tempC = 70.0f + static_cast<float>(i % 4);
+        s.powerW = 680.0f + static_cast<float>(i % 11);
+        s.nicUtil = 85.0f + static_cast<float>(i % 3);
+        j.samples.push_back(s);
+    }
+    return j;
+}
+
+TEST(Straggler, AUniformJobHasNoSuspect) {
+    auto j = healthy();
+    EXPECT_TRUE(rankStragglers(j.names, j.nics, j.samples).empty());
+}
+
+TEST(Straggler, AThrottledGpuIsRankedFirstWithItsEvidence) {
+    auto j = healthy();
+    j.samples[37].smClockMhz = 1140;
+    j.samples[37].tempC = 92;
+    j.samples[5].eccSbePerSecond = 40;  // a second, weaker suspect
+    auto s = rankStragglers(j.names, j.nics, j.samples);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].location, j.names[37]);
+    EXPECT_EQ(s[0].cause, "thermal_throttle");
+    EXPECT_EQ(s[0].evidence, j.names[37] +
+                                 ": SM clock 1,140 MHz vs job median 1,980, 92 °C vs 72 (thermal "
+                                 "throttle); the other 63 ranks wait");
+    EXPECT_EQ(s[1].location, j.names[5]);
+    EXPECT_EQ(s[1].cause, "ecc_pressure");
+}
+
+TEST(Straggler, NetworkCausesNameTheNicCable) {
+    auto j = healthy();
+    j.samples[9].nicUtil = 30;
+    j.samples[20].pfcPerSecond = 250000;
+    auto s = rankStragglers(j.names, j.nics, j.samples);
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].cause, "slow_nic");
+    EXPECT_EQ(s[0].location, j.nics[9]);
+    EXPECT_EQ(s[1].cause, "pfc_storm");
+    EXPECT_EQ(s[1].location, j.nics[20]);
+}
+
+TEST(Straggler, TheDetectorOpensAfterAStreakAndClosesAfterQuiet) {
+    StragglerDetector d({.openAfterTicks = 3, .closeAfterTicks = 2});
+    auto j = healthy();
+    j.samples[3].smClockMhz = 1200;
+    auto s = rankStragglers(j.names, j.nics, j.samples);
+    EXPECT_TRUE(d.update("llama", s, 1000).empty());
+    EXPECT_TRUE(d.update("llama", s, 2000).empty());
+    auto opened = d.update("llama", s, 3000);
+    ASSERT_EQ(opened.size(), 1u);
+    EXPECT_TRUE(opened[0].opened);
+    EXPECT_EQ(opened[0].suspect.location, j.names[3]);
+    EXPECT_EQ(
+        opened[0].message.rfind("job llama: straggler " + j.names[3] + " (low_sm_clock): ", 0), 0u)
+        << opened[0].message;
+    EXPECT_TRUE(d.update("llama", s, 4000).empty()) << "open once";
+    EXPECT_TRUE(d.update("llama", {}, 5000).empty());
+    auto closed = d.update("llama", {}, 6000);
+    ASSERT_EQ(closed.size(), 1u);
+    EXPECT_FALSE(closed[0].opened);
+    // A one-tick blip never opens.
+    EXPECT_TRUE(d.update("llama", s, 7000).empty());
+    EXPECT_TRUE(d.update("llama", {}, 8000).empty());
+    EXPECT_TRUE(d.forget("llama").empty());
+}
+
+}  // namespace
+}  // namespace loom::jobs
