@@ -6,6 +6,8 @@
 //   SimStep        simulator step writing a live-mode scrape (what loomd --simulate does at 1 Hz)
 //   SimLoop        simulator step + ingest + tick: the whole 1 Hz simulated loop
 //   Packed         all five packed arrays (what the stream tick reads)
+//   Tick           the 1 Hz tick alone (time rules, rack/switch rollups, the per-GPU and
+//                  per-link last hour), a minute completing every 60 iterations
 // Counters: samples/s (items_per_second), samples per scrape, body MB, hub bytes.
 //
 //   build-*/bin/loom_telemetry_bench [--benchmark_format=json]
@@ -126,6 +128,29 @@ void SimLoop(benchmark::State& state) {
     state.counters["events"] = static_cast<double>(events);
 }
 BENCHMARK(SimLoop)->Unit(benchmark::kMillisecond)->MinTime(5);
+
+void Tick(benchmark::State& state) {
+    Simulator sim(layout24k());
+    TelemetryHub hub(layout24k());
+    std::string body;
+    sim.step(kT0, body);
+    (void)hub.ingestText(body, kT0);
+    std::int64_t t = kT0;
+    for (auto _ : state) {
+        // Samples stay fresh for 30 s: re-ingest (untimed) so every tick samples live values.
+        if ((t - kT0) % 20000 == 0) {
+            state.PauseTiming();
+            sim.step(t, body);
+            (void)hub.ingestText(body, t);
+            state.ResumeTiming();
+        }
+        hub.tick(t += 1000);
+    }
+    state.counters["hub_MB"] = static_cast<double>(hub.memoryBytes()) / 1e6;
+    state.counters["history_points"] =
+        static_cast<double>(hub.gpuHistory(0, t).size());
+}
+BENCHMARK(Tick)->Unit(benchmark::kMillisecond)->MinTime(3);
 
 void Packed(benchmark::State& state) {
     Simulator sim(layout24k());

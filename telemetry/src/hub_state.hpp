@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hub_history.hpp"
 #include "loom/telemetry/telemetry_hub.hpp"
 
 namespace loom::telemetry {
@@ -148,6 +149,11 @@ struct TelemetryHub::State {
     std::vector<float> swUtilMax;
     std::vector<std::uint32_t> swUtilN, swDownMax;
 
+    // The last hour per GPU and link (hub_history.hpp). Shared by the layouts of one structure
+    // (a state refresh keeps it); set by the hub, not by this constructor, so a refresh does
+    // not allocate a ring it would throw away.
+    std::shared_ptr<detail::HubHistory> history;
+
     explicit State(std::shared_ptr<const HallLayout> layout) : L(std::move(layout)) {
         nG = L->gpuCount();
         nP = L->portCount();
@@ -226,7 +232,8 @@ struct TelemetryHub::State {
     std::size_t bytes() const {
         return nG * (kGpuFieldCount * 4 + 8 + 1 + 3 + 4 + 8 + 4) +
                nP * (kPortCounterCount * 8 + 4 + 4 + 8 + 1 + sizeof(PortDet)) + nL * 2 +
-               L->racks().size() * 64 + L->switches().size() * 48;
+               L->racks().size() * 64 + L->switches().size() * 48 +
+               (history ? history->bytes() : 0);
     }
 };
 

@@ -15,6 +15,7 @@ TelemetryHub::TelemetryHub(std::shared_ptr<const HallLayout> layout, HubOptions 
       state_(std::make_shared<State>(layout ? std::move(layout)
                                             : std::make_shared<const HallLayout>())) {
     if (!options_.clock) options_.clock = systemNowMs;
+    state_->history = std::make_shared<HubHistory>(state_->nG, state_->nL);
 }
 
 TelemetryHub::~TelemetryHub() = default;
@@ -56,14 +57,40 @@ void carryByIndex(const State& old, State& next) {
     next.linkOpen = old.linkOpen;
     next.linkSuppressed = old.linkSuppressed;
     copyAtomics(next.linkDegraded, old.linkDegraded, old.nL);
+    // The minute in progress goes on: a rollout refreshes states every few seconds, and a
+    // fresh State here lost every rollup minute it cut.
+    next.minuteStart = old.minuteStart;
+    next.rollSamples = old.rollSamples;
+    next.rackUtilSum = old.rackUtilSum;
+    next.rackTempSum = old.rackTempSum;
+    next.rackPowerSum = old.rackPowerSum;
+    next.rackUtilMax = old.rackUtilMax;
+    next.rackTempMax = old.rackTempMax;
+    next.rackUtilN = old.rackUtilN;
+    next.rackTempN = old.rackTempN;
+    next.rackPowerN = old.rackPowerN;
+    next.rackUnhealthyMax = old.rackUnhealthyMax;
+    next.rackReporting = old.rackReporting;
+    next.swUtilSum = old.swUtilSum;
+    next.swErrStart = old.swErrStart;
+    next.swDiscStart = old.swDiscStart;
+    next.swPfcStart = old.swPfcStart;
+    next.swUtilMax = old.swUtilMax;
+    next.swUtilN = old.swUtilN;
+    next.swDownMax = old.swDownMax;
+    next.history = old.history;
 }
 
 // Another structure: carry values over by name, so a layout change does not blank the maps
 // for a scrape.
 void carryByName(const State& old, State& next) {
     const auto& oldNames = old.L->gpuNames();
+    std::vector<std::uint32_t> gpuMap(old.nG, kNoIndex), linkMap(old.nL, kNoIndex);
+    for (std::uint32_t l = 0; l < old.nL; ++l)
+        linkMap[l] = next.L->linkByName(old.L->links()[l].name);
     for (std::uint32_t g = 0; g < old.nG; ++g) {
         auto ng = next.L->gpuByName(oldNames[g]);
+        gpuMap[g] = ng;
         if (ng == kNoIndex) continue;
         for (int f = 0; f < kGpuFieldCount; ++f)
             next.gpu[f * next.nG + ng].store(old.gpu[f * old.nG + g].load(kRelaxed), kRelaxed);
@@ -93,6 +120,8 @@ void carryByName(const State& old, State& next) {
             next.linkDegraded[nl].store(old.linkDegraded[ol].load(kRelaxed), kRelaxed);
         }
     }
+    next.history = std::make_shared<HubHistory>(next.nG, next.nL);
+    if (old.history) carryHistory(*old.history, *next.history, gpuMap, linkMap);
 }
 
 }  // namespace
@@ -419,6 +448,7 @@ void TelemetryHub::tick(std::int64_t nowMs) {
     s.minuteStart = minute;
     ++s.rollSamples;
     auto staleMs = static_cast<std::int64_t>(options_.detection.staleAfterSeconds * 1000);
+    sampleHistory(*s.history, s, now, staleMs);
     for (std::uint32_t ri = 0; ri < L.racks().size(); ++ri) {
         const auto& rk = L.racks()[ri];
         std::uint32_t reporting = 0, unhealthy = 0;

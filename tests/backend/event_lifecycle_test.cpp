@@ -227,6 +227,66 @@ TEST_F(EventLifecycle, AckAndCloseReachTheOtherLoomd) {
     EXPECT_EQ(events(b.port(), "location=z1-r002-h0-gpu1")[0].value("closedBy", ""), "operator-token");
 }
 
+// The console's GPU and link sparklines: GET /api/v1/telemetry/rollups?scope=gpu|link serves the
+// hub's last hour, the minute in progress marked partial; bad scopes and names are 4xx.
+TEST_F(EventLifecycle, GpuAndLinkHistoryFromTheRollupsApi) {
+    auto& s = start();
+    const auto port = s.port();
+    auto hall = request(port, "GET", "/api/v1/hall", tokens_["viewer"]).j();
+    std::string link;
+    for (const auto& n : hall["links"]) {
+        std::string name = n;
+        if (name.rfind("z1-r002-rtsw/p", 0) == 0) {
+            link = name;
+            break;
+        }
+    }
+    ASSERT_FALSE(link.empty());
+    const std::string portName = link.substr(13, link.find("--") - 13);
+    ASSERT_LT(post(port, "/api/v1/telemetry",
+                   "DCGM_FI_DEV_GPU_UTIL{gpu=\"3\",Hostname=\"z1-r002-h1\"} 77\n"
+                   "DCGM_FI_DEV_POWER_USAGE{gpu=\"3\",Hostname=\"z1-r002-h1\"} 612\n"
+                   "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"" + portName + "\"} 2\n")
+                  .status,
+              300);
+    auto get = [&](const std::string& q) {
+        return request(port, "GET", "/api/v1/telemetry/rollups?" + q, tokens_["viewer"]);
+    };
+    json last;
+    ASSERT_TRUE(eventually([&] {  // the hub samples once a second
+        auto items = get("scope=gpu&name=z1-r002-h1-gpu3").j().value("items", json::array());
+        if (items.empty()) return false;
+        last = items.back();
+        return last["utilAvg"].is_number();
+    })) << last.dump();
+    EXPECT_EQ(last.value("scope", ""), "gpu");
+    EXPECT_EQ(last.value("name", ""), "z1-r002-h1-gpu3");
+    EXPECT_TRUE(last.value("partial", false));
+    EXPECT_DOUBLE_EQ(last.value("utilAvg", 0.0), 77);
+    EXPECT_DOUBLE_EQ(last.value("powerAvgW", 0.0), 612);
+    EXPECT_TRUE(last["tempMax"].is_null());  // never reported
+    std::string encoded;
+    for (char c : link) encoded += c == '/' ? std::string("%2F") : std::string(1, c);
+    ASSERT_TRUE(eventually([&] {
+        auto items = get("scope=link&name=" + encoded).j().value("items", json::array());
+        if (items.empty()) return false;
+        last = items.back();
+        return last.value("downSamples", 0) >= 1;
+    })) << last.dump();
+    EXPECT_GE(last.value("samples", 0), last.value("downSamples", 0));
+    EXPECT_DOUBLE_EQ(last.value("utilAvg", -1.0), 0);  // down: no traffic
+
+    auto bad = get("scope=host&name=x");
+    EXPECT_EQ(bad.status, 400);
+    EXPECT_EQ(bad.j()["error"].value("path", ""), "scope");
+    bad = get("scope=gpu");
+    EXPECT_EQ(bad.status, 400);
+    EXPECT_EQ(bad.j()["error"].value("path", ""), "name");
+    EXPECT_EQ(get("scope=gpu&name=z9-r001-h0-gpu0").status, 404);
+    EXPECT_EQ(get("scope=link&name=nope").status, 404);
+    EXPECT_EQ(get("scope=rack&name=z1-r002").status, 200);  // the stored rollups as before
+}
+
 TEST_F(EventLifecycle, FlappingClosesAfterTheHoldDown) {
     ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));  // cables follow (live sync)
     telemetryOptions_.hub.detection.flapTransitions = 3;

@@ -373,6 +373,81 @@ TEST_F(HubTest, RollupsPerMinute) {
     EXPECT_EQ(r[0].switches[0].portsDown, 1u);
 }
 
+// The console's sparklines: a GPU's and a link's last hour, a minute a point, the minute in
+// progress last; it survives a state refresh and a structural change (rows move by name).
+TEST_F(HubTest, HistoryPerGpuAndLinkOverTheLastHour) {
+    const std::int64_t minute0 = kT0 - 40'000;
+    auto sample = [&](double util, double temp, double errors, int oper) {
+        ingest(gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r002-h0", 5, util) +
+               gpu("DCGM_FI_DEV_GPU_TEMP", "z1-r002-h0", 5, temp) +
+               gpu("DCGM_FI_DEV_POWER_USAGE", "z1-r002-h0", 5, 700) +
+               gpu("DCGM_FI_DEV_FB_USED", "z1-r002-h0", 5, 20000) +
+               gpu("DCGM_FI_DEV_FB_FREE", "z1-r002-h0", 5, 60000) +
+               port("loom_port_in_errors_total", "z1-r002-rtsw", 17, errors) +
+               port("loom_port_oper_status", "z1-r002-rtsw", 17, oper) +
+               port("loom_port_oper_status", "z1-ctsw01", 2, oper));
+        hub_->tick();
+    };
+    sample(80, 60, 5, 1);
+    now_ += 10'000;
+    sample(40, 71, 25, 2);  // the link goes down, 20 errors later
+    auto g = layout_->gpuByName("z1-r002-h0-gpu5");
+    auto l = layout_->linkByName("z1-r002-rtsw/p17--z1-ctsw01/p2");
+    ASSERT_NE(l, kNoIndex);
+    auto h = hub_->gpuHistory(g);
+    ASSERT_EQ(h.size(), 1u);  // only the minute in progress
+    EXPECT_TRUE(h[0].partial);
+    EXPECT_FLOAT_EQ(h[0].utilAvg, 60);
+    now_ += 15'000;  // the next minute
+    sample(10, 50, 25, 1);
+    h = hub_->gpuHistory(g);
+    ASSERT_EQ(h.size(), 2u);
+    EXPECT_EQ(h[0].minuteStartMs, minute0);
+    EXPECT_FALSE(h[0].partial);
+    EXPECT_FLOAT_EQ(h[0].utilAvg, 60);
+    EXPECT_FLOAT_EQ(h[0].utilMax, 80);
+    EXPECT_FLOAT_EQ(h[0].tempMax, 71);
+    EXPECT_FLOAT_EQ(h[0].powerAvgW, 700);
+    EXPECT_FLOAT_EQ(h[0].fbUsedPct, 25);
+    EXPECT_EQ(h[0].samples, 2u);
+    EXPECT_TRUE(h[1].partial);
+    EXPECT_EQ(h[1].minuteStartMs, minute0 + 60'000);
+    EXPECT_FLOAT_EQ(h[1].utilAvg, 10);
+    // A GPU that never reported has minutes with no values.
+    auto none = hub_->gpuHistory(0);
+    ASSERT_EQ(none.size(), 2u);
+    EXPECT_TRUE(std::isnan(none[0].utilAvg));
+    auto lh = hub_->linkHistory(l);
+    ASSERT_EQ(lh.size(), 2u);
+    EXPECT_EQ(lh[0].downSamples, 1u);
+    EXPECT_EQ(lh[0].samples, 2u);
+    EXPECT_DOUBLE_EQ(lh[0].errors, 20);
+    EXPECT_FLOAT_EQ(lh[0].utilAvg, 0);  // down counts as 0; the up sample had no octet rate
+    EXPECT_EQ(lh[1].downSamples, 0u);
+    EXPECT_TRUE(hub_->gpuHistory(static_cast<std::uint32_t>(layout_->gpuCount())).empty());
+
+    // A structural change keeps the history by name.
+    inv_.racks.erase(inv_.racks.begin());
+    auto L2 = std::make_shared<const HallLayout>(HallLayout::build(inv_));
+    hub_->setLayout(L2);
+    h = hub_->gpuHistory(L2->gpuByName("z1-r002-h0-gpu5"));
+    ASSERT_EQ(h.size(), 2u);
+    EXPECT_FLOAT_EQ(h[0].utilMax, 80);
+    lh = hub_->linkHistory(L2->linkByName("z1-r002-rtsw/p17--z1-ctsw01/p2"));
+    ASSERT_EQ(lh.size(), 2u);
+    EXPECT_DOUBLE_EQ(lh[0].errors, 20);
+
+    // An hour later the first minute has left the ring; nothing reported since: no values.
+    for (int i = 0; i < 60; ++i) {
+        now_ += 60'000;
+        hub_->tick();
+    }
+    h = hub_->gpuHistory(L2->gpuByName("z1-r002-h0-gpu5"));
+    ASSERT_EQ(h.size(), 61u);
+    EXPECT_GT(h.front().minuteStartMs, minute0);
+    for (const auto& m : h) EXPECT_TRUE(std::isnan(m.utilAvg) || m.minuteStartMs == minute0 + 60'000);
+}
+
 TEST_F(HubTest, DrainedAndPlannedLinksAndQuarantinedGpus) {
     inv_.links[0].state = "drained";
     inv_.links[1].state = "planned";

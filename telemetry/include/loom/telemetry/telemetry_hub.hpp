@@ -12,6 +12,7 @@
 //   auto report = hub.ingestText(body);           // {"samples": N, "unknown": {...}, "ms": x}
 //   auto bytes = hub.packed(Topic::GpuUtil);      // one byte per GPU, docs/api.md encodings
 //   hub.tick();                                   // once a second: time-based rules, rollups
+//   auto hour = hub.gpuHistory(g);                 // last hour of one GPU, a point a minute
 //
 // Metrics accepted (others are counted as "ignored"):
 //  GPU (labels Hostname + gpu, or UUID): DCGM_FI_DEV_GPU_UTIL, _GPU_TEMP, _MEMORY_TEMP,
@@ -115,6 +116,26 @@ struct Rollup {
     std::vector<SwitchRollup> switches;
 };
 
+// One minute of one GPU or link from the hub's in-memory history: the last hour, oldest first,
+// the minute in progress last (`partial`). NaN: no sample in that minute. Kept by this hub only
+// (a restart starts empty; it is not persisted, unlike the rack and switch rollups).
+struct GpuMinute {
+    std::int64_t minuteStartMs = 0;
+    float utilAvg = 0, utilMax = 0, tempMax = 0;
+    float powerAvgW = 0;  // to 4 W
+    float fbUsedPct = 0;  // frame buffer used / (used + free), percent
+    std::uint32_t samples = 0;
+    bool partial = false;
+};
+struct LinkMinute {
+    std::int64_t minuteStartMs = 0;
+    float utilAvg = 0, utilMax = 0;  // max of either switch end, 0 while down
+    std::uint32_t downSamples = 0;   // samples (about one a second) with the link down
+    std::uint32_t samples = 0;       // samples taken in the minute (the hub's ticks)
+    double errors = 0;               // in+out error counters of both ends, increase (NaN none)
+    bool partial = false;
+};
+
 struct HubOptions {
     DetectionConfig detection;
     // Unix epoch milliseconds; tests replace it to drive time.
@@ -169,6 +190,11 @@ public:
     // and opens no new event of that kind there until the condition has cleared. False when
     // the hub did not hold it open.
     bool closedByHand(const std::string& kind, const std::string& location, std::int64_t id);
+
+    // The last hour of one GPU or link, a minute a point (see GpuMinute); empty for an index
+    // outside the layout.
+    std::vector<GpuMinute> gpuHistory(std::uint32_t gpu, std::int64_t nowMs = 0) const;
+    std::vector<LinkMinute> linkHistory(std::uint32_t link, std::int64_t nowMs = 0) const;
 
     // Completed one-minute rollups since the last call (usually 0 or 1).
     std::vector<Rollup> takeRollups();
