@@ -4,10 +4,12 @@
 #include "loom/console/fabric_map_widget.hpp"
 
 #include "loom/console/palette.hpp"
+#include "loom/console/stale.hpp"
 
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QTimer>
 #include <QToolTip>
 
 #include <algorithm>
@@ -27,8 +29,15 @@ QColor bwColor(double bw)
 }
 }  // namespace
 
-FabricMapWidget::FabricMapWidget(ClusterState* state, QWidget* parent) : QWidget(parent), state_(state)
+FabricMapWidget::FabricMapWidget(ClusterState* state, QWidget* parent)
+    : QWidget(parent), state_(state), staleTimer_(new QTimer(this))
 {
+    staleTimer_->setInterval(1000);
+    connect(staleTimer_, &QTimer::timeout, this, [this] {
+        if (isVisible() && isStale())
+            update();
+    });
+    staleTimer_->start();
     setMouseTracking(true);
     setMinimumSize(400, 300);
     connect(state, &ClusterState::layoutChanged, this, [this] {
@@ -551,6 +560,10 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
         }
     }
     p.setFont(font());
+    // Stale: every colour above is as old as the last frame; say so on the map itself.
+    const bool stale = isStale();
+    if (stale)
+        p.fillRect(rect(), staleVeil());
     if (selected_ >= 0 && !switchRect(selected_).isNull()) {
         p.setPen(QPen(QColor(0, 229, 255), 2));
         p.setBrush(Qt::NoBrush);
@@ -561,7 +574,21 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
         p.drawText(QRectF(8, height() - 18, width() - 16, 16), Qt::AlignLeft,
                    tr("Failure impact overlay: rack switches coloured by normalized bus bandwidth (green 100%, red ≤ 50%)"));
     }
+    if (stale)
+        paintStaleBadge(p, rect(), staleText(), font());
 }
+
+void FabricMapWidget::setStaleNote(const QString& note)
+{
+    if (note == staleNote_)
+        return;
+    staleNote_ = note;
+    update();
+}
+
+bool FabricMapWidget::isStale() const { return dataIsStale(state_->dataAgeMs(), state_->intervalMs(), staleNote_); }
+
+QString FabricMapWidget::staleText() const { return loom::console::staleText(state_->dataAgeMs(), staleNote_); }
 
 void FabricMapWidget::paintLegend(QPainter& p)
 {

@@ -4,6 +4,8 @@
 
 #include "loom/console/hall_map_widget.hpp"
 
+#include "loom/console/stale.hpp"
+
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -252,20 +254,12 @@ void HallMapWidget::setStaleNote(const QString& note)
 
 bool HallMapWidget::isStale() const
 {
-    if (!staleNote_.isEmpty())
-        return true;
-    const qint64 age = state_->dataAgeMs();
-    return age > std::max<qint64>(5000, 3LL * state_->intervalMs());
+    return dataIsStale(state_->dataAgeMs(), state_->intervalMs(), staleNote_);
 }
 
 QString HallMapWidget::staleText() const
 {
-    const qint64 age = state_->dataAgeMs();
-    QString t = age < 0 ? tr("no data") : tr("data %1 old").arg(age < 120000 ? tr("%1 s").arg(age / 1000)
-                                                                            : tr("%1 min").arg(age / 60000));
-    if (!staleNote_.isEmpty())
-        t += QStringLiteral(" — ") + staleNote_;
-    return t;
+    return loom::console::staleText(state_->dataAgeMs(), staleNote_);
 }
 
 void HallMapWidget::recolor()
@@ -437,7 +431,7 @@ void HallMapWidget::paintEvent(QPaintEvent*)
         }
     }
     if (isStale())
-        p.fillRect(rect(), QColor(60, 60, 66, 170));
+        p.fillRect(rect(), staleVeil());
     paintFailures(p);
     // Zone names always; they are how people find their way on the floor.
     QFont zf = font();
@@ -612,19 +606,7 @@ void HallMapWidget::paintFailures(QPainter& p)
 
 void HallMapWidget::paintStale(QPainter& p)
 {
-    const QString text = staleText();
-    QFont f = font();
-    f.setPixelSize(22);
-    f.setBold(true);
-    p.setFont(f);
-    const QFontMetrics fm(f);
-    const QRectF box(QPointF(0, 0), QSizeF(fm.horizontalAdvance(text) + 32, fm.height() + 16));
-    const QRectF at(QPointF((width() - box.width()) / 2, height() / 2 - box.height() / 2), box.size());
-    p.setPen(Qt::NoPen);
-    p.setBrush(QColor(20, 20, 24, 220));
-    p.drawRoundedRect(at, 6, 6);
-    p.setPen(QColor(255, 196, 0));
-    p.drawText(at, Qt::AlignCenter, text);
+    paintStaleBadge(p, rect(), staleText(), font());
 }
 
 void HallMapWidget::resizeEvent(QResizeEvent*)

@@ -1,5 +1,6 @@
 #include "loom/console/hall_view.hpp"
 
+#include "loom/console/sparkline.hpp"
 #include "loom/console/xid.hpp"
 
 #include <QHBoxLayout>
@@ -11,6 +12,7 @@
 #include <QSettings>
 #include <QTimer>
 #include <QSplitter>
+#include <QTextDocument>
 #include <QUrlQuery>
 #include <QVBoxLayout>
 
@@ -138,6 +140,8 @@ HallView::HallView(ClusterState* state, ApiClient* api, QWidget* parent)
             return;
         if (gpu_ >= 0 && ++liveTicks_ % 3 == 0)
             fetchGpuTelemetry();
+        if (gpu_ >= 0 && liveTicks_ % 20 == 0)
+            fetchHistory();
         render();
     });
     connect(state, &ClusterState::layoutChanged, this, [this] {
@@ -407,6 +411,9 @@ void HallView::showGpu(int gpu)
     historyHtml_.clear();
     gpuTelemetry_ = {};
     gpuTelemetryError_.clear();
+    gpuHistory_ = linkHistory_ = {};
+    gpuHistoryError_.clear();
+    gpuHistoryLoaded_ = false;
     elevation_ = {};
     render();
     if (!api_)
@@ -433,6 +440,7 @@ void HallView::showGpu(int gpu)
                   self->render();
               });
     fetchGpuTelemetry();
+    fetchHistory();
     QUrlQuery q;
     q.addQueryItem(QStringLiteral("location"), name);
     q.addQueryItem(QStringLiteral("limit"), QStringLiteral("20"));
@@ -483,6 +491,110 @@ void HallView::fetchGpuTelemetry()
                   }
                   self->render();
               });
+}
+
+namespace {
+// The GPU's own backend link (NIC i of its host carries GPU i's traffic), -1 if none.
+int linkOfGpu(const HallLayout& h, int gpu)
+{
+    for (size_t j = 0; j < h.linkEnds.size(); ++j)
+        if (h.linkEnds[j].gpu == gpu)
+            return static_cast<int>(j);
+    return -1;
+}
+}  // namespace
+
+void HallView::fetchHistory()
+{
+    if (!api_ || gpu_ < 0)
+        return;
+    const int gen = generation_;
+    const HallLayout& h = state_->layout();
+    QPointer<HallView> self(this);
+    auto rollups = [](const QString& scope, const QString& name) {
+        QUrlQuery q;
+        q.addQueryItem(QStringLiteral("scope"), scope);
+        q.addQueryItem(QStringLiteral("name"), name);
+        return QStringLiteral("/api/v1/telemetry/rollups?") + q.toString(QUrl::FullyEncoded);
+    };
+    api_->get(rollups(QStringLiteral("gpu"), h.gpus.value(gpu_)), [self, gen](Result<QJsonDocument> r) {
+        if (!self || gen != self->generation_)
+            return;
+        self->gpuHistoryLoaded_ = true;
+        if (r) {
+            self->gpuHistory_ = r->object().value(u"items").toArray();
+            self->gpuHistoryError_.clear();
+        } else {
+            self->gpuHistoryError_ = r.error();
+        }
+        self->updateSparklines();
+        self->render();
+    });
+    if (const int link = linkOfGpu(h, gpu_); link >= 0)
+        api_->get(rollups(QStringLiteral("link"), h.links.value(link)), [self, gen](Result<QJsonDocument> r) {
+            if (!self || gen != self->generation_ || !r)
+                return;
+            self->linkHistory_ = r->object().value(u"items").toArray();
+            self->updateSparklines();
+            self->render();
+        });
+}
+
+namespace {
+constexpr QRgb kUtilLine = 0xff29b6f6, kTempLine = 0xffffa726, kPowerLine = 0xffab47bc, kMemLine = 0xff66bb6a;
+}  // namespace
+
+void HallView::updateSparklines()
+{
+    // Images live in the panel's document under fixed names; setHtml keeps added resources.
+    QTextDocument* doc = detail_->document();
+    auto put = [doc](const char* name, const QImage& img) {
+        doc->addResource(QTextDocument::ImageResource, QUrl(QLatin1String(name)), QVariant(img));
+    };
+    const auto power = seriesOf(gpuHistory_, "powerAvgW");
+    double pmax = 700;
+    for (const double v : power)
+        if (v == v)
+            pmax = std::max(pmax, v * 1.1);
+    put("spark:gpu-util", sparkline(seriesOf(gpuHistory_, "utilAvg"), 0, 100, kUtilLine));
+    put("spark:gpu-temp", sparkline(seriesOf(gpuHistory_, "tempMax"), 20, 100, kTempLine));
+    put("spark:gpu-power", sparkline(power, 0, pmax, kPowerLine));
+    put("spark:gpu-mem", sparkline(seriesOf(gpuHistory_, "fbUsedPct"), 0, 100, kMemLine));
+    put("spark:link-util", sparkline(seriesOf(linkHistory_, "utilAvg"), 0, 100, kUtilLine,
+                                     alarmsOf(linkHistory_, "downSamples")));
+}
+
+QString HallView::historyChartsHtml() const
+{
+    if (!gpuHistoryLoaded_)
+        return tr("<p><i>loading the last hour…</i></p>");
+    if (!gpuHistoryError_.isEmpty())
+        return tr("<p><b>Last hour:</b> <span style='color:#d33'>%1</span></p>").arg(gpuHistoryError_.toHtmlEscaped());
+    auto row = [](const QString& what, const char* img, const QString& summary) {
+        return QStringLiteral("<tr><td>%1</td><td><img src='%2' width=%3 height=%4></td><td>%5</td></tr>")
+            .arg(what, QLatin1String(img))
+            .arg(kSparkSize.width())
+            .arg(kSparkSize.height())
+            .arg(summary.toHtmlEscaped());
+    };
+    QString rows;
+    rows += row(tr("utilization"), "spark:gpu-util", sparkSummary(seriesOf(gpuHistory_, "utilAvg"), QStringLiteral(" %")));
+    rows += row(tr("temperature (max)"), "spark:gpu-temp", sparkSummary(seriesOf(gpuHistory_, "tempMax"), QStringLiteral(" °C")));
+    rows += row(tr("power"), "spark:gpu-power", sparkSummary(seriesOf(gpuHistory_, "powerAvgW"), QStringLiteral(" W")));
+    rows += row(tr("memory used"), "spark:gpu-mem", sparkSummary(seriesOf(gpuHistory_, "fbUsedPct"), QStringLiteral(" %")));
+    if (!linkHistory_.isEmpty()) {
+        int downMinutes = 0;
+        double errors = 0;
+        for (const auto& v : linkHistory_) {
+            const QJsonObject o = v.toObject();
+            downMinutes += o.value(u"downSamples").toInt() > 0 ? 1 : 0;
+            errors += o.value(u"errors").toDouble();
+        }
+        QString summary = sparkSummary(seriesOf(linkHistory_, "utilAvg"), QStringLiteral(" %"));
+        summary += tr(" · down in %1 min · %2 errors").arg(downMinutes).arg(errors, 0, 'f', 0);
+        rows += row(tr("backend link utilization (red: down)"), "spark:link-util", summary);
+    }
+    return tr("<p><b>Last hour</b> (a point a minute)</p><table cellspacing=3>%1</table>").arg(rows);
 }
 
 void HallView::showRack(int rackArg)
@@ -564,7 +676,7 @@ void HallView::render()
                     .arg(name.toHtmlEscaped(), host.toHtmlEscaped(), r.name.toHtmlEscaped(), r.state.toHtmlEscaped(),
                          r.row.toHtmlEscaped(), r.zone.toHtmlEscaped());
         html += QStringLiteral("<p><a href='rack:%1'>Rack %2: elevation and links →</a></p>").arg(rack_).arg(r.name.toHtmlEscaped());
-        html += gpuLiveHtml(gpu_) + gpuLinkHtml(gpu_) + xidHtml_ + identityHtml_;
+        html += gpuLiveHtml(gpu_) + gpuLinkHtml(gpu_) + historyChartsHtml() + xidHtml_ + identityHtml_;
         html += rackFailuresHtml(rack_);
         html += QStringLiteral("<p><b>All backend links of %1</b></p>").arg(host.toHtmlEscaped()) + linksHtml(host);
     } else {

@@ -4,6 +4,7 @@
 #include "loom/console/failure_counter.hpp"
 #include "loom/console/fabric_view.hpp"
 #include "loom/console/hall_view.hpp"
+#include "loom/console/network_view.hpp"
 #include "loom/console/provisioning_board.hpp"
 
 #include <QDialogButtonBox>
@@ -54,10 +55,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     tabs_ = new QTabWidget(this);
     hall_ = new HallView(state, session_.api(), this);
     fabric_ = new FabricView(state, session_.api(), this);
+    network_ = new NetworkView(session_.api(), this);
     board_ = new ProvisioningBoard(state, session_.api(), this);
     events_ = new EventsView(state, session_.api(), this);
     tabs_->addTab(hall_, tr("Hall"));
     tabs_->addTab(fabric_, tr("Fabric"));
+    tabs_->addTab(network_, tr("Frontend && storage"));
     tabs_->addTab(board_, tr("Provisioning"));
     tabs_->addTab(events_, tr("Events"));
     setCentralWidget(tabs_);
@@ -184,6 +187,7 @@ void MainWindow::updateStatus()
         note = session_.state() == Session::State::Disconnected ? tr("disconnected")
                                                                  : tr("loomd unreachable, %1").arg(session_.stateText());
     hall_->map()->setStaleNote(age < 0 ? QString() : note);
+    fabric_->map()->setStaleNote(age < 0 ? QString() : note);
 }
 
 void MainWindow::loadInitialData()
@@ -302,6 +306,19 @@ bool MainWindow::runScreenshots(const ConnectionSettings& settings, const QStrin
         fabric_->overlayBox()->setChecked(true);
         sleep(5000);  // routes and config of a CTSW at 24k take a few seconds on a busy machine
         ok &= shot(fabric_, QStringLiteral("fabric-zone"));
+    }
+    {
+        network_->refresh();
+        waitFor([&] { return network_->loaded(); }, 20000);
+        // The first FCSW, or a switch with a link down when there is one.
+        const auto& sw = network_->model().switches;
+        int pick = -1;
+        for (size_t i = 0; i < sw.size(); ++i)
+            if ((pick < 0 && sw[i].tier == 2) || sw[i].links[2] > 0)
+                pick = static_cast<int>(i);
+        if (pick >= 0)
+            network_->showSwitch(pick);
+        ok &= shot(network_, QStringLiteral("network"));
     }
     ok &= shot(board_, QStringLiteral("provisioning"));
     ok &= shot(events_, QStringLiteral("events"));

@@ -249,6 +249,10 @@ ProvisioningBoard::ProvisioningBoard(ClusterState* state, ApiClient* api, QWidge
     phaseView_->setSelectionBehavior(QAbstractItemView::SelectRows);
     phaseView_->setSelectionMode(QAbstractItemView::SingleSelection);
     phaseView_->horizontalHeader()->setSectionResizeMode(PhaseTableModel::Progress, QHeaderView::Stretch);
+    // The text columns fit their longest text ("190 / 192 in service, 0 failed" was cut off).
+    for (const int c : {static_cast<int>(PhaseTableModel::Name), static_cast<int>(PhaseTableModel::State),
+                        static_cast<int>(PhaseTableModel::Racks)})
+        phaseView_->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     phaseView_->verticalHeader()->hide();
 
     rackView_ = new QTableView(this);

@@ -1,10 +1,12 @@
 // Against a REAL loomd: embedded PostgreSQL, dev-small applied, the simulator feeding the
 // stream. Skips (with the reason) only when the loomd binary has not been built.
 #include "loom/console/events_view.hpp"
+#include "loom/console/fabric_map_widget.hpp"
 #include "loom/console/failure_counter.hpp"
 #include "loom/console/hall_map_widget.hpp"
 #include "loom/console/hall_view.hpp"
 #include "loom/console/main_window.hpp"
+#include "loom/console/network_view.hpp"
 #include "loom/console/palette.hpp"
 #include "loom/console/provisioning_board.hpp"
 #include "loom/console/session.hpp"
@@ -21,6 +23,7 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
+#include <QTextDocument>
 
 #include <gtest/gtest.h>
 
@@ -245,6 +248,11 @@ TEST_F(LiveLoomd, ReconnectsAfterTheServerRestarts)
         const int g = 0;
         const QImage img = map.grab().toImage();
         EXPECT_NE(rgb(img.pixel(map.gpuCenter(g).toPoint())), rgb(map.gpuColor(g)));  // greyed
+        // The fabric map too: greyed, by age alone (no note) once no frame came for 5 s.
+        FabricMapWidget fabric(s.cluster());
+        fabric.resize(900, 600);
+        ASSERT_TRUE(waitUntil([&] { return fabric.isStale(); }, 15000));
+        EXPECT_TRUE(fabric.staleText().contains(" old")) << fabric.staleText().toStdString();
     }
     // Same state dir and port: the console finds it again by itself.
     server_.start(loomd_, {"serve", "--simulate", "--listen", url_.host() + ':' + QString::number(url_.port()),
@@ -308,6 +316,24 @@ TEST_F(LiveLoomd, AnInjectedXidIsVisibleInEveryColourModeAndCounted)
     ASSERT_TRUE(waitUntil([&] { return w.hallView()->detail()->toPlainText().contains(" W"); }, 15000))
         << w.hallView()->detail()->toPlainText().toStdString();
     EXPECT_TRUE(w.hallView()->detail()->toPlainText().contains("z1-r002-h1-nic3/p1"));  // its backend link
+    // Its last hour and its link's, from GET /api/v1/telemetry/rollups?scope=gpu|link, as
+    // sparklines: the utilization images have their points drawn (the simulator has reported;
+    // a minute in, that is one dot, more than the faint baseline).
+    auto sparkPixels = [&](const char* name) {
+        const QImage img = w.hallView()->detail()->document()->resource(QTextDocument::ImageResource, QUrl(QLatin1String(name))).value<QImage>();
+        int drawn = 0;
+        for (int y = 0; y < img.height(); ++y)
+            for (int x = 0; x < img.width(); ++x)
+                drawn += qAlpha(img.pixel(x, y)) > 128 ? 1 : 0;
+        return drawn;
+    };
+    ASSERT_TRUE(waitUntil([&] {
+        return w.hallView()->detail()->toPlainText().contains("Last hour") && sparkPixels("spark:gpu-util") > 4 &&
+               sparkPixels("spark:link-util") > 4;
+    }, 30000)) << w.hallView()->detail()->toPlainText().toStdString();
+    EXPECT_TRUE(w.hallView()->detail()->toHtml().contains("spark:gpu-power"));
+    EXPECT_TRUE(w.hallView()->detail()->toPlainText().contains(QRegularExpression(QStringLiteral("utilization\\s+\\x{FFFC}?\\s*now \\d+ %"))))
+        << w.hallView()->detail()->toPlainText().toStdString();
     bool missing = false;
     got = false;
     s->api()->get(QStringLiteral("/api/v1/telemetry/gpus/no-such-gpu"), [&](Result<QJsonDocument> r) {
@@ -340,6 +366,26 @@ TEST_F(LiveLoomd, AnInjectedXidIsVisibleInEveryColourModeAndCounted)
     EXPECT_EQ(state->failures()->count(FailureKind::Rack), 1);
     EXPECT_TRUE(state->failures()->rackMarks()[static_cast<size_t>(rack)].rackFailed);
     EXPECT_TRUE(w.failureCounter()->text().contains("1 rack")) << w.failureCounter()->text().toStdString();
+
+    // The frontend view: the failed rack's host cables are down, so its FSW is drawn red and
+    // counted; the header's counts are what the inventory lists.
+    NetworkView* net = w.networkView();
+    w.tabs()->setCurrentWidget(net);
+    ASSERT_TRUE(waitUntil([&] {
+        net->refresh();
+        const int fsw = net->model().find("z1-r003-fsw");
+        return net->loaded() && fsw >= 0 && net->model().switches[static_cast<size_t>(fsw)].links[2] > 0;
+    }, 20000)) << net->headerText().toStdString();
+    const int fsw = net->model().find("z1-r003-fsw");
+    EXPECT_EQ(net->model().switches.size(), 7u);  // dev-small: 4 FSW, 2 FCSW, 1 SSW
+    EXPECT_EQ(net->map()->drawnSwitches(), 7);
+    EXPECT_TRUE(net->headerText().contains("7 switches drawn (2 FCSW, 4 FSW, 1 SSW)")) << net->headerText().toStdString();
+    EXPECT_GE(net->model().linkStates[2], 2);  // both hosts' frontend cables
+    const QImage shot = net->map()->grab().toImage();
+    const QRectF tile = net->map()->switchRect(fsw);  // its bottom row: the name is in the middle
+    EXPECT_EQ(rgb(shot.pixel(QPoint(static_cast<int>(tile.center().x()), static_cast<int>(tile.bottom()) - 1))), rgb(failedColor()));
+    net->showSwitch(fsw);
+    EXPECT_TRUE(net->detail()->toPlainText().contains("z1-r003-h0-fe0")) << net->detail()->toPlainText().toStdString();
 }
 
 // Issue 17: a 401 stops the retry loop, forgets the role and asks for a token; a good token

@@ -1,16 +1,22 @@
 #include "loom/console/fabric_map_widget.hpp"
 #include "loom/console/hall_map_widget.hpp"
 #include "loom/console/hall_view.hpp"
+#include "loom/console/network_view.hpp"
 #include "loom/console/palette.hpp"
+#include "loom/console/sparkline.hpp"
 
 #include "fixture.hpp"
 
 #include <QImage>
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QMouseEvent>
 #include <QSignalSpy>
 
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 using namespace loom::console;
 
@@ -170,4 +176,102 @@ TEST(ConsoleFabricMap, BundlesCountLinksAndFailures)
     map.setDegradation(bw);
     EXPECT_TRUE(map.overlay());
     paint(map);
+
+    // Connection lost: the switch tiles are greyed and the map says why and how old.
+    const QPoint at = map.switchRect(rtsw).center().toPoint();
+    const QRgb live = paint(map).pixel(at);
+    EXPECT_FALSE(map.isStale());
+    map.setStaleNote(QStringLiteral("disconnected"));
+    EXPECT_TRUE(map.isStale());
+    EXPECT_TRUE(map.staleText().endsWith(QStringLiteral("old — disconnected"))) << map.staleText().toStdString();
+    EXPECT_NE(rgb(paint(map).pixel(at)), rgb(live));
+    map.setStaleNote({});
+    EXPECT_EQ(rgb(paint(map).pixel(at)), rgb(live));
+}
+
+// The GPU/link sparklines: rollup items are placed by their minute (a missing minute is a gap,
+// not a closed-up line), values are drawn at their height, alarm minutes as red bars.
+TEST(ConsoleSparkline, PlacesMinutesAndDrawsValuesAndAlarms)
+{
+    QJsonArray items;
+    auto item = [](const char* minute, double util, int down) {
+        return QJsonObject{{"minute", QString::fromLatin1(minute)}, {"utilAvg", util}, {"downSamples", down}};
+    };
+    items.append(item("2026-11-25T19:00:00.000Z", 100, 0));
+    items.append(item("2026-11-25T19:01:00.000Z", 100, 3));
+    // 19:02 missing
+    items.append(item("2026-11-25T19:03:00.000Z", 50, 0));
+    items.append(QJsonObject{{"minute", "2026-11-25T19:04:00.000Z"}, {"utilAvg", QJsonValue()}});
+    const auto s = seriesOf(items, "utilAvg", 5);
+    ASSERT_EQ(s.size(), 5u);
+    EXPECT_EQ(s[0], 100);
+    EXPECT_EQ(s[1], 100);
+    EXPECT_TRUE(std::isnan(s[2]));  // no item for 19:02
+    EXPECT_EQ(s[3], 50);
+    EXPECT_TRUE(std::isnan(s[4]));  // null: no value
+    const auto a = alarmsOf(items, "downSamples", 5);
+    EXPECT_EQ(a, (std::vector<bool>{false, true, false, false, false}));
+    // Only the newest 3 minutes fit in 3 points.
+    EXPECT_EQ(seriesOf(items, "utilAvg", 3)[1], 50);
+
+    const QImage img = sparkline(s, 0, 100, 0xff0000ff, a, QSize(101, 22));
+    auto opaque = [&](int x, int y) { return qAlpha(img.pixel(x, y)) > 100; };
+    // x of point i = 1 + 99 * i / 4; 100 % is the top row (y 1), 0 % the bottom (y 20), 50 % y 10.5.
+    EXPECT_TRUE(opaque(1, 1));                        // 19:00 at 100 %
+    EXPECT_FALSE(opaque(1, 18));                      // nothing below it
+    EXPECT_EQ(rgb(img.pixel(26, 15)), rgb(failedColor()));  // 19:01 down: a red bar behind the line
+    EXPECT_FALSE(opaque(62, 10));                     // 19:02 missing: no line through the gap
+    EXPECT_TRUE(opaque(75, 10));                      // 19:03 at 50 %
+    EXPECT_EQ(sparkSummary(s, QStringLiteral(" %")), QStringLiteral("now 50 % · max 100 % · min 50 %"));
+    EXPECT_EQ(sparkSummary(std::vector<double>(3, std::nan("")), QStringLiteral(" %")),
+              QStringLiteral("no data in the last hour"));
+}
+
+// The frontend/storage view's model and map: links joined to switches by their ends, counted
+// by state, tiles coloured by the worst of them, every switch drawn and hit where drawn.
+TEST(ConsoleNetworkMap, CountsColoursAndHits)
+{
+    test::qtApp();
+    auto sw = [](const char* name, const char* role, const char* zone, const char* state) {
+        return QJsonObject{{"name", name}, {"role", role}, {"zone", zone}, {"state", state}};
+    };
+    auto link = [](const char* a, const char* b, const char* net, const char* state) {
+        return QJsonObject{{"name", QStringLiteral("%1--%2").arg(QLatin1String(a), QLatin1String(b))}, {"aPort", a}, {"bPort", b},
+                           {"network", net}, {"state", state}};
+    };
+    const QJsonArray switches{sw("fcsw01", "fcsw", "", "in_service"), sw("fcsw02", "fcsw", "", "in_service"),
+                              sw("z1-r001-fsw", "fsw", "z1", "in_service"), sw("z1-r002-fsw", "fsw", "z1", "planned"),
+                              sw("z1-s01-ssw", "ssw", "z1", "in_service")};
+    const QJsonArray links{link("z1-r001-h0-fe0/p1", "z1-r001-fsw/p1", "frontend", "active"),
+                           link("z1-r001-h1-fe0/p1", "z1-r001-fsw/p2", "frontend", "down"),
+                           link("z1-r001-fsw/p49", "fcsw01/p1", "frontend", "active"),
+                           link("z1-r001-fsw/p50", "fcsw02/p1", "frontend", "active"),
+                           link("z1-r002-fsw/p49", "fcsw01/p2", "frontend", "planned"),
+                           link("z1-s01-n0-nic0/p1", "z1-s01-ssw/p1", "storage", "drained"),
+                           link("z1-s01-ssw/p33", "fcsw02/p3", "storage", "active")};
+    NetworkModel m = NetworkModel::build(switches, links);
+    ASSERT_EQ(m.switches.size(), 5u);
+    EXPECT_EQ(m.linkStates, (std::array<int, 4>{4, 1, 1, 1}));
+    const auto& fsw1 = m.switches[static_cast<size_t>(m.find("z1-r001-fsw"))];
+    EXPECT_EQ(fsw1.links, (std::array<int, 4>{3, 0, 1, 0}));
+    EXPECT_EQ(NetworkMapWidget::switchColor(fsw1), failedColor());
+    EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("z1-r002-fsw"))]), linkHealthLut()[4]);
+    EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("z1-s01-ssw"))]), degradedColor());
+    EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("fcsw01"))]), linkHealthLut()[0]);
+
+    NetworkMapWidget map;
+    map.resize(900, 500);
+    map.setModel(&m);
+    EXPECT_EQ(map.drawnSwitches(), 5);
+    const QImage img = paint(map);
+    for (int i = 0; i < 5; ++i) {
+        const QRectF r = map.switchRect(i);
+        ASSERT_FALSE(r.isNull()) << i;
+        EXPECT_EQ(map.switchAt(r.center()), i);
+        EXPECT_EQ(rgb(img.pixel(r.center().toPoint() + QPoint(0, r.height() / 2 - 1))),
+                  rgb(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(i)])))
+            << m.switches[static_cast<size_t>(i)].name.toStdString();
+    }
+    // The core band is above the access band.
+    EXPECT_LT(map.switchRect(m.find("fcsw01")).bottom(), map.switchRect(m.find("z1-r001-fsw")).top());
 }

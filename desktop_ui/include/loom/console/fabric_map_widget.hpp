@@ -6,6 +6,8 @@
 // mean utilization and failed/drained counts. Clicking a zone drills down to that zone's
 // switches with every link between them drawn; clicking a switch selects it.
 // The failure-impact overlay colours each rack switch by its rack's normalized bus bandwidth.
+// Stale data (no frame for a while, or the connection lost) greys the map and shows its age
+// on it, as on the hall map.
 #pragma once
 
 #include "loom/console/cluster_state.hpp"
@@ -14,6 +16,7 @@
 #include <QImage>
 #include <QPainter>
 #include <QPointer>
+#include <QTimer>
 #include <QWidget>
 
 #include <array>
@@ -64,6 +67,11 @@ public:
     QRectF switchRect(int sw) const;
     static QRgb switchHealthColor(const SwitchStats& s);
 
+    // Why the data is not live ("disconnected"; empty when live); also stale by age.
+    void setStaleNote(const QString& note);
+    bool isStale() const;
+    QString staleText() const;
+
 Q_SIGNALS:
     void zoneChanged(int zone);
     void switchClicked(int sw);
@@ -82,6 +90,8 @@ private:
     int zoneOfLink(int link) const;
 
     QPointer<ClusterState> state_;
+    QString staleNote_;
+    QTimer* staleTimer_;  // repaints the age once a second while stale
     int zone_ = -1;
     int selected_ = -1;
     std::vector<int> switchZone_;            // switch -> zone index (-1 above zones)

@@ -1,7 +1,8 @@
 // HallView: the hall map with its metric chooser, utilization window and legend, and the
 // detail panel that opens on a click: for a GPU its live utilization/temperature/health (the
 // stream) and power/memory/ECC (GET /api/v1/telemetry/gpus/{name}), its NIC's backend link with
-// peer switch and port, its last XID explained, identity and rack history; for a rack its
+// peer switch and port, the last hour of the GPU and of its link as sparklines
+// (GET /api/v1/telemetry/rollups?scope=gpu|link), its last XID explained, identity and rack history; for a rack its
 // elevation (switches, hosts by slot with their GPUs, storage nodes, each with state; from
 // GET /api/v1/{hosts,switches,storage_nodes}?rack=), its open failures and links.
 #pragma once
@@ -11,6 +12,7 @@
 #include "loom/console/hall_map_widget.hpp"
 
 #include <QComboBox>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QPointer>
 #include <QTextBrowser>
@@ -51,6 +53,9 @@ private:
     void applyWindow();
     void render();
     void fetchGpuTelemetry();
+    void fetchHistory();
+    void updateSparklines();
+    QString historyChartsHtml() const;
     QString linksHtml(const QString& host) const;
     QString gpuLiveHtml(int gpu) const;
     QString gpuLinkHtml(int gpu) const;
@@ -73,6 +78,9 @@ private:
     QString historyHtml_;
     QJsonObject gpuTelemetry_;     // GET /api/v1/telemetry/gpus/<name>
     QString gpuTelemetryError_;
+    QJsonArray gpuHistory_, linkHistory_;  // GET /api/v1/telemetry/rollups?scope=gpu|link
+    QString gpuHistoryError_;
+    bool gpuHistoryLoaded_ = false;
     QJsonObject elevation_;        // "hosts", "switches", "storage": the rack's inventory
     int liveTicks_ = 0;
 };

@@ -1,4 +1,4 @@
-// MainWindow: the four views (hall, fabric, provisioning, events) over one Session, the
+// MainWindow: the five views (hall, fabric, frontend & storage, provisioning, events) over one Session, the
 // connect dialog, and a status bar with connection state, server, role and data age.
 // runScreenshots() drives the same window to write one PNG per view (scripts/screenshot).
 #pragma once
@@ -16,6 +16,7 @@ namespace loom::console {
 
 class HallView;
 class FabricView;
+class NetworkView;
 class ProvisioningBoard;
 class EventsView;
 class FailureCounter;
@@ -46,6 +47,7 @@ public:
     Session* session() { return &session_; }
     HallView* hallView() const { return hall_; }
     FabricView* fabricView() const { return fabric_; }
+    NetworkView* networkView() const { return network_; }
     ProvisioningBoard* board() const { return board_; }
     EventsView* eventsView() const { return events_; }
     FailureCounter* failureCounter() const { return counter_; }
@@ -65,6 +67,7 @@ private:
     QTabWidget* tabs_;
     HallView* hall_;
     FabricView* fabric_;
+    NetworkView* network_;
     ProvisioningBoard* board_;
     EventsView* events_;
     FailureCounter* counter_;
