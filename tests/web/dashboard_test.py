@@ -8,8 +8,8 @@ gets an XID (DCGM text POSTed as an exporter would), a click on a rack opens its
 link opens the right rack after a reload, the views (events with acknowledge, provisioning,
 fabric with a zone matrix and a switch, jobs) show data, a label and a job owner holding markup
 show as text with no script run, a viewer sees no operator buttons and a forged operator request
-from the page gets 403, "stale" shows when loomd stops and goes when it is back, and the browser
-log holds no error outside the steps that provoke one.
+from the page gets 403, "stale" shows when loomd stops and goes when it is back, a revoked token
+brings the sign-in back, and the browser log holds no error outside the steps that provoke one.
 
 Usage: dashboard_test.py --bin BUILD/bin --source REPO [--keep]
 """
@@ -365,6 +365,17 @@ def main():
         loomd.start()
         wait_for(lambda: live_banner(driver), 40, "the map live again")
         check("live" in text_of(driver, "#conn"), "the map recovers when loomd is back: " + text_of(driver, ".map-banner"))
+
+        # The viewer's token is revoked: the next answer is a 401 and the page asks for a token.
+        st, body = loomd.call("DELETE", "/api/v1/tokens/web-viewer", admin)
+        check(st == 200, f"token revoked ({st})")
+        time.sleep(0.5)
+        driver.get(loomd.url + "/#/events")
+        wait_for(lambda: driver.find_element(By.ID, "signin").is_displayed(), 15, "the sign-in after a 401")
+        check("refused" in text_of(driver, "#signin-error") or "Sign in" in text_of(driver, "#signin-error"),
+              "a revoked token asks for a token again: " + text_of(driver, "#signin-error"))
+        check(driver.execute_script("return sessionStorage.getItem('loom.token')") is None,
+              "and the refused token is forgotten")
     except Exception as e:
         failures.append(f"{type(e).__name__}: {e}")
         print("FAIL", e, flush=True)
