@@ -6,7 +6,8 @@ one browser, the checks of issue 16 in order: sign-in (a refused token, then an 
 the hall map renders complete, the canvas pixels at a GPU turn the failure colour when that GPU
 gets an XID (DCGM text POSTed as an exporter would), a click on a rack opens its detail, a deep
 link opens the right rack after a reload, the views (events with acknowledge, provisioning,
-fabric with a zone matrix and a switch, jobs) show data, a label and a job owner holding markup
+fabric with a zone matrix and a switch, jobs) show data, the page works behind a reverse proxy
+on a sub-path (/loom/, the stream included), a label and a job owner holding markup
 show as text with no script run, a viewer sees no operator buttons and a forged operator request
 from the page gets 403, "stale" shows when loomd stops and goes when it is back, a revoked token
 brings the sign-in back, and the browser log holds no error outside the steps that provoke one.
@@ -23,6 +24,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -134,6 +136,76 @@ class Loomd:
                 return r.status, json.loads(text) if text.strip().startswith(("{", "[")) else text
         except urllib.error.HTTPError as e:
             return e.code, e.read().decode()
+
+
+class SubPathProxy:
+    """A reverse proxy serving loomd under /loom/ on its own port (what nginx's
+    `location /loom/ { proxy_pass http://loomd/; }` does): strips the prefix from each request's
+    path, forwards WebSocket upgrades, one request per connection (Connection: close)."""
+
+    def __init__(self, backend_port, prefix="/loom"):
+        self.backend_port = backend_port
+        self.prefix = prefix
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}{prefix}/"
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.serve, args=(c,), daemon=True).start()
+
+    def serve(self, c):
+        try:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                d = c.recv(65536)
+                if not d:
+                    return
+                head += d
+            head, rest = head.split(b"\r\n\r\n", 1)
+            lines = head.split(b"\r\n")
+            method, target, version = lines[0].split(b" ", 2)
+            if not target.startswith(self.prefix.encode() + b"/"):
+                c.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                return
+            target = target[len(self.prefix):]
+            upgrade = any(l.lower().startswith(b"upgrade:") for l in lines[1:])
+            hdrs = [l for l in lines[1:] if upgrade or not l.lower().startswith(b"connection:")]
+            if not upgrade:
+                hdrs.append(b"Connection: close")
+            b = socket.create_connection(("127.0.0.1", self.backend_port))
+            b.sendall(b" ".join([method, target, version]) + b"\r\n" + b"\r\n".join(hdrs) + b"\r\n\r\n" + rest)
+
+            def pipe(src, dst):
+                try:
+                    while True:
+                        d = src.recv(65536)
+                        if not d:
+                            break
+                        dst.sendall(d)
+                except OSError:
+                    pass
+                for s_ in (src, dst):
+                    try:
+                        s_.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+            t = threading.Thread(target=pipe, args=(c, b), daemon=True)
+            t.start()
+            pipe(b, c)
+            t.join(5)
+        except OSError:
+            pass
+        finally:
+            c.close()
 
 
 def browser():
@@ -327,6 +399,20 @@ def main():
               "no <img> element was created from data")
         errs = severe(driver)
         check(not errs, f"no errors in the browser log as an operator ({errs})")
+
+        # Behind a reverse proxy on a sub-path (/loom/): the page's relative URLs reach loomd,
+        # the stream included. Another origin, so another sessionStorage: sign in there.
+        proxy = SubPathProxy(loomd.port)
+        driver.get(proxy.url + "#/rack/z1-r003")
+        sign_in(driver, operator)
+        wait_for(lambda: text_of(driver, ".rack-name") == "z1-r003", 15, "z1-r003 through the proxy")
+        wait_for(lambda: live_banner(driver), 15, "live data through the proxy")
+        check(driver.current_url.startswith(proxy.url),
+              "behind a reverse proxy on /loom/: the rack opens and the stream is live: "
+              + text_of(driver, ".map-banner"))
+        errs = severe(driver)
+        check(not errs, f"no errors in the browser log behind the proxy ({errs})")
+        driver.get(loomd.url + "/#/hall")
 
         # A viewer: no operator buttons; a forged operator request from the page is refused.
         driver.find_element(By.ID, "signout").click()
