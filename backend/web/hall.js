@@ -424,6 +424,7 @@ export class RackPanel {
     destroy() { this.unsub.forEach((u) => u()); }
 
     async show(name) {
+        if (name !== this.name) this.gpu = null;
         this.name = name;
         this.details = null;
         this.events = null;
@@ -486,8 +487,10 @@ export class RackPanel {
                 Object.entries(this.details.labels).map(([k, v]) => el('li', {}, el('code', {}, k), ' = ', el('span', { class: 'label-value' }, v)))));
         }
         this.gpuTable = el('table', { class: 'gpus' });
-        h.append(el('h3', {}, 'GPUs'), this.gpuTable);
+        this.gpuBox = el('div', { class: 'gpu-box' });
+        h.append(el('h3', {}, 'GPUs'), this.gpuTable, this.gpuBox);
         this.refreshLive();
+        if (this.gpu && this.gpu.startsWith(this.name + '-')) this.showGpu(this.gpu);
         if (this.events) {
             h.append(el('h3', {}, `Open events (${this.events.length})`));
             h.append(el('ul', { class: 'rack-events' }, this.events.map((e) =>
@@ -503,11 +506,37 @@ export class RackPanel {
         const rows = [el('tr', {}, el('th', {}, 'GPU'), el('th', {}, 'util'), el('th', {}, 'temp'), el('th', {}, 'health'))];
         for (let k = 0; k < r.gpuCount; ++k) {
             const i = r.gpuOffset + k;
-            rows.push(el('tr', { class: 'health-' + (kHealthNames[hh[i]] || 'unknown') },
-                el('td', {}, st.hall.gpus[i]), el('td', {}, u[i] === 255 ? '–' : u[i] + ' %'),
+            const name = st.hall.gpus[i];
+            rows.push(el('tr', { class: 'health-' + (kHealthNames[hh[i]] || 'unknown') + (name === this.gpu ? ' selected' : '') },
+                el('td', {}, el('a', { href: '#/rack/' + encodeURIComponent(this.name), class: 'gpu-link',
+                                       onclick: (e) => { e.preventDefault(); this.showGpu(name); } }, name)), el('td', {}, u[i] === 255 ? '–' : u[i] + ' %'),
                 el('td', {}, t[i] === 255 ? '–' : t[i] + ' °C'), el('td', {}, kHealthNames[hh[i]] || String(hh[i]))));
         }
         clear(this.gpuTable).append(...rows);
+    }
+
+    // One GPU's latest sample from the telemetry hub (GET /api/v1/telemetry/gpus/<name>).
+    async showGpu(name) {
+        this.gpu = name;
+        this.refreshLive();
+        if (!this.gpuBox) return;
+        clear(this.gpuBox).append(el('p', {}, 'loading ', name, '…'));
+        let g;
+        try {
+            g = await api('telemetry/gpus/' + seg(name));
+        } catch (e) {
+            clear(this.gpuBox).append(el('p', { class: 'error' }, e.message));
+            return;
+        }
+        if (this.gpu !== name) return;
+        const v = (x, unit = '') => (x === null || x === undefined ? '–' : `${Math.round(x * 10) / 10}${unit}`);
+        const fields = [['utilization', v(g.util, ' %')], ['temperature', v(g.temp, ' °C')],
+            ['memory temperature', v(g.memTemp, ' °C')], ['power', v(g.power, ' W')],
+            ['framebuffer used / free', `${v(g.fbUsedMiB)} / ${v(g.fbFreeMiB)} MiB`], ['SM clock', v(g.smClock, ' MHz')],
+            ['last XID', v(g.xid)], ['ECC single / double bit', `${v(g.eccSbe)} / ${v(g.eccDbe)}`],
+            ['NVLink CRC errors', v(g.nvlinkCrc)], ['PCIe replays', v(g.pcieReplay)]];
+        clear(this.gpuBox).append(el('h3', { class: 'gpu-name' }, name),
+            el('table', { class: 'gpu-detail' }, fields.map(([k, x]) => el('tr', {}, el('th', {}, k), el('td', {}, x)))));
     }
 }
 

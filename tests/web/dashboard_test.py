@@ -335,6 +335,11 @@ def main():
                               "s.dispatchEvent(new Event('change'));")
         wait_for(lambda: "failed" in driver.find_element(By.CSS_SELECTOR, "table.gpus").text, 10,
                  "the rack panel lists the failed GPU")
+        # A GPU's detail: its latest sample, the XID included.
+        [a for a in driver.find_elements(By.CSS_SELECTOR, "a.gpu-link") if a.text == gpu][0].click()
+        detail = wait_for(lambda: (lambda t: t if "last XID" in t and "79" in t else None)(
+            driver.find_element(By.CSS_SELECTOR, "table.gpu-detail").text), 10, "the GPU's detail")
+        check(True, f"clicking {gpu} shows its sample with XID 79")
 
         # A click on another rack opens its detail and its URL.
         driver.get(loomd.url + "/#/hall")
