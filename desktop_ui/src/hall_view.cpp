@@ -570,12 +570,13 @@ QString HallView::historyChartsHtml() const
         return tr("<p><i>loading the last hour…</i></p>");
     if (!gpuHistoryError_.isEmpty())
         return tr("<p><b>Last hour:</b> <span style='color:#d33'>%1</span></p>").arg(gpuHistoryError_.toHtmlEscaped());
+    // Label and figures on one line, the chart under them: the panel is ~300 px wide, too
+    // narrow for label, chart and figures side by side.
     auto row = [](const QString& what, const char* img, const QString& summary) {
-        return QStringLiteral("<tr><td>%1</td><td><img src='%2' width=%3 height=%4></td><td>%5</td></tr>")
-            .arg(what, QLatin1String(img))
+        return QStringLiteral("<tr><td>%1: %2<br><img src='%3' width=%4 height=%5></td></tr>")
+            .arg(what, summary.toHtmlEscaped(), QLatin1String(img))
             .arg(kSparkSize.width())
-            .arg(kSparkSize.height())
-            .arg(summary.toHtmlEscaped());
+            .arg(kSparkSize.height());
     };
     QString rows;
     rows += row(tr("utilization"), "spark:gpu-util", sparkSummary(seriesOf(gpuHistory_, "utilAvg"), QStringLiteral(" %")));
@@ -592,9 +593,9 @@ QString HallView::historyChartsHtml() const
         }
         QString summary = sparkSummary(seriesOf(linkHistory_, "utilAvg"), QStringLiteral(" %"));
         summary += tr(" · down in %1 min · %2 errors").arg(downMinutes).arg(errors, 0, 'f', 0);
-        rows += row(tr("backend link utilization (red: down)"), "spark:link-util", summary);
+        rows += row(tr("backend link utilization (red: minutes down)"), "spark:link-util", summary);
     }
-    return tr("<p><b>Last hour</b> (a point a minute)</p><table cellspacing=3>%1</table>").arg(rows);
+    return tr("<p><b>Last hour</b> (a point a minute, newest right)</p><table cellspacing=2>%1</table>").arg(rows);
 }
 
 void HallView::showRack(int rackArg)

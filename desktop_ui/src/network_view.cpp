@@ -90,10 +90,13 @@ void NetworkMapWidget::select(int sw) {
 }
 
 QRgb NetworkMapWidget::switchColor(const NetSwitch& s) {
-    // Same meanings as the fabric map's tiles: a link down (or the switch failed) is red,
-    // drained links amber, nothing carrying traffic grey, else green.
-    if (s.links[2] > 0 || NetworkModel::stateCode(s.state) == 2) return failedColor();
-    if (s.links[3] > 0) return degradedColor();
+    // The fabric map's meanings: every in-service link down (or the switch failed) red, some
+    // down amber, drained links in the links' drained colour, nothing in service grey.
+    const int inService = s.links[0] + s.links[2];
+    if (NetworkModel::stateCode(s.state) == 2 || (s.links[2] > 0 && s.links[2] == inService))
+        return failedColor();
+    if (s.links[2] > 0) return degradedColor();
+    if (s.links[3] > 0) return linkHealthLut()[3];
     if (s.links[0] == 0) return linkHealthLut()[4];
     return linkHealthLut()[0];
 }
@@ -128,11 +131,20 @@ void NetworkMapWidget::layoutScene() {
     const double y0 = top + topBandH + bandGap, h = std::max(30.0, bottom - y0);
     int total = 0;
     for (const auto& [key, v] : lower) total += static_cast<int>(v.size());
+    // Widths by count, at least 60 px each, scaled together to fit the band.
     const double gap = 10, avail = right - left -
                                    gap * static_cast<double>(lower.empty() ? 0 : lower.size() - 1);
-    double x = left;
+    std::vector<double> widths;
+    double sum = 0;
     for (const auto& [key, v] : lower) {
-        const double gw = std::max(60.0, avail * v.size() / std::max(1, total));
+        widths.push_back(std::max(60.0, avail * v.size() / std::max(1, total)));
+        sum += widths.back();
+    }
+    const double fit = sum > avail ? avail / sum : 1.0;
+    double x = left;
+    size_t gi = 0;
+    for (const auto& [key, v] : lower) {
+        const double gw = widths[gi++] * fit;
         const int n = static_cast<int>(v.size());
         // A grid as square as the group's box allows.
         int cols = std::max(1, static_cast<int>(std::ceil(std::sqrt(n * gw / (h - 18)))));
@@ -218,7 +230,7 @@ void NetworkMapWidget::paintEvent(QPaintEvent*) {
             p.setPen(QColor(230, 230, 235));
             const QString t = g.down > 0 ? tr("%1 uplinks\n%2 down").arg(g.uplinks).arg(g.down)
                                          : tr("%1 uplinks").arg(g.uplinks);
-            p.drawText(QRectF(x + 8, coreBottom + 8, std::max(40.0, g.rect.width() / 2 - 8), 40),
+            p.drawText(QRectF(x + 8, coreBottom + 8, std::max(40.0, g.rect.width() - 12), 40),
                        Qt::AlignLeft | Qt::AlignVCenter, t);
             p.setFont(font());
         }
@@ -258,8 +270,9 @@ void NetworkMapWidget::paintEvent(QPaintEvent*) {
         QString t;
     };
     const Item items[] = {{linkHealthLut()[0], tr("links active")},
-                          {degradedColor(), tr("some links drained")},
-                          {failedColor(), tr("a link down / switch failed")},
+                          {degradedColor(), tr("some links down")},
+                          {failedColor(), tr("all links down / switch failed")},
+                          {linkHealthLut()[3], tr("links drained")},
                           {linkHealthLut()[4], tr("not in service")}};
     p.setFont(small);
     const QFontMetrics sfm(small);

@@ -254,9 +254,12 @@ TEST(ConsoleNetworkMap, CountsColoursAndHits)
     EXPECT_EQ(m.linkStates, (std::array<int, 4>{4, 1, 1, 1}));
     const auto& fsw1 = m.switches[static_cast<size_t>(m.find("z1-r001-fsw"))];
     EXPECT_EQ(fsw1.links, (std::array<int, 4>{3, 0, 1, 0}));
-    EXPECT_EQ(NetworkMapWidget::switchColor(fsw1), failedColor());
+    EXPECT_EQ(NetworkMapWidget::switchColor(fsw1), degradedColor());  // one of four down
     EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("z1-r002-fsw"))]), linkHealthLut()[4]);
-    EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("z1-s01-ssw"))]), degradedColor());
+    EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("z1-s01-ssw"))]), linkHealthLut()[3]);
+    NetSwitch allDown = fsw1;
+    allDown.links = {0, 1, 2, 0};  // every in-service link down
+    EXPECT_EQ(NetworkMapWidget::switchColor(allDown), failedColor());
     EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("fcsw01"))]), linkHealthLut()[0]);
 
     NetworkMapWidget map;
@@ -272,6 +275,8 @@ TEST(ConsoleNetworkMap, CountsColoursAndHits)
                   rgb(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(i)])))
             << m.switches[static_cast<size_t>(i)].name.toStdString();
     }
-    // The core band is above the access band.
+    // The core band is above the access band, and every group fits in the widget.
     EXPECT_LT(map.switchRect(m.find("fcsw01")).bottom(), map.switchRect(m.find("z1-r001-fsw")).top());
+    for (int i = 0; i < 5; ++i)
+        EXPECT_LE(map.switchRect(i).right(), map.width()) << i;
 }
