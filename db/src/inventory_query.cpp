@@ -1,22 +1,20 @@
 #include "loom/db/inventory_query.hpp"
 
-#include "loom/db/native.hpp"
-
-#include "list_sql.hpp"
-
-#include <pqxx/pqxx>
-
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <pqxx/pqxx>
+
+#include "list_sql.hpp"
+#include "loom/db/native.hpp"
 
 namespace loom::db {
 
-using inventory::Kind;
 using detail::decodeCursor;
 using detail::encodeCursor;
 using detail::kLookups;
 using detail::lookupCondition;
+using inventory::Kind;
 
 namespace {
 
@@ -31,6 +29,88 @@ struct KindSql {
     std::vector<Field> fields;
     std::vector<const char*> patchable;
 };
+
+// A relation filter (NetBox's `gpus?rack=`, `links?switch=`, `ports?peer=`): a filter-only
+// field that names a related object. `where` is a condition on the listed row `t` with one or
+// two `{}`, each replaced by the lookup's condition on `expr` inside a subquery, so the filter
+// is a few index probes instead of a join of every row.
+struct Relation {
+    const char* api;
+    const char* expr;
+    const char* where;
+};
+
+// The ids of the ports of the device whose name matches {} (over alias x): one index probe per
+// device table, then the partial parent indexes of migration 0015 (a UNION ALL, which the
+// planner runs as three nested loops; an OR of IN-lists would be a scan of every port).
+#define LOOM_DEVICE_PORTS                                                                \
+    "SELECT p.id FROM ports p JOIN switches x ON x.id = p.switch_id WHERE {} UNION ALL " \
+    "SELECT p.id FROM ports p JOIN nics x ON x.id = p.nic_id WHERE {} UNION ALL "        \
+    "SELECT p.id FROM ports p JOIN storage_nodes x ON x.id = p.storage_node_id WHERE {}"
+#define LOOM_SWITCH_PORTS \
+    "SELECT p.id FROM ports p WHERE p.switch_id IN (SELECT x.id FROM switches x WHERE {})"
+#define LOOM_HOST_PORTS                                                                    \
+    "SELECT p.id FROM ports p WHERE p.nic_id IN (SELECT n.id FROM nics n JOIN hosts x ON " \
+    "x.id = n.host_id WHERE {})"
+
+const std::vector<Relation>& relations(Kind k) {
+    static const std::vector<Relation> none;
+    static const std::vector<Relation> host{
+        {"zone", "z.name",
+         "t.rack_id IN (SELECT r.id FROM racks r JOIN zones z ON z.id = r.zone_id WHERE {})"}};
+    static const std::vector<Relation> gpu{
+        {"rack", "r.name",
+         "t.host_id IN (SELECT h.id FROM hosts h JOIN racks r ON r.id = h.rack_id WHERE {})"},
+        {"zone", "z.name",
+         "t.host_id IN (SELECT h.id FROM hosts h JOIN racks r ON r.id = h.rack_id "
+         "JOIN zones z ON z.id = r.zone_id WHERE {})"}};
+    static const std::vector<Relation> nic{
+        {"rack", "r.name",
+         "(t.host_id IN (SELECT h.id FROM hosts h JOIN racks r ON r.id = h.rack_id WHERE {}) OR "
+         "t.storage_node_id IN (SELECT x.id FROM storage_nodes x JOIN racks r ON r.id = x.rack_id "
+         "WHERE {}))"}};
+    static const std::vector<Relation> port{
+        {"device", "x.name",
+         "(t.switch_id IN (SELECT x.id FROM switches x WHERE {}) OR t.nic_id IN (SELECT x.id FROM "
+         "nics x WHERE {}) OR t.storage_node_id IN (SELECT x.id FROM storage_nodes x WHERE {}))"},
+        {"switch", "x.name", "t.switch_id IN (SELECT x.id FROM switches x WHERE {})"},
+        {"host", "x.name",
+         "t.nic_id IN (SELECT n.id FROM nics n JOIN hosts x ON x.id = n.host_id WHERE {})"},
+        {"link", "l.name",
+         "t.id IN (SELECT l.a_port_id FROM links l WHERE {} UNION ALL "
+         "SELECT l.b_port_id FROM links l WHERE {})"},
+        {"peerPort", "p.name",
+         "t.id IN (SELECT l.b_port_id FROM links l JOIN ports p ON p.id = l.a_port_id WHERE {} "
+         "UNION ALL SELECT l.a_port_id FROM links l JOIN ports p ON p.id = l.b_port_id WHERE {})"},
+        {"peer", "x.name",
+         "t.id IN (SELECT l.b_port_id FROM links l WHERE l.a_port_id IN (" LOOM_DEVICE_PORTS
+         ") UNION ALL SELECT l.a_port_id FROM links l WHERE l.b_port_id IN (" LOOM_DEVICE_PORTS
+         "))"}};
+    static const std::vector<Relation> link{
+        {"device", "x.name",
+         "(t.a_port_id IN (" LOOM_DEVICE_PORTS ") OR t.b_port_id IN (" LOOM_DEVICE_PORTS "))"},
+        {"switch", "x.name",
+         "(t.a_port_id IN (" LOOM_SWITCH_PORTS ") OR t.b_port_id IN (" LOOM_SWITCH_PORTS "))"},
+        {"host", "x.name",
+         "(t.a_port_id IN (" LOOM_HOST_PORTS ") OR t.b_port_id IN (" LOOM_HOST_PORTS "))"}};
+    switch (k) {
+        case Kind::Host:
+            return host;
+        case Kind::Gpu:
+            return gpu;
+        case Kind::Nic:
+            return nic;
+        case Kind::Port:
+            return port;
+        case Kind::Link:
+            return link;
+        default:
+            return none;
+    }
+}
+#undef LOOM_DEVICE_PORTS
+#undef LOOM_SWITCH_PORTS
+#undef LOOM_HOST_PORTS
 
 // Operational health of a GPU or link, from its open telemetry events (migration 0007): failed
 // while a critical one is open, degraded while a warning one is, else ok. It survives restarts
@@ -53,10 +133,12 @@ constexpr const char* kSwitchHealthSql =
 // them. Only these whitelisted expressions are ever spliced into SQL; values are parameters.
 const KindSql& kindSql(Kind k) {
     static const KindSql site{"sites", "", {{"description", "t.description"}}, {}};
-    static const KindSql zone{"zones", "LEFT JOIN sites s ON s.id = t.site_id",
-                              {{"site", "s.name"}}, {}};
-    static const KindSql row{"rows", "LEFT JOIN zones z ON z.id = t.zone_id",
-                             {{"zone", "z.name"}, {"index", "t.index"}}, {}};
+    static const KindSql zone{
+        "zones", "LEFT JOIN sites s ON s.id = t.site_id", {{"site", "s.name"}}, {}};
+    static const KindSql row{"rows",
+                             "LEFT JOIN zones z ON z.id = t.zone_id",
+                             {{"zone", "z.name"}, {"index", "t.index"}},
+                             {}};
     static const KindSql rack{
         "racks",
         "LEFT JOIN rows r ON r.id = t.row_id LEFT JOIN zones z ON z.id = t.zone_id",
@@ -67,14 +149,16 @@ const KindSql& kindSql(Kind k) {
          {"state", "t.state"},
          {"serial", "t.serial"}},
         {"serial"}};
-    static const KindSql host{"hosts", "LEFT JOIN racks r ON r.id = t.rack_id",
+    static const KindSql host{"hosts",
+                              "LEFT JOIN racks r ON r.id = t.rack_id",
                               {{"rack", "r.name"},
                                {"slot", "t.slot"},
                                {"model", "t.model"},
                                {"state", "t.state"},
                                {"serial", "t.serial"}},
                               {"serial"}};
-    static const KindSql gpu{"gpus", "LEFT JOIN hosts h ON h.id = t.host_id",
+    static const KindSql gpu{"gpus",
+                             "LEFT JOIN hosts h ON h.id = t.host_id",
                              {{"host", "h.name"},
                               {"index", "t.index"},
                               {"model", "t.model"},
@@ -83,18 +167,17 @@ const KindSql& kindSql(Kind k) {
                               {"uuid", "t.uuid"},
                               {"health", kHealthSql}},
                              {"serial", "uuid"}};
-    static const KindSql nic{
-        "nics",
-        "LEFT JOIN hosts h ON h.id = t.host_id "
-        "LEFT JOIN storage_nodes sn ON sn.id = t.storage_node_id",
-        {{"host", "coalesce(h.name, sn.name)"},
-         {"index", "t.index"},
-         {"network", "t.network"},
-         {"model", "t.model"},
-         {"speedGbps", "t.speed_gbps"},
-         {"state", "t.state"},
-         {"mac", "t.mac"}},
-        {"mac"}};
+    static const KindSql nic{"nics",
+                             "LEFT JOIN hosts h ON h.id = t.host_id "
+                             "LEFT JOIN storage_nodes sn ON sn.id = t.storage_node_id",
+                             {{"host", "coalesce(h.name, sn.name)"},
+                              {"index", "t.index"},
+                              {"network", "t.network"},
+                              {"model", "t.model"},
+                              {"speedGbps", "t.speed_gbps"},
+                              {"state", "t.state"},
+                              {"mac", "t.mac"}},
+                             {"mac"}};
     static const KindSql sw{
         "switches",
         "LEFT JOIN zones z ON z.id = t.zone_id LEFT JOIN racks r ON r.id = t.rack_id",
@@ -116,7 +199,22 @@ const KindSql& kindSql(Kind k) {
          {"deviceKind", "t.device_kind"},
          {"index", "t.index"},
          {"speedGbps", "t.speed_gbps"},
-         {"state", "t.state"}},
+         {"state", "t.state"},
+         // The cable on the port and what is at its other end (index probes on the link ends'
+         // unique indexes; null for a port with no link).
+         {"link",
+          "coalesce((SELECT l.name FROM links l WHERE l.a_port_id = t.id), "
+          "(SELECT l.name FROM links l WHERE l.b_port_id = t.id))"},
+         {"peerPort",
+          "(SELECT p.name FROM ports p WHERE p.id = coalesce((SELECT l.b_port_id FROM links l "
+          "WHERE l.a_port_id = t.id), (SELECT l.a_port_id FROM links l WHERE l.b_port_id = "
+          "t.id)))"},
+         {"peer",
+          "(SELECT coalesce(ps.name, pn.name, psn.name) FROM ports p "
+          "LEFT JOIN switches ps ON ps.id = p.switch_id LEFT JOIN nics pn ON pn.id = p.nic_id "
+          "LEFT JOIN storage_nodes psn ON psn.id = p.storage_node_id "
+          "WHERE p.id = coalesce((SELECT l.b_port_id FROM links l WHERE l.a_port_id = t.id), "
+          "(SELECT l.a_port_id FROM links l WHERE l.b_port_id = t.id)))"}},
         {}};
     static const KindSql link{
         "links",
@@ -130,7 +228,8 @@ const KindSql& kindSql(Kind k) {
          {"state", "t.state"},
          {"health", kHealthSql}},
         {}};
-    static const KindSql storage{"storage_nodes", "LEFT JOIN racks r ON r.id = t.rack_id",
+    static const KindSql storage{"storage_nodes",
+                                 "LEFT JOIN racks r ON r.id = t.rack_id",
                                  {{"rack", "r.name"},
                                   {"model", "t.model"},
                                   {"capacityTb", "t.capacity_tb"},
@@ -138,17 +237,28 @@ const KindSql& kindSql(Kind k) {
                                   {"serial", "t.serial"}},
                                  {"serial"}};
     switch (k) {
-        case Kind::Site: return site;
-        case Kind::Zone: return zone;
-        case Kind::Row: return row;
-        case Kind::Rack: return rack;
-        case Kind::Host: return host;
-        case Kind::Gpu: return gpu;
-        case Kind::Nic: return nic;
-        case Kind::Switch: return sw;
-        case Kind::Port: return port;
-        case Kind::Link: return link;
-        case Kind::StorageNode: return storage;
+        case Kind::Site:
+            return site;
+        case Kind::Zone:
+            return zone;
+        case Kind::Row:
+            return row;
+        case Kind::Rack:
+            return rack;
+        case Kind::Host:
+            return host;
+        case Kind::Gpu:
+            return gpu;
+        case Kind::Nic:
+            return nic;
+        case Kind::Switch:
+            return sw;
+        case Kind::Port:
+            return port;
+        case Kind::Link:
+            return link;
+        case Kind::StorageNode:
+            return storage;
     }
     return rack;
 }
@@ -165,7 +275,8 @@ std::string selectSql(Kind k) {
         s += f.sql;
     }
     // One labels map: those set by hand (user_labels) under the spec's own (0010_user_labels).
-    s += ", 'labels', t.user_labels || t.labels, 'resourceVersion', t.resource_version, 'createdAt', "
+    s += ", 'labels', t.user_labels || t.labels, 'resourceVersion', t.resource_version, "
+         "'createdAt', "
          "t.created_at, 'updatedAt', t.updated_at)::text FROM ";
     s += ks.table;
     s += " t ";
@@ -191,6 +302,8 @@ std::string joinNames(const std::vector<std::string>& v) {
 std::vector<std::string> filterFields(Kind kind) {
     std::vector<std::string> out{"name"};
     for (const auto& f : kindSql(kind).fields) out.emplace_back(f.api);
+    for (const auto& r : relations(kind))
+        if (std::find(out.begin(), out.end(), r.api) == out.end()) out.emplace_back(r.api);
     return out;
 }
 
@@ -200,14 +313,72 @@ std::vector<std::string> patchableFields(Kind kind) {
     return out;
 }
 
+namespace {
+
+// The SQL condition of one filter (`field` is `name`, a field, a relation, `label.<key>`, each
+// with an optional `__lookup`); its values go to `params`.
+Result<std::string> filterCondition(Kind kind, const std::string& field, const std::string& value,
+                                    std::vector<std::string>& params) {
+    if (field.rfind("label.", 0) == 0) {
+        std::string key = field.substr(6);
+        if (key.empty()) return fail(Error::invalid("empty label key", field));
+        params.push_back(key);
+        params.push_back(value);
+        return "(t.user_labels || t.labels) ->> $" + std::to_string(params.size() - 1) + " = $" +
+               std::to_string(params.size());
+    }
+    // NetBox's lookups: field__op (name__ic=rtsw, index__gte=4, serial__empty=true).
+    std::string base = field, op;
+    if (auto dunder = field.rfind("__"); dunder != std::string::npos && dunder > 0) {
+        base = field.substr(0, dunder);
+        op = field.substr(dunder + 2);
+    }
+    for (const auto& r : relations(kind)) {
+        if (base != r.api) continue;
+        // A related object: "no related object matches" for the negated lookups, so
+        // `links?switch__n=z1-ctsw01` is every link with neither end on z1-ctsw01.
+        if (op == "empty")
+            return fail(Error::invalid(
+                "__empty does not apply to the relation filter '" + base + "'", field));
+        bool negated = op == "n" || op == "nic";
+        std::string positive = op == "n" ? "" : op == "nic" ? "ic" : op;
+        std::string out;
+        std::string_view tmpl = r.where;
+        std::size_t pos = 0;
+        for (auto at = tmpl.find("{}"); at != std::string_view::npos; at = tmpl.find("{}", pos)) {
+            auto cond = lookupCondition(std::string("(") + r.expr + ")", positive, value, params);
+            if (!cond) return fail(Error::invalid(cond.error().message, field));
+            out.append(tmpl.substr(pos, at - pos));
+            out += *cond;
+            pos = at + 2;
+        }
+        out.append(tmpl.substr(pos));
+        return negated ? "NOT " + out : out;
+    }
+    const auto& ks = kindSql(kind);
+    const char* expr = nullptr;
+    if (base == "name") expr = "t.name";
+    for (const auto& f : ks.fields)
+        if (base == f.api) expr = f.sql;
+    if (!expr)
+        return fail(Error::invalid("unknown filter '" + base + "' for " +
+                                       std::string(inventory::kindPlural(kind)) +
+                                       "; valid: " + joinNames(filterFields(kind)) +
+                                       ", label.<key>; lookups: field__" + kLookups,
+                                   field));
+    auto cond = lookupCondition(std::string("(") + expr + ")", op, value, params);
+    if (!cond) return fail(Error::invalid(cond.error().message, field));
+    return *cond;
+}
+
+}  // namespace
+
 Result<ListPage> listObjects(Connection& c, const ListQuery& query) {
     if (query.limit < 1 || query.limit > kMaxListLimit)
-        return fail(Error::invalid("limit must be between 1 and " +
-                                       std::to_string(kMaxListLimit),
+        return fail(Error::invalid("limit must be between 1 and " + std::to_string(kMaxListLimit),
                                    "limit"));
     if (query.filters.size() > kMaxListFilters)
         return fail(Error::invalid("at most " + std::to_string(kMaxListFilters) + " filters"));
-    const auto& ks = kindSql(query.kind);
     std::string sql = selectSql(query.kind);
     std::vector<std::string> params;
     std::string where;
@@ -221,36 +392,22 @@ Result<ListPage> listObjects(Connection& c, const ListQuery& query) {
         params.push_back(*after);
         addCond("t.name > $" + std::to_string(params.size()));
     }
+    // One condition per filter; the same filter given again is an alternative (NetBox's
+    // `?rack=z1-r001&rack=z1-r002`): conditions of one field and lookup are ORed — of a negated
+    // lookup ANDed (`state__n=failed&state__n=planned` excludes both) — different ones ANDed.
+    std::vector<std::pair<std::string, std::string>> groups;  // filter key, its conditions
     for (const auto& [field, value] : query.filters) {
-        if (field.rfind("label.", 0) == 0) {
-            std::string key = field.substr(6);
-            if (key.empty()) return fail(Error::invalid("empty label key", field));
-            params.push_back(key);
-            params.push_back(value);
-            addCond("(t.user_labels || t.labels) ->> $" + std::to_string(params.size() - 1) + " = $" +
-                    std::to_string(params.size()));
-            continue;
-        }
-        // NetBox's lookups: field__op (name__ic=rtsw, index__gte=4, serial__empty=true).
-        std::string base = field, op;
-        if (auto dunder = field.rfind("__"); dunder != std::string::npos && dunder > 0) {
-            base = field.substr(0, dunder);
-            op = field.substr(dunder + 2);
-        }
-        const char* expr = nullptr;
-        if (base == "name") expr = "t.name";
-        for (const auto& f : ks.fields)
-            if (base == f.api) expr = f.sql;
-        if (!expr)
-            return fail(Error::invalid("unknown filter '" + base + "' for " +
-                                           std::string(inventory::kindPlural(query.kind)) +
-                                           "; valid: " + joinNames(filterFields(query.kind)) +
-                                           ", label.<key>; lookups: field__" + kLookups,
-                                       field));
-        auto cond = lookupCondition(std::string("(") + expr + ")", op, value, params);
-        if (!cond) return fail(Error::invalid(cond.error().message, field));
-        addCond(*cond);
+        auto cond = filterCondition(query.kind, field, value, params);
+        if (!cond) return fail(cond.error());
+        auto g = std::find_if(groups.begin(), groups.end(),
+                              [&](const auto& x) { return x.first == field; });
+        const bool negated = field.ends_with("__n") || field.ends_with("__nic");
+        if (g == groups.end())
+            groups.emplace_back(field, "(" + *cond + ")");
+        else
+            g->second += (negated ? " AND (" : " OR (") + *cond + ")";
     }
+    for (const auto& [field, cond] : groups) addCond("(" + cond + ")");
     sql += where;
     sql += " ORDER BY t.name LIMIT " + std::to_string(query.limit + 1);
     try {
@@ -289,9 +446,8 @@ Result<std::string> patchObject(Connection& c, Kind kind, const std::string& nam
     std::string sets;
     std::vector<std::string> params{name};
     for (const auto& [field, value] : patch.fields) {
-        bool ok = std::find_if(ks.patchable.begin(), ks.patchable.end(), [&](const char* f) {
-                      return field == f;
-                  }) != ks.patchable.end();
+        bool ok = std::find_if(ks.patchable.begin(), ks.patchable.end(),
+                               [&](const char* f) { return field == f; }) != ks.patchable.end();
         if (!ok) {
             auto valid = patchableFields(kind);
             return fail(Error::invalid(
@@ -324,8 +480,9 @@ Result<std::string> patchObject(Connection& c, Kind kind, const std::string& nam
                                         "' not found"));
         if (!cur[0][2].is_null())
             return fail(Error::conflict(
-                "label " + cur[0][2].as<std::string>() + " of " + std::string(inventory::kindName(kind)) +
-                " '" + name + "' is set by the cluster spec: change it there and apply (labels set by "
+                "label " + cur[0][2].as<std::string>() + " of " +
+                std::string(inventory::kindName(kind)) + " '" + name +
+                "' is set by the cluster spec: change it there and apply (labels set by "
                 "hand are those the spec does not set)"));
         auto rv = cur[0][0].as<std::int64_t>();
         if (patch.ifMatch && *patch.ifMatch != rv)
@@ -356,8 +513,9 @@ Result<std::string> patchObject(Connection& c, Kind kind, const std::string& nam
 
 Result<std::string> inventorySummary(Connection& c) {
     // One statement: per-kind totals and state histograms built by PostgreSQL.
-    std::string sql = "SELECT jsonb_build_object('cluster', s.cluster, 'fabric', s.fabric, "
-                      "'generation', s.generation, 'kinds', jsonb_build_object(";
+    std::string sql =
+        "SELECT jsonb_build_object('cluster', s.cluster, 'fabric', s.fabric, "
+        "'generation', s.generation, 'kinds', jsonb_build_object(";
     bool first = true;
     for (Kind k : inventory::kAllKinds) {
         const auto& ks = kindSql(k);
@@ -372,8 +530,9 @@ Result<std::string> inventorySummary(Connection& c) {
         sql += ks.table;
         sql += ")";
         if (hasState) {
-            sql += ", 'states', (SELECT coalesce(jsonb_object_agg(state, n), '{}'::jsonb) FROM "
-                   "(SELECT state, count(*) AS n FROM ";
+            sql +=
+                ", 'states', (SELECT coalesce(jsonb_object_agg(state, n), '{}'::jsonb) FROM "
+                "(SELECT state, count(*) AS n FROM ";
             sql += ks.table;
             sql += " GROUP BY state) q)";
         }

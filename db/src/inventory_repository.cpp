@@ -645,6 +645,28 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
         notifyLiveChange(tx, "apply");
         report(options, "commit", 0, 0);
         tx.commit();
+        // A bulk load leaves the planner's statistics of those tables empty or stale until
+        // autovacuum gets to them (up to a minute): meanwhile a filtered list plans as if the
+        // table were a tenth of its size and takes 10x longer. Refresh them now, outside the
+        // apply's transaction (it has committed; a failure here costs only speed).
+        std::string analyze;
+        for (Kind k : kAllKinds) {
+            const KindPlan& kp = plan.of(k);
+            if (kp.creates.size() + kp.deletes.size() >= options.bulkForeignKeyRows)
+                analyze += std::string(analyze.empty() ? "" : ", ") + tableDef(k).table;
+        }
+        if (!analyze.empty()) {
+            report(options, "analyze", 0, 0);
+            try {
+                // A small sample (3,000 rows a table instead of 30,000): row counts and the
+                // common values are what the list plans need; 553 -> ~60 ms at 24k.
+                pqxx::work tx(native(c));
+                tx.exec("SET LOCAL default_statistics_target = 10");
+                tx.exec("ANALYZE " + analyze);
+                tx.commit();
+            } catch (const std::exception&) {
+            }
+        }
         return result;
     } catch (const MissingRef& m) {
         return fail(Error::invalid("apply: " + m.message));

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -187,6 +188,48 @@ TEST_F(LoomctlE2e, PortsAndLinksAreFetchedByTheirNames) {
     auto raw = runProcess("/usr/bin/curl", {"-s", "-H", "Authorization: Bearer " + loomd_.token,
                                             url_ + "/api/v1/ports/" + port});
     EXPECT_NE(raw.out.find("%2F"), std::string::npos) << raw.out;
+}
+
+// describe shows where cables go (issue 12 item 1): a switch's peers by device, a host's trace
+// NIC -> RTSW -> CTSW -> ATSW. The expected peers are read from the link list, not written here.
+TEST_F(LoomctlE2e, DescribeShowsPeersAndTheTraceUpTheFabric) {
+    auto links = loomctl({"get", "links", "--field", "switch=z1-r001-rtsw", "-o", "json"});
+    ASSERT_EQ(links.exitCode, 0) << links.err;
+    std::set<std::string> peers;
+    const auto list = nlohmann::json::parse(links.out);
+    for (auto& l : list["items"]) {
+        for (const char* end : {"aPort", "bPort"}) {
+            std::string port = l[end];
+            auto device = port.substr(0, port.find('/'));
+            if (device != "z1-r001-rtsw") peers.insert(device);
+        }
+    }
+    ASSERT_GE(peers.size(), 3u) << links.out;
+
+    auto sw = loomctl({"describe", "switch", "z1-r001-rtsw"});
+    ASSERT_EQ(sw.exitCode, 0) << sw.err;
+    const auto at = sw.out.find("Peers:");
+    ASSERT_NE(at, std::string::npos) << sw.out;
+    for (const auto& p : peers) EXPECT_NE(sw.out.find(p, at), std::string::npos) << p << "\n" << sw.out;
+    EXPECT_NE(sw.out.find("ctsw", at), std::string::npos) << "the peers' roles: " << sw.out;
+
+    auto host = loomctl({"describe", "host", "z1-r001-h0"});
+    ASSERT_EQ(host.exitCode, 0) << host.err;
+    const auto trace = host.out.find("Trace:");
+    ASSERT_NE(trace, std::string::npos) << host.out;
+    EXPECT_NE(host.out.find("z1-r001-rtsw/p", trace), std::string::npos) << host.out;
+    EXPECT_NE(host.out.find("z1-r001-rtsw (rtsw) ⇒", trace), std::string::npos) << host.out;
+    EXPECT_NE(host.out.find("ctsw: z1-ctsw01", trace), std::string::npos) << host.out;
+    EXPECT_NE(host.out.find("(ctsw) ⇒", trace), std::string::npos) << "the CTSW tier goes on to the ATSWs: "
+                                                                    << host.out;
+    EXPECT_NE(host.out.find("atsw", trace), std::string::npos) << host.out;
+
+    // A port shows its peer; a relation filter through loomctl --field.
+    auto port = loomctl({"get", "ports", "--field", "peer=z1-r001-rtsw", "-o", "json"});
+    ASSERT_EQ(port.exitCode, 0) << port.err;
+    EXPECT_FALSE(nlohmann::json::parse(port.out)["items"].empty()) << port.out;
+    auto bad = loomctl({"get", "gpus", "--field", "rack__empty=true"});
+    EXPECT_EQ(bad.exitCode, 2) << bad.out << bad.err;
 }
 
 // `events --follow -o json` across a loomd restart: every transition exactly once, whether it

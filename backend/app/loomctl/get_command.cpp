@@ -1,6 +1,7 @@
 // `get KIND [NAME]` and `describe KIND NAME`: reading inventory objects.
 #include "loomctl/commands.hpp"
 #include "loomctl/context.hpp"
+#include "loomctl/describe_cables.hpp"
 
 #include <iostream>
 #include <algorithm>
@@ -341,6 +342,10 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         }
     }
 
+    // Where its cables go: a device's peers; a host's, NIC's or port's trace up the fabric.
+    if (kind == "switches" || kind == "nics") printPeers(client, name);
+    if (kind == "hosts" || kind == "nics" || kind == "ports") printTrace(client, kind, name);
+
     // Recent events at this location (a rack's events name the rack; others the object).
     auto ev = client.getJson("/api/v1/events?" +
                              client::queryString({{kind == "racks" ? "rack" : "location", name},
@@ -393,7 +398,7 @@ void addGetCommands(CLI::App& app) {
     auto kind = std::make_shared<std::string>();
     auto name = std::make_shared<std::string>();
     auto* describe = app.add_subcommand(
-        "describe", "Show one object in detail, with its children and recent events");
+        "describe", "Show one object in detail: its fields, children, cable peers and trace, recent events");
     describe->add_option("kind", *kind, "kind, singular or plural")->required();
     describe->add_option("name", *name, "object name")->required();
     auto output = std::make_shared<std::string>("text");

@@ -200,8 +200,8 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
         }
     } else if (kind == "ports") {
         add({c("DEVICE", "device"), c("INDEX", "index"), c("SPEED-GBPS", "speedGbps"),
-             c("STATE", "state")});
-        if (wide) add({c("DEVICE-KIND", "deviceKind")});
+             c("STATE", "state"), c("PEER-PORT", "peerPort")});
+        if (wide) add({c("DEVICE-KIND", "deviceKind"), c("LINK", "link")});
     } else if (kind == "links") {
         add({c("NETWORK", "network"), c("STATE", "state"), c("HEALTH", "health")});
         if (wide) {

@@ -10,9 +10,11 @@
 //   auto page = listObjects(conn, q);          // page->items: JSON object texts
 //   if (page && !page->nextCursor.empty()) q.cursor = page->nextCursor;
 //
-// Filters: any scalar field of the kind (see filterFields()), compared as text, and labels as
-// `label.<key>`. Unknown filter fields are rejected (InvalidArgument naming the field and the
-// valid ones). Limits: limit 1..5000; at most 32 filters.
+// Filters: any scalar field of the kind and its relation filters (see filterFields(); e.g.
+// gpus by `rack`, links by `switch` at either end, ports by `peer`), compared as text or with
+// NetBox's `__` lookups, and labels as `label.<key>`. A filter given twice is an alternative
+// (OR); different filters AND. Unknown filter fields are rejected (InvalidArgument naming the
+// field and the valid ones). Limits: limit 1..5000; at most 32 filters.
 #pragma once
 
 #include "loom/db/database.hpp"
