@@ -1,10 +1,14 @@
 #include "loom/console/fabric_view.hpp"
 
+#include "loom/console/sparkline.hpp"
+
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QScrollBar>
+#include <QTextDocument>
+#include <QUrlQuery>
 #include <QSplitter>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -98,6 +102,7 @@ FabricView::FabricView(ClusterState* state, ApiClient* api, QWidget* parent)
     back_->setEnabled(false);
     overlay_ = new QCheckBox(tr("Failure impact (normalized bus bandwidth per rack)"), this);
     detail_ = new QTextBrowser(this);
+    detail_->setOpenLinks(false);
     detail_->setMinimumWidth(320);
     detail_->setHtml(tr("<p>Click a zone to drill down, then a switch for its routes and config version.</p>"));
 
@@ -118,6 +123,10 @@ FabricView::FabricView(ClusterState* state, ApiClient* api, QWidget* parent)
     connect(back_, &QPushButton::clicked, this, [this] { map_->setZone(-1); });
     connect(map_, &FabricMapWidget::zoneChanged, this, [this](int z) { back_->setEnabled(z >= 0); });
     connect(map_, &FabricMapWidget::switchClicked, this, &FabricView::showSwitch);
+    connect(detail_, &QTextBrowser::anchorClicked, this, [this](const QUrl& u) {
+        if (u.scheme() == u"link")
+            showLinkHistory(u.path().toInt());
+    });
     connect(overlay_, &QCheckBox::toggled, this, [this](bool on) {
         if (on)
             refreshDegradation();
@@ -194,6 +203,8 @@ void FabricView::showSwitch(int sw)
     if (sw < 0 || sw >= static_cast<int>(h.switches.size()))
         return;
     sw_ = sw;
+    historyLink_ = -1;
+    linkHistoryHtml_.clear();
     const int gen = ++generation_;
     routesHtml_ = tr("<p><i>loading routes…</i></p>");
     configHtml_ = tr("<p><i>loading config version…</i></p>");
@@ -231,6 +242,51 @@ void FabricView::showSwitch(int sw)
     });
 }
 
+void FabricView::showLinkHistory(int link)
+{
+    const HallLayout& h = state_->layout();
+    if (link < 0 || link >= h.links.size() || !api_)
+        return;
+    historyLink_ = link;
+    const QString name = h.links[link];
+    linkHistoryHtml_ = tr("<p><i>loading the last hour of %1…</i></p>").arg(name.toHtmlEscaped());
+    render();
+    const int gen = generation_;
+    QUrlQuery q;
+    q.addQueryItem(QStringLiteral("scope"), QStringLiteral("link"));
+    q.addQueryItem(QStringLiteral("name"), name);
+    QPointer<FabricView> self(this);
+    api_->get(QStringLiteral("/api/v1/telemetry/rollups?") + q.toString(QUrl::FullyEncoded),
+              [self, gen, link, name](Result<QJsonDocument> r) {
+                  if (!self || gen != self->generation_ || link != self->historyLink_)
+                      return;
+                  if (!r) {
+                      self->linkHistoryHtml_ = QStringLiteral("<p><b>%1</b></p>").arg(name.toHtmlEscaped()) + err(r.error());
+                  } else {
+                      const QJsonArray items = r->object().value(u"items").toArray();
+                      const auto util = seriesOf(items, "utilAvg");
+                      self->detail_->document()->addResource(
+                          QTextDocument::ImageResource, QUrl(QStringLiteral("spark:fabric-link")),
+                          QVariant(sparkline(util, 0, 100, 0xff29b6f6, alarmsOf(items, "downSamples"))));
+                      int down = 0;
+                      double errors = 0;
+                      for (const auto& v : items) {
+                          down += v.toObject().value(u"downSamples").toInt() > 0;
+                          errors += v.toObject().value(u"errors").toDouble();
+                      }
+                      self->linkHistoryHtml_ =
+                          tr("<p><b>%1</b>, last hour (a point a minute, newest right; red: minutes down)<br>"
+                             "utilization: %2 · down in %3 min · %4 errors<br><img src='spark:fabric-link' width=%5 height=%6></p>")
+                              .arg(name.toHtmlEscaped(), sparkSummary(util, QStringLiteral(" %")).toHtmlEscaped())
+                              .arg(down)
+                              .arg(errors, 0, 'f', 0)
+                              .arg(kSparkSize.width())
+                              .arg(kSparkSize.height());
+                  }
+                  self->render();
+              });
+}
+
 void FabricView::render()
 {
     const HallLayout& h = state_->layout();
@@ -262,21 +318,22 @@ void FabricView::render()
         const auto hs = j < health.size() ? health[j] : kNoData;
         const auto u = j < util.size() ? util[j] : kNoData;
         if (n++ < 400)
-            ports += QStringLiteral("<tr><td>%1</td><td>%2</td><td style='%3'>%4</td><td align=right>%5</td></tr>")
+            ports += QStringLiteral("<tr><td><a href='link:%6'>%1</a></td><td>%2</td><td style='%3'>%4</td><td align=right>%5</td></tr>")
                          .arg(port.toHtmlEscaped(), peer.toHtmlEscaped(),
                               hs == 2 ? QStringLiteral("color:#ff1744;font-weight:bold") : hs == 1 ? QStringLiteral("color:#ffc400") : QString(),
                               hs < 5 ? QLatin1String(names[hs]) : QStringLiteral("no data"),
-                              u <= 100 && hs <= 1 ? QStringLiteral("%1%").arg(u) : QStringLiteral("–"));
+                              u <= 100 && hs <= 1 ? QStringLiteral("%1%").arg(u) : QStringLiteral("–"))
+                         .arg(static_cast<int>(j));
     }
     if (n > 400)
         ports += tr("<tr><td colspan=4>… %1 more</td></tr>").arg(n - 400);
     const QString portsHtml = n == 0 ? QString()
-                                     : tr("<p><b>Ports and peers</b> (%1 backend links)</p><table cellspacing=2>"
+                                     : tr("<p><b>Ports and peers</b> (%1 backend links; a port opens its last hour)</p><table cellspacing=2>"
                                           "<tr><th align=left>port</th><th align=left>peer</th><th align=left>state</th><th>util</th></tr>%2</table>")
                                            .arg(n)
                                            .arg(ports);
     const int scroll = detail_->verticalScrollBar()->value();
-    detail_->setHtml(html + configHtml_ + routesHtml_ + portsHtml);
+    detail_->setHtml(html + linkHistoryHtml_ + configHtml_ + routesHtml_ + portsHtml);
     detail_->verticalScrollBar()->setValue(scroll);
     lastRender_.start();
 }

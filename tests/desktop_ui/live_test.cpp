@@ -2,6 +2,7 @@
 // stream. Skips (with the reason) only when the loomd binary has not been built.
 #include "loom/console/events_view.hpp"
 #include "loom/console/fabric_map_widget.hpp"
+#include "loom/console/fabric_view.hpp"
 #include "loom/console/failure_counter.hpp"
 #include "loom/console/hall_map_widget.hpp"
 #include "loom/console/hall_view.hpp"
@@ -366,6 +367,19 @@ TEST_F(LiveLoomd, AnInjectedXidIsVisibleInEveryColourModeAndCounted)
     EXPECT_EQ(state->failures()->count(FailureKind::Rack), 1);
     EXPECT_TRUE(state->failures()->rackMarks()[static_cast<size_t>(rack)].rackFailed);
     EXPECT_TRUE(w.failureCounter()->text().contains("1 rack")) << w.failureCounter()->text().toStdString();
+
+    // The fabric's switch panel: a port opens its link's last hour (the GPU's own link here).
+    FabricView* fv = w.fabricView();
+    w.tabs()->setCurrentWidget(fv);
+    ASSERT_TRUE(fv->focusLocation(QStringLiteral("z1-r002-rtsw"), {}));
+    const int gpuLink = static_cast<int>(state->layout().links.indexOf(QRegularExpression(QStringLiteral(".*z1-r002-h1-nic3/.*"))));
+    ASSERT_GE(gpuLink, 0);
+    ASSERT_TRUE(fv->detail()->toHtml().contains(QStringLiteral("link:%1").arg(gpuLink)));  // its row links to it
+    Q_EMIT fv->detail()->anchorClicked(QUrl(QStringLiteral("link:%1").arg(gpuLink)));
+    EXPECT_EQ(fv->historyLink(), gpuLink);
+    ASSERT_TRUE(waitUntil([&] { return fv->detail()->toPlainText().contains(QStringLiteral("utilization: now")); }, 15000))
+        << fv->detail()->toPlainText().left(600).toStdString();
+    EXPECT_FALSE(fv->detail()->document()->resource(QTextDocument::ImageResource, QUrl(QStringLiteral("spark:fabric-link"))).value<QImage>().isNull());
 
     // The frontend view: the failed rack's host cables are down, so its FSW is drawn red and
     // counted; the header's counts are what the inventory lists.

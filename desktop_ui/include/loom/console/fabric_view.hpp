@@ -1,6 +1,8 @@
 // FabricView: the fabric map with its controls (back to overview, failure-impact overlay)
 // and a panel for the selected switch: its link summary, routing table
-// (GET /api/v1/fabric/routes/{switch}) and config version (GET /api/v1/fabric/config/{switch}).
+// (GET /api/v1/fabric/routes/{switch}), config version (GET /api/v1/fabric/config/{switch}),
+// its ports and peers; a click on a port shows that link's last hour as a sparkline
+// (GET /api/v1/telemetry/rollups?scope=link).
 #pragma once
 
 #include "loom/console/api_client.hpp"
@@ -26,6 +28,8 @@ public:
     void showSwitch(int sw);
     bool focusLocation(const QString& location, const QString& rack);
     void refreshDegradation();
+    void showLinkHistory(int link);  // index into the hall's links
+    int historyLink() const { return historyLink_; }
 
 private:
     void render();
@@ -42,6 +46,8 @@ private:
     QString configHtml_;
     QElapsedTimer lastRender_;
     QString overlayError_;
+    int historyLink_ = -1;
+    QString linkHistoryHtml_;
 };
 
 }  // namespace loom::console
