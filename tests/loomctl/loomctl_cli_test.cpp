@@ -191,10 +191,20 @@ TEST_F(LoomctlCli, DiffExitCodes) {
     EXPECT_NE(r.out.find("+ rack/z1-r001"), std::string::npos);
     EXPECT_NE(s.requests()[0].target.find("dryRun=true"), std::string::npos);
 
+    // -o json / yaml: the plan as data, same exit codes.
+    auto j = run({"diff", "-f", spec, "-o", "json", "--server", s.url()});
+    EXPECT_EQ(j.exitCode, 1);
+    EXPECT_EQ(json::parse(j.out), kPlan.contains("plan") ? kPlan["plan"] : kPlan) << j.out;
+    auto y = run({"diff", "-f", spec, "-o", "yaml", "--server", s.url()});
+    EXPECT_EQ(y.exitCode, 1);
+    EXPECT_NE(y.out.find("z1-r001"), std::string::npos) << y.out;
+    EXPECT_EQ(run({"diff", "-f", spec, "-o", "table", "--server", s.url()}).exitCode, 2);
+
     answer = &kEmptyPlan;
     r = run({"diff", "-f", spec, "--server", s.url()});
     EXPECT_EQ(r.exitCode, 0);
     EXPECT_EQ(r.out, "");
+    EXPECT_EQ(run({"diff", "-f", spec, "-o", "json", "--server", s.url()}).exitCode, 0);
 
     status = 503;
     r = run({"diff", "-f", spec, "--server", s.url()});

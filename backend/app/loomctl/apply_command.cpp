@@ -228,7 +228,7 @@ void runApply(const ApplyOptions& o) {
     printPlan(r.contains("plan") ? r["plan"] : r, applied, o.dryRun);
 }
 
-void runDiff(const std::string& file, bool prune) {
+void runDiff(const std::string& file, bool prune, const std::string& output) {
     auto client = makeClient();
     json r;
     try {
@@ -238,9 +238,16 @@ void runDiff(const std::string& file, bool prune) {
         exitWith(e.get_exit_code() == kExitOk ? kExitOk : 2);
     }
     const json& plan = r.contains("plan") ? r["plan"] : r;
-    if (!planHasChanges(plan)) exitWith(0);
-    printPlan(plan, false, true);
-    exitWith(1);
+    const bool changes = planHasChanges(plan);
+    // -o: the plan itself (kinds with their create/update/delete names and changed fields), for
+    // scripts; the exit code keeps diff's contract either way.
+    if (output == "json")
+        std::cout << plan.dump(2) << '\n';
+    else if (output == "yaml")
+        std::cout << client::toYaml(plan);
+    else if (changes)
+        printPlan(plan, false, true);
+    exitWith(changes ? 1 : 0);
 }
 
 }  // namespace
@@ -270,7 +277,10 @@ void addApplyCommands(CLI::App& app) {
         "diff", "Show what apply would change; exit 0 no differences, 1 differences, >1 error");
     diff->add_option("-f,--filename", *file, "cluster spec file, or - for stdin")->required();
     diff->add_flag("--prune", *prune, "count deletions of what the spec no longer names");
-    diff->callback([file, prune] { runDiff(*file, *prune); });
+    auto output = std::make_shared<std::string>();
+    diff->add_option("-o,--output", *output, "json or yaml: the plan as data (default: text)")
+        ->check(CLI::IsMember({"json", "yaml"}));
+    diff->callback([file, prune, output] { runDiff(*file, *prune, *output); });
 }
 
 }  // namespace loom::loomctl
