@@ -36,20 +36,6 @@ using namespace loom;
 using bench::Clock;
 using bench::msSince;
 
-double pct(std::vector<double> v, double p) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
-    return v[std::min(i, v.size() - 1)];
-}
-
-std::string loadavg() {
-    std::ifstream f("/proc/loadavg");
-    std::string a, b, c;
-    f >> a >> b >> c;
-    return a + " " + b + " " + c;
-}
-
 std::vector<jobs::JobImpactInput> placeJobs(const fabric::Topology& t, std::mt19937_64& rng,
                                             double fill) {
     // Racks in name order, their hosts; whole racks only.
@@ -142,13 +128,16 @@ int placement(const fabric::Router& healthy, int seeds, int gpus, double busy,
         "racks busy:\n",
         gpus, std::string(fabric::collectiveName(pattern)).c_str(), placed.size(), busy * 100);
     std::printf("  placed:    mean %.2f  min %.2f  p50 %.2f  (zones %.2f)\n", mean(placed),
-                pct(placed, 0.0001), pct(placed, 0.5), static_cast<double>(zonesPlaced) / n);
+                bench::percentile(placed, 0.0001), bench::percentile(placed, 0.5),
+                static_cast<double>(zonesPlaced) / n);
     std::printf("  first fit: mean %.2f  min %.2f  p50 %.2f  (zones %.2f)\n", mean(firstFit),
-                pct(firstFit, 0.0001), pct(firstFit, 0.5), static_cast<double>(zonesFirst) / n);
+                bench::percentile(firstFit, 0.0001), bench::percentile(firstFit, 0.5),
+                static_cast<double>(zonesFirst) / n);
     std::printf(
         "  placed better in %d, equal in %d, worse in %d seeds; mean gain %.2f points; "
         "placement time p50 %.0f ms max %.0f ms\n",
-        better, equal, worse, mean(gain), pct(placeMs, 0.5), pct(placeMs, 1.0));
+        better, equal, worse, mean(gain), bench::percentile(placeMs, 0.5),
+        bench::percentile(placeMs, 1.0));
     return 0;
 }
 
@@ -191,7 +180,8 @@ int main(int argc, char** argv) {
     if (place) {
         int rc = placement(router, seeds, gpus, busy, pattern);
         std::printf("  cpu %.0f ms, wall %.0f ms, peak RSS %ld MB, load average %s\n",
-                    bench::cpuMs() - cpu0, msSince(t0), bench::peakRssMb(), loadavg().c_str());
+                    bench::cpuMs() - cpu0, msSince(t0), bench::peakRssMb(),
+                    bench::loadAverage().c_str());
         return rc;
     }
 
@@ -251,26 +241,29 @@ int main(int argc, char** argv) {
             "seed %d: %zu jobs, %zu GPUs in jobs, all jobs computed in %.1f ms; "
             "failure -> every job updated p50 %.2f p90 %.2f max %.2f ms; "
             "repair p50 %.2f max %.2f ms\n",
-            seed, jobsIn.size(), gpus, initMs, pct(fail, 0.5), pct(fail, 0.9), pct(fail, 1.0),
-            pct(repair, 0.5), pct(repair, 1.0));
+            seed, jobsIn.size(), gpus, initMs, bench::percentile(fail, 0.5),
+            bench::percentile(fail, 0.9), bench::percentile(fail, 1.0),
+            bench::percentile(repair, 0.5), bench::percentile(repair, 1.0));
     }
     std::printf("\nsummary over %d seeds, %zu failures (a third each nic, rtsw-ctsw, ctsw-atsw):\n",
                 seeds, failuresDone);
     std::printf(
         "  failure -> all jobs updated (reroute + tracker): p50 %.2f  p90 %.2f  max %.2f ms"
         " (goal <= 100 ms)\n",
-        pct(failAll, 0.5), pct(failAll, 0.9), pct(failAll, 1.0));
+        bench::percentile(failAll, 0.5), bench::percentile(failAll, 0.9),
+        bench::percentile(failAll, 1.0));
     std::printf("  of which the tracker: p50 %.2f  max %.2f ms; jobs recomputed per failure %.2f\n",
-                pct(failTrackAll, 0.5), pct(failTrackAll, 1.0),
+                bench::percentile(failTrackAll, 0.5), bench::percentile(failTrackAll, 1.0),
                 static_cast<double>(recomputedFail) / static_cast<double>(failuresDone));
     std::printf("  repair -> all jobs updated (every job recomputed): p50 %.2f  max %.2f ms\n",
-                pct(repairAll, 0.5), pct(repairAll, 1.0));
-    std::printf("  every job from scratch: p50 %.1f  max %.1f ms\n", pct(initAll, 0.5),
-                pct(initAll, 1.0));
+                bench::percentile(repairAll, 0.5), bench::percentile(repairAll, 1.0));
+    std::printf("  every job from scratch: p50 %.1f  max %.1f ms\n",
+                bench::percentile(initAll, 0.5), bench::percentile(initAll, 1.0));
     std::printf("  degradations opened %zu, closed %zu;", opened, closed);
     for (int k = 0; k < 3; ++k)
         std::printf(" %s %zu/%zu", kinds[k], byKindOpened[k], byKindCount[k]);
     std::printf("\n  cpu %.0f ms, wall %.0f ms, peak RSS %ld MB, load average %s\n",
-                bench::cpuMs() - cpu0, msSince(t0), bench::peakRssMb(), loadavg().c_str());
+                bench::cpuMs() - cpu0, msSince(t0), bench::peakRssMb(),
+                bench::loadAverage().c_str());
     return 0;
 }

@@ -36,20 +36,6 @@ using bench::Clock;
 using bench::msSince;
 using Cause = telemetry::Simulator::StragglerCause;
 
-double pct(std::vector<double> v, double p) {
-    if (v.empty()) return NAN;
-    std::sort(v.begin(), v.end());
-    auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size()))) - 1;
-    return v[std::min(i, v.size() - 1)];
-}
-
-std::string loadavg() {
-    std::ifstream f("/proc/loadavg");
-    std::string a, b, c;
-    f >> a >> b >> c;
-    return a + " " + b + " " + c;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -180,7 +166,7 @@ int main(int argc, char** argv) {
         std::printf("  %-16s recall %zu/%zu (%.0f %%), time to event median %.0f s p90 %.0f s\n",
                     cause == Cause::ThermalThrottle ? "thermal throttle" : "ECC pressure", right, n,
                     n ? 100.0 * static_cast<double>(right) / static_cast<double>(n) : 0.0,
-                    pct(t, 0.5), pct(t, 0.9));
+                    bench::percentile(t, 0.5), bench::percentile(t, 0.9));
     }
     std::printf("  false events: %zu in %.0f job-hours = %.2f per 24 job-hours (goal <= 1)\n",
                 falseEvents, jobSeconds / 3600,
@@ -191,6 +177,7 @@ int main(int argc, char** argv) {
         finderMs / static_cast<double>(ticks), finderMs / static_cast<double>(ticks) / 1000,
         stepMs / static_cast<double>(ticks));
     std::printf("  cpu %.0f ms, wall %.0f ms, peak RSS %ld MB, load average %s\n",
-                bench::cpuMs() - cpu0, msSince(t0), bench::peakRssMb(), loadavg().c_str());
+                bench::cpuMs() - cpu0, msSince(t0), bench::peakRssMb(),
+                bench::loadAverage().c_str());
     return 0;
 }

@@ -4,7 +4,12 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
 
 namespace loom::bench {
 
@@ -26,6 +31,22 @@ inline long peakRssMb() {
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_maxrss / 1024;
+}
+
+// The p-quantile (0 < p <= 1, nearest rank) of `v`; 0 for an empty sample.
+inline double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    auto i = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
+    return v[std::min(i == 0 ? 0 : i - 1, v.size() - 1)];
+}
+
+// The machine's load average ("1.02 0.87 0.55"): every wall-clock figure is read beside it.
+inline std::string loadAverage() {
+    std::ifstream f("/proc/loadavg");
+    std::string a, b, c;
+    f >> a >> b >> c;
+    return a + " " + b + " " + c;
 }
 
 }  // namespace loom::bench

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <optional>
 #include <pqxx/pqxx>
+#include <span>
 
 #include "list_sql.hpp"
 #include "loom/db/native.hpp"
@@ -23,13 +24,6 @@ struct Field {
     const char* sql;  // SQL expression over alias t and the joins
 };
 
-struct KindSql {
-    const char* table;
-    const char* joins;
-    std::vector<Field> fields;
-    std::vector<const char*> patchable;
-};
-
 // A relation filter (NetBox's `gpus?rack=`, `links?switch=`, `ports?peer=`): a filter-only
 // field that names a related object. `where` is a condition on the listed row `t` with one or
 // two `{}`, each replaced by the lookup's condition on `expr` inside a subquery, so the filter
@@ -38,6 +32,14 @@ struct Relation {
     const char* api;
     const char* expr;
     const char* where;
+};
+
+struct KindSql {
+    const char* table;
+    const char* joins;
+    std::vector<Field> fields;
+    std::vector<const char*> patchable;
+    std::span<const Relation> relations = {};  // the kind's relation filters
 };
 
 // The ids of the ports of the device whose name matches {} (over alias x): one index probe per
@@ -53,61 +55,43 @@ struct Relation {
     "SELECT p.id FROM ports p WHERE p.nic_id IN (SELECT n.id FROM nics n JOIN hosts x ON " \
     "x.id = n.host_id WHERE {})"
 
-const std::vector<Relation>& relations(Kind k) {
-    static const std::vector<Relation> none;
-    static const std::vector<Relation> host{
-        {"zone", "z.name",
-         "t.rack_id IN (SELECT r.id FROM racks r JOIN zones z ON z.id = r.zone_id WHERE {})"}};
-    static const std::vector<Relation> gpu{
-        {"rack", "r.name",
-         "t.host_id IN (SELECT h.id FROM hosts h JOIN racks r ON r.id = h.rack_id WHERE {})"},
-        {"zone", "z.name",
-         "t.host_id IN (SELECT h.id FROM hosts h JOIN racks r ON r.id = h.rack_id "
-         "JOIN zones z ON z.id = r.zone_id WHERE {})"}};
-    static const std::vector<Relation> nic{
-        {"rack", "r.name",
-         "(t.host_id IN (SELECT h.id FROM hosts h JOIN racks r ON r.id = h.rack_id WHERE {}) OR "
-         "t.storage_node_id IN (SELECT x.id FROM storage_nodes x JOIN racks r ON r.id = x.rack_id "
-         "WHERE {}))"}};
-    static const std::vector<Relation> port{
-        {"device", "x.name",
-         "(t.switch_id IN (SELECT x.id FROM switches x WHERE {}) OR t.nic_id IN (SELECT x.id FROM "
-         "nics x WHERE {}) OR t.storage_node_id IN (SELECT x.id FROM storage_nodes x WHERE {}))"},
-        {"switch", "x.name", "t.switch_id IN (SELECT x.id FROM switches x WHERE {})"},
-        {"host", "x.name",
-         "t.nic_id IN (SELECT n.id FROM nics n JOIN hosts x ON x.id = n.host_id WHERE {})"},
-        {"link", "l.name",
-         "t.id IN (SELECT l.a_port_id FROM links l WHERE {} UNION ALL "
-         "SELECT l.b_port_id FROM links l WHERE {})"},
-        {"peerPort", "p.name",
-         "t.id IN (SELECT l.b_port_id FROM links l JOIN ports p ON p.id = l.a_port_id WHERE {} "
-         "UNION ALL SELECT l.a_port_id FROM links l JOIN ports p ON p.id = l.b_port_id WHERE {})"},
-        {"peer", "x.name",
-         "t.id IN (SELECT l.b_port_id FROM links l WHERE l.a_port_id IN (" LOOM_DEVICE_PORTS
-         ") UNION ALL SELECT l.a_port_id FROM links l WHERE l.b_port_id IN (" LOOM_DEVICE_PORTS
-         "))"}};
-    static const std::vector<Relation> link{
-        {"device", "x.name",
-         "(t.a_port_id IN (" LOOM_DEVICE_PORTS ") OR t.b_port_id IN (" LOOM_DEVICE_PORTS "))"},
-        {"switch", "x.name",
-         "(t.a_port_id IN (" LOOM_SWITCH_PORTS ") OR t.b_port_id IN (" LOOM_SWITCH_PORTS "))"},
-        {"host", "x.name",
-         "(t.a_port_id IN (" LOOM_HOST_PORTS ") OR t.b_port_id IN (" LOOM_HOST_PORTS "))"}};
-    switch (k) {
-        case Kind::Host:
-            return host;
-        case Kind::Gpu:
-            return gpu;
-        case Kind::Nic:
-            return nic;
-        case Kind::Port:
-            return port;
-        case Kind::Link:
-            return link;
-        default:
-            return none;
-    }
-}
+constexpr Relation kHostRelations[] = {
+    {"zone", "z.name",
+     "t.rack_id IN (SELECT r.id FROM racks r JOIN zones z ON z.id = r.zone_id WHERE {})"}};
+constexpr Relation kGpuRelations[] = {
+    {"rack", "r.name",
+     "t.host_id IN (SELECT h.id FROM hosts h JOIN racks r ON r.id = h.rack_id WHERE {})"},
+    {"zone", "z.name",
+     "t.host_id IN (SELECT h.id FROM hosts h JOIN racks r ON r.id = h.rack_id "
+     "JOIN zones z ON z.id = r.zone_id WHERE {})"}};
+constexpr Relation kNicRelations[] = {
+    {"rack", "r.name",
+     "(t.host_id IN (SELECT h.id FROM hosts h JOIN racks r ON r.id = h.rack_id WHERE {}) OR "
+     "t.storage_node_id IN (SELECT x.id FROM storage_nodes x JOIN racks r ON r.id = x.rack_id "
+     "WHERE {}))"}};
+constexpr Relation kPortRelations[] = {
+    {"device", "x.name",
+     "(t.switch_id IN (SELECT x.id FROM switches x WHERE {}) OR t.nic_id IN (SELECT x.id FROM "
+     "nics x WHERE {}) OR t.storage_node_id IN (SELECT x.id FROM storage_nodes x WHERE {}))"},
+    {"switch", "x.name", "t.switch_id IN (SELECT x.id FROM switches x WHERE {})"},
+    {"host", "x.name",
+     "t.nic_id IN (SELECT n.id FROM nics n JOIN hosts x ON x.id = n.host_id WHERE {})"},
+    {"link", "l.name",
+     "t.id IN (SELECT l.a_port_id FROM links l WHERE {} UNION ALL "
+     "SELECT l.b_port_id FROM links l WHERE {})"},
+    {"peerPort", "p.name",
+     "t.id IN (SELECT l.b_port_id FROM links l JOIN ports p ON p.id = l.a_port_id WHERE {} "
+     "UNION ALL SELECT l.a_port_id FROM links l JOIN ports p ON p.id = l.b_port_id WHERE {})"},
+    {"peer", "x.name",
+     "t.id IN (SELECT l.b_port_id FROM links l WHERE l.a_port_id IN (" LOOM_DEVICE_PORTS
+     ") UNION ALL SELECT l.a_port_id FROM links l WHERE l.b_port_id IN (" LOOM_DEVICE_PORTS "))"}};
+constexpr Relation kLinkRelations[] = {
+    {"device", "x.name",
+     "(t.a_port_id IN (" LOOM_DEVICE_PORTS ") OR t.b_port_id IN (" LOOM_DEVICE_PORTS "))"},
+    {"switch", "x.name",
+     "(t.a_port_id IN (" LOOM_SWITCH_PORTS ") OR t.b_port_id IN (" LOOM_SWITCH_PORTS "))"},
+    {"host", "x.name",
+     "(t.a_port_id IN (" LOOM_HOST_PORTS ") OR t.b_port_id IN (" LOOM_HOST_PORTS "))"}};
 #undef LOOM_DEVICE_PORTS
 #undef LOOM_SWITCH_PORTS
 #undef LOOM_HOST_PORTS
@@ -156,7 +140,8 @@ const KindSql& kindSql(Kind k) {
                                {"model", "t.model"},
                                {"state", "t.state"},
                                {"serial", "t.serial"}},
-                              {"serial"}};
+                              {"serial"},
+                              kHostRelations};
     static const KindSql gpu{"gpus",
                              "LEFT JOIN hosts h ON h.id = t.host_id",
                              {{"host", "h.name"},
@@ -166,7 +151,8 @@ const KindSql& kindSql(Kind k) {
                               {"serial", "t.serial"},
                               {"uuid", "t.uuid"},
                               {"health", kHealthSql}},
-                             {"serial", "uuid"}};
+                             {"serial", "uuid"},
+                             kGpuRelations};
     static const KindSql nic{"nics",
                              "LEFT JOIN hosts h ON h.id = t.host_id "
                              "LEFT JOIN storage_nodes sn ON sn.id = t.storage_node_id",
@@ -177,7 +163,8 @@ const KindSql& kindSql(Kind k) {
                               {"speedGbps", "t.speed_gbps"},
                               {"state", "t.state"},
                               {"mac", "t.mac"}},
-                             {"mac"}};
+                             {"mac"},
+                             kNicRelations};
     static const KindSql sw{
         "switches",
         "LEFT JOIN zones z ON z.id = t.zone_id LEFT JOIN racks r ON r.id = t.rack_id",
@@ -215,7 +202,8 @@ const KindSql& kindSql(Kind k) {
           "LEFT JOIN storage_nodes psn ON psn.id = p.storage_node_id "
           "WHERE p.id = coalesce((SELECT l.b_port_id FROM links l WHERE l.a_port_id = t.id), "
           "(SELECT l.a_port_id FROM links l WHERE l.b_port_id = t.id)))"}},
-        {}};
+        {},
+        kPortRelations};
     static const KindSql link{
         "links",
         "JOIN ports pa ON pa.id = t.a_port_id JOIN ports pb ON pb.id = t.b_port_id",
@@ -227,7 +215,8 @@ const KindSql& kindSql(Kind k) {
          {"speedGbps", "t.speed_gbps"},
          {"state", "t.state"},
          {"health", kHealthSql}},
-        {}};
+        {},
+        kLinkRelations};
     static const KindSql storage{"storage_nodes",
                                  "LEFT JOIN racks r ON r.id = t.rack_id",
                                  {{"rack", "r.name"},
@@ -302,7 +291,7 @@ std::string joinNames(const std::vector<std::string>& v) {
 std::vector<std::string> filterFields(Kind kind) {
     std::vector<std::string> out{"name"};
     for (const auto& f : kindSql(kind).fields) out.emplace_back(f.api);
-    for (const auto& r : relations(kind))
+    for (const auto& r : kindSql(kind).relations)
         if (std::find(out.begin(), out.end(), r.api) == out.end()) out.emplace_back(r.api);
     return out;
 }
@@ -333,7 +322,7 @@ Result<std::string> filterCondition(Kind kind, const std::string& field, const s
         base = field.substr(0, dunder);
         op = field.substr(dunder + 2);
     }
-    for (const auto& r : relations(kind)) {
+    for (const auto& r : kindSql(kind).relations) {
         if (base != r.api) continue;
         // A related object: "no related object matches" for the negated lookups, so
         // `links?switch__n=z1-ctsw01` is every link with neither end on z1-ctsw01.

@@ -64,15 +64,6 @@ std::string stateCounts(const std::map<std::string, int>& states) {
     return s;
 }
 
-void printIndented(const std::string& text) {
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        auto nl = text.find('\n', pos);
-        std::cout << "  " << text.substr(pos, nl - pos) << '\n';
-        pos = nl == std::string::npos ? text.size() : nl + 1;
-    }
-}
-
 struct PeerGroup {
     std::vector<std::string> localPorts;
     std::map<std::string, int> states;  // port state -> count
@@ -96,6 +87,15 @@ std::map<std::string, PeerGroup> peersOf(client::Client& c, const std::string& d
 void traceUp(client::Client& c, const std::string& start, std::map<std::string, Json> switches);
 
 }  // namespace
+
+void printIndented(const std::string& text) {
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        auto nl = text.find('\n', pos);
+        std::cout << "  " << text.substr(pos, nl - pos) << '\n';
+        pos = nl == std::string::npos ? text.size() : nl + 1;
+    }
+}
 
 void printPeers(client::Client& c, const std::string& device) {
     auto groups = peersOf(c, device);

@@ -7,6 +7,9 @@
 
 namespace loom::loomctl {
 
+// `text` with each line indented by two spaces (describe's sections).
+void printIndented(const std::string& text);
+
 // "Peers:" — the device's cabled ports grouped by the device at the other end (role, number of
 // links, local ports, port states).
 void printPeers(client::Client& c, const std::string& device);

@@ -305,12 +305,7 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         if (it.key() == "labels" || !it.value().is_structured()) continue;
         std::cout << title(it.key()) << ":\n";
         std::string y = client::toYaml(it.value());
-        std::size_t pos = 0;
-        while (pos < y.size()) {
-            auto nl = y.find('\n', pos);
-            std::cout << "  " << y.substr(pos, nl - pos) << '\n';
-            pos = nl == std::string::npos ? y.size() : nl + 1;
-        }
+        printIndented(y);
     }
 
     // What is inside: the children a person asks about next.
@@ -334,12 +329,7 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         }
         std::cout << '\n';
         std::string t = client::renderTable(client::columnsForKind(c.kind, false, *items), *items);
-        std::size_t pos = 0;
-        while (pos < t.size()) {
-            auto nl = t.find('\n', pos);
-            std::cout << "  " << t.substr(pos, nl - pos) << '\n';
-            pos = nl == std::string::npos ? t.size() : nl + 1;
-        }
+        printIndented(t);
     }
 
     // Where its cables go: a device's peers; a host's, NIC's or port's trace up the fabric.
@@ -363,12 +353,7 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
                         client::field(e, "message")});
     }
     std::string t = client::renderRows(rows);
-    std::size_t pos = 0;
-    while (pos < t.size()) {
-        auto nl = t.find('\n', pos);
-        std::cout << "  " << t.substr(pos, nl - pos) << '\n';
-        pos = nl == std::string::npos ? t.size() : nl + 1;
-    }
+    printIndented(t);
 }
 
 }  // namespace
