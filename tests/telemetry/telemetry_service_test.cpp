@@ -29,6 +29,7 @@ public:
     bool liveReady() const override { return true; }
     std::vector<std::string> linksOfRack(std::string_view) const override { return {}; }
     void onLiveChange(std::function<void()> hook) override { hooks.push_back(std::move(hook)); }
+    void onPublish(std::string, std::function<void(const nlohmann::json&)>) override {}
     std::vector<std::function<void()>> hooks;
     std::shared_ptr<const HallLayout> layout() const override {
         std::lock_guard lk(m_);

@@ -68,7 +68,7 @@ Result<Response> putDocument(const Request& req, Services& services,
     auto w = db::putJob(req.db(), *job, {.ifMatch = *ifMatch, .actor = req.principal.name});
     if (!w) return fail(w.error());
     auto j = jobJson(w->stored);
-    if (auto v = view.lock()) v->jobsChanged();
+    // The jobs view reloads on this message (makeJobsView), as every other loomd's does.
     if (w->changed) services.publish("jobs", {{"type", "job"}, {"job", j}});
     nlohmann::json answer = j;
     answer["created"] = w->created;
@@ -154,10 +154,9 @@ void registerJobRoutes(Router& router, Services& services) {
         });
     router.add(
         "DELETE", "/api/v1/jobs/{name}", Role::Operator,
-        [&services, view](const Request& req) -> Result<Response> {
+        [&services](const Request& req) -> Result<Response> {
             auto s = db::deleteJob(req.db(), std::string(req.param("name")));
             if (!s) return fail(s.error());
-            if (auto v = view.lock()) v->jobsChanged();
             services.publish("jobs", {{"type", "job"}, {"name", s->job.name}, {"deleted", true}});
             return Response::ofJson({{"deleted", jobJson(*s)}});
         });

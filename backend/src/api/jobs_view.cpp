@@ -615,6 +615,12 @@ std::weak_ptr<JobsView> makeJobsView(Services& services) {
     auto view = std::make_shared<JobsViewImpl>(services);
     std::weak_ptr<JobsViewImpl> weak = view;
     services.onLiveChange([view] { view->liveChanged(); });
+    // A job stored, deleted or synced — here or on another loomd — reaches the view as its
+    // stream message, not after the next 5 s reload. Its own jobHealth messages are not news.
+    services.onPublish("jobs", [weak](const nlohmann::json& m) {
+        if (m.is_object() && m.value("type", std::string()) == "jobHealth") return;
+        if (auto v = weak.lock()) v->jobsChanged();
+    });
     services.addMetricsSource([weak](std::string& out) {
         if (auto v = weak.lock()) v->appendMetrics(out);
     });

@@ -67,6 +67,10 @@ public:
         std::lock_guard lock(s_.stateMutex);
         s_.inventoryHooks.push_back(std::move(hook));
     }
+    void onPublish(std::string topic, std::function<void(const nlohmann::json&)> hook) override {
+        std::lock_guard lock(s_.publishHooksMutex);
+        s_.publishHooks.emplace_back(std::move(topic), std::move(hook));
+    }
     std::shared_ptr<const HallLayout> layout() const override {
         std::lock_guard lock(s_.stateMutex);
         return s_.layout;
@@ -164,6 +168,11 @@ Server::Impl::Impl(ServerConfig c, db::Database d)
     : config(std::move(c)), database(std::move(d)), ioc(std::max(1, config.ioThreads)) {}
 
 void Server::Impl::publishLocal(const std::string& topic, nlohmann::json message) {
+    {
+        std::lock_guard lock(publishHooksMutex);
+        for (const auto& [t, hook] : publishHooks)
+            if (t == topic) hook(message);
+    }
     message["seq"] = nextSeq();
     auto seqValue = message["seq"].get<std::uint64_t>();
     StreamFrame f{std::make_shared<const std::string>(message.dump()), topic, false, {}};

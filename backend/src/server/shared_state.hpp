@@ -128,6 +128,9 @@ struct Server::Impl {
     std::function<void(const std::string&, const std::string&)> peerPublisher;
     std::function<Result<void>(db::Connection&)> readyCheck;
     std::vector<std::function<void()>> inventoryHooks;  // under stateMutex
+    // Services::onPublish: per topic, called by publishLocal (under publishHooksMutex).
+    std::mutex publishHooksMutex;
+    std::vector<std::pair<std::string, std::function<void(const nlohmann::json&)>>> publishHooks;
     // Who owns each link, indexed like `inventory`'s links.
     std::shared_ptr<const provisioning::LinkOwners> linkOwners;  // under stateMutex
     std::atomic<bool> liveLoaded{false};

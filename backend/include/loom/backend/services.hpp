@@ -66,6 +66,10 @@ public:
     virtual std::vector<std::string> linksOfRack(std::string_view rack) const = 0;
     // Called on a pool thread after every live-state reload (fabric state, degradation).
     virtual void onLiveChange(std::function<void()> hook) = 0;
+    // Called with every message of `topic` this loomd delivers to its stream clients: published
+    // here or by another loomd (through the database's NOTIFY). Runs on the publishing thread:
+    // keep it short (set a flag, wake a worker).
+    virtual void onPublish(std::string topic, std::function<void(const nlohmann::json&)> hook) = 0;
 
     // The live telemetry of this loomd (null when the hub is not running).
     virtual TelemetryHub* hub() = 0;
