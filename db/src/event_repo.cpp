@@ -408,6 +408,29 @@ Result<std::vector<EventRecord>> listOpenTelemetryEvents(Connection& c) {
     }
 }
 
+Result<std::vector<EventRecord>> listAlertEvents(Connection& c, std::int64_t closedSinceMs,
+                                                 int limit) {
+    if (limit < 1 || limit > 100'000)
+        return fail(Error::invalid("limit must be between 1 and 100000", "limit"));
+    try {
+        pqxx::read_transaction tx(native(c));
+        // Two index scans (events_open, events_closed_at), open ones first.
+        auto rows = tx.exec_params(
+            std::string("(SELECT ") + kEventColumns +
+                ", 0 AS part FROM events e WHERE e.closed_at IS NULL) UNION ALL (SELECT " +
+                kEventColumns +
+                ", 1 FROM events e WHERE e.closed_at >= to_timestamp($1::double precision / 1000) "
+                "AND e.closed_at > e.opened_at) ORDER BY part, id LIMIT $2",
+            closedSinceMs, limit);
+        std::vector<EventRecord> out;
+        out.reserve(rows.size());
+        for (const auto& r : rows) out.push_back(readEvent(r));
+        return out;
+    } catch (...) {
+        return fail(translateException("list events for alerting"));
+    }
+}
+
 Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
     if (f.limit < 1 || f.limit > 5000)
         return fail(Error::invalid("limit must be between 1 and 5000", "limit"));

@@ -55,6 +55,8 @@ TEST(LoomdConfig, TheShippedFileReadsAsTheDefaults) {
     EXPECT_EQ(all->provisioning.kind, "off");
     EXPECT_EQ(all->provisioning.command.timeout, 1800s);
     EXPECT_EQ(all->simulator.maxJobGpus, 4096);
+    ASSERT_EQ(all->alerting.alertmanagers.size(), 1u);
+    EXPECT_EQ(all->alerting.resendInterval, 60s);
     ASSERT_EQ(all->scrape.size(), 2u);
     EXPECT_EQ(all->scrape[1].interval, 10000ms);
     EXPECT_EQ(all->server.tlsCert, "/etc/loom/tls.crt");

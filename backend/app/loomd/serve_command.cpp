@@ -149,6 +149,10 @@ int runServe(ServeArgs args) {
     }
     telemetry.start();
     scraper.start();
+    // Alertmanager out (alerting: in loomd.yaml); the leader sends.
+    backend::AlertSender alerts(services, file.alerting, server.url());
+    services.addMetricsSource([&alerts](std::string& out) { alerts.appendMetrics(out); });
+    alerts.start();
     if (!targets.empty()) spdlog::info("telemetry: scraping {} exporter target(s)", targets.size());
     // The provisioning reconciler: started after the server, stopped before it (it publishes
     // through the server's Services). Only the holder of the leader lease reconciles.
@@ -186,6 +190,7 @@ int runServe(ServeArgs args) {
     server.waitForSignal();
     provisioningLoop.reset();  // request_stop + join
     provisioning.reset();
+    alerts.stop();
     scraper.stop();
     telemetry.stop();
     server.stop("server shutting down");

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 
+#include "loom/client/client.hpp"
 #include "loom/inventory/input_guard.hpp"
 #include "loom/inventory/yaml_reader.hpp"
 
@@ -169,6 +170,32 @@ void readTelemetry(const YAML::Node& n, std::vector<ScrapeTarget>& out, TargetTe
         });
 }
 
+void readAlerting(const YAML::Node& n, AlertingConfig& c) {
+    MapReader a(n, "alerting",
+                {"alertmanagers", "resendSeconds", "timeoutMs", "maxBackoffSeconds", "externalUrl",
+                 "cluster"});
+    if (a.has("alertmanagers"))
+        yaml::forEachItem(a.get("alertmanagers"), a.at("alertmanagers"), 16,
+                          [&](const YAML::Node& v, const std::string& path) {
+                              std::string url = MapReader::asString(v, path);
+                              if (auto ok = client::parseUrl(url); !ok)
+                                  yaml::failAt(ok.error().message, path, yaml::lineOf(v));
+                              c.alertmanagers.push_back(std::move(url));
+                          });
+    // Below Alertmanager's resolve_timeout (5 min by default), and the 4x validity of a firing
+    // alert stays under an hour.
+    c.resendInterval =
+        std::chrono::seconds(a.integer("resendSeconds", c.resendInterval.count(), 1, 900));
+    c.timeout = std::chrono::milliseconds(a.integer("timeoutMs", c.timeout.count(), 100, 600'000));
+    c.maxBackoff =
+        std::chrono::seconds(a.integer("maxBackoffSeconds", c.maxBackoff.count(), 1, 3600));
+    c.externalUrl = a.string("externalUrl", c.externalUrl);
+    if (!c.externalUrl.empty())
+        if (auto ok = client::parseUrl(c.externalUrl); !ok)
+            yaml::failAt(ok.error().message, a.at("externalUrl"), a.keyLine("externalUrl"));
+    c.cluster = a.string("cluster", c.cluster);
+}
+
 void readProvisioning(const YAML::Node& n, ExecutorSettings& out) {
     MapReader p(n, "provisioning",
                 {"executor", "seed", "failRate", "miscablingRate", "delayMs", "command"});
@@ -211,9 +238,9 @@ Result<LoomdConfig> readLoomdConfig(std::string_view text) {
     try {
         YAML::Node root = YAML::Load(std::string(text));
         if (!root.IsDefined() || root.IsNull()) return cfg;
-        MapReader top(
-            root, "",
-            {"listen", "server", "stream", "detection", "simulator", "telemetry", "provisioning"});
+        MapReader top(root, "",
+                      {"listen", "server", "stream", "detection", "simulator", "telemetry",
+                       "provisioning", "alerting"});
         cfg.listen = top.string("listen");
         // A section written with no value ("detection:") keeps every default.
         auto section = [&](std::string_view key, auto&& read) {
@@ -227,6 +254,7 @@ Result<LoomdConfig> readLoomdConfig(std::string_view text) {
                 [&](const YAML::Node& n) { readTelemetry(n, cfg.scrape, cfg.targets); });
         section("provisioning",
                 [&](const YAML::Node& n) { readProvisioning(n, cfg.provisioning); });
+        section("alerting", [&](const YAML::Node& n) { readAlerting(n, cfg.alerting); });
     } catch (const yaml::Failure& f) {
         return fail(f.error);
     } catch (const YAML::Exception& e) {

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "loom/backend/alerting.hpp"
 #include "loom/backend/http_url.hpp"
 #include "loom/backend/provisioning_service.hpp"
 #include "loom/backend/scrape_targets.hpp"
@@ -35,6 +36,7 @@ struct LoomdConfig {
     telemetry::SimulatorConfig simulator;  // `simulator:`
     std::vector<ScrapeTarget> scrape;      // `telemetry.scrape`
     TargetTemplates targets;               // `telemetry.targets` (empty: none)
+    AlertingConfig alerting;               // `alerting:` (no alertmanagers: off)
     // `provisioning:`; kind is empty when the file does not say: executorSettings() then
     // picks "off", or "simulated" under --simulate. loomd's simulated burn-in fails 2% of
     // hosts by default (configs/loomd.yaml).

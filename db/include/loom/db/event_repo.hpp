@@ -85,6 +85,13 @@ Result<EventRecord> closeEventByHand(Connection& conn, std::int64_t id, const st
 // Every open telemetry event (oldest first), for a loomd restoring its detection state at start.
 Result<std::vector<EventRecord>> listOpenTelemetryEvents(Connection& conn);
 
+// What Alertmanager is told (backend/alerting.hpp): every open event, and every event closed
+// at or after `closedSinceMs` that was ever open (closed_at > opened_at: a rack transition is
+// written closed and never alerts), oldest first by id. At most `limit` rows (1..100,000; the
+// open ones first, so a flood of closes never hides an open event).
+Result<std::vector<EventRecord>> listAlertEvents(Connection& conn, std::int64_t closedSinceMs,
+                                                 int limit = 50'000);
+
 struct EventFilter {
     // location matches the event's location or its rack (a rack name lists the rack's events).
     std::optional<std::string> severity, kind, location, rack, zone, source;

@@ -1,6 +1,6 @@
-// What an NVIDIA XID code means and what a technician does about it, for the codes seen in
-// training clusters. Short wording of our own after NVIDIA's XID catalogue ("XID Errors",
-// docs.nvidia.com/deploy/xid-errors); codes not listed get a pointer to that catalogue.
+// What an NVIDIA XID code means and what a technician does about it, as Qt strings: the table
+// is loom/telemetry/xid_catalog.hpp (shared with loomd's Alertmanager annotations); codes not
+// listed get a pointer to NVIDIA's catalogue.
 #pragma once
 
 #include <QString>
