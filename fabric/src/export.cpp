@@ -172,14 +172,17 @@ namespace {
 class LftDumpFormatter {
 public:
     LftDumpFormatter(const Router& r, const std::function<std::uint64_t(std::int32_t)>& guidOf,
-                     bool names)
+                     bool names, bool guids)
         : r_(r), t_(r.topology()), guidOf_(guidOf) {
         offset_.assign(static_cast<std::size_t>(r.maxLid()) + 2, 0);
         char buf[512];
         for (std::int32_t lid = 1; lid <= r.maxLid(); ++lid) {
             offset_[lid] = templates_.size();
             auto node = r.lidNode(static_cast<std::uint16_t>(lid));
-            if (node != kNone && !names) {
+            if (node != kNone && !names && !guids) {
+                int n = std::snprintf(buf, sizeof buf, "0x%04x 000\n", lid);
+                templates_.append(buf, std::min<std::size_t>(n, sizeof buf - 1));
+            } else if (node != kNone && !names) {
                 int n = std::snprintf(buf, sizeof buf, "0x%04x 000 # portguid 0x%016" PRIx64 "\n", lid, guid(node));
                 templates_.append(buf, std::min<std::size_t>(n, sizeof buf - 1));
             } else if (node != kNone) {
@@ -238,9 +241,9 @@ private:
 // Formats the switches' tables on `threads` threads while the calling thread writes the
 // previous round in order: at most 2 * threads tables in memory.
 Result<void> streamLftDump(const Router& r, const std::function<std::uint64_t(std::int32_t)>& guidOf,
-                           ExportSink& sink, int threads, bool names) {
+                           ExportSink& sink, int threads, bool names, bool guids) {
     const std::int32_t switches = r.topology().switchCount();
-    LftDumpFormatter fmt(r, guidOf, names);
+    LftDumpFormatter fmt(r, guidOf, names, guids);
     const int w = std::max(1, threads);
     // Round k is formatted into bufs[k % 2] while round k - 1 is written from the other.
     std::vector<std::string> bufs[2] = {std::vector<std::string>(w), std::vector<std::string>(w)};
@@ -306,7 +309,7 @@ std::string opensmLftDump(const Router& r) { return opensmLftDump(r, nullptr); }
 std::string opensmLftDump(const Router& r, const std::function<std::uint64_t(std::int32_t)>& guidOf) {
     MemorySink sink;
     sink.files.push_back({});
-    (void)streamLftDump(r, guidOf, sink, 1, true);
+    (void)streamLftDump(r, guidOf, sink, 1, true, true);
     return std::move(sink.files.back().content);
 }
 
@@ -528,7 +531,8 @@ Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink, cons
             if (auto ok = sink.open("opensm-lfts.dump"); !ok) return ok;
             int threads = opt.threads > 0 ? opt.threads
                                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-            if (auto ok = streamLftDump(r, nullptr, sink, threads, opt.opensmNames); !ok) return ok;
+            if (auto ok = streamLftDump(r, nullptr, sink, threads, opt.opensmNames,
+                                          opt.opensmNames || opt.opensmGuids); !ok) return ok;
             if (auto ok = sink.close(); !ok) return ok;
             return writeFile(sink, "guid2lid", opensmGuid2lid(r));
         }

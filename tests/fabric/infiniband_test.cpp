@@ -149,6 +149,19 @@ TEST(FabricInfiniband, OpensmStreamedDumpSameOnEveryThreadCount) {
         }
     EXPECT_GT(entries, 0);
     EXPECT_LT((*compact)[0].content.size(), (*one)[0].content.size() * 2 / 3);
+    auto lidsOnly = exportFabric(r, ExportFormat::Opensm,
+                                 {.threads = 2, .opensmNames = false, .opensmGuids = false});
+    ASSERT_TRUE(lidsOnly.has_value());
+    std::istringstream lin((*lidsOnly)[0].content);
+    std::regex bare(R"(0x[0-9a-f]{4} \d{3})");
+    int bareEntries = 0;
+    while (std::getline(lin, line))
+        if (line.rfind("0x", 0) == 0) {
+            EXPECT_TRUE(std::regex_match(line, bare)) << line;
+            ++bareEntries;
+        }
+    EXPECT_EQ(bareEntries, entries) << "the same entries, without the comment";
+    EXPECT_LT((*lidsOnly)[0].content.size(), (*compact)[0].content.size() / 2);
 
     struct FailingSink : ExportSink {
         int writes = 0;

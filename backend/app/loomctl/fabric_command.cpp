@@ -166,7 +166,8 @@ private:
 };
 
 void runExport(const Offline& o, const std::string& formatName, const std::string& outDir,
-               bool gzip, int threads, bool noNames, const std::string& frrVersion, bool perRack) {
+               bool gzip, int threads, bool noNames, bool lidsOnly, const std::string& frrVersion,
+               bool perRack) {
     auto format = fabric::parseExportFormat(formatName);
     if (!format) {
         std::cerr << "--format: must be one of frr, opensm, slurm, json (got " << formatName << ")\n";
@@ -187,7 +188,8 @@ void runExport(const Offline& o, const std::string& formatName, const std::strin
     auto t1 = Clock::now();
     DirectorySink sink(outDir, gzip);
     auto ok = fabric::writeExport(router, *format, sink, {.threads = threads,
-                                                                .opensmNames = !noNames,
+                                                                .opensmNames = !noNames && !lidsOnly,
+                                                                .opensmGuids = !lidsOnly,
                                                                 .frrVersion = frrVersion,
                                                                 .summarise = !perRack});
     progressDone();
@@ -281,6 +283,10 @@ void addFabricCommands(CLI::App& fabric) {
     auto noNames = std::make_shared<bool>(false);
     exportCmd->add_flag("--no-names", *noNames,
                         "opensm: LFT lines without the node names (half the size)");
+    auto lidsOnly = std::make_shared<bool>(false);
+    exportCmd->add_flag("--lids-only", *lidsOnly,
+                        "opensm: LFT lines of LID and port only (a quarter of --no-names; OpenSM "
+                        "takes the LIDs as they are: start it with the exported guid2lid)");
     auto frrVersion = std::make_shared<std::string>("8.4");
     exportCmd->add_option("--frr-version", *frrVersion,
                           "frr: the FRR version the configs are for (default 8.4, Debian 12)");
@@ -289,7 +295,8 @@ void addFabricCommands(CLI::App& fabric) {
                         "json/frr (RoCE): one route per rack and no zone aggregates (the output "
                         "before routes were summarised)");
     exportCmd->callback([=] {
-        runExport(*ex, *format, *outDir, *gzip, *threads, *noNames, *frrVersion, *perRack);
+        runExport(*ex, *format, *outDir, *gzip, *threads, *noNames, *lidsOnly, *frrVersion,
+                  *perRack);
         throw CLI::RuntimeError(0);
     });
 

@@ -1,5 +1,6 @@
 // `loomctl fabric export` end to end on a spec: --gzip gives the same bytes as the plain
-// files (zcat), --no-names is smaller and still one line per entry, bad options exit 2.
+// files (zcat), --no-names and --lids-only are smaller and still one line per entry, bad options
+// exit 2.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -43,6 +44,14 @@ TEST(FabricExportCli, GzipAndNoNamesAndBadOptions) {
     EXPECT_LT(small.size(), full.size());
     EXPECT_EQ(std::count(small.begin(), small.end(), '\n'), std::count(full.begin(), full.end(), '\n'));
     EXPECT_EQ(small.find("Channel Adapter"), std::string::npos);
+    auto bare = ex("bare", "--lids-only");
+    ASSERT_EQ(bare.rc, 0) << bare.out;
+    auto smallest = slurp(dir / "bare" / "opensm-lfts.dump");
+    EXPECT_LT(smallest.size(), small.size() / 2);
+    EXPECT_EQ(std::count(smallest.begin(), smallest.end(), '\n'), std::count(full.begin(), full.end(), '\n'));
+    EXPECT_EQ(smallest.find("portguid"), std::string::npos);
+    EXPECT_EQ(slurp(dir / "bare" / "guid2lid"), slurp(dir / "plain" / "guid2lid"))
+        << "guid2lid comes with it, unchanged";
 
     EXPECT_EQ(ex("bad", "--threads -1").rc, 2);
     EXPECT_EQ(sh(kLoomctl + " fabric export -f " + kSpec + " --format frr -o " + (dir / "bad").string()).rc, 2)
