@@ -167,6 +167,10 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
             Q_EMIT layoutStale(lv);
         return {};
     }
+    if (type == u"job" || type == u"jobHealth" || type == u"jobsSynced") {
+        Q_EMIT jobMessage(msg);
+        return {};
+    }
     if (type == u"bye") {
         Q_EMIT byeReceived(msg.value(u"reason").toString());
         return {};

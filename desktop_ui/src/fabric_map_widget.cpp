@@ -20,6 +20,14 @@ namespace loom::console {
 namespace {
 const LinkBundle kEmptyBundle{};
 
+// What is not the highlighted job's recedes: a quarter of its colour over the background.
+QRgb dimmed(QRgb c)
+{
+    const QRgb b = backgroundColor();
+    auto mix = [](int x, int y) { return (x + 3 * y) / 4; };
+    return qRgb(mix(qRed(c), qRed(b)), mix(qGreen(c), qGreen(b)), mix(qBlue(c), qBlue(b)));
+}
+
 QColor bwColor(double bw)
 {
     // 100 % green, 75 % amber, 50 % and below red.
@@ -88,6 +96,11 @@ void FabricMapWidget::rebuild()
     bundles_.assign(static_cast<size_t>(h.zones.size()), {});
     stats_.assign(ns, {});
     bw_.clear();
+    linkHi_.clear();
+    swHi_.clear();
+    hiBundles_.clear();
+    hiCount_ = 0;
+    hiLabel_.clear();
     rects_.assign(ns, QRectF());
     if (zone_ >= h.zones.size())
         zone_ = -1;
@@ -181,6 +194,45 @@ void FabricMapWidget::setDegradation(const QHash<QString, double>& busBwByRack)
         }
     }
     update();
+}
+
+void FabricMapWidget::setHighlightLinks(const std::vector<int>& links, const QString& label)
+{
+    linkHi_.clear();
+    swHi_.clear();
+    hiBundles_.clear();
+    hiCount_ = 0;
+    hiLabel_ = label;
+    if (!links.empty()) {
+        linkHi_.assign(linkSw_.size(), 0);
+        swHi_.assign(stats_.size(), 0);
+        hiBundles_.assign(bundles_.size(), {0, 0, 0});
+        for (const int j : links) {
+            if (j < 0 || j >= static_cast<int>(linkSw_.size()) || linkHi_[static_cast<size_t>(j)])
+                continue;
+            linkHi_[static_cast<size_t>(j)] = 1;
+            ++hiCount_;
+            for (const int sw : linkSw_[static_cast<size_t>(j)])
+                if (sw >= 0)
+                    ++swHi_[static_cast<size_t>(sw)];
+            const int z = linkZone_[static_cast<size_t>(j)], pair = linkPair_[static_cast<size_t>(j)];
+            if (z >= 0 && pair >= 0)
+                ++hiBundles_[static_cast<size_t>(z)][static_cast<size_t>(pair)];
+        }
+        if (hiCount_ == 0) {
+            linkHi_.clear();
+            swHi_.clear();
+            hiBundles_.clear();
+        }
+    }
+    update();
+}
+
+int FabricMapWidget::highlightedInBundle(int zone, int tierPair) const
+{
+    if (zone < 0 || zone >= static_cast<int>(hiBundles_.size()) || tierPair < 0 || tierPair > 2)
+        return 0;
+    return hiBundles_[static_cast<size_t>(zone)][static_cast<size_t>(tierPair)];
 }
 
 QColor FabricMapWidget::switchColor(int sw) const
@@ -462,6 +514,8 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
                     lines << tr("%1 down").arg(bad);
                 if (off)
                     lines << tr("%1 off").arg(off);
+                if (const int mine = highlightedInBundle(z, pair); mine > 0)
+                    lines << tr("%1 of the job").arg(mine);
                 const QRectF box(x + 12, (yLo + yHi) / 2 - 30, zr.right() - x - 14, 60);
                 QFont lf = font();
                 int px = 12;
@@ -485,7 +539,9 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
                 auto* line = reinterpret_cast<QRgb*>(img.scanLine(r));
                 for (int c = 0; c < cols; ++c) {
                     const int j = cells[static_cast<size_t>(r) * cols + c];
-                    line[c] = j < 0 ? backgroundColor() : linkColor(static_cast<size_t>(j)).rgb();
+                    line[c] = j < 0             ? backgroundColor()
+                              : hiCount_ == 0 || linkHi_[static_cast<size_t>(j)] ? linkColor(static_cast<size_t>(j)).rgb()
+                                                                                 : dimmed(linkColor(static_cast<size_t>(j)).rgb());
                 }
             }
         };
@@ -523,7 +579,16 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
     p.setPen(Qt::NoPen);
     for (size_t i = 0; i < rects_.size(); ++i)
         if (!rects_[i].isNull())
-            p.fillRect(rects_[i], switchColor(static_cast<int>(i)));
+            p.fillRect(rects_[i], hiCount_ > 0 && swHi_[i] == 0 ? QColor(dimmed(switchColor(static_cast<int>(i)).rgb()))
+                                                                : switchColor(static_cast<int>(i)));
+    if (hiCount_ > 0) {
+        // The job's switches: outlined, so a 1-pixel tile at 24k is still found.
+        p.setPen(QPen(QColor(jobHighlightColor()), 1.5));
+        p.setBrush(Qt::NoBrush);
+        for (size_t i = 0; i < rects_.size(); ++i)
+            if (!rects_[i].isNull() && swHi_[i] > 0)
+                p.drawRect(rects_[i].adjusted(-1.5, -1.5, 1.5, 1.5));
+    }
     // Names where they fit (the drill-down's CTSW/spine tiles; any tile wide enough).
     QFont nf = font();
     nf.setPixelSize(10);
@@ -573,6 +638,18 @@ void FabricMapWidget::paintEvent(QPaintEvent*)
         p.setPen(QColor(230, 230, 235));
         p.drawText(QRectF(8, height() - 18, width() - 16, 16), Qt::AlignLeft,
                    tr("Failure impact overlay: rack switches coloured by normalized bus bandwidth (green 100%, red ≤ 50%)"));
+    }
+    if (!hiLabel_.isEmpty()) {
+        QFont lf = font();
+        lf.setBold(true);
+        p.setFont(lf);
+        const QFontMetrics fm(lf);
+        const double w = fm.horizontalAdvance(hiLabel_) + 14;
+        const QRectF box(width() - w - 10, 26, w, fm.height() + 8);
+        p.fillRect(box, QColor(20, 20, 26, 220));
+        p.setPen(QColor(jobHighlightColor()));
+        p.drawText(box, Qt::AlignCenter, hiLabel_);
+        p.setFont(font());
     }
     if (stale)
         paintStaleBadge(p, rect(), staleText(), font());

@@ -232,6 +232,11 @@ void HallMapWidget::rebuildGeometry()
         fitAll();
     rebuildRackDark();
     recolor();
+    // GPU indexes of the old layout mean nothing now; whoever set the highlight sets it again.
+    highlight_.clear();
+    highlightRacks_.clear();
+    veil_ = QImage();
+    highlightLabel_.clear();
 }
 
 void HallMapWidget::rebuildRackDark()
@@ -381,6 +386,38 @@ void HallMapWidget::selectRack(int rack)
     update();
 }
 
+void HallMapWidget::setHighlight(const std::vector<int>& gpus, const QString& label)
+{
+    highlight_.clear();
+    highlightRacks_.clear();
+    veil_ = QImage();
+    highlightLabel_ = label;
+    const HallLayout& h = state_->layout();
+    if (!gpus.empty() && !cells_.isNull()) {
+        // Why a veil image and not per-GPU rectangles: a 4,096-GPU job is one scaled
+        // drawImage per repaint, the same cost as the cells themselves.
+        veil_ = QImage(cells_.size(), QImage::Format_ARGB32_Premultiplied);
+        veil_.fill(qPremultiply(qRgba(8, 8, 12, 170)));
+        auto* px = reinterpret_cast<QRgb*>(veil_.bits());
+        std::vector<char> rackSeen(h.racks.size(), 0);
+        for (const int g : gpus) {
+            if (g < 0 || g >= static_cast<int>(gpuPixel_.size()) || gpuPixel_[static_cast<size_t>(g)] < 0)
+                continue;
+            highlight_.push_back(g);
+            px[gpuPixel_[static_cast<size_t>(g)]] = 0;
+            const int r = h.gpuRack[static_cast<size_t>(g)];
+            if (r >= 0 && !rackSeen[static_cast<size_t>(r)]) {
+                rackSeen[static_cast<size_t>(r)] = 1;
+                highlightRacks_.push_back(r);
+            }
+        }
+        std::sort(highlight_.begin(), highlight_.end());
+        if (highlight_.empty())
+            veil_ = QImage();
+    }
+    update();
+}
+
 void HallMapWidget::paintEvent(QPaintEvent*)
 {
     QPainter p(this);
@@ -402,6 +439,8 @@ void HallMapWidget::paintEvent(QPaintEvent*)
         const QRectF src(x0, y0, x1 - x0, y1 - y0);
         const QRectF dst(toScreen(src.topLeft()), toScreen(src.bottomRight()));
         p.drawImage(dst, cells_, src);  // no SmoothPixmapTransform: nearest neighbour
+        if (!veil_.isNull())
+            p.drawImage(dst, veil_, src);
     }
 
     const QRectF visibleWorld(tl, br);
@@ -430,9 +469,31 @@ void HallMapWidget::paintEvent(QPaintEvent*)
             }
         }
     }
+    if (!highlightRacks_.empty()) {
+        // The highlighted job's racks: an outline a few pixels out, so it is seen at Fit.
+        p.setPen(QPen(QColor(jobHighlightColor()), 2));
+        p.setBrush(Qt::NoBrush);
+        for (const int r : highlightRacks_) {
+            const QRectF s = rackScreenRect(r);
+            if (s.intersects(QRectF(rect())))
+                p.drawRect(s.adjusted(-2, -2, 2, 2));
+        }
+    }
     if (isStale())
         p.fillRect(rect(), staleVeil());
     paintFailures(p);
+    if (!highlightLabel_.isEmpty()) {
+        QFont lf = font();
+        lf.setBold(true);
+        p.setFont(lf);
+        const QFontMetrics fm(lf);
+        const QRectF box(width() - fm.horizontalAdvance(highlightLabel_) - 24, height() - fm.height() - 14,
+                         fm.horizontalAdvance(highlightLabel_) + 14, fm.height() + 8);
+        p.fillRect(box, QColor(20, 20, 26, 220));
+        p.setPen(QColor(jobHighlightColor()));
+        p.drawText(box, Qt::AlignCenter, highlightLabel_);
+        p.setFont(font());
+    }
     // Zone names always; they are how people find their way on the floor.
     QFont zf = font();
     zf.setBold(true);

@@ -4,6 +4,7 @@
 #include "loom/console/failure_counter.hpp"
 #include "loom/console/fabric_view.hpp"
 #include "loom/console/hall_view.hpp"
+#include "loom/console/jobs_view.hpp"
 #include "loom/console/network_view.hpp"
 #include "loom/console/provisioning_board.hpp"
 
@@ -58,11 +59,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     network_ = new NetworkView(session_.api(), this);
     board_ = new ProvisioningBoard(state, session_.api(), this);
     events_ = new EventsView(state, session_.api(), this);
+    jobs_ = new JobsView(state, session_.api(), this);
     tabs_->addTab(hall_, tr("Hall"));
     tabs_->addTab(fabric_, tr("Fabric"));
     tabs_->addTab(network_, tr("Frontend && storage"));
     tabs_->addTab(board_, tr("Provisioning"));
     tabs_->addTab(events_, tr("Events"));
+    tabs_->addTab(jobs_, tr("Jobs"));
     setCentralWidget(tabs_);
     // The failure counter sits beside the tabs, so it is on screen whatever view is open.
     counter_ = new FailureCounter(state->failures(), this);
@@ -112,6 +115,32 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     });
     connect(state, &ClusterState::layoutChanged, this, &MainWindow::loadInitialData);
     connect(events_, &EventsView::focusRequested, this, &MainWindow::focus);
+    connect(jobs_, &JobsView::focusRequested, this, &MainWindow::focus);
+    // The selected job on both maps: its GPUs on the hall, the links it crosses on the fabric.
+    connect(jobs_, &JobsView::highlightChanged, this,
+            [this](const QString& job, const std::vector<int>& gpus, const std::vector<int>& links) {
+                hall_->map()->setHighlight(gpus, job.isEmpty() ? QString() : tr("job %1: %2 GPUs").arg(job).arg(gpus.size()));
+                fabric_->map()->setHighlightLinks(links, job.isEmpty() ? QString()
+                                                                       : tr("job %1: %2 links").arg(job).arg(links.size()));
+            });
+    connect(jobs_, &JobsView::showOnHallRequested, this, [this] {
+        const auto& racks = hall_->map()->highlightRacks();
+        if (!racks.empty())
+            hall_->map()->fitAll();
+        tabs_->setCurrentWidget(hall_);
+    });
+    connect(jobs_, &JobsView::showOnFabricRequested, this, [this] {
+        // The job's zone when it has one; the overview when it spans several.
+        const auto& racks = hall_->map()->highlightRacks();
+        const HallLayout& h = session_.cluster()->layout();
+        int zone = -2;
+        for (const int r : racks) {
+            const int z = h.zoneIndex(h.racks[static_cast<size_t>(r)].zone);
+            zone = zone == -2 || zone == z ? z : -1;
+        }
+        fabric_->map()->setZone(zone < 0 ? -1 : zone);
+        tabs_->setCurrentWidget(fabric_);
+    });
     connect(board_, &ProvisioningBoard::rackActivated, this, [this](const QString& rack) { focus(rack, rack); });
     auto* tick = new QTimer(this);
     tick->start(500);
@@ -322,6 +351,29 @@ bool MainWindow::runScreenshots(const ConnectionSettings& settings, const QStrin
     }
     ok &= shot(board_, QStringLiteral("provisioning"));
     ok &= shot(events_, QStringLiteral("events"));
+    {
+        // The most hurt running job (lowest busbw, then most GPUs), selected: its detail, then
+        // its GPUs on the hall map.
+        waitFor([&] { return jobs_->loaded(); }, 20000);
+        const Job* pick = nullptr;
+        for (const auto& j : jobs_->model()->jobs()) {
+            if (j.state != u"running")
+                continue;
+            const double bw = j.health.present ? j.health.busBw : 101;
+            const double pickBw = pick && pick->health.present ? pick->health.busBw : 101;
+            if (!pick || bw < pickBw || (bw == pickBw && j.gpus > pick->gpus))
+                pick = &j;
+        }
+        const QString name = pick ? pick->name : QString();
+        if (!name.isEmpty() && jobs_->selectJob(name))
+            waitFor([&] { return jobs_->detailLoaded(); }, 15000);
+        ok &= shot(jobs_, QStringLiteral("jobs"));
+        if (!name.isEmpty()) {
+            hall_->map()->fitAll();
+            ok &= shot(hall_, QStringLiteral("hall-job"));
+        }
+        jobs_->table()->clearSelection();
+    }
     session_.close();
     return ok;
 }

@@ -102,6 +102,8 @@ QRgb noDataColor() { return qRgb(58, 58, 64); }
 QRgb failedColor() { return qRgb(255, 23, 68); }
 QRgb degradedColor() { return qRgb(255, 196, 0); }
 QRgb quarantinedColor() { return qRgb(213, 0, 249); }
+// Near-white blue: apart from the failure colours, the metric ramps and the cyan selection.
+QRgb jobHighlightColor() { return qRgb(140, 200, 255); }
 
 bool rackReportsData(const QString& state)
 {

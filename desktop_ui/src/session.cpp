@@ -233,7 +233,7 @@ void Session::subscribe(const QJsonObject& hello)
         // gpu.temp is optional in docs/api.md (it may ride along with gpu.util).
         if (offered.isEmpty() ? t != u"gpu.temp" : offered.contains(t))
             topics.append(t);
-    for (const char* t : {"events", "provisioning", "inventory"})
+    for (const char* t : {"events", "provisioning", "inventory", "jobs"})
         topics.append(QLatin1String(t));
     QJsonObject sub{{u"op"_qs, u"subscribe"_qs}, {u"topics"_qs, topics}};
     // Resuming lets the server replay the events we missed instead of losing them.

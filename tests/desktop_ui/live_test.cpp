@@ -6,6 +6,7 @@
 #include "loom/console/failure_counter.hpp"
 #include "loom/console/hall_map_widget.hpp"
 #include "loom/console/hall_view.hpp"
+#include "loom/console/jobs_view.hpp"
 #include "loom/console/main_window.hpp"
 #include "loom/console/network_view.hpp"
 #include "loom/console/palette.hpp"
@@ -104,7 +105,10 @@ protected:
         token_ = out.isEmpty() ? QString() : out.last().trimmed();
         ASSERT_FALSE(token_.isEmpty());
         server_.setProcessChannelMode(QProcess::MergedChannels);
-        server_.start(loomd_, {"serve", "--simulate", "--listen", "127.0.0.1:0", "--state-dir", state});
+        QStringList serve{"serve", "--listen", "127.0.0.1:0", "--state-dir", state};
+        if (simulate_)
+            serve.insert(1, QStringLiteral("--simulate"));
+        server_.start(loomd_, serve);
         QString log;
         static const QRegularExpression re(QStringLiteral("http://127\\.0\\.0\\.1:\\d+"));
         ASSERT_TRUE(waitUntil([&] {
@@ -136,6 +140,8 @@ protected:
                     << rack << " advance: " << reply->readAll().toStdString();
                 reply->deleteLater();
             }
+        if (!simulate_)
+            return;
         // The simulator picks the racks up with the next live reload and tick: wait until one
         // of their GPUs reports (a deadline, not a sleep).
         const bool reporting = waitUntil([&] {
@@ -159,11 +165,18 @@ protected:
         }
     }
 
+    bool simulate_ = true;  // false: only what the test posts moves the telemetry
     QString loomd_;
     QTemporaryDir dir_;
     QString token_;
     QProcess server_;
     QUrl url_;
+};
+
+// loomd without the simulator: a link the test reports down stays down.
+class LiveLoomdQuiet : public LiveLoomd {
+protected:
+    LiveLoomdQuiet() { simulate_ = false; }
 };
 
 }  // namespace
@@ -488,4 +501,114 @@ TEST_F(LiveLoomd, AnAcknowledgementInOneConsoleShowsInAnother)
     ASSERT_TRUE(waitUntil([&] { return sb->findEvent(id) && !sb->findEvent(id)->open(); }, 15000));
     EXPECT_EQ(sb->findEvent(id)->closedBy, "console-test");
     EXPECT_EQ(sb->findEvent(id)->closeReason, "GPU replaced");
+}
+
+// Issue 15 item 5: a job created by the API appears in the Jobs view with its busbw; a link
+// under it goes down -> the view shows the lower busbw, the link and the job_degraded event;
+// selecting it highlights its GPUs on the hall map (pixels at a job GPU and at another GPU
+// differ from before) and the links it crosses on the fabric map; the repair brings it back.
+TEST_F(LiveLoomdQuiet, TheJobsViewShowsAJobItsDegradationAndHighlightsIt)
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    Session* s = w.session();
+    s->open(url_, token_);
+    ClusterState* state = s->cluster();
+    ASSERT_TRUE(waitUntil([&] { return state->hasSnapshot(Topic::GpuHealth) && state->hasSnapshot(Topic::LinkHealth); }, 60000))
+        << s->lastError().toStdString();
+    JobsView* jv = w.jobsView();
+    ASSERT_TRUE(waitUntil([&] { return jv->loaded(); }, 15000)) << jv->headerText().toStdString();
+
+    const QByteArray job = R"(apiVersion: loom/v1
+kind: Job
+metadata: {name: llama}
+spec:
+  owner: alice
+  hosts: z1-r[001-002]-h[0-1]
+  state: running
+)";
+    QByteArray answer;
+    ASSERT_EQ(postTo(url_, token_, "/api/v1/jobs", job, "application/yaml", &answer), 201) << answer.toStdString();
+    // It appears (the stream's jobs topic), with its busbw: dev-small's racks have as many
+    // uplinks as NICs, so the ring runs at the full NIC rate.
+    JobModel* m = jv->model();
+    auto llama = [&]() -> const Job* { return m->job(m->find("llama")); };
+    ASSERT_TRUE(waitUntil([&] { return llama() && llama()->health.present && llama()->health.busBw == 100.0; }, 20000))
+        << jv->headerText().toStdString() << ": "
+        << (llama() ? m->index(m->find("llama"), JobModel::BusBw).data().toString().toStdString() + " " + llama()->healthText().toStdString()
+                    : std::string("not listed"));
+    const int row = m->find("llama");
+    EXPECT_EQ(m->index(row, JobModel::BusBw).data().toString(), "100.0 %");
+    EXPECT_EQ(m->index(row, JobModel::Health).data().toString(), "ok");
+    EXPECT_EQ(m->index(row, JobModel::Gpus).data().toInt(), 32);
+
+    // Selecting it: the detail arrives with the links it crosses; the maps highlight.
+    w.tabs()->setCurrentWidget(jv);
+    ASSERT_TRUE(jv->selectJob("llama"));
+    ASSERT_TRUE(waitUntil([&] { return jv->detailLoaded() && !jv->selectedLinks().empty(); }, 15000))
+        << jv->detail()->toPlainText().toStdString();
+    const int crossed = llama()->health.linksCrossed;
+    EXPECT_GE(crossed, 32);  // its 32 NIC cables and the uplinks between the racks
+    EXPECT_EQ(static_cast<int>(jv->selectedLinks().size()), crossed);
+    EXPECT_EQ(jv->selectedGpus().size(), 32u);
+    EXPECT_TRUE(jv->detail()->toPlainText().contains("100.0 % of the NIC rate")) << jv->detail()->toPlainText().toStdString();
+    EXPECT_TRUE(jv->detail()->toPlainText().contains("Straggler suspects"));
+
+    HallMapWidget* map = w.hallView()->map();
+    w.tabs()->setCurrentWidget(w.hallView());
+    map->fitAll();
+    const int mine = state->layout().gpuIndex("z1-r002-h1-gpu3");
+    const int other = state->layout().gpuIndex("z1-r004-h0-gpu3");
+    ASSERT_GE(mine, 0);
+    ASSERT_GE(other, 0);
+    EXPECT_EQ(map->highlight().size(), 32u);
+    QImage img = map->grab().toImage();
+    const QPoint atMine = map->gpuCenter(mine).toPoint(), atOther = map->gpuCenter(other).toPoint();
+    EXPECT_EQ(rgb(img.pixel(atMine)), rgb(map->gpuColor(mine)));     // the job's GPU as it is
+    EXPECT_NE(rgb(img.pixel(atOther)), rgb(map->gpuColor(other)));   // another GPU veiled
+    EXPECT_NE(rgb(img.pixel(atMine)), rgb(img.pixel(atOther)));
+
+    FabricMapWidget* fabric = w.fabricView()->map();
+    EXPECT_EQ(fabric->highlightedLinks(), crossed);
+    EXPECT_TRUE(fabric->switchHighlighted(state->layout().switchIndex("z1-r002-rtsw")));
+    EXPECT_FALSE(fabric->switchHighlighted(state->layout().switchIndex("z1-r004-rtsw")));
+
+    // A NIC cable of the job goes down (the RTSW's port was up, then reports down).
+    const int cable = static_cast<int>(state->layout().links.indexOf(QRegularExpression(QStringLiteral("z1-r002-h1-nic3/.*"))));
+    ASSERT_GE(cable, 0);
+    const QString link = state->layout().links[cable];
+    EXPECT_TRUE(fabric->linkHighlighted(cable));
+    const QString port = link.section(QStringLiteral("--"), 1).section(u'/', 1);  // "z1-r002-rtsw/p12" -> "p12"
+    const QByteArray status = QStringLiteral("loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"%1\"} ").arg(port).toUtf8();
+    ASSERT_LT(postTo(url_, token_, "/api/v1/telemetry", status + "1\n", "text/plain; version=0.0.4"), 300);
+    ASSERT_LT(postTo(url_, token_, "/api/v1/telemetry", status + "0\n", "text/plain; version=0.0.4"), 300);
+    ASSERT_TRUE(waitUntil([&] { return llama() && llama()->health.degraded && llama()->health.busBw < 100.0; }, 20000))
+        << m->index(m->find("llama"), JobModel::BusBw).data().toString().toStdString();
+    const double bw = llama()->health.busBw;
+    EXPECT_EQ(m->index(m->find("llama"), JobModel::BusBw).data().toString(), QStringLiteral("%1 % (was 100.0 %)").arg(bw, 0, 'f', 1));
+    EXPECT_TRUE(m->index(m->find("llama"), JobModel::Health).data().toString().startsWith("degraded"));
+    EXPECT_EQ(llama()->health.linksDown, QStringList{link});
+    const QRegularExpression degraded(QStringLiteral("job llama degraded to [0-9.]+% busbw by link %1 down")
+                                          .arg(QRegularExpression::escape(link)));
+    ASSERT_TRUE(waitUntil([&] {
+        const QString text = jv->detail()->toPlainText();
+        return text.contains(degraded) && text.contains("link_down") && text.contains("Links down under the job (1)");
+    }, 20000)) << jv->detail()->toPlainText().toStdString();
+    EXPECT_TRUE(jv->detail()->toPlainText().contains(QStringLiteral("%1 % of the NIC rate, down from 100.0 %").arg(bw, 0, 'f', 1)))
+        << jv->detail()->toPlainText().toStdString();
+
+    // The repair: back to 100 %, the degraded event leaves the job's detail.
+    ASSERT_LT(postTo(url_, token_, "/api/v1/telemetry", status + "1\n", "text/plain; version=0.0.4"), 300);
+    ASSERT_TRUE(waitUntil([&] {
+        return llama() && llama()->health.busBw == 100.0 && !jv->detail()->toPlainText().contains(degraded);
+    }, 20000)) << jv->detail()->toPlainText().toStdString();
+    EXPECT_EQ(m->index(m->find("llama"), JobModel::Health).data().toString(), "ok");
+
+    // Clearing the selection clears both maps.
+    jv->table()->clearSelection();
+    EXPECT_TRUE(map->highlight().empty());
+    EXPECT_EQ(fabric->highlightedLinks(), 0);
+    img = map->grab().toImage();
+    EXPECT_EQ(rgb(img.pixel(atOther)), rgb(map->gpuColor(other)));
 }

@@ -67,6 +67,22 @@ public:
     QRectF switchRect(int sw) const;
     static QRgb switchHealthColor(const SwitchStats& s);
 
+    // Links to pick out (a job's: its NIC cables and every ECMP branch it crosses): the
+    // switches they touch are outlined and the others dimmed, bundles say how many are the
+    // job's, and in a zone the matrix cells of other links are dimmed. Empty clears; so does a
+    // layout change. `label` is written on the map.
+    void setHighlightLinks(const std::vector<int>& links, const QString& label = {});
+    int highlightedLinks() const { return hiCount_; }
+    bool linkHighlighted(int link) const
+    {
+        return link >= 0 && link < static_cast<int>(linkHi_.size()) && linkHi_[static_cast<size_t>(link)];
+    }
+    bool switchHighlighted(int sw) const
+    {
+        return sw >= 0 && sw < static_cast<int>(swHi_.size()) && swHi_[static_cast<size_t>(sw)] > 0;
+    }
+    int highlightedInBundle(int zone, int tierPair) const;
+
     // Why the data is not live ("disconnected"; empty when live); also stale by age.
     void setStaleNote(const QString& note);
     bool isStale() const;
@@ -101,6 +117,11 @@ private:
     std::vector<std::array<LinkBundle, 3>> bundles_;
     std::vector<SwitchStats> stats_;
     std::vector<float> bw_;                  // per switch (tier 1), -1 none
+    std::vector<char> linkHi_;               // per link: the highlighted job crosses it
+    std::vector<int> swHi_;                  // per switch: highlighted links at it
+    std::vector<std::array<int, 3>> hiBundles_;  // per zone and tier pair: highlighted links
+    int hiCount_ = 0;
+    QString hiLabel_;
     std::vector<QRectF> rects_;              // per switch in the current scene, empty if hidden
     std::vector<QRectF> zoneRects_;
     bool sceneDirty_ = true;

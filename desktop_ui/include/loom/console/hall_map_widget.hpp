@@ -58,6 +58,12 @@ public:
 
     void selectGpu(int gpu);
     void selectRack(int rack);
+    // GPUs to pick out (a job's): every other cell is veiled and the racks holding them are
+    // outlined, at any zoom, under the failure markers (which stay on top). `label` is written
+    // on the map. An empty list clears it; so does a layout change (indexes move).
+    void setHighlight(const std::vector<int>& gpus, const QString& label = {});
+    const std::vector<int>& highlight() const { return highlight_; }
+    const std::vector<int>& highlightRacks() const { return highlightRacks_; }
     int selectedGpu() const { return selectedGpu_; }
     int selectedRack() const { return selectedRack_; }
 
@@ -124,6 +130,10 @@ private:
     int selectedGpu_ = -1;
     int selectedRack_ = -1;
     QString staleNote_;
+    std::vector<int> highlight_;       // GPU indexes, sorted
+    std::vector<int> highlightRacks_;  // racks holding one of them
+    QImage veil_;                      // one pixel per cell: dark except at highlighted GPUs
+    QString highlightLabel_;
     QTimer* animTimer_;
     QHash<quint64, QPixmap> sprites_;  // badges and halo rings, drawn once  // halos pulse and the stale age counts while either is shown
 };

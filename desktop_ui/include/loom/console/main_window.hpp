@@ -1,4 +1,4 @@
-// MainWindow: the five views (hall, fabric, frontend & storage, provisioning, events) over one Session, the
+// MainWindow: the six views (hall, fabric, frontend & storage, provisioning, events, jobs) over one Session, the
 // connect dialog, and a status bar with connection state, server, role and data age.
 // runScreenshots() drives the same window to write one PNG per view (scripts/screenshot).
 #pragma once
@@ -19,6 +19,7 @@ class FabricView;
 class NetworkView;
 class ProvisioningBoard;
 class EventsView;
+class JobsView;
 class FailureCounter;
 
 class ConnectDialog : public QDialog {
@@ -50,6 +51,7 @@ public:
     NetworkView* networkView() const { return network_; }
     ProvisioningBoard* board() const { return board_; }
     EventsView* eventsView() const { return events_; }
+    JobsView* jobsView() const { return jobs_; }
     FailureCounter* failureCounter() const { return counter_; }
     QTabWidget* tabs() const { return tabs_; }
     QString statusText() const;
@@ -70,6 +72,7 @@ private:
     NetworkView* network_;
     ProvisioningBoard* board_;
     EventsView* events_;
+    JobsView* jobs_;
     FailureCounter* counter_;
     QLabel* stateLabel_;
     QLabel* serverLabel_;

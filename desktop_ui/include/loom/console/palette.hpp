@@ -33,6 +33,7 @@ QRgb noDataColor();
 QRgb failedColor();       // failed GPU / link down / failed rack or switch
 QRgb degradedColor();     // warning, degraded
 QRgb quarantinedColor();  // quarantined host
+QRgb jobHighlightColor();  // the selected job's racks, switches and links on the maps
 // Whether a rack in this lifecycle state has powered equipment that reports telemetry.
 // Racks before "powered" (and decommissioned ones) draw as no data whatever the stream says.
 bool rackReportsData(const QString& state);

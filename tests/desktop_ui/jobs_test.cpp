@@ -1,0 +1,233 @@
+// The console's jobs (issue 15 item 5) without a server: jobs as loomd sends them (list items,
+// stream messages) parsed into the model, bad input named, a job's hosts mapped onto the
+// hall's GPUs, and the maps' job highlight checked by pixels.
+#include <gtest/gtest.h>
+
+#include <QImage>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include "fixture.hpp"
+#include "loom/console/fabric_map_widget.hpp"
+#include "loom/console/hall_map_widget.hpp"
+#include "loom/console/jobs_model.hpp"
+#include "loom/console/jobs_view.hpp"
+#include "loom/console/palette.hpp"
+
+using namespace loom::console;
+
+namespace {
+
+QRgb rgb(QRgb c) { return c | 0xff000000u; }
+
+QJsonObject obj(const char* json) { return QJsonDocument::fromJson(QByteArray(json)).object(); }
+
+QImage paint(QWidget& w) {
+    QImage img(w.size(), QImage::Format_RGB32);
+    w.render(&img);
+    return img;
+}
+
+const char* kLlama = R"({"kind": "Job", "name": "llama", "owner": "alice",
+  "hosts": ["z1-r001-h0", "z1-r001-h1", "z1-r002-h0"], "nodelist": "z1-r001-h[0-1],z1-r002-h0",
+  "hostCount": 3, "gpus": 24, "pattern": "allreduce", "tensorParallel": 8, "state": "running",
+  "source": "apply", "health": {"busBw": 25.0, "healthyBusBw": 25.0, "degraded": false,
+  "gpus": {"total": 24, "ok": 24, "warning": 0, "failed": 0, "quarantined": 0},
+  "linksCrossed": 30, "linksDown": [], "openEvents": 0, "updatedAt": "2026-11-25T20:01:02.345Z"}})";
+
+}  // namespace
+
+TEST(ConsoleJobs, ParsesAJobWithItsHealthAndNamesBadFields) {
+    auto j = parseJob(obj(kLlama));
+    ASSERT_TRUE(j) << j.error().toStdString();
+    EXPECT_EQ(j->name, "llama");
+    EXPECT_EQ(j->hosts.size(), 3);
+    EXPECT_EQ(j->gpus, 24);
+    ASSERT_TRUE(j->health.present);
+    EXPECT_EQ(j->health.busBw, 25.0);
+    EXPECT_EQ(j->health.gpusOk, 24);
+    EXPECT_EQ(j->healthText(), "ok");
+    EXPECT_EQ(j->severity(), 0);
+    EXPECT_TRUE(j->health.updatedAt.isValid());
+
+    // Not running: health is null, and the job says its state.
+    auto done = parseJob(obj(R"({"name": "old", "state": "completed", "health": null})"));
+    ASSERT_TRUE(done);
+    EXPECT_FALSE(done->health.present);
+    EXPECT_EQ(done->healthText(), "completed");
+
+    auto err = [](const char* json) {
+        auto r = parseJob(obj(json));
+        return r ? std::string("parsed") : r.error().toStdString();
+    };
+    EXPECT_EQ(err(R"({"owner": "x"})"), "job: name missing");
+    EXPECT_EQ(err(R"({"name": "a", "gpus": "many"})"), "job a.gpus is not a number");
+    EXPECT_EQ(err(R"({"name": "a", "hosts": ["h0", 3]})"), "job a.hosts[1] is not a string");
+    EXPECT_EQ(err(R"({"name": "a", "health": {"busBw": "x"}})"),
+              "job a: health.busBw is not a number");
+    EXPECT_EQ(err(R"({"name": "a", "health": {"gpus": {"failed": true}}})"),
+              "job a: health.gpus.failed is not a number");
+    EXPECT_EQ(err(R"({"name": "a", "health": {"linksDown": "l"}})"),
+              "job a: health.linksDown is not an array");
+}
+
+TEST(ConsoleJobs, TheModelFollowsTheJobsTopic) {
+    JobModel m;
+    m.reset({*parseJob(obj(kLlama)), *parseJob(obj(R"({"name": "bert", "state": "pending"})"))});
+    ASSERT_EQ(m.rowCount(), 2);
+    EXPECT_EQ(m.job(0)->name, "bert");  // name order
+    const int llama = m.find("llama");
+    ASSERT_EQ(llama, 1);
+    EXPECT_EQ(m.index(llama, JobModel::BusBw).data().toString(), "25.0 %");
+
+    // A link under it goes down: the jobHealth summary moves the row.
+    ASSERT_TRUE(m.apply(obj(R"({"type": "jobHealth", "name": "llama", "health": {"busBw": 12.5,
+        "healthyBusBw": 25.0, "degraded": true, "gpus": {"total": 24, "ok": 24}, "linksCrossed": 30,
+        "linksDown": ["z1-r002-rtsw/p17--z1-ctsw1/p2"], "openEvents": 1}})")));
+    EXPECT_EQ(m.index(llama, JobModel::BusBw).data().toString(), "12.5 % (was 25.0 %)");
+    EXPECT_EQ(m.index(llama, JobModel::Health).data().toString(), "degraded");
+    EXPECT_EQ(m.index(llama, JobModel::LinksDown).data().toInt(), 1);
+    EXPECT_EQ(m.index(llama, JobModel::Events).data().toInt(), 1);
+    EXPECT_EQ(m.job(llama)->severity(), 1);
+    EXPECT_EQ(
+        QColor(m.index(llama, JobModel::BusBw).data(Qt::ForegroundRole).value<QBrush>().color())
+            .rgb(),
+        QColor(degradedColor()).rgb());
+
+    // A write without health keeps the last summary; a new job is inserted in order; a delete
+    // removes.
+    ASSERT_TRUE(m.apply(
+        obj(R"({"type": "job", "job": {"name": "llama", "owner": "bob", "state": "running"}})")));
+    EXPECT_EQ(m.job(m.find("llama"))->owner, "bob");
+    EXPECT_EQ(m.job(m.find("llama"))->health.busBw, 12.5);
+    ASSERT_TRUE(m.apply(obj(R"({"type": "job", "job": {"name": "gpt", "state": "running"}})")));
+    EXPECT_EQ(m.rowCount(), 3);
+    EXPECT_EQ(m.job(1)->name, "gpt");
+    ASSERT_TRUE(m.apply(obj(R"({"type": "job", "name": "bert", "deleted": true})")));
+    EXPECT_EQ(m.rowCount(), 2);
+    EXPECT_EQ(m.find("bert"), -1);
+
+    // Bad messages are reported with the place, and change nothing.
+    auto bad = m.apply(obj(R"({"type": "jobHealth", "name": "llama", "health": {"busBw": []}})"));
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().toStdString(),
+              "jobHealth message: job llama: health.busBw is not a number");
+    EXPECT_EQ(m.job(m.find("llama"))->health.busBw, 12.5);
+    EXPECT_FALSE(m.apply(obj(R"({"type": "job", "job": {"state": "running"}})")));
+}
+
+TEST(ConsoleJobs, AJobsHostsAreItsGpusOnTheHall) {
+    test::Fed f;
+    const HallLayout& h = f.state->layout();
+    const auto gpus = jobGpus(h, {"z1-r002-h1", "z1-r001-h0", "no-such-host", "z1-r001-h0"});
+    ASSERT_EQ(gpus.size(), 16u);
+    for (const int g : gpus) {
+        const QString& name = h.gpus[g];
+        EXPECT_TRUE(name.startsWith("z1-r002-h1-gpu") || name.startsWith("z1-r001-h0-gpu"))
+            << name.toStdString();
+    }
+    EXPECT_TRUE(jobGpus(h, {}).empty());
+}
+
+// Selecting a job veils every other GPU and outlines the job's racks; the job's own GPUs keep
+// their metric colour. Clearing brings every GPU back.
+TEST(ConsoleJobs, TheHallMapHighlightsAJobsGpus) {
+    test::Fed f;
+    HallMapWidget map(f.state.get());
+    map.resize(800, 600);
+    map.fitAll();
+    const HallLayout& h = f.state->layout();
+    const auto gpus = jobGpus(h, {"z1-r001-h0", "z1-r001-h1"});
+    const int mine = gpus.front();
+    const int other = h.gpuIndex("z1-r003-h0-gpu2");
+    ASSERT_GE(other, 0);
+    const QImage before = paint(map);
+    EXPECT_EQ(rgb(before.pixel(map.gpuCenter(other).toPoint())), rgb(map.gpuColor(other)));
+
+    map.setHighlight(gpus, "job llama: 16 GPUs");
+    EXPECT_EQ(map.highlight().size(), 16u);
+    ASSERT_EQ(map.highlightRacks().size(), 1u);
+    EXPECT_EQ(map.highlightRacks()[0], h.rackIndex("z1-r001"));
+    const QImage img = paint(map);
+    EXPECT_EQ(rgb(img.pixel(map.gpuCenter(mine).toPoint())), rgb(map.gpuColor(mine)));
+    const QRgb veiled = img.pixel(map.gpuCenter(other).toPoint());
+    EXPECT_NE(rgb(veiled), rgb(map.gpuColor(other)));
+    EXPECT_LT(qGray(veiled), qGray(map.gpuColor(other)) + 1);  // darker, not another colour
+    // The outline is drawn just outside the rack.
+    bool outlined = false;
+    for (int x = 0; x < img.width() && !outlined; ++x)
+        for (int y = 0; y < img.height() && !outlined; ++y)
+            outlined = rgb(img.pixel(x, y)) == rgb(jobHighlightColor());
+    EXPECT_TRUE(outlined);
+
+    map.setHighlight({});
+    const QImage after = paint(map);
+    EXPECT_EQ(rgb(after.pixel(map.gpuCenter(other).toPoint())), rgb(map.gpuColor(other)));
+    EXPECT_TRUE(map.highlightRacks().empty());
+}
+
+TEST(ConsoleJobs, TheFabricMapHighlightsTheLinksAJobCrosses) {
+    test::Fed f;
+    FabricMapWidget map(f.state.get());
+    map.resize(900, 600);
+    const HallLayout& h = f.state->layout();
+    std::vector<int> links;
+    for (int j = 0; j < h.links.size(); ++j)
+        if (h.links[j].startsWith("z1-r001-h0-nic") || h.links[j].startsWith("z1-r001-rtsw/p17--"))
+            links.push_back(j);
+    ASSERT_EQ(links.size(), 9u);
+    const int rtsw = h.switchIndex("z1-r001-rtsw");
+    const int otherRtsw = h.switchIndex("z1-r003-rtsw");
+    const QImage before = paint(map);
+    const QPoint otherAt = map.switchRect(otherRtsw).center().toPoint();
+
+    map.setHighlightLinks(links, "job llama: 9 links");
+    EXPECT_EQ(map.highlightedLinks(), 9);
+    EXPECT_TRUE(map.switchHighlighted(rtsw));
+    EXPECT_TRUE(map.switchHighlighted(h.switchIndex("z1-ctsw01")));
+    EXPECT_FALSE(map.switchHighlighted(otherRtsw));
+    EXPECT_EQ(map.highlightedInBundle(0, 1), 1);  // the one uplink
+    const QImage img = paint(map);
+    // Another rack's switch recedes; the job's keeps its colour.
+    EXPECT_NE(rgb(img.pixel(otherAt)), rgb(before.pixel(otherAt)));
+    const QPoint mineAt = map.switchRect(rtsw).center().toPoint();
+    EXPECT_EQ(rgb(img.pixel(mineAt)), rgb(before.pixel(mineAt)));
+
+    // In the zone, the matrix cells of other links are dimmed.
+    map.setZone(0);
+    paint(map);
+    map.setHighlightLinks({});
+    EXPECT_EQ(map.highlightedLinks(), 0);
+    const QImage cleared = paint(map);
+    map.setZone(-1);
+    EXPECT_EQ(rgb(paint(map).pixel(otherAt)), rgb(before.pixel(otherAt)));
+    (void)cleared;
+}
+
+// The view's selection drives the highlight: the GPUs of the job's hosts at once.
+TEST(ConsoleJobs, SelectingAJobInTheViewHighlightsItsGpus) {
+    test::Fed f;
+    JobsView view(f.state.get(), nullptr);
+    std::vector<int> got;
+    QString job;
+    QObject::connect(&view, &JobsView::highlightChanged,
+                     [&](const QString& j, const std::vector<int>& g, const std::vector<int>&) {
+                         job = j;
+                         got = g;
+                     });
+    view.model()->reset({*parseJob(obj(kLlama))});
+    ASSERT_TRUE(view.selectJob("llama"));
+    EXPECT_EQ(job, "llama");
+    EXPECT_EQ(got.size(), 24u);
+    EXPECT_TRUE(view.detail()->toPlainText().contains("25.0 % of the NIC rate"))
+        << view.detail()->toPlainText().toStdString();
+    EXPECT_TRUE(view.detail()->toPlainText().contains("24 ok, 0 warning, 0 failed"));
+    // Filtered out by "running only" once it completes; selection clears the highlight.
+    view.table()->clearSelection();
+    EXPECT_TRUE(job.isEmpty());
+    EXPECT_TRUE(got.empty());
+    view.model()->upsert(*parseJob(obj(R"({"name": "llama", "state": "completed"})")));
+    EXPECT_FALSE(view.selectJob("llama"));
+    view.runningOnlyBox()->setChecked(false);
+    EXPECT_TRUE(view.selectJob("llama"));
+}
