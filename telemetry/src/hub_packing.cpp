@@ -103,6 +103,13 @@ double TelemetryHub::gpuValue(std::uint32_t gpu, GpuField f) const {
     return gpu < st->nG ? st->gpuVal(f, gpu) : kNaN;
 }
 
+std::string TelemetryHub::gpuJob(std::uint32_t gpu) const {
+    auto st = current();
+    if (gpu >= st->nG) return {};
+    std::lock_guard lk(st->jobMutex);
+    return st->gpuJob[gpu];
+}
+
 double TelemetryHub::portValue(std::uint32_t port, PortCounter c) const {
     auto st = current();
     return port < st->nP ? st->portVal(c, port) : kNaN;

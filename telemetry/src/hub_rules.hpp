@@ -157,6 +157,26 @@ public:
                     gpuClose(g, kNvlink, t);
                 return;
             }
+            case GpuField::ClockEventReasons: {
+                if (!std::isfinite(v) || v < 0) return;
+                const auto mask = static_cast<std::uint32_t>(v);
+                const auto bad = mask & kThrottleAlarmMask;
+                auto& run = s_.throttleRun[g];
+                if (!bad) {
+                    run = 0;
+                    gpuClose(g, kThrottled, t);
+                    return;
+                }
+                if (run < 255) ++run;
+                if (cfg_.throttledIntervals <= 0 || run < cfg_.throttledIntervals) return;
+                std::string names;
+                for (const auto& n : clockEventReasonNames(bad))
+                    names += (names.empty() ? "" : ",") + n;
+                gpuOpen(g, kThrottled, Severity::Warning,
+                        "clocks throttled (" + names + ") for " + std::to_string(run) + " samples",
+                        t, {{"reasons", names}});
+                return;
+            }
             default:
                 return;
         }
@@ -337,7 +357,7 @@ public:
     // location is not in this layout.
     bool markOpen(const FailureEvent& e, std::int64_t now) {
         const auto& L = *s_.L;
-        for (std::uint8_t k = 1; k <= kNvlink; k <<= 1) {
+        for (std::uint8_t k = 1; k <= kLastGpuKind; k <<= 1) {
             if (gpuKindName(k) != e.kind) continue;
             auto g = L.gpuByName(e.location);
             if (g == kNoIndex) return false;
@@ -369,7 +389,7 @@ public:
     // An operator closed the event: forget it, and hold the kind back until the condition clears.
     void markClosedByHand(const std::string& kind, const std::string& location) {
         const auto& L = *s_.L;
-        for (std::uint8_t k = 1; k <= kNvlink; k <<= 1) {
+        for (std::uint8_t k = 1; k <= kLastGpuKind; k <<= 1) {
             if (gpuKindName(k) != kind) continue;
             auto g = L.gpuByName(location);
             if (g == kNoIndex) return;

@@ -50,7 +50,15 @@ struct MetricInfo {
 const std::unordered_map<std::string_view, MetricInfo, NameHash, std::equal_to<>>& metricTable();
 
 // Event kinds, as bits in the per-entity open masks.
-enum GpuKind : std::uint8_t { kXid = 1, kEccDbe = 2, kRowRemap = 4, kTemp = 8, kNvlink = 16 };
+enum GpuKind : std::uint8_t {
+    kXid = 1,
+    kEccDbe = 2,
+    kRowRemap = 4,
+    kTemp = 8,
+    kNvlink = 16,
+    kThrottled = 32
+};
+constexpr std::uint8_t kLastGpuKind = kThrottled;
 enum LinkKind : std::uint8_t { kDown = 1, kFlap = 2, kErrors = 4, kPfc = 8 };
 constexpr std::string_view gpuKindName(std::uint8_t k) {
     switch (k) {
@@ -62,6 +70,8 @@ constexpr std::string_view gpuKindName(std::uint8_t k) {
             return "gpu_row_remap_failure";
         case kTemp:
             return "gpu_temp";
+        case kThrottled:
+            return "gpu_throttled";
         default:
             return "gpu_nvlink_errors";
     }
@@ -117,6 +127,11 @@ struct TelemetryHub::State {
     std::vector<float> nvPrev;
     std::vector<std::int64_t> nvPrevMs;
     std::vector<float> nvRate;
+    std::vector<std::uint8_t> throttleRun;  // consecutive samples with an alarming reason
+    // dcgm-exporter's hpc_job per GPU: written under the ingest lock and jobMutex, read by the
+    // API under jobMutex (only when it changes, so ingest rarely takes it).
+    std::vector<std::string> gpuJob;
+    mutable std::mutex jobMutex;
 
     // Port values, counter-major; NaN = never reported.
     std::unique_ptr<std::atomic<double>[]> port;
@@ -168,6 +183,8 @@ struct TelemetryHub::State {
         nvPrev.assign(nG, static_cast<float>(detail::kNaN));
         nvPrevMs.assign(nG, 0);
         nvRate.assign(nG, 0);
+        throttleRun.assign(nG, 0);
+        gpuJob.assign(nG, {});
         port = detail::atomicArray<double>(nP * kPortCounterCount, detail::kNaN);
         utilIn = detail::atomicArray<float>(nP, static_cast<float>(detail::kNaN));
         utilOut = detail::atomicArray<float>(nP, static_cast<float>(detail::kNaN));

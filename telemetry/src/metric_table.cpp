@@ -36,6 +36,16 @@ detail::metricTable() {
         gpu("DCGM_FI_DEV_MEM_COPY_UTIL", GpuField::MemCopyUtil);
         gpu("DCGM_FI_PROF_GR_ENGINE_ACTIVE", GpuField::GrEngineActive);
         gpu("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", GpuField::TensorActive);
+        gpu("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", GpuField::ClockEventReasons);
+        gpu("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", GpuField::ClockEventReasons);  // before DCGM 3.3
+        gpu("DCGM_FI_DEV_POWER_VIOLATION", GpuField::PowerViolation);
+        gpu("DCGM_FI_DEV_THERMAL_VIOLATION", GpuField::ThermalViolation);
+        gpu("DCGM_FI_PROF_SM_ACTIVE", GpuField::SmActive);
+        gpu("DCGM_FI_PROF_DRAM_ACTIVE", GpuField::DramActive);
+        gpu("DCGM_FI_PROF_PCIE_TX_BYTES", GpuField::PcieTxBytes);
+        gpu("DCGM_FI_PROF_PCIE_RX_BYTES", GpuField::PcieRxBytes);
+        gpu("DCGM_FI_PROF_NVLINK_TX_BYTES", GpuField::NvlinkTxBytes);
+        gpu("DCGM_FI_PROF_NVLINK_RX_BYTES", GpuField::NvlinkRxBytes);
         port("loom_port_oper_status", PortCounter::OperStatus);
         port("loom_port_in_octets_total", PortCounter::InOctets);
         port("loom_port_out_octets_total", PortCounter::OutOctets);
@@ -62,6 +72,23 @@ detail::metricTable() {
         return t;
     }();
     return table;
+}
+
+std::vector<std::string> clockEventReasonNames(std::uint32_t mask) {
+    std::vector<std::string> out;
+    for (const auto& r : kClockEventReasons) {
+        if (!(mask & r.bit)) continue;
+        out.emplace_back(r.name);
+        mask &= ~r.bit;
+    }
+    for (std::uint32_t bit = 1; mask != 0 && bit != 0; bit <<= 1) {
+        if (!(mask & bit)) continue;
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "0x%x", bit);
+        out.emplace_back(buf);
+        mask &= ~bit;
+    }
+    return out;
 }
 
 std::string_view topicName(Topic t) {

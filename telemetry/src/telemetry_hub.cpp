@@ -48,6 +48,11 @@ void carryByIndex(const State& old, State& next) {
     next.gpuCrit = old.gpuCrit;
     next.tempLevel = old.tempLevel;
     next.gpuSuppressed = old.gpuSuppressed;
+    next.throttleRun = old.throttleRun;
+    {
+        std::lock_guard lk(old.jobMutex);
+        next.gpuJob = old.gpuJob;
+    }
     copyAtomics(next.port, old.port, old.nP * kPortCounterCount);
     copyAtomics(next.utilIn, old.utilIn, old.nP);
     copyAtomics(next.utilOut, old.utilOut, old.nP);
@@ -100,6 +105,9 @@ void carryByName(const State& old, State& next) {
         next.gpuCrit[ng] = old.gpuCrit[g];
         next.tempLevel[ng] = old.tempLevel[g];
         next.gpuSuppressed[ng] = old.gpuSuppressed[g];
+        next.throttleRun[ng] = old.throttleRun[g];
+        std::lock_guard lk(old.jobMutex);
+        next.gpuJob[ng] = old.gpuJob[g];
     }
     for (std::uint32_t p = 0; p < old.nP; ++p) {
         const auto& op = old.L->ports()[p];
@@ -310,8 +318,15 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                                                                           kRelaxed);
                 s.gpuSeen[g].store(t, kRelaxed);
                 if (f == GpuField::Xid || f == GpuField::EccDbe || f == GpuField::RowRemapFailure ||
-                    f == GpuField::Temp || f == GpuField::NvlinkCrc)
+                    f == GpuField::Temp || f == GpuField::NvlinkCrc ||
+                    f == GpuField::ClockEventReasons)
                     work.gpuSample(g, f, v, t);
+                // dcgm-exporter's HPC job mapping labels every field of a GPU with its job; a
+                // sample without the label says the GPU has none (the mapping file is gone).
+                if (auto job = labelValue(smp.findLabel("hpc_job")); job != s.gpuJob[g]) {
+                    std::lock_guard jl(s.jobMutex);
+                    s.gpuJob[g].assign(job.data(), job.size());
+                }
                 ++rep.applied;
                 return;
             }

@@ -354,6 +354,47 @@ TEST_F(EventLifecycle, RackTransitionsAreEventsInTheSameHistory) {
     EXPECT_EQ(events(port, "source=provisioning").size(), 1u);
 }
 
+// dcgm-exporter's clock event reasons and HPC job label through the push API: the GPU detail
+// names the reasons and the job, and a thermal reason held for 3 samples is a stored
+// gpu_throttled event (sw_power_cap alone on another GPU never is).
+TEST_F(EventLifecycle, ThrottledGpuAndItsJobInTheGpuDetail) {
+    auto& s = start();
+    const auto port = s.port();
+    auto page = [](int thermalBits) {
+        std::string out =
+            "# HELP DCGM_FI_DEV_CLOCKS_EVENT_REASONS Current clock event reasons (bitmask).\n"
+            "# TYPE DCGM_FI_DEV_CLOCKS_EVENT_REASONS gauge\n";
+        for (int g : {2, 3})
+            out += "DCGM_FI_DEV_CLOCKS_EVENT_REASONS{gpu=\"" + std::to_string(g) +
+                   "\",UUID=\"GPU-x" + std::to_string(g) +
+                   "\",pci_bus_id=\"00000000:18:00.0\",device=\"nvidia" + std::to_string(g) +
+                   "\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"z1-r002-h0\","
+                   "DCGM_FI_DRIVER_VERSION=\"535.129.03\",hpc_job=\"slurm-981\"} " +
+                   std::to_string(g == 2 ? thermalBits : 0x4) + "\n";
+        return out;
+    };
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(post(port, "/api/v1/telemetry", page(0x44)).status, 200);
+    ASSERT_TRUE(eventually([&] { return events(port, "kind=gpu_throttled&state=open").size() == 1; }));
+    auto open = events(port, "kind=gpu_throttled");
+    ASSERT_EQ(open.size(), 1u) << open.dump();
+    EXPECT_EQ(open[0].value("location", ""), "z1-r002-h0-gpu2");
+    EXPECT_EQ(open[0].value("severity", ""), "warning");
+    auto d = request(port, "GET", "/api/v1/telemetry/gpus/z1-r002-h0-gpu2", tokens_["viewer"]);
+    ASSERT_EQ(d.status, 200) << d.body;
+    EXPECT_EQ(d.j()["job"], "slurm-981") << d.body;
+    EXPECT_EQ(d.j()["clockEventReasons"]["mask"], 0x44) << d.body;
+    EXPECT_EQ(d.j()["clockEventReasons"]["names"], json({"sw_power_cap", "hw_thermal"})) << d.body;
+    EXPECT_EQ(d.j()["clockEventReasons"]["throttled"], true) << d.body;
+    auto other = request(port, "GET", "/api/v1/telemetry/gpus/z1-r002-h0-gpu3", tokens_["viewer"]).j();
+    EXPECT_EQ(other["clockEventReasons"]["throttled"], false) << other.dump();
+    EXPECT_EQ(other["clockEventReasons"]["names"], json({"sw_power_cap"}));
+    auto never = request(port, "GET", "/api/v1/telemetry/gpus/z1-r002-h0-gpu4", tokens_["viewer"]).j();
+    EXPECT_TRUE(never["clockEventReasons"].is_null() && never["job"].is_null()) << never.dump();
+    // The reason clears: the stored event closes.
+    ASSERT_EQ(post(port, "/api/v1/telemetry", page(0x0)).status, 200);
+    ASSERT_TRUE(eventually([&] { return events(port, "kind=gpu_throttled&state=closed").size() == 1; }));
+}
+
 TEST_F(EventLifecycle, OpenXidSurvivesARestartAsAFailedGpu) {
     ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));  // cables follow (live sync)
     const std::string gpu = "z1-r004-h1-gpu5";

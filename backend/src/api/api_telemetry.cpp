@@ -287,7 +287,25 @@ Result<Response> getGpuTelemetry(Services& services, const Request& req) {
         const double v = hub->gpuValue(g, f);
         return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
     };
+    nlohmann::json reasons;  // null: never reported
+    if (const double r = hub->gpuValue(g, GpuField::ClockEventReasons); std::isfinite(r) && r >= 0) {
+        const auto mask = static_cast<std::uint32_t>(r);
+        reasons = {{"mask", mask},
+                   {"names", clockEventReasonNames(mask)},
+                   {"throttled", (mask & kThrottleAlarmMask) != 0}};
+    }
+    const auto job = hub->gpuJob(g);
     return Response::ofJson({{"name", name},
+                             {"job", job.empty() ? nlohmann::json() : nlohmann::json(job)},
+                             {"clockEventReasons", std::move(reasons)},
+                             {"powerViolationUs", field(GpuField::PowerViolation)},
+                             {"thermalViolationUs", field(GpuField::ThermalViolation)},
+                             {"smActive", field(GpuField::SmActive)},
+                             {"dramActive", field(GpuField::DramActive)},
+                             {"pcieTxBytes", field(GpuField::PcieTxBytes)},
+                             {"pcieRxBytes", field(GpuField::PcieRxBytes)},
+                             {"nvlinkTxBytes", field(GpuField::NvlinkTxBytes)},
+                             {"nvlinkRxBytes", field(GpuField::NvlinkRxBytes)},
                              {"util", field(GpuField::Util)},
                              {"temp", field(GpuField::Temp)},
                              {"memTemp", field(GpuField::MemTemp)},

@@ -66,10 +66,10 @@ std::vector<int> xidList(const MapReader& r, std::string_view key, std::vector<i
 }
 
 void readDetection(const YAML::Node& n, telemetry::DetectionConfig& c) {
-    MapReader d(
-        n, "detection",
-        {"xid", "temperature", "eccDoubleBit", "rowRemapFailure", "nvlinkCrcPerSecond", "linkDown",
-         "flapping", "linkErrorsPerSecond", "pfcPausePerSecond", "staleAfterSeconds"});
+    MapReader d(n, "detection",
+                {"xid", "temperature", "eccDoubleBit", "rowRemapFailure", "nvlinkCrcPerSecond",
+                 "linkDown", "flapping", "linkErrorsPerSecond", "pfcPausePerSecond",
+                 "staleAfterSeconds", "throttledIntervals"});
     if (d.has("xid")) {
         MapReader x(d.get("xid"), d.at("xid"), {"critical", "ignore"});
         c.criticalXids = xidList(x, "critical", c.criticalXids);
@@ -92,6 +92,7 @@ void readDetection(const YAML::Node& n, telemetry::DetectionConfig& c) {
     c.linkErrorsPerSecond = d.number("linkErrorsPerSecond", c.linkErrorsPerSecond, 0, 1e12);
     c.pfcPausePerSecond = d.number("pfcPausePerSecond", c.pfcPausePerSecond, 0, 1e12);
     c.staleAfterSeconds = d.number("staleAfterSeconds", c.staleAfterSeconds, 1, 86400);
+    c.throttledIntervals = int(d.integer("throttledIntervals", c.throttledIntervals, 0, 255));
     if (d.has("flapping")) {
         MapReader f(d.get("flapping"), d.at("flapping"),
                     {"transitions", "windowSeconds", "quietIntervals", "intervalSeconds"});

@@ -17,9 +17,10 @@
 //     linkErrorsPerSecond: 10
 //     pfcPausePerSecond: 100000
 //     staleAfterSeconds: 30
+//     throttledIntervals: 3
 //
-// Kinds (location): gpu_xid, gpu_ecc_dbe, gpu_row_remap_failure, gpu_temp, gpu_nvlink_errors
-// (GPU name); link_down, link_flapping, link_errors, link_pfc_storm (backend link name, or
+// Kinds (location): gpu_xid, gpu_ecc_dbe, gpu_row_remap_failure, gpu_temp, gpu_nvlink_errors,
+// gpu_throttled (GPU name); link_down, link_flapping, link_errors, link_pfc_storm (backend link name, or
 // "<switch>/p<N>" for a port without a backend link).
 #pragma once
 
@@ -57,6 +58,9 @@ struct DetectionConfig {
     double linkErrorsPerSecond = 10;      // in+out errors; 0 disables
     double pfcPausePerSecond = 100000;    // in+out PFC pause frames; 0 disables
     double staleAfterSeconds = 30;        // no sample for this long: "no data" in packed arrays
+    // gpu_throttled opens when a thermal, power-brake or hw-slowdown clock event reason holds
+    // for this many consecutive samples of DCGM_FI_DEV_CLOCKS_EVENT_REASONS; 0 disables.
+    int throttledIntervals = 3;
     // Read from loomd.yaml's `detection:` section by backend/loomd_config.hpp.
 };
 
@@ -81,7 +85,7 @@ struct FailureEvent {
 // Every event kind the rules raise, plus `rack_transition` (provisioning); the API rejects any
 // other `kind` filter naming these.
 inline constexpr std::string_view kEventKinds[] = {
-    "gpu_xid", "gpu_ecc_dbe", "gpu_row_remap_failure", "gpu_temp", "gpu_nvlink_errors",
+    "gpu_xid", "gpu_ecc_dbe", "gpu_row_remap_failure", "gpu_temp", "gpu_nvlink_errors", "gpu_throttled",
     "link_down", "link_flapping", "link_errors", "link_pfc_storm", "rack_transition"};
 
 }  // namespace loom::telemetry

@@ -20,7 +20,10 @@
 //   _ECC_DBE_VOL_TOTAL, _ROW_REMAP_FAILURE, _UNCORRECTABLE_REMAPPED_ROWS,
 //   _CORRECTABLE_REMAPPED_ROWS, _NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, _PCIE_REPLAY_COUNTER,
 //   _TOTAL_ENERGY_CONSUMPTION, _MEM_COPY_UTIL, DCGM_FI_PROF_GR_ENGINE_ACTIVE,
-//   DCGM_FI_PROF_PIPE_TENSOR_ACTIVE.
+//   DCGM_FI_PROF_PIPE_TENSOR_ACTIVE, DCGM_FI_DEV_CLOCKS_EVENT_REASONS (and its old name
+//   DCGM_FI_DEV_CLOCK_THROTTLE_REASONS), DCGM_FI_DEV_POWER_VIOLATION, _THERMAL_VIOLATION,
+//   DCGM_FI_PROF_SM_ACTIVE, _DRAM_ACTIVE, _PCIE_{TX,RX}_BYTES, _NVLINK_{TX,RX}_BYTES. The
+//   `hpc_job` label is kept as the GPU's job (gpuJob()).
 //  Switch ports (labels switch + port; or instance + ifName as from snmp_exporter):
 //   loom_port_oper_status (1 up, anything else down; IF-MIB ifOperStatus likewise),
 //   loom_port_{in,out}_octets_total, loom_port_{in,out}_packets_total,
@@ -70,8 +73,29 @@ enum class GpuField : std::uint8_t {
     Util, Temp, MemTemp, Power, SmClock, MemClock, FbUsed, FbFree, Xid, EccSbe, EccDbe,
     RowRemapFailure, UncorrectableRemappedRows, CorrectableRemappedRows, NvlinkCrc, PcieReplay,
     Energy, MemCopyUtil, GrEngineActive, TensorActive,
+    // Clock event reasons (NVML bit mask, clockEventReasonNames()), throttle time counters (us),
+    // profiling ratios 0..1 and byte counters.
+    ClockEventReasons, PowerViolation, ThermalViolation, SmActive, DramActive, PcieTxBytes,
+    PcieRxBytes, NvlinkTxBytes, NvlinkRxBytes,
 };
-inline constexpr int kGpuFieldCount = 20;
+inline constexpr int kGpuFieldCount = 29;
+
+// NVML clock event reasons (DCGM_FI_DEV_CLOCKS_EVENT_REASONS, formerly
+// DCGM_FI_DEV_CLOCK_THROTTLE_REASONS): bit -> name.
+struct ClockEventReason {
+    std::uint32_t bit;
+    std::string_view name;
+};
+inline constexpr ClockEventReason kClockEventReasons[] = {
+    {0x1, "gpu_idle"},        {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
+    {0x8, "hw_slowdown"},     {0x10, "sync_boost"},                 {0x20, "sw_thermal"},
+    {0x40, "hw_thermal"},     {0x80, "hw_power_brake"},             {0x100, "display_clocks"},
+};
+// The reasons that make a gpu_throttled event (thermal, power brake, hw slowdown); sw_power_cap
+// and gpu_idle are normal operation.
+inline constexpr std::uint32_t kThrottleAlarmMask = 0x8 | 0x20 | 0x40 | 0x80;
+// The names of the bits set in `mask`, in bit order (unknown bits as "0x..").
+std::vector<std::string> clockEventReasonNames(std::uint32_t mask);
 
 enum class PortCounter : std::uint8_t {
     OperStatus, InOctets, OutOctets, InPackets, OutPackets, InErrors, OutErrors, InDiscards,
@@ -173,6 +197,9 @@ public:
     double portValue(std::uint32_t port, PortCounter c) const;
     // Utilization 0..100 of a port (max of in/out), NaN when unknown.
     double portUtil(std::uint32_t port) const;
+    // The job dcgm-exporter's `hpc_job` label names for this GPU (its HPC job mapping), empty
+    // when the last sample carried none.
+    std::string gpuJob(std::uint32_t gpu) const;
 
     using EventListener = std::function<void(const FailureEvent&)>;
     // Called for every opened and closed event (closedAtMs set), in order, outside the ingest
