@@ -1,6 +1,8 @@
 #include "loom/console/fabric_view.hpp"
 
+#include "loom/console/palette.hpp"
 #include "loom/console/sparkline.hpp"
+#include "loom/console/text_diff.hpp"
 
 #include <QHBoxLayout>
 #include <QJsonArray>
@@ -24,6 +26,44 @@ QString err(const QString& e) { return QStringLiteral("<p style='color:#d33'>%1<
 // GET /api/v1/fabric/routes/<switch> as tables a network engineer reads: for RoCE the ECMP
 // groups (next hops with interface, peer and weight) and which prefixes use each; for
 // InfiniBand the LFT summarised per output port.
+QString configHtml(const QJsonObject& o)
+{
+    const QString version = o.value(u"version").toVariant().toString();
+    QString html = QStringLiteral("<p><b>Config version:</b> %1").arg(version.isEmpty() ? QStringLiteral("–") : version.toHtmlEscaped());
+    const QJsonValue prev = o.value(u"previous");
+    if (!prev.isObject()) {
+        html += QObject::tr(" · no earlier version of this switch's config is kept (unchanged since loomd built the fabric, "
+                            "or changed more than 16 routing versions ago)</p>");
+        return html;
+    }
+    const QJsonObject p = prev.toObject();
+    const auto all = diffLines(p.value(u"config").toString().split(u'\n'), o.value(u"config").toString().split(u'\n'));
+    const auto [removed, added] = diffCounts(all);
+    html += QObject::tr(" · changed from version %1: %2 lines removed, %3 added</p>")
+                .arg(p.value(u"version").toVariant().toString().toHtmlEscaped())
+                .arg(removed)
+                .arg(added);
+    QString pre;
+    int shown = 0;
+    for (const auto& l : diffHunks(all, 2)) {
+        if (++shown > 200) {
+            pre += QObject::tr("<span style='color:#888'>… (%1 more changed lines)</span>\n").arg(removed + added);
+            break;
+        }
+        switch (l.kind) {
+        case DiffLine::Gap: pre += QStringLiteral("<span style='color:#888'>⋯</span>\n"); break;
+        case DiffLine::Same: pre += QStringLiteral("  %1\n").arg(l.text.toHtmlEscaped()); break;
+        case DiffLine::Removed:
+            pre += QStringLiteral("<span style='color:%1'>- %2</span>\n").arg(QColor(failedColor()).name(), l.text.toHtmlEscaped());
+            break;
+        case DiffLine::Added:
+            pre += QStringLiteral("<span style='color:#2ea043'>+ %1</span>\n").arg(l.text.toHtmlEscaped());
+            break;
+        }
+    }
+    return html + QStringLiteral("<pre style='font-size:small'>%1</pre>").arg(pre);
+}
+
 QString routesTable(const QJsonObject& o)
 {
     QString html = QStringLiteral("<p><b>Routes</b></p>");
@@ -223,23 +263,20 @@ void FabricView::showSwitch(int sw)
         }
         self->render();
     });
-    api_->get(QStringLiteral("/api/v1/fabric/config/") + enc(name), [self, gen](Result<QJsonDocument> r) {
-        if (!self || gen != self->generation_)
-            return;
-        if (!r) {
-            self->configHtml_ = QStringLiteral("<p><b>Config</b></p>") + err(r.error());
-        } else {
-            const auto o = r->object();
-            QString version;
-            for (const char* k : {"configVersion", "version", "resourceVersion"})
-                if (o.contains(QLatin1String(k))) {
-                    version = o.value(QLatin1String(k)).toVariant().toString();
-                    break;
-                }
-            self->configHtml_ = QStringLiteral("<p><b>Config version:</b> %1</p>").arg(version.isEmpty() ? QStringLiteral("–") : version.toHtmlEscaped());
-        }
-        self->render();
-    });
+    // The config with its previous version (loomd keeps the link states of its last routing
+    // versions and rebuilds the switch's config before its last change): what the last reroute
+    // changed on this switch, as a diff.
+    api_->get(QStringLiteral("/api/v1/fabric/config/") + enc(name) + QStringLiteral("?previous=true"),
+              [self, gen](Result<QJsonDocument> r) {
+                  if (!self || gen != self->generation_)
+                      return;
+                  if (!r) {
+                      self->configHtml_ = QStringLiteral("<p><b>Config</b></p>") + err(r.error());
+                  } else {
+                      self->configHtml_ = configHtml(r->object());
+                  }
+                  self->render();
+              });
 }
 
 void FabricView::showLinkHistory(int link)

@@ -160,6 +160,48 @@ TEST_F(LiveState, RackTransitionsReachHallStreamFabricAndDetectionWithinASecond)
     EXPECT_EQ(linkStates("z1-r002"), (std::map<std::string, int>{{"planned", 18}}));
 }
 
+// Issue 17 item 2: a switch's config with ?previous=true carries the config as it was before
+// its last change: a drain reroutes the CTSW, and its previous config is exactly what GET
+// returned before the drain, at an older version; the undrain brings the old text back and
+// the previous one is then the drained one. A bad value is a 400 naming the parameter.
+TEST_F(LiveState, ASwitchConfigCarriesItsPreviousVersion) {
+    auto& s = startLive();
+    bringIntoService(s, "z1-r001");
+    bringIntoService(s, "z1-r002");
+    ASSERT_TRUE(within(1s, [&] { return rackState(s, "z1-r002") == "in_service"; }));
+    const std::string path = "/api/v1/fabric/config/z1-ctsw1";
+    const auto before = get(s, path);
+    EXPECT_FALSE(before.contains("previous")) << "only when asked";
+
+    ASSERT_EQ(act(s, "z1-r002", "drain").status, 200);
+    ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);  // draining -> drained
+    json drained;
+    ASSERT_TRUE(within(2s, [&] {
+        drained = get(s, path + "?previous=true");
+        return drained["config"] != before["config"];
+    })) << drained.dump();
+    EXPECT_GT(drained["version"].get<std::int64_t>(), before["version"].get<std::int64_t>());
+    ASSERT_TRUE(drained["previous"].is_object()) << drained.dump();
+    EXPECT_EQ(drained["previous"]["config"], before["config"]);
+    EXPECT_LT(drained["previous"]["version"].get<std::int64_t>(), drained["version"].get<std::int64_t>());
+    EXPECT_GE(drained["previous"]["version"].get<std::int64_t>(), before["version"].get<std::int64_t>());
+    EXPECT_NE(drained["config"].get<std::string>().find("(drained)"), std::string::npos);
+
+    ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);  // drained -> in_service
+    json back;
+    ASSERT_TRUE(within(2s, [&] {
+        back = get(s, path + "?previous=true");
+        return back["config"] == before["config"];
+    })) << back.dump();
+    ASSERT_TRUE(back["previous"].is_object()) << back.dump();
+    EXPECT_EQ(back["previous"]["config"], drained["config"]);
+
+    auto bad = request(s.port(), "GET", path + "?previous=yes", tokens_["viewer"]);
+    EXPECT_EQ(bad.status, 400) << bad.body;
+    EXPECT_EQ(bad.j()["error"].value("path", ""), "previous") << bad.body;
+    EXPECT_TRUE(get(s, path + "?previous=false").contains("config"));
+}
+
 TEST_F(LiveState, ASecondLoomdOnTheSameDatabaseSeesEveryChangeWithinASecond) {
     auto& a = startLive();
     auto& b = startLive();

@@ -612,3 +612,43 @@ spec:
     img = map->grab().toImage();
     EXPECT_EQ(rgb(img.pixel(atOther)), rgb(map->gpuColor(other)));
 }
+
+// Issue 17 item 2: a switch's panel shows its config version and the diff to the previous
+// version: a drained rack's cables change the CTSW's config ("(up)" -> "(drained)").
+TEST_F(LiveLoomdQuiet, ASwitchPanelShowsItsConfigDiffToThePreviousVersion)
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    Session* s = w.session();
+    s->open(url_, token_);
+    ClusterState* state = s->cluster();
+    ASSERT_TRUE(waitUntil([&] { return state->hasSnapshot(Topic::LinkHealth); }, 60000)) << s->lastError().toStdString();
+    FabricView* fv = w.fabricView();
+    w.tabs()->setCurrentWidget(fv);
+    int ctsw = -1;
+    for (size_t i = 0; i < state->layout().switches.size() && ctsw < 0; ++i)
+        if (state->layout().switches[i].role == "ctsw")
+            ctsw = static_cast<int>(i);
+    ASSERT_GE(ctsw, 0);
+    const QString name = state->layout().switches[static_cast<size_t>(ctsw)].name;
+
+    ASSERT_LT(postTo(url_, token_, "/api/v1/racks/z1-r002/drain", "{}"), 300);
+    ASSERT_LT(postTo(url_, token_, "/api/v1/racks/z1-r002/advance", "{}"), 300);  // draining -> drained
+    const int rack = state->layout().rackIndex("z1-r002");
+    ASSERT_TRUE(waitUntil([&] { return state->layout().racks[static_cast<size_t>(rack)].state == "drained"; }, 15000));
+    // The panel, opened again until loomd has rerouted: the version, what changed, the diff.
+    const QRegularExpression changed(QStringLiteral("changed from version \\d+: (\\d+) lines removed, (\\d+) added"));
+    ASSERT_TRUE(waitUntil([&] {
+        fv->showSwitch(ctsw);
+        waitUntil([&] { return !fv->detail()->toPlainText().contains("loading config"); }, 5000);
+        return fv->detail()->toPlainText().contains(changed);
+    }, 20000)) << name.toStdString() << ": " << fv->detail()->toPlainText().toStdString();
+    const QString text = fv->detail()->toPlainText();
+    const auto m = changed.match(text);
+    EXPECT_GE(m.captured(1).toInt(), 1) << text.toStdString();
+    EXPECT_GE(m.captured(2).toInt(), 1) << text.toStdString();
+    EXPECT_TRUE(text.contains(QRegularExpression(QStringLiteral("\\+ .*z1-r002-rtsw.*\\(drained\\)")))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QRegularExpression(QStringLiteral("- .*z1-r002-rtsw.*\\((up|not_in_service)\\)")))) << text.toStdString();
+    EXPECT_FALSE(text.contains(QRegularExpression(QStringLiteral("\\+ .*z1-r001-rtsw")))) << "rack 1 did not change";
+}

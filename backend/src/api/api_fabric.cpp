@@ -11,6 +11,9 @@
 #include "loom/fabric/topology.hpp"
 
 #include <algorithm>
+#include <deque>
+#include <functional>
+#include <optional>
 #include <map>
 #include <tuple>
 #include <mutex>
@@ -32,6 +35,15 @@ struct FabricState {
     std::shared_ptr<const fabric::Router> router;
     std::int64_t version = 0;
     std::vector<float> lastDegradation;  // what the stream was last told
+    // The link states each recent version changed, with their states before it (newest last):
+    // a switch's previous config is rebuilt from them on request (GET config?previous=true)
+    // instead of keeping older routers (a router at 24k is tens of MB; this is bytes per change).
+    struct Undo {
+        std::int64_t version = 0;  // the version these changes produced
+        std::vector<std::pair<std::int32_t, fabric::LinkState>> before;
+    };
+    std::deque<Undo> undo;
+    static constexpr std::size_t kUndoVersions = 16;
 
     Result<std::shared_ptr<const fabric::Router>> get(Services& services) {
         auto inv = services.inventory();
@@ -42,10 +54,16 @@ struct FabricState {
         if (router && layout->layoutVersion() == builtLayout) {
             const auto changes = linkIds.changes(router->topology(), *inv);
             if (!changes.empty()) {
+                Undo u;
+                u.before.reserve(changes.size());
+                for (auto& [link, st] : changes)
+                    u.before.emplace_back(link, router->topology().linkState[static_cast<std::size_t>(link)]);
                 auto next = std::make_shared<fabric::Router>(*router);
                 next->setLinkStates(changes);
                 router = std::move(next);
-                ++version;
+                u.version = ++version;
+                undo.push_back(std::move(u));
+                if (undo.size() > kUndoVersions) undo.pop_front();
             }
             builtFrom = inv;
             return router;
@@ -57,7 +75,33 @@ struct FabricState {
         builtFrom = inv;
         builtLayout = layout->layoutVersion();
         ++version;
+        undo.clear();  // a new structure: older link ids mean nothing in it
         return router;
+    }
+
+    // The newest earlier version whose config (as `render` writes it) differs from `current` (within the kept
+    // versions): walks back one version at a time on a copy of the router.
+    std::optional<std::pair<std::int64_t, std::string>> previousConfig(
+        const std::shared_ptr<const fabric::Router>& now, const std::string& current,
+        const std::function<std::string(const fabric::Router&)>& render) {
+        std::vector<Undo> steps;
+        std::int64_t at = 0;
+        {
+            std::lock_guard lock(mutex);
+            if (now != router) return std::nullopt;  // moved on meanwhile: ask again
+            steps.assign(undo.rbegin(), undo.rend());
+            at = version;
+        }
+        if (steps.empty()) return std::nullopt;
+        fabric::Router past(*now);
+        for (auto& step : steps) {
+            if (step.version != at) break;  // a gap (a rebuild): nothing older is comparable
+            past.setLinkStates(step.before);
+            --at;
+            auto text = render(past);
+            if (text != current) return std::make_pair(at, std::move(text));
+        }
+        return std::nullopt;
     }
 };
 
@@ -127,14 +171,31 @@ void registerFabricRoutes(Router& router, Services& services) {
             if (!r) return fail(r.error());
             auto sw = switchOf(**r, req.param("switch"));
             if (!sw) return fail(sw.error());
+            std::int64_t version = 0;
+            {
+                std::lock_guard lock(state->mutex);
+                version = state->version;
+            }
+            const bool roce = (*r)->topology().type == inventory::FabricType::Roce;
+            const std::int32_t s = *sw;
+            auto render = [roce, s](const fabric::Router& router) {
+                return roce ? fabric::frrConfig(router, s) : fabric::routesJson(router, s);
+            };
             nlohmann::json j{{"switch", std::string(req.param("switch"))},
-                             {"version", state->version}};
-            if ((*r)->topology().type == inventory::FabricType::Roce) {
-                j["format"] = "frr";
-                j["config"] = fabric::frrConfig(**r, *sw);
-            } else {
-                j["format"] = "lft";
-                j["config"] = fabric::routesJson(**r, *sw);
+                             {"version", version},
+                             {"format", roce ? "frr" : "lft"},
+                             {"config", render(**r)}};
+            // ?previous=true: the switch's config as it was before its last change (within the
+            // last versions kept), so a console can show what the last reroute changed on it.
+            if (auto p = req.queryParam("previous")) {
+                if (*p != "true" && *p != "false")
+                    return fail(Error::invalid("previous must be true or false, not '" + std::string(*p) + "'",
+                                               "previous"));
+                if (*p == "true") {
+                    auto prev = state->previousConfig(*r, j["config"].get<std::string>(), render);
+                    j["previous"] = prev ? nlohmann::json{{"version", prev->first}, {"config", prev->second}}
+                                         : nlohmann::json();
+                }
             }
             return Response::ofJson(std::move(j));
         },

@@ -1,6 +1,7 @@
 // FabricView: the fabric map with its controls (back to overview, failure-impact overlay)
 // and a panel for the selected switch: its link summary, routing table
-// (GET /api/v1/fabric/routes/{switch}), config version (GET /api/v1/fabric/config/{switch}),
+// (GET /api/v1/fabric/routes/{switch}), config version and its diff to the previous version
+// (GET /api/v1/fabric/config/{switch}?previous=true),
 // its ports and peers; a click on a port shows that link's last hour as a sparkline
 // (GET /api/v1/telemetry/rollups?scope=link).
 #pragma once
