@@ -233,7 +233,8 @@ void TelemetryHub::deliver(std::unique_lock<std::mutex>& ingestLock,
         for (const auto& l : shared_->listeners) l(e);
 }
 
-Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_t nowMs) {
+Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_t nowMs,
+                                              IngestIdentity identity) {
     auto t0 = std::chrono::steady_clock::now();
     std::int64_t now = this->now(nowMs);
     IngestReport rep;
@@ -285,6 +286,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
             if (info.type == MetricInfo::Gpu) {
                 std::uint32_t g = kNoIndex;
                 auto host = labelValue(smp.findLabel("Hostname"));
+                if (host.empty() && smp.label("UUID").empty()) host = identity.host;
                 auto gpuLabel = smp.label("gpu");
                 int gi = -1;
                 std::uint32_t hostIdx = kNoIndex;
@@ -335,15 +337,17 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
             if (!swl) swl = smp.findLabel("instance");
             const PromLabel* pl = smp.findLabel("port");
             if (!pl) pl = smp.findLabel("ifName");
-            if (!swl || !pl) {
+            if ((!swl && identity.switchName.empty()) || !pl) {
                 unknown(UnknownReason::MissingLabels, "metric", smp.name);
                 return;
             }
-            std::string_view sw = labelValue(swl);
-            if (swl->name == "instance") sw = sw.substr(0, sw.rfind(':'));  // "host:9116"
+            // No switch label: the page is the scrape target's switch (snmp_exporter's pages
+            // carry ifName and ifIndex only).
+            std::string_view sw = swl ? labelValue(swl) : identity.switchName;
+            if (swl && swl->name == "instance") sw = sw.substr(0, sw.rfind(':'));  // "host:9116"
             if (sw != lastSwitch || lastSwitchIdx == kNoIndex) {
                 lastSwitchIdx = L.switchByName(sw);
-                lastSwitch = swl->escaped ? std::string_view{} : sw;
+                lastSwitch = swl && swl->escaped ? std::string_view{} : sw;
             }
             if (lastSwitchIdx == kNoIndex) {
                 unknown(UnknownReason::UnknownSwitch, "switch", sw);

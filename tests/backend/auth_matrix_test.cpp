@@ -54,6 +54,8 @@ std::vector<Case> cases() {
     add("POST", "/api/v1/events/{id}/ack", "/api/v1/events/987654321/ack", Role::Operator, "{}");
     add("POST", "/api/v1/events/{id}/close", "/api/v1/events/987654321/close", Role::Operator, "{}");
     add("GET", "/api/v1/telemetry/rollups", "/api/v1/telemetry/rollups?scope=rack", Role::Viewer);
+    add("GET", "/api/v1/telemetry/targets", "/api/v1/telemetry/targets?kind=node", Role::Viewer);
+    add("GET", "/api/v1/sd/prometheus", "/api/v1/sd/prometheus?exporter=dcgm", Role::Viewer);
     add("GET", "/api/v1/telemetry/gpus/{name}", "/api/v1/telemetry/gpus/z1-r001-h0-gpu0", Role::Viewer);
     add("POST", "/api/v1/phaseplans", "/api/v1/phaseplans", Role::Admin, "{}");
     add("GET", "/api/v1/phases", "/api/v1/phases", Role::Viewer);

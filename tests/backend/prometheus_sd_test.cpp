@@ -26,14 +26,13 @@ namespace fs = std::filesystem;
 class PrometheusSd : public ServerFixture {
 protected:
     Server& startSd() {
-        auto& s = startServer({}, Routes::All);
-        TargetTemplates t;
+        TargetTemplates& t = targetTemplates_;  // the fixture registers the SD routes with them
         t.dcgm = "http://{host}:9400/metrics";
         t.node = "http://{host}:9100/metrics";
         t.snmp = "http://{exporter}/snmp?target={switch}&module=if_mib";
         t.snmpExporter = "127.0.0.1:9116";
-        registerSdRoutes(s.router(), s.services(), t);
-        return s;
+        scrapeOptions_.interval = std::chrono::hours(1);  // these hosts do not exist: SD only
+        return startServer({}, Routes::All);
     }
     HttpResult sd(Server& s, const std::string& query) {
         return request(s.port(), "GET", "/api/v1/sd/prometheus" + query, tokens_["viewer"]);

@@ -5,6 +5,7 @@
 
 #include "loom/backend/auth.hpp"
 #include "loom/backend/router.hpp"
+#include "loom/backend/scraper.hpp"
 #include "loom/backend/server.hpp"
 #include "loom/backend/telemetry_service.hpp"
 #include "loom/db/inventory_repository.hpp"
@@ -182,10 +183,12 @@ protected:
     void TearDown() override {
         for (auto& n : notifiers_) n->stop();  // first: they deliver into the servers
         notifiers_.clear();
+        for (auto& sc : scrapers_) sc->stop();  // before the hubs it feeds
         for (auto& t : telemetry_) t->stop();
         for (auto& s : servers_) s->stop();
         telemetry_.clear();
         servers_.clear();
+        scrapers_.clear();  // after the servers: their reloads call followInventory's hook
         PostgresTest::TearDown();
     }
 
@@ -206,6 +209,14 @@ protected:
             telemetry = telemetry_.emplace_back(std::make_unique<TelemetryService>(
                 s->services(), telemetryOptions_)).get();
             s->setHub(&telemetry->hub());
+            // loomd's exporter routes: SD and the scraper's targets (telemetry.targets from
+            // targetTemplates_, followed over the live inventory, scraped every scrapeOptions_).
+            registerSdRoutes(s->router(), s->services(), targetTemplates_);
+            auto& sc = *scrapers_.emplace_back(
+                std::make_unique<Scraper>(telemetry->hub(), std::vector<ScrapeTarget>{}, scrapeOptions_));
+            registerTargetRoutes(s->router(), sc);
+            followInventory(sc, s->services(), targetTemplates_);
+            sc.start();
             s->setTopicSource(TelemetryService::topics(),
                               [telemetry](std::string_view t, std::vector<std::uint8_t>& out) {
                                   return telemetry->topic(t, out);
@@ -242,6 +253,9 @@ protected:
     std::map<std::string, std::string> tokens_;
     Server::TopicSource topicSource_;
     TelemetryServiceOptions telemetryOptions_;  // for Routes::All (detection settings, ...)
+    TargetTemplates targetTemplates_;  // for Routes::All: telemetry.targets
+    ScraperOptions scrapeOptions_;
+    std::vector<std::unique_ptr<Scraper>> scrapers_;  // one per Routes::All server
     std::vector<std::unique_ptr<Server>> servers_;
     std::vector<std::unique_ptr<TelemetryService>> telemetry_;
     std::vector<std::unique_ptr<db::Notifier>> notifiers_;

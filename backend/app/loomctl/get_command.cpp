@@ -3,6 +3,7 @@
 #include "loomctl/context.hpp"
 #include "loomctl/describe_cables.hpp"
 
+#include <cstdio>
 #include <iostream>
 #include <algorithm>
 #include <chrono>
@@ -200,7 +201,64 @@ private:
     std::map<std::string, std::string> seen_;  // name -> last printed resourceVersion
 };
 
+// `loomctl get targets [--field kind=dcgm] [--field up=false] [--field entity=NAME]`: loomd's
+// exporter targets (GET /api/v1/telemetry/targets), not an inventory kind.
+void runGetTargets(const GetOptions& o) {
+    const auto jsonPath = jsonPathOf(o.output);
+    auto fmt = jsonPath ? std::optional(client::OutputFormat::Json)
+                        : client::parseOutputFormat(o.output);
+    if (!fmt || *fmt == client::OutputFormat::Name)
+        failWith(Error::invalid("-o must be table, wide, yaml, json or jsonpath=TEMPLATE for "
+                                "targets (got \"" + o.output + "\")"));
+    std::string query;
+    for (const auto& f : o.fields) {
+        auto [k, v] = splitKeyValue(f, "--field");
+        if (k != "kind" && k != "up" && k != "entity")
+            failWith(Error::invalid("targets filter by kind, up or entity, not \"" + k + "\""));
+        query += (query.empty() ? "?" : "&") + k + "=" + client::urlEncode(v);
+    }
+    if (!o.name.empty()) query += (query.empty() ? "?" : "&") + std::string("entity=") +
+                                  client::urlEncode(o.name);
+    auto client = makeClient();
+    auto doc = orExit(client.getJson("/api/v1/telemetry/targets" + query), client);
+    if (jsonPath) return printJsonPath(doc, *jsonPath);
+    if (*fmt == client::OutputFormat::Json) {
+        std::cout << doc.dump(2) << '\n';
+        return;
+    }
+    if (*fmt == client::OutputFormat::Yaml) {
+        std::cout << client::toYaml(doc);
+        return;
+    }
+    std::vector<json> items = doc.value("items", json::array());
+    if (items.empty()) {
+        std::cerr << "No targets found.\n";
+        return;
+    }
+    auto str = [](const char* key) {
+        return [key](const json& j) {
+            const auto& v = j.at(key);
+            return v.is_string() ? v.get<std::string>() : v.dump();
+        };
+    };
+    std::vector<client::Column> cols = {
+        {"KIND", str("kind")},
+        {"ENTITY", str("entity")},
+        {"UP", [](const json& j) { return std::string(j.value("up", false) ? "yes" : "no"); }},
+        {"DURATION", [](const json& j) {
+             char b[32];
+             std::snprintf(b, sizeof b, "%.3fs", j.value("durationSeconds", 0.0));
+             return std::string(b);
+         }},
+        {"SAMPLES", str("samples")},
+        {"ERRORS", str("errors")},
+        {"LAST-ERROR", str("lastError")}};
+    if (*fmt == client::OutputFormat::Wide) cols.insert(cols.begin() + 2, {"URL", str("url")});
+    std::cout << client::renderTable(cols, items, !o.noHeaders);
+}
+
 void runGet(const GetOptions& o) {
+    if (o.kind == "targets" || o.kind == "target") return runGetTargets(o);
     std::string kind = kindOrExit(o.kind);
     const auto jsonPath = jsonPathOf(o.output);
     auto fmt = jsonPath ? std::optional(client::OutputFormat::Json) : client::parseOutputFormat(o.output);
@@ -362,7 +420,10 @@ void addGetCommands(CLI::App& app) {
     auto o = std::make_shared<GetOptions>();
     auto* get = app.add_subcommand(
         "get", "List inventory objects of a kind, or show one (kubectl-style tables)");
-    get->add_option("kind", o->kind, "kind, singular or plural: " + kindList())->required();
+    get->add_option("kind", o->kind,
+                    "kind, singular or plural: " + kindList() +
+                        "; or targets (loomd's exporter targets, --field kind=|up=|entity=)")
+        ->required();
     get->add_option("name", o->name, "show only this object");
     get->add_option("-o,--output", o->output,
                     "table (default), wide, yaml, json, name or jsonpath=TEMPLATE (kubectl's: "

@@ -138,6 +138,9 @@ int runServe(ServeArgs args) {
     backend::TelemetryService telemetry(services, topts);
     backend::Scraper scraper(telemetry.hub(), targets);
     services.addMetricsSource([&scraper](std::string& out) { scraper.appendMetrics(out); });
+    backend::registerTargetRoutes(server.router(), scraper);
+    // telemetry.targets follow the live inventory (rolled-in racks scraped, drained ones not).
+    backend::followInventory(scraper, services, file.targets);
     server.setHub(&telemetry.hub());
     server.setTopicSource(backend::TelemetryService::topics(),
                           [&telemetry](std::string_view t, std::vector<std::uint8_t>& out) {

@@ -1,20 +1,29 @@
 #include "loom/backend/scraper.hpp"
 
-#include "loom/backend/http_url.hpp"
-
-#include "loom/telemetry/telemetry_hub.hpp"
-
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
-#include <atomic>
-#include <condition_variable>
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <deque>
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <thread>
+#include <tuple>
+
+#include "loom/backend/http_url.hpp"
+#include "loom/backend/services.hpp"
+#include "loom/inventory/model.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
 
 namespace loom::backend {
 
@@ -22,61 +31,9 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
+using namespace std::chrono_literals;
 
 namespace {
-
-using Url = HttpUrl;
-
-// One GET with an overall deadline: asynchronous operations on a private io_context, run for
-// at most `timeout` (synchronous Beast operations have no timeout).
-Result<std::string> fetch(const Url& u, std::chrono::milliseconds timeout, std::size_t maxBytes) {
-    net::io_context ioc;
-    tcp::resolver resolver(ioc);
-    beast::tcp_stream stream(ioc);
-    http::request<http::empty_body> req{http::verb::get, u.target, 11};
-    req.set(http::field::host, u.host);
-    req.set(http::field::accept, "text/plain");
-    req.set(http::field::user_agent, "loomd-scraper");
-    beast::flat_buffer buf;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(maxBytes);
-    beast::error_code result = net::error::timed_out;
-    bool done = false;
-    stream.expires_after(timeout);
-    resolver.async_resolve(u.host, u.port, [&](beast::error_code ec, tcp::resolver::results_type r) {
-        if (ec) {
-            result = ec;
-            done = true;
-            return;
-        }
-        stream.async_connect(r, [&](beast::error_code ec2, const tcp::endpoint&) {
-            if (ec2) {
-            result = ec2;
-            done = true;
-            return;
-        }
-            http::async_write(stream, req, [&](beast::error_code ec3, std::size_t) {
-                if (ec3) {
-            result = ec3;
-            done = true;
-            return;
-        }
-                http::async_read(stream, buf, parser, [&](beast::error_code ec4, std::size_t) {
-                    result = ec4;
-                    done = true;
-                });
-            });
-        });
-    });
-    ioc.run_for(timeout + std::chrono::milliseconds(100));
-    if (!done) return fail(Error::unavailable("timed out after " + std::to_string(timeout.count()) + " ms"));
-    if (result == http::error::body_limit)
-        return fail(Error{Errc::TooLarge, "body larger than " + std::to_string(maxBytes) + " bytes"});
-    if (result) return fail(Error::unavailable(result.message()));
-    if (parser.get().result_int() != 200)
-        return fail(Error::unavailable("HTTP " + std::to_string(parser.get().result_int())));
-    return std::move(parser.get().body());
-}
 
 std::int64_t nowMs() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -84,102 +41,379 @@ std::int64_t nowMs() {
         .count();
 }
 
+std::string escapeLabel(std::string_view v) {
+    std::string s;
+    for (char c : v) {
+        if (c == '\\' || c == '"') s += '\\';
+        if (c == '\n') {
+            s += "\\n";
+            continue;
+        }
+        s += c;
+    }
+    return s;
+}
+
 }  // namespace
 
-struct Scraper::Impl {
-    struct State {
-        ScrapeTarget target;
-        Url url;
-        std::atomic<bool> up{false};
-        std::atomic<double> seconds{0};
-        std::atomic<std::uint64_t> samples{0}, errors{0};
-        std::string lastError;  // logged on change only
+struct Scraper::Impl : std::enable_shared_from_this<Impl> {
+    struct Target {
+        std::string kind;  // "static" for a hand-listed URL
+        std::string entity;
+        std::string url;
+        HttpUrl u;
+        bool urlOk = false;
+        bool isSwitch = false;
+        std::chrono::milliseconds interval{1000}, timeout{5000};
+        std::size_t maxBytes = 0;
+        // io thread only
+        bool removed = false;
+        net::steady_timer* timer = nullptr;  // the coroutine's, while it waits
+        // under Impl::mutex
+        ScrapeTargetStatus st;
     };
+
     TelemetryHub& hub;
-    std::vector<std::unique_ptr<State>> states;
-    std::vector<std::jthread> threads;
-    std::mutex mutex;
-    std::condition_variable_any cv;
+    ScraperOptions opt;
+    mutable std::mutex mutex;  // targets lists and every Target::st
+    std::vector<std::shared_ptr<Target>> fixed;
+    std::vector<std::shared_ptr<Target>> templated;
+    bool started = false;
+    // io thread only: the concurrency bound (a counting semaphore of timers).
+    std::size_t inFlight = 0;
+    std::atomic<std::size_t> inFlightSeen{0};
+    std::deque<net::steady_timer*> waiters;
+    std::jthread thread;
+    net::io_context ioc;  // last: destroyed first, with the coroutine frames it holds
 
-    explicit Impl(TelemetryHub& h) : hub(h) {}
+    Impl(TelemetryHub& h, ScraperOptions o) : hub(h), opt(o) {}
 
-    void run(State& st, std::stop_token stop) {
-        while (!stop.stop_requested()) {
-            const auto t0 = std::chrono::steady_clock::now();
-            auto body = fetch(st.url, st.target.timeout, st.target.maxBytes);
-            std::string error;
-            if (body) {
-                auto rep = hub.ingestText(*body, nowMs());
-                if (rep) st.samples.store(rep->samples);
-                else error = "unreadable exposition: " + rep.error().toString();
-            } else {
-                error = body.error().message;
-            }
-            st.seconds.store(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-            st.up.store(error.empty());
-            if (!error.empty()) {
-                st.errors.fetch_add(1);
-                if (error != st.lastError) spdlog::warn("scrape {}: {}", st.target.url, error);
-            } else if (!st.lastError.empty()) {
-                spdlog::info("scrape {}: up again", st.target.url);
-            }
-            st.lastError = error;
-            std::unique_lock lock(mutex);
-            cv.wait_until(lock, stop, t0 + st.target.interval, [] { return false; });
+    net::awaitable<void> acquire() {
+        if (inFlight < opt.maxInFlight) {
+            ++inFlight;
+            co_return;
         }
+        net::steady_timer w(co_await net::this_coro::executor,
+                            std::chrono::steady_clock::time_point::max());
+        waiters.push_back(&w);
+        // Woken by release() cancelling the wait: the slot passes to us.
+        beast::error_code ec;
+        co_await w.async_wait(net::redirect_error(net::use_awaitable, ec));
+    }
+    void release() {
+        if (!waiters.empty()) {
+            auto* w = waiters.front();
+            waiters.pop_front();
+            w->cancel();
+        } else {
+            --inFlight;
+        }
+    }
+
+    // One scrape on `stream` (connected when `connected`): the body, or an error message.
+    net::awaitable<std::pair<std::string, std::string>> fetch(Target& t, beast::tcp_stream& stream,
+                                                              beast::flat_buffer& buf,
+                                                              bool& connected) {
+        stream.expires_after(t.timeout);
+        if (!connected) {
+            tcp::resolver resolver(co_await net::this_coro::executor);
+            beast::error_code ec;
+            auto eps = co_await resolver.async_resolve(t.u.host, t.u.port,
+                                                       net::redirect_error(net::use_awaitable, ec));
+            if (ec) co_return std::pair{std::string(), "resolve " + t.u.host + ": " + ec.message()};
+            co_await stream.async_connect(eps, net::redirect_error(net::use_awaitable, ec));
+            if (ec == beast::error::timeout)
+                co_return std::pair{std::string(), "timed out connecting after " +
+                                                       std::to_string(t.timeout.count()) + " ms"};
+            if (ec) co_return std::pair{std::string(), "connect: " + ec.message()};
+            connected = true;
+            buf.clear();
+        }
+        http::request<http::empty_body> req{http::verb::get, t.u.target, 11};
+        req.set(http::field::host, t.u.host + ":" + t.u.port);
+        req.set(http::field::accept, "text/plain");
+        req.set(http::field::user_agent, "loomd-scraper");
+        req.keep_alive(true);
+        beast::error_code ec3, ec4;
+        co_await http::async_write(stream, req, net::redirect_error(net::use_awaitable, ec3));
+        if (ec3) co_return std::pair{std::string(), "request: " + ec3.message()};
+        http::response_parser<http::string_body> parser;
+        parser.body_limit(t.maxBytes);
+        co_await http::async_read(stream, buf, parser,
+                                  net::redirect_error(net::use_awaitable, ec4));
+        if (ec4 == http::error::body_limit)
+            co_return std::pair{std::string(),
+                                "body larger than " + std::to_string(t.maxBytes) + " bytes"};
+        if (ec4 == beast::error::timeout)
+            co_return std::pair{std::string(),
+                                "timed out after " + std::to_string(t.timeout.count()) + " ms"};
+        if (ec4) co_return std::pair{std::string(), "response: " + ec4.message()};
+        if (!parser.keep_alive()) {
+            beast::error_code ignore;
+            stream.socket().shutdown(tcp::socket::shutdown_both, ignore);
+            stream.close();
+            connected = false;
+        }
+        if (parser.get().result_int() != 200)
+            co_return std::pair{std::string(), "HTTP " + std::to_string(parser.get().result_int())};
+        co_return std::pair{std::move(parser.get().body()), std::string()};
+    }
+
+    net::awaitable<void> run(std::shared_ptr<Target> t) {
+        auto ex = co_await net::this_coro::executor;
+        net::steady_timer timer(ex);
+        beast::tcp_stream stream(ex);
+        beast::flat_buffer buf;
+        bool connected = false;
+        // Spread the first scrapes over one interval, so 8k targets do not fire at once.
+        const auto spread =
+            std::hash<std::string>{}(t->url) %
+            static_cast<std::size_t>(std::max<std::int64_t>(1, t->interval.count()));
+        auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(spread);
+        std::string lastLogged;
+        while (!t->removed) {
+            timer.expires_at(next);
+            t->timer = &timer;
+            beast::error_code waitEc;  // cancelled: the target was removed
+            co_await timer.async_wait(net::redirect_error(net::use_awaitable, waitEc));
+            t->timer = nullptr;
+            if (t->removed) break;
+            co_await acquire();
+            const auto t0 = std::chrono::steady_clock::now();
+            std::string body, error;
+            if (!t->urlOk) {
+                error = "not an http:// URL";
+            } else {
+                const bool reused = connected;
+                std::tie(body, error) = co_await fetch(*t, stream, buf, connected);
+                if (!error.empty() && reused && error.rfind("timed out", 0) != 0) {
+                    // The exporter closed the idle keep-alive connection (its idle timeout):
+                    // once more on a fresh one, as any HTTP client does.
+                    stream.close();
+                    connected = false;
+                    std::tie(body, error) = co_await fetch(*t, stream, buf, connected);
+                }
+            }
+            release();
+            if (!error.empty() && connected) {
+                // A failed exchange leaves the connection in an unknown state: start afresh.
+                stream.close();
+                connected = false;
+            }
+            std::uint64_t samples = 0;
+            if (error.empty()) {
+                telemetry::IngestIdentity id;
+                (t->isSwitch ? id.switchName : id.host) = t->entity;
+                auto rep = hub.ingestText(body, nowMs(), id);
+                if (rep)
+                    samples = rep->samples;
+                else
+                    error = "unreadable exposition: " + rep.error().toString();
+            }
+            const double secs =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            {
+                std::lock_guard lk(mutex);
+                auto& s = t->st;
+                s.up = error.empty();
+                s.seconds = secs;
+                s.lastScrapeMs = nowMs();
+                ++s.scrapes;
+                if (error.empty())
+                    s.samples = samples;
+                else
+                    ++s.errors;
+                s.lastError = error;
+            }
+            if (error != lastLogged) {
+                if (!error.empty())
+                    spdlog::warn("scrape {}: {}", t->url, error);
+                else
+                    spdlog::info("scrape {}: up again", t->url);
+                lastLogged = error;
+            }
+            next += t->interval;
+            if (next < std::chrono::steady_clock::now()) next = std::chrono::steady_clock::now();
+        }
+    }
+
+    void spawn(const std::shared_ptr<Target>& t) {
+        net::co_spawn(ioc, run(t), [url = t->url](std::exception_ptr e) {
+            if (!e) return;
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception& ex) {
+                spdlog::error("scrape {}: stopped: {}", url, ex.what());
+            }
+        });
+    }
+
+    static std::shared_ptr<Target> makeTarget(std::string kind, std::string entity, std::string url,
+                                              bool isSwitch, std::chrono::milliseconds interval,
+                                              std::chrono::milliseconds timeout,
+                                              std::size_t maxBytes) {
+        auto t = std::make_shared<Target>();
+        t->kind = std::move(kind);
+        t->entity = std::move(entity);
+        t->url = std::move(url);
+        t->isSwitch = isSwitch;
+        t->interval = interval;
+        t->timeout = timeout;
+        t->maxBytes = maxBytes;
+        if (auto u = parseHttpUrl(t->url)) {
+            t->u = *u;
+            t->urlOk = true;
+        }
+        t->st.kind = t->kind;
+        t->st.entity = t->entity;
+        t->st.url = t->url;
+        return t;
     }
 };
 
-Scraper::Scraper(TelemetryHub& hub, std::vector<ScrapeTarget> targets) : impl_(std::make_unique<Impl>(hub)) {
-    for (auto& t : targets) {
-        auto st = std::make_unique<Impl::State>();
-        st->url = parseHttpUrl(t.url).value_or(Url{});
-        st->target = std::move(t);
-        impl_->states.push_back(std::move(st));
-    }
+Scraper::Scraper(TelemetryHub& hub, std::vector<ScrapeTarget> targets, ScraperOptions options)
+    : impl_(std::make_shared<Impl>(hub, options)) {
+    for (auto& t : targets)
+        impl_->fixed.push_back(Impl::makeTarget("static", "", std::move(t.url), false, t.interval,
+                                                t.timeout, t.maxBytes));
 }
 
 Scraper::~Scraper() { stop(); }
 
 void Scraper::start() {
-    if (!impl_->threads.empty()) return;
-    for (auto& st : impl_->states)
-        impl_->threads.emplace_back([this, s = st.get()](std::stop_token stop) { impl_->run(*s, stop); });
+    std::lock_guard lk(impl_->mutex);
+    if (impl_->started) return;
+    impl_->started = true;
+    for (auto& t : impl_->fixed) impl_->spawn(t);
+    for (auto& t : impl_->templated) impl_->spawn(t);
+    // The io_context runs until stop(): a work guard keeps it alive with no target at all.
+    impl_->thread = std::jthread([impl = impl_.get()] {
+        auto guard = net::make_work_guard(impl->ioc);
+        impl->ioc.run();
+    });
 }
 
 void Scraper::stop() {
-    for (auto& t : impl_->threads) t.request_stop();
-    impl_->cv.notify_all();
-    impl_->threads.clear();  // joins
+    impl_->ioc.stop();
+    if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+void Scraper::setTargets(std::vector<ExporterTarget> targets) {
+    auto& I = *impl_;
+    std::vector<std::shared_ptr<Impl::Target>> next, gone, fresh;
+    {
+        std::lock_guard lk(I.mutex);
+        std::map<std::tuple<std::string_view, std::string_view, std::string_view>,
+                 std::shared_ptr<Impl::Target>>
+            old;
+        for (auto& t : I.templated) old.emplace(std::tuple{t->kind, t->entity, t->url}, t);
+        for (auto& e : targets) {
+            const auto kind = exporterKindName(e.kind);
+            auto it =
+                old.find(std::tuple{kind, std::string_view(e.entity), std::string_view(e.url)});
+            if (it != old.end()) {
+                next.push_back(it->second);
+                old.erase(it);
+                continue;
+            }
+            auto t = Impl::makeTarget(std::string(kind), std::move(e.entity), std::move(e.url),
+                                      e.kind == ExporterKind::Snmp, I.opt.interval, I.opt.timeout,
+                                      I.opt.maxBytes);
+            next.push_back(t);
+            fresh.push_back(t);
+        }
+        for (auto& [k, t] : old) gone.push_back(t);
+        I.templated = std::move(next);
+        if (!I.started) return;  // start() spawns them
+    }
+    // Coroutines and their flags belong to the io thread.
+    net::post(I.ioc, [impl = impl_, gone = std::move(gone), fresh = std::move(fresh)] {
+        for (auto& t : gone) {
+            t->removed = true;
+            if (t->timer) t->timer->cancel();
+        }
+        for (auto& t : fresh) impl->spawn(t);
+    });
+}
+
+std::vector<ScrapeTargetStatus> Scraper::status() const {
+    std::lock_guard lk(impl_->mutex);
+    std::vector<ScrapeTargetStatus> out;
+    out.reserve(impl_->fixed.size() + impl_->templated.size());
+    for (const auto& t : impl_->fixed) out.push_back(t->st);
+    for (const auto& t : impl_->templated) out.push_back(t->st);
+    return out;
 }
 
 void Scraper::appendMetrics(std::string& out) const {
-    if (impl_->states.empty()) return;
-    auto label = [](const std::string& url) {
-        std::string s;
-        for (char c : url) {
-            if (c == '\\' || c == '"') s += '\\';
-            s += c;
-        }
-        return s;
+    std::lock_guard lk(impl_->mutex);
+    const auto& fixed = impl_->fixed;
+    if (!fixed.empty()) {
+        auto each = [&](std::string_view name, std::string_view help, std::string_view type,
+                        auto value) {
+            out += "# HELP " + std::string(name) + " " + std::string(help) + "\n# TYPE " +
+                   std::string(name) + " " + std::string(type) + "\n";
+            for (const auto& t : fixed)
+                out += std::string(name) + "{target=\"" + escapeLabel(t->url) + "\"} " +
+                       value(t->st) + "\n";
+        };
+        each("loom_scrape_up", "Whether the last scrape of a hand-listed target succeeded.",
+             "gauge", [](const ScrapeTargetStatus& s) { return std::string(s.up ? "1" : "0"); });
+        each("loom_scrape_duration_seconds", "Duration of the last scrape of a target.", "gauge",
+             [](const ScrapeTargetStatus& s) { return std::to_string(s.seconds); });
+        each("loom_scrape_samples", "Samples in the last successful scrape of a target.", "gauge",
+             [](const ScrapeTargetStatus& s) { return std::to_string(s.samples); });
+        each("loom_scrape_errors_total", "Failed scrapes of a target.", "counter",
+             [](const ScrapeTargetStatus& s) { return std::to_string(s.errors); });
+    }
+    struct Sum {
+        std::uint64_t targets = 0, up = 0, errors = 0, samples = 0;
+        double maxSeconds = 0;
     };
-    out += "# HELP loom_scrape_up Whether the last scrape of an exporter target succeeded.\n"
-           "# TYPE loom_scrape_up gauge\n";
-    for (const auto& st : impl_->states)
-        out += "loom_scrape_up{target=\"" + label(st->target.url) + "\"} " + (st->up ? "1" : "0") + "\n";
-    out += "# HELP loom_scrape_duration_seconds Duration of the last scrape of a target.\n"
-           "# TYPE loom_scrape_duration_seconds gauge\n";
-    for (const auto& st : impl_->states)
-        out += "loom_scrape_duration_seconds{target=\"" + label(st->target.url) + "\"} " +
-               std::to_string(st->seconds.load()) + "\n";
-    out += "# HELP loom_scrape_samples Samples in the last successful scrape of a target.\n"
-           "# TYPE loom_scrape_samples gauge\n";
-    for (const auto& st : impl_->states)
-        out += "loom_scrape_samples{target=\"" + label(st->target.url) + "\"} " + std::to_string(st->samples.load()) + "\n";
-    out += "# HELP loom_scrape_errors_total Failed scrapes of a target.\n"
-           "# TYPE loom_scrape_errors_total counter\n";
-    for (const auto& st : impl_->states)
-        out += "loom_scrape_errors_total{target=\"" + label(st->target.url) + "\"} " + std::to_string(st->errors.load()) + "\n";
+    std::map<std::string, Sum> kinds;
+    for (auto k : {ExporterKind::Dcgm, ExporterKind::Node, ExporterKind::Snmp})
+        kinds[std::string(exporterKindName(k))];
+    for (const auto& t : impl_->templated) {
+        auto& s = kinds[t->kind];
+        ++s.targets;
+        s.up += t->st.up ? 1 : 0;
+        s.errors += t->st.errors;
+        s.samples += t->st.samples;
+        s.maxSeconds = std::max(s.maxSeconds, t->st.seconds);
+    }
+    auto perKind = [&](std::string_view name, std::string_view help, std::string_view type,
+                       auto value) {
+        out += "# HELP " + std::string(name) + " " + std::string(help) + "\n# TYPE " +
+               std::string(name) + " " + std::string(type) + "\n";
+        for (const auto& [k, s] : kinds)
+            out += std::string(name) + "{kind=\"" + k + "\"} " + value(s) + "\n";
+    };
+    perKind("loom_scrape_targets", "Exporter targets from telemetry.targets, per kind.", "gauge",
+            [](const Sum& s) { return std::to_string(s.targets); });
+    perKind("loom_scrape_targets_up", "Targets whose last scrape succeeded, per kind.", "gauge",
+            [](const Sum& s) { return std::to_string(s.up); });
+    perKind("loom_scrape_kind_errors_total", "Failed scrapes of templated targets, per kind.",
+            "counter", [](const Sum& s) { return std::to_string(s.errors); });
+    perKind("loom_scrape_kind_samples", "Samples in the last scrape of every target, per kind.",
+            "gauge", [](const Sum& s) { return std::to_string(s.samples); });
+    perKind("loom_scrape_duration_seconds_max", "Slowest last scrape of a target, per kind.",
+            "gauge", [](const Sum& s) { return std::to_string(s.maxSeconds); });
+}
+
+void followInventory(Scraper& scraper, Services& services, const TargetTemplates& templates) {
+    if (templates.dcgm.empty() && templates.node.empty() && templates.snmp.empty()) return;
+    auto apply = [&scraper, &services, templates] {
+        auto inv = services.inventory();
+        if (!inv) return;
+        std::vector<ExporterTarget> all;
+        for (auto k : {ExporterKind::Dcgm, ExporterKind::Node, ExporterKind::Snmp}) {
+            auto ts = expandTargets(templates, *inv, k);
+            std::move(ts.begin(), ts.end(), std::back_inserter(all));
+        }
+        scraper.setTargets(std::move(all));
+    };
+    services.onLiveChange(apply);
+    apply();  // the live state may have loaded before the hook was set
 }
 
 }  // namespace loom::backend

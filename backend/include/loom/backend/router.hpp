@@ -175,5 +175,8 @@ void registerWebRoutes(Router& router);
 struct TargetTemplates;                                               // scrape_targets.hpp
 // GET /api/v1/sd/prometheus from loomd.yaml's telemetry.targets (api_sd.cpp).
 void registerSdRoutes(Router& router, Services& services, TargetTemplates templates);
+class Scraper;  // scraper.hpp
+// GET /api/v1/telemetry/targets: the scraper's targets with up, duration, errors (api_sd.cpp).
+void registerTargetRoutes(Router& router, const Scraper& scraper);
 
 }  // namespace loom::backend

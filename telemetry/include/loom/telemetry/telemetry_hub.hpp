@@ -160,6 +160,14 @@ struct LinkMinute {
     bool partial = false;
 };
 
+// Who a scraped page speaks for, as Prometheus's `instance` label: the host of a dcgm or
+// node_exporter target, the switch of an snmp_exporter target. Samples that name no host
+// (no Hostname and no UUID) or no switch (no switch or instance label) are matched through it.
+struct IngestIdentity {
+    std::string_view host;
+    std::string_view switchName;
+};
+
 struct HubOptions {
     DetectionConfig detection;
     // Unix epoch milliseconds; tests replace it to drive time.
@@ -182,7 +190,8 @@ public:
     // Parses and stores one exposition body. The parser streams, so the samples before a
     // malformed line are applied and nothing after it; the error names the line and column.
     // `nowMs` 0 = the hub's clock; samples with a timestamp use their own.
-    Result<IngestReport> ingestText(std::string_view body, std::int64_t nowMs = 0);
+    Result<IngestReport> ingestText(std::string_view body, std::int64_t nowMs = 0,
+                                    IngestIdentity identity = {});
 
     // Time-driven work, once a second: closes flapping events whose window passed, marks
     // stale data, samples the rollup accumulators and completes minutes.
