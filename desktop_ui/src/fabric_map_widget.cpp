@@ -52,6 +52,7 @@ FabricMapWidget::FabricMapWidget(ClusterState* state, QWidget* parent)
         rebuild();
         update();
     });
+    connect(state, &ClusterState::rackStateChanged, this, [this] { update(); });
     connect(state, &ClusterState::metricsUpdated, this, [this](unsigned mask) {
         if (mask & (topicBit(Topic::LinkUtil) | topicBit(Topic::LinkHealth))) {
             aggregate();
@@ -68,6 +69,10 @@ void FabricMapWidget::rebuild()
     switchZone_.assign(ns, -1);
     for (size_t i = 0; i < ns; ++i)
         switchZone_[i] = h.switches[i].zone.isEmpty() ? -1 : h.zoneIndex(h.switches[i].zone);
+    switchRack_.assign(ns, -1);
+    for (size_t r = 0; r < h.racks.size(); ++r)
+        if (const int sw = h.switchIndex(h.racks[r].rtsw); sw >= 0)
+            switchRack_[static_cast<size_t>(sw)] = static_cast<int>(r);
     const size_t nl = static_cast<size_t>(h.links.size());
     linkSw_.assign(nl, {-1, -1});
     linkPair_.assign(nl, -1);
@@ -240,6 +245,12 @@ QColor FabricMapWidget::switchColor(int sw) const
     const auto& s = stats_[static_cast<size_t>(sw)];
     if (!bw_.empty() && bw_[static_cast<size_t>(sw)] >= 0)
         return bwColor(bw_[static_cast<size_t>(sw)]);
+    // A rack switch follows its rack: burning in or drained is not "healthy in service".
+    if (const int r = sw < static_cast<int>(switchRack_.size()) ? switchRack_[static_cast<size_t>(sw)] : -1; r >= 0) {
+        const QString phase = rackSwitchPhase(state_->layout().racks[static_cast<size_t>(r)].state);
+        if (!phase.isEmpty())
+            return QColor(rackSwitchPhaseColor(phase));
+    }
     return QColor(switchHealthColor(s));
 }
 
@@ -678,6 +689,8 @@ void FabricMapWidget::paintLegend(QPainter& p)
                           {degradedColor(), tr("some links down/erroring")},
                           {failedColor(), tr("switch down (all links)")},
                           {linkHealthLut()[4], tr("not in service")},
+                          {rackSwitchPhaseColor(QStringLiteral("burn-in")), tr("rack in burn-in")},
+                          {rackSwitchPhaseColor(QStringLiteral("drained")), tr("rack drained")},
                           {noDataColor(), tr("no data")}};
     QFont f = font();
     f.setPixelSize(11);
@@ -763,6 +776,10 @@ bool FabricMapWidget::event(QEvent* e)
                           .arg(s.down).arg(s.drained);
         if (!bw_.empty() && bw_[static_cast<size_t>(sw)] >= 0)
             tip += QStringLiteral("<br>rack bus bandwidth %1%").arg(bw_[static_cast<size_t>(sw)], 0, 'f', 1);
+        if (const int r = switchRack_[static_cast<size_t>(sw)]; r >= 0) {
+            const auto& rack = state_->layout().racks[static_cast<size_t>(r)];
+            tip += QStringLiteral("<br>rack %1: %2").arg(rack.name.toHtmlEscaped(), rack.state.toHtmlEscaped());
+        }
         QToolTip::showText(he->globalPos(), tip, this);
         return true;
     }

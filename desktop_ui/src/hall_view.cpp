@@ -346,9 +346,20 @@ QString HallView::elevationHtml(int rack) const
             if (down > 0)
                 links = QStringLiteral("<span style='color:%1'>%2</span>").arg(QColor(failedColor()).name(), links);
         }
+        // The rack's switches are in service through its cables: they are in the rack's state
+        // (the stored switch state stays as applied, "planned").
+        const QString stored = sw.value(u"state").toString();
+        const QString role = sw.value(u"role").toString();
+        const bool ofRack = (role == u"rtsw" || role == u"fsw") && !r.state.isEmpty();
+        QString stateHtml = stateCell(ofRack ? r.state : stored);
+        if (ofRack && stored != r.state)
+            stateHtml = cell(QStringLiteral("%1 <span style='color:#888'>(with its rack; stored %2)</span>")
+                                 .arg(r.state.toHtmlEscaped(), stored.isEmpty() ? QStringLiteral("–") : stored.toHtmlEscaped()),
+                             r.state == u"failed" ? QStringLiteral("color:%1;font-weight:bold").arg(QColor(failedColor()).name())
+                                                  : QString());
         rows += QStringLiteral("<tr>%1%2%3%4</tr>")
-                    .arg(cell(QStringLiteral("<b>%1</b>").arg(sw.value(u"role").toString().toUpper().toHtmlEscaped())),
-                         cell(name.toHtmlEscaped()), stateCell(sw.value(u"state").toString()), cell(links));
+                    .arg(cell(QStringLiteral("<b>%1</b>").arg(role.toUpper().toHtmlEscaped())), cell(name.toHtmlEscaped()),
+                         stateHtml, cell(links));
     }
     // Hosts: from GET /hosts?rack= (slot, state) when it answered, else the hall's order.
     struct HostRow {

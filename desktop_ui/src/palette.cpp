@@ -105,6 +105,30 @@ QRgb quarantinedColor() { return qRgb(213, 0, 249); }
 // Near-white blue: apart from the failure colours, the metric ramps and the cyan selection.
 QRgb jobHighlightColor() { return qRgb(140, 200, 255); }
 
+QString rackSwitchPhase(const QString& rackState)
+{
+    if (rackState == u"powered" || rackState == u"burn_in" || rackState == u"validated")
+        return QStringLiteral("burn-in");
+    if (rackState == u"draining" || rackState == u"drained" || rackState == u"maintenance")
+        return QStringLiteral("drained");
+    if (rackState == u"repair")
+        return QStringLiteral("repair");
+    return {};
+}
+
+QRgb rackSwitchPhaseColor(const QString& phase)
+{
+    // The provisioning board's colours for these states, so a rack and its switch agree;
+    // burn-in takes "powered"'s blue: burn_in's own amber would read as "some links down".
+    if (phase == u"burn-in")
+        return provisioningLut()[provisioningCode(QStringLiteral("powered"))];
+    if (phase == u"drained")
+        return provisioningLut()[provisioningCode(QStringLiteral("drained"))];
+    if (phase == u"repair")
+        return provisioningLut()[provisioningCode(QStringLiteral("repair"))];
+    return noDataColor();
+}
+
 bool rackReportsData(const QString& state)
 {
     static const QStringList dark = {QStringLiteral("planned"), QStringLiteral("delivered"),

@@ -2,6 +2,7 @@
 // (tests/support harness), driven by a real Beast HTTP client and a real WebSocket client.
 #include "server_fixture.hpp"
 
+#include "loom/db/event_repo.hpp"
 #include "loom/db/notify.hpp"
 
 #include <atomic>
@@ -282,6 +283,69 @@ TEST_F(ServerTest, RelationFiltersMatchTheJoinsAndRepeatedFiltersAreAlternatives
     EXPECT_EQ(unknown.status, 400);
     EXPECT_NE(unknown.body.find("peer"), std::string::npos)
         << "the valid filters are listed: " << unknown.body;
+}
+
+// health=ok|degraded|failed (and __n) partitions the GPUs and links exactly as each object's
+// own `health` field says, for events of both severities and of several kinds on one GPU.
+TEST_F(ServerTest, HealthFiltersPartitionAsTheHealthFieldSays) {
+    auto& s = startServer();
+    auto v = tokens_["viewer"];
+    auto list = [&](const std::string& q) {
+        auto r = request(s.port(), "GET", "/api/v1/" + q + "&limit=5000", v);
+        EXPECT_EQ(r.status, 200) << q << ": " << r.body;
+        std::map<std::string, std::string> out;  // name -> its health field
+        if (r.status == 200) {
+            auto body = r.j();
+            for (auto& i : body["items"]) out[i["name"]] = i.value("health", "");
+        }
+        return out;
+    };
+    auto conn = connect();
+    auto event = [](std::string kind, std::string severity, std::string location) {
+        db::EventRecord e;
+        e.kind = std::move(kind);
+        e.severity = std::move(severity);
+        e.location = std::move(location);
+        e.openedAtMs = 1'700'000'000'000;
+        return e;
+    };
+    const auto allLinks = list("links?name__n=none");
+    ASSERT_FALSE(allLinks.empty());
+    const std::string link = allLinks.begin()->first;
+    auto ids = db::insertEvents(conn, {event("gpu_ecc_sbe", "warning", "z1-r001-h0-gpu1"),
+                                      event("gpu_xid", "critical", "z1-r001-h0-gpu2"),
+                                      event("gpu_ecc_sbe", "warning", "z1-r001-h0-gpu3"),
+                                      event("gpu_xid", "critical", "z1-r001-h0-gpu3"),
+                                      event("link_errors", "warning", link)});
+    ASSERT_TRUE(ids) << ids.error().toString();
+    auto closedWarning = event("gpu_ecc_sbe", "warning", "z1-r001-h0-gpu4");
+    ASSERT_TRUE(db::insertEvents(conn, {closedWarning}));
+    ASSERT_TRUE(db::closeEvents(
+        conn, {{.kind = "gpu_ecc_sbe", .location = "z1-r001-h0-gpu4", .closedAtMs = 1'700'000'001'000}}));
+
+    const auto all = list("gpus?name__n=none");
+    const auto failed = list("gpus?health=failed"), degraded = list("gpus?health=degraded"),
+               ok = list("gpus?health=ok"), notOk = list("gpus?health__n=ok");
+    using Names = std::set<std::string>;
+    auto keys = [](const std::map<std::string, std::string>& m) {
+        Names n;
+        for (auto& [k, _] : m) n.insert(k);
+        return n;
+    };
+    EXPECT_EQ(keys(failed), (Names{"z1-r001-h0-gpu2", "z1-r001-h0-gpu3"}));
+    EXPECT_EQ(keys(degraded), (Names{"z1-r001-h0-gpu1"}));
+    EXPECT_EQ(keys(notOk), (Names{"z1-r001-h0-gpu1", "z1-r001-h0-gpu2", "z1-r001-h0-gpu3"}));
+    EXPECT_EQ(ok.size() + degraded.size() + failed.size(), all.size());
+    EXPECT_TRUE(ok.contains("z1-r001-h0-gpu4")) << "a closed event does not count";
+    for (auto* part : {&failed, &degraded, &ok})
+        for (auto& [name, health] : *part) EXPECT_EQ(health, all.at(name)) << name;
+    for (auto& [name, health] : failed) EXPECT_EQ(health, "failed") << name;
+    for (auto& [name, health] : ok) EXPECT_EQ(health, "ok") << name;
+    EXPECT_EQ(keys(list("links?health=degraded")), (Names{link}));
+    EXPECT_EQ(list("links?health__n=degraded").size(), allLinks.size() - 1);
+    auto bad = request(s.port(), "GET", "/api/v1/gpus?health=broken", v);
+    EXPECT_EQ(bad.status, 400) << bad.body;
+    EXPECT_EQ(bad.j()["error"].value("path", ""), "health") << bad.body;
 }
 
 TEST_F(ServerTest, ApplyDryRunAndApplyOverHttp) {

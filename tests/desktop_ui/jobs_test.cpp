@@ -231,3 +231,36 @@ TEST(ConsoleJobs, SelectingAJobInTheViewHighlightsItsGpus) {
     view.runningOnlyBox()->setChecked(false);
     EXPECT_TRUE(view.selectJob("llama"));
 }
+
+// A rack switch follows its rack (issue 17): burning in or drained is drawn as such, not as a
+// healthy switch in service; back in service it is its links' health again.
+TEST(ConsoleFabricMap, ARackSwitchIsDrawnInItsRacksPhase) {
+    test::Fed f;
+    FabricMapWidget map(f.state.get());
+    map.resize(900, 600);
+    const HallLayout& h = f.state->layout();
+    const int rack = h.rackIndex("z1-r002");
+    const int sw = h.switchIndex("z1-r002-rtsw");
+    ASSERT_GE(rack, 0);
+    ASSERT_GE(sw, 0);
+    f.state->setRackState(rack, "in_service");
+    paint(map);  // lays the scene out
+    const QRectF tile = map.switchRect(sw);
+    ASSERT_FALSE(tile.isNull());
+    const QPoint at(static_cast<int>(tile.left()) + 1, static_cast<int>(tile.bottom()) - 1);
+    EXPECT_EQ(rgb(map.switchColor(sw).rgb()),
+              rgb(FabricMapWidget::switchHealthColor(map.switchStats(sw))));
+    for (const char* state : {"burn_in", "drained", "repair"}) {
+        f.state->setRackState(rack, state);
+        const QRgb want = rackSwitchPhaseColor(rackSwitchPhase(state));
+        EXPECT_EQ(rgb(map.switchColor(sw).rgb()), rgb(want)) << state;
+        EXPECT_EQ(rgb(paint(map).pixel(at)), rgb(want)) << state;
+    }
+    EXPECT_NE(rgb(rackSwitchPhaseColor("burn-in")), rgb(degradedColor()));
+    EXPECT_NE(rgb(rackSwitchPhaseColor("drained")), rgb(linkHealthLut()[4]));
+    f.state->setRackState(rack, "in_service");
+    EXPECT_EQ(rgb(map.switchColor(sw).rgb()),
+              rgb(FabricMapWidget::switchHealthColor(map.switchStats(sw))));
+    // A failed rack's switch is its links' health (red when they are down), not a phase.
+    EXPECT_TRUE(rackSwitchPhase("failed").isEmpty());
+}

@@ -651,4 +651,26 @@ TEST_F(LiveLoomdQuiet, ASwitchPanelShowsItsConfigDiffToThePreviousVersion)
     EXPECT_TRUE(text.contains(QRegularExpression(QStringLiteral("\\+ .*z1-r002-rtsw.*\\(drained\\)")))) << text.toStdString();
     EXPECT_TRUE(text.contains(QRegularExpression(QStringLiteral("- .*z1-r002-rtsw.*\\((up|not_in_service)\\)")))) << text.toStdString();
     EXPECT_FALSE(text.contains(QRegularExpression(QStringLiteral("\\+ .*z1-r001-rtsw")))) << "rack 1 did not change";
+
+    // The drained rack's switch is drawn as drained on the fabric map, and a rack burning in
+    // as burning in (issue 17: switch states follow provisioning), not as healthy switches.
+    for (int i = 0; i < 5; ++i)  // planned -> delivered -> racked -> cabled -> powered -> burn_in
+        ASSERT_LT(postTo(url_, token_, "/api/v1/racks/z1-r003/advance", "{}"), 300);
+    const int r3 = state->layout().rackIndex("z1-r003");
+    ASSERT_TRUE(waitUntil([&] { return state->layout().racks[static_cast<size_t>(r3)].state == "burn_in"; }, 15000))
+        << state->layout().racks[static_cast<size_t>(r3)].state.toStdString();
+    FabricMapWidget* map = fv->map();
+    map->setZone(-1);
+    const QImage img = map->grab().toImage();
+    auto corner = [&](const char* sw) {
+        const QRectF t = map->switchRect(state->layout().switchIndex(QLatin1String(sw)));
+        return QPoint(static_cast<int>(t.left()) + 1, static_cast<int>(t.bottom()) - 1);
+    };
+    EXPECT_EQ(rgb(img.pixel(corner("z1-r002-rtsw"))), rgb(rackSwitchPhaseColor("drained")));
+    EXPECT_EQ(rgb(img.pixel(corner("z1-r003-rtsw"))), rgb(rackSwitchPhaseColor("burn-in")));
+    EXPECT_NE(rgb(img.pixel(corner("z1-r001-rtsw"))), rgb(rackSwitchPhaseColor("drained")));  // in service
+    // The rack's elevation says so too: its RTSW in the rack's state.
+    w.hallView()->showRack(rack);
+    ASSERT_TRUE(waitUntil([&] { return w.hallView()->detail()->toPlainText().contains("drained (with its rack"); }, 15000))
+        << w.hallView()->detail()->toPlainText().toStdString();
 }

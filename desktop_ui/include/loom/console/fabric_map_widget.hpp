@@ -66,6 +66,9 @@ public:
     int linkAt(QPointF pos) const { return matrixLinkAt(pos); }  // zone view matrices
     QRectF switchRect(int sw) const;
     static QRgb switchHealthColor(const SwitchStats& s);
+    // What a switch tile is drawn in: the overlay's busbw, its rack's phase (burn-in, drained,
+    // repair: rackSwitchPhase) for a rack switch, else its links' health.
+    QColor switchColor(int sw) const;
 
     // Links to pick out (a job's: its NIC cables and every ECMP branch it crosses): the
     // switches they touch are outlined and the others dimmed, bundles say how many are the
@@ -101,7 +104,6 @@ private:
     void rebuild();
     void aggregate();
     void layoutScene();
-    QColor switchColor(int sw) const;
     void paintLegend(QPainter& p);
     int zoneOfLink(int link) const;
 
@@ -111,6 +113,7 @@ private:
     int zone_ = -1;
     int selected_ = -1;
     std::vector<int> switchZone_;            // switch -> zone index (-1 above zones)
+    std::vector<int> switchRack_;            // rack switch -> its rack (-1 for others)
     std::vector<std::array<int, 2>> linkSw_; // lower/upper switch of each link
     std::vector<int> linkPair_;              // tier pair of each link, -1 unknown
     std::vector<int> linkZone_;

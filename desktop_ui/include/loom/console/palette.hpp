@@ -34,6 +34,12 @@ QRgb failedColor();       // failed GPU / link down / failed rack or switch
 QRgb degradedColor();     // warning, degraded
 QRgb quarantinedColor();  // quarantined host
 QRgb jobHighlightColor();  // the selected job's racks, switches and links on the maps
+// A rack's switches are in service through their rack's cables (docs/api.md, "Links follow
+// their racks"); their stored state stays as applied. The phase a rack switch is drawn in:
+// "burn-in" (powered, burn_in, validated), "drained" (draining, drained, maintenance), "repair",
+// or empty when its links' health says it all (in service, failed, not powered yet).
+QString rackSwitchPhase(const QString& rackState);
+QRgb rackSwitchPhaseColor(const QString& phase);
 // Whether a rack in this lifecycle state has powered equipment that reports telemetry.
 // Racks before "powered" (and decommissioned ones) draw as no data whatever the stream says.
 bool rackReportsData(const QString& state);
