@@ -11,6 +11,7 @@
 #include "loom/console/fabric_view.hpp"
 #include "loom/console/hall_map_widget.hpp"
 #include "loom/console/hall_view.hpp"
+#include "loom/console/jobs_view.hpp"
 #include "loom/console/main_window.hpp"
 #include "loom/console/session.hpp"
 #include "loom/console/synthetic.hpp"
@@ -23,6 +24,7 @@
 #include <QFile>
 #include <QImage>
 #include <QJsonDocument>
+#include <QSet>
 
 #include <algorithm>
 #include <numeric>
@@ -293,6 +295,83 @@ int main(int argc, char** argv)
     }
     emit("fabric_repaint_overview", stats(fo));
     emit("fabric_repaint_zone", stats(fz));
+
+    // The Jobs view: a 4,096-GPU job (the first 512 hosts, 256 racks) listed and selected, as
+    // the view does it without a server (its detail request fails at once): the hall map veils
+    // every other GPU; the fabric map highlights the job's NIC cables and its racks' uplinks.
+    {
+        const HallLayout& h = state->layout();
+        Job job;
+        job.name = QStringLiteral("bench-4096");
+        job.state = QStringLiteral("running");
+        for (const auto& r : h.racks)
+            for (const auto& host : r.hosts)
+                if (job.hosts.size() < 512)
+                    job.hosts << host;
+        job.hostCount = static_cast<int>(job.hosts.size());
+        job.gpus = job.hostCount * 8;
+        std::vector<int> links;
+        QSet<int> rtsws;
+        QSet<QString> hosts(job.hosts.begin(), job.hosts.end());
+        for (const auto& r : h.racks)
+            if (hosts.contains(r.hosts.value(0)))
+                rtsws.insert(h.switchIndex(r.rtsw));
+        for (size_t j = 0; j < h.linkEnds.size(); ++j)
+            if (hosts.contains(h.linkEnds[j].host) || rtsws.contains(h.linkEnds[j].aSwitch) ||
+                rtsws.contains(h.linkEnds[j].bSwitch))
+                links.push_back(static_cast<int>(j));
+        map->fitAll();
+        QElapsedTimer sel;
+        sel.start();
+        w.jobsView()->model()->reset({job});
+        w.jobsView()->selectJob(job.name);
+        const double selectMs = ms(sel);
+        sel.restart();
+        fabric->setHighlightLinks(links, QStringLiteral("job bench-4096"));
+        const double fabricSelectMs = ms(sel);
+        std::vector<double> jp, jpCpu, jz, jfo, jfz;
+        for (int i = 0; i < n; ++i) {
+            for (const auto& m : feed.tick())
+                (void)state->handleMessage(m);
+            QElapsedTimer p;
+            p.start();
+            const double c0 = threadCpuMs();
+            map->render(&img);
+            jpCpu.push_back(threadCpuMs() - c0);
+            jp.push_back(ms(p));
+        }
+        map->zoomBy(16.0 / map->scale(), QPointF(map->width() / 2.0, map->height() / 2.0));
+        for (int i = 0; i < std::min(n, 100); ++i) {
+            QElapsedTimer p;
+            p.start();
+            map->render(&img);
+            jz.push_back(ms(p));
+        }
+        fabric->setZone(-1);
+        for (int i = 0; i < 30; ++i) {
+            QElapsedTimer p;
+            p.start();
+            fabric->render(&fimg);
+            jfo.push_back(ms(p));
+        }
+        fabric->setZone(0);
+        for (int i = 0; i < 30; ++i) {
+            QElapsedTimer p;
+            p.start();
+            fabric->render(&fimg);
+            jfz.push_back(ms(p));
+        }
+        std::printf("{\"bench\":\"job_selected\",\"gpus_highlighted\":%zu,\"racks\":%zu,\"links_highlighted\":%d,"
+                    "\"select_ms\":%.1f,\"fabric_select_ms\":%.1f,\"load_avg\":%.1f}\n",
+                    map->highlight().size(), map->highlightRacks().size(), fabric->highlightedLinks(), selectMs,
+                    fabricSelectMs, loadAverage());
+        emit("hall_repaint_full_view_job_selected", stats(jp), ",\"goal_p99_ms\":16");
+        emit("hall_repaint_full_view_job_selected_cpu", stats(jpCpu), ",\"goal_p99_ms\":16");
+        emit("hall_repaint_zoomed_16px_job_selected", stats(jz), ",\"goal_p99_ms\":16");
+        emit("fabric_repaint_overview_job_selected", stats(jfo));
+        emit("fabric_repaint_zone_job_selected", stats(jfz));
+        map->fitAll();
+    }
     std::printf("{\"bench\":\"rss\",\"rss_mb\":%.1f,\"peak_rss_mb\":%.1f,\"goal_mb\":400}\n",
                 statusKb("VmRSS:") / 1024.0, statusKb("VmHWM:") / 1024.0);
     if (qEnvironmentVariableIsSet("LOOM_BENCH_SHOT")) {

@@ -92,7 +92,9 @@ protected:
 private:
     void rebuildGeometry();
     void recolor();
+    void recolorCells();
     void rebuildRackDark();
+    void rebuildShown();
     void paintFailures(QPainter& p);
     const QPixmap& sprite(int kind, QRgb color, int size, int count);
     void paintStale(QPainter& p);
@@ -132,7 +134,8 @@ private:
     QString staleNote_;
     std::vector<int> highlight_;       // GPU indexes, sorted
     std::vector<int> highlightRacks_;  // racks holding one of them
-    QImage veil_;                      // one pixel per cell: dark except at highlighted GPUs
+    std::vector<char> hiPixel_;        // per cell pixel: a highlighted GPU
+    QImage shown_;                     // cells_ with the rest veiled, while a highlight is set
     QString highlightLabel_;
     QTimer* animTimer_;
     QHash<quint64, QPixmap> sprites_;  // badges and halo rings, drawn once  // halos pulse and the stale age counts while either is shown
