@@ -267,7 +267,10 @@ public:
         } else {
             // A link is down while either end is; close only when the other end is not down.
             auto q = peer(p);
-            if (q == kNoIndex || s_.portDown[q].load(kRelaxed) == 0) portClose(p, kDown, t);
+            auto l = s_.L->ports()[p].linkIndex;
+            const bool nicDown = l != kNoIndex && s_.nicUp[l] == 0;
+            if ((q == kNoIndex || s_.portDown[q].load(kRelaxed) == 0) && !nicDown)
+                portClose(p, kDown, t);
         }
     }
 
@@ -332,6 +335,64 @@ public:
         }
     }
 
+    // ---- the host end of a backend link (node_exporter InfiniBand)
+    void linkOpenEv(std::uint32_t l, std::uint8_t kind, Severity sev, const std::string& msg,
+                    std::int64_t t) {
+        if ((s_.linkOpen[l] | s_.linkSuppressed[l]) & kind) return;
+        s_.linkOpen[l] |= kind;
+        updateLinkFlagsOf(l);
+        const auto& link = s_.L->links()[l];
+        openEvent(linkKindName(kind), sev, link.name, link.rackIndex, {}, link.name + ": " + msg,
+                  t);
+    }
+    void linkCloseEv(std::uint32_t l, std::uint8_t kind, std::int64_t t) {
+        s_.linkSuppressed[l] &= static_cast<std::uint8_t>(~kind);
+        if (!(s_.linkOpen[l] & kind)) return;
+        s_.linkOpen[l] &= static_cast<std::uint8_t>(~kind);
+        updateLinkFlagsOf(l);
+        closeEvent(linkKindName(kind), s_.L->links()[l].name, t);
+    }
+    void updateLinkFlagsOf(std::uint32_t l) {
+        s_.linkDegraded[l].store((s_.linkOpen[l] & kDown)                      ? 2
+                                 : (s_.linkOpen[l] & (kFlap | kErrors | kPfc)) ? 1
+                                                                               : 0,
+                                 kRelaxed);
+    }
+    bool linkInService(std::uint32_t l) const {
+        auto a = s_.L->linkAdmin()[l];
+        return a == AdminState::InService || a == AdminState::Down;
+    }
+    void nicSample(std::uint32_t l, std::uint8_t counter, double v, std::int64_t t) {
+        if (!std::isfinite(v)) return;
+        if (counter == kNicStateId) {
+            const std::int8_t up = v == 4 ? 1 : 0;  // IB port state 4 = ACTIVE
+            s_.nicUp[l] = up;
+            if (!cfg_.linkDown) return;
+            if (!up) {
+                if (linkInService(l))
+                    linkOpenEv(l, kDown, Severity::Critical,
+                               "host NIC port state " + formatNumber(v) + " (not ACTIVE)", t);
+                return;
+            }
+            // A link is down while either end is: close only when no switch end is down.
+            const auto& link = s_.L->links()[l];
+            auto down = [&](std::uint32_t p) {
+                return p != kNoIndex && s_.portDown[p].load(kRelaxed) != 0;
+            };
+            if (!down(link.aPort) && !down(link.bPort)) linkCloseEv(l, kDown, t);
+            return;
+        }
+        // link_downed_total: each rise is the link going down and up again. The first sample
+        // and a counter reset (a reboot, a driver reload) count nothing, as rate() would.
+        const double prev = s_.nicDowned[l];
+        s_.nicDowned[l] = v;
+        if (!std::isfinite(prev) || v <= prev) return;
+        s_.nicFlapAt[l] = t;
+        if (cfg_.flapTransitions > 0 && linkInService(l))
+            linkOpenEv(l, kFlap, Severity::Warning,
+                       "host NIC link went down " + formatNumber(v - prev) + " time(s)", t);
+    }
+
     // Time passing: flapping windows expire, and an open link_flapping event closes once the
     // link (both ends) has had no state change for the hold-down (quietIntervals x
     // intervalSeconds), like Alertmanager resolving an alert whose condition stopped.
@@ -345,7 +406,9 @@ public:
         for (std::uint32_t p = 0; p < s_.nP; ++p) {
             auto& d = s_.pdet[p];
             if (d.flapCount != 0 && now - d.lastTransition > windowMs) d.flapCount = 0;
-            if ((openBits(p) & kFlap) && quiet(p) && quiet(peer(p))) {
+            const auto l = s_.L->ports()[p].linkIndex;
+            const bool nicQuiet = l == kNoIndex || now - s_.nicFlapAt[l] >= quietMs;
+            if ((openBits(p) & kFlap) && quiet(p) && quiet(peer(p)) && nicQuiet) {
                 d.flapCount = 0;
                 portClose(p, kFlap, now);
             }

@@ -41,10 +41,13 @@ inline std::int64_t systemNowMs() {
 
 // What a metric name means to the hub.
 struct MetricInfo {
-    enum Type : std::uint8_t { Ignored, Gpu, Port } type = Ignored;
-    std::uint8_t id = 0;  // GpuField or PortCounter
+    enum Type : std::uint8_t { Ignored, Gpu, Port, Nic } type = Ignored;
+    std::uint8_t id = 0;  // GpuField, PortCounter or NicCounter
     double scale = 1;     // ifHighSpeed is in Mb/s
 };
+
+// node_exporter's InfiniBand collector: the host end of a backend link.
+enum NicCounter : std::uint8_t { kNicStateId = 0, kNicLinkDowned = 1 };
 
 // Metric name -> what the hub does with it (metric_table.cpp).
 const std::unordered_map<std::string_view, MetricInfo, NameHash, std::equal_to<>>& metricTable();
@@ -148,6 +151,12 @@ struct TelemetryHub::State {
         std::uint8_t suppressed = 0;  // LinkKind bits closed by hand, ports without a link
     };
     std::vector<PortDet> pdet;
+    // The host (NIC) end of each backend link, from node_exporter's InfiniBand collector:
+    // -1 unknown, 0 not ACTIVE, 1 ACTIVE; link_downed_total's last value; its last rise.
+    std::vector<std::uint32_t> gpuLink;  // GPU -> the backend link of its NIC (kNoIndex: none)
+    std::vector<std::int8_t> nicUp;
+    std::vector<double> nicDowned;
+    std::vector<std::int64_t> nicFlapAt;
     std::vector<std::uint8_t> linkOpen;        // LinkKind bits per link
     std::vector<std::uint8_t> linkSuppressed;  // closed by hand, per link
     // 2 while link_down is open, else 1 while a warning is open, else 0: what link.health shows
@@ -191,6 +200,12 @@ struct TelemetryHub::State {
         portSeen = detail::atomicArray<std::int64_t>(nP, 0);
         portDown = detail::atomicArray<std::uint8_t>(nP, 0);
         pdet.assign(nP, PortDet{});
+        gpuLink.assign(nG, kNoIndex);
+        for (std::uint32_t l = 0; l < nL; ++l)
+            if (auto g = L->links()[l].gpu; g != kNoIndex && g < nG) gpuLink[g] = l;
+        nicUp.assign(nL, -1);
+        nicDowned.assign(nL, detail::kNaN);
+        nicFlapAt.assign(nL, 0);
         linkOpen.assign(nL, 0);
         linkSuppressed.assign(nL, 0);
         linkDegraded = detail::atomicArray<std::uint8_t>(nL, 0);

@@ -46,6 +46,9 @@ detail::metricTable() {
         gpu("DCGM_FI_PROF_PCIE_RX_BYTES", GpuField::PcieRxBytes);
         gpu("DCGM_FI_PROF_NVLINK_TX_BYTES", GpuField::NvlinkTxBytes);
         gpu("DCGM_FI_PROF_NVLINK_RX_BYTES", GpuField::NvlinkRxBytes);
+        // node_exporter 1.5's InfiniBand collector (ConnectX ports, InfiniBand and RoCE alike).
+        t["node_infiniband_state_id"] = {detail::MetricInfo::Nic, detail::kNicStateId};
+        t["node_infiniband_link_downed_total"] = {detail::MetricInfo::Nic, detail::kNicLinkDowned};
         port("loom_port_oper_status", PortCounter::OperStatus);
         port("loom_port_in_octets_total", PortCounter::InOctets);
         port("loom_port_out_octets_total", PortCounter::OutOctets);

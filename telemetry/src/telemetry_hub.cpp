@@ -59,6 +59,9 @@ void carryByIndex(const State& old, State& next) {
     copyAtomics(next.portSeen, old.portSeen, old.nP);
     copyAtomics(next.portDown, old.portDown, old.nP);
     next.pdet = old.pdet;
+    next.nicUp = old.nicUp;
+    next.nicDowned = old.nicDowned;
+    next.nicFlapAt = old.nicFlapAt;
     next.linkOpen = old.linkOpen;
     next.linkSuppressed = old.linkSuppressed;
     copyAtomics(next.linkDegraded, old.linkDegraded, old.nL);
@@ -329,6 +332,39 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                     std::lock_guard jl(s.jobMutex);
                     s.gpuJob[g].assign(job.data(), job.size());
                 }
+                ++rep.applied;
+                return;
+            }
+            if (info.type == MetricInfo::Nic) {
+                // node_exporter names no host: the target's (or a pushed page's `instance`).
+                std::string_view host = identity.host;
+                if (host.empty()) {
+                    host = labelValue(smp.findLabel("instance"));
+                    host = host.substr(0, host.rfind(':'));
+                }
+                auto dev = smp.label("device");
+                if (host.empty() || dev.empty()) {
+                    unknown(UnknownReason::MissingLabels, "metric", smp.name);
+                    return;
+                }
+                const auto h = L.hostByName(host);
+                if (h == kNoIndex) {
+                    unknown(UnknownReason::UnknownHost, "host", host);
+                    return;
+                }
+                // mlx5_N is the host's backend NIC N (NIC order = GPU index): anything else is
+                // reported, never guessed.
+                int nic = -1;
+                std::uint32_t g = kNoIndex;
+                if (dev.starts_with("mlx5_") && parseSmallInt(dev.substr(5), nic))
+                    g = L.gpuOfHost(h, nic);
+                const auto l = g == kNoIndex ? kNoIndex : s.gpuLink[g];
+                if (l == kNoIndex) {
+                    unknown(UnknownReason::UnknownPort, "nic",
+                            std::string(host) + "/" + std::string(dev));
+                    return;
+                }
+                work.nicSample(l, info.id, v, t);
                 ++rep.applied;
                 return;
             }
