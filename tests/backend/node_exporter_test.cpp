@@ -1,0 +1,160 @@
+// The real node_exporter (Debian's prometheus-node-exporter 1.5) for two hosts of the sample
+// cluster, each run with --path.sysfs on a fixture tree of 8 ConnectX ports
+// (class/infiniband/mlx5_N/{board_id,fw_ver,hca_type}, ports/1/{state,phys_state,rate,
+// counters/*}), scraped by loomd's scraper as node targets of those hosts: a port whose state
+// file says DOWN opens link_down on that host's backend link and ACTIVE closes it; a rising
+// link_downed opens link_flapping; a counter reset opens nothing.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "server_fixture.hpp"
+
+extern char** environ;
+
+namespace loom::backend::testing {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+constexpr const char* kNodeExporter = "/usr/bin/prometheus-node-exporter";
+
+std::uint16_t freePort() {
+    net::io_context ioc;
+    tcp::acceptor a(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+    return a.local_endpoint().port();
+}
+
+void writeFile(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text << "\n";
+}
+
+// One host's sysfs: mlx5_0..7, port 1 ACTIVE at 400 Gb/s, every counter 0.
+class NodeExporterProcess {
+public:
+    explicit NodeExporterProcess(fs::path dir) : dir_(std::move(dir)), port_(freePort()) {
+        for (int n = 0; n < 8; ++n) {
+            const auto dev = dir_ / "sys/class/infiniband" / ("mlx5_" + std::to_string(n));
+            writeFile(dev / "board_id", "MT_0000000838");
+            writeFile(dev / "fw_ver", "28.39.1002");
+            writeFile(dev / "hca_type", "MT4129");
+            writeFile(dev / "ports/1/state", "4: ACTIVE");
+            writeFile(dev / "ports/1/phys_state", "5: LinkUp");
+            writeFile(dev / "ports/1/rate", "400 Gb/sec (4X NDR)");
+            for (const char* c : {"link_downed", "link_error_recovery", "port_rcv_errors",
+                                  "port_xmit_wait", "port_rcv_data", "port_xmit_data",
+                                  "port_rcv_packets", "port_xmit_packets", "symbol_error"})
+                writeFile(dev / "ports/1/counters" / c, "0");
+        }
+    }
+    ~NodeExporterProcess() {
+        if (pid_ <= 0) return;
+        ::kill(pid_, SIGTERM);
+        int st = 0;
+        ::waitpid(pid_, &st, 0);
+    }
+    bool start() {
+        const std::string sysfs = "--path.sysfs=" + (dir_ / "sys").string();
+        const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
+        const std::string log = (dir_ / "node_exporter.log").string();
+        std::vector<const char*> argv = {
+            kNodeExporter,  sysfs.c_str(), "--collector.disable-defaults", "--collector.infiniband",
+            listen.c_str(), nullptr};
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        posix_spawn_file_actions_adddup2(&fa, 1, 2);
+        int rc = posix_spawn(&pid_, kNodeExporter, &fa, nullptr,
+                             const_cast<char* const*>(argv.data()), environ);
+        posix_spawn_file_actions_destroy(&fa);
+        if (rc != 0) return false;
+        return loom::testing::eventually(
+            [&] { return request(port_, "GET", "/metrics").status == 200; }, 10s);
+    }
+    void set(int nic, const std::string& file, const std::string& text) {
+        writeFile(
+            dir_ / "sys/class/infiniband" / ("mlx5_" + std::to_string(nic)) / "ports/1" / file,
+            text);
+    }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/metrics"; }
+
+private:
+    fs::path dir_;
+    std::uint16_t port_;
+    pid_t pid_ = 0;
+};
+
+class NodeExporter : public ServerFixture {};
+
+TEST_F(NodeExporter, HostNicStateAndLinkDownedOnTheBackendLinks) {
+    if (!fs::exists(kNodeExporter))
+        GTEST_SKIP() << kNodeExporter << " is not installed (scripts/bootstrap installs it)";
+    ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));
+    const fs::path dir =
+        fs::temp_directory_path() / ("loom-node-exporter-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    NodeExporterProcess h0(dir / "z1-r001-h0"), h1(dir / "z1-r002-h1");
+    ASSERT_TRUE(h0.start()) << "node_exporter did not start";
+    ASSERT_TRUE(h1.start()) << "node_exporter did not start";
+    scrapeOptions_.interval = 200ms;
+    auto& s = startServer({}, Routes::All);
+    // The targets as telemetry.targets would give them, with these hosts' loopback ports.
+    scrapers_.back()->setTargets(
+        {{.kind = ExporterKind::Node, .entity = "z1-r001-h0", .url = h0.url()},
+         {.kind = ExporterKind::Node, .entity = "z1-r002-h1", .url = h1.url()}});
+    const auto viewer = tokens_["viewer"];
+    auto get = [&](const std::string& target) {
+        auto r = request(s.port(), "GET", target, viewer);
+        EXPECT_EQ(r.status, 200) << r.body;
+        return r.j();
+    };
+    ASSERT_TRUE(loom::testing::eventually(
+        [&] { return get("/api/v1/telemetry/targets?kind=node&up=true")["total"] == 2; }, 10s))
+        << get("/api/v1/telemetry/targets").dump(1);
+    auto open = [&](const std::string& kind) {
+        std::vector<std::string> out;
+        // The document is held: a range-for over get(...)["items"] would dangle.
+        const auto doc = get("/api/v1/events?kind=" + kind + "&state=open");
+        for (const auto& e : doc["items"]) out.push_back(e.value("location", ""));
+        return out;
+    };
+    // The cables follow their racks into service (live sync) before detection counts them.
+    ASSERT_TRUE(loom::testing::eventually(
+        [&] { return !get("/api/v1/links?state=active&limit=1")["items"].empty(); }, 20s));
+    std::this_thread::sleep_for(600ms);
+    EXPECT_TRUE(open("link_down").empty());
+    EXPECT_TRUE(open("link_flapping").empty());
+
+    // mlx5_3 of z1-r001-h0 goes DOWN: link_down on its NIC 3's link, nowhere else.
+    h0.set(3, "state", "1: DOWN");
+    ASSERT_TRUE(loom::testing::eventually([&] { return open("link_down").size() == 1; }, 10s));
+    const auto down = open("link_down")[0];
+    EXPECT_NE(down.find("z1-r001-h0-nic3/p1"), std::string::npos) << down;
+    h0.set(3, "state", "4: ACTIVE");
+    ASSERT_TRUE(loom::testing::eventually([&] { return open("link_down").empty(); }, 10s));
+
+    // link_downed of z1-r002-h1's mlx5_5 rises: link_flapping there.
+    h1.set(5, "counters/link_downed", "2");
+    ASSERT_TRUE(loom::testing::eventually([&] { return open("link_flapping").size() == 1; }, 10s));
+    EXPECT_NE(open("link_flapping")[0].find("z1-r002-h1-nic5/p1"), std::string::npos);
+    // Counters reset (the driver reloaded): no new event anywhere.
+    const auto before = get("/api/v1/events?limit=100")["items"].size();
+    h1.set(5, "counters/link_downed", "0");
+    h1.set(2, "counters/link_downed", "0");
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_EQ(get("/api/v1/events?limit=100")["items"].size(), before);
+    auto t = get("/api/v1/telemetry/targets?entity=z1-r002-h1")["items"];
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_EQ(t[0]["up"], true);
+    EXPECT_GT(t[0]["samples"].get<int>(), 16);
+    fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace loom::backend::testing
