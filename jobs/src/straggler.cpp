@@ -13,7 +13,8 @@ struct Stat {
     bool valid = false;
 };
 
-Stat stat(std::span<const RankSample> s, float RankSample::*field) {
+template <class Sample>
+Stat stat(std::span<const Sample> s, float Sample::*field) {
     std::vector<double> v;
     v.reserve(s.size());
     for (const auto& r : s)
@@ -58,7 +59,7 @@ std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
     const std::string others = "; the other " + num(static_cast<double>(n - 1)) + " ranks wait";
     for (std::size_t i = 0; i < n; ++i) {
         const auto& r = samples[i];
-        StragglerSuspect best{i, names[i], "", 0, ""};
+        StragglerSuspect best{i, names[i], names[i], "", 0, ""};
         auto consider = [&](double score, const char* cause, std::string evidence,
                             bool network = false) {
             if (score <= best.score) return;
@@ -96,10 +97,21 @@ std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
                      names[i] + ": " + num(r.eccSbePerSecond) +
                          " correctable ECC errors/s (row-remap pressure)" + others);
         if (r.xid != 0) consider(30, "xid", names[i] + ": XID " + num(r.xid) + others);
-        if (nic.valid && std::isfinite(r.nicUtil))
-            consider((nic.median - r.nicUtil) / nicScale, "slow_nic",
+        if (nic.valid && std::isfinite(r.nicUtil)) {
+            // A NIC that carries a fraction of its peers' traffic: the ratio tells it even when
+            // the job's rhythm (compute, then exchange) moves every NIC together.
+            double z = (nic.median - r.nicUtil) / nicScale;
+            if (nic.median >= 4 && r.nicUtil < 0.7 * nic.median)
+                z = std::max(z, 8 + 20 * (0.7 - r.nicUtil / nic.median));
+            consider(z, "slow_nic",
                      names[i] + ": NIC at " + num(r.nicUtil) + " % vs job median " +
                          num(nic.median) + others,
+                     true);
+        }
+        if (r.nicFlaps >= 1.5)
+            consider(std::min(40.0, 8.0 + 4 * r.nicFlaps), "flapping_link",
+                     names[i] + ": its NIC cable went down " + num(r.nicFlaps) +
+                         " times recently (flapping optic)" + others,
                      true);
         if (r.pfcPerSecond >= 1000)
             consider(
@@ -118,6 +130,60 @@ std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
     });
     if (out.size() > o.maxSuspects) out.resize(o.maxSuspects);
     return out;
+}
+
+std::vector<StragglerSuspect> rankLinks(std::span<const std::string> names,
+                                        std::span<const LinkSample> samples, std::size_t ranks,
+                                        const StragglerOptions& o) {
+    std::vector<StragglerSuspect> out;
+    const auto n = std::min(names.size(), samples.size());
+    if (n == 0) return out;
+    const auto util = stat(samples, &LinkSample::util);
+    const std::string wait = "; the job's " + num(static_cast<double>(ranks)) + " ranks wait";
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& l = samples[i];
+        StragglerSuspect best{i, names[i], "", "", 0, ""};
+        auto consider = [&](double score, const char* cause, std::string evidence) {
+            if (score <= best.score) return;
+            best.score = score;
+            best.cause = cause;
+            best.evidence = std::move(evidence);
+        };
+        if (l.pfcPerSecond >= 1000)
+            consider(
+                std::min(40.0, 8.0 + std::log10(l.pfcPerSecond)), "pfc_storm",
+                names[i] + ": " + num(l.pfcPerSecond) + " PFC pause frames/s (PFC storm)" + wait);
+        if (l.errorsPerSecond >= 1)
+            consider(std::min(40.0, 8.0 + l.errorsPerSecond), "link_errors",
+                     names[i] + ": " + num(l.errorsPerSecond) + " link errors/s" + wait);
+        if (l.flaps >= 1.5)
+            consider(std::min(40.0, 8.0 + 4 * l.flaps), "flapping_link",
+                     names[i] + ": went down " + num(l.flaps) + " times recently (flapping optic)" +
+                         wait);
+        // A noisy neighbour: the link runs full while the job's other uplinks do not (n >= 3:
+        // a median of one or two links says nothing).
+        if (util.valid && std::isfinite(l.util) && l.util >= 90 && l.util - util.median >= 20)
+            consider(
+                8.0 + (l.util - util.median) / 10 + std::min(10.0, l.discardsPerSecond / 100.0),
+                "congested_link",
+                names[i] + ": " + num(l.util) + " % busy vs the job's uplink median " +
+                    num(util.median) +
+                    (l.discardsPerSecond >= 1 ? ", " + num(l.discardsPerSecond) + " discards/s"
+                                              : std::string()) +
+                    " (traffic from outside the job)" + wait);
+        if (best.score >= o.minScore) out.push_back(std::move(best));
+    }
+    return mergeSuspects(std::move(out), {}, o);
+}
+
+std::vector<StragglerSuspect> mergeSuspects(std::vector<StragglerSuspect> a,
+                                            std::vector<StragglerSuspect> b,
+                                            const StragglerOptions& o) {
+    a.insert(a.end(), std::make_move_iterator(b.begin()), std::make_move_iterator(b.end()));
+    std::stable_sort(a.begin(), a.end(),
+                     [](const auto& x, const auto& y) { return x.score > y.score; });
+    if (a.size() > o.maxSuspects) a.resize(o.maxSuspects);
+    return a;
 }
 
 std::vector<StragglerTransition> StragglerDetector::update(

@@ -82,15 +82,16 @@ struct Simulator::Model {
     std::vector<std::int64_t> xidUntil, eccUntil, hotUntil;
     std::vector<std::uint16_t> ecc;
     std::vector<std::uint8_t> lastXid, lastEcc;  // what was last written (live mode)
-    // Injected stragglers (injectStraggler): active causes per GPU this step (0 none, 1 + cause)
-    // and the correctable-ECC counter they drive.
-    struct Straggler {
-        StragglerCause cause;
-        std::uint32_t gpu;
-        std::int64_t startMs, endMs;
-    };
-    std::vector<Straggler> stragglers;
-    std::vector<std::uint8_t> strag;
+    // Injected stragglers (injectStraggler): active causes per GPU and per link this step
+    // (0 none, 1 + cause) and the correctable-ECC counter they drive.
+    std::vector<Injection> stragglers;
+    std::vector<std::uint8_t> strag, linkStrag;
+    std::vector<std::uint32_t> gpuNicLink;  // GPU -> its NIC cable (kNoIndex: none)
+    std::int64_t nextInjectMs = 0;
+    std::uint32_t injected = 0;  // demo injections so far (cycles the causes)
+    // Port error, discard and PFC pause counters (written only when they moved).
+    std::vector<double> errCnt, discCnt, pfcCnt;
+    std::vector<std::uint8_t> portMoved;
     std::vector<double> sbe, lastSbe;
     std::vector<double> energy;
     // Links and ports.
@@ -142,6 +143,14 @@ Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig c
     m.lastEcc.assign(nG, 255);
     m.energy.assign(nG, 0);
     m.strag.assign(nG, 0);
+    m.linkStrag.assign(L.linkCount(), 0);
+    m.gpuNicLink.assign(nG, kNoIndex);
+    for (std::uint32_t l = 0; l < L.linkCount(); ++l)
+        if (L.links()[l].gpu < nG) m.gpuNicLink[L.links()[l].gpu] = l;
+    m.errCnt.assign(L.portCount(), 0);
+    m.discCnt.assign(L.portCount(), 0);
+    m.pfcCnt.assign(L.portCount(), 0);
+    m.portMoved.assign(L.portCount(), 0);
     m.sbe.assign(nG, 0);
     m.lastSbe.assign(nG, -1);
     m.linkUtil.assign(L.linkCount(), 0);
@@ -341,18 +350,71 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
         if (rackPhase[r] == 1 && job.spansZones) zoneComm[z] += 1;
     }
 
+    // The demo injector: a seeded random cause on a random running job.
+    if (c.stragglerEverySeconds > 0) {
+        if (m.nextInjectMs == 0)
+            m.nextInjectMs = nowMs + static_cast<std::int64_t>(c.stragglerEverySeconds * 1000);
+        if (nowMs >= m.nextInjectMs) {
+            m.nextInjectMs = nowMs + static_cast<std::int64_t>(c.stragglerEverySeconds * 1000);
+            std::vector<std::int32_t> live;
+            for (std::int32_t j = 0; j < static_cast<std::int32_t>(m.jobs.size()); ++j)
+                if (m.jobs[j].live) live.push_back(j);
+            if (!live.empty()) {
+                const auto& job = m.jobs[live[m.rng() % live.size()]];
+                const auto cause = static_cast<StragglerCause>(m.injected++ % kStragglerCauseCount);
+                const auto ri = job.racks[m.rng() % job.racks.size()];
+                const auto& rk = L.racks()[ri];
+                std::uint32_t target = rk.gpuOffset + static_cast<std::uint32_t>(m.rng() % std::max(1u, rk.gpuCount));
+                if (isLinkCause(cause)) {
+                    // An uplink of the rack's RTSW.
+                    std::vector<std::uint32_t> ups;
+                    for (std::uint32_t l = 0; l < L.linkCount(); ++l)
+                        if (L.links()[l].tier == 1 && L.links()[l].rackIndex == ri)
+                            ups.push_back(l);
+                    target = ups.empty() ? kNoIndex : ups[m.rng() % ups.size()];
+                }
+                if (target != kNoIndex) injectStraggler(cause, target, nowMs, c.stragglerSeconds);
+            }
+        }
+    }
     // Injected stragglers active now.
-    for (const auto& st : m.stragglers) m.strag[st.gpu] = 0;
-    std::erase_if(m.stragglers, [&](const Model::Straggler& st) { return st.endMs <= nowMs; });
     for (const auto& st : m.stragglers) {
-        if (st.startMs > nowMs || st.gpu >= nG) continue;
-        m.strag[st.gpu] = static_cast<std::uint8_t>(1 + static_cast<int>(st.cause));
+        if (isLinkCause(st.cause)) {
+            if (st.target < m.linkStrag.size()) m.linkStrag[st.target] = 0;
+        } else if (st.target < nG) {
+            m.strag[st.target] = 0;
+        }
+    }
+    std::erase_if(m.stragglers, [&](const Injection& st) { return st.endMs <= nowMs; });
+    for (const auto& st : m.stragglers) {
+        if (st.startMs > nowMs) continue;
+        const auto code = static_cast<std::uint8_t>(1 + static_cast<int>(st.cause));
+        if (isLinkCause(st.cause)) {
+            if (st.target < m.linkStrag.size()) m.linkStrag[st.target] = code;
+            continue;
+        }
+        if (st.target >= nG) continue;
+        m.strag[st.target] = code;
         if (st.cause == StragglerCause::EccPressure)
-            m.sbe[st.gpu] += 50.0 * static_cast<double>(dtMs) / 1000.0;
+            m.sbe[st.target] += 50.0 * static_cast<double>(dtMs) / 1000.0;
     }
     const auto throttled = [&](std::uint32_t g) {
         return m.strag[g] == 1 + static_cast<int>(StragglerCause::ThermalThrottle);
     };
+    const auto gpuSlowed = [&](std::uint32_t g) {
+        return m.strag[g] == 1 + static_cast<int>(StragglerCause::EccPressure);
+    };
+    // Healthy jitter: boost clocks wobble within 1,950-1,980 MHz with a one-step dip to 1,800
+    // now and then (power capping); a GPU now and then logs a correctable ECC error.
+    const auto smClock = [&](std::uint32_t g) -> std::int64_t {
+        if (!c.healthyNoise) return 1980;
+        const double n = noise(c.seed + 5, g, m.stepNo);
+        if (n > 0.998) return 1800;
+        return 1980 - std::lround(15 * (1 + noise(c.seed + 6, g, m.stepNo)));
+    };
+    if (c.healthyNoise)
+        for (std::uint32_t g = 0; g < nG; ++g)
+            if (noise(c.seed + 7, g, m.stepNo) > 0.9998) m.sbe[g] += 1;
 
     // GPUs, written per rack and field like a row of DCGM exporters.
     std::uint64_t samples = 0;
@@ -383,7 +445,7 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
                     case 0: v = std::lround(util[g]); break;
                     case 1:
                         v = std::lround(32 + 0.45 * util[g] + 2 * noise(c.seed + 1, g, m.stepNo) +
-                                        (m.hotUntil[g] > nowMs ? 30 : 0) + (throttled(g) ? 35 : 0));
+                                        (m.hotUntil[g] > nowMs ? 30 : 0) + (throttled(g) ? 15 : 0));
                         break;
                     case 2:
                         v = std::lround((75 + 6.2 * util[g] + 5 * noise(c.seed + 2, g, m.stepNo)) *
@@ -409,7 +471,12 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
                         v = 0;
                         break;
                     case 8: v = std::lround(40 + 0.3 * util[g]); break;
-                    case 9: v = util[g] <= 5 ? 345 : throttled(g) ? 1140 : m.strag[g] ? 1680 : 1980; break;
+                    case 9:
+                        v = util[g] <= 5     ? 345
+                            : throttled(g)   ? 1140
+                            : gpuSlowed(g)   ? 1680
+                                             : smClock(g);
+                        break;
                     case 10: v = 2619; break;
                     case 11: v = util[g] > 5 ? 71000 : 0; break;
                     case 12: v = util[g] > 5 ? 10559 : 81559; break;
@@ -440,6 +507,29 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
         auto t = nowMs - start;  // down 0-3 s, up 3-8 s, down 8-12 s, then up
         if (t < 3000 || (t >= 8000 && t < 12000)) m.linkDown[l] = 1;
     }
+    const double dtS = static_cast<double>(dtMs) / 1000.0;
+    auto bump = [&](std::uint32_t l, std::vector<double>& counter, double amount) {
+        for (auto p : {L.links()[l].aPort, L.links()[l].bPort})
+            if (p != kNoIndex && amount > 0) {
+                counter[p] += amount;
+                m.portMoved[p] = 1;
+            }
+    };
+    for (const auto& st : m.stragglers) {
+        if (st.startMs > nowMs || !isLinkCause(st.cause) || st.target >= L.linkCount()) continue;
+        if (st.cause == StragglerCause::FlappingOptic) {
+            if ((nowMs - st.startMs) % 3000 < 1000)
+                m.linkDown[st.target] = 1;
+            else
+                bump(st.target, m.errCnt, std::floor(20 * dtS));
+        } else if (st.cause == StragglerCause::PfcStorm) {
+            bump(st.target, m.pfcCnt,
+                 std::floor((40000 + 20000 * noise(c.seed + 8, st.target, m.stepNo)) * dtS));
+        } else {
+            bump(st.target, m.discCnt,
+                 std::floor((550 + 250 * noise(c.seed + 9, st.target, m.stepNo)) * dtS));
+        }
+    }
     for (std::uint32_t l = 0; l < L.linkCount(); ++l) {
         const auto& link = L.links()[l];
         for (auto p : {link.aPort, link.bPort})
@@ -465,8 +555,25 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
             double share = zoneRacks[z] > 0 ? zoneComm[z] / zoneRacks[z] : 0;
             u = 1 + 90 * share + n;
         }
+        if (link.gpu < nG && m.strag[link.gpu] == 1 + static_cast<int>(StragglerCause::SlowNic))
+            u *= 0.3;
+        if (m.linkStrag[l] == 1 + static_cast<int>(StragglerCause::PfcStorm)) u *= 0.2;
+        if (m.linkStrag[l] == 1 + static_cast<int>(StragglerCause::NoisyNeighbour))
+            u = 98 + n;
         m.linkUtil[l] = static_cast<float>(m.linkDown[l] ? 0 : std::clamp(u, 0.0, 100.0));
     }
+    // Healthy jitter on the ports: a short PFC pause burst now and then, a rare bit error.
+    if (c.healthyNoise)
+        for (auto p : m.emitPorts) {
+            if (noise(c.seed + 10, p, m.stepNo) > 0.998) {
+                m.pfcCnt[p] += std::floor(200 * (1 + noise(c.seed + 11, p, m.stepNo)));
+                m.portMoved[p] = 1;
+            }
+            if (noise(c.seed + 12, p, m.stepNo) > 0.99998) {
+                m.errCnt[p] += 1;
+                m.portMoved[p] = 1;
+            }
+        }
     // Ports, per switch: counters advance with their link's utilization.
     int nCounters = c.fullFidelity ? 12 : 3;
     std::size_t i0 = 0;
@@ -495,6 +602,9 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
                     case 2: v = static_cast<std::int64_t>(m.outOct[p]); break;
                     case 3: v = static_cast<std::int64_t>(m.inOct[p] / 4096); break;
                     case 4: v = static_cast<std::int64_t>(m.outOct[p] / 4096); break;
+                    case 5: v = static_cast<std::int64_t>(m.errCnt[p]); break;
+                    case 7: v = static_cast<std::int64_t>(m.discCnt[p]); break;
+                    case 9: v = static_cast<std::int64_t>(m.pfcCnt[p]); break;
                     default: v = 0; break;
                 }
                 out += kPortMetrics[k];
@@ -503,6 +613,20 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
                 out += '\n';
                 ++samples;
             }
+        // Live mode: the error, discard and PFC counters of the ports where they moved.
+        if (!c.fullFidelity)
+            for (int k : {5, 7, 9})
+                for (std::size_t i = i0; i < i1; ++i) {
+                    auto p = m.emitPorts[i];
+                    if (!m.portMoved[p]) continue;
+                    const double v = k == 5 ? m.errCnt[p] : k == 7 ? m.discCnt[p] : m.pfcCnt[p];
+                    out += kPortMetrics[k];
+                    out += m.portLabels[p];
+                    appendInt(out, static_cast<std::int64_t>(v));
+                    out += '\n';
+                    ++samples;
+                }
+        for (std::size_t i = i0; i < i1; ++i) m.portMoved[m.emitPorts[i]] = 0;
         i0 = i1;
     }
     stats_.samplesLastStep = samples;
@@ -517,9 +641,28 @@ std::vector<Simulator::RunningJob> Simulator::runningJobs() const {
     return out;
 }
 
-void Simulator::injectStraggler(StragglerCause cause, std::uint32_t gpu, std::int64_t startMs,
+void Simulator::injectStraggler(StragglerCause cause, std::uint32_t target, std::int64_t startMs,
                                 double seconds) {
-    m_->stragglers.push_back({cause, gpu, startMs, startMs + static_cast<std::int64_t>(seconds * 1000)});
+    m_->stragglers.push_back(
+        {cause, target, startMs, startMs + static_cast<std::int64_t>(seconds * 1000)});
+}
+
+std::vector<Simulator::Injection> Simulator::injections() const { return m_->stragglers; }
+
+namespace {
+constexpr std::string_view kCauseNames[Simulator::kStragglerCauseCount] = {
+    "thermal_throttle", "ecc_pressure", "slow_nic", "pfc_storm", "flapping_optic",
+    "noisy_neighbour"};
+}
+
+std::string_view Simulator::causeName(StragglerCause c) {
+    return kCauseNames[static_cast<int>(c)];
+}
+
+std::optional<Simulator::StragglerCause> Simulator::parseCause(std::string_view name) {
+    for (int i = 0; i < kStragglerCauseCount; ++i)
+        if (kCauseNames[i] == name) return static_cast<StragglerCause>(i);
+    return std::nullopt;
 }
 
 }  // namespace loom::telemetry

@@ -1,5 +1,6 @@
 // End to end: loomctl against a real `loomd serve` on its embedded PostgreSQL (port 0).
 #include "loomd_harness.hpp"
+#include "loom/client/client.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -138,6 +139,44 @@ TEST_F(LoomctlE2e, JobsAreAppliedListedWithTheirBusbwAndDescribed) {
                              "degraded: false"})
         EXPECT_NE(described.out.find(part), std::string::npos) << part << " in:\n" << described.out;
     EXPECT_EQ(described.out.find("z1-r001-h0\n"), std::string::npos) << "hosts listed one by one";
+    EXPECT_NE(described.out.find("Straggler: <none>\nSuspects: <none>\n"), std::string::npos)
+        << described.out;
+
+    // One GPU of the job throttles (dcgm-exporter text pushed as an exporter would): within a
+    // few of loomd's 1 Hz ticks the straggler finder names it, with the evidence.
+    client::Client http(client::ClientConfig{url_, loomd_.token});
+    auto push = [&](bool throttled) {
+        std::string text;
+        for (int rack = 1; rack <= 2; ++rack)
+            for (int h = 0; h < 2; ++h)
+                for (int g = 0; g < 8; ++g) {
+                    const std::string l = "{gpu=\"" + std::to_string(g) + "\",Hostname=\"z1-r00" +
+                                          std::to_string(rack) + "-h" + std::to_string(h) + "\"} ";
+                    const bool hot = throttled && rack == 2 && h == 1 && g == 5;
+                    text += "DCGM_FI_DEV_SM_CLOCK" + l + (hot ? "1140" : "1980") + "\n";
+                    text += "DCGM_FI_DEV_GPU_TEMP" + l + (hot ? "90" : std::to_string(70 + g % 3)) +
+                            "\n";
+                    text += "DCGM_FI_DEV_POWER_USAGE" + l + (hot ? "480" : "690") + "\n";
+                }
+        auto r = http.send("POST", "/api/v1/telemetry", {.body = text, .contentType = "text/plain"});
+        ASSERT_TRUE(r) << r.error().toString();
+        ASSERT_LT(r->status, 300) << r->body;
+    };
+    ASSERT_TRUE(eventually(
+        [&] {
+            push(true);
+            described = loomctl({"describe", "job", "llama"});
+            return described.out.find("Suspects:\n  1. z1-r002-h1-gpu5 (thermal_throttle, score ") !=
+                       std::string::npos &&
+                   described.out.find("Straggler: z1-r002-h1-gpu5 (thermal_throttle, since ") !=
+                       std::string::npos;
+        },
+        std::chrono::seconds(20), std::chrono::milliseconds(300)))
+        << described.out;
+    EXPECT_NE(described.out.find("     z1-r002-h1-gpu5: SM clock 1,140 MHz vs job median 1,980, "
+                                 "90 °C vs 71 (thermal throttle); the other 31 ranks wait\n"),
+              std::string::npos)
+        << described.out;
 
     // Placement: both racks in service are in the job: nothing is free (exit 1, says why).
     auto full = loomctl({"jobs", "place", "--gpus", "16"});

@@ -322,7 +322,17 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         return;
     }
     if (auto tmpl = jsonPathOf(output)) return printJsonPath(obj, *tmpl);
+    json suspects, straggler;
     if (kind == "jobs") {
+        // The straggler finder's suspects get their own section, after the rest.
+        if (auto it = obj.find("suspects"); it != obj.end()) {
+            suspects = *it;
+            obj.erase(it);
+        }
+        if (auto it = obj.find("straggler"); it != obj.end()) {
+            straggler = *it;
+            obj.erase(it);
+        }
         // A job's host and link lists run to thousands of names: the text shows the nodelist
         // and the counts (-o json has them all).
         obj.erase("hosts");
@@ -364,6 +374,30 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         std::cout << title(it.key()) << ":\n";
         std::string y = client::toYaml(it.value());
         printIndented(y);
+    }
+
+    // A job's stragglers: the open event's suspect, then the ranking now, with the evidence.
+    if (kind == "jobs" && suspects.is_array()) {
+        std::cout << "Straggler:";
+        if (straggler.is_object())
+            std::cout << ' ' << client::field(straggler, "location") << " ("
+                      << client::field(straggler, "cause") << ", since "
+                      << client::field(straggler, "openedAt") << ")\n";
+        else
+            std::cout << " <none>\n";
+        std::cout << "Suspects:";
+        if (suspects.empty()) std::cout << " <none>";
+        std::cout << '\n';
+        std::string text;
+        int i = 0;
+        for (const auto& sp : suspects) {
+            char score[32];
+            std::snprintf(score, sizeof score, "%.1f", sp.value("score", 0.0));
+            text += std::to_string(++i) + ". " + client::field(sp, "location") + " (" +
+                    client::field(sp, "cause") + ", score " + score + ")\n   " +
+                    client::field(sp, "evidence") + "\n";
+        }
+        printIndented(text);
     }
 
     // What is inside: the children a person asks about next.

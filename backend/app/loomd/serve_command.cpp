@@ -32,6 +32,7 @@ struct ServeArgs {
     bool simulate = false;
     std::uint64_t simulateSeed = 1;
     bool simulateSeedSet = false;
+    double simulateStragglers = -1;  // seconds between injected stragglers; -1: the config's
     std::vector<std::string> scrape;
     backend::DbOptions db;
 };
@@ -127,6 +128,7 @@ int runServe(ServeArgs args) {
     topts.leaderFence = [&leader] { return leader.fence(); };  // rollups are leader-only
     topts.simulator = file.simulator;
     if (args.simulateSeedSet || args.config.empty()) topts.simulator.seed = args.simulateSeed;
+    if (args.simulateStragglers >= 0) topts.simulator.stragglerEverySeconds = args.simulateStragglers;
     auto targets = std::move(file.scrape);
     for (const auto& url : args.scrape) {
         if (auto ok = backend::parseHttpUrl(url); !ok) {
@@ -225,6 +227,11 @@ void addServeCommand(CLI::App& app) {
                args->simulateSeedSet = true;
            },
            "simulator seed (default: simulator.seed in --config, else 1)");
+    cmd->add_option("--simulate-stragglers", args->simulateStragglers,
+                    "every SECONDS, make a random running job straggle for a minute (the six causes "
+                    "in turn, seeded: thermal throttle, ECC pressure, slow NIC, PFC storm on an "
+                    "RTSW uplink, flapping optic, noisy neighbour); 0 = off")
+        ->check(CLI::Range(0.0, 86400.0));
     backend::addDbOptions(*cmd, args->db);
     cmd->callback([args] { throw CLI::RuntimeError(runServe(*args)); });
 }

@@ -2,6 +2,8 @@
 // (POST /api/v1/jobs, what `loomctl apply -f job.yaml` sends), each change published on the
 // `jobs` stream topic. The JSON is docs/api.md's "Jobs".
 #include <charconv>
+#include <mutex>
+#include <unordered_map>
 
 #include "jobs_view.hpp"
 #include "loom/backend/router.hpp"
@@ -54,6 +56,33 @@ Response withEtag(nlohmann::json j, std::int64_t rv, int status = 200) {
     return r;
 }
 
+// The straggler finder's last word on each job (services/straggler_service.hpp): its
+// jobSuspects messages on the jobs topic, from this loomd or the leader through NOTIFY.
+struct SuspectBoard {
+    std::mutex m;
+    std::unordered_map<std::string, nlohmann::json> jobs;  // name -> the message
+
+    void take(const nlohmann::json& msg) {
+        if (!msg.is_object() || msg.value("type", std::string()) != "jobSuspects") return;
+        const auto name = msg.value("name", std::string());
+        const bool quiet = msg.value("suspects", nlohmann::json::array()).empty() &&
+                           msg.value("straggler", nlohmann::json()).is_null();
+        std::lock_guard lk(m);
+        if (quiet)
+            jobs.erase(name);
+        else
+            jobs[name] = msg;
+    }
+    // Adds "suspects" (best first) and "straggler" (the open event's suspect, or null).
+    void fill(const std::string& name, nlohmann::json& j, bool detail) {
+        std::lock_guard lk(m);
+        auto it = jobs.find(name);
+        j["straggler"] = it == jobs.end() ? nlohmann::json() : it->second["straggler"];
+        if (detail)
+            j["suspects"] = it == jobs.end() ? nlohmann::json::array() : it->second["suspects"];
+    }
+};
+
 // PUT /jobs/{name} and POST /jobs: the body is a `kind: Job` document (YAML or JSON).
 Result<Response> putDocument(const Request& req, Services& services,
                              const std::weak_ptr<JobsView>& view, std::string_view pathName) {
@@ -81,40 +110,45 @@ Result<Response> putDocument(const Request& req, Services& services,
 void registerJobRoutes(Router& router, Services& services) {
     // The live health of running jobs (jobs_view.hpp): "health" in lists and GET.
     std::weak_ptr<JobsView> view = makeJobsView(services);
-    router.add("GET", "/api/v1/jobs", Role::Viewer, [view](const Request& req) -> Result<Response> {
-        db::JobQuery q;
-        for (auto& [k, v] : req.query) {
-            if (k == "limit") {
-                int n = 0;
-                auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-                if (ec != std::errc() || p != v.data() + v.size())
-                    return fail(
-                        Error::invalid("limit must be an integer, not '" + v + "'", "limit"));
-                q.limit = n;
-            } else if (k == "cursor") {
-                q.cursor = v;
-            } else if (k != "token") {
-                q.filters.emplace_back(k, v);
+    auto board = std::make_shared<SuspectBoard>();
+    services.onPublish("jobs", [board](const nlohmann::json& m) { board->take(m); });
+    router.add(
+        "GET", "/api/v1/jobs", Role::Viewer, [view, board](const Request& req) -> Result<Response> {
+            db::JobQuery q;
+            for (auto& [k, v] : req.query) {
+                if (k == "limit") {
+                    int n = 0;
+                    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+                    if (ec != std::errc() || p != v.data() + v.size())
+                        return fail(
+                            Error::invalid("limit must be an integer, not '" + v + "'", "limit"));
+                    q.limit = n;
+                } else if (k == "cursor") {
+                    q.cursor = v;
+                } else if (k != "token") {
+                    q.filters.emplace_back(k, v);
+                }
             }
-        }
-        auto page = db::listJobs(req.db(), q);
-        if (!page) return fail(page.error());
-        auto items = nlohmann::json::array();
-        for (auto& s : page->items) {
-            auto j = jobJson(s);
-            if (auto v = view.lock()) j["health"] = v->health(s.job.name);
-            items.push_back(std::move(j));
-        }
-        nlohmann::json out{{"items", std::move(items)}};
-        if (!page->nextCursor.empty()) out["nextCursor"] = page->nextCursor;
-        return Response::ofJson(std::move(out));
-    });
+            auto page = db::listJobs(req.db(), q);
+            if (!page) return fail(page.error());
+            auto items = nlohmann::json::array();
+            for (auto& s : page->items) {
+                auto j = jobJson(s);
+                if (auto v = view.lock()) j["health"] = v->health(s.job.name);
+                board->fill(s.job.name, j, false);
+                items.push_back(std::move(j));
+            }
+            nlohmann::json out{{"items", std::move(items)}};
+            if (!page->nextCursor.empty()) out["nextCursor"] = page->nextCursor;
+            return Response::ofJson(std::move(out));
+        });
     router.add("GET", "/api/v1/jobs/{name}", Role::Viewer,
-               [view](const Request& req) -> Result<Response> {
+               [view, board](const Request& req) -> Result<Response> {
                    auto s = db::getJob(req.db(), std::string(req.param("name")));
                    if (!s) return fail(s.error());
                    auto j = jobJson(*s);
                    if (auto v = view.lock()) j["health"] = v->health(s->job.name, /*detail=*/true);
+                   board->fill(s->job.name, j, true);
                    return withEtag(std::move(j), s->resourceVersion);
                });
     router.add("PUT", "/api/v1/jobs/{name}", Role::Operator, [&services, view](const Request& req) {

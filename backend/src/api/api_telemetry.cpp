@@ -77,8 +77,9 @@ Result<Response> postTelemetry(Services& services, const Request& req) {
     return Response::ofJson(r->toJson());
 }
 
-// The rules' kinds and rack_transition (kEventKinds), and job_degraded of the per-job view.
-constexpr std::string_view kJobDegraded = "job_degraded";
+// The rules' kinds and rack_transition (kEventKinds), job_degraded of the per-job view and
+// straggler of the straggler finder.
+constexpr std::string_view kJobDegraded = "job_degraded", kStraggler = "straggler";
 
 std::string knownKinds() {
     std::string s;
@@ -86,7 +87,7 @@ std::string knownKinds() {
         if (!s.empty()) s += ", ";
         s += k;
     }
-    return s + ", " + std::string(kJobDegraded);
+    return s + ", " + std::string(kJobDegraded) + ", " + std::string(kStraggler);
 }
 
 Result<std::optional<bool>> boolParam(const Request& req, std::string_view name) {
@@ -103,7 +104,7 @@ Result<Response> getEvents(const Request& req) {
     if (f.severity && *f.severity != "info" && *f.severity != "warning" && *f.severity != "critical")
         return fail(Error::invalid("must be info, warning or critical", "severity"));
     f.kind = strParam(req, "kind");
-    if (f.kind && *f.kind != kJobDegraded &&
+    if (f.kind && *f.kind != kJobDegraded && *f.kind != kStraggler &&
         std::find(std::begin(kEventKinds), std::end(kEventKinds), *f.kind) == std::end(kEventKinds))
         return fail(Error::invalid("unknown event kind '" + f.kind->substr(0, 64) +
                                        "'; known kinds: " + knownKinds(),

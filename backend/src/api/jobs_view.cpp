@@ -616,9 +616,12 @@ std::weak_ptr<JobsView> makeJobsView(Services& services) {
     std::weak_ptr<JobsViewImpl> weak = view;
     services.onLiveChange([view] { view->liveChanged(); });
     // A job stored, deleted or synced — here or on another loomd — reaches the view as its
-    // stream message, not after the next 5 s reload. Its own jobHealth messages are not news.
+    // stream message, not after the next 5 s reload. Its own jobHealth messages and the
+    // straggler finder's jobSuspects are not news.
     services.onPublish("jobs", [weak](const nlohmann::json& m) {
-        if (m.is_object() && m.value("type", std::string()) == "jobHealth") return;
+        if (m.is_object() && (m.value("type", std::string()) == "jobHealth" ||
+                              m.value("type", std::string()) == "jobSuspects"))
+            return;
         if (auto v = weak.lock()) v->jobsChanged();
     });
     services.addMetricsSource([weak](std::string& out) {

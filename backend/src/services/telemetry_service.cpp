@@ -16,6 +16,7 @@
 #include "loom/db/database.hpp"
 #include "loom/db/event_repo.hpp"
 #include "loom/db/job_repo.hpp"
+#include "straggler_service.hpp"
 
 namespace loom::backend {
 using namespace loom::telemetry;  // the hub, layout and events this service runs
@@ -41,6 +42,7 @@ db::EventRecord toRecord(const FailureEvent& e) {
     r.closedAtMs = e.closedAtMs;
     r.labels = e.labels;
     r.key = e.key;
+    if (!e.source.empty()) r.source = e.source;
     return r;
 }
 
@@ -112,6 +114,10 @@ struct TelemetryService::Impl {
     // (which may be another loomd's row for the same condition). Writer thread only.
     std::unordered_map<std::string, std::int64_t> openIds;
     std::atomic<bool> restored{false};
+
+    // The straggler finder reads `hub` on this loop's thread: declared after it, gone before it.
+    StragglerService stragglers{services, [this](FailureEvent e) { enqueue(std::move(e)); },
+                                options.persist};
 
     std::mutex loopMutex;
     std::condition_variable loopCv;
@@ -225,6 +231,7 @@ struct TelemetryService::Impl {
             syncSimulatedJobs(*L);
         }
         hub.tick(now);
+        stragglers.tick(hub, now, leader);
         std::optional<db::Fence> fence;
         if (leader && options.leaderFence) {
             fence = options.leaderFence();
@@ -451,6 +458,7 @@ TelemetryService::TelemetryService(Services& services, TelemetryServiceOptions o
     });
     services.addMetricsSource([impl](std::string& out) {
         impl->hub.appendMetrics(out);
+        impl->stragglers.appendMetrics(out);
         std::uint64_t dropped, written, errors, fenced;
         std::size_t queued;
         {

@@ -29,10 +29,20 @@ namespace loom::jobs {
 struct RankSample {
     static constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
     float smClockMhz = kNaN, tempC = kNaN, powerW = kNaN, util = kNaN;
-    float eccSbePerSecond = 0;                        // correctable ECC errors per second
-    float xid = 0;                                    // the last XID (0: none)
-    float nicUtil = kNaN;                             // utilisation of the GPU's NIC cable, %
+    float eccSbePerSecond = 0;  // correctable ECC errors per second
+    float xid = 0;              // the last XID (0: none)
+    float nicUtil = kNaN;       // utilisation of the GPU's NIC cable, %, smoothed over a few s
     float pfcPerSecond = 0, linkErrorsPerSecond = 0;  // on the NIC cable
+    float nicFlaps = 0;  // up-to-down transitions of the NIC cable, recently (decaying count)
+};
+
+// A fabric link the job's traffic crosses (its racks' RTSW uplinks): what the switch port at
+// the rack's end reports.
+struct LinkSample {
+    static constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+    float util = kNaN;  // %, now
+    float pfcPerSecond = 0, errorsPerSecond = 0, discardsPerSecond = 0;
+    float flaps = 0;  // up-to-down transitions, recently (decaying count)
 };
 
 struct StragglerOptions {
@@ -43,9 +53,10 @@ struct StragglerOptions {
 
 struct StragglerSuspect {
     std::size_t rank = 0;
-    std::string location;  // the GPU (or its NIC cable for network causes)
+    std::string location;  // the GPU, its NIC cable (network causes) or an uplink
+    std::string gpu;       // the rank's GPU (empty for an uplink)
     std::string cause;     // thermal_throttle, low_sm_clock, hot, low_power, ecc_pressure, xid,
-                           // slow_nic, pfc_storm, link_errors
+                           // slow_nic, pfc_storm, link_errors, flapping_link, congested_link
     double score = 0;
     std::string evidence;  // "z3-r017-h1-gpu5: SM clock 1,140 MHz vs job median 1,980, ..."
 };
@@ -55,6 +66,18 @@ std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
                                              std::span<const std::string> nicNames,
                                              std::span<const RankSample> samples,
                                              const StragglerOptions& options = {});
+
+// Ranks the uplinks of one job (names[i] is link i) against each other: a PFC storm, link
+// errors, a flapping optic, or a link far busier than the job's others (a noisy neighbour's
+// traffic). `ranks` is the job's rank count, for the evidence. Merge with rankStragglers'
+// suspects through mergeSuspects.
+std::vector<StragglerSuspect> rankLinks(std::span<const std::string> names,
+                                        std::span<const LinkSample> samples, std::size_t ranks,
+                                        const StragglerOptions& options = {});
+// Both lists as one, best first, at most options.maxSuspects.
+std::vector<StragglerSuspect> mergeSuspects(std::vector<StragglerSuspect> a,
+                                            std::vector<StragglerSuspect> b,
+                                            const StragglerOptions& options = {});
 
 struct StragglerTransition {
     std::string job;

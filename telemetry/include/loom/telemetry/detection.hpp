@@ -78,6 +78,9 @@ struct FailureEvent {
     // The hub's own key for this event ("<instance uuid>:<sequence>"): the writer stores it, so
     // a retried write is idempotent and the close finds exactly the row its open created.
     std::string key;
+    // Who raised it, when not the hub's rules (empty: "telemetry"); the straggler finder's
+    // events are "jobs" (they are not the hub's to restore after a restart).
+    std::string source;
 
     bool open() const { return closedAtMs == 0; }
 };

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -55,6 +56,12 @@ struct SimulatorConfig {
     double overheatSeconds = 240;
     double rtswDownSeconds = 420;
     bool fullFidelity = false;  // every DCGM field and port counter, every step
+    // Healthy jitter the straggler finder must not take for a straggler: SM clock boost
+    // wobble and one-step dips, sporadic correctable ECC errors, link errors and PFC pauses.
+    bool healthyNoise = true;
+    // The demo injector: every this many seconds (0 = off) a seeded random cause on a random
+    // GPU or uplink of a random running job, for stragglerSeconds.
+    double stragglerEverySeconds = 0, stragglerSeconds = 60;
     // Read from loomd.yaml's `simulator:` section by backend/loomd_config.hpp.
 };
 
@@ -93,13 +100,38 @@ public:
     };
     std::vector<RunningJob> runningJobs() const;
 
-    // Makes one GPU a straggler (issue 15 item 3; tests and benchmarks of the straggler
-    // finder) from `startMs` for `seconds`:
-    //   ThermalThrottle: SM clock 1,140 MHz instead of 1,980, +35 °C, 30 % less power;
-    //   EccPressure: correctable ECC errors climbing ~50/s (row-remap pressure), SM clock -15 %.
-    enum class StragglerCause : std::uint8_t { ThermalThrottle, EccPressure };
-    void injectStraggler(StragglerCause cause, std::uint32_t gpu, std::int64_t startMs,
+    // Makes a job straggle (issue 15 item 3; the straggler finder's tests, benchmarks and
+    // demos) from `startMs` for `seconds`. `target` is a GPU index for the GPU causes and
+    // SlowNic (its NIC cable), a link index for the link causes:
+    //   ThermalThrottle: SM clock 1,140 MHz instead of ~1,980, +15 °C (about 90 °C, the
+    //     slowdown temperature), 30 % less power;
+    //   EccPressure: correctable ECC errors climbing ~50/s (row-remap pressure), SM clock -15 %;
+    //   SlowNic: the GPU's NIC carries 30 % of its peers' traffic (a NIC trained down);
+    //   PfcStorm: 20,000-60,000 PFC pause frames/s on both ends of the link, which carries a
+    //     fifth of its traffic (an RTSW uplink: the receiver cannot drain);
+    //   FlappingOptic: the link down 1 s in every 3, 20 input errors/s while up;
+    //   NoisyNeighbour: the link runs at ~98 % with 300-800 discards/s (another tenant's
+    //     traffic on a shared uplink).
+    enum class StragglerCause : std::uint8_t {
+        ThermalThrottle, EccPressure, SlowNic, PfcStorm, FlappingOptic, NoisyNeighbour
+    };
+    static constexpr int kStragglerCauseCount = 6;
+    static std::string_view causeName(StragglerCause c);  // "thermal_throttle", "slow_nic", ...
+    static std::optional<StragglerCause> parseCause(std::string_view name);
+    static bool isLinkCause(StragglerCause c) {
+        return c == StragglerCause::PfcStorm || c == StragglerCause::FlappingOptic ||
+               c == StragglerCause::NoisyNeighbour;
+    }
+    void injectStraggler(StragglerCause cause, std::uint32_t target, std::int64_t startMs,
                          double seconds);
+    // What is injected now (started, not ended), and what was injected by the periodic demo
+    // injector (SimulatorConfig::stragglerEverySeconds).
+    struct Injection {
+        StragglerCause cause;
+        std::uint32_t target;
+        std::int64_t startMs, endMs;
+    };
+    std::vector<Injection> injections() const;
 
     const SimulatorStats& stats() const { return stats_; }
     const SimulatorConfig& config() const { return config_; }

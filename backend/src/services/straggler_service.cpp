@@ -1,0 +1,247 @@
+#include "straggler_service.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <ctime>
+#include <unordered_set>
+
+#include "loom/backend/services.hpp"
+#include "loom/backend/telemetry_service.hpp"
+#include "loom/db/event_repo.hpp"
+#include "loom/db/job_repo.hpp"
+#include "loom/telemetry/hall_layout.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
+
+namespace loom::backend {
+
+namespace {
+
+constexpr std::string_view kKind = "straggler";
+constexpr std::int64_t kReloadMs = 5000, kRepublishMs = 30000;
+
+double threadCpuSeconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+nlohmann::json suspectJson(const jobs::StragglerSuspect& s) {
+    return {{"location", s.location},
+            {"gpu", s.gpu.empty() ? nlohmann::json() : nlohmann::json(s.gpu)},
+            {"cause", s.cause},
+            {"score", std::round(s.score * 10) / 10},
+            {"evidence", s.evidence}};
+}
+
+}  // namespace
+
+StragglerService::StragglerService(Services& services, Enqueue enqueue, bool persist)
+    : services_(services), enqueue_(std::move(enqueue)), persist_(persist) {
+    // A job stored, deleted or synced (here or on another loomd): reload the list next tick.
+    // Not the per-job messages the views publish themselves.
+    services_.onPublish("jobs", [dirty = jobsDirty_](const nlohmann::json& m) {
+        const auto type = m.is_object() ? m.value("type", std::string()) : std::string();
+        if (type != "jobHealth" && type != "jobSuspects") dirty->store(true);
+    });
+}
+
+void StragglerService::loadJobs() {
+    if (!conn_) {
+        auto c = db::Database::fromUrl(services_.databaseUrl()).connect();
+        if (!c) {
+            spdlog::warn("straggler finder: {}", c.error().toString());
+            return;
+        }
+        conn_.emplace(std::move(*c));
+    }
+    std::vector<jobs::FinderJob> list;
+    db::JobQuery q{.limit = 5000, .filters = {{"state", "running"}}};
+    for (;;) {
+        auto page = db::listJobs(*conn_, q);
+        if (!page) {
+            spdlog::warn("straggler finder: {}", page.error().toString());
+            conn_.reset();
+            return;  // the old list stays; the next tick tries again
+        }
+        for (auto& s : page->items) list.push_back({s.job.name, std::move(s.job.hosts)});
+        if (page->nextCursor.empty()) break;
+        q.cursor = page->nextCursor;
+    }
+    jobs_.store(list.size());
+    finder_.setJobs(std::move(list));
+    jobsDirty_->store(false);
+}
+
+// The stored open straggler events of an earlier leader (or of this loomd before a restart)
+// are closed: the detector starts afresh and reopens within a few ticks what is still there.
+void StragglerService::reconcile(std::int64_t nowMs) {
+    if (!conn_) return;
+    auto stored = db::listEvents(
+        *conn_, {.kind = std::string(kKind), .source = "jobs", .open = true, .limit = 5000});
+    if (!stored) {
+        spdlog::warn("straggler finder: {}", stored.error().toString());
+        conn_.reset();
+        return;
+    }
+    std::vector<db::EventClose> closes;
+    for (const auto& e : stored->items) closes.push_back({e.kind, e.location, nowMs, e.id, {}});
+    if (!closes.empty()) {
+        auto ids = db::closeEvents(*conn_, closes);
+        if (!ids) {
+            spdlog::warn("straggler finder: {}", ids.error().toString());
+            conn_.reset();
+            return;
+        }
+        std::vector<std::int64_t> closed;
+        for (auto id : *ids)
+            if (id) closed.push_back(id);
+        if (auto rows = db::getEvents(*conn_, closed))
+            for (const auto& r : *rows)
+                services_.publish("events", {{"type", "event"}, {"event", eventJson(r)}});
+    }
+    reconciled_ = true;
+}
+
+telemetry::FailureEvent StragglerService::toEvent(const jobs::StragglerTransition& t,
+                                                  const telemetry::HallLayout& L,
+                                                  std::int64_t nowMs) const {
+    telemetry::FailureEvent e;
+    e.kind = std::string(kKind);
+    e.severity = telemetry::Severity::Warning;
+    e.location = t.suspect.location;
+    e.message = t.message;
+    e.openedAtMs = nowMs;
+    e.source = "jobs";
+    auto rack = telemetry::kNoIndex;
+    if (auto g = L.gpuByName(t.suspect.gpu); g != telemetry::kNoIndex)
+        rack = L.gpuRack()[g];
+    else if (auto l = L.linkByName(t.suspect.location); l != telemetry::kNoIndex)
+        rack = L.links()[l].rackIndex;
+    if (rack < L.racks().size()) {
+        e.rack = L.racks()[rack].name;
+        e.zone = L.racks()[rack].zone;
+    }
+    e.labels = {{"job", t.job}, {"cause", t.suspect.cause}};
+    if (!t.suspect.gpu.empty()) e.labels.emplace_back("gpu", t.suspect.gpu);
+    e.key = "straggler:" + t.job + ":" + e.location + ":" + std::to_string(nowMs);
+    return e;
+}
+
+void StragglerService::tick(const telemetry::TelemetryHub& hub, std::int64_t nowMs, bool leader) {
+    if (!persist_) return;
+    if (!leader) {
+        if (leading_) {
+            // Another loomd leads now: it closes what this one left open (reconcile).
+            finder_.reset();
+            open_.clear();
+            for (const auto& [job, p] : published_)
+                services_.publish("jobs", {{"type", "jobSuspects"},
+                                           {"name", job},
+                                           {"suspects", nlohmann::json::array()},
+                                           {"straggler", nullptr},
+                                           {"updatedAt", db::isoTimeMs(nowMs)}});
+            published_.clear();
+        }
+        leading_ = false;
+        reconciled_ = false;
+        return;
+    }
+    leading_ = true;
+    if (jobsDirty_->load() || nowMs >= nextLoadMs_) {
+        loadJobs();
+        nextLoadMs_ = nowMs + kReloadMs;
+    }
+    if (!reconciled_) reconcile(nowMs);
+    if (!reconciled_) return;  // the database is away: no event the writer could not match
+
+    const double cpu0 = threadCpuSeconds();
+    auto transitions = finder_.tick(hub, nowMs);
+    const double cpu = threadCpuSeconds() - cpu0;
+    lastCpuSeconds_.store(cpu);
+    cpuSecondsTotal_.store(cpuSecondsTotal_.load() + cpu);
+    ++ticks_;
+
+    auto L = hub.layout();
+    for (const auto& t : transitions) {
+        if (t.opened) {
+            auto e = toEvent(t, *L, nowMs);
+            open_[t.job] = e;
+            ++opened_;
+            enqueue_(std::move(e));
+        } else if (auto it = open_.find(t.job); it != open_.end()) {
+            auto e = std::move(it->second);
+            open_.erase(it);
+            e.closedAtMs = nowMs;
+            enqueue_(std::move(e));
+        }
+    }
+    publishSuspects(nowMs);
+}
+
+void StragglerService::publishSuspects(std::int64_t nowMs) {
+    std::unordered_set<std::string> seen;
+    for (const auto& j : finder_.current()) {
+        seen.insert(j.job);
+        std::string sig = j.open + "|";
+        for (const auto& s : j.suspects) sig += s.location + "/" + s.cause + ";";
+        auto& p = published_[j.job];
+        const bool quiet = j.suspects.empty() && j.open.empty();
+        if (sig == p.signature && (quiet || nowMs - p.atMs < kRepublishMs)) continue;
+        if (p.signature.empty() && quiet) {
+            p.signature = sig;  // nothing to say about a job that never had a suspect
+            continue;
+        }
+        p = {sig, nowMs};
+        nlohmann::json suspects = nlohmann::json::array();
+        for (const auto& s : j.suspects) suspects.push_back(suspectJson(s));
+        nlohmann::json straggler = nullptr;
+        if (!j.open.empty()) {
+            straggler = suspectJson(j.openSuspect);
+            if (auto it = open_.find(j.job); it != open_.end())
+                straggler["openedAt"] = db::isoTimeMs(it->second.openedAtMs);
+        }
+        services_.publish("jobs", {{"type", "jobSuspects"},
+                                   {"name", j.job},
+                                   {"ranks", j.ranks},
+                                   {"suspects", std::move(suspects)},
+                                   {"straggler", std::move(straggler)},
+                                   {"updatedAt", db::isoTimeMs(nowMs)}});
+    }
+    // Jobs that ended: their suspects go.
+    for (auto it = published_.begin(); it != published_.end();) {
+        if (seen.contains(it->first)) {
+            ++it;
+            continue;
+        }
+        services_.publish("jobs", {{"type", "jobSuspects"},
+                                   {"name", it->first},
+                                   {"suspects", nlohmann::json::array()},
+                                   {"straggler", nullptr},
+                                   {"updatedAt", db::isoTimeMs(nowMs)}});
+        it = published_.erase(it);
+    }
+}
+
+void StragglerService::appendMetrics(std::string& out) const {
+    out +=
+        "# HELP loom_straggler_tick_seconds CPU time of the straggler finder's last 1 Hz pass "
+        "over every running job (leader only).\n"
+        "# TYPE loom_straggler_tick_seconds gauge\nloom_straggler_tick_seconds " +
+        std::to_string(lastCpuSeconds_.load()) +
+        "\n# HELP loom_straggler_tick_seconds_total CPU time of the straggler finder in all "
+        "(its rate is the cores it takes).\n"
+        "# TYPE loom_straggler_tick_seconds_total counter\nloom_straggler_tick_seconds_total " +
+        std::to_string(cpuSecondsTotal_.load()) +
+        "\n# HELP loom_straggler_ticks_total Passes of the straggler finder.\n"
+        "# TYPE loom_straggler_ticks_total counter\nloom_straggler_ticks_total " +
+        std::to_string(ticks_.load()) +
+        "\n# HELP loom_straggler_jobs Running jobs the straggler finder watches.\n"
+        "# TYPE loom_straggler_jobs gauge\nloom_straggler_jobs " +
+        std::to_string(jobs_.load()) +
+        "\n# HELP loom_straggler_events_opened_total Straggler events opened by this loomd.\n"
+        "# TYPE loom_straggler_events_opened_total counter\nloom_straggler_events_opened_total " +
+        std::to_string(opened_.load()) + "\n";
+}
+
+}  // namespace loom::backend

@@ -1,0 +1,76 @@
+// The straggler finder inside loomd (issue 15 item 3): jobs/straggler_finder.hpp run on the
+// telemetry loop's 1 Hz tick, on the hub that loop owns (TelemetryService::Impl holds both, so
+// the finder never outlives what it reads).
+//
+// On the leader only (as the job_degraded events of the jobs view): each tick it ranks every
+// running job's ranks and uplinks; a transition opens or closes a `straggler` event (source
+// `jobs`, location the suspect: a GPU, its NIC cable or an uplink; label `job`) through the
+// telemetry service's durable event writer, which stores and publishes it. A job's suspects
+// are published on the `jobs` topic when they change (and every 30 s while there are any):
+//   {"type": "jobSuspects", "name": "llama", "ranks": 32, "suspects": [...],
+//    "straggler": {...} | null, "updatedAt": "..."}
+// which api_jobs keeps for GET /api/v1/jobs/{name} (docs/api.md, Jobs). The job list is read
+// from the database every 5 s and at once when a jobs message says it changed. A new leader
+// first closes the straggler events stored open (its detector starts afresh and reopens within
+// a few ticks what is still there).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "loom/db/database.hpp"
+#include "loom/jobs/straggler_finder.hpp"
+#include "loom/telemetry/detection.hpp"
+
+namespace loom::telemetry {
+class TelemetryHub;
+}
+
+namespace loom::backend {
+
+class Services;
+
+class StragglerService {
+public:
+    using Enqueue = std::function<void(telemetry::FailureEvent)>;
+    // `enqueue` hands an event to the durable writer; `persist` false: no database (no job list,
+    // so the finder idles).
+    StragglerService(Services& services, Enqueue enqueue, bool persist);
+
+    // One pass, on the telemetry loop's thread after the hub's tick.
+    void tick(const telemetry::TelemetryHub& hub, std::int64_t nowMs, bool leader);
+
+    void appendMetrics(std::string& out) const;
+
+private:
+    void loadJobs();
+    void reconcile(std::int64_t nowMs);
+    void publishSuspects(std::int64_t nowMs);
+    telemetry::FailureEvent toEvent(const jobs::StragglerTransition& t,
+                                    const telemetry::HallLayout& L, std::int64_t nowMs) const;
+
+    Services& services_;
+    Enqueue enqueue_;
+    bool persist_;
+    jobs::StragglerFinder finder_;
+    std::shared_ptr<std::atomic<bool>> jobsDirty_ = std::make_shared<std::atomic<bool>>(true);
+    std::int64_t nextLoadMs_ = 0;
+    bool leading_ = false, reconciled_ = false;
+    std::optional<db::Connection> conn_;
+    std::unordered_map<std::string, telemetry::FailureEvent> open_;  // job -> its open event
+    struct Published {
+        std::string signature;
+        std::int64_t atMs = 0;
+    };
+    std::unordered_map<std::string, Published> published_;  // job -> last suspects message
+
+    std::atomic<double> lastCpuSeconds_{0}, cpuSecondsTotal_{0};
+    std::atomic<std::uint64_t> ticks_{0}, opened_{0}, jobs_{0};
+};
+
+}  // namespace loom::backend

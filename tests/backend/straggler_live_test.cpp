@@ -1,0 +1,201 @@
+// The straggler finder inside loomd (issue 15 item 3), over the real server and PostgreSQL:
+// two running jobs on dev-small's four racks, their GPUs' telemetry pushed as dcgm-exporter text
+// every 100 ms; one GPU of one job drops its SM clock with a high temperature. Within a few
+// ticks a `straggler` event naming that GPU opens, is on the stream, and the job's detail and
+// `jobSuspects` message carry it with the evidence; the healthy job gets none. The GPU
+// recovers: the event closes and the suspects go.
+#include <atomic>
+#include <thread>
+
+#include "loom/testing/eventually.hpp"
+#include "server_fixture.hpp"
+
+namespace loom::backend::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using loom::testing::eventually;
+
+class StragglerLive : public ServerFixture {
+protected:
+    json get(Server& s, const std::string& path) {
+        auto r = request(s.port(), "GET", path, tokens_["viewer"]);
+        EXPECT_EQ(r.status, 200) << path << ": " << r.body;
+        return r.j();
+    }
+    void putJob(Server& s, const std::string& name, const std::string& hosts) {
+        const std::string doc = "apiVersion: loom/v1\nkind: Job\nmetadata: {name: " + name +
+                                "}\nspec:\n  owner: alice\n  hosts: " + hosts +
+                                "\n  state: running\n";
+        auto r = request(s.port(), "PUT", "/api/v1/jobs/" + name, tokens_["operator"], doc,
+                         {{"Content-Type", "application/yaml"}});
+        ASSERT_EQ(r.status, 201) << r.body;
+    }
+    // The stream, read without ever cancelling a read (a cancelled WebSocket read leaves the
+    // stream failed): one read stays armed, the io_context runs in slices.
+    struct Stream {
+        WsClient& c;
+        beast::flat_buffer buf;
+        std::vector<json> seen;  // every message, in order
+        bool armed = false;
+        void arm() {
+            armed = true;
+            c.ws.async_read(buf, [this](beast::error_code ec, std::size_t) {
+                armed = false;
+                if (ec) return;
+                seen.push_back(json::parse(beast::buffers_to_string(buf.data()), nullptr, false));
+                buf.consume(buf.size());
+                arm();
+            });
+        }
+        std::optional<json> await(const std::function<bool(const json&)>& want,
+                                  std::chrono::seconds within = 10s) {
+            // The first message ever seen that matches: the order of two topics' messages is not
+            // fixed (a tick's jobSuspects may come before the writer's event).
+            for (auto deadline = std::chrono::steady_clock::now() + within;;) {
+                for (const auto& m : seen)
+                    if (want(m)) return m;
+                if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+                if (!armed) arm();
+                c.ioc.restart();
+                c.ioc.run_for(50ms);
+            }
+        }
+    };
+};
+
+// The 64 GPUs of the four racks as a dcgm-exporter scrape: a healthy spread of clocks,
+// temperatures and power; `throttled` GPU (host z1-r002-h1, GPU 5) at 1,140 MHz and 92 °C.
+std::string scrape(bool throttled, int round) {
+    std::string out;
+    int i = 0;
+    for (int rack = 1; rack <= 4; ++rack)
+        for (int h = 0; h < 2; ++h)
+            for (int g = 0; g < 8; ++g, ++i) {
+                const std::string labels = "{gpu=\"" + std::to_string(g) + "\",Hostname=\"z1-r00" +
+                                           std::to_string(rack) + "-h" + std::to_string(h) + "\"} ";
+                const bool hot = throttled && rack == 2 && h == 1 && g == 5;
+                const int wobble = (i * 7 + round) % 5;
+                out += "DCGM_FI_DEV_SM_CLOCK" + labels +
+                       std::to_string(hot ? 1140 : 1980 - 15 * (wobble % 3)) + "\n";
+                out +=
+                    "DCGM_FI_DEV_GPU_TEMP" + labels + std::to_string(hot ? 92 : 70 + wobble) + "\n";
+                out += "DCGM_FI_DEV_POWER_USAGE" + labels +
+                       std::to_string(hot ? 480 : 680 + 3 * wobble) + "\n";
+                out += "DCGM_FI_DEV_GPU_UTIL" + labels + std::to_string(hot ? 97 : 95) + "\n";
+            }
+    return out;
+}
+
+TEST_F(StragglerLive, AThrottledGpuOpensAStragglerEventNamingItAndItsRecoveryClosesIt) {
+    telemetryOptions_.tickSeconds = 0.2;  // the detector's 3-tick streak in 0.6 s
+    auto& s = startServer({}, Routes::All);
+    putJob(s, "llama", "z1-r[001-002]-h[0-1]");
+    putJob(s, "mistral", "z1-r[003-004]-h[0-1]");
+    WsClient ws;
+    ws.open(s.port(), tokens_["viewer"]);
+    ws.send({{"op", "subscribe"}, {"topics", {"jobs", "events"}}});
+    Stream stream{ws};
+
+    // The exporters: every 100 ms, as long as the test runs.
+    std::atomic<bool> throttled{false};
+    std::jthread exporter([&](std::stop_token st) {
+        for (int round = 0; !st.stop_requested(); ++round) {
+            request(s.port(), "POST", "/api/v1/telemetry", tokens_["operator"],
+                    scrape(throttled.load(), round));
+            std::this_thread::sleep_for(100ms);
+        }
+    });
+    // Healthy for a while: no suspect, no event.
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto m = request(s.port(), "GET", "/metrics", tokens_["viewer"]).body;
+            return m.find("loom_straggler_jobs 2\n") != std::string::npos &&
+                   m.find("loom_straggler_ticks_total 0\n") == std::string::npos;
+        },
+        5s));
+    std::this_thread::sleep_for(1500ms);  // several ticks over the healthy telemetry
+    EXPECT_TRUE(get(s, "/api/v1/events?kind=straggler")["items"].empty());
+    EXPECT_TRUE(get(s, "/api/v1/jobs/llama")["suspects"].empty());
+
+    const std::string gpu = "z1-r002-h1-gpu5";
+    throttled = true;
+    auto opened = stream.await([](const json& m) {
+        return m.value("type", "") == "event" && m["event"].value("kind", "") == "straggler" &&
+               m["event"].value("state", "") == "open";
+    });
+    ASSERT_TRUE(opened) << get(s, "/api/v1/events").dump();
+    const auto& e = (*opened)["event"];
+    EXPECT_EQ(e["location"], gpu);
+    EXPECT_EQ(e["source"], "jobs");
+    EXPECT_EQ(e["rack"], "z1-r002");
+    EXPECT_EQ(e["labels"]["job"], "llama");
+    EXPECT_EQ(e["labels"]["cause"], "thermal_throttle");
+    const std::string message = e["message"];
+    EXPECT_EQ(message.rfind("job llama: straggler " + gpu + " (thermal_throttle): " + gpu +
+                                ": SM clock 1,140 MHz vs job median 1,9",
+                            0),
+              0u)
+        << message;
+    EXPECT_NE(message.find("92 °C vs 7"), std::string::npos) << message;
+    EXPECT_NE(message.find("the other 31 ranks wait"), std::string::npos) << message;
+
+    // The job's stream message and its detail name it first, with the evidence.
+    auto pushed = stream.await([](const json& m) {
+        return m.value("type", "") == "jobSuspects" && m.value("name", "") == "llama" &&
+               m["straggler"].is_object();
+    });
+    ASSERT_TRUE(pushed);
+    EXPECT_EQ((*pushed)["straggler"]["location"], gpu);
+    EXPECT_EQ((*pushed)["suspects"][0]["location"], gpu);
+    EXPECT_EQ((*pushed)["ranks"], 32);
+    json j;
+    ASSERT_TRUE(eventually(
+        [&] {
+            j = get(s, "/api/v1/jobs/llama");
+            return j["straggler"].is_object();
+        },
+        5s))
+        << j.dump();
+    EXPECT_EQ(j["straggler"]["location"], gpu);
+    EXPECT_EQ(j["straggler"]["cause"], "thermal_throttle");
+    EXPECT_TRUE(j["straggler"].contains("openedAt"));
+    ASSERT_FALSE(j["suspects"].empty()) << j.dump();
+    EXPECT_EQ(j["suspects"][0]["location"], gpu);
+    EXPECT_EQ(j["suspects"][0]["gpu"], gpu);
+    EXPECT_GE(j["suspects"][0]["score"].get<double>(), 8.0);
+    EXPECT_EQ(j["suspects"][0]["evidence"].get<std::string>().rfind(gpu + ": SM clock 1,140", 0),
+              0u);
+    auto list = get(s, "/api/v1/jobs?state=running")["items"];
+    ASSERT_EQ(list.size(), 2u);
+    for (const auto& item : list)
+        EXPECT_EQ(item["straggler"].is_object(), item["name"] == "llama") << item.dump();
+    // The healthy job: nothing.
+    auto mistral = get(s, "/api/v1/jobs/mistral");
+    EXPECT_TRUE(mistral["suspects"].empty()) << mistral.dump();
+    EXPECT_TRUE(mistral["straggler"].is_null());
+    auto events = get(s, "/api/v1/events?kind=straggler&state=open&source=jobs")["items"];
+    ASSERT_EQ(events.size(), 1u) << events.dump();
+    EXPECT_EQ(events[0]["location"], gpu);
+
+    // The GPU recovers: after the detector's quiet ticks the event closes, the suspects go.
+    throttled = false;
+    auto closed = stream.await([](const json& m) {
+        return m.value("type", "") == "event" && m["event"].value("kind", "") == "straggler" &&
+               m["event"].value("state", "") == "closed";
+    });
+    ASSERT_TRUE(closed) << get(s, "/api/v1/events?kind=straggler").dump();
+    EXPECT_EQ((*closed)["event"]["location"], gpu);
+    EXPECT_TRUE(get(s, "/api/v1/events?kind=straggler&state=open")["items"].empty());
+    ASSERT_TRUE(
+        eventually([&] { return get(s, "/api/v1/jobs/llama")["straggler"].is_null(); }, 5s));
+    auto all = get(s, "/api/v1/events?kind=straggler")["items"];
+    EXPECT_EQ(all.size(), 1u) << "one event for one throttle, none for the healthy job: "
+                              << all.dump();
+    auto metrics = request(s.port(), "GET", "/metrics", tokens_["viewer"]).body;
+    EXPECT_NE(metrics.find("loom_straggler_events_opened_total 1\n"), std::string::npos);
+    EXPECT_NE(metrics.find("# TYPE loom_straggler_tick_seconds gauge"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace loom::backend::testing
