@@ -1,0 +1,160 @@
+#include "loom/jobs/slurm.hpp"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "loom/jobs/hostlist.hpp"
+
+namespace loom::jobs {
+
+namespace {
+
+std::string upper(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// One Slurm job's fields, whichever command printed them.
+Result<Job> makeJob(const std::string& id, const std::string& name, const std::string& user,
+                    const std::string& state, const std::string& partition,
+                    const std::string& nodes, const std::string& path) {
+    if (id.empty()) return fail(Error::invalid("a job without a job id", path + ".job_id"));
+    Job j;
+    j.name = "slurm-" + id;
+    if (auto ok = checkJobName(j.name, path + ".job_id"); !ok) return fail(ok.error());
+    j.owner = user;
+    j.state = slurmJobState(state);
+    j.source = JobSource::Slurm;
+    j.tensorParallel = kGpusPerHost;
+    if (!nodes.empty() && nodes != "(null)" && nodes != "None assigned") {
+        auto hosts = expandHostlist(nodes);
+        if (!hosts)
+            return fail(
+                Error::invalid("job " + id + ": " + hosts.error().message, path + ".nodes"));
+        j.hosts = normalizedHosts(std::move(*hosts));
+    }
+    j.labels = {{"slurm.id", id},
+                {"slurm.name", name},
+                {"slurm.partition", partition},
+                {"slurm.state", state}};
+    return j;
+}
+
+}  // namespace
+
+JobState slurmJobState(std::string_view slurmState) {
+    const auto s = upper(slurmState.substr(0, slurmState.find(' ')));
+    if (s == "RUNNING" || s == "COMPLETING" || s == "SUSPENDED" || s == "STAGE_OUT" ||
+        s == "SIGNALING")
+        return JobState::Running;
+    if (s == "COMPLETED") return JobState::Completed;
+    if (s == "CANCELLED" || s == "FAILED" || s == "TIMEOUT" || s == "NODE_FAIL" ||
+        s == "PREEMPTED" || s == "OUT_OF_MEMORY" || s == "BOOT_FAIL" || s == "DEADLINE" ||
+        s == "SPECIAL_EXIT")
+        return JobState::Failed;
+    return JobState::Pending;  // PENDING, CONFIGURING, REQUEUED, RESIZING, ...
+}
+
+Result<std::vector<Job>> parseSqueueJson(std::string_view text) {
+    auto doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object())
+        return fail(Error::invalid("not the JSON object of `squeue --json`", ""));
+    auto jobsIt = doc.find("jobs");
+    if (jobsIt == doc.end() || !jobsIt->is_array())
+        return fail(Error::invalid("`squeue --json` output has no \"jobs\" array", "jobs"));
+    std::vector<Job> out;
+    for (std::size_t i = 0; i < jobsIt->size(); ++i) {
+        const auto& o = (*jobsIt)[i];
+        const std::string path = "jobs[" + std::to_string(i) + "]";
+        if (!o.is_object()) return fail(Error::invalid("a job must be an object", path));
+        auto str = [&](const char* key) -> Result<std::string> {
+            auto it = o.find(key);
+            if (it == o.end() || it->is_null()) return std::string();
+            if (it->is_string()) return it->get<std::string>();
+            if (it->is_number_integer()) return std::to_string(it->get<std::int64_t>());
+            return fail(Error::invalid("must be a string", path + "." + key));
+        };
+        std::string f[6];
+        const char* keys[6] = {"job_id", "name", "user_name", "job_state", "partition", "nodes"};
+        for (int k = 0; k < 6; ++k) {
+            auto v = str(keys[k]);
+            if (!v) return fail(v.error());
+            f[k] = std::move(*v);
+        }
+        auto j = makeJob(f[0], f[1], f[2], f[3], f[4], f[5], path);
+        if (!j) return fail(j.error());
+        out.push_back(std::move(*j));
+    }
+    return out;
+}
+
+Result<std::vector<Job>> parseScontrolShowJob(std::string_view text) {
+    std::vector<Job> out;
+    if (text.find("No jobs in the system") != std::string_view::npos) return out;
+    // Records are blank-line separated "Key=Value" words; JobName takes the rest of its line
+    // (a name may hold spaces).
+    std::size_t pos = 0, record = 0;
+    std::map<std::string, std::string> f;
+    int line = 0, firstLine = 0;
+    auto flush = [&]() -> Result<void> {
+        if (f.empty()) return {};
+        const std::string path =
+            "job " + std::to_string(record) + " (line " + std::to_string(firstLine) + ")";
+        std::string user = f["UserId"];
+        user = user.substr(0, user.find('('));
+        auto j = makeJob(f["JobId"], f["JobName"], user, f["JobState"], f["Partition"],
+                         f["NodeList"], path);
+        f.clear();
+        ++record;
+        if (!j) return fail(j.error());
+        out.push_back(std::move(*j));
+        return {};
+    };
+    while (pos <= text.size()) {
+        auto nl = text.find('\n', pos);
+        if (nl == std::string_view::npos) nl = text.size();
+        std::string_view l = text.substr(pos, nl - pos);
+        pos = nl + 1;
+        ++line;
+        if (l.find_first_not_of(" \t\r") == std::string_view::npos) {
+            if (auto r = flush(); !r) return fail(r.error());
+            continue;
+        }
+        if (f.empty()) firstLine = line;
+        std::size_t i = 0;
+        while (i < l.size()) {
+            while (i < l.size() && (l[i] == ' ' || l[i] == '\t' || l[i] == '\r')) ++i;
+            if (i >= l.size()) break;
+            auto end = l.find(' ', i);
+            if (end == std::string_view::npos) end = l.size();
+            std::string_view word = l.substr(i, end - i);
+            const auto eq = word.find('=');
+            if (eq == std::string_view::npos || eq == 0) {
+                if (!f.empty()) {  // a value with spaces (Reason=..., Comment=...): skip it
+                    i = end;
+                    continue;
+                }
+                return fail(Error::invalid(
+                    "expected Key=Value, found '" + std::string(word.substr(0, 40)) + "'",
+                    "line " + std::to_string(line)));
+            }
+            std::string key(word.substr(0, eq));
+            if (key == "JobName") {
+                f[key] = std::string(l.substr(i + eq + 1));
+                while (!f[key].empty() && (f[key].back() == '\r' || f[key].back() == ' '))
+                    f[key].pop_back();
+                break;
+            }
+            f[key] = std::string(word.substr(eq + 1));
+            i = end;
+        }
+        if (f.size() && !f.contains("JobId"))
+            return fail(
+                Error::invalid("a record must start with JobId=", "line " + std::to_string(line)));
+    }
+    if (auto r = flush(); !r) return fail(r.error());
+    return out;
+}
+
+}  // namespace loom::jobs

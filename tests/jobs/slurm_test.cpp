@@ -1,0 +1,83 @@
+// The Slurm adapter (issue 15 item 1): the outputs of the real `squeue --json -t all` and
+// `scontrol show job` of slurm-wlm 22.05.8 (tests/jobs/data/slurm/README.md says how they were
+// recorded) become the same Job objects of source slurm; bad text is an error naming the place.
+#include "loom/jobs/slurm.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace loom::jobs {
+namespace {
+
+std::string readData(const std::string& name) {
+    std::ifstream in(std::string(LOOM_JOBS_TEST_DATA) + "/slurm/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void expectRecordedJobs(const std::vector<Job>& jobs) {
+    ASSERT_EQ(jobs.size(), 4u);
+    const auto& llama = jobs[0];
+    EXPECT_EQ(llama.name, "slurm-1");
+    EXPECT_EQ(llama.owner, "root");
+    EXPECT_EQ(llama.state, JobState::Running);
+    EXPECT_EQ(llama.source, JobSource::Slurm);
+    EXPECT_EQ(llama.hosts, (std::vector<std::string>{"z1-r001-h0", "z1-r001-h1"}));
+    EXPECT_EQ(llama.tensorParallel, kGpusPerHost);
+    EXPECT_EQ(llama.labels, (inventory::Labels{{"slurm.id", "1"},
+                                               {"slurm.name", "llama"},
+                                               {"slurm.partition", "train"},
+                                               {"slurm.state", "RUNNING"}}));
+    EXPECT_EQ(jobs[1].name, "slurm-2");
+    EXPECT_EQ(jobs[1].state, JobState::Failed) << "cancelled";
+    EXPECT_EQ(jobs[1].hosts, (std::vector<std::string>{"z1-r002-h0"}));
+    EXPECT_EQ(jobs[2].name, "slurm-3");
+    EXPECT_EQ(jobs[2].state, JobState::Pending);
+    EXPECT_TRUE(jobs[2].hosts.empty()) << "pending: no nodes yet";
+    EXPECT_EQ(jobs[3].labels[1].second, "quick");
+    EXPECT_EQ(jobs[3].state, JobState::Pending);
+}
+
+TEST(Slurm, SqueueJsonOfARealSlurmctldBecomesJobs) {
+    auto jobs = parseSqueueJson(readData("squeue-22.05.8.json"));
+    ASSERT_TRUE(jobs) << jobs.error().toString();
+    expectRecordedJobs(*jobs);
+}
+
+TEST(Slurm, ScontrolShowJobGivesTheSameJobs) {
+    auto a = parseScontrolShowJob(readData("scontrol-show-job-22.05.8.txt"));
+    ASSERT_TRUE(a) << a.error().toString();
+    expectRecordedJobs(*a);
+    auto b = parseSqueueJson(readData("squeue-22.05.8.json"));
+    ASSERT_TRUE(b);
+    EXPECT_EQ(*a, *b);
+    auto none = parseScontrolShowJob("No jobs in the system\n");
+    ASSERT_TRUE(none);
+    EXPECT_TRUE(none->empty());
+}
+
+TEST(Slurm, BadOutputIsAnErrorNamingThePlace) {
+    auto notJson = parseSqueueJson("squeue: error: Could not establish a configuration source");
+    ASSERT_FALSE(notJson);
+    EXPECT_EQ(notJson.error().code, Errc::InvalidArgument);
+    auto badNodes = parseSqueueJson(
+        R"({"jobs": [{"job_id": 7, "name": "x", "user_name": "bob", "job_state": "RUNNING",
+            "partition": "p", "nodes": "z1-r[001-"}]})");
+    ASSERT_FALSE(badNodes);
+    EXPECT_EQ(badNodes.error().path, "jobs[0].nodes") << badNodes.error().toString();
+    auto noJobs = parseSqueueJson(R"({"meta": {}})");
+    ASSERT_FALSE(noJobs);
+    EXPECT_EQ(noJobs.error().path, "jobs");
+    auto garbage = parseScontrolShowJob("hello world\n");
+    ASSERT_FALSE(garbage);
+    EXPECT_EQ(garbage.error().path, "line 1");
+    EXPECT_EQ(slurmJobState("CANCELLED by 0"), JobState::Failed);
+    EXPECT_EQ(slurmJobState("COMPLETING"), JobState::Running);
+    EXPECT_EQ(slurmJobState("COMPLETED"), JobState::Completed);
+}
+
+}  // namespace
+}  // namespace loom::jobs
