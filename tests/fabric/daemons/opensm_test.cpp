@@ -34,9 +34,15 @@ std::string slurp(const fs::path& p) {
 
 std::map<std::string, std::string> keyValues(const std::string& text) {
     std::map<std::string, std::string> kv;
+    // One "key value" per line; any other line (a tool's stray message) is skipped, not paired
+    // with the next line's words.
     std::istringstream in(text);
-    std::string k, v;
-    while (in >> k >> v) kv[k] = v;
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream words(line);
+        std::string k, v, extra;
+        if (words >> k >> v && !(words >> extra)) kv[k] = v;
+    }
     return kv;
 }
 
