@@ -303,10 +303,11 @@ void Scraper::setTargets(std::vector<ExporterTarget> targets) {
     std::vector<std::shared_ptr<Impl::Target>> next, gone, fresh;
     {
         std::lock_guard lk(I.mutex);
-        std::map<std::tuple<std::string_view, std::string_view, std::string_view>,
-                 std::shared_ptr<Impl::Target>>
-            old;
-        for (auto& t : I.templated) old.emplace(std::tuple{t->kind, t->entity, t->url}, t);
+        using Key = std::tuple<std::string_view, std::string_view, std::string_view>;
+        std::map<Key, std::shared_ptr<Impl::Target>> old;
+        // Views of the targets' own strings (a `std::tuple{...}` of them would copy the strings
+        // into a temporary and leave the key's views dangling: ASan's heap-use-after-free).
+        for (auto& t : I.templated) old.emplace(Key(t->kind, t->entity, t->url), t);
         for (auto& e : targets) {
             const auto kind = exporterKindName(e.kind);
             auto it =
