@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -340,6 +341,36 @@ TEST_F(Alerting, AnXidIsAnAlertWithinThreeSecondsAndResolvedWhenItCloses) {
     EXPECT_TRUE(
         loom::testing::eventually([&] { return sink.saw("resolved", "z1-r001-h0-gpu3"); }, 10s))
         << "the webhook receiver never got the resolved notification";
+}
+
+// A loomd that is not the leader sends nothing and waits for leadership without spinning: its
+// sender costs no CPU while idle (it once busy-looped on followers, whose first full send was
+// "due" since 1970).
+TEST_F(Alerting, AFollowerSendsNothingAndDoesNotSpin) {
+    if (!fs::exists(kAlertmanager))
+        GTEST_SKIP() << "prometheus-alertmanager not installed (scripts/bootstrap installs it)";
+    WebhookSink sink;
+    AlertmanagerProcess am(
+        fs::temp_directory_path() / ("loom-am-follower-" + std::to_string(::getpid())), freePort(),
+        sink.port());
+    ASSERT_TRUE(am.start()) << am.log();
+    auto& s = startWithAlerts(am.url());
+    s.setLeaderFlag([] { return false; });
+    ASSERT_EQ(post(s, "/api/v1/telemetry", xid("z1-r001-h0", 3, 79)).status, 200);
+    auto cpuSeconds = [] {
+        rusage u{};
+        ::getrusage(RUSAGE_SELF, &u);
+        return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+               double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    };
+    std::this_thread::sleep_for(1s);  // the XID stored, the sender woken and found not leading
+    const double before = cpuSeconds();
+    std::this_thread::sleep_for(3s);
+    const double spent = cpuSeconds() - before;
+    // Measured: 0.002 CPU-s as the leader, 0.7-0.8 CPU-s while the follower's sender spun.
+    EXPECT_LT(spent, 0.3) << "the whole test process used " << spent
+                          << " CPU-s in 3 idle seconds: something spins";
+    EXPECT_FALSE(am.alertAt("gpu_xid", "z1-r001-h0-gpu3").has_value()) << "a follower sent";
 }
 
 TEST_F(Alerting, AlertmanagerDownLosesNothing) {

@@ -251,14 +251,17 @@ struct AlertSender::Impl {
                 std::unique_lock lock(mutex);
                 auto deadline = std::chrono::steady_clock::now() + kPoll;
                 const std::int64_t now = nowMs();
-                for (const auto& m : managers) {
-                    std::int64_t due =
-                        m->nextAttemptMs
-                            ? m->nextAttemptMs
-                            : m->lastFullMs + std::int64_t(cfg.resendInterval.count()) * 1000;
-                    auto in = std::chrono::milliseconds(std::max<std::int64_t>(0, due - now));
-                    deadline = std::min(deadline, std::chrono::steady_clock::now() + in);
-                }
+                // Resends and retries are due only while leading: a follower waits for an event
+                // message or the poll (its managers' "next full send" is long past).
+                if (wasLeader)
+                    for (const auto& m : managers) {
+                        std::int64_t due =
+                            m->nextAttemptMs
+                                ? m->nextAttemptMs
+                                : m->lastFullMs + std::int64_t(cfg.resendInterval.count()) * 1000;
+                        auto in = std::chrono::milliseconds(std::max<std::int64_t>(0, due - now));
+                        deadline = std::min(deadline, std::chrono::steady_clock::now() + in);
+                    }
                 wake.wait_until(lock, deadline, [&] { return stopping || dirty; });
                 if (stopping) return;
                 const bool wasDirty = dirty;
