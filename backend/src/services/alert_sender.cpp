@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -73,9 +74,10 @@ json alertOf(const db::EventRecord& e, const AlertContext& ctx, std::int64_t now
     ann["summary"] = e.message.empty() ? e.kind + " at " + e.location : e.message;
     for (const auto& [k, v] : e.labels) {
         if (k != "xid") continue;
-        int code = 0;
-        for (char c : v)
-            code = c >= '0' && c <= '9' && code < 100000 ? code * 10 + (c - '0') : code;
+        int code = 0;  // not a number: not in the catalogue
+        if (auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), code);
+            ec != std::errc() || end != v.data() + v.size())
+            code = 0;
         if (const auto* x = telemetry::findXid(code))
             ann["description"] =
                 "XID " + v + ": " + std::string(x->meaning) + ". " + std::string(x->action) + ".";
@@ -105,9 +107,12 @@ struct AlertSender::Impl {
     std::string defaultExternalUrl;
 
     struct Manager {
+        Manager(std::string base, std::chrono::milliseconds timeout)
+            : url(trimSlash(std::move(base))),
+              client(client::ClientConfig{.server = url, .timeout = timeout}),
+              resolvedWatermarkMs(nowMs() - kResolvedRetentionMs) {}
         std::string url;
-        std::optional<client::Client> client;
-        std::string urlError;
+        client::Client client;
         // Resolutions closed at or after this were all taken (plus the 15-minute retention).
         std::int64_t resolvedWatermarkMs = 0;
         // What this Alertmanager last took per event id: 0 firing, else the close time sent.
@@ -129,16 +134,8 @@ struct AlertSender::Impl {
 
     Impl(Services& s, AlertingConfig c, std::string url)
         : services(s), cfg(std::move(c)), defaultExternalUrl(std::move(url)) {
-        for (const auto& u : cfg.alertmanagers) {
-            auto m = std::make_unique<Manager>();
-            m->url = trimSlash(u);
-            m->resolvedWatermarkMs = nowMs() - kResolvedRetentionMs;
-            client::ClientConfig cc;
-            cc.server = m->url;
-            cc.timeout = cfg.timeout;
-            m->client.emplace(cc);
-            managers.push_back(std::move(m));
-        }
+        for (const auto& u : cfg.alertmanagers)
+            managers.push_back(std::make_unique<Manager>(u, cfg.timeout));
     }
 
     void poke() {
@@ -172,7 +169,7 @@ struct AlertSender::Impl {
             client::RequestOptions opts;
             opts.body = body.dump();
             opts.contentType = "application/json";
-            auto r = m.client->send("POST", "/api/v2/alerts", std::move(opts));
+            auto r = m.client.send("POST", "/api/v2/alerts", std::move(opts));
             if (!r) {
                 error = r.error().toString();
                 return false;
@@ -188,7 +185,7 @@ struct AlertSender::Impl {
 
     // One cycle for one Alertmanager over the events read this cycle.
     void sendTo(Manager& m, const std::vector<db::EventRecord>& events,
-                const std::set<std::pair<std::string, std::string>>& openKeys,
+                const std::set<std::pair<std::string_view, std::string_view>>& openKeys,
                 const AlertContext& ctx, std::int64_t now) {
         const bool full = now - m.lastFullMs >= std::int64_t(cfg.resendInterval.count()) * 1000;
         const std::int64_t resolvedSince =
@@ -305,7 +302,7 @@ struct AlertSender::Impl {
                 conn.reset();
                 continue;
             }
-            std::set<std::pair<std::string, std::string>> openKeys;
+            std::set<std::pair<std::string_view, std::string_view>> openKeys;
             std::int64_t open = 0;
             for (const auto& e : *events)
                 if (e.open()) {
