@@ -166,31 +166,40 @@ std::string frrConfig(const Router& r, std::int32_t sw, const FrrProfile& profil
 
 namespace {
 
+// What follows "0xLLLL PPP" on an LFT line (ExportOptions::opensmNames/opensmGuids).
+enum class LftComment { Named, Guid, None };
+
+LftComment lftComment(const ExportOptions& opt) {
+    return opt.opensmNames ? LftComment::Named : opt.opensmGuids ? LftComment::Guid : LftComment::None;
+}
+
 // The opensm LFT dump, fast: a line per (switch, LID) differs between switches only in the
 // port, so each LID's line is formatted once ("0xLLLL PPP # ... 'name'\n") and copied, with
 // the three port digits written in.
 class LftDumpFormatter {
 public:
     LftDumpFormatter(const Router& r, const std::function<std::uint64_t(std::int32_t)>& guidOf,
-                     bool names, bool guids)
+                     LftComment comment)
         : r_(r), t_(r.topology()), guidOf_(guidOf) {
         offset_.assign(static_cast<std::size_t>(r.maxLid()) + 2, 0);
         char buf[512];
         for (std::int32_t lid = 1; lid <= r.maxLid(); ++lid) {
             offset_[lid] = templates_.size();
             auto node = r.lidNode(static_cast<std::uint16_t>(lid));
-            if (node != kNone && !names && !guids) {
-                int n = std::snprintf(buf, sizeof buf, "0x%04x 000\n", lid);
-                templates_.append(buf, std::min<std::size_t>(n, sizeof buf - 1));
-            } else if (node != kNone && !names) {
-                int n = std::snprintf(buf, sizeof buf, "0x%04x 000 # portguid 0x%016" PRIx64 "\n", lid, guid(node));
-                templates_.append(buf, std::min<std::size_t>(n, sizeof buf - 1));
-            } else if (node != kNone) {
-                int n = std::snprintf(buf, sizeof buf, "0x%04x 000 # %s portguid 0x%016" PRIx64 ": '%s'\n",
-                                      lid, t_.isSwitch(node) ? "Switch" : "Channel Adapter", guid(node),
+            if (node == kNone) continue;
+            int n = 0;
+            switch (comment) {
+                case LftComment::None: n = std::snprintf(buf, sizeof buf, "0x%04x 000\n", lid); break;
+                case LftComment::Guid:
+                    n = std::snprintf(buf, sizeof buf, "0x%04x 000 # portguid 0x%016" PRIx64 "\n", lid, guid(node));
+                    break;
+                case LftComment::Named:
+                    n = std::snprintf(buf, sizeof buf, "0x%04x 000 # %s portguid 0x%016" PRIx64 ": '%s'\n", lid,
+                                      t_.isSwitch(node) ? "Switch" : "Channel Adapter", guid(node),
                                       nodeName(t_, node).c_str());
-                templates_.append(buf, std::min<std::size_t>(n, sizeof buf - 1));
+                    break;
             }
+            templates_.append(buf, std::min<std::size_t>(n, sizeof buf - 1));
         }
         offset_[r.maxLid() + 1] = templates_.size();
     }
@@ -241,9 +250,9 @@ private:
 // Formats the switches' tables on `threads` threads while the calling thread writes the
 // previous round in order: at most 2 * threads tables in memory.
 Result<void> streamLftDump(const Router& r, const std::function<std::uint64_t(std::int32_t)>& guidOf,
-                           ExportSink& sink, int threads, bool names, bool guids) {
+                           ExportSink& sink, int threads, LftComment comment) {
     const std::int32_t switches = r.topology().switchCount();
-    LftDumpFormatter fmt(r, guidOf, names, guids);
+    LftDumpFormatter fmt(r, guidOf, comment);
     const int w = std::max(1, threads);
     // Round k is formatted into bufs[k % 2] while round k - 1 is written from the other.
     std::vector<std::string> bufs[2] = {std::vector<std::string>(w), std::vector<std::string>(w)};
@@ -309,7 +318,7 @@ std::string opensmLftDump(const Router& r) { return opensmLftDump(r, nullptr); }
 std::string opensmLftDump(const Router& r, const std::function<std::uint64_t(std::int32_t)>& guidOf) {
     MemorySink sink;
     sink.files.push_back({});
-    (void)streamLftDump(r, guidOf, sink, 1, true, true);
+    (void)streamLftDump(r, guidOf, sink, 1, LftComment::Named);
     return std::move(sink.files.back().content);
 }
 
@@ -531,8 +540,7 @@ Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink, cons
             if (auto ok = sink.open("opensm-lfts.dump"); !ok) return ok;
             int threads = opt.threads > 0 ? opt.threads
                                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-            if (auto ok = streamLftDump(r, nullptr, sink, threads, opt.opensmNames,
-                                          opt.opensmNames || opt.opensmGuids); !ok) return ok;
+            if (auto ok = streamLftDump(r, nullptr, sink, threads, lftComment(opt)); !ok) return ok;
             if (auto ok = sink.close(); !ok) return ok;
             return writeFile(sink, "guid2lid", opensmGuid2lid(r));
         }
