@@ -111,6 +111,17 @@ bool validSource(std::string_view s) {
     return false;
 }
 
+// "must be telemetry, provisioning, operator or jobs, not 'x'": the sources from kEventSources,
+// so the message cannot fall behind the list (the list filter's had lost "jobs").
+std::string sourceError(std::string_view got) {
+    std::string m = "must be ";
+    for (std::size_t i = 0; i < std::size(kEventSources); ++i) {
+        if (i) m += i + 1 == std::size(kEventSources) ? " or " : ", ";
+        m += kEventSources[i];
+    }
+    return m + ", not '" + std::string(got) + "'";
+}
+
 }  // namespace
 
 std::string isoTimeMs(std::int64_t ms) {
@@ -201,8 +212,7 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
     for (std::size_t i = 0; i < events.size(); ++i) {
         const auto& e = events[i];
         if (!validSource(e.source))
-            return fail(Error::invalid("event source must be telemetry, provisioning, operator or jobs, not '" +
-                                       e.source + "'"));
+            return fail(Error::invalid("event source " + sourceError(e.source)));
         if (!seen.emplace(keyOf(e.kind, e.location), true).second) continue;
         if (json.size() > 1) json += ',';
         json += "{\"ord\":";
@@ -438,7 +448,7 @@ Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
         return fail(Error::invalid("severity must be info, warning or critical", "severity"));
     // The WHERE clause is assembled from fixed fragments; every value is a parameter.
     if (f.source && !validSource(*f.source))
-        return fail(Error::invalid("source must be telemetry, provisioning or operator", "source"));
+        return fail(Error::invalid("source " + sourceError(*f.source), "source"));
     std::string sql = std::string("SELECT ") + kEventColumns + " FROM events e WHERE true";
     std::vector<std::string> params;
     auto cond = [&](const char* expr, std::string value) {

@@ -197,6 +197,10 @@ TEST_F(EventLifecycle, AckAndCloseByHandOverRestAndStream) {
     EXPECT_EQ(events(port, "state=open&location=z1-r001-h0-gpu2").size(), 1u);
     EXPECT_EQ(events(port, "state=closed&kind=gpu_xid").size(), 1u);
     EXPECT_EQ(events(port, "source=telemetry&kind=gpu_xid").size(), 2u);
+    auto badSource = request(port, "GET", "/api/v1/events?source=bogus", tokens_["viewer"]);
+    EXPECT_EQ(badSource.status, 400);
+    EXPECT_EQ(badSource.j()["error"].value("path", ""), "source") << badSource.body;
+    EXPECT_NE(badSource.body.find("jobs"), std::string::npos) << "every source is named: " << badSource.body;
 }
 
 // Two loomds on one database, wired through NOTIFY as `loomd serve` wires them: an ack and a
