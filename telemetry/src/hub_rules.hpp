@@ -202,9 +202,7 @@ public:
     }
     bool inService(std::uint32_t p) const {
         auto l = s_.L->ports()[p].linkIndex;
-        if (l == kNoIndex) return true;
-        auto a = s_.L->linkAdmin()[l];
-        return a == AdminState::InService || a == AdminState::Down;
+        return l == kNoIndex || linkInService(l);
     }
     void portOpen(std::uint32_t p, std::uint8_t kind, Severity sev, std::string msg,
                   std::int64_t t) {
@@ -362,6 +360,25 @@ public:
         auto a = s_.L->linkAdmin()[l];
         return a == AdminState::InService || a == AdminState::Down;
     }
+
+    // After a layout change (TelemetryHub::setLayout): a link in service whose switch port or
+    // host NIC was already reported down opens link_down now. Its down sample came while the
+    // link was not in service (no failure then), and the exporter may not sample again for
+    // seconds; until then the map would draw a known-down link as healthy. Events open only
+    // once (portOpen/linkOpenEv skip what is open or closed by hand).
+    void openDownLinksInService(std::int64_t t) {
+        if (!cfg_.linkDown) return;
+        const auto& links = s_.L->links();
+        for (std::uint32_t l = 0; l < links.size(); ++l) {
+            if (!linkInService(l)) continue;
+            for (auto p : {links[l].aPort, links[l].bPort})
+                if (p != kNoIndex && s_.portDown[p].load(kRelaxed) != 0)
+                    portOpen(p, kDown, Severity::Critical, "oper status down", t);
+            if (s_.nicUp[l] == 0)
+                linkOpenEv(l, kDown, Severity::Critical, "host NIC port not ACTIVE", t);
+        }
+    }
+
     void nicSample(std::uint32_t l, std::uint8_t counter, double v, std::int64_t t) {
         if (!std::isfinite(v)) return;
         if (counter == kNicStateId) {

@@ -138,7 +138,7 @@ void carryByName(const State& old, State& next) {
 }  // namespace
 
 void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
-    std::lock_guard ingest(ingestMutex_);
+    std::unique_lock ingest(ingestMutex_);
     auto old = current();
     auto next = std::make_shared<State>(std::move(layout));
     if (old->L->layoutVersion() == next->L->layoutVersion() && old->nG == next->nG &&
@@ -148,16 +148,23 @@ void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
         carryByName(*old, *next);
     // Open events the old layout could not place (restored before the first layout arrived,
     // or an entity the old layout lacked) get their rule state here.
+    // Then the links this layout put in service whose down state was already known fail now.
+    std::vector<FailureEvent> events;
     {
-        std::vector<FailureEvent> none;
-        HubWork work(*next, options_.detection, shared_->open, eventsMutex_, none,
+        HubWork work(*next, options_.detection, shared_->open, eventsMutex_, events,
                      shared_->keyPrefix, shared_->keySeq);
-        std::lock_guard lk(eventsMutex_);
         auto now = this->now(0);
-        for (const auto& [k, e] : shared_->open) work.markOpen(e, now);
+        {
+            std::lock_guard lk(eventsMutex_);
+            for (const auto& [k, e] : shared_->open) work.markOpen(e, now);
+        }
+        work.openDownLinksInService(now);
     }
-    std::lock_guard lk(stateMutex_);
-    state_ = std::move(next);
+    {
+        std::lock_guard lk(stateMutex_);
+        state_ = std::move(next);
+    }
+    deliver(ingest, events);
 }
 
 std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& events) {

@@ -119,6 +119,32 @@ TEST_F(HubTest, LinkUtilizationFromOctetRates) {
     EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l + 1], kNoData);
 }
 
+// A port reported down while its link was not in service is no failure yet; once the link is
+// put in service (a live-state refresh: setLayout), the failure opens at once, without waiting
+// for the exporter's next sample (an SNMP scrape may be 10 s or more away).
+TEST_F(HubTest, APortDownBeforeItsLinkWasInServiceOpensWhenTheLinkIs) {
+    const std::string link = "z1-r001-rtsw/p17--z1-ctsw01/p1";
+    auto planned = inv_;
+    for (auto& l : planned.links)
+        if (l.name == link) l.state = "planned";
+    hub_->setLayout(std::make_shared<const HallLayout>(HallLayout::build(planned)));
+    ingest(port("loom_port_oper_status", "z1-r001-rtsw", 17, 1));
+    ingest(port("loom_port_oper_status", "z1-r001-rtsw", 17, 2));
+    EXPECT_TRUE(events_.empty()) << "a planned link being down is not a failure";
+    auto active = HallLayout::build(planned).withStates(inv_);
+    ASSERT_TRUE(active);
+    now_ += 1000;
+    hub_->setLayout(std::make_shared<const HallLayout>(std::move(*active)));
+    ASSERT_EQ(events_.size(), 1u) << "the down port of a link now in service is a failure";
+    EXPECT_EQ(events_[0].kind, "link_down");
+    EXPECT_EQ(events_[0].location, link);
+    EXPECT_TRUE(events_[0].open());
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[layout_->linkByName(link)], kLinkDown);
+    // Another refresh changes nothing: one event, not a second.
+    hub_->setLayout(std::make_shared<const HallLayout>(HallLayout::build(inv_)));
+    EXPECT_EQ(events_.size(), 1u);
+}
+
 TEST_F(HubTest, LinkDownOpensAndClosesOneEvent) {
     auto body = [](int v) {
         return port("loom_port_oper_status", "z1-r001-rtsw", 17, v) +
