@@ -99,11 +99,18 @@ Result<BurnInResult> SimulatedExecutor::burnIn(const RackContext& ctx) {
 // ---- commands -------------------------------------------------------------------------------
 
 CommandResult runCommand(const std::string& command, std::chrono::milliseconds timeout,
-                         std::size_t maxOutput) {
+                         std::size_t maxOutput, CommandStderr stderrMode) {
     CommandResult res;
     const auto start = std::chrono::steady_clock::now();
-    int fds[2];
+    const bool separate = stderrMode == CommandStderr::Separate;
+    int fds[2], errFds[2] = {-1, -1};
     if (::pipe2(fds, O_CLOEXEC) != 0) {
+        res.output = std::string("pipe: ") + std::strerror(errno);
+        return res;
+    }
+    if (separate && ::pipe2(errFds, O_CLOEXEC) != 0) {
+        ::close(fds[0]);
+        ::close(fds[1]);
         res.output = std::string("pipe: ") + std::strerror(errno);
         return res;
     }
@@ -111,6 +118,10 @@ CommandResult runCommand(const std::string& command, std::chrono::milliseconds t
     if (pid < 0) {
         ::close(fds[0]);
         ::close(fds[1]);
+        if (separate) {
+            ::close(errFds[0]);
+            ::close(errFds[1]);
+        }
         res.output = std::string("fork: ") + std::strerror(errno);
         return res;
     }
@@ -118,7 +129,7 @@ CommandResult runCommand(const std::string& command, std::chrono::milliseconds t
         // Child: own process group, so a timeout kills the whole pipeline (ssh and all).
         ::setpgid(0, 0);
         ::dup2(fds[1], STDOUT_FILENO);
-        ::dup2(fds[1], STDERR_FILENO);
+        ::dup2(separate ? errFds[1] : fds[1], STDERR_FILENO);
         const int devnull = ::open("/dev/null", O_RDONLY);
         if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
         ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
@@ -127,10 +138,13 @@ CommandResult runCommand(const std::string& command, std::chrono::milliseconds t
     // Parent sets the group too: whichever of the two runs first, it exists before a kill.
     ::setpgid(pid, pid);
     ::close(fds[1]);
+    if (separate) ::close(errFds[1]);
     const auto deadline = start + timeout;
     char buf[8192];
-    bool eof = false;
-    while (!eof) {
+    // [0] stdout (or both), [1] stderr under Separate; -1 once at its end.
+    pollfd p[2] = {{fds[0], POLLIN, 0}, {separate ? errFds[0] : -1, POLLIN, 0}};
+    std::string* sinks[2] = {&res.output, &res.errorOutput};
+    while (p[0].fd >= 0 || p[1].fd >= 0) {
         const auto now = std::chrono::steady_clock::now();
         if (now >= deadline) {
             res.timedOut = true;
@@ -138,22 +152,27 @@ CommandResult runCommand(const std::string& command, std::chrono::milliseconds t
         }
         const auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-        pollfd p{fds[0], POLLIN, 0};
-        const int rc = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+        const int rc = ::poll(p, 2, static_cast<int>(std::min<long long>(left, 1000)));
         if (rc < 0 && errno == EINTR) continue;
         if (rc <= 0) continue;
-        const auto n = ::read(fds[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            eof = true;
-            break;
+        for (int i = 0; i < 2; ++i) {
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            const auto n = ::read(p[i].fd, buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                ::close(p[i].fd);
+                p[i].fd = -1;
+                continue;
+            }
+            auto& out = *sinks[i];
+            const auto room = maxOutput > out.size() ? maxOutput - out.size() : 0;
+            if (static_cast<std::size_t>(n) > room) res.truncated = true;
+            out.append(buf, std::min<std::size_t>(room, static_cast<std::size_t>(n)));
         }
-        const auto room = maxOutput > res.output.size() ? maxOutput - res.output.size() : 0;
-        if (static_cast<std::size_t>(n) > room) res.truncated = true;
-        res.output.append(buf, std::min<std::size_t>(room, static_cast<std::size_t>(n)));
     }
+    for (auto& f : p)
+        if (f.fd >= 0) ::close(f.fd);
     if (res.timedOut) ::kill(-pid, SIGKILL);
-    ::close(fds[0]);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

@@ -69,6 +69,7 @@ std::vector<Case> cases() {
     add("PUT", "/api/v1/jobs/{name}", "/api/v1/jobs/no-such-job", Role::Operator, "{}");
     add("POST", "/api/v1/jobs", "/api/v1/jobs", Role::Operator, "{}");
     add("DELETE", "/api/v1/jobs/{name}", "/api/v1/jobs/no-such-job", Role::Operator);
+    add("POST", "/api/v1/jobs/sync/slurm", "/api/v1/jobs/sync/slurm", Role::Operator, "{}");
     add("POST", "/api/v1/placement", "/api/v1/placement", Role::Viewer, R"({"gpus": 16})");
     // The web dashboard is public (the page holds no data); whoami needs any token.
     add("GET", "/", "/", Role::None);

@@ -60,6 +60,9 @@ TEST(LoomdConfig, TheShippedFileReadsAsTheDefaults) {
     ASSERT_EQ(all->scrape.size(), 2u);
     EXPECT_EQ(all->scrape[1].interval, 10000ms);
     EXPECT_EQ(all->server.tlsCert, "/etc/loom/tls.crt");
+    EXPECT_EQ(all->slurm.command, "squeue --json -t all");
+    EXPECT_EQ(all->slurm.interval, 10s);
+    EXPECT_FALSE(shipped->slurm.enabled());
 }
 
 TEST(LoomdConfig, EverySectionsValuesLand) {
@@ -163,6 +166,17 @@ TEST(LoomdConfig, MistakesNameKeyPathAndLine) {
     EXPECT_EQ(e.path, "telemetry.scrape[0].every");
     e = errorOf("telemetry:\n  scrape: http://a/m\n");
     EXPECT_EQ(e.path, "telemetry.scrape");
+    EXPECT_EQ(e.line, 2);
+
+    e = errorOf("jobs:\n  slurm:\n    intervalSeconds: 5\n");
+    EXPECT_EQ(e.path, "jobs.slurm.command");
+    e = errorOf("jobs:\n  slurm:\n    command: \" \"\n");
+    EXPECT_EQ(e.path, "jobs.slurm.command");
+    EXPECT_EQ(e.line, 3);
+    e = errorOf("jobs:\n  slurm: {command: squeue --json, intervalSeconds: 0}\n");
+    EXPECT_EQ(e.path, "jobs.slurm.intervalSeconds");
+    e = errorOf("jobs:\n  squeue: {command: x}\n");
+    EXPECT_EQ(e.path, "jobs.squeue");
     EXPECT_EQ(e.line, 2);
 
     e = errorOf("server:\n  tlsCert: /a.crt\n");

@@ -106,6 +106,18 @@ TEST(CommandExecutor, RunsCommandAndCapturesOutput) {
     EXPECT_NE(r.output.find("err"), std::string::npos);
 }
 
+// A command whose output is parsed (squeue --json for the Slurm sync): stderr apart, both read
+// to the end even when stderr fills its pipe first.
+TEST(CommandExecutor, StderrSeparateKeepsStdoutClean) {
+    auto r = runCommand("echo '{\"jobs\": []}'; head -c 200000 /dev/zero | tr '\\0' e >&2; echo done",
+                        5s, 64 * 1024 * 1024, CommandStderr::Separate);
+    EXPECT_EQ(r.exitCode, 0);
+    EXPECT_FALSE(r.timedOut);
+    EXPECT_EQ(r.output, "{\"jobs\": []}\ndone\n");
+    EXPECT_EQ(r.errorOutput.size(), 200000u);
+    EXPECT_EQ(r.errorOutput.find_first_not_of('e'), std::string::npos);
+}
+
 TEST(CommandExecutor, TimeoutKillsTheWholeProcessGroup) {
     const std::string pidFile = "/tmp/loom-prov-test-" + std::to_string(::getpid());
     const auto t0 = std::chrono::steady_clock::now();

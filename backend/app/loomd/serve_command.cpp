@@ -6,6 +6,7 @@
 
 #include "loom/backend/db_options.hpp"
 #include "loom/backend/loomd_config.hpp"
+#include "loom/backend/slurm_sync.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/scraper.hpp"
 #include "loom/backend/provisioning_service.hpp"
@@ -158,6 +159,10 @@ int runServe(ServeArgs args) {
     backend::AlertSender alerts(services, file.alerting, server.url());
     services.addMetricsSource([&alerts](std::string& out) { alerts.appendMetrics(out); });
     alerts.start();
+    // Slurm's jobs (jobs.slurm in loomd.yaml); the leader polls.
+    backend::SlurmPoller slurm(services, file.slurm);
+    services.addMetricsSource([&slurm](std::string& out) { slurm.appendMetrics(out); });
+    slurm.start();
     if (!targets.empty()) spdlog::info("telemetry: scraping {} exporter target(s)", targets.size());
     // The provisioning reconciler: started after the server, stopped before it (it publishes
     // through the server's Services). Only the holder of the leader lease reconciles.
@@ -195,6 +200,7 @@ int runServe(ServeArgs args) {
     server.waitForSignal();
     provisioningLoop.reset();  // request_stop + join
     provisioning.reset();
+    slurm.stop();
     alerts.stop();
     scraper.stop();
     telemetry.stop();

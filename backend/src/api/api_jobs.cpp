@@ -8,6 +8,7 @@
 #include "jobs_view.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
+#include "loom/backend/slurm_sync.hpp"
 #include "loom/db/job_repo.hpp"
 #include "loom/jobs/job.hpp"
 
@@ -157,6 +158,17 @@ void registerJobRoutes(Router& router, Services& services) {
     router.add("POST", "/api/v1/jobs", Role::Operator, [&services, view](const Request& req) {
         return putDocument(req, services, view, {});
     });
+    // Slurm's jobs (backend/slurm_sync.hpp): the body is `squeue --json -t all` output; the
+    // jobs of source `slurm` become what it lists (`loomctl jobs sync-slurm`).
+    router.add("POST", "/api/v1/jobs/sync/slurm", Role::Operator,
+               [&services](const Request& req) -> Result<Response> {
+                   if (req.body.empty())
+                       return fail(Error::invalid(
+                           "the body must be the output of `squeue --json -t all`, not empty"));
+                   auto r = syncSlurmJobs(req.db(), services, req.body);
+                   if (!r) return fail(r.error());
+                   return Response::ofJson(std::move(*r));
+               });
     // Where a new job should run (jobs/placement.hpp): {"gpus": 4096, "pattern": "allreduce"}.
     router.add(
         "POST", "/api/v1/placement", Role::Viewer, [view](const Request& req) -> Result<Response> {

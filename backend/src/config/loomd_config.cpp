@@ -197,6 +197,18 @@ void readAlerting(const YAML::Node& n, AlertingConfig& c) {
     c.cluster = a.string("cluster", c.cluster);
 }
 
+void readJobs(const YAML::Node& n, SlurmSyncConfig& c) {
+    MapReader j(n, "jobs", {"slurm"});
+    if (!j.has("slurm") || j.get("slurm").IsNull()) return;
+    MapReader s(j.get("slurm"), j.at("slurm"), {"command", "intervalSeconds", "timeoutSeconds"});
+    c.command = s.requireString("command");
+    if (c.command.find_first_not_of(" \t") == std::string::npos)
+        yaml::failAt("must be a command like \"squeue --json -t all\", not empty", s.at("command"),
+                     s.keyLine("command"));
+    c.interval = std::chrono::seconds(s.integer("intervalSeconds", c.interval.count(), 1, 3600));
+    c.timeout = std::chrono::seconds(s.integer("timeoutSeconds", c.timeout.count(), 1, 3600));
+}
+
 void readProvisioning(const YAML::Node& n, ExecutorSettings& out) {
     MapReader p(n, "provisioning",
                 {"executor", "seed", "failRate", "miscablingRate", "delayMs", "command"});
@@ -241,7 +253,7 @@ Result<LoomdConfig> readLoomdConfig(std::string_view text) {
         if (!root.IsDefined() || root.IsNull()) return cfg;
         MapReader top(root, "",
                       {"listen", "server", "stream", "detection", "simulator", "telemetry",
-                       "provisioning", "alerting"});
+                       "provisioning", "alerting", "jobs"});
         cfg.listen = top.string("listen");
         // A section written with no value ("detection:") keeps every default.
         auto section = [&](std::string_view key, auto&& read) {
@@ -256,6 +268,7 @@ Result<LoomdConfig> readLoomdConfig(std::string_view text) {
         section("provisioning",
                 [&](const YAML::Node& n) { readProvisioning(n, cfg.provisioning); });
         section("alerting", [&](const YAML::Node& n) { readAlerting(n, cfg.alerting); });
+        section("jobs", [&](const YAML::Node& n) { readJobs(n, cfg.slurm); });
     } catch (const yaml::Failure& f) {
         return fail(f.error);
     } catch (const YAML::Exception& e) {

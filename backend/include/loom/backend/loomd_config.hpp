@@ -23,6 +23,7 @@
 #include "loom/backend/scrape_targets.hpp"
 #include "loom/backend/scraper.hpp"
 #include "loom/backend/server.hpp"
+#include "loom/backend/slurm_sync.hpp"
 #include "loom/inventory/error.hpp"
 #include "loom/telemetry/detection.hpp"
 #include "loom/telemetry/simulator.hpp"
@@ -37,6 +38,7 @@ struct LoomdConfig {
     std::vector<ScrapeTarget> scrape;      // `telemetry.scrape`
     TargetTemplates targets;               // `telemetry.targets` (empty: none)
     AlertingConfig alerting;               // `alerting:` (no alertmanagers: off)
+    SlurmSyncConfig slurm;                 // `jobs.slurm` (no command: off)
     // `provisioning:`; kind is empty when the file does not say: executorSettings() then
     // picks "off", or "simulated" under --simulate. loomd's simulated burn-in fails 2% of
     // hosts by default (configs/loomd.yaml).

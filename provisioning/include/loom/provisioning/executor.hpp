@@ -82,14 +82,19 @@ struct CommandResult {
     int exitCode = -1;     // -1 when killed by a signal or not started
     bool timedOut = false;
     bool truncated = false;  // output exceeded the cap
-    std::string output;      // stdout and stderr interleaved, capped
+    std::string output;      // stdout and stderr interleaved, capped (stdout only: Separate)
+    std::string errorOutput;  // stderr under CommandStderr::Separate, capped too
     std::chrono::milliseconds elapsed{0};
 };
 
 // Runs `/bin/sh -c command` in its own process group; on timeout the group gets SIGKILL.
 // Output beyond maxOutput bytes is drained and dropped (so the child never blocks on a full pipe).
+// Separate: stdout alone in `output` (a command whose output is parsed, e.g. `squeue --json`),
+// stderr in `errorOutput`.
+enum class CommandStderr { Merged, Separate };
 CommandResult runCommand(const std::string& command, std::chrono::milliseconds timeout,
-                         std::size_t maxOutput = 64 * 1024);
+                         std::size_t maxOutput = 64 * 1024,
+                         CommandStderr stderrMode = CommandStderr::Merged);
 
 // Replaces {key} by the shell-quoted value ('...'); unknown keys are left as they are.
 std::string expandTemplate(std::string_view tmpl,
