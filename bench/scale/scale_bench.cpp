@@ -1,6 +1,10 @@
 // Scale benchmark (issue 14): for one RoCE cluster spec, one JSON object per measured step:
 //   expand     - load + validate + expand the spec
 //   topology   - buildTopology
+//   summary_routing - SummaryRouter: the summarised tables computed directly (zone routers +
+//                one representative per class of racks), wall, CPU, entries, peak RSS so far
+//   summary_reroute_* - one RTSW uplink / one CTSW uplink down then up on the SummaryRouter
+//                (everything: zone router, representatives, reclassing, cells), median / max
 //   routing    - full routing (Router: every switch x rack entry), wall and process CPU
 //   summary    - RouteSummary from those tables; entries summarised vs full
 //   reroute    - one RTSW uplink down then up again, and one CTSW uplink: Router incremental
@@ -9,7 +13,7 @@
 //   peak       - peak RSS of the process
 // One spec per process, so the RSS is that cluster's.
 //
-//   loom_bench_scale SPEC [--reps N]
+//   loom_bench_scale SPEC [--reps N] [--summary-only]
 #include "lib/measure.hpp"
 
 
@@ -22,6 +26,7 @@
 
 #include "loom/fabric/export.hpp"
 #include "loom/fabric/summary.hpp"
+#include "loom/fabric/summary_router.hpp"
 #include "loom/inventory/spec.hpp"
 
 namespace {
@@ -62,8 +67,11 @@ int main(int argc, char** argv) {
     }
     std::string spec = argv[1];
     int reps = 21;
-    for (int i = 2; i + 1 < argc; ++i)
-        if (std::string(argv[i]) == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
+    bool summaryOnly = false;
+    for (int i = 2; i < argc; ++i) {
+        if (std::string(argv[i]) == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[i + 1]));
+        if (std::string(argv[i]) == "--summary-only") summaryOnly = true;
+    }
 
     auto t = Clock::now();
     double c = cpuMs();
@@ -85,6 +93,45 @@ int main(int argc, char** argv) {
     *inv = {};  // the inventory is not needed any more
     step("topology", msSince(t), cpuMs() - c,
          "\"switches\":" + std::to_string(topo->switchCount()) + ",\"links\":" + std::to_string(topo->linkCount()));
+
+    {
+        t = Clock::now();
+        c = cpuMs();
+        SummaryRouter sr(summaryOnly ? std::move(*topo) : *topo);
+        step("summary_routing", msSince(t), cpuMs() - c,
+             "\"entries\":" + std::to_string(sr.entryCount()) + ",\"aggregates\":" +
+                 std::to_string(sr.aggregateCount()) + ",\"classes\":" + std::to_string(sr.classCount()) +
+                 ",\"summary_mb\":" + std::to_string(sr.memoryBytes() >> 20));
+        const auto& tp = sr.topology();
+        for (int tier : {1, 2}) {
+            const auto& sws = tp.tierSwitches[tier];
+            if (sws.empty()) continue;
+            auto sw = sws[sws.size() / 2];
+            if (tp.upLinks(sw).empty()) continue;
+            auto link = tp.upLinks(sw)[0];
+            std::vector<double> times, cpus;
+            int cells = 0;
+            for (int i = 0; i < reps; ++i)
+                for (auto state : {LinkState::Down, LinkState::Up}) {
+                    auto t0 = Clock::now();
+                    auto c0 = cpuMs();
+                    auto st = sr.setLinkState(link, state);
+                    times.push_back(msSince(t0));
+                    cpus.push_back(cpuMs() - c0);
+                    cells = std::max(cells, st.cellsSummarised);
+                }
+            std::sort(times.begin(), times.end());
+            std::sort(cpus.begin(), cpus.end());
+            char extra[320];
+            std::snprintf(extra, sizeof extra,
+                          "\"tier\":%d,\"median_ms\":%.3f,\"p90_ms\":%.3f,\"max_ms\":%.3f,\"cpu_median_ms\":%.3f,"
+                          "\"cells_max\":%d",
+                          tier, times[times.size() / 2], times[times.size() * 9 / 10], times.back(),
+                          cpus[cpus.size() / 2], cells);
+            step(tier == 1 ? "summary_reroute_rtsw_uplink" : "summary_reroute_ctsw_uplink", 0, 0, extra);
+        }
+        if (summaryOnly) return 0;
+    }
 
     t = Clock::now();
     c = cpuMs();

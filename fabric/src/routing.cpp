@@ -21,11 +21,16 @@ std::uint64_t hashGroup(std::span<const NextHop> g) {
 }
 }  // namespace
 
-Router::Router(Topology topo) : topo_(std::move(topo)) {
+Router::Router(Topology topo) : Router(std::move(topo), {-1}) {}
+
+Router::Router(Topology topo, std::vector<std::int32_t> explicitTargets) : topo_(std::move(topo)) {
     roce_ = topo_.type == inventory::FabricType::Roce;
     const auto S = topo_.switchCount();
     targetOf_.assign(S, kNone);
-    if (roce_) {
+    const bool all = explicitTargets.size() == 1 && explicitTargets[0] == -1;
+    if (roce_ && !all) {
+        targets_ = std::move(explicitTargets);
+    } else if (roce_) {
         targets_ = topo_.tierSwitches[1];
     } else {
         targets_.resize(S);
@@ -34,7 +39,8 @@ Router::Router(Topology topo) : topo_(std::move(topo)) {
     for (std::size_t i = 0; i < targets_.size(); ++i)
         targetOf_[targets_[i]] = static_cast<std::int32_t>(i);
     for (auto s : topo_.tierSwitches[1])
-        tier1Up_ = std::max<std::int32_t>(tier1Up_, static_cast<std::int32_t>(topo_.upLinks(s).size()));
+        tier1Up_ =
+            std::max<std::int32_t>(tier1Up_, static_cast<std::int32_t>(topo_.upLinks(s).size()));
     const std::size_t cells = targets_.size() * static_cast<std::size_t>(S);
     mode_.assign(cells, RouteMode::None);
     dist_.assign(cells, kUnreachable);
@@ -46,16 +52,18 @@ Router::Router(Topology topo) : topo_(std::move(topo)) {
     std::size_t buckets = 64;
     while (buckets < static_cast<std::size_t>(S) * 16) buckets <<= 1;
     bucketCount_ = buckets;
-    // For each switch, the most capacity it has to any single neighbour (parallel links
-    // summed): a neighbour never reads more of its bandwidth than that.
-    maxNeighbourCap_.assign(S, 0.0f);
+    // For each switch, the most capacity it has to any single upper / lower neighbour
+    // (parallel links summed): a neighbour on that side never reads more of its bandwidth.
+    maxUpCap_.assign(S, 0.0f);
+    maxDownCap_.assign(S, 0.0f);
     for (std::int32_t v = 0; v < S; ++v) {
         for (auto i = topo_.adjOffset[v]; i < topo_.adjOffset[v + 1]; ++i) {
             auto l = topo_.adjLink[i];
             auto n = topo_.peer(l, v);
             if (!topo_.isSwitch(n)) continue;
             main_.capAcc[n] += topo_.linkCapGbps[l];
-            maxNeighbourCap_[v] = std::max(maxNeighbourCap_[v], main_.capAcc[n]);
+            auto& m = topo_.linkA[l] == v ? maxUpCap_[v] : maxDownCap_[v];
+            m = std::max(m, main_.capAcc[n]);
         }
         for (auto i = topo_.adjOffset[v]; i < topo_.adjOffset[v + 1]; ++i) {
             auto n = topo_.peer(topo_.adjLink[i], v);
@@ -82,7 +90,9 @@ void Router::recomputeAll() {
     }
     std::vector<Work> works(n);
     std::vector<GroupPool> pools(n);
-    auto chunk = [&](unsigned k) { return static_cast<std::int32_t>(static_cast<std::int64_t>(T) * k / n); };
+    auto chunk = [&](unsigned k) {
+        return static_cast<std::int32_t>(static_cast<std::int64_t>(T) * k / n);
+    };
     {
         std::vector<std::jthread> threads;
         for (unsigned k = 0; k < n; ++k) {
@@ -108,6 +118,42 @@ void Router::recomputeAll() {
     }
 }
 
+void Router::setTarget(std::int32_t ti, std::int32_t sw) {
+    const auto old = targets_[ti];
+    if (old == sw) return;
+    if (targetOf_[old] == ti) targetOf_[old] = kNone;
+    targets_[ti] = sw;
+    targetOf_[sw] = ti;
+    // The entries that read the target's identity itself: the old and the new target (Self),
+    // and, when the zone changes, the CTSWs of both zones (the ASN rule); everything else
+    // follows from its neighbours, so the change-driven pass gives the full recompute's result.
+    std::vector<std::int32_t> seeds{old, sw};
+    auto zo = topo_.switchZone[old], zn = topo_.switchZone[sw];
+    if (zo != zn)
+        for (auto c : topo_.tierSwitches[2])
+            if (topo_.switchZone[c] != kNone &&
+                (topo_.switchZone[c] == zo || topo_.switchZone[c] == zn))
+                seeds.push_back(c);
+    std::sort(seeds.begin(), seeds.end());
+    UpdateStats st;
+    main_.pool = &pool_;
+    propagateTarget(ti, seeds, kNone, st);
+}
+
+std::int32_t Router::addTarget(std::int32_t sw) {
+    const std::size_t cells = (targets_.size() + 1) * static_cast<std::size_t>(topo_.switchCount());
+    mode_.resize(cells, RouteMode::None);
+    dist_.resize(cells, kUnreachable);
+    bw_.resize(cells, 0.0f);
+    group_.resize(cells, kNoRoute);
+    targets_.push_back(sw);
+    auto ti = targetCount() - 1;
+    targetOf_[sw] = ti;
+    main_.pool = &pool_;
+    computeTarget(main_, ti);
+    return ti;
+}
+
 void Router::computeTarget(Work& w, std::int32_t ti) {
     const auto S = topo_.switchCount();
     const auto t = targets_[ti];
@@ -117,7 +163,9 @@ void Router::computeTarget(Work& w, std::int32_t ti) {
     std::fill_n(bw_.begin() + base, S, 0.0f);
     if (roce_) std::fill_n(group_.begin() + base, S, kNoRoute);
     if (!topo_.switchUp[t]) {
-        if (!roce_) std::fill_n(lft_.begin() + lftBlock_[ti], static_cast<std::size_t>(lftWidth_[ti]) * S, kNoPort);
+        if (!roce_)
+            std::fill_n(lft_.begin() + lftBlock_[ti], static_cast<std::size_t>(lftWidth_[ti]) * S,
+                        kNoPort);
         return;
     }
 
@@ -167,7 +215,8 @@ void Router::computeUpEntry(Work& w, std::int32_t s, std::int32_t ti) {
         for (auto l : topo_.upLinks(s)) {
             if (!up_[l]) continue;
             auto u = topo_.linkB[l];
-            if (mode_[base + u] != RouteMode::None && dist_[base + u] < best) best = dist_[base + u];
+            if (mode_[base + u] != RouteMode::None && dist_[base + u] < best)
+                best = dist_[base + u];
         }
     }
     if (best == kUnreachable) {
@@ -323,7 +372,8 @@ UpdateStats Router::setLinkStates(std::span<const std::pair<std::int32_t, LinkSt
     if (seeds.empty()) return st;
     if (seeds.size() * 4 > static_cast<std::size_t>(topo_.switchCount())) {
         recomputeAll();
-        return {targetCount(), static_cast<std::int64_t>(targetCount()) * topo_.switchCount(), true};
+        return {targetCount(), static_cast<std::int64_t>(targetCount()) * topo_.switchCount(),
+                true};
     }
     return propagate(seeds);
 }
@@ -352,15 +402,21 @@ UpdateStats Router::setSwitchUp(std::int32_t sw, bool up) {
 // neighbour reads bw only as min(Σcap of the links between them, bw), hence the cap test.
 UpdateStats Router::propagate(std::span<const std::int32_t> seeds, std::int32_t link) {
     UpdateStats st;
+    main_.pool = &pool_;
+    for (std::int32_t ti = 0; ti < targetCount(); ++ti) propagateTarget(ti, seeds, link, st);
+    return st;
+}
+
+void Router::propagateTarget(std::int32_t ti, std::span<const std::int32_t> seeds,
+                             std::int32_t link, UpdateStats& st) {
     Work& w = main_;
-    w.pool = &pool_;
     const auto S = topo_.switchCount();
     if (mark1_.size() != static_cast<std::size_t>(S)) {
         mark1_.assign(S, 0);
         mark2_.assign(S, 0);
         forced_.assign(S, 0);
     }
-    for (std::int32_t ti = 0; ti < targetCount(); ++ti) {
+    {
         const std::size_t base = static_cast<std::size_t>(ti) * S;
         const auto t = targets_[ti];
         if (++epoch_ == 0) {  // wrapped: reset the marks
@@ -383,9 +439,11 @@ UpdateStats Router::propagate(std::span<const std::int32_t> seeds, std::int32_t 
                 q2_[topo_.switchTier[v]].push_back(v);
             }
         };
-        auto changed = [&](std::int32_t v, RouteMode m, std::uint8_t d, float b) {
+        // Whether the neighbours above (up) or below (!up) v read a different entry: they
+        // read its mode, dist and min(their capacity to v, its bw).
+        auto changed = [&](bool up, std::int32_t v, RouteMode m, std::uint8_t d, float b) {
             if (mode_[base + v] != m || dist_[base + v] != d) return true;
-            float cap = maxNeighbourCap_[v];
+            float cap = up ? maxUpCap_[v] : maxDownCap_[v];
             return std::min(b, cap) != std::min(bw_[base + v], cap);
         };
         auto notifyBelow = [&](std::int32_t v) {
@@ -399,8 +457,10 @@ UpdateStats Router::propagate(std::span<const std::int32_t> seeds, std::int32_t 
             // a's climbing entry reads. (Entries of either end that do not read it cannot change.)
             auto a = topo_.linkA[link], b = topo_.linkB[link];
             auto ma = mode_[base + a];
-            if (ma == RouteMode::Down || ma == RouteMode::Self) push1(b);
-            else push2(a);
+            if (ma == RouteMode::Down || ma == RouteMode::Self)
+                push1(b);
+            else
+                push2(a);
         } else {
             for (auto v : seeds) push1(v);
         }
@@ -425,7 +485,8 @@ UpdateStats Router::propagate(std::span<const std::int32_t> seeds, std::int32_t 
                             auto n = topo_.linkA[l];
                             if (!topo_.isSwitch(n) || !up_[l]) continue;
                             auto mn = mode_[base + n];
-                            if ((mn == RouteMode::Down || mn == RouteMode::Self) && dist_[base + n] < best)
+                            if ((mn == RouteMode::Down || mn == RouteMode::Self) &&
+                                dist_[base + n] < best)
                                 best = dist_[base + n];
                         }
                         if (best != kUnreachable) {
@@ -439,23 +500,25 @@ UpdateStats Router::propagate(std::span<const std::int32_t> seeds, std::int32_t 
                     dist_[base + v] = nd;
                     if (nm == RouteMode::Self) {
                         bw_[base + v] = kInf;
-                        if (roce_) group_[base + v] = kLocal;
-                        else writeLft(w, v, ti);
+                        if (roce_)
+                            group_[base + v] = kLocal;
+                        else
+                            writeLft(w, v, ti);
                     } else {
                         finishEntry(w, v, ti);
                     }
                     std::swap(mode_[base + v], om);  // compare new against old
                     std::swap(dist_[base + v], od);
                     std::swap(bw_[base + v], ob);
-                    bool ch = changed(v, om, od, ob);
+                    bool chUp = changed(true, v, om, od, ob);
+                    bool chDown = changed(false, v, om, od, ob);
                     mode_[base + v] = om;
                     dist_[base + v] = od;
                     bw_[base + v] = ob;
-                    if (ch) {
-                        touched = true;
+                    touched = touched || chUp || chDown;
+                    if (chUp)
                         for (auto l : topo_.upLinks(v)) push1(topo_.linkB[l]);
-                        notifyBelow(v);
-                    }
+                    if (chDown) notifyBelow(v);
                 } else {
                     if (wasDown) {
                         mode_[base + v] = RouteMode::None;
@@ -479,7 +542,7 @@ UpdateStats Router::propagate(std::span<const std::int32_t> seeds, std::int32_t 
                 auto od = dist_[base + v];
                 auto ob = bw_[base + v];
                 computeUpEntry(w, v, ti);
-                if (forced_[v] == epoch_ || changed(v, om, od, ob)) {
+                if (forced_[v] == epoch_ || changed(false, v, om, od, ob)) {
                     touched = true;
                     notifyBelow(v);
                 }
@@ -487,7 +550,6 @@ UpdateStats Router::propagate(std::span<const std::int32_t> seeds, std::int32_t 
         }
         if (touched) ++st.targetsRecomputed;
     }
-    return st;
 }
 
 std::string Router::firstDifference(const Router& o) const {
@@ -507,8 +569,7 @@ std::string Router::firstDifference(const Router& o) const {
                        std::to_string(o.bw_[i]);
             if (roce_) {
                 auto ga = group_[i], gb = o.group_[i];
-                if ((ga < 0 || gb < 0) ? ga != gb
-                                       : !std::ranges::equal(group(ga), o.group(gb)))
+                if ((ga < 0 || gb < 0) ? ga != gb : !std::ranges::equal(group(ga), o.group(gb)))
                     return "ECMP group differs at " + where();
             }
         }

@@ -61,6 +61,9 @@ class Router {
 public:
     // Computes the full routing of the topology (which the router keeps and owns).
     explicit Router(Topology topo);
+    // RoCE only: routes to the given tier-1 switches only (each at most once), in that order
+    // as target slots 0..n-1. SummaryRouter keeps one such slot per class of equivalent racks.
+    Router(Topology topo, std::vector<std::int32_t> targets);
     Router(const Router&) = default;
     Router& operator=(const Router&) = default;
     Router(Router&&) noexcept = default;
@@ -109,6 +112,12 @@ public:
     // when the changes touch more than a quarter of the switches.
     UpdateStats setLinkStates(std::span<const std::pair<std::int32_t, LinkState>> changes);
     void recomputeAll();
+    // RoCE routers built with explicit targets: points slot `target` at tier-1 switch sw
+    // (change-driven from the old target: cheap when both route alike), or adds a slot for sw
+    // (returned; computed in full). sw must not be the target of another slot. setTarget's
+    // recomputed entries are recorded (recordChanges), addTarget's are not.
+    void setTarget(std::int32_t target, std::int32_t sw);
+    std::int32_t addTarget(std::int32_t sw);
     // Incremental updates append every (switch, target) entry they recompute to *sink, so a
     // derived table (RouteSummary) can follow without rescanning; nullptr stops it. A full
     // recompute (UpdateStats::full, recomputeAll) appends nothing: rebuild then. The pointer
@@ -158,6 +167,8 @@ private:
     // link: one switch-to-switch link changed (seeds = its two ends): per target only the
     // end whose entry reads the link is recomputed.
     UpdateStats propagate(std::span<const std::int32_t> seeds, std::int32_t link = kNone);
+    void propagateTarget(std::int32_t target, std::span<const std::int32_t> seeds, std::int32_t link,
+                         UpdateStats& st);
 
     Topology topo_;
     bool roce_ = true;
@@ -185,7 +196,7 @@ private:
     // Scratch of the calling thread (a Router is not safe for concurrent use, even const).
     mutable Work main_;
     std::vector<std::uint8_t> up_;  // per link: usable (state up and both ends up)
-    std::vector<float> maxNeighbourCap_;
+    std::vector<float> maxUpCap_, maxDownCap_;
     std::vector<std::uint32_t> mark1_, mark2_, forced_;
     std::uint32_t epoch_ = 0;
     std::vector<std::int32_t> q1_[4], q2_[4];
