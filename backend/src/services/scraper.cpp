@@ -59,7 +59,7 @@ std::string escapeLabel(std::string_view v) {
 
 }  // namespace
 
-struct Scraper::Impl : std::enable_shared_from_this<Impl> {
+struct Scraper::Impl {
     struct Target {
         std::string kind;  // "static" for a hand-listed URL
         std::string entity;
@@ -84,7 +84,6 @@ struct Scraper::Impl : std::enable_shared_from_this<Impl> {
     bool started = false;
     // io thread only: the concurrency bound (a counting semaphore of timers).
     std::size_t inFlight = 0;
-    std::atomic<std::size_t> inFlightSeen{0};
     std::deque<net::steady_timer*> waiters;
     std::jthread thread;
     net::io_context ioc;  // last: destroyed first, with the coroutine frames it holds
@@ -278,7 +277,7 @@ struct Scraper::Impl : std::enable_shared_from_this<Impl> {
 };
 
 Scraper::Scraper(TelemetryHub& hub, std::vector<ScrapeTarget> targets, ScraperOptions options)
-    : impl_(std::make_shared<Impl>(hub, options)) {
+    : impl_(std::make_unique<Impl>(hub, options)) {
     for (auto& t : targets)
         impl_->fixed.push_back(Impl::makeTarget("static", "", std::move(t.url), false, t.interval,
                                                 t.timeout, t.maxBytes));
@@ -333,8 +332,9 @@ void Scraper::setTargets(std::vector<ExporterTarget> targets) {
         I.templated = std::move(next);
         if (!I.started) return;  // start() spawns them
     }
-    // Coroutines and their flags belong to the io thread.
-    net::post(I.ioc, [impl = impl_, gone = std::move(gone), fresh = std::move(fresh)] {
+    // Coroutines and their flags belong to the io thread. The io_context is the Impl's: a
+    // handler it never ran (stopped) is destroyed with it, so a plain pointer is enough.
+    net::post(I.ioc, [impl = &I, gone = std::move(gone), fresh = std::move(fresh)] {
         for (auto& t : gone) {
             t->removed = true;
             if (t->timer) t->timer->cancel();

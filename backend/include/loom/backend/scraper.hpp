@@ -98,7 +98,7 @@ public:
     struct Impl;
 
 private:
-    std::shared_ptr<Impl> impl_;
+    std::unique_ptr<Impl> impl_;
 };
 
 // Keeps `scraper`'s templated targets those of `templates` over the live inventory of
