@@ -19,6 +19,7 @@
 #include <mutex>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "loom/backend/http_url.hpp"
 #include "loom/backend/services.hpp"
@@ -66,6 +67,7 @@ struct Scraper::Impl {
         std::string url;
         HttpUrl u;
         bool urlOk = false;
+        http::request<http::empty_body> req;  // the same GET every scrape (when urlOk)
         bool isSwitch = false;
         std::chrono::milliseconds interval{1000}, timeout{5000};
         std::size_t maxBytes = 0;
@@ -129,13 +131,9 @@ struct Scraper::Impl {
             if (ec) co_return std::pair{std::string(), "connect: " + ec.message()};
             connected = true;
         }
-        http::request<http::empty_body> req{http::verb::get, t.u.target, 11};
-        req.set(http::field::host, t.u.host + ":" + t.u.port);
-        req.set(http::field::accept, "text/plain");
-        req.set(http::field::user_agent, "loomd-scraper");
-        req.keep_alive(true);
         beast::error_code ec3, ec4;
-        co_await http::async_write(stream, req, net::redirect_error(net::use_awaitable, ec3));
+        co_await http::async_write(stream, std::as_const(t.req),
+                                   net::redirect_error(net::use_awaitable, ec3));
         if (ec3) co_return std::pair{std::string(), "request: " + ec3.message()};
         http::response_parser<http::string_body> parser;
         parser.body_limit(t.maxBytes);
@@ -268,6 +266,11 @@ struct Scraper::Impl {
         if (auto u = parseHttpUrl(t->url)) {
             t->u = *u;
             t->urlOk = true;
+            t->req = {http::verb::get, t->u.target, 11};
+            t->req.set(http::field::host, t->u.host + ":" + t->u.port);
+            t->req.set(http::field::accept, "text/plain");
+            t->req.set(http::field::user_agent, "loomd-scraper");
+            t->req.keep_alive(true);
         }
         t->st.kind = t->kind;
         t->st.entity = t->entity;
