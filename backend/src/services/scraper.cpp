@@ -182,6 +182,10 @@ struct Scraper::Impl {
             t->timer = nullptr;
             if (t->removed) break;
             co_await acquire();
+            if (t->removed) {  // removed while it waited for a slot: no last scrape
+                release();
+                break;
+            }
             const auto t0 = std::chrono::steady_clock::now();
             std::string body, error;
             if (!t->urlOk) {
