@@ -4,17 +4,11 @@
 // counters/*}), scraped by loomd's scraper as node targets of those hosts: a port whose state
 // file says DOWN opens link_down on that host's backend link and ACTIVE closes it; a rising
 // link_downed opens link_flapping; a counter reset opens nothing.
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <filesystem>
 #include <fstream>
 
+#include "processes.hpp"
 #include "server_fixture.hpp"
-
-extern char** environ;
 
 namespace loom::backend::testing {
 namespace {
@@ -23,12 +17,6 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 constexpr const char* kNodeExporter = "/usr/bin/prometheus-node-exporter";
-
-std::uint16_t freePort() {
-    net::io_context ioc;
-    tcp::acceptor a(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
-    return a.local_endpoint().port();
-}
 
 void writeFile(const fs::path& p, const std::string& text) {
     fs::create_directories(p.parent_path());
@@ -53,27 +41,12 @@ public:
                 writeFile(dev / "ports/1/counters" / c, "0");
         }
     }
-    ~NodeExporterProcess() {
-        if (pid_ <= 0) return;
-        ::kill(pid_, SIGTERM);
-        int st = 0;
-        ::waitpid(pid_, &st, 0);
-    }
     bool start() {
-        const std::string sysfs = "--path.sysfs=" + (dir_ / "sys").string();
-        const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
-        const std::string log = (dir_ / "node_exporter.log").string();
-        std::vector<const char*> argv = {
-            kNodeExporter,  sysfs.c_str(), "--collector.disable-defaults", "--collector.infiniband",
-            listen.c_str(), nullptr};
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        posix_spawn_file_actions_adddup2(&fa, 1, 2);
-        int rc = posix_spawn(&pid_, kNodeExporter, &fa, nullptr,
-                             const_cast<char* const*>(argv.data()), environ);
-        posix_spawn_file_actions_destroy(&fa);
-        if (rc != 0) return false;
+        if (!process_.start({kNodeExporter, "--path.sysfs=" + (dir_ / "sys").string(),
+                             "--collector.disable-defaults", "--collector.infiniband",
+                             "--web.listen-address=127.0.0.1:" + std::to_string(port_)},
+                            dir_ / "node_exporter.log"))
+            return false;
         return loom::testing::eventually(
             [&] { return request(port_, "GET", "/metrics").status == 200; }, 10s);
     }
@@ -87,7 +60,7 @@ public:
 private:
     fs::path dir_;
     std::uint16_t port_;
-    pid_t pid_ = 0;
+    ChildProcess process_;
 };
 
 class NodeExporter : public ServerFixture {};

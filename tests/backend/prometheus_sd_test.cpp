@@ -6,16 +6,10 @@
 
 #include "loom/backend/loomd_config.hpp"
 #include "loom/backend/scrape_targets.hpp"
-
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include "processes.hpp"
 
 #include <filesystem>
 #include <fstream>
-
-extern char** environ;
 
 namespace loom::backend::testing {
 namespace {
@@ -128,13 +122,7 @@ TEST_F(PrometheusSd, RealPrometheusListsTheHostsWithLoomsLabels) {
     advance(s, "z1-r002", 4);
     ASSERT_TRUE(eventually([&] { return groups(s, "node").size() == 2; }));
 
-    // A free port for Prometheus's web API.
-    std::uint16_t webPort = 0;
-    {
-        net::io_context ioc;
-        tcp::acceptor a(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
-        webPort = a.local_endpoint().port();
-    }
+    const std::uint16_t webPort = freePort();  // Prometheus's web API
     const fs::path dir = fs::temp_directory_path() / ("loom-prom-sd-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     std::ofstream(dir / "prometheus.yml")
@@ -145,29 +133,20 @@ TEST_F(PrometheusSd, RealPrometheusListsTheHostsWithLoomsLabels) {
            "      - url: http://127.0.0.1:" << s.port() << "/api/v1/sd/prometheus?exporter=node\n"
            "        refresh_interval: 1s\n"
            "        authorization: {type: Bearer, credentials: " << tokens_["viewer"] << "}\n";
-    const std::string config = "--config.file=" + (dir / "prometheus.yml").string();
-    const std::string storage = "--storage.tsdb.path=" + (dir / "data").string();
-    const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(webPort);
-    const std::string log = (dir / "prometheus.log").string();
-    std::vector<const char*> argv = {bin, config.c_str(), storage.c_str(), listen.c_str(), nullptr};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid = 0;
-    ASSERT_EQ(posix_spawn(&pid, bin, &fa, nullptr, const_cast<char* const*>(argv.data()), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    struct Reap {
-        pid_t pid;
+    const fs::path log = dir / "prometheus.log";
+    fs::remove(log);  // this run's only
+    struct RemoveDir {
         fs::path dir;
-        ~Reap() {
-            ::kill(pid, SIGTERM);
-            int st = 0;
-            ::waitpid(pid, &st, 0);
+        ~RemoveDir() {
             std::error_code ec;
             fs::remove_all(dir, ec);
         }
-    } reap{pid, dir};
+    } removeDir{dir};
+    ChildProcess prometheus;  // stopped before its directory goes
+    ASSERT_TRUE(prometheus.start({bin, "--config.file=" + (dir / "prometheus.yml").string(),
+                                  "--storage.tsdb.path=" + (dir / "data").string(),
+                                  "--web.listen-address=127.0.0.1:" + std::to_string(webPort)},
+                                 log));
 
     json got;
     bool listed = eventually(
