@@ -7,13 +7,10 @@
 #include <cmath>
 #include <string>
 
-#include "loom/telemetry/telemetry_hub.hpp"
-#include "synthetic_inventory.hpp"
+#include "hub_fixture.hpp"
 
 namespace loom::telemetry {
 namespace {
-
-constexpr std::int64_t kT0 = 1'700'000'020'000;
 
 struct GpuRow {
     int gpu;
@@ -48,30 +45,14 @@ std::string reasons(std::string_view fieldName, std::string_view host,
     return field(fieldName, "gauge", "Current clock event reasons (bitmask).", host, rows);
 }
 
-class DcgmFields : public ::testing::Test {
+class DcgmFields : public HubFixture {
 protected:
     void SetUp() override {
-        inv_ = testing::syntheticCluster({.zones = 1, .racksPerZone = 2, .ctswPerZone = 2});
-        layout_ = std::make_shared<const HallLayout>(HallLayout::build(inv_));
         HubOptions o;
-        o.clock = [this] { return now_; };
         o.detection.throttledIntervals = 3;
-        hub_ = std::make_unique<TelemetryHub>(layout_, o);
-        hub_->addEventListener([this](const FailureEvent& e) { events_.push_back(e); });
-    }
-    IngestReport ingest(const std::string& body) {
-        now_ += 1000;
-        auto r = hub_->ingestText(body);
-        EXPECT_TRUE(r) << r.error().toString();
-        return r ? *r : IngestReport{};
+        makeHub({.zones = 1, .racksPerZone = 2, .ctswPerZone = 2}, o);
     }
     std::uint32_t gpu(std::string_view name) const { return layout_->gpuByName(name); }
-
-    inventory::Inventory inv_;
-    std::shared_ptr<const HallLayout> layout_;
-    std::unique_ptr<TelemetryHub> hub_;
-    std::vector<FailureEvent> events_;
-    std::int64_t now_ = kT0;
 };
 
 TEST(ClockEventReasons, DecodedByName) {

@@ -6,13 +6,10 @@
 
 #include <string>
 
-#include "loom/telemetry/telemetry_hub.hpp"
-#include "synthetic_inventory.hpp"
+#include "hub_fixture.hpp"
 
 namespace loom::telemetry {
 namespace {
-
-constexpr std::int64_t kT0 = 1'700'000'020'000;
 
 std::string page(int state0, int downed0, int state1 = 4, int downed1 = 0) {
     return "# HELP node_infiniband_info Non-numeric data from /sys/class/infiniband/<device>, "
@@ -40,22 +37,14 @@ std::string page(int state0, int downed0, int state1 = 4, int downed1 = 0) {
            std::to_string(state1) + "\n";
 }
 
-class NodeInfiniband : public ::testing::Test {
+class NodeInfiniband : public HubFixture {
 protected:
-    void SetUp() override {
-        inv_ = testing::syntheticCluster({.zones = 1, .racksPerZone = 2, .ctswPerZone = 2});
-        layout_ = std::make_shared<const HallLayout>(HallLayout::build(inv_));
-        HubOptions o;
-        o.clock = [this] { return now_; };
-        hub_ = std::make_unique<TelemetryHub>(layout_, o);
-        hub_->addEventListener([this](const FailureEvent& e) { events_.push_back(e); });
-    }
+    void SetUp() override { makeHub({.zones = 1, .racksPerZone = 2, .ctswPerZone = 2}); }
+    // A scrape of `host`'s node_exporter, then the hub's tick.
     IngestReport scrape(const std::string& body, std::string_view host = "z1-r002-h0") {
-        now_ += 1000;
-        auto r = hub_->ingestText(body, 0, {.host = host});
-        EXPECT_TRUE(r) << r.error().toString();
+        auto rep = ingest(body, {.host = host});
         hub_->tick();
-        return r ? *r : IngestReport{};
+        return rep;
     }
     std::string linkOf(std::string_view gpu) const {
         const auto g = layout_->gpuByName(gpu);
@@ -63,12 +52,6 @@ protected:
             if (l.gpu == g) return l.name;
         return {};
     }
-
-    inventory::Inventory inv_;
-    std::shared_ptr<const HallLayout> layout_;
-    std::unique_ptr<TelemetryHub> hub_;
-    std::vector<FailureEvent> events_;
-    std::int64_t now_ = kT0;
 };
 
 TEST_F(NodeInfiniband, StateAndLinkDownedOnTheHostsBackendLink) {
