@@ -60,9 +60,13 @@ public:
     }
 
     // ---- GPUs
+    // Whether `kind` is open on g, or closed by hand and held back: opening it does nothing.
+    bool gpuHeld(std::uint32_t g, std::uint8_t kind) const {
+        return ((s_.gpuOpen[g] | s_.gpuSuppressed[g]) & kind) != 0;
+    }
     void gpuOpen(std::uint32_t g, std::uint8_t kind, Severity sev, std::string msg, std::int64_t t,
                  std::vector<std::pair<std::string, std::string>> labels = {}) {
-        if ((s_.gpuOpen[g] | s_.gpuSuppressed[g]) & kind) return;
+        if (gpuHeld(g, kind)) return;
         s_.gpuOpen[g] |= kind;
         if (sev == Severity::Critical) s_.gpuCrit[g] |= kind;
         updateGpuHealth(g);
@@ -169,6 +173,8 @@ public:
                 }
                 if (run < 255) ++run;
                 if (cfg_.throttledIntervals <= 0 || run < cfg_.throttledIntervals) return;
+                // Already open (every sample of a throttled GPU says so): no message to build.
+                if (gpuHeld(g, kThrottled)) return;
                 std::string names;
                 for (const auto& n : clockEventReasonNames(bad))
                     names += (names.empty() ? "" : ",") + n;
@@ -334,9 +340,12 @@ public:
     }
 
     // ---- the host end of a backend link (node_exporter InfiniBand)
+    bool linkHeld(std::uint32_t l, std::uint8_t kind) const {
+        return ((s_.linkOpen[l] | s_.linkSuppressed[l]) & kind) != 0;
+    }
     void linkOpenEv(std::uint32_t l, std::uint8_t kind, Severity sev, const std::string& msg,
                     std::int64_t t) {
-        if ((s_.linkOpen[l] | s_.linkSuppressed[l]) & kind) return;
+        if (linkHeld(l, kind)) return;
         s_.linkOpen[l] |= kind;
         updateLinkFlagsOf(l);
         const auto& link = s_.L->links()[l];
@@ -386,7 +395,8 @@ public:
             s_.nicUp[l] = up;
             if (!cfg_.linkDown) return;
             if (!up) {
-                if (linkInService(l))
+                // Every scrape of a down port says so: build the message only to open.
+                if (linkInService(l) && !linkHeld(l, kDown))
                     linkOpenEv(l, kDown, Severity::Critical,
                                "host NIC port state " + formatNumber(v) + " (not ACTIVE)", t);
                 return;
