@@ -230,7 +230,9 @@ public:
     }
     void updateLinkFlags(std::uint32_t p) {
         auto l = s_.L->ports()[p].linkIndex;
-        if (l == kNoIndex) return;
+        if (l != kNoIndex) updateLinkFlagsOf(l);
+    }
+    void updateLinkFlagsOf(std::uint32_t l) {
         s_.linkDegraded[l].store((s_.linkOpen[l] & kDown)                      ? 2
                                  : (s_.linkOpen[l] & (kFlap | kErrors | kPfc)) ? 1
                                                                                : 0,
@@ -358,12 +360,6 @@ public:
         s_.linkOpen[l] &= static_cast<std::uint8_t>(~kind);
         updateLinkFlagsOf(l);
         closeEvent(linkKindName(kind), s_.L->links()[l].name, t);
-    }
-    void updateLinkFlagsOf(std::uint32_t l) {
-        s_.linkDegraded[l].store((s_.linkOpen[l] & kDown)                      ? 2
-                                 : (s_.linkOpen[l] & (kFlap | kErrors | kPfc)) ? 1
-                                                                               : 0,
-                                 kRelaxed);
     }
     bool linkInService(std::uint32_t l) const {
         auto a = s_.L->linkAdmin()[l];
