@@ -47,10 +47,11 @@ Result<Response> getTargets(const Scraper& scraper, const Request& req) {
     auto entity = req.queryParam("entity");
     auto items = nlohmann::json::array();
     std::size_t total = 0, upCount = 0;
-    for (const auto& t : scraper.status()) {
-        if (kind && !kind->empty() && t.kind != *kind) continue;
-        if (up && (*up == "true") != t.up) continue;
-        if (entity && !entity->empty() && t.entity != *entity) continue;
+    for (const auto& t : scraper.status([&](const ScrapeTargetStatus& t) {
+             return (!kind || kind->empty() || t.kind == *kind) &&
+                    (!up || (*up == "true") == t.up) &&
+                    (!entity || entity->empty() || t.entity == *entity);
+         })) {
         ++total;
         upCount += t.up ? 1 : 0;
         items.push_back({{"kind", t.kind},

@@ -350,12 +350,14 @@ void Scraper::setTargets(std::vector<ExporterTarget> targets) {
     });
 }
 
-std::vector<ScrapeTargetStatus> Scraper::status() const {
+std::vector<ScrapeTargetStatus> Scraper::status(
+    const std::function<bool(const ScrapeTargetStatus&)>& keep) const {
     std::lock_guard lk(impl_->mutex);
     std::vector<ScrapeTargetStatus> out;
-    out.reserve(impl_->fixed.size() + impl_->templated.size());
-    for (const auto& t : impl_->fixed) out.push_back(t->st);
-    for (const auto& t : impl_->templated) out.push_back(t->st);
+    // Copied only when kept: `?entity=` of 8k targets copies one, not 8k.
+    for (const auto* list : {&impl_->fixed, &impl_->templated})
+        for (const auto& t : *list)
+            if (!keep || keep(t->st)) out.push_back(t->st);
     return out;
 }
 

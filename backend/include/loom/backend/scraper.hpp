@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -85,8 +86,10 @@ public:
     // as before keep their connection and counters, new ones start, missing ones stop.
     void setTargets(std::vector<ExporterTarget> targets);
 
-    // Every target, hand-listed first, then templated in the order given.
-    std::vector<ScrapeTargetStatus> status() const;
+    // Every target (those `keep` accepts, when given), hand-listed first, then templated in the
+    // order given. `keep` runs under the scraper's lock: a filter, nothing slow.
+    std::vector<ScrapeTargetStatus> status(
+        const std::function<bool(const ScrapeTargetStatus&)>& keep = {}) const;
 
     // Prometheus text: per hand-listed target loom_scrape_up, loom_scrape_duration_seconds,
     // loom_scrape_samples, loom_scrape_errors_total{target}; templated targets summed per kind
