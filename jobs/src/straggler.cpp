@@ -59,71 +59,96 @@ std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
     const std::string others = "; the other " + num(static_cast<double>(n - 1)) + " ranks wait";
     for (std::size_t i = 0; i < n; ++i) {
         const auto& r = samples[i];
-        StragglerSuspect best{i, names[i], names[i], "", 0, ""};
-        auto consider = [&](double score, const char* cause, std::string evidence,
+        // The rank's strongest signal. Its evidence text is built only when that signal can be
+        // reported (a score of at least minScore): most ranks of a healthy job score a little on
+        // several signals every tick, and none of that text would ever be read.
+        double bestScore = 0;
+        const char* bestCause = "";
+        bool bestNetwork = false;
+        std::string evidence;
+        auto consider = [&](double score, const char* cause, auto&& makeEvidence,
                             bool network = false) {
-            if (score <= best.score) return;
-            best.score = score;
-            best.cause = cause;
-            best.evidence = std::move(evidence);
-            best.location =
-                network && i < nicNames.size() && !nicNames[i].empty() ? nicNames[i] : names[i];
+            if (score <= bestScore) return;
+            bestScore = score;
+            bestCause = cause;
+            bestNetwork = network;
+            if (score >= o.minScore) evidence = makeEvidence();
         };
         const double zTemp =
             temp.valid && std::isfinite(r.tempC) ? (r.tempC - temp.median) / tempScale : 0;
         if (clock.valid && std::isfinite(r.smClockMhz)) {
             const double z = (clock.median - r.smClockMhz) / clockScale;
             const bool hot = zTemp >= 3;
-            consider(z, hot ? "thermal_throttle" : "low_sm_clock",
-                     names[i] + ": SM clock " + num(r.smClockMhz) + " MHz vs job median " +
-                         num(clock.median) +
-                         (hot ? ", " + num(r.tempC) + " °C vs " + num(temp.median) +
-                                    " (thermal throttle)"
-                              : std::string()) +
-                         others);
+            consider(z, hot ? "thermal_throttle" : "low_sm_clock", [&] {
+                return names[i] + ": SM clock " + num(r.smClockMhz) + " MHz vs job median " +
+                       num(clock.median) +
+                       (hot ? ", " + num(r.tempC) + " °C vs " + num(temp.median) +
+                                  " (thermal throttle)"
+                            : std::string()) +
+                       others;
+            });
         }
         if (zTemp > 0)
-            consider(
-                zTemp * 0.8, "hot",
-                names[i] + ": " + num(r.tempC) + " °C vs job median " + num(temp.median) + others);
+            consider(zTemp * 0.8, "hot", [&] {
+                return names[i] + ": " + num(r.tempC) + " °C vs job median " + num(temp.median) +
+                       others;
+            });
         if (power.valid && std::isfinite(r.powerW))
-            consider(
-                (power.median - r.powerW) / powerScale * 0.7, "low_power",
-                names[i] + ": " + num(r.powerW) + " W vs job median " + num(power.median) + others);
+            consider((power.median - r.powerW) / powerScale * 0.7, "low_power", [&] {
+                return names[i] + ": " + num(r.powerW) + " W vs job median " + num(power.median) +
+                       others;
+            });
         // Correctable errors explain a slow clock on the same GPU: they outrank it.
         if (r.eccSbePerSecond >= 5)
-            consider(std::max(std::min(40.0, 8.0 + r.eccSbePerSecond / 5.0), best.score + 1),
-                     "ecc_pressure",
-                     names[i] + ": " + num(r.eccSbePerSecond) +
-                         " correctable ECC errors/s (row-remap pressure)" + others);
-        if (r.xid != 0) consider(30, "xid", names[i] + ": XID " + num(r.xid) + others);
+            consider(std::max(std::min(40.0, 8.0 + r.eccSbePerSecond / 5.0), bestScore + 1),
+                     "ecc_pressure", [&] {
+                         return names[i] + ": " + num(r.eccSbePerSecond) +
+                                " correctable ECC errors/s (row-remap pressure)" + others;
+                     });
+        if (r.xid != 0)
+            consider(30, "xid", [&] { return names[i] + ": XID " + num(r.xid) + others; });
         if (nic.valid && std::isfinite(r.nicUtil)) {
             // A NIC that carries a fraction of its peers' traffic: the ratio tells it even when
             // the job's rhythm (compute, then exchange) moves every NIC together.
             double z = (nic.median - r.nicUtil) / nicScale;
             if (nic.median >= 4 && r.nicUtil < 0.7 * nic.median)
                 z = std::max(z, 8 + 20 * (0.7 - r.nicUtil / nic.median));
-            consider(z, "slow_nic",
-                     names[i] + ": NIC at " + num(r.nicUtil) + " % vs job median " +
-                         num(nic.median) + others,
-                     true);
+            consider(
+                z, "slow_nic",
+                [&] {
+                    return names[i] + ": NIC at " + num(r.nicUtil) + " % vs job median " +
+                           num(nic.median) + others;
+                },
+                true);
         }
         if (r.nicFlaps >= 1.5)
-            consider(std::min(40.0, 8.0 + 4 * r.nicFlaps), "flapping_link",
-                     names[i] + ": its NIC cable went down " + num(r.nicFlaps) +
-                         " times recently (flapping optic)" + others,
-                     true);
+            consider(
+                std::min(40.0, 8.0 + 4 * r.nicFlaps), "flapping_link",
+                [&] {
+                    return names[i] + ": its NIC cable went down " + num(r.nicFlaps) +
+                           " times recently (flapping optic)" + others;
+                },
+                true);
         if (r.pfcPerSecond >= 1000)
             consider(
                 std::min(40.0, 8.0 + std::log10(r.pfcPerSecond)), "pfc_storm",
-                names[i] + ": " + num(r.pfcPerSecond) + " PFC pause frames/s on its NIC" + others,
+                [&] {
+                    return names[i] + ": " + num(r.pfcPerSecond) +
+                           " PFC pause frames/s on its NIC" + others;
+                },
                 true);
         if (r.linkErrorsPerSecond >= 1)
-            consider(std::min(40.0, 8.0 + r.linkErrorsPerSecond), "link_errors",
-                     names[i] + ": " + num(r.linkErrorsPerSecond) +
-                         " link errors/s on its NIC cable" + others,
-                     true);
-        if (best.score >= o.minScore) out.push_back(std::move(best));
+            consider(
+                std::min(40.0, 8.0 + r.linkErrorsPerSecond), "link_errors",
+                [&] {
+                    return names[i] + ": " + num(r.linkErrorsPerSecond) +
+                           " link errors/s on its NIC cable" + others;
+                },
+                true);
+        if (bestScore < o.minScore) continue;
+        const bool onNic = bestNetwork && i < nicNames.size() && !nicNames[i].empty();
+        out.push_back({i, onNic ? nicNames[i] : names[i], names[i], bestCause, bestScore,
+                       std::move(evidence)});
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
         return a.score != b.score ? a.score > b.score : a.rank < b.rank;
@@ -142,36 +167,44 @@ std::vector<StragglerSuspect> rankLinks(std::span<const std::string> names,
     const std::string wait = "; the job's " + num(static_cast<double>(ranks)) + " ranks wait";
     for (std::size_t i = 0; i < n; ++i) {
         const auto& l = samples[i];
-        StragglerSuspect best{i, names[i], "", "", 0, ""};
-        auto consider = [&](double score, const char* cause, std::string evidence) {
-            if (score <= best.score) return;
-            best.score = score;
-            best.cause = cause;
-            best.evidence = std::move(evidence);
+        double bestScore = 0;
+        const char* bestCause = "";
+        std::string evidence;
+        auto consider = [&](double score, const char* cause, auto&& makeEvidence) {
+            if (score <= bestScore) return;
+            bestScore = score;
+            bestCause = cause;
+            if (score >= o.minScore) evidence = makeEvidence();  // as rankStragglers
         };
         if (l.pfcPerSecond >= 1000)
-            consider(
-                std::min(40.0, 8.0 + std::log10(l.pfcPerSecond)), "pfc_storm",
-                names[i] + ": " + num(l.pfcPerSecond) + " PFC pause frames/s (PFC storm)" + wait);
+            consider(std::min(40.0, 8.0 + std::log10(l.pfcPerSecond)), "pfc_storm", [&] {
+                return names[i] + ": " + num(l.pfcPerSecond) + " PFC pause frames/s (PFC storm)" +
+                       wait;
+            });
         if (l.errorsPerSecond >= 1)
-            consider(std::min(40.0, 8.0 + l.errorsPerSecond), "link_errors",
-                     names[i] + ": " + num(l.errorsPerSecond) + " link errors/s" + wait);
+            consider(std::min(40.0, 8.0 + l.errorsPerSecond), "link_errors", [&] {
+                return names[i] + ": " + num(l.errorsPerSecond) + " link errors/s" + wait;
+            });
         if (l.flaps >= 1.5)
-            consider(std::min(40.0, 8.0 + 4 * l.flaps), "flapping_link",
-                     names[i] + ": went down " + num(l.flaps) + " times recently (flapping optic)" +
-                         wait);
+            consider(std::min(40.0, 8.0 + 4 * l.flaps), "flapping_link", [&] {
+                return names[i] + ": went down " + num(l.flaps) +
+                       " times recently (flapping optic)" + wait;
+            });
         // A noisy neighbour: the link runs full while the job's other uplinks do not (n >= 3:
         // a median of one or two links says nothing).
         if (util.valid && std::isfinite(l.util) && l.util >= 90 && l.util - util.median >= 20)
             consider(
                 8.0 + (l.util - util.median) / 10 + std::min(10.0, l.discardsPerSecond / 100.0),
-                "congested_link",
-                names[i] + ": " + num(l.util) + " % busy vs the job's uplink median " +
-                    num(util.median) +
-                    (l.discardsPerSecond >= 1 ? ", " + num(l.discardsPerSecond) + " discards/s"
-                                              : std::string()) +
-                    " (traffic from outside the job)" + wait);
-        if (best.score >= o.minScore) out.push_back(std::move(best));
+                "congested_link", [&] {
+                    return names[i] + ": " + num(l.util) + " % busy vs the job's uplink median " +
+                           num(util.median) +
+                           (l.discardsPerSecond >= 1
+                                ? ", " + num(l.discardsPerSecond) + " discards/s"
+                                : std::string()) +
+                           " (traffic from outside the job)" + wait;
+                });
+        if (bestScore >= o.minScore)
+            out.push_back({i, names[i], "", bestCause, bestScore, std::move(evidence)});
     }
     return mergeSuspects(std::move(out), {}, o);
 }
