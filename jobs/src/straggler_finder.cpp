@@ -183,6 +183,9 @@ StragglerFinder& StragglerFinder::operator=(StragglerFinder&&) noexcept = defaul
 
 void StragglerFinder::setJobs(std::vector<FinderJob> jobs) {
     auto& m = *impl_;
+    // Unchanged: the resolved GPUs, NIC ports and uplinks stay (resolving builds every rank's
+    // names again).
+    if (jobs == m.jobs) return;
     std::unordered_set<std::string> now;
     for (const auto& j : jobs) now.insert(j.name);
     for (const auto& j : m.jobs)

@@ -34,6 +34,7 @@ namespace loom::jobs {
 struct FinderJob {
     std::string name;
     std::vector<std::string> hosts;  // inventory host names
+    bool operator==(const FinderJob&) const = default;
 };
 
 // One job after a tick.
@@ -52,7 +53,8 @@ public:
     StragglerFinder(StragglerFinder&&) noexcept;
     StragglerFinder& operator=(StragglerFinder&&) noexcept;
 
-    // The running jobs. Jobs no longer listed close their open event at the next tick.
+    // The running jobs. Jobs no longer listed close their open event at the next tick. The same
+    // list again (loomd reads it every few seconds) changes nothing.
     void setJobs(std::vector<FinderJob> jobs);
 
     // One pass at `nowMs`: the transitions (opened and closed events), in job order.
