@@ -84,9 +84,13 @@ struct Simulator::Model {
     std::vector<std::uint8_t> lastXid, lastEcc;  // what was last written (live mode)
     // Injected stragglers (injectStraggler): active causes per GPU and per link this step
     // (0 none, 1 + cause) and the correctable-ECC counter they drive.
+    struct Injection {
+        StragglerCause cause;
+        std::uint32_t target;
+        std::int64_t startMs, endMs;
+    };
     std::vector<Injection> stragglers;
     std::vector<std::uint8_t> strag, linkStrag;
-    std::vector<std::uint32_t> gpuNicLink;  // GPU -> its NIC cable (kNoIndex: none)
     std::int64_t nextInjectMs = 0;
     std::uint32_t injected = 0;  // demo injections so far (cycles the causes)
     // Port error, discard and PFC pause counters (written only when they moved).
@@ -144,9 +148,6 @@ Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig c
     m.energy.assign(nG, 0);
     m.strag.assign(nG, 0);
     m.linkStrag.assign(L.linkCount(), 0);
-    m.gpuNicLink.assign(nG, kNoIndex);
-    for (std::uint32_t l = 0; l < L.linkCount(); ++l)
-        if (L.links()[l].gpu < nG) m.gpuNicLink[L.links()[l].gpu] = l;
     m.errCnt.assign(L.portCount(), 0);
     m.discCnt.assign(L.portCount(), 0);
     m.pfcCnt.assign(L.portCount(), 0);
@@ -385,7 +386,7 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
             m.strag[st.target] = 0;
         }
     }
-    std::erase_if(m.stragglers, [&](const Injection& st) { return st.endMs <= nowMs; });
+    std::erase_if(m.stragglers, [&](const Model::Injection& st) { return st.endMs <= nowMs; });
     for (const auto& st : m.stragglers) {
         if (st.startMs > nowMs) continue;
         const auto code = static_cast<std::uint8_t>(1 + static_cast<int>(st.cause));
@@ -647,8 +648,6 @@ void Simulator::injectStraggler(StragglerCause cause, std::uint32_t target, std:
         {cause, target, startMs, startMs + static_cast<std::int64_t>(seconds * 1000)});
 }
 
-std::vector<Simulator::Injection> Simulator::injections() const { return m_->stragglers; }
-
 namespace {
 constexpr std::string_view kCauseNames[Simulator::kStragglerCauseCount] = {
     "thermal_throttle", "ecc_pressure", "slow_nic", "pfc_storm", "flapping_optic",
@@ -657,12 +656,6 @@ constexpr std::string_view kCauseNames[Simulator::kStragglerCauseCount] = {
 
 std::string_view Simulator::causeName(StragglerCause c) {
     return kCauseNames[static_cast<int>(c)];
-}
-
-std::optional<Simulator::StragglerCause> Simulator::parseCause(std::string_view name) {
-    for (int i = 0; i < kStragglerCauseCount; ++i)
-        if (kCauseNames[i] == name) return static_cast<StragglerCause>(i);
-    return std::nullopt;
 }
 
 }  // namespace loom::telemetry

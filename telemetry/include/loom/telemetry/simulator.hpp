@@ -25,7 +25,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -117,21 +116,12 @@ public:
     };
     static constexpr int kStragglerCauseCount = 6;
     static std::string_view causeName(StragglerCause c);  // "thermal_throttle", "slow_nic", ...
-    static std::optional<StragglerCause> parseCause(std::string_view name);
     static bool isLinkCause(StragglerCause c) {
         return c == StragglerCause::PfcStorm || c == StragglerCause::FlappingOptic ||
                c == StragglerCause::NoisyNeighbour;
     }
     void injectStraggler(StragglerCause cause, std::uint32_t target, std::int64_t startMs,
                          double seconds);
-    // What is injected now (started, not ended), and what was injected by the periodic demo
-    // injector (SimulatorConfig::stragglerEverySeconds).
-    struct Injection {
-        StragglerCause cause;
-        std::uint32_t target;
-        std::int64_t startMs, endMs;
-    };
-    std::vector<Injection> injections() const;
 
     const SimulatorStats& stats() const { return stats_; }
     const SimulatorConfig& config() const { return config_; }
