@@ -15,14 +15,24 @@ std::string upper(std::string_view s) {
     return out;
 }
 
+// Where a field was read: its path ("jobs[2].nodes", "job 2.NodeList") and line (0: none).
+struct Where {
+    std::string path;
+    int line = 0;
+};
+
 // One Slurm job's fields, whichever command printed them.
 Result<Job> makeJob(const std::string& id, const std::string& name, const std::string& user,
                     const std::string& state, const std::string& partition,
-                    const std::string& nodes, const std::string& path) {
-    if (id.empty()) return fail(Error::invalid("a job without a job id", path + ".job_id"));
+                    const std::string& nodes, const Where& idAt, const Where& nodesAt) {
+    if (id.empty()) return fail(Error::invalid("a job without a job id", idAt.path, idAt.line));
     Job j;
     j.name = "slurm-" + id;
-    if (auto ok = checkJobName(j.name, path + ".job_id"); !ok) return fail(ok.error());
+    if (auto ok = checkJobName(j.name, idAt.path); !ok) {
+        auto e = ok.error();
+        e.line = idAt.line;
+        return fail(std::move(e));
+    }
     j.owner = user;
     j.state = slurmJobState(state);
     j.source = JobSource::Slurm;
@@ -30,8 +40,8 @@ Result<Job> makeJob(const std::string& id, const std::string& name, const std::s
     if (!nodes.empty() && nodes != "(null)" && nodes != "None assigned") {
         auto hosts = expandHostlist(nodes);
         if (!hosts)
-            return fail(
-                Error::invalid("job " + id + ": " + hosts.error().message, path + ".nodes"));
+            return fail(Error::invalid("job " + id + ": " + hosts.error().message, nodesAt.path,
+                                       nodesAt.line));
         j.hosts = normalizedHosts(std::move(*hosts));
     }
     j.labels = {{"slurm.id", id},
@@ -82,7 +92,7 @@ Result<std::vector<Job>> parseSqueueJson(std::string_view text) {
             if (!v) return fail(v.error());
             f[k] = std::move(*v);
         }
-        auto j = makeJob(f[0], f[1], f[2], f[3], f[4], f[5], path);
+        auto j = makeJob(f[0], f[1], f[2], f[3], f[4], f[5], {path + ".job_id"}, {path + ".nodes"});
         if (!j) return fail(j.error());
         out.push_back(std::move(*j));
     }
@@ -95,16 +105,22 @@ Result<std::vector<Job>> parseScontrolShowJob(std::string_view text) {
     // Records are blank-line separated "Key=Value" words; JobName takes the rest of its line
     // (a name may hold spaces).
     std::size_t pos = 0, record = 0;
-    std::map<std::string, std::string> f;
-    int line = 0, firstLine = 0;
+    struct Field {
+        std::string value;
+        int line = 0;
+    };
+    std::map<std::string, Field> f;
+    int line = 0;
     auto flush = [&]() -> Result<void> {
         if (f.empty()) return {};
-        const std::string path =
-            "job " + std::to_string(record) + " (line " + std::to_string(firstLine) + ")";
-        std::string user = f["UserId"];
+        // An error names the record and the scontrol key, at the key's line.
+        auto at = [&](const char* key) {
+            return Where{"job " + std::to_string(record) + "." + key, f[key].line};
+        };
+        std::string user = f["UserId"].value;
         user = user.substr(0, user.find('('));
-        auto j = makeJob(f["JobId"], f["JobName"], user, f["JobState"], f["Partition"],
-                         f["NodeList"], path);
+        auto j = makeJob(f["JobId"].value, f["JobName"].value, user, f["JobState"].value,
+                         f["Partition"].value, f["NodeList"].value, at("JobId"), at("NodeList"));
         f.clear();
         ++record;
         if (!j) return fail(j.error());
@@ -121,7 +137,6 @@ Result<std::vector<Job>> parseScontrolShowJob(std::string_view text) {
             if (auto r = flush(); !r) return fail(r.error());
             continue;
         }
-        if (f.empty()) firstLine = line;
         std::size_t i = 0;
         while (i < l.size()) {
             while (i < l.size() && (l[i] == ' ' || l[i] == '\t' || l[i] == '\r')) ++i;
@@ -141,12 +156,12 @@ Result<std::vector<Job>> parseScontrolShowJob(std::string_view text) {
             }
             std::string key(word.substr(0, eq));
             if (key == "JobName") {
-                f[key] = std::string(l.substr(i + eq + 1));
-                while (!f[key].empty() && (f[key].back() == '\r' || f[key].back() == ' '))
-                    f[key].pop_back();
+                auto& v = f[key] = {std::string(l.substr(i + eq + 1)), line};
+                while (!v.value.empty() && (v.value.back() == '\r' || v.value.back() == ' '))
+                    v.value.pop_back();
                 break;
             }
-            f[key] = std::string(word.substr(eq + 1));
+            f[key] = {std::string(word.substr(eq + 1)), line};
             i = end;
         }
         if (f.size() && !f.contains("JobId"))

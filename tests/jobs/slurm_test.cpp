@@ -74,6 +74,13 @@ TEST(Slurm, BadOutputIsAnErrorNamingThePlace) {
     auto garbage = parseScontrolShowJob("hello world\n");
     ASSERT_FALSE(garbage);
     EXPECT_EQ(garbage.error().path, "line 1");
+    // scontrol's errors name its own key, at its line.
+    auto badList = parseScontrolShowJob(
+        "JobId=1 JobName=a\n   JobState=RUNNING\n\nJobId=2 JobName=b\n   UserId=bob(1001)\n"
+        "   NodeList=z1-r[001-\n");
+    ASSERT_FALSE(badList);
+    EXPECT_EQ(badList.error().path, "job 1.NodeList") << badList.error().toString();
+    EXPECT_EQ(badList.error().line, 6) << badList.error().toString();
     EXPECT_EQ(slurmJobState("CANCELLED by 0"), JobState::Failed);
     EXPECT_EQ(slurmJobState("COMPLETING"), JobState::Running);
     EXPECT_EQ(slurmJobState("COMPLETED"), JobState::Completed);
