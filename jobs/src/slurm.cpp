@@ -101,7 +101,11 @@ Result<std::vector<Job>> parseSqueueJson(std::string_view text) {
 
 Result<std::vector<Job>> parseScontrolShowJob(std::string_view text) {
     std::vector<Job> out;
-    if (text.find("No jobs in the system") != std::string_view::npos) return out;
+    // What scontrol prints when there is nothing to show (alone: a job's name or comment may say
+    // it too).
+    if (const auto t = text.substr(std::min(text.size(), text.find_first_not_of(" \t\r\n")));
+        t.starts_with("No jobs in the system"))
+        return out;
     // Records are blank-line separated "Key=Value" words; JobName takes the rest of its line
     // (a name may hold spaces).
     std::size_t pos = 0, record = 0;

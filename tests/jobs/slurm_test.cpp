@@ -57,6 +57,12 @@ TEST(Slurm, ScontrolShowJobGivesTheSameJobs) {
     auto none = parseScontrolShowJob("No jobs in the system\n");
     ASSERT_TRUE(none);
     EXPECT_TRUE(none->empty());
+    // Only that line alone means no jobs: a job may be named so.
+    auto named =
+        parseScontrolShowJob("JobId=9 JobName=No jobs in the system\n   JobState=PENDING\n");
+    ASSERT_TRUE(named) << named.error().toString();
+    ASSERT_EQ(named->size(), 1u);
+    EXPECT_EQ((*named)[0].labels[1].second, "No jobs in the system");
 }
 
 TEST(Slurm, BadOutputIsAnErrorNamingThePlace) {
