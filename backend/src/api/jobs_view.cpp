@@ -202,20 +202,16 @@ private:
     bool loadJobs() {
         auto* conn = connection();
         if (!conn) return false;
-        std::vector<jobs::JobImpactInput> list;
-        db::JobQuery q{.limit = 5000, .filters = {{"state", "running"}}};
-        for (;;) {
-            auto page = db::listJobs(*conn, q);
-            if (!page) {
-                spdlog::warn("jobs view: {}", page.error().toString());
-                conn_.reset();
-                return false;
-            }
-            for (auto& s : page->items)
-                list.push_back({s.job.name, std::move(s.job.hosts), s.job.pattern});
-            if (page->nextCursor.empty()) break;
-            q.cursor = page->nextCursor;
+        auto running = db::jobsInState(*conn, jobs::JobState::Running);
+        if (!running) {
+            spdlog::warn("jobs view: {}", running.error().toString());
+            conn_.reset();
+            return false;
         }
+        std::vector<jobs::JobImpactInput> list;
+        list.reserve(running->size());
+        for (auto& s : *running)
+            list.push_back({s.job.name, std::move(s.job.hosts), s.job.pattern});
         jobList_ = std::move(list);
         return true;
     }

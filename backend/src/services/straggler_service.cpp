@@ -55,19 +55,15 @@ void StragglerService::loadJobs() {
         }
         conn_.emplace(std::move(*c));
     }
-    std::vector<jobs::FinderJob> list;
-    db::JobQuery q{.limit = 5000, .filters = {{"state", "running"}}};
-    for (;;) {
-        auto page = db::listJobs(*conn_, q);
-        if (!page) {
-            spdlog::warn("straggler finder: {}", page.error().toString());
-            conn_.reset();
-            return;  // the old list stays; the next tick tries again
-        }
-        for (auto& s : page->items) list.push_back({s.job.name, std::move(s.job.hosts)});
-        if (page->nextCursor.empty()) break;
-        q.cursor = page->nextCursor;
+    auto running = db::jobsInState(*conn_, jobs::JobState::Running);
+    if (!running) {
+        spdlog::warn("straggler finder: {}", running.error().toString());
+        conn_.reset();
+        return;  // the old list stays; the next tick tries again
     }
+    std::vector<jobs::FinderJob> list;
+    list.reserve(running->size());
+    for (auto& s : *running) list.push_back({s.job.name, std::move(s.job.hosts)});
     jobs_.store(list.size());
     finder_.setJobs(std::move(list));
     jobsDirty_->store(false);
