@@ -197,5 +197,55 @@ TEST_F(StragglerLive, AThrottledGpuOpensAStragglerEventNamingItAndItsRecoveryClo
     EXPECT_NE(metrics.find("# TYPE loom_straggler_tick_seconds gauge"), std::string::npos);
 }
 
+// Two loomds on one database, wired through NOTIFY: the leader's suspects reach the other's job
+// detail. The leader dies without a word (its telemetry loop stops) while the GPU recovers; the
+// other takes the lead, and its first pass replaces what the dead one said: no straggler, no
+// suspects, and the dead leader's event closed.
+TEST_F(StragglerLive, TheNextLeaderReplacesWhatALeaderThatDiedSaid) {
+    telemetryOptions_.tickSeconds = 0.2;
+    std::atomic<bool> aLeads{true}, bLeads{false};
+    auto& a = startServer({}, Routes::All);
+    a.setLeaderFlag([&] { return aLeads.load(); });
+    auto& b = startServer({}, Routes::All);
+    b.setLeaderFlag([&] { return bLeads.load(); });
+    auto& na = linkPeers(a, "loom_straggler_test");
+    auto& nb = linkPeers(b, "loom_straggler_test");
+    ASSERT_TRUE(eventually([&] { return na.connected() && nb.connected(); }, 5s));
+    putJob(a, "llama", "z1-r[001-002]-h[0-1]");
+    putJob(a, "mistral", "z1-r[003-004]-h[0-1]");
+
+    std::atomic<bool> throttled{true};
+    std::jthread exporter([&](std::stop_token st) {
+        for (int round = 0; !st.stop_requested(); ++round) {
+            const auto body = scrape(throttled.load(), round);
+            request(a.port(), "POST", "/api/v1/telemetry", tokens_["operator"], body);
+            request(b.port(), "POST", "/api/v1/telemetry", tokens_["operator"], body);
+            std::this_thread::sleep_for(100ms);
+        }
+    });
+    json j;
+    ASSERT_TRUE(eventually(
+        [&] {
+            j = get(b, "/api/v1/jobs/llama");
+            return j["straggler"].is_object() && !j["suspects"].empty();
+        },
+        10s))
+        << "the leader's suspects never reached the other loomd: " << j.dump();
+    EXPECT_EQ(j["straggler"]["location"], "z1-r002-h1-gpu5");
+
+    telemetry_[0]->stop();  // the leader dies: no last word from its finder
+    aLeads = false;
+    throttled = false;
+    bLeads = true;
+    ASSERT_TRUE(eventually(
+        [&] {
+            j = get(b, "/api/v1/jobs/llama");
+            return j["straggler"].is_null() && j["suspects"].empty();
+        },
+        5s))
+        << "the new leader left the dead one's suspects: " << j.dump();
+    EXPECT_TRUE(get(b, "/api/v1/events?kind=straggler&state=open")["items"].empty());
+}
+
 }  // namespace
 }  // namespace loom::backend::testing

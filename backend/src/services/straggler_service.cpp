@@ -143,6 +143,9 @@ void StragglerService::tick(const telemetry::TelemetryHub& hub, std::int64_t now
         reconciled_ = false;
         return;
     }
+    // Newly leading: whatever the boards of every loomd hold came from an earlier leader,
+    // which may have died without a word; the first pass speaks for every job.
+    if (!leading_) announceAll_ = true;
     leading_ = true;
     if (jobsDirty_->load() || nowMs >= nextLoadMs_) {
         loadJobs();
@@ -184,7 +187,7 @@ void StragglerService::publishSuspects(std::int64_t nowMs) {
         auto& p = published_[j.job];
         const bool quiet = j.suspects.empty() && j.open.empty();
         if (sig == p.signature && (quiet || nowMs - p.atMs < kRepublishMs)) continue;
-        if (p.signature.empty() && quiet) {
+        if (p.signature.empty() && quiet && !announceAll_) {
             p.signature = sig;  // nothing to say about a job that never had a suspect
             continue;
         }
@@ -204,6 +207,7 @@ void StragglerService::publishSuspects(std::int64_t nowMs) {
                                    {"straggler", std::move(straggler)},
                                    {"updatedAt", db::isoTimeMs(nowMs)}});
     }
+    if (finder_.current().size() >= jobs_.load()) announceAll_ = false;  // every job spoken for
     // Jobs that ended: their suspects go.
     for (auto it = published_.begin(); it != published_.end();) {
         if (seen.contains(it->first)) {

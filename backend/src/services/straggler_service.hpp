@@ -12,7 +12,8 @@
 // which api_jobs keeps for GET /api/v1/jobs/{name} (docs/api.md, Jobs). The job list is read
 // from the database every 5 s and at once when a jobs message says it changed. A new leader
 // first closes the straggler events stored open (its detector starts afresh and reopens within
-// a few ticks what is still there).
+// a few ticks what is still there) and publishes every running job's suspects once, quiet ones
+// too, so that no loomd keeps what a leader that died had said.
 #pragma once
 
 #include <atomic>
@@ -60,7 +61,7 @@ private:
     jobs::StragglerFinder finder_;
     std::shared_ptr<std::atomic<bool>> jobsDirty_ = std::make_shared<std::atomic<bool>>(true);
     std::int64_t nextLoadMs_ = 0;
-    bool leading_ = false, reconciled_ = false;
+    bool leading_ = false, reconciled_ = false, announceAll_ = false;
     std::optional<db::Connection> conn_;
     std::unordered_map<std::string, telemetry::FailureEvent> open_;  // job -> its open event
     struct Published {
