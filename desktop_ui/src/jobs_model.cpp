@@ -155,9 +155,10 @@ void JobModel::upsert(const Job& job) {
         // A write without health (the stream's "job" message) keeps the last summary until the
         // next jobHealth: the job's hosts did not necessarily change.
         Job& j = jobs_[static_cast<size_t>(row)];
-        const JobHealth kept = j.health;
-        j = job;
-        if (!j.health.present && job.state == u"running") j.health = kept;
+        Job next = job;
+        if (!next.health.present && job.state == u"running") next.health = j.health;
+        if (next == j) return;
+        j = std::move(next);
         Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
     } else {
         const auto it = std::lower_bound(jobs_.begin(), jobs_.end(), job.name,
@@ -182,7 +183,9 @@ void JobModel::remove(const QString& name) {
 bool JobModel::setHealth(const QString& name, const JobHealth& health) {
     const int row = find(name);
     if (row < 0) return false;
-    jobs_[static_cast<size_t>(row)].health = health;
+    JobHealth& h = jobs_[static_cast<size_t>(row)].health;
+    if (h == health) return true;
+    h = health;
     Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
     Q_EMIT jobChanged(name);
     return true;

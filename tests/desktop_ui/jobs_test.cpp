@@ -116,6 +116,28 @@ TEST(ConsoleJobs, TheModelFollowsTheJobsTopic) {
     EXPECT_FALSE(m.apply(obj(R"({"type": "job", "job": {"state": "running"}})")));
 }
 
+// The Jobs view refetches the selected job's detail on jobChanged and upserts the answer back:
+// an unchanged job is no news (else the view asks again at once, without end).
+TEST(ConsoleJobs, TheModelSignalsOnlyAChange) {
+    JobModel m;
+    int changes = 0, cellChanges = 0;
+    QObject::connect(&m, &JobModel::jobChanged, [&] { ++changes; });
+    QObject::connect(&m, &JobModel::dataChanged, [&] { ++cellChanges; });
+    const Job llama = *parseJob(obj(kLlama));
+    m.upsert(llama);
+    EXPECT_EQ(changes, 1);
+    m.upsert(llama);
+    EXPECT_TRUE(m.setHealth("llama", llama.health));
+    EXPECT_EQ(changes, 1);
+    EXPECT_EQ(cellChanges, 0);
+    Job moved = llama;
+    moved.health.busBw = 20.0;
+    m.upsert(moved);
+    EXPECT_EQ(changes, 2);
+    EXPECT_EQ(cellChanges, 1);
+    EXPECT_EQ(m.job(m.find("llama"))->health.busBw, 20.0);
+}
+
 TEST(ConsoleJobs, AJobsHostsAreItsGpusOnTheHall) {
     test::Fed f;
     const HallLayout& h = f.state->layout();

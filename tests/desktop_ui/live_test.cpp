@@ -85,6 +85,25 @@ int postTo(const QUrl& server, const QString& token, const QString& path, const 
 
 QRgb rgb(QRgb c) { return c | 0xff000000u; }
 
+// How many requests loomd answered on a route pattern ("/api/v1/jobs/{name}"), by its /metrics.
+double requestsOn(const QUrl& server, const QString& token, const QByteArray& route)
+{
+    QNetworkAccessManager nam;
+    QUrl u = server;
+    u.setPath(QStringLiteral("/metrics"));
+    QNetworkRequest req(u);
+    req.setRawHeader("Authorization", "Bearer " + token.toUtf8());
+    QNetworkReply* r = nam.get(req);
+    waitUntil([&] { return r->isFinished(); }, 30000);
+    const QByteArray prefix = "loom_http_requests_total{route=\"" + route + "\",";
+    double n = 0;
+    for (const QByteArray& line : r->readAll().split('\n'))
+        if (line.startsWith(prefix))
+            n += line.mid(line.lastIndexOf(' ') + 1).toDouble();
+    r->deleteLater();
+    return n;
+}
+
 class LiveLoomd : public ::testing::Test {
 protected:
     void SetUp() override
@@ -554,6 +573,11 @@ spec:
     EXPECT_EQ(jv->selectedGpus().size(), 32u);
     EXPECT_TRUE(jv->detail()->toPlainText().contains("100.0 % of the NIC rate")) << jv->detail()->toPlainText().toStdString();
     EXPECT_TRUE(jv->detail()->toPlainText().contains("Straggler suspects"));
+    // Nothing changes: the detail is not fetched again (its own answer, upserted into the list,
+    // once asked for the next one, hundreds a second).
+    const double detailGets = requestsOn(url_, token_, "/api/v1/jobs/{name}");
+    waitUntil([] { return false; }, 2000);
+    EXPECT_LE(requestsOn(url_, token_, "/api/v1/jobs/{name}") - detailGets, 1);
 
     HallMapWidget* map = w.hallView()->map();
     w.tabs()->setCurrentWidget(w.hallView());

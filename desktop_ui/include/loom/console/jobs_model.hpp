@@ -27,6 +27,8 @@ struct JobHealth {
     QStringList linksDown;
     int openEvents = 0;
     QDateTime updatedAt;
+
+    bool operator==(const JobHealth&) const = default;
 };
 
 struct Job {
@@ -46,6 +48,8 @@ struct Job {
     // 0 ok / not running, 1 warning (degraded busbw, warning GPUs), 2 critical (busbw 0, failed
     // GPUs).
     int severity() const;
+
+    bool operator==(const Job&) const = default;
 };
 
 // Errors name the field ("job: name missing", "job llama: health.busBw is not a number").
@@ -73,6 +77,8 @@ public:
     using QAbstractTableModel::QAbstractTableModel;
 
     void reset(std::vector<Job> jobs);
+    // upsert and setHealth signal only a change: the Jobs view refetches the selected job's
+    // detail on jobChanged, and that detail is upserted back (an echo must not be news).
     void upsert(const Job& job);
     void remove(const QString& name);
     // A jobHealth message: only the summary changes. Returns false for an unknown job.
@@ -90,7 +96,7 @@ public:
     QVariant headerData(int section, Qt::Orientation o, int role) const override;
 
 Q_SIGNALS:
-    void jobChanged(const QString& name);  // written, deleted or its health moved
+    void jobChanged(const QString& name);  // added, changed, deleted or its health moved
 
 private:
     std::vector<Job> jobs_;  // in name order
