@@ -167,7 +167,7 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
             Q_EMIT layoutStale(lv);
         return {};
     }
-    if (type == u"job" || type == u"jobHealth" || type == u"jobsSynced") {
+    if (type == u"job" || type == u"jobHealth" || type == u"jobSuspects" || type == u"jobsSynced") {
         Q_EMIT jobMessage(msg);
         return {};
     }

@@ -141,16 +141,21 @@ JobsView::JobsView(ClusterState* state, ApiClient* api, QWidget* parent)
         fetchDetail();  // the summary moved: the detail (links, events, suspects) did too
     });
     connect(state, &ClusterState::jobMessage, this, [this](const QJsonObject& msg) {
-        if (msg.value(u"type").toString() == u"jobsSynced") {
+        const QString type = msg.value(u"type").toString();
+        if (type == u"jobsSynced") {
             refresh();  // the simulator rewrote its set: one list instead of guessing
+            return;
+        }
+        if (type == u"jobSuspects") {
+            // The straggler finder's word moved without the job's health: the detail carries
+            // the suspects (fetched, not patched, so an answer in flight cannot undo it).
+            if (msg.value(u"name").toString() == selected_) fetchDetail();
             return;
         }
         if (auto r = model_->apply(msg); !r) header_->setText(r.error());
         // A health push for a job this console has not listed (written on another loomd
         // before we listed): the next list brings it.
-        if (msg.value(u"type").toString() == u"jobHealth" &&
-            model_->find(msg.value(u"name").toString()) < 0)
-            refresh();
+        if (type == u"jobHealth" && model_->find(msg.value(u"name").toString()) < 0) refresh();
     });
     connect(state, &ClusterState::layoutChanged, this, [this] {
         linkIndex_.clear();

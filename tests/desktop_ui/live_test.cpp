@@ -17,6 +17,7 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QNetworkAccessManager>
@@ -635,6 +636,82 @@ spec:
     EXPECT_EQ(fabric->highlightedLinks(), 0);
     img = map->grab().toImage();
     EXPECT_EQ(rgb(img.pixel(atOther)), rgb(map->gpuColor(other)));
+}
+
+// dcgm-exporter text for the 32 GPUs of z1-r001..z1-r002 (hosts h0, h1): a healthy spread;
+// `slow` (when set) at 1,140 MHz SM clock with a normal temperature.
+QByteArray dcgmScrape(const QString& slow, int round)
+{
+    QByteArray out;
+    int i = 0;
+    for (int rack = 1; rack <= 2; ++rack)
+        for (int h = 0; h < 2; ++h)
+            for (int g = 0; g < 8; ++g, ++i) {
+                const QString host = QStringLiteral("z1-r00%1-h%2").arg(rack).arg(h);
+                const QByteArray labels = QStringLiteral("{gpu=\"%1\",Hostname=\"%2\"} ").arg(g).arg(host).toUtf8();
+                const int wobble = (i * 7 + round) % 5;
+                const bool isSlow = QStringLiteral("%1-gpu%2").arg(host).arg(g) == slow;
+                out += "DCGM_FI_DEV_SM_CLOCK" + labels + QByteArray::number(isSlow ? 1140 : 1980 - 15 * (wobble % 3)) + "\n";
+                out += "DCGM_FI_DEV_GPU_TEMP" + labels + QByteArray::number(70 + wobble) + "\n";
+                out += "DCGM_FI_DEV_POWER_USAGE" + labels + QByteArray::number(680 + 3 * wobble) + "\n";
+                out += "DCGM_FI_DEV_GPU_UTIL" + labels + "95\n";
+            }
+    return out;
+}
+
+// The straggler finder's suspects reach the selected job's detail with its own stream message
+// (jobSuspects), within a second, not with the job's next health change: a GPU whose SM clock
+// drops at a normal temperature (its health stays ok) is named before its straggler event opens.
+TEST_F(LiveLoomdQuiet, TheJobsViewFollowsTheStragglerFinder)
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    Session* s = w.session();
+    s->open(url_, token_);
+    ClusterState* state = s->cluster();
+    ASSERT_TRUE(waitUntil([&] { return state->hasSnapshot(Topic::GpuHealth); }, 60000)) << s->lastError().toStdString();
+    JobsView* jv = w.jobsView();
+    ASSERT_TRUE(waitUntil([&] { return jv->loaded(); }, 15000)) << jv->headerText().toStdString();
+    const QByteArray job = "apiVersion: loom/v1\nkind: Job\nmetadata: {name: llama}\n"
+                           "spec:\n  owner: alice\n  hosts: z1-r[001-002]-h[0-1]\n  state: running\n";
+    QByteArray answer;
+    ASSERT_EQ(postTo(url_, token_, "/api/v1/jobs", job, "application/yaml", &answer), 201) << answer.toStdString();
+    ASSERT_TRUE(waitUntil([&] { return jv->selectJob("llama"); }, 15000));
+    ASSERT_TRUE(waitUntil([&] { return jv->detailLoaded(); }, 15000));
+
+    // The exporters, every 200 ms while the test waits.
+    const QString gpu = QStringLiteral("z1-r002-h1-gpu5");
+    QString slow;
+    int round = 0;
+    QElapsedTimer sent;
+    auto exporting = [&](const std::function<bool()>& done) {
+        return [&, done] {
+            if (!sent.isValid() || sent.elapsed() >= 200) {
+                sent.restart();
+                postTo(url_, token_, "/api/v1/telemetry", dcgmScrape(slow, round++), "text/plain; version=0.0.4");
+            }
+            return done();
+        };
+    };
+    waitUntil(exporting([] { return false; }), 3000);  // healthy ticks first
+    EXPECT_TRUE(jv->detail()->toPlainText().contains("every rank keeps the job's rhythm")) << jv->detail()->toPlainText().toStdString();
+
+    QElapsedTimer named;  // since the stream named the GPU a suspect of llama
+    QObject::connect(state, &ClusterState::jobMessage, jv, [&](const QJsonObject& m) {
+        if (!named.isValid() && m.value(u"type").toString() == u"jobSuspects" && m.value(u"name").toString() == u"llama" &&
+            m.value(u"suspects").toArray().first().toObject().value(u"location").toString() == gpu)
+            named.start();
+    });
+    slow = gpu;
+    ASSERT_TRUE(waitUntil(exporting([&] { return named.isValid(); }), 20000)) << "no jobSuspects naming " << gpu.toStdString();
+    const bool shown = waitUntil(exporting([&] {
+        const QString text = jv->detail()->toPlainText();
+        return text.contains("Straggler suspects (") && text.contains(gpu);
+    }), 10000);
+    ASSERT_TRUE(shown) << jv->detail()->toPlainText().toStdString();
+    EXPECT_LE(named.elapsed(), 1000) << jv->detail()->toPlainText().toStdString();
+    EXPECT_TRUE(jv->detail()->toPlainText().contains("low_sm_clock")) << jv->detail()->toPlainText().toStdString();
 }
 
 // Issue 17 item 2: a switch's panel shows its config version and the diff to the previous

@@ -78,7 +78,8 @@ Q_SIGNALS:
     void phaseUpdated(const QJsonObject& phase);
     void phasePlanChanged(const QString& plan);  // a new plan was applied: its phases replace the old
     void helloReceived();
-    // A message of the `jobs` topic ("job", "jobHealth", "jobsSynced"), for the Jobs view.
+    // A message of the `jobs` topic ("job", "jobHealth", "jobSuspects", "jobsSynced"), for the
+    // Jobs view.
     void jobMessage(const QJsonObject& msg);
     void byeReceived(const QString& reason);
 

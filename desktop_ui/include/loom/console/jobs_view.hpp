@@ -1,11 +1,11 @@
 // JobsView: loomd's training jobs (issue 15 item 5) — the list from GET /api/v1/jobs with
 // state, health, expected bus bandwidth, GPUs, links down and open events, kept live by the
-// stream's `jobs` topic (writes, deletes and `jobHealth` summaries). Selecting a job fetches
-// GET /api/v1/jobs/<name> and shows its detail: busbw against its healthy value, the links it
-// crosses that are down, bottlenecks, GPUs not ok, its open events (those on its GPUs and
-// links, and the job's own job_degraded/straggler events) and its straggler suspects with
-// their evidence; and it asks the maps to highlight the job's GPUs (hall) and the links its
-// traffic crosses (fabric) through highlightChanged.
+// stream's `jobs` topic (writes, deletes, `jobHealth` summaries and `jobSuspects`). Selecting a job
+// fetches GET /api/v1/jobs/<name> and shows its detail: busbw against its healthy value, the links
+// it crosses that are down, bottlenecks, GPUs not ok, its open events (those on its GPUs and links,
+// and the job's own job_degraded/straggler events) and its straggler suspects with their evidence;
+// and it asks the maps to highlight the job's GPUs (hall) and the links its traffic crosses
+// (fabric) through highlightChanged.
 #pragma once
 
 #include <QCheckBox>
