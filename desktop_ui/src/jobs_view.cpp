@@ -232,10 +232,15 @@ void JobsView::fetchPage(const QString& cursor, std::vector<Job> acc, int genera
                 ? tr("%1 jobs listed, %2 running").arg(self->model_->rowCount()).arg(running)
                 : self->listError_);
         self->listError_.clear();
-        // The reset dropped the selection; keep the job selected if it is still there.
+        // The reset dropped the selection; keep the job selected if it is still there, with
+        // its detail fetched again: the list is taken after a reconnect or a loomd restart,
+        // when what changed meanwhile came with no stream message.
         if (!keep.isEmpty() && !self->selectJob(keep)) {
             self->selected_.clear();
             self->onSelection();
+        } else if (!keep.isEmpty()) {
+            self->render();
+            self->fetchDetail();
         }
         done();
     });

@@ -86,22 +86,29 @@ int postTo(const QUrl& server, const QString& token, const QString& path, const 
 
 QRgb rgb(QRgb c) { return c | 0xff000000u; }
 
-// How many requests loomd answered on a route pattern ("/api/v1/jobs/{name}"), by its /metrics.
-double requestsOn(const QUrl& server, const QString& token, const QByteArray& route)
+// GETs a path of loomd and waits for the answer; returns the body (empty when none).
+QByteArray getFrom(const QUrl& server, const QString& token, const QString& path)
 {
     QNetworkAccessManager nam;
     QUrl u = server;
-    u.setPath(QStringLiteral("/metrics"));
+    u.setPath(path);
     QNetworkRequest req(u);
     req.setRawHeader("Authorization", "Bearer " + token.toUtf8());
     QNetworkReply* r = nam.get(req);
     waitUntil([&] { return r->isFinished(); }, 30000);
+    const QByteArray body = r->readAll();
+    r->deleteLater();
+    return body;
+}
+
+// How many requests loomd answered on a route pattern ("/api/v1/jobs/{name}"), by its /metrics.
+double requestsOn(const QUrl& server, const QString& token, const QByteArray& route)
+{
     const QByteArray prefix = "loom_http_requests_total{route=\"" + route + "\",";
     double n = 0;
-    for (const QByteArray& line : r->readAll().split('\n'))
+    for (const QByteArray& line : getFrom(server, token, QStringLiteral("/metrics")).split('\n'))
         if (line.startsWith(prefix))
             n += line.mid(line.lastIndexOf(' ') + 1).toDouble();
-    r->deleteLater();
     return n;
 }
 
@@ -712,6 +719,47 @@ TEST_F(LiveLoomdQuiet, TheJobsViewFollowsTheStragglerFinder)
     ASSERT_TRUE(shown) << jv->detail()->toPlainText().toStdString();
     EXPECT_LE(named.elapsed(), 1000) << jv->detail()->toPlainText().toStdString();
     EXPECT_TRUE(jv->detail()->toPlainText().contains("low_sm_clock")) << jv->detail()->toPlainText().toStdString();
+}
+
+// After a reconnect (a loomd restart: no replay) the Jobs view lists the jobs again, as on
+// every hello; the selected job's detail follows that list, not what it showed before. The
+// stream is closed while the link comes back, so only the list can tell.
+TEST_F(LiveLoomdQuiet, TheSelectedJobsDetailFollowsAFreshList)
+{
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    Session* s = w.session();
+    s->open(url_, token_);
+    ClusterState* state = s->cluster();
+    ASSERT_TRUE(waitUntil([&] { return state->hasSnapshot(Topic::LinkHealth); }, 60000)) << s->lastError().toStdString();
+    JobsView* jv = w.jobsView();
+    ASSERT_TRUE(waitUntil([&] { return jv->loaded(); }, 15000)) << jv->headerText().toStdString();
+    const QByteArray job = "apiVersion: loom/v1\nkind: Job\nmetadata: {name: llama}\n"
+                           "spec:\n  owner: alice\n  hosts: z1-r[001-002]-h[0-1]\n  state: running\n";
+    QByteArray answer;
+    ASSERT_EQ(postTo(url_, token_, "/api/v1/jobs", job, "application/yaml", &answer), 201) << answer.toStdString();
+    ASSERT_TRUE(waitUntil([&] { return jv->selectJob("llama"); }, 15000));
+    JobModel* m = jv->model();
+    auto llama = [&]() -> const Job* { return m->job(m->find("llama")); };
+    const QByteArray status = "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p12\"} ";
+    ASSERT_LT(postTo(url_, token_, "/api/v1/telemetry", status + "1\n", "text/plain; version=0.0.4"), 300);
+    ASSERT_LT(postTo(url_, token_, "/api/v1/telemetry", status + "0\n", "text/plain; version=0.0.4"), 300);
+    ASSERT_TRUE(waitUntil([&] { return jv->detail()->toPlainText().contains("Links down under the job (1)"); }, 20000))
+        << jv->detail()->toPlainText().toStdString();
+
+    s->close();
+    ASSERT_LT(postTo(url_, token_, "/api/v1/telemetry", status + "1\n", "text/plain; version=0.0.4"), 300);
+    ASSERT_TRUE(waitUntil([&] {
+        const QJsonObject h =
+            QJsonDocument::fromJson(getFrom(url_, token_, "/api/v1/jobs/llama")).object().value(u"health").toObject();
+        return h.contains(u"linksDown") && h.value(u"linksDown").toArray().isEmpty();
+    }, 20000)) << "loomd never saw the link back up";
+    EXPECT_TRUE(jv->detail()->toPlainText().contains("Links down under the job (1)")) << "the stream is closed";
+    jv->refresh();  // what the next hello does
+    ASSERT_TRUE(waitUntil([&] { return llama() && llama()->health.linksDown.isEmpty(); }, 15000));
+    EXPECT_TRUE(waitUntil([&] { return !jv->detail()->toPlainText().contains("Links down under the job"); }, 1000))
+        << jv->detail()->toPlainText().toStdString();
 }
 
 // Issue 17 item 2: a switch's panel shows its config version and the diff to the previous
