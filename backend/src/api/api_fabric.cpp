@@ -45,12 +45,25 @@ struct FabricState {
     std::deque<Undo> undo;
     static constexpr std::size_t kUndoVersions = 16;
 
+    // A router and the routing version it is, read under one lock: an answer never pairs one
+    // version's routes with another's number.
+    struct Snapshot {
+        std::shared_ptr<const fabric::Router> router;
+        std::int64_t version = 0;
+    };
+
     Result<std::shared_ptr<const fabric::Router>> get(Services& services) {
+        auto s = snapshot(services);
+        if (!s) return fail(s.error());
+        return std::move(s->router);
+    }
+
+    Result<Snapshot> snapshot(Services& services) {
         auto inv = services.inventory();
         auto layout = services.layout();
         if (!inv || !layout) return fail(Error::unavailable("the inventory is still loading; retry shortly"));
         std::lock_guard lock(mutex);
-        if (inv == builtFrom && router) return router;
+        if (inv == builtFrom && router) return Snapshot{router, version};
         if (router && layout->layoutVersion() == builtLayout) {
             const auto changes = linkIds.changes(router->topology(), *inv);
             if (!changes.empty()) {
@@ -66,7 +79,7 @@ struct FabricState {
                 if (undo.size() > kUndoVersions) undo.pop_front();
             }
             builtFrom = inv;
-            return router;
+            return Snapshot{router, version};
         }
         auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
         if (!topo) return fail(topo.error());
@@ -76,24 +89,24 @@ struct FabricState {
         builtLayout = layout->layoutVersion();
         ++version;
         undo.clear();  // a new structure: older link ids mean nothing in it
-        return router;
+        return Snapshot{router, version};
     }
 
-    // The newest earlier version whose config (as `render` writes it) differs from `current` (within the kept
-    // versions): walks back one version at a time on a copy of the router.
+    // The newest version before `now` whose config (as `render` writes it) differs from `current`
+    // (within the kept versions): walks back one version at a time on a copy of the router. The
+    // undo steps are keyed by version, so a reroute since `now` was taken changes nothing.
     std::optional<std::pair<std::int64_t, std::string>> previousConfig(
-        const std::shared_ptr<const fabric::Router>& now, const std::string& current,
+        const Snapshot& now, const std::string& current,
         const std::function<std::string(const fabric::Router&)>& render) {
         std::vector<Undo> steps;
-        std::int64_t at = 0;
         {
             std::lock_guard lock(mutex);
-            if (now != router) return std::nullopt;  // moved on meanwhile: ask again
-            steps.assign(undo.rbegin(), undo.rend());
-            at = version;
+            for (auto it = undo.rbegin(); it != undo.rend(); ++it)
+                if (it->version <= now.version) steps.push_back(*it);
         }
         if (steps.empty()) return std::nullopt;
-        fabric::Router past(*now);
+        std::int64_t at = now.version;
+        fabric::Router past(*now.router);
         for (auto& step : steps) {
             if (step.version != at) break;  // a gap (a rebuild): nothing older is comparable
             past.setLinkStates(step.before);
@@ -139,17 +152,17 @@ void registerFabricRoutes(Router& router, Services& services) {
     // Every live change reroutes at once (not at the next request) and, when the degradation
     // map changed, pushes it on the "inventory" topic: {"type": "degradation", "racks": [...]}.
     services.onLiveChange([state, &services] {
-        auto r = state->get(services);
+        auto r = state->snapshot(services);
         if (!r) return;
-        auto map = fabric::degradationMap(**r);
+        auto map = fabric::degradationMap(*r->router);
         {
             std::lock_guard lock(state->mutex);
             if (map == state->lastDegradation) return;
             state->lastDegradation = map;
         }
         services.publishLocal("inventory", {{"type", "degradation"},
-                                            {"routingVersion", state->version},
-                                            {"racks", degradationJson(**r, map)}});
+                                            {"routingVersion", r->version},
+                                            {"racks", degradationJson(*r->router, map)}});
     });
     RouteOptions noDb{.needsDb = false};
     router.add(
@@ -167,24 +180,19 @@ void registerFabricRoutes(Router& router, Services& services) {
     router.add(
         "GET", "/api/v1/fabric/config/{switch}", Role::Viewer,
         [state, &services](const Request& req) -> Result<Response> {
-            auto r = state->get(services);
+            auto r = state->snapshot(services);
             if (!r) return fail(r.error());
-            auto sw = switchOf(**r, req.param("switch"));
+            auto sw = switchOf(*r->router, req.param("switch"));
             if (!sw) return fail(sw.error());
-            std::int64_t version = 0;
-            {
-                std::lock_guard lock(state->mutex);
-                version = state->version;
-            }
-            const bool roce = (*r)->topology().type == inventory::FabricType::Roce;
+            const bool roce = r->router->topology().type == inventory::FabricType::Roce;
             const std::int32_t s = *sw;
             auto render = [roce, s](const fabric::Router& router) {
                 return roce ? fabric::frrConfig(router, s) : fabric::routesJson(router, s);
             };
             nlohmann::json j{{"switch", std::string(req.param("switch"))},
-                             {"version", version},
+                             {"version", r->version},
                              {"format", roce ? "frr" : "lft"},
-                             {"config", render(**r)}};
+                             {"config", render(*r->router)}};
             // ?previous=true: the switch's config as it was before its last change (within the
             // last versions kept), so a console can show what the last reroute changed on it.
             if (auto p = req.queryParam("previous")) {
@@ -267,11 +275,11 @@ void registerFabricRoutes(Router& router, Services& services) {
     router.add(
         "GET", "/api/v1/fabric/degradation", Role::Viewer,
         [state, &services](const Request&) -> Result<Response> {
-            auto r = state->get(services);
+            auto r = state->snapshot(services);
             if (!r) return fail(r.error());
-            auto map = fabric::degradationMap(**r);
-            return Response::ofJson({{"racks", degradationJson(**r, map)},
-                                     {"routingVersion", state->version}});
+            auto map = fabric::degradationMap(*r->router);
+            return Response::ofJson({{"racks", degradationJson(*r->router, map)},
+                                     {"routingVersion", r->version}});
         },
         noDb);
     router.add(
