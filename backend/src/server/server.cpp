@@ -69,7 +69,9 @@ public:
     }
     void onPublish(std::string topic, std::function<void(const nlohmann::json&)> hook) override {
         std::lock_guard lock(s_.publishHooksMutex);
-        s_.publishHooks.emplace_back(std::move(topic), std::move(hook));
+        auto hooks = std::make_shared<Server::Impl::PublishHooks>(*s_.publishHooks);
+        hooks->emplace_back(std::move(topic), std::move(hook));
+        s_.publishHooks = std::move(hooks);
     }
     std::shared_ptr<const HallLayout> layout() const override {
         std::lock_guard lock(s_.stateMutex);
@@ -168,11 +170,13 @@ Server::Impl::Impl(ServerConfig c, db::Database d)
     : config(std::move(c)), database(std::move(d)), ioc(std::max(1, config.ioThreads)) {}
 
 void Server::Impl::publishLocal(const std::string& topic, nlohmann::json message) {
+    std::shared_ptr<const PublishHooks> hooks;
     {
         std::lock_guard lock(publishHooksMutex);
-        for (const auto& [t, hook] : publishHooks)
-            if (t == topic) hook(message);
+        hooks = publishHooks;
     }
+    for (const auto& [t, hook] : *hooks)
+        if (t == topic) hook(message);
     message["seq"] = nextSeq();
     auto seqValue = message["seq"].get<std::uint64_t>();
     StreamFrame f{std::make_shared<const std::string>(message.dump()), topic, false, {}};

@@ -128,9 +128,14 @@ struct Server::Impl {
     std::function<void(const std::string&, const std::string&)> peerPublisher;
     std::function<Result<void>(db::Connection&)> readyCheck;
     std::vector<std::function<void()>> inventoryHooks;  // under stateMutex
-    // Services::onPublish: per topic, called by publishLocal (under publishHooksMutex).
+    // Services::onPublish: per topic, called by publishLocal. Replaced whole on registration
+    // (copy on write), so publishLocal takes the list under publishHooksMutex and calls the
+    // hooks outside it: publishers do not queue behind each other's hooks, and a hook may
+    // publish.
+    using PublishHooks =
+        std::vector<std::pair<std::string, std::function<void(const nlohmann::json&)>>>;
     std::mutex publishHooksMutex;
-    std::vector<std::pair<std::string, std::function<void(const nlohmann::json&)>>> publishHooks;
+    std::shared_ptr<const PublishHooks> publishHooks = std::make_shared<const PublishHooks>();
     // Who owns each link, indexed like `inventory`'s links.
     std::shared_ptr<const provisioning::LinkOwners> linkOwners;  // under stateMutex
     std::atomic<bool> liveLoaded{false};
