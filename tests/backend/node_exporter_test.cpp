@@ -1,7 +1,9 @@
 // The real node_exporter (Debian's prometheus-node-exporter 1.5) for two hosts of the sample
 // cluster, each run with --path.sysfs on a fixture tree of 8 ConnectX ports
 // (class/infiniband/mlx5_N/{board_id,fw_ver,hca_type}, ports/1/{state,phys_state,rate,
-// counters/*}), scraped by loomd's scraper as node targets of those hosts: a port whose state
+// counters/*}), scraped by loomd's scraper through the node template `http://{address}:PORT/
+// metrics` and telemetry.targets.addresses (each host of the cluster on its own loopback
+// address, two of them with a node_exporter there): a port whose state
 // file says DOWN opens link_down on that host's backend link and ACTIVE closes it; a rising
 // link_downed opens link_flapping; a counter reset opens nothing.
 #include <filesystem>
@@ -26,7 +28,8 @@ void writeFile(const fs::path& p, const std::string& text) {
 // One host's sysfs: mlx5_0..7, port 1 ACTIVE at 400 Gb/s, every counter 0.
 class NodeExporterProcess {
 public:
-    explicit NodeExporterProcess(fs::path dir) : dir_(std::move(dir)), port_(freePort()) {
+    NodeExporterProcess(fs::path dir, std::string address, std::uint16_t port)
+        : dir_(std::move(dir)), address_(std::move(address)), port_(port) {
         for (int n = 0; n < 8; ++n) {
             const auto dev = dir_ / "sys/class/infiniband" / ("mlx5_" + std::to_string(n));
             writeFile(dev / "board_id", "MT_0000000838");
@@ -44,21 +47,28 @@ public:
     bool start() {
         if (!process_.start({kNodeExporter, "--path.sysfs=" + (dir_ / "sys").string(),
                              "--collector.disable-defaults", "--collector.infiniband",
-                             "--web.listen-address=127.0.0.1:" + std::to_string(port_)},
+                             "--web.listen-address=" + address_ + ":" + std::to_string(port_)},
                             dir_ / "node_exporter.log"))
             return false;
         return loom::testing::eventually(
-            [&] { return request(port_, "GET", "/metrics").status == 200; }, 10s);
+            [&] {
+                net::io_context ioc;
+                tcp::socket sock(ioc);
+                beast::error_code ec;
+                sock.connect(tcp::endpoint(net::ip::make_address(address_), port_), ec);
+                return !ec;
+            },
+            10s);
     }
     void set(int nic, const std::string& file, const std::string& text) {
         writeFile(
             dir_ / "sys/class/infiniband" / ("mlx5_" + std::to_string(nic)) / "ports/1" / file,
             text);
     }
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/metrics"; }
 
 private:
     fs::path dir_;
+    std::string address_;
     std::uint16_t port_;
     ChildProcess process_;
 };
@@ -72,15 +82,20 @@ TEST_F(NodeExporter, HostNicStateAndLinkDownedOnTheBackendLinks) {
     const fs::path dir =
         fs::temp_directory_path() / ("loom-node-exporter-" + std::to_string(::getpid()));
     fs::remove_all(dir);
-    NodeExporterProcess h0(dir / "z1-r001-h0"), h1(dir / "z1-r002-h1");
+    // Every host of dev-small on its own loopback address, one port for all (as on a real
+    // fleet: the same port on every host); z1-r001-h0 and z1-r002-h1 run node_exporter.
+    const auto port = freePort();
+    for (int r = 1; r <= 4; ++r)
+        for (int h = 0; h < 2; ++h)
+            targetTemplates_.addresses["z1-r00" + std::to_string(r) + "-h" + std::to_string(h)] =
+                "127.0.0." + std::to_string(10 + 2 * r + h);
+    NodeExporterProcess h0(dir / "z1-r001-h0", targetTemplates_.addresses["z1-r001-h0"], port),
+        h1(dir / "z1-r002-h1", targetTemplates_.addresses["z1-r002-h1"], port);
     ASSERT_TRUE(h0.start()) << "node_exporter did not start";
     ASSERT_TRUE(h1.start()) << "node_exporter did not start";
+    targetTemplates_.node = "http://{address}:" + std::to_string(port) + "/metrics";
     scrapeOptions_.interval = 200ms;
     auto& s = startServer({}, Routes::All);
-    // The targets as telemetry.targets would give them, with these hosts' loopback ports.
-    scrapers_.back()->setTargets(
-        {{.kind = ExporterKind::Node, .entity = "z1-r001-h0", .url = h0.url()},
-         {.kind = ExporterKind::Node, .entity = "z1-r002-h1", .url = h1.url()}});
     const auto viewer = tokens_["viewer"];
     auto get = [&](const std::string& target) {
         auto r = request(s.port(), "GET", target, viewer);
@@ -90,6 +105,12 @@ TEST_F(NodeExporter, HostNicStateAndLinkDownedOnTheBackendLinks) {
     ASSERT_TRUE(loom::testing::eventually(
         [&] { return get("/api/v1/telemetry/targets?kind=node&up=true")["total"] == 2; }, 10s))
         << get("/api/v1/telemetry/targets").dump(1);
+    // The other six hosts are targets too, on their own addresses, refused (no exporter there).
+    const auto all = get("/api/v1/telemetry/targets?kind=node");
+    EXPECT_EQ(all["total"], 8) << all.dump(1);
+    for (const auto& t : all["items"])
+        if (t["entity"] == "z1-r002-h1")
+            EXPECT_EQ(t["url"], "http://127.0.0.15:" + std::to_string(port) + "/metrics");
     auto open = [&](const std::string& kind) {
         std::vector<std::string> out;
         // The document is held: a range-for over get(...)["items"] would dangle.

@@ -113,6 +113,64 @@ TEST_F(PrometheusSd, TemplatesAreCheckedWhenLoomdYamlIsRead) {
         << unknownKey.error().toString();
 }
 
+// {address}: a name -> address map (inline, or a hosts(5) file) for names that do not resolve.
+TEST_F(PrometheusSd, AddressMapReachesHostsByAddress) {
+    const auto dir = fs::temp_directory_path() / ("loom-sd-addr-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const auto hosts = (dir / "exporters.hosts").string();
+    std::ofstream(hosts) << "# loopback farm\n127.0.3.1  z1-r001-h0 z1-r001-h0.mgmt\n"
+                            "fd00::7 z1-r001-rtsw\n127.0.3.9 z1-r001-h1\n";
+    auto cfg = readLoomdConfig(
+        "telemetry:\n  targets:\n    dcgm: \"http://{address}:9400/metrics\"\n"
+        "    snmp: \"http://{exporter}/snmp?target={address}\"\n"
+        "    snmpExporter: \"127.0.0.1:9116\"\n"
+        "    addresses: {z1-r001-h1: 10.0.0.2}\n"
+        "    addressFile: " +
+        hosts + "\n");
+    ASSERT_TRUE(cfg) << cfg.error().toString();
+    EXPECT_EQ(cfg->targets.addresses.at("z1-r001-h0"), "127.0.3.1");
+    EXPECT_EQ(cfg->targets.addresses.at("z1-r001-h0.mgmt"), "127.0.3.1");
+    EXPECT_EQ(cfg->targets.addresses.at("z1-r001-h1"), "10.0.0.2");  // inline wins over the file
+    targetTemplates_ = cfg->targets;
+    scrapeOptions_.interval = std::chrono::hours(1);
+    auto& s = startServer({}, Routes::All);
+    advance(s, "z1-r001", 4);  // planned -> powered: scraped
+    ASSERT_TRUE(eventually([&] { return groups(s, "dcgm").size() == 2; }));
+    auto dcgm = groups(s, "dcgm");
+    EXPECT_EQ(dcgm["z1-r001-h0"]["targets"], json::array({"127.0.3.1:9400"}));
+    EXPECT_EQ(dcgm["z1-r001-h1"]["targets"], json::array({"10.0.0.2:9400"}));
+    EXPECT_EQ(dcgm["z1-r001-h0"]["labels"]["host"], "z1-r001-h0");  // the entity keeps its name
+    auto snmp = groups(s, "snmp");
+    EXPECT_EQ(snmp["z1-r001-rtsw"]["labels"]["__param_target"], "[fd00::7]");
+    // A switch not in the map is reached by its name.
+    EXPECT_EQ(snmp["z1-ctsw1"]["labels"]["__param_target"], "z1-ctsw1");
+
+    // Bad input names the place.
+    std::ofstream(hosts) << "127.0.3.1 z1-r001-h0\n\n999.1.1.1 z1-r001-h1\n";
+    auto bad = readLoomdConfig("telemetry:\n  targets:\n    addressFile: " + hosts + "\n");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find(hosts + ":3"), std::string::npos) << bad.error().toString();
+    EXPECT_NE(bad.error().message.find("999.1.1.1"), std::string::npos) << bad.error().toString();
+    std::ofstream(hosts) << "127.0.3.1\n";
+    bad = readLoomdConfig("telemetry:\n  targets:\n    addressFile: " + hosts + "\n");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("names no host"), std::string::npos)
+        << bad.error().toString();
+    bad = readLoomdConfig("telemetry:\n  targets:\n    addressFile: /nonexistent/x.hosts\n");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("cannot read"), std::string::npos) << bad.error().toString();
+    bad = readLoomdConfig("telemetry:\n  targets:\n    addresses: {h1: \"a b\"}\n");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().path, "telemetry.targets.addresses.h1") << bad.error().toString();
+    bad = readLoomdConfig("telemetry:\n  targets:\n    addresses: [1]\n");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("must be a map"), std::string::npos)
+        << bad.error().toString();
+    // {address} alone is enough to tell targets apart.
+    EXPECT_TRUE(readLoomdConfig("telemetry:\n  targets:\n    node: \"http://{address}:9100/\"\n"));
+    fs::remove_all(dir);
+}
+
 // The real Prometheus, its http_sd_configs pointed at loomd (bearer token of a viewer).
 TEST_F(PrometheusSd, RealPrometheusListsTheHostsWithLoomsLabels) {
     const char* bin = "/usr/bin/prometheus";

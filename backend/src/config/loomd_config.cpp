@@ -128,7 +128,8 @@ void readSimulator(const YAML::Node& n, telemetry::SimulatorConfig& c) {
 
 void readTargets(const MapReader& t, TargetTemplates& out) {
     if (!t.has("targets")) return;
-    MapReader m(t.get("targets"), t.at("targets"), {"dcgm", "node", "snmp", "snmpExporter"});
+    MapReader m(t.get("targets"), t.at("targets"),
+                {"dcgm", "node", "snmp", "snmpExporter", "addresses", "addressFile"});
     for (auto kind : {ExporterKind::Dcgm, ExporterKind::Node, ExporterKind::Snmp}) {
         const std::string key(exporterKindName(kind));
         std::string& tmpl = out.of(kind);
@@ -141,6 +142,38 @@ void readTargets(const MapReader& t, TargetTemplates& out) {
     if (out.snmp.find("{exporter}") != std::string::npos && out.snmpExporter.empty())
         yaml::failAt("the snmp template uses {exporter}: set snmpExporter (host:port)",
                      m.at("snmp"), m.keyLine("snmp"));
+    // {address}: listed names first, then the file's (an inline entry overrides the file).
+    if (m.has("addresses")) {
+        const auto node = m.get("addresses");
+        const auto path = m.at("addresses");
+        if (!node.IsMap())
+            yaml::failAt(
+                "must be a map of host or switch name to address, got " + yaml::describe(node),
+                path, yaml::lineOf(node));
+        for (const auto& kv : node) {
+            const auto name = MapReader::asString(kv.first, path);
+            const auto addr = MapReader::asString(kv.second, path + "." + name);
+            const bool ok =
+                !addr.empty() && addr.find_first_not_of(
+                                     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                     "0123456789.-:") == std::string::npos;
+            if (!ok)
+                yaml::failAt("'" + addr + "' is not an address or host name", path + "." + name,
+                             yaml::lineOf(kv.second));
+            out.addresses.emplace(name, addr);
+        }
+    }
+    if (m.has("addressFile")) {
+        const auto file = m.string("addressFile");
+        std::ifstream in(file, std::ios::binary);
+        if (!in)
+            yaml::failAt("cannot read '" + file + "'", m.at("addressFile"),
+                         m.keyLine("addressFile"));
+        std::string text((std::istreambuf_iterator<char>(in)), {});
+        if (auto ok = readAddressFile(text, file, out.addresses); !ok)
+            yaml::failAt(ok.error().path + ": " + ok.error().message, m.at("addressFile"),
+                         m.keyLine("addressFile"));
+    }
 }
 
 void readTelemetry(const YAML::Node& n, std::vector<ScrapeTarget>& out, TargetTemplates& targets) {

@@ -1,6 +1,7 @@
 #include "loom/backend/scrape_targets.hpp"
 
 #include <array>
+#include <boost/asio/ip/address.hpp>
 #include <unordered_map>
 
 #include "loom/backend/http_url.hpp"
@@ -10,7 +11,8 @@ namespace loom::backend {
 
 namespace {
 
-constexpr std::array<std::string_view, 3> kPlaceholders = {"{host}", "{switch}", "{exporter}"};
+constexpr std::array<std::string_view, 4> kPlaceholders = {"{host}", "{switch}", "{exporter}",
+                                                           "{address}"};
 
 std::string_view entityPlaceholder(ExporterKind k) {
     return k == ExporterKind::Snmp ? "{switch}" : "{host}";
@@ -60,14 +62,16 @@ Result<void> checkTemplate(ExporterKind kind, std::string_view tmpl) {
                 "unknown placeholder '" +
                 std::string(tmpl.substr(at, end == std::string_view::npos ? 16 : end - at + 1)) +
                 "' in '" + std::string(tmpl) + "'; known: {host} (dcgm, node), {switch} and " +
-                "{exporter} (snmp)"));
+                "{exporter} (snmp), {address} (any)"));
         }
     }
+    // Every target of a kind needs its own URL: the entity's name or its address in it.
     const auto need = entityPlaceholder(kind);
-    if (tmpl.find(need) == std::string_view::npos)
+    if (tmpl.find(need) == std::string_view::npos &&
+        tmpl.find("{address}") == std::string_view::npos)
         return fail(Error::invalid("a " + std::string(exporterKindName(kind)) +
-                                   " template must contain " + std::string(need) + ", not '" +
-                                   std::string(tmpl) + "'"));
+                                   " template must contain " + std::string(need) +
+                                   " or {address}, not '" + std::string(tmpl) + "'"));
     const auto other = kind == ExporterKind::Snmp ? "{host}" : "{switch}";
     if (tmpl.find(other) != std::string_view::npos)
         return fail(Error::invalid(std::string(other) + " has no meaning in a " +
@@ -78,7 +82,9 @@ Result<void> checkTemplate(ExporterKind kind, std::string_view tmpl) {
 }
 
 std::string expandTemplate(std::string_view tmpl, std::string_view entity,
-                           std::string_view exporter) {
+                           std::string_view exporter, std::string_view address) {
+    if (address.empty()) address = entity;
+    const bool v6 = address.find(':') != std::string_view::npos;
     std::string out;
     out.reserve(tmpl.size() + entity.size());
     for (std::size_t i = 0; i < tmpl.size();) {
@@ -98,10 +104,55 @@ std::string expandTemplate(std::string_view tmpl, std::string_view entity,
                 i += 10;
                 continue;
             }
+            if (tmpl.substr(i, 9) == "{address}") {
+                if (v6) out += '[';
+                out += address;
+                if (v6) out += ']';
+                i += 9;
+                continue;
+            }
         }
         out += tmpl[i++];
     }
     return out;
+}
+
+Result<void> readAddressFile(std::string_view text, std::string_view fileName,
+                             std::unordered_map<std::string, std::string>& out) {
+    int lineNo = 0;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        ++lineNo;
+        if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+        std::vector<std::string_view> words;
+        for (std::size_t i = 0; i < line.size();) {
+            if (line[i] == ' ' || line[i] == '\t' || line[i] == '\r') {
+                ++i;
+                continue;
+            }
+            std::size_t j = i;
+            while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') ++j;
+            words.push_back(line.substr(i, j - i));
+            i = j;
+        }
+        if (words.empty()) continue;
+        const auto where = std::string(fileName) + ":" + std::to_string(lineNo);
+        boost::system::error_code ec;
+        boost::asio::ip::make_address(std::string(words[0]), ec);
+        if (ec)
+            return fail(Error::invalid("'" + std::string(words[0]) +
+                                           "' is not an IPv4 or IPv6 address (hosts(5) lines are "
+                                           "ADDRESS NAME [NAME...])",
+                                       where, lineNo));
+        if (words.size() < 2)
+            return fail(Error::invalid("address " + std::string(words[0]) + " names no host", where,
+                                       lineNo));
+        for (std::size_t w = 1; w < words.size(); ++w)
+            out.emplace(std::string(words[w]), std::string(words[0]));
+    }
+    return {};
 }
 
 bool rackIsScraped(std::string_view s) {
@@ -116,12 +167,17 @@ std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
     if (tmpl.empty()) return out;
     std::unordered_map<std::string_view, const inventory::Rack*> racks;
     for (const auto& r : inv.racks) racks.emplace(r.name, &r);
+    auto address = [&](const std::string& name) -> std::string_view {
+        auto it = templates.addresses.find(name);
+        return it == templates.addresses.end() ? std::string_view{} : std::string_view(it->second);
+    };
     if (kind != ExporterKind::Snmp) {
         for (const auto& h : inv.hosts) {
             auto it = racks.find(h.rack);
             if (it == racks.end() || !rackIsScraped(it->second->state)) continue;
             if (h.state == "rma" || h.state == "decommissioned") continue;
-            out.push_back({kind, h.name, expandTemplate(tmpl, h.name, templates.snmpExporter),
+            out.push_back({kind, h.name,
+                           expandTemplate(tmpl, h.name, templates.snmpExporter, address(h.name)),
                            h.rack, it->second->zone, "host", h.state});
         }
         return out;
@@ -132,9 +188,9 @@ std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
             auto it = racks.find(sw.rack);
             if (it != racks.end() && !rackIsScraped(it->second->state)) continue;
         }
-        out.push_back({kind, sw.name, expandTemplate(tmpl, sw.name, templates.snmpExporter),
-                       sw.rack, sw.zone, std::string(inventory::switchRoleName(sw.role)),
-                       sw.state});
+        out.push_back(
+            {kind, sw.name, expandTemplate(tmpl, sw.name, templates.snmpExporter, address(sw.name)),
+             sw.rack, sw.zone, std::string(inventory::switchRoleName(sw.role)), sw.state});
     }
     return out;
 }

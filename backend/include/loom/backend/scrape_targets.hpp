@@ -8,6 +8,8 @@
 //       node: "http://{host}:9100/metrics"
 //       snmp: "http://{exporter}/snmp?target={switch}&module=if_mib"
 //       snmpExporter: "127.0.0.1:9116"
+//       addresses: {z1-r001-h0: 10.1.0.11}   # {address}: the entity's address, else its name
+//       addressFile: /etc/loom/exporters.hosts  # the same in hosts(5) format
 //
 //   auto ts = expandTargets(templates, *services.inventory(), ExporterKind::Dcgm);
 //   auto sd = prometheusSd(ts);   // [{"targets": ["z1-r001-h0:9400"], "labels": {...}}, ...]
@@ -17,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -37,17 +40,28 @@ struct TargetTemplates {
     std::string node;          // placeholder {host}
     std::string snmp;          // placeholders {switch}, {exporter}
     std::string snmpExporter;  // "host:port" of snmp_exporter, for {exporter}
+    // {address}: the entity's address where the names do not resolve (a lab, a loopback farm,
+    // a management network without DNS); an entity not listed is reached by its name.
+    std::unordered_map<std::string, std::string> addresses;
     const std::string& of(ExporterKind k) const;
     std::string& of(ExporterKind k) { return const_cast<std::string&>(std::as_const(*this).of(k)); }
 };
 
 // One template: only known placeholders, the entity's placeholder present ({host} for dcgm and
-// node, {switch} for snmp), and an http:// URL once expanded. Errors say what is wrong.
+// node, {switch} for snmp, or {address} for either), and an http:// URL once expanded. Errors
+// say what is wrong.
 Result<void> checkTemplate(ExporterKind kind, std::string_view tmpl);
 
-// `tmpl` with {host} / {switch} replaced by `entity` and {exporter} by `exporter`.
+// `tmpl` with {host} / {switch} replaced by `entity`, {exporter} by `exporter` and {address} by
+// `address` (an IPv6 address in brackets); an empty `address` is the entity's name.
 std::string expandTemplate(std::string_view tmpl, std::string_view entity,
-                           std::string_view exporter);
+                           std::string_view exporter, std::string_view address = {});
+
+// A hosts(5)-format text (`ADDRESS NAME [NAME...]` lines, `#` comments) into `out`, name ->
+// address; the first line naming a name wins, as in /etc/hosts. Errors name the line:
+// an address that is not an IPv4 or IPv6 address, a line with no name.
+Result<void> readAddressFile(std::string_view text, std::string_view fileName,
+                             std::unordered_map<std::string, std::string>& out);
 
 // A rack's exporters answer from `powered` until it is drained or decommissioned: planned,
 // delivered, racked, cabled, drained and decommissioned racks are not scraped.
