@@ -6,11 +6,7 @@
 // resolved notifications (nothing lost). Plus the alert's shape and the loomd.yaml section.
 #include "loom/backend/alerting.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 
 #include <atomic>
 #include <filesystem>
@@ -20,9 +16,8 @@
 
 #include "loom/backend/loomd_config.hpp"
 #include "loom/db/event_repo.hpp"
+#include "processes.hpp"
 #include "server_fixture.hpp"
-
-extern char** environ;
 
 namespace loom::backend::testing {
 namespace {
@@ -31,12 +26,6 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 constexpr const char* kAlertmanager = "/usr/bin/prometheus-alertmanager";
-
-std::uint16_t freePort() {
-    net::io_context ioc;
-    tcp::acceptor a(ioc, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
-    return a.local_endpoint().port();
-}
 
 // A webhook receiver for Alertmanager's notifications: every POST body, in order.
 class WebhookSink {
@@ -115,36 +104,17 @@ public:
                "      - url: http://127.0.0.1:"
             << webhookPort << "/hook\n        send_resolved: true\n";
     }
-    ~AlertmanagerProcess() { stop(); }
     bool start() {
-        const std::string config = "--config.file=" + (dir_ / "alertmanager.yml").string();
-        const std::string storage = "--storage.path=" + (dir_ / "data").string();
-        const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
-        const std::string log = (dir_ / "alertmanager.log").string();
-        std::vector<const char*> argv = {kAlertmanager,
-                                         config.c_str(),
-                                         storage.c_str(),
-                                         listen.c_str(),
-                                         "--cluster.listen-address=",
-                                         nullptr};
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        posix_spawn_file_actions_adddup2(&fa, 1, 2);
-        int rc = posix_spawn(&pid_, kAlertmanager, &fa, nullptr,
-                             const_cast<char* const*>(argv.data()), environ);
-        posix_spawn_file_actions_destroy(&fa);
-        if (rc != 0) return false;
+        if (!process_.start({kAlertmanager, "--config.file=" + (dir_ / "alertmanager.yml").string(),
+                             "--storage.path=" + (dir_ / "data").string(),
+                             "--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                             "--cluster.listen-address="},
+                            dir_ / "alertmanager.log"))
+            return false;
         return loom::testing::eventually(
             [&] { return request(port_, "GET", "/-/ready").status == 200; }, 20s);
     }
-    void stop() {
-        if (pid_ <= 0) return;
-        ::kill(pid_, SIGTERM);
-        int st = 0;
-        ::waitpid(pid_, &st, 0);
-        pid_ = 0;
-    }
+    void stop() { process_.stop(); }
     std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
     // Active alerts (Alertmanager's API lists no resolved ones).
     json alerts() const {
@@ -167,7 +137,7 @@ public:
 private:
     fs::path dir_;
     std::uint16_t port_;
-    pid_t pid_ = 0;
+    ChildProcess process_;  // stopped (SIGTERM, waited for) with this object
 };
 
 class Alerting : public ServerFixture {
