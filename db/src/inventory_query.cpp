@@ -268,6 +268,9 @@ std::string selectSql(Kind k) {
     s += ", 'labels', t.user_labels || t.labels, 'resourceVersion', t.resource_version, "
          "'createdAt', "
          "t.created_at, 'updatedAt', t.updated_at)";
+    // Annotations (0020_annotations) only when an object has some, as Kubernetes omits them.
+    s += " || CASE WHEN t.annotations = '{}'::jsonb THEN '{}'::jsonb "
+         "ELSE jsonb_build_object('annotations', t.annotations) END";
     if (ks.extraJson) {
         s += " || ";
         s += ks.extraJson;
@@ -488,6 +491,12 @@ Result<std::string> patchObject(Connection& c, Kind kind, const std::string& nam
         sets += ", user_labels = jsonb_strip_nulls(user_labels || $" +
                 std::to_string(params.size()) + "::jsonb)";
     }
+    // Annotations are all set by hand (the spec sets none): merged the same way.
+    if (patch.annotations) {
+        params.push_back(*patch.annotations);
+        sets += ", annotations = jsonb_strip_nulls(annotations || $" +
+                std::to_string(params.size()) + "::jsonb)";
+    }
     try {
         pqxx::work tx(native(c));
         auto cur = tx.exec_params(
@@ -516,8 +525,15 @@ Result<std::string> patchObject(Connection& c, Kind kind, const std::string& nam
             auto after = tx.exec_params(
                 "UPDATE " + table +
                     " x SET resource_version = resource_version + 1, updated_at = now()" + sets +
-                    " WHERE name = $1 RETURNING to_jsonb(x) - 'id'",
+                    " WHERE name = $1 RETURNING to_jsonb(x) - 'id', "
+                    "octet_length(x.annotations::text)",
                 pqxx::prepare::make_dynamic_params(params));
+            if (const auto size = after[0][1].as<std::int64_t>(); size > kMaxAnnotationBytes)
+                return fail(Error::invalid(
+                    "the annotations of " + std::string(inventory::kindName(kind)) + " '" + name +
+                        "' would take " + std::to_string(size) + " bytes; at most " +
+                        std::to_string(kMaxAnnotationBytes) + " (remove some with key: null)",
+                    "annotations"));
             tx.exec_params(
                 "INSERT INTO change_log (actor, kind, name, action, before, after) "
                 "VALUES ($1, $2, $3, 'update', $4::jsonb, $5::jsonb)",

@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cstdlib>
+#include <ctime>
+
 #include "loom/client/client.hpp"
 
 namespace loom::client {
@@ -82,6 +85,25 @@ TEST(Render, AgeLikeKubectl) {
     EXPECT_EQ(ageOf("2026-11-22T10:10:00+02:00", now), "0s");
     EXPECT_EQ(ageOf("2026-11-22 08:09:00.123456+00", now), "1m");
     EXPECT_EQ(ageOf("yesterday", now), "");
+}
+
+// --local: the same instant in the zone of TZ, with an RFC 3339 offset (POSIX TZ strings need no
+// tzdata; their sign is west-positive).
+TEST(Render, LocalTimeKeepsTheInstantAndWritesTheOffset) {
+    const char* old = std::getenv("TZ");
+    const std::string saved = old ? old : "";
+    ::setenv("TZ", "IST-5:30", 1);
+    ::tzset();
+    EXPECT_EQ(localRfc3339("2026-11-22T08:10:00Z"), "2026-11-22T13:40:00+05:30");
+    EXPECT_EQ(localRfc3339("2026-11-22 20:00:00.5+00"), "2026-11-23T01:30:00+05:30");
+    EXPECT_EQ(localRfc3339("2026-11-22T10:10:00+02:00"), "2026-11-22T13:40:00+05:30");
+    ::setenv("TZ", "EST5", 1);
+    ::tzset();
+    EXPECT_EQ(localRfc3339("2026-11-22T08:10:00Z"), "2026-11-22T03:10:00-05:00");
+    EXPECT_EQ(localRfc3339("not a time"), "not a time");
+    if (old) ::setenv("TZ", saved.c_str(), 1);
+    else ::unsetenv("TZ");
+    ::tzset();
 }
 
 TEST(Render, Durations) {

@@ -410,6 +410,78 @@ TEST_F(LoomctlE2e, LabelsSetByHandSurviveAnApplyAndSpecLabelsStayTheSpecs) {
     EXPECT_EQ(loomctl({"label", "rack", "z1-r001", "=x"}).exitCode, 2);
 }
 
+// Annotations are notes the spec never sets: `loomctl annotate` sets them (kubectl's
+// --overwrite and key-), an apply of the spec keeps them, describe shows them, a bad key or more
+// than 256 KiB is refused naming the field and changes nothing (issue 12 item 2).
+TEST_F(LoomctlE2e, AnnotationsSetByHandSurviveAnApplyAndAreBounded) {
+    auto annotationsOf = [&] {
+        return loomctl({"get", "hosts", "z1-r001-h0", "-o", "json"});
+    };
+    auto set = loomctl({"annotate", "host", "z1-r001-h0", "loom.io/ticket=INC-1234",
+                        "note=reseated NIC 3 = ok"});
+    ASSERT_EQ(set.exitCode, 0) << set.err;
+    EXPECT_EQ(set.out, "host/z1-r001-h0 annotated\n");
+    auto host = nlohmann::json::parse(annotationsOf().out, nullptr, false);
+    ASSERT_TRUE(host.is_object());
+    EXPECT_EQ(host["annotations"],
+              (nlohmann::json{{"loom.io/ticket", "INC-1234"}, {"note", "reseated NIC 3 = ok"}}));
+    EXPECT_EQ(host["labels"].count("note"), 0u) << "annotations are not labels";
+
+    // The unchanged spec again: nothing to do, the annotations stay, diff sees no difference.
+    auto again = loomctl({"apply", "-f", spec_});
+    ASSERT_EQ(again.exitCode, 0) << again.out << again.err;
+    EXPECT_EQ(nlohmann::json::parse(annotationsOf().out)["annotations"].size(), 2u);
+    EXPECT_EQ(loomctl({"diff", "-f", spec_}).exitCode, 0);
+
+    auto described = loomctl({"describe", "host", "z1-r001-h0"});
+    ASSERT_EQ(described.exitCode, 0) << described.err;
+    const auto annotations = described.out.find("Annotations:");
+    ASSERT_NE(annotations, std::string::npos) << described.out;
+    EXPECT_EQ(described.out.find("loom.io/ticket: INC-1234\n", annotations),
+              described.out.find_first_not_of(' ', annotations + 12))
+        << described.out;
+    EXPECT_NE(described.out.find("note: reseated NIC 3 = ok\n"), std::string::npos) << described.out;
+
+    EXPECT_EQ(loomctl({"annotate", "host", "z1-r001-h0", "note=other"}).exitCode, 1)
+        << "needs --overwrite";
+    EXPECT_EQ(loomctl({"annotate", "host", "z1-r001-h0", "note=other", "--overwrite"}).exitCode, 0);
+    EXPECT_EQ(loomctl({"annotate", "host", "z1-r001-h0", "loom.io/ticket-"}).exitCode, 0);
+    EXPECT_EQ(nlohmann::json::parse(annotationsOf().out)["annotations"],
+              (nlohmann::json{{"note", "other"}}));
+
+    auto badKey = loomctl({"annotate", "host", "z1-r001-h0", "bad key=x"});
+    EXPECT_EQ(badKey.exitCode, 2);
+    EXPECT_NE(badKey.err.find("annotations.bad key"), std::string::npos) << badKey.err;
+    // Three values of 100 KiB (one argument may not pass 128 KiB on Linux): 300 KiB in all.
+    const std::string blob(100 * 1024, 'x');
+    auto big = loomctl({"annotate", "host", "z1-r001-h0", "a=" + blob, "b=" + blob, "c=" + blob});
+    EXPECT_EQ(big.exitCode, 2);
+    EXPECT_NE(big.err.find("at most 262144"), std::string::npos) << big.err.substr(0, 500);
+    EXPECT_EQ(nlohmann::json::parse(annotationsOf().out)["annotations"],
+              (nlohmann::json{{"note", "other"}}))
+        << "a refused change changes nothing";
+
+    // --local: describe's timestamps in the local zone (TZ), the same instant as the UTC text.
+    auto inZone = [&](std::vector<std::string> args) {
+        return runProcess(LOOMCTL_BIN, args,
+                          {{"LOOM_SERVER", url_}, {"LOOM_TOKEN", loomd_.token}, {"HOME", state_},
+                           {"TZ", "IST-5:30"}});
+    };
+    auto utc = inZone({"describe", "host", "z1-r001-h0"});
+    auto local = inZone({"describe", "host", "z1-r001-h0", "--local"});
+    ASSERT_EQ(local.exitCode, 0) << local.err;
+    auto createdLine = [](const std::string& text) {
+        auto at = text.find("Created At:");
+        return at == std::string::npos ? std::string() : text.substr(at, text.find('\n', at) - at);
+    };
+    EXPECT_EQ(createdLine(utc.out).find("+05:30"), std::string::npos) << utc.out;
+    EXPECT_NE(createdLine(local.out).find("+05:30"), std::string::npos) << local.out;
+
+    // The last one removed: the object shows no annotations at all, as Kubernetes omits them.
+    EXPECT_EQ(loomctl({"annotate", "host", "z1-r001-h0", "note-"}).exitCode, 0);
+    EXPECT_FALSE(nlohmann::json::parse(annotationsOf().out).contains("annotations"));
+}
+
 // `events`: a rack transition is in the history; `events ack|close ID` against the real server.
 // The README's demo step 2: `loomd token create --role admin` with no --name makes a token
 // named after its role and the time; the secret is printed once, the list shows the name.

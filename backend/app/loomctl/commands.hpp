@@ -18,7 +18,7 @@ void addEventsCommand(CLI::App& app);         // events [--follow]
 void addTokenCommands(CLI::App& app);         // token create|list|revoke
 void addProvisioningCommands(CLI::App& app);  // rack ..., host quarantine, phase ...
 void addCompletionCommand(CLI::App& app);     // completion bash|zsh|fish (from the tree)
-void addLabelCommand(CLI::App& app);          // label KIND NAME k=v k- [--overwrite]
+void addLabelCommand(CLI::App& app);          // label|annotate KIND NAME k=v k- [--overwrite]
 void addJobsCommands(CLI::App& app);          // jobs place --gpus N
 // fabric routes|config|impact|degradation (on the `fabric` subcommand made in main.cpp).
 void addFabricServerCommands(CLI::App& fabric);

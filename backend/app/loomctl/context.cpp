@@ -29,8 +29,14 @@ void addGlobalOptions(CLI::App& app) {
     app.add_option("--request-timeout", g.timeoutSeconds,
                    "seconds before a request is abandoned (default 60)")
         ->check(CLI::Range(1, 86400));
+    app.add_flag("--local", g.localTime,
+                 "show timestamps in text output in the local time zone (TZ), not UTC");
     // Global options may follow the verb (`loomctl get racks --server URL`), as in kubectl.
     app.fallthrough();
+}
+
+std::string shownTime(std::string_view rfc3339) {
+    return globals().localTime ? client::localRfc3339(rfc3339) : std::string(rfc3339);
 }
 
 void exitWith(int rc) { throw CLI::RuntimeError(rc); }

@@ -25,9 +25,14 @@ struct GlobalOptions {
     std::string configPath;  // empty: defaultConfigPath()
     bool insecureSkipTlsVerify = false;
     int timeoutSeconds = 60;
+    bool localTime = false;  // --local: timestamps shown in the local time zone
 };
 
 GlobalOptions& globals();
+
+// A timestamp as loomctl shows it in text output: as the server wrote it (RFC 3339 UTC), or
+// with --local in the local time zone. JSON and YAML output always keep the server's text.
+std::string shownTime(std::string_view rfc3339);
 
 // Adds --server, --token, --config, --insecure-skip-tls-verify, --request-timeout to the app;
 // they are accepted before or after the verb.

@@ -348,29 +348,39 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
     lines.emplace_back("Kind", client::field(obj, "kind").empty() ? singularKind(kind)
                                                                     : client::field(obj, "kind"));
     for (auto it = obj.begin(); it != obj.end(); ++it) {
-        if (it.key() == "name" || it.key() == "kind" || it.key() == "labels") continue;
+        if (it.key() == "name" || it.key() == "kind" || it.key() == "labels" ||
+            it.key() == "annotations")
+            continue;
         if (it.value().is_structured()) continue;
-        lines.emplace_back(title(it.key()), client::scalarText(it.value()));
+        const bool time = it.value().is_string() && it.key().ends_with("At");
+        lines.emplace_back(title(it.key()), time ? shownTime(it.value().get<std::string>())
+                                                 : client::scalarText(it.value()));
     }
     std::size_t w = 0;
     for (const auto& [k, v] : lines) w = std::max(w, k.size());
-    w = std::max<std::size_t>(w, 6);
+    w = std::max<std::size_t>(w, std::string_view("Annotations").size());
     auto pad = [&](const std::string& k) { return k + ":" + std::string(w - k.size() + 2, ' '); };
     for (const auto& [k, v] : lines) std::cout << pad(k) << (v.empty() ? "<none>" : v) << '\n';
-    std::cout << pad("Labels");
-    auto labels = obj.find("labels");
-    if (labels == obj.end() || labels->empty()) {
-        std::cout << "<none>\n";
-    } else {
+    // Labels as key=value, annotations as key: value (kubectl's), one per line.
+    auto printMap = [&](const char* title, const char* key, const char* sep) {
+        std::cout << pad(title);
+        auto m = obj.find(key);
+        if (m == obj.end() || !m->is_object() || m->empty()) {
+            std::cout << "<none>\n";
+            return;
+        }
         bool first = true;
-        for (auto it = labels->begin(); it != labels->end(); ++it) {
+        for (auto it = m->begin(); it != m->end(); ++it) {
             if (!first) std::cout << std::string(w + 3, ' ');
-            std::cout << it.key() << '=' << client::scalarText(it.value()) << '\n';
+            std::cout << it.key() << sep << client::scalarText(it.value()) << '\n';
             first = false;
         }
-    }
+    };
+    printMap("Labels", "labels", "=");
+    printMap("Annotations", "annotations", ": ");
     for (auto it = obj.begin(); it != obj.end(); ++it) {
-        if (it.key() == "labels" || !it.value().is_structured()) continue;
+        if (it.key() == "labels" || it.key() == "annotations" || !it.value().is_structured())
+            continue;
         std::cout << title(it.key()) << ":\n";
         std::string y = client::toYaml(it.value());
         printIndented(y);
@@ -382,7 +392,7 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         if (straggler.is_object())
             std::cout << ' ' << client::field(straggler, "location") << " ("
                       << client::field(straggler, "cause") << ", since "
-                      << client::field(straggler, "openedAt") << ")\n";
+                      << shownTime(client::field(straggler, "openedAt")) << ")\n";
         else
             std::cout << " <none>\n";
         std::cout << "Suspects:";

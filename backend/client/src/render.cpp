@@ -123,6 +123,21 @@ std::string formatRfc3339(std::chrono::system_clock::time_point t) {
     return buf;
 }
 
+std::string localRfc3339(std::string_view rfc3339) {
+    auto t = parseRfc3339(rfc3339);
+    if (!t) return std::string(rfc3339);
+    std::time_t tt = std::chrono::system_clock::to_time_t(*t);
+    std::tm tm{};
+    localtime_r(&tt, &tm);
+    char buf[40];
+    std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+    std::string out(buf, n);
+    // strftime's %z is "+0530"; RFC 3339 writes "+05:30".
+    if (out.size() >= 5 && (out[out.size() - 5] == '+' || out[out.size() - 5] == '-'))
+        out.insert(out.size() - 2, ":");
+    return out;
+}
+
 std::string ageOf(std::string_view rfc3339, std::chrono::system_clock::time_point now) {
     auto t = parseRfc3339(rfc3339);
     if (!t) return "";

@@ -79,6 +79,28 @@ Result<Response> listKind(const Request& req, Kind kind) {
     return Response::text(std::move(body), "application/json");
 }
 
+// Kubernetes' qualified name, as its annotation keys: an optional DNS-subdomain prefix and '/',
+// then 1-63 characters of [A-Za-z0-9._-] that start and end with a letter or digit.
+bool annotationKeyValid(std::string_view key) {
+    auto alnum = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    };
+    auto slash = key.find('/');
+    std::string_view name = slash == std::string_view::npos ? key : key.substr(slash + 1);
+    if (name.empty() || name.size() > 63 || !alnum(name.front()) || !alnum(name.back()))
+        return false;
+    for (char c : name)
+        if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+    if (slash == std::string_view::npos) return true;
+    std::string_view prefix = key.substr(0, slash);
+    if (prefix.empty() || prefix.size() > 253 || !alnum(prefix.front()) || !alnum(prefix.back()))
+        return false;
+    for (char c : prefix)
+        if (!(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '.' && c != '-')
+            return false;
+    return true;
+}
+
 Result<Response> patchKind(const Request& req, Kind kind, Services& services) {
     auto body = req.jsonBody();
     if (!body) return fail(body.error());
@@ -89,14 +111,25 @@ Result<Response> patchKind(const Request& req, Kind kind, Services& services) {
     patch.ifMatch = *ifMatch;
     patch.actor = req.principal.name;
     for (auto it = body->begin(); it != body->end(); ++it) {
-        if (it.key() == "labels") {
+        if (it.key() == "labels" || it.key() == "annotations") {
+            const bool labels = it.key() == "labels";
             if (!it->is_object())
-                return fail(Error::invalid("labels must be an object of strings", "labels"));
-            for (auto l = it->begin(); l != it->end(); ++l)
+                return fail(Error::invalid(it.key() + " must be an object of strings", it.key()));
+            for (auto l = it->begin(); l != it->end(); ++l) {
                 if (!l->is_string() && !l->is_null())
-                    return fail(Error::invalid("label values must be strings (null removes)",
-                                               "labels." + l.key()));
-            patch.labels = it->dump();
+                    return fail(Error::invalid(
+                        std::string(labels ? "label" : "annotation") +
+                            " values must be strings (null removes)",
+                        it.key() + "." + l.key()));
+                if (!labels && !annotationKeyValid(l.key()))
+                    return fail(Error::invalid(
+                        "annotation key '" + l.key() +
+                            "' is not a qualified name: [prefix/]name, the name 1-63 of "
+                            "[A-Za-z0-9._-] starting and ending with a letter or digit, the "
+                            "prefix a DNS subdomain of at most 253",
+                        it.key() + "." + l.key()));
+            }
+            (labels ? patch.labels : patch.annotations) = it->dump();
         } else if (it.key() == "metadata" || it.key() == "name" || it.key() == "kind" ||
                    it.key() == "resourceVersion") {
             continue;  // echoes of a GET body are tolerated

@@ -54,9 +54,14 @@ Result<ListPage> listObjects(Connection& conn, const ListQuery& query);
 Result<std::string> getObject(Connection& conn, inventory::Kind kind,
                               const std::string& name);
 
+inline constexpr std::int64_t kMaxAnnotationBytes = 256 * 1024;  // as Kubernetes'
+
 struct ObjectPatch {
     // A JSON object text: keys with string values are set, keys with null are removed.
     std::optional<std::string> labels;
+    // The same for annotations (0020_annotations): all set by hand, at most
+    // kMaxAnnotationBytes of JSON per object after the merge (a larger result is a 400).
+    std::optional<std::string> annotations;
     // Operational fields the API may set: "serial" (racks, hosts, gpus, switches, storage
     // nodes), "uuid" (gpus), "mac" (nics). Lifecycle `state` belongs to provisioning.
     std::vector<std::pair<std::string, std::string>> fields;

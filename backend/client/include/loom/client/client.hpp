@@ -204,5 +204,8 @@ std::string ageOf(std::string_view rfc3339,
 std::optional<std::chrono::seconds> parseDuration(std::string_view s);
 // A point in time as RFC 3339 UTC ("2026-11-22T08:10:00Z").
 std::string formatRfc3339(std::chrono::system_clock::time_point t);
+// An RFC 3339 timestamp in the local time zone (TZ), with its offset, to the second
+// ("2026-11-22T13:40:00+05:30"); the text unchanged if it is not a timestamp.
+std::string localRfc3339(std::string_view rfc3339);
 
 }  // namespace loom::client
