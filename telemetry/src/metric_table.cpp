@@ -1,5 +1,8 @@
 // The metric table (which Prometheus names the hub keeps, and where), topic and reason
 // names, and the ingest report's JSON.
+#include "loom/telemetry/metric_table.hpp"
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "hub_state.hpp"
@@ -75,6 +78,23 @@ detail::metricTable() {
         return t;
     }();
     return table;
+}
+
+std::vector<MetricName> metricNames() {
+    std::vector<MetricName> out;
+    for (const auto& [name, info] : detail::metricTable()) {
+        std::string_view source = "loom";
+        if (info.type == detail::MetricInfo::Gpu)
+            source = "dcgm";
+        else if (info.type == detail::MetricInfo::Nic)
+            source = "node";
+        else if (name.starts_with("if"))
+            source = "snmp";
+        out.push_back({name, source});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const MetricName& a, const MetricName& b) { return a.name < b.name; });
+    return out;
 }
 
 std::vector<std::string> clockEventReasonNames(std::uint32_t mask) {
