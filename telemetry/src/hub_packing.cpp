@@ -64,6 +64,13 @@ void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int6
                     float u = std::max(s.utilIn[p].load(kRelaxed), s.utilOut[p].load(kRelaxed));
                     if (std::isfinite(u)) util = std::max(util, u);
                 }
+                // The host end (node_exporter's InfiniBand counters): the only view of a link
+                // whose switch is not scraped.
+                if (s.fresh(s.nicSeen[l].load(kRelaxed), now, staleMs)) {
+                    any = true;
+                    if (float u = s.nicUtil[l].load(kRelaxed); std::isfinite(u))
+                        util = std::max(util, u);
+                }
                 if (t == Topic::LinkUtil) {
                     out[l] = util < 0 ? kNoData : down ? 0 : toByte(util, 100.f);
                     continue;

@@ -386,6 +386,10 @@ public:
 
     void nicSample(std::uint32_t l, std::uint8_t counter, double v, std::int64_t t) {
         if (!std::isfinite(v)) return;
+        if (counter >= kNicRxBytes) {
+            nicCounter(l, counter, v, t);
+            return;
+        }
         if (counter == kNicStateId) {
             const std::int8_t up = v == 4 ? 1 : 0;  // IB port state 4 = ACTIVE
             s_.nicUp[l] = up;
@@ -414,6 +418,50 @@ public:
         if (cfg_.flapTransitions > 0 && linkInService(l))
             linkOpenEv(l, kFlap, Severity::Warning,
                        "host NIC link went down " + formatNumber(v - prev) + " time(s)", t);
+    }
+
+    // The NIC end's byte, wait and error counters: rates as Prometheus's rate() takes them (a
+    // value below the last is a counter that restarted from 0: its increase is the value); the
+    // first sample gives none. Utilization = max(rx, tx) over the port's speed
+    // (rate_bytes_per_second, else the switch end's); received errors over
+    // detection.linkErrorsPerSecond open link_errors on the link (closed below half of it).
+    void nicCounter(std::uint32_t l, std::uint8_t counter, double v, std::int64_t t) {
+        auto& n = s_.nicRates[l];
+        if (counter == kNicRateBytes) {
+            if (v > 0) n.speedBytes = static_cast<float>(v);
+            return;
+        }
+        const int i = counter - kNicRxBytes;
+        const double prev = n.last[i];
+        const std::int64_t prevT = n.at[i];
+        n.last[i] = v;
+        n.at[i] = t;
+        if (!std::isfinite(prev) || t <= prevT) return;
+        const double increase = v >= prev ? v - prev : v;
+        const double rate = increase * 1000.0 / static_cast<double>(t - prevT);
+        n.rate[i] = static_cast<float>(rate);
+        if (counter == kNicRxBytes || counter == kNicTxBytes) {
+            double speed = n.speedBytes;
+            if (!(speed > 0)) {
+                const auto& link = s_.L->links()[l];
+                const auto p = link.bPort != kNoIndex ? link.bPort : link.aPort;
+                speed = p != kNoIndex ? s_.speedBps(p) / 8 : 50e9;
+            }
+            const double rx = n.rate[kNicRxBytes - kNicRxBytes];
+            const double tx = n.rate[kNicTxBytes - kNicRxBytes];
+            double u = std::isfinite(rx) ? rx : 0;
+            if (std::isfinite(tx)) u = std::max(u, tx);
+            s_.nicUtil[l].store(static_cast<float>(std::min(100.0, u / speed * 100)), kRelaxed);
+            s_.nicSeen[l].store(t, kRelaxed);
+            return;
+        }
+        if (counter == kNicRcvErrors && cfg_.linkErrorsPerSecond > 0) {
+            if (rate > cfg_.linkErrorsPerSecond && linkInService(l))
+                linkOpenEv(l, kErrors, Severity::Warning,
+                           "host NIC receive errors " + formatNumber(rate) + "/s", t);
+            else if (rate < cfg_.linkErrorsPerSecond / 2)
+                linkCloseEv(l, kErrors, t);
+        }
     }
 
     // Time passing: flapping windows expire, and an open link_flapping event closes once the

@@ -47,7 +47,19 @@ struct MetricInfo {
 };
 
 // node_exporter's InfiniBand collector: the host end of a backend link.
-enum NicCounter : std::uint8_t { kNicStateId = 0, kNicLinkDowned = 1 };
+enum NicCounter : std::uint8_t {
+    kNicStateId = 0,
+    kNicLinkDowned = 1,
+    // Counters whose rates Loom keeps (rate() semantics: a value below the last one is a
+    // counter that restarted from 0, its increase is the value itself).
+    kNicRxBytes = 2,
+    kNicTxBytes = 3,
+    kNicXmitWait = 4,
+    kNicRcvErrors = 5,
+    kNicErrRecovery = 6,
+    kNicRateBytes = 7,  // node_infiniband_rate_bytes_per_second: the port's speed
+};
+inline constexpr int kNicRateCount = 5;  // kNicRxBytes .. kNicErrRecovery
 
 // Metric name -> what the hub does with it (metric_table.cpp).
 const std::unordered_map<std::string_view, MetricInfo, NameHash, std::equal_to<>>& metricTable();
@@ -157,6 +169,23 @@ struct TelemetryHub::State {
     std::vector<std::int8_t> nicUp;
     std::vector<double> nicDowned;
     std::vector<std::int64_t> nicFlapAt;
+    // Per link, the NIC end's counters: last value and time (NaN/0: none yet), the rate over
+    // the last two samples (NaN: none), and the port speed in bytes/s (NaN: not reported).
+    struct NicRates {
+        double last[detail::kNicRateCount];
+        std::int64_t at[detail::kNicRateCount] = {};
+        float rate[detail::kNicRateCount];
+        float speedBytes;
+        NicRates() {
+            for (auto& v : last) v = detail::kNaN;
+            for (auto& v : rate) v = static_cast<float>(detail::kNaN);
+            speedBytes = static_cast<float>(detail::kNaN);
+        }
+    };
+    std::vector<NicRates> nicRates;
+    // Utilization 0..100 at the host end (max of rx, tx over the speed), read by packing.
+    std::unique_ptr<std::atomic<float>[]> nicUtil;
+    std::unique_ptr<std::atomic<std::int64_t>[]> nicSeen;
     std::vector<std::uint8_t> linkOpen;        // LinkKind bits per link
     std::vector<std::uint8_t> linkSuppressed;  // closed by hand, per link
     // 2 while link_down is open, else 1 while a warning is open, else 0: what link.health shows
@@ -206,6 +235,9 @@ struct TelemetryHub::State {
         nicUp.assign(nL, -1);
         nicDowned.assign(nL, detail::kNaN);
         nicFlapAt.assign(nL, 0);
+        nicRates.assign(nL, NicRates{});
+        nicUtil = detail::atomicArray<float>(nL, static_cast<float>(detail::kNaN));
+        nicSeen = detail::atomicArray<std::int64_t>(nL, 0);
         linkOpen.assign(nL, 0);
         linkSuppressed.assign(nL, 0);
         linkDegraded = detail::atomicArray<std::uint8_t>(nL, 0);
@@ -263,9 +295,9 @@ struct TelemetryHub::State {
     }
     std::size_t bytes() const {
         return nG * (kGpuFieldCount * 4 + 8 + 1 + 3 + 4 + 8 + 4) +
-               nP * (kPortCounterCount * 8 + 4 + 4 + 8 + 1 + sizeof(PortDet)) + nL * 2 +
-               L->racks().size() * 64 + L->switches().size() * 48 +
-               (history ? history->bytes() : 0);
+               nP * (kPortCounterCount * 8 + 4 + 4 + 8 + 1 + sizeof(PortDet)) +
+               nL * (2 + sizeof(NicRates) + 4 + 8) + L->racks().size() * 64 +
+               L->switches().size() * 48 + (history ? history->bytes() : 0);
     }
 };
 

@@ -52,6 +52,18 @@ detail::metricTable() {
         // node_exporter 1.5's InfiniBand collector (ConnectX ports, InfiniBand and RoCE alike).
         t["node_infiniband_state_id"] = {detail::MetricInfo::Nic, detail::kNicStateId};
         t["node_infiniband_link_downed_total"] = {detail::MetricInfo::Nic, detail::kNicLinkDowned};
+        t["node_infiniband_port_data_received_bytes_total"] = {detail::MetricInfo::Nic,
+                                                               detail::kNicRxBytes};
+        t["node_infiniband_port_data_transmitted_bytes_total"] = {detail::MetricInfo::Nic,
+                                                                  detail::kNicTxBytes};
+        t["node_infiniband_port_transmit_wait_total"] = {detail::MetricInfo::Nic,
+                                                         detail::kNicXmitWait};
+        t["node_infiniband_port_errors_received_total"] = {detail::MetricInfo::Nic,
+                                                           detail::kNicRcvErrors};
+        t["node_infiniband_link_error_recovery_total"] = {detail::MetricInfo::Nic,
+                                                          detail::kNicErrRecovery};
+        t["node_infiniband_rate_bytes_per_second"] = {detail::MetricInfo::Nic,
+                                                      detail::kNicRateBytes};
         port("loom_port_oper_status", PortCounter::OperStatus);
         port("loom_port_in_octets_total", PortCounter::InOctets);
         port("loom_port_out_octets_total", PortCounter::OutOctets);

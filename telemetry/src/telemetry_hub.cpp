@@ -62,6 +62,9 @@ void carryByIndex(const State& old, State& next) {
     next.nicUp = old.nicUp;
     next.nicDowned = old.nicDowned;
     next.nicFlapAt = old.nicFlapAt;
+    next.nicRates = old.nicRates;
+    copyAtomics(next.nicUtil, old.nicUtil, old.nL);
+    copyAtomics(next.nicSeen, old.nicSeen, old.nL);
     next.linkOpen = old.linkOpen;
     next.linkSuppressed = old.linkSuppressed;
     copyAtomics(next.linkDegraded, old.linkDegraded, old.nL);
