@@ -257,6 +257,13 @@ std::vector<StragglerTransition> StragglerDetector::update(
     return out;
 }
 
+void StragglerDetector::adopt(const std::string& job, const StragglerSuspect& suspect) {
+    auto& st = jobs_[job];
+    st.open = suspect.location;
+    st.openSuspect = suspect;
+    st.clean = 0;
+}
+
 std::vector<StragglerTransition> StragglerDetector::forget(const std::string& job) {
     std::vector<StragglerTransition> out;
     auto it = jobs_.find(job);

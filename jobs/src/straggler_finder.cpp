@@ -1,5 +1,6 @@
 #include "loom/jobs/straggler_finder.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
@@ -77,6 +78,7 @@ struct StragglerFinder::Impl {
 
     std::vector<JobSuspects> current;
     std::unordered_map<std::string, StragglerSuspect> open;
+    std::unordered_set<std::string> unscored;  // adopted open events still without a score
 
     explicit Impl(StragglerOptions o) : options(o), detector(o) {}
 
@@ -207,7 +209,10 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
             out.push_back(std::move(t));
         }
     };
-    for (const auto& g : m.gone) record(m.detector.forget(g));
+    for (const auto& g : m.gone) {
+        record(m.detector.forget(g));
+        m.unscored.erase(g);
+    }
     m.gone.clear();
 
     auto L = hub.layout();
@@ -265,6 +270,14 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
             mergeSuspects(rankStragglers(r.gpuNames, r.nicNames, r.ranks, m.options),
                           rankLinks(r.uplinkNames, r.links, r.gpus.size(), m.options), m.options);
         record(m.detector.update(r.name, suspects, nowMs));
+        if (!m.unscored.empty() && m.unscored.contains(r.name))
+            if (auto it = m.open.find(r.name); it != m.open.end())
+                for (const auto& s : suspects)
+                    if (s.location == it->second.location) {
+                        it->second.score = s.score;
+                        m.unscored.erase(r.name);
+                        break;
+                    }
         JobSuspects js{r.name, r.gpus.size(), std::move(suspects), {}, {}};
         if (auto it = m.open.find(r.name); it != m.open.end()) {
             js.open = it->second.location;
@@ -277,6 +290,16 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
 
 const std::vector<JobSuspects>& StragglerFinder::current() const { return impl_->current; }
 
+bool StragglerFinder::adopt(const std::string& job, StragglerSuspect suspect) {
+    auto& m = *impl_;
+    if (std::none_of(m.jobs.begin(), m.jobs.end(), [&](const auto& j) { return j.name == job; }))
+        return false;
+    m.detector.adopt(job, suspect);
+    m.open[job] = std::move(suspect);
+    m.unscored.insert(job);
+    return true;
+}
+
 std::vector<StragglerTransition> StragglerFinder::reset() {
     auto& m = *impl_;
     std::vector<StragglerTransition> out;
@@ -286,6 +309,7 @@ std::vector<StragglerTransition> StragglerFinder::reset() {
         for (auto& t : m.detector.forget(g)) out.push_back(std::move(t));
     m.gone.clear();
     m.open.clear();
+    m.unscored.clear();
     m.detector = StragglerDetector(m.options);
     for (auto& c : m.current) {
         c.open.clear();

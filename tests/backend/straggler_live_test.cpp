@@ -199,8 +199,9 @@ TEST_F(StragglerLive, AThrottledGpuOpensAStragglerEventNamingItAndItsRecoveryClo
 
 // Two loomds on one database, wired through NOTIFY: the leader's suspects reach the other's job
 // detail. The leader dies without a word (its telemetry loop stops) while the GPU recovers; the
-// other takes the lead, and its first pass replaces what the dead one said: no straggler, no
-// suspects, and the dead leader's event closed.
+// other takes the lead: it takes the open event over (TheNextLeaderKeepsTheOpenEventOf...) and
+// closes it after its quiet ticks; what the dead one said is replaced: no straggler, no
+// suspects, and the event closed.
 TEST_F(StragglerLive, TheNextLeaderReplacesWhatALeaderThatDiedSaid) {
     telemetryOptions_.tickSeconds = 0.2;
     std::atomic<bool> aLeads{true}, bLeads{false};
@@ -244,7 +245,80 @@ TEST_F(StragglerLive, TheNextLeaderReplacesWhatALeaderThatDiedSaid) {
         },
         5s))
         << "the new leader left the dead one's suspects: " << j.dump();
-    EXPECT_TRUE(get(b, "/api/v1/events?kind=straggler&state=open")["items"].empty());
+    EXPECT_TRUE(eventually(
+        [&] { return get(b, "/api/v1/events?kind=straggler&state=open")["items"].empty(); }, 5s));
+}
+
+// The same two loomds; the leader dies while the GPU still throttles. The next leader takes its
+// open straggler event over: the same event stays open (no close, no second event, the same
+// openedAt in the job's detail, a score again), and closes when the GPU recovers.
+TEST_F(StragglerLive, TheNextLeaderKeepsTheOpenEventOfALeaderThatDied) {
+    telemetryOptions_.tickSeconds = 0.2;
+    std::atomic<bool> aLeads{true}, bLeads{false};
+    auto& a = startServer({}, Routes::All);
+    a.setLeaderFlag([&] { return aLeads.load(); });
+    auto& b = startServer({}, Routes::All);
+    b.setLeaderFlag([&] { return bLeads.load(); });
+    auto& na = linkPeers(a, "loom_straggler_test");
+    auto& nb = linkPeers(b, "loom_straggler_test");
+    ASSERT_TRUE(eventually([&] { return na.connected() && nb.connected(); }, 5s));
+    putJob(a, "llama", "z1-r[001-002]-h[0-1]");
+    putJob(a, "mistral", "z1-r[003-004]-h[0-1]");
+
+    std::atomic<bool> throttled{true};
+    std::jthread exporter([&](std::stop_token st) {
+        for (int round = 0; !st.stop_requested(); ++round) {
+            const auto body = scrape(throttled.load(), round);
+            request(a.port(), "POST", "/api/v1/telemetry", tokens_["operator"], body);
+            request(b.port(), "POST", "/api/v1/telemetry", tokens_["operator"], body);
+            std::this_thread::sleep_for(100ms);
+        }
+    });
+    const std::string gpu = "z1-r002-h1-gpu5";
+    json j;
+    ASSERT_TRUE(eventually(
+        [&] {
+            j = get(b, "/api/v1/jobs/llama");
+            return j["straggler"].is_object();
+        },
+        10s))
+        << j.dump();
+    const auto openedAt = j["straggler"]["openedAt"];
+    auto open = get(b, "/api/v1/events?kind=straggler&state=open")["items"];
+    ASSERT_EQ(open.size(), 1u) << open.dump();
+    const auto id = open[0]["id"];
+
+    telemetry_[0]->stop();  // the leader dies
+    aLeads = false;
+    bLeads = true;
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto m = request(b.port(), "GET", "/metrics", tokens_["viewer"]).body;
+            return m.find("loom_straggler_ticks_total 0\n") == std::string::npos &&
+                   m.find("loom_straggler_ticks_total") != std::string::npos;
+        },
+        5s));
+    std::this_thread::sleep_for(2500ms);  // beyond the detector's 10 quiet ticks (0.2 s each)
+    auto all = get(b, "/api/v1/events?kind=straggler")["items"];
+    ASSERT_EQ(all.size(), 1u) << "closed and opened again: " << all.dump();
+    EXPECT_EQ(all[0]["id"], id);
+    EXPECT_EQ(all[0]["state"], "open");
+    j = get(b, "/api/v1/jobs/llama");
+    ASSERT_TRUE(j["straggler"].is_object()) << j.dump();
+    EXPECT_EQ(j["straggler"]["location"], gpu);
+    EXPECT_EQ(j["straggler"]["cause"], "thermal_throttle");
+    EXPECT_EQ(j["straggler"]["openedAt"], openedAt);
+    EXPECT_GE(j["straggler"]["score"].get<double>(), 8.0) << j.dump();
+    EXPECT_EQ(j["straggler"]["evidence"].get<std::string>().rfind(gpu + ": SM clock 1,140", 0), 0u);
+
+    throttled = false;
+    ASSERT_TRUE(eventually(
+        [&] { return get(b, "/api/v1/events?kind=straggler&state=open")["items"].empty(); }, 5s));
+    all = get(b, "/api/v1/events?kind=straggler")["items"];
+    ASSERT_EQ(all.size(), 1u) << all.dump();
+    EXPECT_EQ(all[0]["id"], id);
+    ASSERT_TRUE(
+        eventually([&] { return get(b, "/api/v1/jobs/llama")["straggler"].is_null(); }, 5s));
 }
 
 }  // namespace

@@ -88,5 +88,31 @@ TEST(Straggler, TheDetectorOpensAfterAStreakAndClosesAfterQuiet) {
     EXPECT_TRUE(d.forget("llama").empty());
 }
 
+// An event a leader that died had open (adopt): the next leader's detector neither reopens it
+// while the straggler is still there nor opens a second one; it closes after quiet ticks, and
+// when the job ends, naming the adopted suspect.
+TEST(Straggler, AnAdoptedEventStaysOpenUntilTheStragglerGoes) {
+    StragglerDetector d({.openAfterTicks = 3, .closeAfterTicks = 2});
+    auto j = healthy();
+    j.samples[3].smClockMhz = 1200;
+    auto s = rankStragglers(j.names, j.nics, j.samples);
+    ASSERT_FALSE(s.empty());
+    StragglerSuspect stored{0, j.names[3], j.names[3], "low_sm_clock", 0, "from the database"};
+    d.adopt("llama", stored);
+    for (int t = 1; t <= 5; ++t)
+        EXPECT_TRUE(d.update("llama", s, t * 1000).empty()) << "tick " << t;
+    EXPECT_TRUE(d.update("llama", {}, 6000).empty());
+    auto closed = d.update("llama", {}, 7000);
+    ASSERT_EQ(closed.size(), 1u);
+    EXPECT_FALSE(closed[0].opened);
+    EXPECT_EQ(closed[0].suspect.location, j.names[3]);
+
+    d.adopt("mistral", stored);
+    auto ended = d.forget("mistral");
+    ASSERT_EQ(ended.size(), 1u);
+    EXPECT_FALSE(ended[0].opened);
+    EXPECT_EQ(ended[0].suspect.location, j.names[3]);
+}
+
 }  // namespace
 }  // namespace loom::jobs

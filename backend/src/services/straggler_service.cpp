@@ -69,8 +69,9 @@ void StragglerService::loadJobs() {
     jobsDirty_->store(false);
 }
 
-// The stored open straggler events of an earlier leader (or of this loomd before a restart)
-// are closed: the detector starts afresh and reopens within a few ticks what is still there.
+// The stored open straggler events of an earlier leader (or of this loomd before a restart):
+// each one of a running job is taken over as it is (same event, same openedAt; the detector
+// closes it after its quiet ticks if the straggler is gone), the others are closed.
 void StragglerService::reconcile(std::int64_t nowMs) {
     if (!conn_) return;
     auto stored = db::listEvents(
@@ -81,7 +82,24 @@ void StragglerService::reconcile(std::int64_t nowMs) {
         return;
     }
     std::vector<db::EventClose> closes;
-    for (const auto& e : stored->items) closes.push_back({e.kind, e.location, nowMs, e.id, {}});
+    for (const auto& e : stored->items) {
+        auto label = [&](std::string_view k) {
+            for (const auto& [key, v] : e.labels)
+                if (key == k) return v;
+            return std::string();
+        };
+        const auto job = label("job");
+        jobs::StragglerSuspect s{0, e.location, label("gpu"), label("cause"), 0, e.message};
+        // The message is "job <job>: straggler <location> (<cause>): <evidence>".
+        const auto head = "job " + job + ": straggler " + s.location + " (" + s.cause + "): ";
+        if (s.evidence.starts_with(head)) s.evidence.erase(0, head.size());
+        if (!open_.contains(job) && finder_.adopt(job, std::move(s))) {
+            auto& ev = open_[job] = fromRecord(e);
+            ev.source = "jobs";
+            continue;
+        }
+        closes.push_back({e.kind, e.location, nowMs, e.id, {}});
+    }
     if (!closes.empty()) {
         auto ids = db::closeEvents(*conn_, closes);
         if (!ids) {

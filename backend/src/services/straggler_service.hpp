@@ -11,9 +11,10 @@
 //    "straggler": {...} | null, "updatedAt": "..."}
 // which api_jobs keeps for GET /api/v1/jobs/{name} (docs/api.md, Jobs). The job list is read
 // from the database every 5 s and at once when a jobs message says it changed. A new leader
-// first closes the straggler events stored open (its detector starts afresh and reopens within
-// a few ticks what is still there) and publishes every running job's suspects once, quiet ones
-// too, so that no loomd keeps what a leader that died had said.
+// (or this loomd after a restart) first takes over the straggler events stored open of running
+// jobs (the same events stay open, same id and openedAt; they close as any other once the
+// straggler is gone) and closes the others, then publishes every running job's suspects once,
+// quiet ones too, so that no loomd keeps what a leader that died had said.
 #pragma once
 
 #include <atomic>
@@ -32,9 +33,17 @@ namespace loom::telemetry {
 class TelemetryHub;
 }
 
+namespace loom::db {
+struct EventRecord;
+}
+
 namespace loom::backend {
 
 class Services;
+
+// A stored event as the hub's FailureEvent (defined in telemetry_service.cpp beside toRecord):
+// how reconcile() takes over an open straggler event of an earlier leader.
+telemetry::FailureEvent fromRecord(const db::EventRecord& r);
 
 class StragglerService {
 public:

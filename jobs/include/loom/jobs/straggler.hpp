@@ -95,6 +95,9 @@ public:
                                             std::int64_t nowMs);
     // The job ended: closes what is open.
     std::vector<StragglerTransition> forget(const std::string& job);
+    // An event opened before this detector ran (by an earlier leader, or before a restart) on
+    // `suspect`: it stays open as if opened here, and closes after closeAfterTicks without it.
+    void adopt(const std::string& job, const StragglerSuspect& suspect);
 
 private:
     struct State {

@@ -63,6 +63,12 @@ public:
     // Every job of the last tick, in setJobs order.
     const std::vector<JobSuspects>& current() const;
 
+    // Takes over an event opened earlier (by another leader, or before a restart) for a job of
+    // the list: open from now on, closed as any other (StragglerDetector::adopt). Its suspect
+    // comes from the stored event, with no score; the job's first ranking that names the same
+    // location gives it one. False (nothing taken) for a job not in the list.
+    bool adopt(const std::string& job, StragglerSuspect suspect);
+
     // Closes every open event (leadership lost, shutdown): their transitions.
     std::vector<StragglerTransition> reset();
 
