@@ -1,7 +1,9 @@
 // Apply benchmark: on a fresh embedded PostgreSQL (fsync on, as users run it) measures
 //   expand   - load + validate + expand the spec
 //   first    - first apply into an empty database (load stored, plan, apply), and end to end
-//   noop     - re-apply of the same spec (spec + load + plan; nothing written)
+//   noop     - re-apply of the same spec: spec + content digests compared with the stored
+//                 ones (db 0013); nothing loaded, planned or written
+//   noop_load_and_plan - the same re-apply without the digests (spec + load + plan)
 //   one_rack - apply after changing one rack (its model and its hosts' model)
 //   first_log_every_create - first apply with one change_log row per created entity (a
 //                 second database; the default logs summaries only above 10,000 creates)
@@ -16,6 +18,7 @@
 #include "loom/db/inventory_repository.hpp"
 #include "loom/db/migrations.hpp"
 #include "loom/db/native.hpp"
+#include "loom/inventory/digest.hpp"
 #include "loom/inventory/plan.hpp"
 #include "loom/inventory/spec.hpp"
 
@@ -63,15 +66,27 @@ double backendCpuMs(int pid) {
 
 struct Step {
     double planMs = 0, applyMs = 0, serverCpuMs = 0;
+    bool digestShortcut = false;  // the stored digests proved the spec unchanged
     loom::db::ApplyResult result;
 };
 
 // Load what is stored, plan, apply: what `loomd apply` does after reading the spec.
 Step applyOnce(loom::db::Connection& conn, const loom::inventory::Inventory& desired,
-               std::size_t maxCreateLogRows = 10'000) {
+               std::size_t maxCreateLogRows = 10'000, bool useDigests = true) {
     Step s;
     const double serverCpu0 = backendCpuMs(conn.backendPid());
     auto t0 = Clock::now();
+    const auto digests = loom::inventory::contentDigests(desired);
+    if (useDigests) {
+        auto same = loom::db::storedDigestsMatch(conn, digests, false);
+        if (!same) die("digests", same.error());
+        if (*same) {
+            s.digestShortcut = true;
+            s.planMs = msSince(t0);
+            s.serverCpuMs = backendCpuMs(conn.backendPid()) - serverCpu0;
+            return s;
+        }
+    }
     auto snap = loom::db::loadSnapshot(conn);
     if (!snap) die("load", snap.error());
     auto p = loom::inventory::plan(desired, snap->inventory);
@@ -93,7 +108,8 @@ Step applyOnce(loom::db::Connection& conn, const loom::inventory::Inventory& des
     };
     auto r = loom::db::applyPlan(conn, p, desired,
                                  {.actor = "bench", .expectedGeneration = snap->generation,
-                                  .maxCreateLogRows = maxCreateLogRows, .progress = progress});
+                                  .maxCreateLogRows = maxCreateLogRows, .progress = progress,
+                                  .digests = useDigests ? &digests : nullptr});
     progress("end", 0, 0);
     if (!stages.empty()) std::printf("{\"stages_ms\":{%s}}\n", stages.c_str());
     if (!r) die("apply", r.error());
@@ -140,9 +156,9 @@ void print(const char* step, double wallMs, double cpu, const Step* s, std::size
     std::printf("{\"step\":\"%s\",\"wall_ms\":%.1f,\"cpu_ms\":%.1f", step, wallMs, cpu);
     if (s)
         std::printf(",\"server_cpu_ms\":%.1f,\"load_plan_ms\":%.1f,\"apply_ms\":%.1f,"
-                    "\"created\":%zu,\"updated\":%zu,\"deleted\":%zu",
+                    "\"created\":%zu,\"updated\":%zu,\"deleted\":%zu,\"digest_shortcut\":%s",
                     s->serverCpuMs, s->planMs, s->applyMs, s->result.created, s->result.updated,
-                    s->result.deleted);
+                    s->result.deleted, s->digestShortcut ? "true" : "false");
     std::printf(",\"entities\":%zu,\"peak_rss_mb\":%ld}\n", entities, peakRssMb());
     std::fflush(stdout);
 }
@@ -198,6 +214,16 @@ int main(int argc, char** argv) {
     const double noopMs = msSince(t);
     print("noop", noopMs, cpuMs() - c, &noop, n);
 
+    // the same no-op the long way (load + plan, digests not consulted), for comparison
+    t = Clock::now();
+    c = cpuMs();
+    auto again2 = loom::inventory::loadClusterSpecFile(spec);
+    if (!again2) die(spec, again2.error());
+    Step noopFull = applyOnce(*conn, *again2, 10'000, false);
+    const double noopFullMs = msSince(t);
+    print("noop_load_and_plan", noopFullMs, cpuMs() - c, &noopFull, n);
+    again2 = loom::fail(loom::Error::internal("freed"));
+
     // one rack changed: the rack's model and its hosts' model
     auto changed = std::move(*again);
     const std::string rack = changed.racks[changed.racks.size() / 2].name;
@@ -213,8 +239,8 @@ int main(int argc, char** argv) {
     std::size_t rawRows = 0;
     double rawMs = rawCopyMs(*conn, rawRows);
     std::printf("{\"step\":\"raw_copy\",\"wall_ms\":%.1f,\"rows\":%zu,\"first_ratio\":%.2f,"
-                "\"noop_ratio\":%.2f}\n",
-                rawMs, rawRows, (expandMs + firstMs) / rawMs, noopMs / rawMs);
+                "\"noop_ratio\":%.2f,\"noop_load_and_plan_ratio\":%.2f}\n",
+                rawMs, rawRows, (expandMs + firstMs) / rawMs, noopMs / rawMs, noopFullMs / rawMs);
     std::fflush(stdout);
 
     // first apply without per-entity change_log rows, into a second database

@@ -377,6 +377,47 @@ std::string changesJson(const std::vector<FieldChange>& changes, bool after) {
 
 }  // namespace
 
+namespace {
+
+// The spec's digests as what the inventory now holds (0013): after this apply every kind
+// holds the spec's entities with the spec's fields, plus, without prune, what the plan would
+// have deleted (exact = false).
+void storeDigests(pqxx::work& tx, const Plan& plan, const ContentDigests& d, std::int64_t generation) {
+    tx.exec("DELETE FROM inventory_digests");
+    std::string sql = "INSERT INTO inventory_digests (kind, digest, exact, generation) VALUES ";
+    const std::string gen = std::to_string(generation);
+    for (Kind k : kAllKinds) {
+        const KindPlan& kp = plan.of(k);
+        bool exact = plan.prune || kp.wouldDelete.empty();
+        sql += "(" + tx.quote(tableDef(k).table) + "," + tx.quote(d.kinds[static_cast<int>(k)]) + "," +
+               (exact ? "true" : "false") + "," + gen + "),";
+    }
+    sql += "('inventory_state'," + tx.quote(d.cluster) + ",true," + gen + ")";
+    tx.exec(sql);
+}
+
+}  // namespace
+
+Result<bool> storedDigestsMatch(Connection& c, const ContentDigests& digests, bool prune) {
+    try {
+        pqxx::read_transaction tx(native(c));
+        std::size_t matched = 0;
+        for (const auto& row : tx.exec("SELECT kind, digest, exact FROM inventory_digests")) {
+            std::string_view kind = row[0].c_str(), digest = row[1].c_str();
+            bool exact = row[2].as<bool>();
+            const std::string* want = nullptr;
+            if (kind == "inventory_state") want = &digests.cluster;
+            for (Kind k : kAllKinds)
+                if (kind == tableDef(k).table) want = &digests.kinds[static_cast<int>(k)];
+            if (!want || *want != digest || (prune && !exact)) return false;
+            ++matched;
+        }
+        return matched == kKindCount + 1;
+    } catch (...) {
+        return fail(translateException("stored digests"));
+    }
+}
+
 Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& desired,
                               const ApplyOptions& options) {
     for (const KindPlan& kp : plan.kinds)
@@ -402,7 +443,14 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                 std::to_string(generation) + ", planned against " +
                 std::to_string(*options.expectedGeneration) + "); plan and apply again"));
         result.generation = generation;
-        if (plan.empty()) return result;  // nothing written; the transaction rolls back
+        if (plan.empty()) {
+            // Nothing to write; only the digests, if given (so the next no-op is a shortcut).
+            if (options.digests) {
+                storeDigests(tx, plan, *options.digests, generation);
+                tx.commit();
+            }
+            return result;
+        }
         // Link ends are unique at commit, not row by row: creates run before deletes and one
         // UPDATE may swap two links' ends, both valid once the whole apply is in (0006).
         tx.exec("SET CONSTRAINTS links_a_port_id_key, links_b_port_id_key DEFERRED");
@@ -639,6 +687,7 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             "updated_at = now() WHERE id = 1",
             generation + 1, desired.cluster, std::string(fabricTypeName(desired.fabric)));
         result.generation = generation + 1;
+        if (options.digests) storeDigests(tx, plan, *options.digests, generation + 1);
         if (const auto& idem = options.idempotency)
             storeIdempotent(tx, idem->actor, idem->key, idem->request, idem->status,
                             idem->body ? idem->body(result) : std::string("{}"));

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "loom/db/inventory_repository.hpp"
+#include "loom/inventory/digest.hpp"
 #include "loom/inventory/plan.hpp"
 #include "loom/inventory/spec.hpp"
 #include "loom/testing/postgres.hpp"
@@ -165,6 +166,96 @@ TEST_F(Growth, RandomSpecSequencesEndLikeACleanApply) {
         conn.reset();  // closed before its database is dropped
         loom::testing::dropTestDatabase(fresh);
     }
+}
+
+// The digest shortcut (0013) is sound: whenever the stored digests match a spec (with or
+// without --prune), planning that spec against the stored inventory finds nothing to do; and
+// it is useful: right after an apply that stored them they match. Random sequences of variants
+// as above, plus writes by others: an operational column (state) keeps the digest, a spec
+// column written outside apply drops that table's digest until the next apply.
+TEST_F(Growth, DigestsMatchOnlyWhenThePlanIsEmpty) {
+    std::ifstream in(clusterPath("dev-small.yaml"));
+    std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto base = parseClusterSpec(doc);
+    ASSERT_TRUE(base) << base.error().toString();
+    auto conn = connect();
+    auto check = [&](const Inventory& spec, const std::string& what) {
+        auto d = contentDigests(spec);
+        auto snap = loom::db::loadSnapshot(conn);
+        ASSERT_TRUE(snap) << snap.error().toString();
+        for (bool prune : {false, true}) {
+            auto same = loom::db::storedDigestsMatch(conn, d, prune);
+            ASSERT_TRUE(same) << same.error().toString();
+            Plan p = plan(spec, snap->inventory, {.prune = prune});
+            if (*same) {
+                EXPECT_TRUE(p.empty()) << what << (prune ? " --prune: " : ": ") << formatPlan(p);
+            }
+        }
+    };
+    auto apply = [&](const Inventory& spec, bool prune, const std::string& what) {
+        auto d = contentDigests(spec);
+        auto snap = loom::db::loadSnapshot(conn);
+        ASSERT_TRUE(snap) << snap.error().toString();
+        Plan p = plan(spec, snap->inventory, {.prune = prune});
+        auto r = loom::db::applyPlan(
+            conn, p, spec,
+            {.actor = "test", .expectedGeneration = snap->generation, .digests = &d});
+        ASSERT_TRUE(r) << what << ": " << r.error().toString();
+        auto same = loom::db::storedDigestsMatch(conn, d, prune);
+        ASSERT_TRUE(same && *same) << what << ": the digests just stored do not match";
+    };
+    std::mt19937 rng(1413);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    std::vector<Inventory> seen;
+    std::string trail;
+    int matched = 0;
+    for (int step = 0; step < 10; ++step) {
+        Variant v;
+        v.zones = pick(1, 2);
+        v.racks = 2 * pick(1, 3);
+        v.uplinks = pick(0, 1) ? 16 : 8;
+        v.hostsOfR2 = pick(0, 2) == 0 ? pick(0, 2) : -1;
+        v.swapCables = pick(0, 2) == 0;
+        v.relabel = pick(0, 1) == 1;
+        const bool prune = pick(0, 1) == 1;
+        seen.push_back(expandVariant(*base, v));
+        trail += " -> [" + v.describe() + (prune ? " --prune]" : "]");
+        apply(seen.back(), prune, trail);
+        if (HasFatalFailure()) return;
+        // Every spec seen so far (most differ from what is stored now).
+        for (std::size_t i = 0; i < seen.size(); ++i) {
+            check(seen[i], trail + " checking spec " + std::to_string(i));
+            auto same = loom::db::storedDigestsMatch(conn, contentDigests(seen[i]), false);
+            matched += same && *same;
+        }
+    }
+    EXPECT_GE(matched, 10);  // at least the spec just applied, every step
+
+    const Inventory& last = seen.back();
+    const auto d = contentDigests(last);
+    // Provisioning writes operational columns only: the digests stay.
+    ASSERT_TRUE(
+        conn.exec("UPDATE racks SET state = 'in_service', serial = 'SN1' WHERE name = 'z1-r002'"));
+    ASSERT_TRUE(conn.exec("UPDATE links SET state = 'active'"));
+    auto same = loom::db::storedDigestsMatch(conn, d, false);
+    ASSERT_TRUE(same && *same);
+    // A spec column written outside apply: that table's digest goes, and nothing matches.
+    ASSERT_TRUE(conn.exec("UPDATE hosts SET model = 'hand-edited' WHERE name = 'z1-r001-h0'"));
+    same = loom::db::storedDigestsMatch(conn, d, false);
+    ASSERT_TRUE(same);
+    EXPECT_FALSE(*same);
+    check(last, "after a hand edit");
+    // The next apply of the spec reverts the edit (one update) and stores the digests again.
+    auto snap = loom::db::loadSnapshot(conn);
+    ASSERT_TRUE(snap);
+    EXPECT_EQ(plan(last, snap->inventory).updates(), 1u);
+    apply(last, false, "re-apply after a hand edit");
+    // Rows deleted by hand: the digest goes too.
+    ASSERT_TRUE(conn.exec("DELETE FROM links WHERE name = (SELECT min(name) FROM links)"));
+    same = loom::db::storedDigestsMatch(conn, d, false);
+    ASSERT_TRUE(same);
+    EXPECT_FALSE(*same);
+    check(last, "after a hand delete");
 }
 
 // The shipped reference clusters: dev-small -> 24k -> dev-small, without and with --prune

@@ -6,6 +6,7 @@
 #include "loom/backend/db_options.hpp"
 #include "loom/client/progress.hpp"
 #include "loom/db/inventory_repository.hpp"
+#include "loom/inventory/digest.hpp"
 #include "loom/inventory/plan.hpp"
 #include "loom/inventory/spec.hpp"
 
@@ -60,6 +61,17 @@ int runApply(const ApplyArgs& args) {
         return 1;
     }
 
+    // A spec whose content digests all equal those the last apply stored changes nothing:
+    // no need to load and plan the stored inventory (db 0013; a missing digest, e.g. after
+    // another writer, means the full path).
+    const auto digests = inventory::contentDigests(*desired);
+    if (auto same = db::storedDigestsMatch(*conn, digests, args.prune); same && *same) {
+        bar.finish();
+        std::cout << "no changes\n";
+        if (args.dryRun) std::cout << "dry run: nothing applied\n";
+        return 0;
+    }
+
     bar.update("loading the stored inventory");
     auto snap = db::loadSnapshot(*conn);
     if (!snap) {
@@ -79,7 +91,11 @@ int runApply(const ApplyArgs& args) {
         std::cout << "dry run: nothing applied\n";
         return 0;
     }
-    if (plan.empty()) return 0;  // formatPlan said "no changes"
+    if (plan.empty()) {  // formatPlan said "no changes"; store the digests for next time
+        (void)db::applyPlan(*conn, plan, *desired,
+                            {.actor = args.actor, .expectedGeneration = snap->generation, .digests = &digests});
+        return 0;
+    }
 
     auto result = db::applyPlan(
         *conn, plan, *desired,
@@ -87,7 +103,8 @@ int runApply(const ApplyArgs& args) {
          .expectedGeneration = snap->generation,
          .progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
              bar.update(stage, done, total);
-         }});
+         },
+         .digests = &digests});
     bar.finish();
     if (!result) {
         std::cerr << "loomd apply: " << result.error().toString() << "\n";

@@ -35,6 +35,7 @@
 
 #include "loom/db/database.hpp"
 #include "loom/inventory/model.hpp"
+#include "loom/inventory/digest.hpp"
 #include "loom/inventory/plan.hpp"
 
 #include <cstddef>
@@ -87,6 +88,11 @@ struct ApplyOptions {
         std::function<std::string(const ApplyResult&)> body;
     };
     std::optional<Idempotency> idempotency;
+    // The spec's content digests (inventory::contentDigests(desired)): stored with the apply
+    // (also by an apply with nothing to write), so the next re-apply of the same spec can
+    // skip loading and planning (storedDigestsMatch). Null: the stored digests of the kinds
+    // this apply writes are dropped (0013's triggers), the others kept.
+    const inventory::ContentDigests* digests = nullptr;
 };
 
 struct ApplyResult {
@@ -100,6 +106,12 @@ struct ApplyResult {
 
 Result<ApplyResult> applyPlan(Connection& conn, const inventory::Plan& plan,
                               const inventory::Inventory& desired, const ApplyOptions& options);
+
+// Whether every stored digest (each kind and the cluster metadata) equals `digests`, i.e. an
+// apply of that spec would change nothing: the last apply stored them and nothing wrote those
+// tables' spec columns since. With prune, every kind must also have been stored exactly (no
+// entity outside the spec). One small query; false when any digest is missing.
+Result<bool> storedDigestsMatch(Connection& conn, const inventory::ContentDigests& digests, bool prune);
 
 // Counts per kind straight from the tables (summary views, tests).
 Result<std::size_t> countRows(Connection& conn, inventory::Kind kind);
