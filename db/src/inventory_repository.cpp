@@ -520,6 +520,25 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                 tx.exec("ALTER TABLE " + table + " DROP CONSTRAINT " + quoteIdentifier(row[1].c_str()));
             }
         };
+        // Likewise the plain secondary indexes (0015's parent references: not constraints)
+        // of a table receiving many rows: one sorted build after the load instead of one
+        // insertion per row during it. Unique and primary-key indexes stay (they are the
+        // constraints the load must meet row by row).
+        std::vector<std::string> droppedIndexes;  // CREATE INDEX statements to run again
+        for (Kind k : kAllKinds) {
+            const KindPlan& kp = plan.of(k);
+            if (kp.creates.empty() || kp.creates.size() < options.bulkForeignKeyRows) continue;
+            auto idx = tx.exec_params(
+                "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index i "
+                "WHERE i.indrelid = $1::regclass AND NOT i.indisunique AND NOT i.indisprimary "
+                "AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid) "
+                "ORDER BY 1",
+                std::string(tableDef(k).table));
+            for (const auto& row : idx) {
+                tx.exec(std::string("DROP INDEX ") + row[0].c_str());
+                droppedIndexes.emplace_back(row[1].c_str());
+            }
+        }
         for (Kind k : kAllKinds) {
             const KindPlan& kp = plan.of(k);
             const std::string table = tableDef(k).table;
@@ -610,6 +629,11 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                 detail::pgTextArray(names), options.actor, std::string(kindName(*it)), result.applyRunId);
             result.deleted += r.affected_rows();
             report(options, std::string("delete ") + def.table, kp.deletes.size(), kp.deletes.size());
+        }
+
+        for (const auto& def : droppedIndexes) {
+            report(options, "index", 0, 0);
+            tx.exec(def);
         }
 
         // The deferred checks run now: deferred foreign keys (0001) of rows written to tables
