@@ -14,7 +14,9 @@
 // [--busy 0.3]` fails 2 % of the links at random (every kind, NIC cables included) per seed,
 // marks a fraction of the racks busy, and places one job with placeJob and with first fit by
 // name over the same available racks (in service, hosts reachable, not busy); prints the
-// expected busbw of both, per seed and summarised.
+// expected busbw of both, per seed and summarised. `--fabric-failure-rate F` fails the
+// switch-to-switch links at F instead (NIC cables stay at 2 %: a rack with one down is not a
+// candidate, so failing them more only shrinks the pool): where the fabric starts to matter.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -77,7 +79,7 @@ const char* linkKind(const fabric::Topology& t, std::int32_t l) {
 }  // namespace
 
 int placement(const fabric::Router& healthy, int seeds, int gpus, double busy,
-              fabric::Collective pattern) {
+              fabric::Collective pattern, double fabricRate) {
     const auto& t0 = healthy.topology();
     std::vector<double> placed, firstFit, gain, placeMs;
     int better = 0, equal = 0, worse = 0;
@@ -86,9 +88,11 @@ int placement(const fabric::Router& healthy, int seeds, int gpus, double busy,
         std::mt19937_64 rng(static_cast<std::uint64_t>(seed) * 7919);
         fabric::Router r = healthy;
         std::vector<std::pair<std::int32_t, fabric::LinkState>> down;
-        for (std::int32_t l = 0; l < t0.linkCount(); ++l)
-            if (std::uniform_real_distribution<double>(0, 1)(rng) < 0.02)
+        for (std::int32_t l = 0; l < t0.linkCount(); ++l) {
+            const bool nic = !t0.isSwitch(t0.linkA[l]) || !t0.isSwitch(t0.linkB[l]);
+            if (std::uniform_real_distribution<double>(0, 1)(rng) < (nic ? 0.02 : fabricRate))
                 down.emplace_back(l, fabric::LinkState::Down);
+        }
         r.setLinkStates(down);
         std::vector<std::uint8_t> free(t0.rackNames.size(), 1);
         for (auto& f : free) f = std::uniform_real_distribution<double>(0, 1)(rng) >= busy;
@@ -124,9 +128,10 @@ int placement(const fabric::Router& healthy, int seeds, int gpus, double busy,
     };
     const double n = static_cast<double>(placed.size());
     std::printf(
-        "\nplacement of a %d-GPU %s job, %zu seeds, 2%% random link failures, %.0f%% "
-        "racks busy:\n",
-        gpus, std::string(fabric::collectiveName(pattern)).c_str(), placed.size(), busy * 100);
+        "\nplacement of a %d-GPU %s job, %zu seeds, random link failures: 2%% of NIC cables, "
+        "%.0f%% of switch links; %.0f%% racks busy:\n",
+        gpus, std::string(fabric::collectiveName(pattern)).c_str(), placed.size(), fabricRate * 100,
+        busy * 100);
     std::printf("  placed:    mean %.2f  min %.2f  p50 %.2f  (zones %.2f)\n", mean(placed),
                 bench::percentile(placed, 0.0001), bench::percentile(placed, 0.5),
                 static_cast<double>(zonesPlaced) / n);
@@ -144,7 +149,7 @@ int placement(const fabric::Router& healthy, int seeds, int gpus, double busy,
 int main(int argc, char** argv) {
     int seeds = 3, failures = 100, gpus = 4096;
     bool place = false;
-    double busy = 0.3;
+    double busy = 0.3, fabricRate = 0.02;
     auto pattern = fabric::Collective::AllReduce;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--seeds") && i + 1 < argc)
@@ -155,14 +160,17 @@ int main(int argc, char** argv) {
             gpus = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--busy") && i + 1 < argc)
             busy = std::atof(argv[++i]);
+        else if (!std::strcmp(argv[i], "--fabric-failure-rate") && i + 1 < argc)
+            fabricRate = std::atof(argv[++i]);
         else if (!std::strcmp(argv[i], "--placement"))
             place = true;
         else if (!std::strcmp(argv[i], "--pattern") && i + 1 < argc)
             pattern = fabric::parseCollective(argv[++i]).value_or(pattern);
         else {
-            std::fprintf(stderr,
-                         "usage: loom_jobs_bench [--seeds N] [--failures N] | --placement "
-                         "[--seeds N] [--gpus N] [--busy F] [--pattern P]\n");
+            std::fprintf(
+                stderr,
+                "usage: loom_jobs_bench [--seeds N] [--failures N] | --placement "
+                "[--seeds N] [--gpus N] [--busy F] [--pattern P] [--fabric-failure-rate F]\n");
             return 2;
         }
     }
@@ -178,7 +186,7 @@ int main(int argc, char** argv) {
     std::printf("cluster: %zu hosts, %d links, %d switches; routed in %.0f ms\n",
                 t.hostNames.size(), t.linkCount(), t.switchCount(), msSince(t0));
     if (place) {
-        int rc = placement(router, seeds, gpus, busy, pattern);
+        int rc = placement(router, seeds, gpus, busy, pattern, fabricRate);
         std::printf("  cpu %.0f ms, wall %.0f ms, peak RSS %ld MB, load average %s\n",
                     bench::cpuMs() - cpu0, msSince(t0), bench::peakRssMb(),
                     bench::loadAverage().c_str());

@@ -9,6 +9,12 @@
 // of quiet.
 //
 //   loom_straggler_bench [--seeds N] [--scenarios-per-seed N] [--concurrent N] [--seed S]
+//   loom_straggler_bench --healthy-job-hours H [--seed S]
+//
+// --healthy-job-hours: the false-event rate alone. One world with nothing injected, its jobs
+// starting and ending as the simulator runs them (mean 45 min: every start is a cold job the
+// finder must not flag), driven on a virtual clock as fast as the machine allows (1 simulated
+// second per tick) until H job-hours have been watched; every event opened is a false one.
 //
 // Reports per cause: recall (the first event of the job names the injected GPU, NIC cable or
 // link), time from injection to event (median, p90), and false events per 24 job-hours of
@@ -47,10 +53,116 @@ struct Scenario {
     std::string got;
 };
 
+// --healthy-job-hours: nothing injected, jobs come and go; every event is a false one.
+int healthyRun(double jobHours, std::uint64_t seed) {
+    const double cpu0 = bench::cpuMs();
+    const auto t0 = Clock::now();
+    auto inv = testing::syntheticCluster({.zones = 8, .racksPerZone = 192});
+    auto L = std::make_shared<const telemetry::HallLayout>(telemetry::HallLayout::build(inv));
+    telemetry::SimulatorConfig sc;
+    sc.seed = seed;
+    // Background failures off: an XID or a link down is a real fault, not a false event.
+    sc.xidPerGpuHour = sc.eccDbePerGpuHour = sc.overheatPerGpuHour = 0;
+    sc.flapPerLinkHour = sc.rtswDownPerSwitchHour = 0;
+    Sim sim(L, sc);
+    telemetry::TelemetryHub hub(L);
+    jobs::StragglerFinder finder;
+    std::int64_t now = 1'700'000'000'000;
+    std::string body;
+    std::vector<std::uint64_t> serials;
+    std::size_t ticks = 0, falseEvents = 0, minJobs = 1u << 30, maxJobs = 0, jobStarts = 0;
+    double jobSeconds = 0, finderMs = 0, stepMs = 0;
+    std::set<std::uint64_t> seen;
+    std::map<std::string, std::size_t> perCause;
+    std::vector<std::string> examples;
+    double nextReport = 0.5;
+    std::printf("healthy run, seed %llu: until %.0f job-hours are watched\n",
+                static_cast<unsigned long long>(seed), jobHours);
+    while (jobSeconds / 3600 < jobHours) {
+        auto a = Clock::now();
+        sim.step(now, body);
+        if (auto r = hub.ingestText(body, now); !r)
+            std::fprintf(stderr, "ingest: %s\n", r.error().toString().c_str());
+        hub.tick(now);
+        stepMs += msSince(a);
+        // The job list follows the simulator as loomd's does (it reloads on every change).
+        auto running = sim.runningJobs();
+        std::vector<std::uint64_t> now_serials;
+        for (const auto& rj : running) now_serials.push_back(rj.serial);
+        if (now_serials != serials) {
+            std::vector<jobs::FinderJob> list;
+            for (const auto& rj : running) {
+                jobs::FinderJob j{"sim-" + std::to_string(rj.serial), {}};
+                for (auto r : rj.racks)
+                    j.hosts.insert(j.hosts.end(), L->racks()[r].hosts.begin(),
+                                   L->racks()[r].hosts.end());
+                list.push_back(std::move(j));
+                if (seen.insert(rj.serial).second && ticks > 0) ++jobStarts;
+            }
+            finder.setJobs(std::move(list));
+            serials = std::move(now_serials);
+        }
+        minJobs = std::min(minJobs, running.size());
+        maxJobs = std::max(maxJobs, running.size());
+        a = Clock::now();
+        auto transitions = finder.tick(hub, now);
+        finderMs += msSince(a);
+        ++ticks;
+        // The first 60 s: every job starts at once, counters and averages settle (not counted).
+        if (ticks > 60) {
+            jobSeconds += static_cast<double>(finder.current().size());
+            for (const auto& t : transitions) {
+                if (!t.opened) continue;
+                ++falseEvents;
+                ++perCause[t.suspect.cause];
+                if (examples.size() < 8) examples.push_back(t.message);
+            }
+        }
+        if (jobSeconds / 3600 >= nextReport * jobHours) {
+            std::printf(
+                "  %5.0f job-hours (%.2f h simulated, %zu ticks, %.0f s wall): %zu false "
+                "events, load average %s\n",
+                jobSeconds / 3600, static_cast<double>(ticks) / 3600, ticks, msSince(t0) / 1000,
+                falseEvents, bench::loadAverage().c_str());
+            std::fflush(stdout);
+            nextReport += 0.5;
+        }
+        now += 1000;
+    }
+    const double hours = jobSeconds / 3600;
+    // Poisson: with k events in T job-hours, the rate's one-sided 95 % upper bound; for k = 0
+    // it is 3.0 / T (-ln 0.05), for k > 0 the chi-square bound approximated by Wilson-Hilferty.
+    double upper = 0;
+    if (falseEvents == 0) {
+        upper = 2.9957 / hours * 24;
+    } else {
+        const double k1 = static_cast<double>(falseEvents) + 1, z = 1.6449;
+        upper = k1 * std::pow(1 - 1 / (9 * k1) + z / (3 * std::sqrt(k1)), 3) / hours * 24;
+    }
+    std::printf(
+        "\nhealthy 24k run: %.1f job-hours watched over %.2f simulated hours (%zu ticks), "
+        "%zu-%zu jobs running, %zu jobs started during the run\n",
+        hours, static_cast<double>(ticks) / 3600, ticks, minJobs, maxJobs, jobStarts);
+    std::printf("  false events: %zu = %.3f per 24 job-hours (95 %% upper bound %.3f; goal <= 1)\n",
+                falseEvents, static_cast<double>(falseEvents) / hours * 24, upper);
+    for (const auto& [cause, n] : perCause) std::printf("    %s: %zu\n", cause.c_str(), n);
+    for (const auto& e : examples) std::printf("    false: %s\n", e.c_str());
+    std::printf(
+        "  finder: %.1f ms per tick for every job = %.3f core (goal <= 0.2); simulator "
+        "step + ingest %.0f ms per tick\n",
+        finderMs / static_cast<double>(ticks), finderMs / static_cast<double>(ticks) / 1000,
+        stepMs / static_cast<double>(ticks));
+    std::printf("  cpu %.0f ms, wall %.0f ms, peak RSS %ld MB, load average %s\n",
+                bench::cpuMs() - cpu0, msSince(t0), bench::peakRssMb(),
+                bench::loadAverage().c_str());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     int seeds = 4, perSeed = 60, concurrent = 6;
+    double healthyHours = 0;
     std::uint64_t seed0 = 1;
     for (int i = 1; i < argc; ++i) {
         auto arg = [&](const char* name) { return !std::strcmp(argv[i], name) && i + 1 < argc; };
@@ -62,13 +174,16 @@ int main(int argc, char** argv) {
             concurrent = std::atoi(argv[++i]);
         else if (arg("--seed"))
             seed0 = std::strtoull(argv[++i], nullptr, 10);
+        else if (arg("--healthy-job-hours"))
+            healthyHours = std::atof(argv[++i]);
         else {
             std::fprintf(stderr,
                          "usage: loom_straggler_bench [--seeds N] [--scenarios-per-seed N] "
-                         "[--concurrent N] [--seed S]\n");
+                         "[--concurrent N] [--seed S] | --healthy-job-hours H [--seed S]\n");
             return 2;
         }
     }
+    if (healthyHours > 0) return healthyRun(healthyHours, seed0);
     const double cpu0 = bench::cpuMs();
     const auto t0 = Clock::now();
     auto inv = testing::syntheticCluster({.zones = 8, .racksPerZone = 192});
