@@ -163,6 +163,14 @@ struct SlurmCluster {
     void stop() {
         if (!conf.empty() && daemons.size() > 0) {
             run("scancel", {"--user", "root"});
+            // slurmd must see its steps end before it stops: shut down earlier, a job's
+            // slurmstepd outlives it (orphaned, waiting for a slurmd that is gone).
+            eventually(
+                [&] {
+                    auto q = run("squeue", {"-h", "-t", "R,CG,S", "-o", "%i"});
+                    return q.exitCode == 0 && q.out.empty();
+                },
+                30s, 250ms);
             run("scontrol", {"shutdown"});
         }
         for (pid_t pid : daemons) {
