@@ -12,8 +12,12 @@
 #include "loom/provisioning/link_service.hpp"
 
 #include <pqxx/pqxx>
+#include <zlib.h>
 
+#include <atomic>
 #include <functional>
+#include <mutex>
+#include <thread>
 #include <random>
 
 namespace loom::backend::testing {
@@ -160,6 +164,70 @@ TEST_F(LiveState, RackTransitionsReachHallStreamFabricAndDetectionWithinASecond)
     EXPECT_EQ(linkStates("z1-r002"), (std::map<std::string, int>{{"planned", 18}}));
 }
 
+std::string gunzip(const std::string& in) {
+    z_stream z{};
+    if (inflateInit2(&z, 15 + 16) != Z_OK) return {};
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z.avail_in = uInt(in.size());
+    std::string out;
+    char chunk[65536];
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+        z.next_out = reinterpret_cast<Bytef*>(chunk);
+        z.avail_out = sizeof chunk;
+        rc = inflate(&z, Z_NO_FLUSH);
+        out.append(chunk, sizeof chunk - z.avail_out);
+    }
+    inflateEnd(&z);
+    return rc == Z_STREAM_END ? out : std::string{"<inflate failed>"};
+}
+
+// GET /api/v1/hall (11.9 MB of JSON at 98k) gzipped once per layout object, not per request:
+// the gzipped form decodes to the plain one, has its own ETag (another representation), both
+// ETags answer 304, and a rack transition makes a new layout whose gzipped form follows it.
+TEST_F(LiveState, TheHallIsGzippedOncePerLayoutWithItsOwnETag) {
+    auto& s = startLive();
+    const std::vector<std::pair<std::string, std::string>> gzipped{{"Accept-Encoding", "gzip, deflate"}};
+    auto plain = request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"]);
+    ASSERT_EQ(plain.status, 200) << plain.body;
+    EXPECT_EQ(plain.headers.count("Content-Encoding"), 0u);
+    auto gz = request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"], "", gzipped);
+    ASSERT_EQ(gz.status, 200);
+    EXPECT_EQ(gz.headers["Content-Encoding"], "gzip");
+    EXPECT_EQ(gz.headers["Vary"], "Accept-Encoding");
+    EXPECT_EQ(gunzip(gz.body), plain.body);
+    EXPECT_LT(gz.body.size() * 3, plain.body.size());
+    EXPECT_NE(gz.headers["ETag"], plain.headers["ETag"]);
+    EXPECT_EQ(gz.headers["ETag"], plain.headers["ETag"].substr(0, plain.headers["ETag"].size() - 1) + "-gz\"");
+    auto again = request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"], "", gzipped);
+    EXPECT_EQ(again.body, gz.body);
+    for (const auto& etag : {plain.headers["ETag"], gz.headers["ETag"]}) {
+        auto h = gzipped;
+        h.emplace_back("If-None-Match", etag);
+        auto nm = request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"], "", h);
+        EXPECT_EQ(nm.status, 304) << etag;
+        EXPECT_TRUE(nm.body.empty());
+    }
+
+    ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);
+    ASSERT_TRUE(within(1s, [&] { return rackState(s, "z1-r002") == "delivered"; }));
+    auto gz2 = request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"], "", gzipped);
+    auto plain2 = request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"]);
+    ASSERT_EQ(gz2.status, 200);
+    EXPECT_NE(gz2.headers["ETag"], gz.headers["ETag"]);
+    const auto hall2 = json::parse(gunzip(gz2.body), nullptr, false);
+    ASSERT_TRUE(hall2.is_object());
+    EXPECT_EQ(hall2, plain2.j());
+    std::string state;
+    for (const auto& r : hall2["racks"])
+        if (r.value("name", "") == "z1-r002") state = r.value("state", "");
+    EXPECT_EQ(state, "delivered");
+    auto h = gzipped;
+    h.emplace_back("If-None-Match", gz.headers["ETag"]);
+    EXPECT_EQ(request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"], "", h).status, 200)
+        << "the old layout's ETag must not answer 304";
+}
+
 // Issue 17 item 2: a switch's config with ?previous=true carries the config as it was before
 // its last change: a drain reroutes the CTSW, and its previous config is exactly what GET
 // returned before the drain, at an older version; the undrain brings the old text back and
@@ -200,6 +268,55 @@ TEST_F(LiveState, ASwitchConfigCarriesItsPreviousVersion) {
     EXPECT_EQ(bad.status, 400) << bad.body;
     EXPECT_EQ(bad.j()["error"].value("path", ""), "previous") << bad.body;
     EXPECT_TRUE(get(s, path + "?previous=false").contains("config"));
+}
+
+// The fabric's router is rerouted in place (a copy per change was ~400 MB at 98k): requests
+// read it under a shared lock while rack transitions reroute it. Two clients read config
+// (with ?previous=true), degradation, topology and an export throughout drain/undrain rounds;
+// every answer is whole (200, its fields there) and the last reroute is what they see after.
+TEST_F(LiveState, FabricReadsRunBesideReroutesInPlace) {
+    auto& s = startLive();
+    bringIntoService(s, "z1-r001");
+    bringIntoService(s, "z1-r002");
+    std::atomic<bool> stop{false};
+    std::atomic<int> reads{0}, bad{0};
+    std::mutex badMutex;
+    std::string firstBad;
+    auto reader = [&] {
+        const char* paths[] = {"/api/v1/fabric/config/z1-ctsw1?previous=true", "/api/v1/fabric/degradation",
+                               "/api/v1/fabric/topology", "/api/v1/fabric/export?format=frr"};
+        for (int i = 0; !stop; ++i) {
+            const std::string path = paths[i % 4];
+            auto r = request(s.port(), "GET", path, tokens_["viewer"]);
+            const auto j = r.j();
+            const bool whole = r.status == 200 && j.is_object() &&
+                               (j.contains("config") || j.contains("racks") || j.contains("switches") ||
+                                j.contains("files"));
+            if (!whole) {
+                ++bad;
+                std::lock_guard lock(badMutex);
+                if (firstBad.empty()) firstBad = path + ": " + std::to_string(r.status) + " " + r.body.substr(0, 300);
+            }
+            ++reads;
+        }
+    };
+    std::thread t1(reader), t2(reader);
+    for (int round = 0; round < 3; ++round) {
+        ASSERT_EQ(act(s, "z1-r002", "drain").status, 200);
+        ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);  // draining -> drained
+        ASSERT_TRUE(within(2s, [&] { return !degradation(s, "z1-r002").value("inService", true); }));
+        ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);  // drained -> in_service
+        ASSERT_TRUE(within(2s, [&] { return degradation(s, "z1-r002").value("inService", false); }));
+    }
+    stop = true;
+    t1.join();
+    t2.join();
+    EXPECT_EQ(bad.load(), 0) << firstBad;
+    EXPECT_GT(reads.load(), 12);
+    EXPECT_EQ(bundle(s, "z1-r002-rtsw", "z1-ctsw1").value("up", -1), 1) << bundle(s, "z1-r002-rtsw", "z1-ctsw1").dump();
+    const auto cfg = get(s, "/api/v1/fabric/config/z1-ctsw1?previous=true");
+    EXPECT_TRUE(cfg["previous"].is_object()) << cfg.dump();
+    EXPECT_EQ(cfg.value("config", ""), get(s, "/api/v1/fabric/config/z1-ctsw1").value("config", "x"));
 }
 
 TEST_F(LiveState, ASecondLoomdOnTheSameDatabaseSeesEveryChangeWithinASecond) {

@@ -37,6 +37,7 @@ TEST(LoomdConfig, TheShippedFileReadsAsTheDefaults) {
     EXPECT_EQ(shipped->server.wsQueueFrames, defaults.server.wsQueueFrames);
     EXPECT_EQ(shipped->server.wsSlowTicks, defaults.server.wsSlowTicks);
     EXPECT_EQ(shipped->server.replayBuffer, defaults.server.replayBuffer);
+    EXPECT_EQ(shipped->server.wsDeflateLevel, defaults.server.wsDeflateLevel);
     EXPECT_TRUE(shipped->scrape.empty());
     EXPECT_EQ(shipped->provisioning.kind, "");
 
@@ -69,7 +70,7 @@ TEST(LoomdConfig, EverySectionsValuesLand) {
     auto c = readLoomdConfig(R"(
 listen: 0.0.0.0:9000
 server: {ioThreads: 4, dbThreads: 8, headerTimeoutSeconds: 3}
-stream: {intervalMs: 250, queueFrames: 8, slowTicks: 2, replayBuffer: 10}
+stream: {intervalMs: 250, queueFrames: 8, slowTicks: 2, replayBuffer: 10, deflateLevel: 0}
 detection:
   xid: {critical: [79, 48]}
   temperature: {warningC: 80, criticalC: 90}
@@ -91,6 +92,7 @@ provisioning: {executor: simulated, seed: 7, delayMs: 20}
     EXPECT_EQ(c->server.streamInterval, 250ms);
     EXPECT_EQ(c->server.wsQueueFrames, 8u);
     EXPECT_EQ(c->server.replayBuffer, 10u);
+    EXPECT_EQ(c->server.wsDeflateLevel, 0);
     EXPECT_EQ(c->detection.criticalXids, (std::vector<int>{79, 48}));
     EXPECT_EQ(c->detection.ignoredXids, (std::vector<int>{13, 31, 43, 45}));  // default kept
     EXPECT_EQ(c->detection.tempWarningC, 80);
@@ -125,6 +127,10 @@ TEST(LoomdConfig, MistakesNameKeyPathAndLine) {
     EXPECT_EQ(e.path, "stream.intervalMs");
     EXPECT_EQ(e.line, 3);
     EXPECT_NE(e.message.find(">= 50"), std::string::npos) << e.message;
+
+    e = errorOf("stream:\n  deflateLevel: 10\n");
+    EXPECT_EQ(e.path, "stream.deflateLevel");
+    EXPECT_NE(e.message.find("<= 9"), std::string::npos) << e.message;
 
     e = errorOf("stream:\n  intervalMS: 100\n");  // a typo gets a suggestion
     EXPECT_EQ(e.path, "stream.intervalMS");

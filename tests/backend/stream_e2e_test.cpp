@@ -4,6 +4,7 @@
 // for exactly the GPU or link concerned; recovery closes the event. Also the hall's ETag.
 #include "server_fixture.hpp"
 
+#include <map>
 #include <optional>
 
 namespace loom::backend::testing {
@@ -117,6 +118,67 @@ TEST_F(StreamE2e, GpuXidBecomesAnEventAndAHealthDelta) {
         std::this_thread::sleep_for(100ms);
     }
     ADD_FAILURE() << "the stored event never closed";
+}
+
+// permessage-deflate (issue 14 item 5: stream frames sized for 98k): a client that offers it
+// (Beast with client_enable, as browsers do) gets it negotiated and decodes exactly the frames
+// a plain client gets: the same snapshots, and the very same delta message (one text shared by
+// every subscriber: seq and ts included). A client that does not offer it (Qt WebSockets 6.4,
+// the console; the first client here) gets no extension and plain frames.
+TEST_F(StreamE2e, ADeflatedStreamDecodesToThePlainFrames) {
+    auto& s = start();
+    auto hall = request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"]).j();
+    std::size_t index = hall["gpus"].size();
+    for (std::size_t i = 0; i < hall["gpus"].size(); ++i)
+        if (hall["gpus"][i] == "z1-r002-h1-gpu3") index = i;
+    ASSERT_LT(index, hall["gpus"].size());
+
+    auto connect = [&](WsClient& c, bool deflate) {
+        beast::get_lowest_layer(c.ws).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), s.port()));
+        if (deflate) {
+            websocket::permessage_deflate pmd;
+            pmd.client_enable = true;
+            c.ws.set_option(pmd);
+        }
+        c.ws.set_option(websocket::stream_base::decorator([token = tokens_["viewer"]](websocket::request_type& r) {
+            r.set(http::field::authorization, "Bearer " + token);
+        }));
+        websocket::response_type res;
+        c.ws.handshake(res, "127.0.0.1", "/api/v1/stream");
+        return std::string(res[http::field::sec_websocket_extensions]);
+    };
+    WsClient plain, z;
+    EXPECT_EQ(connect(plain, false), "");
+    EXPECT_NE(connect(z, true).find("permessage-deflate"), std::string::npos);
+    const std::vector<std::string> topics{"gpu.util", "gpu.health", "link.health"};
+    for (auto* c : {&plain, &z}) {
+        ASSERT_EQ(c->read().value("type", ""), "hello");
+        c->send({{"op", "subscribe"}, {"topics", topics}});
+    }
+    std::map<std::string, json> snapPlain, snapZ;
+    for (auto [c, out] : {std::pair{&plain, &snapPlain}, std::pair{&z, &snapZ}})
+        ASSERT_TRUE(readUntil(*c, [&](const json& m) {
+            if (m.value("type", "") == "snapshot") (*out)[m.value("topic", "")] = m;
+            return out->size() == topics.size();
+        })) << "snapshots missing";
+    for (const auto& t : topics) {
+        ASSERT_GT(snapPlain[t].value("data", "").size(), 40u) << t;
+        EXPECT_EQ(snapZ[t]["data"], snapPlain[t]["data"]) << t;
+        EXPECT_EQ(snapZ[t]["count"], snapPlain[t]["count"]) << t;
+        EXPECT_EQ(snapZ[t]["encoding"], snapPlain[t]["encoding"]) << t;
+    }
+
+    auto post = request(s.port(), "POST", "/api/v1/telemetry", tokens_["operator"],
+                        "DCGM_FI_DEV_GPU_UTIL{gpu=\"3\",Hostname=\"z1-r002-h1\"} 77\n",
+                        {{"Content-Type", "text/plain; version=0.0.4"}});
+    ASSERT_LT(post.status, 300) << post.body;
+    auto isUtil77 = [&](const json& m) {
+        return m.value("type", "") != "snapshot" && valueAt(m, "gpu.util", index) == 77;
+    };
+    auto dPlain = readUntil(plain, isUtil77);
+    auto dZ = readUntil(z, isUtil77);
+    ASSERT_TRUE(dPlain && dZ) << "no gpu.util delta with 77 on " << (dPlain ? "the deflate client" : "the plain client");
+    EXPECT_EQ(*dZ, *dPlain) << "the same message, decoded from a compressed frame";
 }
 
 TEST_F(StreamE2e, PortDownBecomesALinkEventAndAHealthDelta) {

@@ -17,6 +17,7 @@
 #include <map>
 #include <tuple>
 #include <mutex>
+#include <shared_mutex>
 #include <unordered_map>
 
 namespace loom::backend {
@@ -24,16 +25,23 @@ namespace loom::backend {
 namespace {
 
 // The routing state of the live inventory: rebuilt when the structure changes (an apply),
-// and rerouted incrementally when only states change (a rack moved, a link drained) — a copy
-// of the router with the changed links set, so requests holding the old one are undisturbed.
+// and rerouted incrementally, in place, when only states change (a rack moved, a link
+// drained). A request reads the router under a shared lock (Held); a reroute takes it
+// exclusively for the few milliseconds of setLinkStates. It used to reroute a copy so that
+// readers were undisturbed, but at 98k a router is ~400 MB of tables: every rack transition
+// copied it (loomd at 2.3 GB RSS while a 98k hall went into service,
+// bench/server/run_scale_live.sh). Lock order: `mutex`, then `routerLock`; nothing takes
+// `mutex` while holding `routerLock` (Held carries what a reader needs of the rest).
 struct FabricState {
     std::mutex mutex;
+    std::shared_mutex routerLock;
     std::shared_ptr<const inventory::Inventory> builtFrom;
     std::int64_t builtLayout = 0;
     // Router link ids by name (a snapshot's vectors follow the tables' order, which moves).
     fabric::LinkNameIndex linkIds;
-    std::shared_ptr<const fabric::Router> router;
+    std::shared_ptr<fabric::Router> router;
     std::int64_t version = 0;
+    std::mutex degradationMutex;
     std::vector<float> lastDegradation;  // what the stream was last told
     // The link states each recent version changed, with their states before it (newest last):
     // a switch's previous config is rebuilt from them on request (GET config?previous=true)
@@ -45,69 +53,68 @@ struct FabricState {
     std::deque<Undo> undo;
     static constexpr std::size_t kUndoVersions = 16;
 
-    // A router and the routing version it is, read under one lock: an answer never pairs one
-    // version's routes with another's number.
-    struct Snapshot {
+    // A router as one request reads it: the shared lock keeps a reroute out meanwhile; the
+    // version and the undo steps are those of this router.
+    struct Held {
         std::shared_ptr<const fabric::Router> router;
+        std::shared_lock<std::shared_mutex> lock;
         std::int64_t version = 0;
+        std::vector<Undo> undoNewestFirst;
+        const fabric::Router& operator*() const { return *router; }
+        const fabric::Router* operator->() const { return router.get(); }
     };
 
-    Result<std::shared_ptr<const fabric::Router>> get(Services& services) {
-        auto s = snapshot(services);
-        if (!s) return fail(s.error());
-        return std::move(s->router);
-    }
-
-    Result<Snapshot> snapshot(Services& services) {
+    Result<Held> get(Services& services, bool withUndo = false) {
         auto inv = services.inventory();
         auto layout = services.layout();
         if (!inv || !layout) return fail(Error::unavailable("the inventory is still loading; retry shortly"));
         std::lock_guard lock(mutex);
-        if (inv == builtFrom && router) return Snapshot{router, version};
-        if (router && layout->layoutVersion() == builtLayout) {
-            const auto changes = linkIds.changes(router->topology(), *inv);
-            if (!changes.empty()) {
-                Undo u;
-                u.before.reserve(changes.size());
-                for (auto& [link, st] : changes)
-                    u.before.emplace_back(link, router->topology().linkState[static_cast<std::size_t>(link)]);
-                auto next = std::make_shared<fabric::Router>(*router);
-                next->setLinkStates(changes);
-                router = std::move(next);
-                u.version = ++version;
-                undo.push_back(std::move(u));
-                if (undo.size() > kUndoVersions) undo.pop_front();
+        if (!(inv == builtFrom && router)) {
+            if (router && layout->layoutVersion() == builtLayout) {
+                const auto changes = linkIds.changes(router->topology(), *inv);
+                if (!changes.empty()) {
+                    Undo u;
+                    u.before.reserve(changes.size());
+                    for (auto& [link, st] : changes)
+                        u.before.emplace_back(link, router->topology().linkState[static_cast<std::size_t>(link)]);
+                    {
+                        std::unique_lock write(routerLock);
+                        router->setLinkStates(changes);
+                    }
+                    u.version = ++version;
+                    undo.push_back(std::move(u));
+                    if (undo.size() > kUndoVersions) undo.pop_front();
+                }
+                builtFrom = inv;
+            } else {
+                auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
+                if (!topo) return fail(topo.error());
+                linkIds = fabric::LinkNameIndex(*topo);
+                // A new object: readers of the old one keep it (and their lock) until they finish.
+                router = std::make_shared<fabric::Router>(std::move(*topo));
+                builtFrom = inv;
+                builtLayout = layout->layoutVersion();
+                ++version;
+                undo.clear();  // a new structure: older link ids mean nothing in it
             }
-            builtFrom = inv;
-            return Snapshot{router, version};
         }
-        auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
-        if (!topo) return fail(topo.error());
-        linkIds = fabric::LinkNameIndex(*topo);
-        router = std::make_shared<const fabric::Router>(std::move(*topo));
-        builtFrom = inv;
-        builtLayout = layout->layoutVersion();
-        ++version;
-        undo.clear();  // a new structure: older link ids mean nothing in it
-        return Snapshot{router, version};
+        Held held;
+        held.router = router;
+        held.lock = std::shared_lock(routerLock);
+        held.version = version;
+        if (withUndo) held.undoNewestFirst.assign(undo.rbegin(), undo.rend());
+        return held;
     }
 
-    // The newest version before `now` whose config (as `render` writes it) differs from `current`
-    // (within the kept versions): walks back one version at a time on a copy of the router. The
-    // undo steps are keyed by version, so a reroute since `now` was taken changes nothing.
-    std::optional<std::pair<std::int64_t, std::string>> previousConfig(
-        const Snapshot& now, const std::string& current,
+    // The newest earlier version whose config (as `render` writes it) differs from `current` (within the kept
+    // versions): walks back one version at a time on a copy of the router.
+    static std::optional<std::pair<std::int64_t, std::string>> previousConfig(
+        const Held& now, const std::string& current,
         const std::function<std::string(const fabric::Router&)>& render) {
-        std::vector<Undo> steps;
-        {
-            std::lock_guard lock(mutex);
-            for (auto it = undo.rbegin(); it != undo.rend(); ++it)
-                if (it->version <= now.version) steps.push_back(*it);
-        }
-        if (steps.empty()) return std::nullopt;
+        if (now.undoNewestFirst.empty()) return std::nullopt;
         std::int64_t at = now.version;
-        fabric::Router past(*now.router);
-        for (auto& step : steps) {
+        fabric::Router past(*now);
+        for (auto& step : now.undoNewestFirst) {
             if (step.version != at) break;  // a gap (a rebuild): nothing older is comparable
             past.setLinkStates(step.before);
             --at;
@@ -152,17 +159,19 @@ void registerFabricRoutes(Router& router, Services& services) {
     // Every live change reroutes at once (not at the next request) and, when the degradation
     // map changed, pushes it on the "inventory" topic: {"type": "degradation", "racks": [...]}.
     services.onLiveChange([state, &services] {
-        auto r = state->snapshot(services);
+        auto r = state->get(services);
         if (!r) return;
-        auto map = fabric::degradationMap(*r->router);
+        auto map = fabric::degradationMap(**r);
         {
-            std::lock_guard lock(state->mutex);
+            std::lock_guard lock(state->degradationMutex);
             if (map == state->lastDegradation) return;
             state->lastDegradation = map;
         }
-        services.publishLocal("inventory", {{"type", "degradation"},
-                                            {"routingVersion", r->version},
-                                            {"racks", degradationJson(*r->router, map)}});
+        nlohmann::json msg{{"type", "degradation"},
+                           {"routingVersion", (*r).version},
+                           {"racks", degradationJson(**r, map)}};
+        { auto done = std::move(*r); }  // the router's lock is not held while publishing
+        services.publishLocal("inventory", std::move(msg));
     });
     RouteOptions noDb{.needsDb = false};
     router.add(
@@ -180,19 +189,20 @@ void registerFabricRoutes(Router& router, Services& services) {
     router.add(
         "GET", "/api/v1/fabric/config/{switch}", Role::Viewer,
         [state, &services](const Request& req) -> Result<Response> {
-            auto r = state->snapshot(services);
+            auto r = state->get(services, req.queryParam("previous").value_or("") == "true");
             if (!r) return fail(r.error());
-            auto sw = switchOf(*r->router, req.param("switch"));
+            auto sw = switchOf(**r, req.param("switch"));
             if (!sw) return fail(sw.error());
-            const bool roce = r->router->topology().type == inventory::FabricType::Roce;
+            const std::int64_t version = (*r).version;
+            const bool roce = (*r)->topology().type == inventory::FabricType::Roce;
             const std::int32_t s = *sw;
             auto render = [roce, s](const fabric::Router& router) {
                 return roce ? fabric::frrConfig(router, s) : fabric::routesJson(router, s);
             };
             nlohmann::json j{{"switch", std::string(req.param("switch"))},
-                             {"version", r->version},
+                             {"version", version},
                              {"format", roce ? "frr" : "lft"},
-                             {"config", render(*r->router)}};
+                             {"config", render(**r)}};
             // ?previous=true: the switch's config as it was before its last change (within the
             // last versions kept), so a console can show what the last reroute changed on it.
             if (auto p = req.queryParam("previous")) {
@@ -200,7 +210,7 @@ void registerFabricRoutes(Router& router, Services& services) {
                     return fail(Error::invalid("previous must be true or false, not '" + std::string(*p) + "'",
                                                "previous"));
                 if (*p == "true") {
-                    auto prev = state->previousConfig(*r, j["config"].get<std::string>(), render);
+                    auto prev = FabricState::previousConfig(*r, j["config"].get<std::string>(), render);
                     j["previous"] = prev ? nlohmann::json{{"version", prev->first}, {"config", prev->second}}
                                          : nlohmann::json();
                 }
@@ -275,11 +285,11 @@ void registerFabricRoutes(Router& router, Services& services) {
     router.add(
         "GET", "/api/v1/fabric/degradation", Role::Viewer,
         [state, &services](const Request&) -> Result<Response> {
-            auto r = state->snapshot(services);
+            auto r = state->get(services);
             if (!r) return fail(r.error());
-            auto map = fabric::degradationMap(*r->router);
-            return Response::ofJson({{"racks", degradationJson(*r->router, map)},
-                                     {"routingVersion", r->version}});
+            auto map = fabric::degradationMap(**r);
+            return Response::ofJson({{"racks", degradationJson(**r, map)},
+                                     {"routingVersion", (*r).version}});
         },
         noDb);
     router.add(

@@ -8,6 +8,7 @@
 #include "loom/db/inventory_repository.hpp"
 #include "loom/inventory/plan.hpp"
 #include "loom/inventory/spec.hpp"
+#include "server/gzip.hpp"
 
 #include <charconv>
 #include <chrono>
@@ -302,14 +303,18 @@ void registerInventoryRoutes(Router& router, Services& services) {
         }
         return Response::ofJson(nlohmann::json::parse(summary->text));
     });
-    // A HallLayout object is immutable (2.8 MB of JSON at 24k): rendered once per object, with
-    // an ETag that is a digest of the body (the layout version alone does not cover rack
-    // states), so a reconnecting console gets 304 Not Modified.
+    // A HallLayout object is immutable (2.8 MB of JSON at 24k, 11.9 MB at 98k): rendered once
+    // per object, with an ETag that is a digest of the body (the layout version alone does not
+    // cover rack states), so a reconnecting console gets 304 Not Modified. The gzipped form
+    // (what the console's and the browser's HTTP stacks ask for) is made once per object too,
+    // when first asked: gzipping 11.9 MB per request cost ~90-150 ms of a pool thread at 98k
+    // (bench/server/run_scale_live.sh). Its ETag is the plain one with "-gz": another
+    // representation, another validator; If-None-Match matches either.
     struct HallCache {
         std::mutex mutex;
         std::shared_ptr<const HallLayout> layout;
-        std::shared_ptr<const std::string> json;
-        std::string etag;
+        std::shared_ptr<const std::string> json, gzipped;
+        std::string etag, gzEtag;
     };
     auto hall = std::make_shared<HallCache>();
     router.add(
@@ -320,27 +325,39 @@ void registerInventoryRoutes(Router& router, Services& services) {
                 return fail(Error::unavailable("the hall layout is still loading; retry shortly"));
             if (auto accept = req.header("accept"); accept && accept->find("yaml") != std::string_view::npos)
                 return Response::ofJson(layout->toJson());  // rare: rendered each time
+            const auto ae = req.header("accept-encoding");
+            const bool wantsGzip = ae && acceptsGzip(*ae);
             std::shared_ptr<const std::string> body;
-            std::string etag;
+            std::string etag, gzEtag;
             {
                 std::lock_guard lock(hall->mutex);
                 if (hall->layout != layout) {
                     hall->json = std::make_shared<const std::string>(layout->toJson().dump());
+                    hall->gzipped.reset();
                     hall->layout = layout;
                     char hex[17];
                     std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(*hall->json));
                     hall->etag = "\"hall-" + std::string(hex) + "\"";
+                    hall->gzEtag = "\"hall-" + std::string(hex) + "-gz\"";
                 }
-                body = hall->json;
-                etag = hall->etag;
-            }
-            if (auto inm = req.header("if-none-match"); inm && *inm == etag) {
-                Response r = Response::text("", "application/json", 304);
-                r.headers.push_back({"ETag", etag});
-                return r;
+                if (wantsGzip && !hall->gzipped)
+                    hall->gzipped = std::make_shared<const std::string>(gzip(*hall->json, 1));
+                const bool gz = wantsGzip && !hall->gzipped->empty();
+                body = gz ? hall->gzipped : hall->json;
+                etag = gz ? hall->gzEtag : hall->etag;
+                gzEtag = hall->gzEtag;
+                if (auto inm = req.header("if-none-match"); inm && (*inm == hall->etag || *inm == gzEtag)) {
+                    Response r = Response::text("", "application/json", 304);
+                    r.headers.push_back({"ETag", etag});
+                    return r;
+                }
             }
             Response r = Response::text(*body, "application/json");
             r.headers.push_back({"ETag", etag});
+            if (etag == gzEtag) {
+                r.headers.push_back({"Content-Encoding", "gzip"});
+                r.headers.push_back({"Vary", "Accept-Encoding"});
+            }
             return r;
         },
         RouteOptions{.needsDb = false});

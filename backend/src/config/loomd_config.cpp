@@ -45,7 +45,8 @@ void readServer(const YAML::Node& n, ServerConfig& c) {
 }
 
 void readStream(const YAML::Node& n, ServerConfig& c) {
-    MapReader r(n, "stream", {"intervalMs", "queueFrames", "slowTicks", "replayBuffer"});
+    MapReader r(n, "stream",
+                {"intervalMs", "queueFrames", "slowTicks", "replayBuffer", "deflateLevel"});
     c.streamInterval =
         std::chrono::milliseconds(r.integer("intervalMs", c.streamInterval.count(), 50, 60'000));
     c.wsQueueFrames = std::size_t(
@@ -53,6 +54,7 @@ void readStream(const YAML::Node& n, ServerConfig& c) {
     c.wsSlowTicks = int(r.integer("slowTicks", c.wsSlowTicks, 1, 10'000));
     c.replayBuffer = std::size_t(
         r.integer("replayBuffer", static_cast<long long>(c.replayBuffer), 0, 10'000'000));
+    c.wsDeflateLevel = int(r.integer("deflateLevel", c.wsDeflateLevel, 0, 9));
 }
 
 std::vector<int> xidList(const MapReader& r, std::string_view key, std::vector<int> def) {

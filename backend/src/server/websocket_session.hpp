@@ -43,6 +43,15 @@ public:
         // (4 KiB frames) a 24k snapshot was ~15 socket writes and completions per client, and
         // the fan-out to 100 clients took ~100 ms per tick (bench/server, ws_fanout).
         ws_.auto_fragment(false);
+        // permessage-deflate, negotiated only with a client that offers it: the 98k snapshots
+        // are ~1 MB of base64 per connect and ~0.2-0.3 MB/s per client after
+        // (bench/server/run_scale_live.sh); each connection keeps its own zlib streams.
+        if (s_.config.wsDeflateLevel > 0) {
+            websocket::permessage_deflate pmd;
+            pmd.server_enable = true;
+            pmd.compLevel = s_.config.wsDeflateLevel;
+            ws_.set_option(pmd);
+        }
         ws_.set_option(websocket::stream_base::decorator(
             [protocol = subprotocol_](websocket::response_type& res) {
                 res.set(beast::http::field::server, "loomd 0.1.0");

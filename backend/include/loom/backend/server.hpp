@@ -52,6 +52,10 @@ struct ServerConfig {
     int wsSlowTicks = 5;                // consecutive overflowing intervals before "bye"
     std::size_t wsMaxMessage = 64 * 1024;  // largest client -> server message
     std::size_t replayBuffer = 4096;    // event/provisioning/inventory messages kept for resume
+    // permessage-deflate (RFC 7692) for stream clients that offer it (browsers; Beast clients
+    // with client_enable; Qt WebSockets 6.4 does not offer it and gets plain frames). zlib
+    // level 1; 0 turns it off. loomd.yaml: stream.deflateLevel.
+    int wsDeflateLevel = 1;
 };
 
 class Server {

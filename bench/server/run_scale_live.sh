@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# bench/server/run_scale_live.sh: loomd live at scale and the console against it (issue 14
+# item 5, goals: loomd live at 98k <= 1 GB RSS; console first paint <= 1 s, repaint p99 <= 16 ms).
+#
+#   bench/server/run_scale_live.sh [--build DIR] [--spec FILE] [--iterations N] [--seconds N]
+#                                  [--no-rollout]
+#
+# Applies SPEC (default configs/clusters/meta-98k-roce.yaml) to an embedded PostgreSQL, runs
+# `loomd serve --simulate`, moves every compute rack into service (7 operator `advance` calls
+# per rack on 8 connections, as bench/web/run does; --no-rollout keeps the hall as applied, all
+# planned, where the simulator reports nothing), then measures, printing the load average
+# before each part:
+#   1. apply time, time to /readyz, rollout time, loomd RSS and CPU (simulator driving the
+#      whole hall) over --seconds;
+#   2. GET /api/v1/hall: bytes and time, plain and gzip (what the console's Qt network access
+#      manager asks for), and the 304 with If-None-Match;
+#   3. the stream: stream_probe (time to the first snapshots, snapshot and per-second bytes),
+#      plain and with permessage-deflate offered;
+#   4. console_bench --server (the real console offscreen: connect -> first paint, repaint
+#      p50/p99 over --iterations metric updates, RSS);
+#   5. loomd RSS after all (VmRSS, VmHWM).
+# Needs loomd, stream_probe and console_bench built (LOOM_BUILD_BENCH=ON).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=build; spec=configs/clusters/meta-98k-roce.yaml; iterations=60; seconds=20; rollout=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --spec) spec=$2; shift 2 ;;
+    --iterations) iterations=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --no-rollout) rollout=0; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "run_scale_live.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+bin=$build/bin
+for b in loomd stream_probe console_bench; do
+  [ -x "$bin/$b" ] || { echo "run_scale_live.sh: $bin/$b is not built (cmake --build $build --target $b)" >&2; exit 2; }
+done
+[ -f "$spec" ] || { echo "run_scale_live.sh: no spec $spec" >&2; exit 2; }
+load() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
+
+. bench/lib/loomd.sh
+load
+t0=$(date +%s.%N)
+loomd_start "$bin" "$spec" scale-live viewer operator
+t1=$(date +%s.%N)
+echo "apply + token + serve until /readyz: $(echo "$t1 - $t0" | bc) s"; loomd_mem
+token=$token_viewer
+hostport=${url#http://}
+if [ "$rollout" = 1 ]; then
+  echo "== every compute rack into service"; load
+  python3 - "$url" "$token_operator" <<'PY'
+import concurrent.futures, http.client, json, sys, time, urllib.parse, urllib.request
+url, token = sys.argv[1], sys.argv[2]
+req = urllib.request.Request(url + "/api/v1/hall", headers={"Authorization": "Bearer " + token})
+racks = [r["name"] for r in json.load(urllib.request.urlopen(req))["racks"] if r["gpuCount"] > 0]
+port = urllib.parse.urlparse(url).port
+def advance(chunk):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    bad = 0
+    for name in chunk:
+        for _ in range(7):  # planned -> delivered -> ... -> validated -> in_service
+            c.request("POST", f"/api/v1/racks/{name}/advance", body="{}",
+                      headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+            r = c.getresponse(); r.read()
+            bad += r.status != 200
+    return bad
+t = time.time()
+with concurrent.futures.ThreadPoolExecutor(8) as ex:
+    bad = sum(ex.map(advance, [racks[i::8] for i in range(8)]))
+print(f"{len(racks)} racks advanced to in_service in {time.time() - t:.1f} s ({bad} refused)", flush=True)
+PY
+  loomd_mem
+fi
+sleep 10  # the live state reloads; the simulator picks the racks up
+echo "== loomd with the simulator, ${seconds} s"; load
+a=$(loomd_cpu); sleep "$seconds"; b=$(loomd_cpu)
+echo "loomd cores: $(echo "scale=3; ($b - $a) / $seconds" | bc)"; loomd_mem
+
+echo "== GET /api/v1/hall"; load
+for enc in identity gzip; do
+  for i in 1 2 3; do
+    curl -s -o /dev/null -H "Authorization: Bearer $token" -H "Accept-Encoding: $enc" \
+      -w "$enc: %{http_code} %{size_download} bytes in %{time_total} s (first byte %{time_starttransfer} s)\n" \
+      "$url/api/v1/hall"
+  done
+done
+etag=$(curl -s -D - -o /dev/null -H "Authorization: Bearer $token" "$url/api/v1/hall" | tr -d '\r' |
+  awk 'tolower($1) == "etag:" {print $2}')
+curl -s -o /dev/null -H "Authorization: Bearer $token" -H "If-None-Match: $etag" \
+  -w "If-None-Match: %{http_code} in %{time_total} s\n" "$url/api/v1/hall"
+loomd_mem
+
+echo "== stream, one client, 10 s"; load
+"$bin/stream_probe" --url "$hostport" --token "$token" --seconds 10 || true
+echo "== stream, one client offering permessage-deflate, 10 s"; load
+"$bin/stream_probe" --url "$hostport" --token "$token" --seconds 10 --deflate || true
+loomd_mem
+
+echo "== console (offscreen) against loomd, $iterations repaints"; load
+QT_QPA_PLATFORM=offscreen "$bin/console_bench" --server "$url" --token "$token" --iterations "$iterations"
+load
+echo "== loomd after all"; loomd_mem
