@@ -6,6 +6,7 @@
 // --version and usage errors work without a display (no platform plugin is loaded for them).
 #include "loom/console/main_window.hpp"
 #include "loom/console/session.hpp"
+#include "loom/version.hpp"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -32,7 +33,7 @@ void describe(QCoreApplication& app)
 {
     app.setOrganizationName(QStringLiteral("loom"));
     app.setApplicationName(QStringLiteral("loom-console"));
-    app.setApplicationVersion(QStringLiteral("0.1.0"));
+    app.setApplicationVersion(QStringLiteral(LOOM_VERSION));
 }
 
 }  // namespace

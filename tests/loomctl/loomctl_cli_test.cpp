@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "loom/version.hpp"
 #include "process.hpp"
 #include "stub_server.hpp"
 
@@ -84,6 +85,19 @@ TEST_F(LoomctlCli, HelpOnEveryVerbExitsZero) {
         EXPECT_EQ(r.exitCode, 0) << verb[0];
         EXPECT_NE(r.out.find("Usage"), std::string::npos) << verb[0] << r.out;
     }
+}
+
+// The version is the project's (CMakeLists.txt's VERSION through loom/version.hpp), and the
+// new verbs have --help too.
+TEST_F(LoomctlCli, VersionIsTheProjectsAndAnnotateHasHelp) {
+    auto v = run({"--version"});
+    EXPECT_EQ(v.exitCode, 0);
+    EXPECT_EQ(v.out, "loomctl " LOOM_VERSION "\n");
+    auto loomd = loom::testing::runProcess(LOOMD_BIN, {"--version"});
+    EXPECT_EQ(loomd.out, "loomd " LOOM_VERSION "\n");
+    auto annotate = run({"annotate", "--help"});
+    EXPECT_EQ(annotate.exitCode, 0);
+    EXPECT_NE(annotate.out.find("--overwrite"), std::string::npos) << annotate.out;
 }
 
 TEST_F(LoomctlCli, UnreachableServerExitsOneWithAHint) {

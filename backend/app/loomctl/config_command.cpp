@@ -1,6 +1,7 @@
 // `config set-server|set-token|view` and `version`.
 #include "loomctl/commands.hpp"
 #include "loomctl/context.hpp"
+#include "loom/version.hpp"
 
 #include <iostream>
 #include <memory>

@@ -12,8 +12,6 @@
 
 namespace loom::loomctl {
 
-inline constexpr const char* kVersion = "0.1.0";
-
 // Exit codes (DESIGN.md): 0 ok, 1 operation failed, 2 usage or input error.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;

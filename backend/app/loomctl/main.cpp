@@ -1,11 +1,12 @@
 // loomctl: the command-line client of loomd, in the manner of kubectl.
+#include "loom/version.hpp"
 #include "loomctl/commands.hpp"
 #include "loomctl/context.hpp"
 
 int main(int argc, char** argv) {
     CLI::App app{"loomctl: drive a Loom cluster (inventory, fabric, provisioning) from the shell"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "loomctl 0.1.0");
+    app.set_version_flag("--version", "loomctl " LOOM_VERSION);
     loom::loomctl::addGlobalOptions(app);
     loom::loomctl::addApplyCommands(app);
     loom::loomctl::addGetCommands(app);

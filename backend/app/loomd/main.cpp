@@ -1,5 +1,6 @@
 // loomd: the Loom server, and the direct database commands (apply, token) that work without it.
 #include "loomd/commands.hpp"
+#include "loom/version.hpp"
 
 #include <cstdio>
 #include <spdlog/cfg/env.h>
@@ -9,7 +10,7 @@ int main(int argc, char** argv) {
     spdlog::cfg::load_env_levels();
     CLI::App app{"loomd: the Loom control-plane server for AI training clusters"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "loomd 0.1.0");
+    app.set_version_flag("--version", "loomd " LOOM_VERSION);
     loom::loomd::addApplyCommand(app);
     loom::loomd::addServeCommand(app);
     loom::loomd::addTokenCommand(app);

@@ -4,6 +4,7 @@
 // Beast's per-operation timeouts (tcp_stream::expires_after) apply; a synchronous Beast call
 // would wait forever on a server that accepted the connection and never answered.
 #include "loom/client/client.hpp"
+#include "loom/version.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
@@ -229,7 +230,7 @@ Result<HttpResponse> Client::send(std::string_view method, std::string_view targ
     std::string hostHeader = url_.host.find(':') != std::string::npos ? "[" + url_.host + "]"
                                                                        : url_.host;
     ex.req.set(http::field::host, defaultPort ? hostHeader : hostHeader + ":" + url_.port);
-    ex.req.set(http::field::user_agent, "loomctl/0.1.0");
+    ex.req.set(http::field::user_agent, "loomctl/" LOOM_VERSION);
     ex.req.set(http::field::accept, opts.accept);
     if (!cfg_.token.empty()) ex.req.set(http::field::authorization, "Bearer " + cfg_.token);
     for (const auto& [k, v] : opts.headers) ex.req.set(k, v);
@@ -336,7 +337,7 @@ Result<void> Client::stream(const std::vector<std::string>& topics,
 
     auto session = [&](auto& ws) -> net::awaitable<void> {
         ws.set_option(websocket::stream_base::decorator([&](websocket::request_type& req) {
-            req.set(http::field::user_agent, "loomctl/0.1.0");
+            req.set(http::field::user_agent, "loomctl/" LOOM_VERSION);
             if (!cfg_.token.empty()) req.set(http::field::authorization, "Bearer " + cfg_.token);
         }));
         websocket::response_type res;

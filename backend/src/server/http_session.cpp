@@ -10,6 +10,7 @@
 
 #include "loom/client/yaml_json.hpp"
 #include "loom/db/native.hpp"
+#include "loom/version.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -273,7 +274,7 @@ net::awaitable<void> writeResponse(Stream& stream, const http::request_header<>&
                                    unsigned version, Rendered&& r, bool keepAlive,
                                    beast::error_code& ec) {
     http::response<http::string_body> res{static_cast<http::status>(r.status), version};
-    res.set(http::field::server, "loomd 0.1.0");
+    res.set(http::field::server, "loomd " LOOM_VERSION);
     res.set(http::field::content_type, r.contentType);
     for (auto& [k, v] : r.headers) res.set(k, v);
     res.keep_alive(keepAlive && !r.closeAfter);

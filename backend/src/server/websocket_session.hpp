@@ -7,6 +7,7 @@
 #pragma once
 
 #include "shared_state.hpp"
+#include "loom/version.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -54,7 +55,7 @@ public:
         }
         ws_.set_option(websocket::stream_base::decorator(
             [protocol = subprotocol_](websocket::response_type& res) {
-                res.set(beast::http::field::server, "loomd 0.1.0");
+                res.set(beast::http::field::server, "loomd " LOOM_VERSION);
                 if (!protocol.empty()) res.set(beast::http::field::sec_websocket_protocol, protocol);
             }));
         beast::error_code ec;
@@ -65,7 +66,7 @@ public:
         s_.addClient(self);
         nlohmann::json hello{{"type", "hello"},
                              {"seq", s_.nextSeq()},
-                             {"server", "loomd 0.1.0"},
+                             {"server", "loomd " LOOM_VERSION},
                              {"role", roleName(principal_.role)},
                              {"layoutVersion", s_.layoutVersion.load()},
                              {"intervalMs", s_.config.streamInterval.count()},
