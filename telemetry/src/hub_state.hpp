@@ -33,12 +33,6 @@ std::unique_ptr<std::atomic<T>[]> atomicArray(std::size_t n, T init) {
     return p;
 }
 
-inline std::int64_t systemNowMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 // What a metric name means to the hub.
 struct MetricInfo {
     enum Type : std::uint8_t { Ignored, Gpu, Port, Nic } type = Ignored;

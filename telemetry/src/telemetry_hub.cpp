@@ -5,6 +5,7 @@
 
 #include "hub_rules.hpp"
 #include "hub_state.hpp"
+#include "loom/inventory/unix_time.hpp"
 
 namespace loom::telemetry {
 using namespace detail;
@@ -14,7 +15,7 @@ TelemetryHub::TelemetryHub(std::shared_ptr<const HallLayout> layout, HubOptions 
       shared_(std::make_unique<Shared>()),
       state_(std::make_shared<State>(layout ? std::move(layout)
                                             : std::make_shared<const HallLayout>())) {
-    if (!options_.clock) options_.clock = systemNowMs;
+    if (!options_.clock) options_.clock = unixMs;
     state_->history = std::make_shared<HubHistory>(state_->nG, state_->nL);
 }
 

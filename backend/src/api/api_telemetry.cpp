@@ -15,6 +15,7 @@
 #include "loom/telemetry/telemetry_hub.hpp"
 #include "loom/backend/telemetry_service.hpp"
 #include "loom/db/event_repo.hpp"
+#include "loom/inventory/unix_time.hpp"
 
 namespace loom::backend {
 using namespace loom::telemetry;  // the hub, layout and events this service runs
@@ -243,9 +244,7 @@ Result<Response> getRollups(Services& services, const Request& req) {
     if (scope != "rack" && scope != "switch" && scope != "gpu" && scope != "link")
         return fail(Error::invalid("must be rack, switch, gpu or link", "scope"));
     auto name = strParam(req, "name").value_or("");
-    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count();
+    auto now = unixMs();
     auto since = timeParam(req, "since");
     if (!since) return fail(since.error());
     auto until = timeParam(req, "until");

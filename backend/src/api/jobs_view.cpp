@@ -21,6 +21,7 @@
 #include "loom/fabric/link_sync.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
+#include "loom/inventory/unix_time.hpp"
 #include "loom/jobs/hostlist.hpp"
 #include "loom/jobs/job_impact.hpp"
 #include "loom/jobs/placement.hpp"
@@ -34,12 +35,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kReloadEvery = std::chrono::seconds(5);
 constexpr std::string_view kKind = "job_degraded";
-
-std::int64_t wallMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 double round1(double v) { return std::round(v * 10) / 10; }
 
@@ -371,7 +366,7 @@ private:
 
     void buildHealth() {
         const auto& t = router_->topology();
-        const auto nowIso = db::isoTimeMs(wallMs());
+        const auto nowIso = db::isoTimeMs(unixMs());
         std::unordered_map<std::string, std::shared_ptr<const JobHealth>> next;
         // Events by location, for the GPUs and links of each job.
         std::unordered_map<std::string_view, std::vector<const OpenEvent*>> at;
@@ -501,7 +496,7 @@ private:
         }
         auto* conn = connection();
         if (!conn) return;
-        const auto now = wallMs();
+        const auto now = unixMs();
         std::vector<db::EventRecord> opens;
         std::vector<db::EventClose> closes;
         if (!reconciled_) {

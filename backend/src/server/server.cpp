@@ -6,6 +6,7 @@
 #include "loom/db/notify.hpp"
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/db/token_repo.hpp"
+#include "loom/inventory/unix_time.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -126,11 +127,6 @@ net::awaitable<void> acceptLoop(Server::Impl& s) {
 
 }  // namespace
 
-static std::int64_t nowMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 std::string base64Encode(const std::uint8_t* data, std::size_t n) {
     static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -158,7 +154,7 @@ std::string base64Encode(const std::uint8_t* data, std::size_t n) {
 std::string packedSnapshot(std::uint64_t seq, const std::string& topic,
                            const std::vector<std::uint8_t>& bytes) {
     std::string s = R"({"type":"snapshot","seq":)" + std::to_string(seq) + R"(,"ts":)" +
-                    std::to_string(nowMs()) + R"(,"topic":")" +
+                    std::to_string(unixMs()) + R"(,"topic":")" +
                     topic + R"(","encoding":"u8","count":)" + std::to_string(bytes.size()) +
                     R"(,"data":")";
     s += base64Encode(bytes.data(), bytes.size());
@@ -309,7 +305,7 @@ void Server::Impl::tick() {
                 text = snapshot;
             } else {
                 auto msg = std::string(R"({"type":"delta","seq":)") + std::to_string(sq) +
-                           R"(,"ts":)" + std::to_string(nowMs()) +
+                           R"(,"ts":)" + std::to_string(unixMs()) +
                            R"(,"topic":")" + topic + R"(","encoding":"u8pairs","data":")" +
                            base64Encode(reinterpret_cast<const std::uint8_t*>(pairs.data()),
                                         pairs.size()) +

@@ -17,6 +17,7 @@
 #include "loom/db/database.hpp"
 #include "loom/db/event_repo.hpp"
 #include "loom/inventory/model.hpp"
+#include "loom/inventory/unix_time.hpp"
 #include "loom/telemetry/xid_catalog.hpp"
 
 namespace loom::backend {
@@ -26,11 +27,6 @@ using nlohmann::json;
 namespace {
 
 using Clock = std::chrono::system_clock;
-
-std::int64_t nowMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
-        .count();
-}
 
 constexpr std::int64_t kResolvedRetentionMs = 15 * 60 * 1000;  // as Prometheus keeps them
 constexpr std::size_t kAlertsPerPost = 1000;
@@ -110,7 +106,7 @@ struct AlertSender::Impl {
         Manager(std::string base, std::chrono::milliseconds timeout)
             : url(trimSlash(std::move(base))),
               client(client::ClientConfig{.server = url, .timeout = timeout}),
-              resolvedWatermarkMs(nowMs() - kResolvedRetentionMs) {}
+              resolvedWatermarkMs(unixMs() - kResolvedRetentionMs) {}
         std::string url;
         client::Client client;
         // Resolutions closed at or after this were all taken (plus the 15-minute retention).
@@ -247,7 +243,7 @@ struct AlertSender::Impl {
             {
                 std::unique_lock lock(mutex);
                 auto deadline = std::chrono::steady_clock::now() + kPoll;
-                const std::int64_t now = nowMs();
+                const std::int64_t now = unixMs();
                 // Resends and retries are due only while leading: a follower waits for an event
                 // message or the poll (its managers' "next full send" is long past).
                 if (wasLeader)
@@ -282,7 +278,7 @@ struct AlertSender::Impl {
                 for (auto& m : managers) m->lastFullMs = 0;  // a new leader sends everything
             wasLeader = true;
 
-            const std::int64_t now = nowMs();
+            const std::int64_t now = unixMs();
             bool anyDue = false;
             for (const auto& m : managers) anyDue = anyDue || m->nextAttemptMs <= now;
             if (!anyDue) continue;

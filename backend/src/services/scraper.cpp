@@ -25,6 +25,7 @@
 #include "loom/backend/services.hpp"
 #include "loom/inventory/model.hpp"
 #include "loom/telemetry/telemetry_hub.hpp"
+#include "loom/inventory/unix_time.hpp"
 
 namespace loom::backend {
 
@@ -39,11 +40,6 @@ namespace {
 // Beast's largest single read (read_size's cap).
 constexpr std::size_t kReadChunk = std::size_t{64} << 10;
 
-std::int64_t nowMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 std::string escapeLabel(std::string_view v) {
     std::string s;
@@ -211,7 +207,7 @@ struct Scraper::Impl {
             if (error.empty()) {
                 telemetry::IngestIdentity id;
                 (t->isSwitch ? id.switchName : id.host) = t->entity;
-                auto rep = hub.ingestText(body, nowMs(), id);
+                auto rep = hub.ingestText(body, unixMs(), id);
                 if (rep)
                     samples = rep->samples;
                 else
@@ -224,7 +220,7 @@ struct Scraper::Impl {
                 auto& s = t->st;
                 s.up = error.empty();
                 s.seconds = secs;
-                s.lastScrapeMs = nowMs();
+                s.lastScrapeMs = unixMs();
                 ++s.scrapes;
                 if (error.empty())
                     s.samples = samples;

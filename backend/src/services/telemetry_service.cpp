@@ -16,17 +16,13 @@
 #include "loom/db/database.hpp"
 #include "loom/db/event_repo.hpp"
 #include "loom/db/job_repo.hpp"
+#include "loom/inventory/unix_time.hpp"
 #include "straggler_service.hpp"
 
 namespace loom::backend {
 using namespace loom::telemetry;  // the hub, layout and events this service runs
 
 namespace {
-std::int64_t nowMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 }  // namespace
 
 db::EventRecord toRecord(const FailureEvent& e) {
@@ -248,7 +244,7 @@ struct TelemetryService::Impl {
         while (!stopping) {
             lk.unlock();
             try {
-                runOnce(nowMs());
+                runOnce(unixMs());
             } catch (const std::exception& e) {
                 spdlog::error("telemetry loop: {}", e.what());
             }
