@@ -2,6 +2,7 @@
 // reaches the hall, the stream, the fabric's link states, degradation and detection within a
 // second, and all of them agree. Real loomd servers over HTTP/WebSocket on the harness's
 // PostgreSQL; every wait is a deadline, and the deadline is the requirement.
+#include "gunzip.hpp"
 #include "server_fixture.hpp"
 
 #include "loom/db/native.hpp"
@@ -162,24 +163,6 @@ TEST_F(LiveState, RackTransitionsReachHallStreamFabricAndDetectionWithinASecond)
     ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);  // repair -> racked
     ASSERT_TRUE(within(1s, [&] { return rackState(s, "z1-r002") == "racked"; }));
     EXPECT_EQ(linkStates("z1-r002"), (std::map<std::string, int>{{"planned", 18}}));
-}
-
-std::string gunzip(const std::string& in) {
-    z_stream z{};
-    if (inflateInit2(&z, 15 + 16) != Z_OK) return {};
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    z.avail_in = uInt(in.size());
-    std::string out;
-    char chunk[65536];
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-        z.next_out = reinterpret_cast<Bytef*>(chunk);
-        z.avail_out = sizeof chunk;
-        rc = inflate(&z, Z_NO_FLUSH);
-        out.append(chunk, sizeof chunk - z.avail_out);
-    }
-    inflateEnd(&z);
-    return rc == Z_STREAM_END ? out : std::string{"<inflate failed>"};
 }
 
 // GET /api/v1/hall (11.9 MB of JSON at 98k) gzipped once per layout object, not per request:

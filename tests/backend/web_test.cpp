@@ -5,30 +5,13 @@
 
 #include <regex>
 
+#include "gunzip.hpp"
 #include "server_fixture.hpp"
 
 namespace loom::backend::testing {
 namespace {
 
 class WebServing : public ServerFixture {};
-
-std::string gunzip(const std::string& in) {
-    z_stream z{};
-    if (inflateInit2(&z, 15 + 16) != Z_OK) return {};
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    z.avail_in = uInt(in.size());
-    std::string out;
-    char chunk[65536];
-    int rc = Z_OK;
-    while (rc == Z_OK) {
-        z.next_out = reinterpret_cast<Bytef*>(chunk);
-        z.avail_out = sizeof chunk;
-        rc = inflate(&z, Z_NO_FLUSH);
-        out.append(chunk, sizeof chunk - z.avail_out);
-    }
-    inflateEnd(&z);
-    return rc == Z_STREAM_END ? out : std::string{"<inflate failed>"};
-}
 
 TEST_F(WebServing, IndexAndHashedAssetsWithTheirHeaders) {
     auto& s = startServer();
