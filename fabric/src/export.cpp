@@ -64,7 +64,7 @@ Result<FrrProfile> frrProfile(std::string_view version) {
 }
 
 std::string frrConfig(const Router& r, std::int32_t sw, const FrrProfile& profile,
-                      const FrrAggregates* aggregates) {
+                      const FrrAggregates* aggregates, LinkStates linkStates) {
     const Topology& t = r.topology();
     std::string o;
     auto line = [&](const std::string& s) { o += s + '\n'; };
@@ -93,7 +93,7 @@ std::string frrConfig(const Router& r, std::int32_t sw, const FrrProfile& profil
         auto peer = t.peer(l, sw);
         line("interface swp" + std::to_string(localPort(t, l, sw)));
         line(" description " + std::string(t.isSwitch(peer) ? "fabric" : "host") + " " +
-             nodeName(t, peer) + " (" + std::string(linkStateName(t.linkState[l])) + ")");
+             nodeName(t, peer) + " (" + std::string(linkStateName(stateIn(t, linkStates, l))) + ")");
         if (t.isSwitch(peer)) {
             // BGP unnumbered peers over IPv6 link-local addresses learned from RAs.
             line(" ipv6 nd ra-interval 5");
@@ -142,7 +142,7 @@ std::string frrConfig(const Router& r, std::int32_t sw, const FrrProfile& profil
     for (auto l : fabricLinks) {
         auto ifn = "swp" + std::to_string(localPort(t, l, sw));
         line(" neighbor " + ifn + " interface peer-group fabric");
-        if (!t.usable(l)) line(" neighbor " + ifn + " shutdown");
+        if (!usableIn(t, linkStates, l)) line(" neighbor " + ifn + " shutdown");
     }
     line(" !");
     line(" address-family ipv4 unicast");
@@ -495,6 +495,26 @@ std::string RoceTableJson::finish() && {
 
 }  // namespace detail
 
+namespace {
+
+// An InfiniBand switch's LFT as routesJson writes it: row[lid] is the port of LID lid.
+std::string lftJson(const Router& r, std::int32_t sw, std::span<const std::uint8_t> row) {
+    const Topology& t = r.topology();
+    std::string o = "{\"switch\":";
+    appendJsonString(o, t.switchNames[sw]);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%016" PRIx64, switchGuid(sw));
+    o += ",\"lid\":" + std::to_string(r.switchLid(sw)) + ",\"guid\":\"" + buf + "\",\"lft\":[";
+    for (std::int32_t lid = 0; lid <= r.maxLid(); ++lid) {
+        if (lid) o += ',';
+        o += std::to_string(lid == 0 ? kNoPort : row[lid]);
+    }
+    o += "]}\n";
+    return o;
+}
+
+}  // namespace
+
 std::string routesJson(const Router& r, std::int32_t sw) {
     const Topology& t = r.topology();
     if (t.type == inventory::FabricType::Roce) {
@@ -504,17 +524,15 @@ std::string routesJson(const Router& r, std::int32_t sw) {
         return std::move(table).finish();
     }
     // InfiniBand: the switch's linear forwarding table, indexed by LID.
-    std::string o = "{\"switch\":";
-    appendJsonString(o, t.switchNames[sw]);
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%016" PRIx64, switchGuid(sw));
-    o += ",\"lid\":" + std::to_string(r.switchLid(sw)) + ",\"guid\":\"" + buf + "\",\"lft\":[";
-    for (std::int32_t lid = 0; lid <= r.maxLid(); ++lid) {
-        if (lid) o += ',';
-        o += std::to_string(lid == 0 ? kNoPort : r.lftPort(sw, static_cast<std::uint16_t>(lid)));
-    }
-    o += "]}\n";
-    return o;
+    std::vector<std::uint8_t> row(static_cast<std::size_t>(r.maxLid()) + 1, kNoPort);
+    for (std::int32_t lid = 1; lid <= r.maxLid(); ++lid) row[lid] = r.lftPort(sw, static_cast<std::uint16_t>(lid));
+    return lftJson(r, sw, row);
+}
+
+std::string switchConfig(const Router& r, std::int32_t sw, LinkStates linkStates) {
+    if (r.topology().type == inventory::FabricType::Roce) return frrConfig(r, sw, {}, nullptr, linkStates);
+    if (linkStates.empty()) return routesJson(r, sw);
+    return lftJson(r, sw, r.lftRowWith(sw, linkStates));
 }
 
 Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink, const ExportOptions& opt) {

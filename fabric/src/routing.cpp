@@ -85,7 +85,7 @@ void Router::recomputeAll() {
     unsigned n = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
     if (static_cast<std::int64_t>(T) * S < 200000) n = 1;
     if (n == 1) {
-        for (std::int32_t ti = 0; ti < T; ++ti) computeTarget(main_, ti);
+        for (std::int32_t ti = 0; ti < T; ++ti) computeTarget(main_, ti, slot(ti));
         return;
     }
     std::vector<Work> works(n);
@@ -100,7 +100,7 @@ void Router::recomputeAll() {
             pools[k].clear(bucketCount_);
             works[k].pool = &pools[k];
             threads.emplace_back([this, &works, k, lo = chunk(k), hi = chunk(k + 1)] {
-                for (std::int32_t ti = lo; ti < hi; ++ti) computeTarget(works[k], ti);
+                for (std::int32_t ti = lo; ti < hi; ++ti) computeTarget(works[k], ti, slot(ti));
             });
         }
     }
@@ -150,30 +150,39 @@ std::int32_t Router::addTarget(std::int32_t sw) {
     auto ti = targetCount() - 1;
     targetOf_[sw] = ti;
     main_.pool = &pool_;
-    computeTarget(main_, ti);
+    computeTarget(main_, ti, slot(ti));
     return ti;
 }
 
-void Router::computeTarget(Work& w, std::int32_t ti) {
+Router::Slot Router::slot(std::int32_t ti) {
+    const std::size_t base = static_cast<std::size_t>(ti) * topo_.switchCount();
+    return {mode_.data() + base,
+            dist_.data() + base,
+            bw_.data() + base,
+            roce_ ? group_.data() + base : nullptr,
+            roce_ ? nullptr : lft_.data() + lftBlock_[ti],
+            up_.data()};
+}
+
+void Router::computeTarget(Work& w, std::int32_t ti, const Slot& c) const {
     const auto S = topo_.switchCount();
     const auto t = targets_[ti];
-    const std::size_t base = static_cast<std::size_t>(ti) * S;
-    std::fill_n(mode_.begin() + base, S, RouteMode::None);
-    std::fill_n(dist_.begin() + base, S, kUnreachable);
-    std::fill_n(bw_.begin() + base, S, 0.0f);
-    if (roce_) std::fill_n(group_.begin() + base, S, kNoRoute);
+    std::fill_n(c.mode, S, RouteMode::None);
+    std::fill_n(c.dist, S, kUnreachable);
+    std::fill_n(c.bw, S, 0.0f);
+    if (roce_) std::fill_n(c.group, S, kNoRoute);
     if (!topo_.switchUp[t]) {
         if (!roce_)
-            std::fill_n(lft_.begin() + lftBlock_[ti], static_cast<std::size_t>(lftWidth_[ti]) * S,
+            std::fill_n(c.lft, static_cast<std::size_t>(lftWidth_[ti]) * (c.lftOnly == kNone ? S : 1),
                         kNoPort);
         return;
     }
 
-    mode_[base + t] = RouteMode::Self;
-    dist_[base + t] = 0;
-    bw_[base + t] = kInf;
-    if (roce_) group_[base + t] = kLocal;
-    if (!roce_) writeLft(w, t, ti);
+    c.mode[t] = RouteMode::Self;
+    c.dist[t] = 0;
+    c.bw[t] = kInf;
+    if (roce_) c.group[t] = kLocal;
+    if (!roce_) writeLft(w, t, ti, c);
 
     // Down-reach: every switch that reaches t going only down, layer by layer.
     w.frontier.assign(1, t);
@@ -181,30 +190,29 @@ void Router::computeTarget(Work& w, std::int32_t ti) {
         w.next.clear();
         for (auto u : w.frontier) {
             for (auto l : topo_.upLinks(u)) {
-                if (!up_[l]) continue;
+                if (!c.up[l]) continue;
                 auto v = topo_.linkB[l];
-                if (mode_[base + v] != RouteMode::None) continue;
-                mode_[base + v] = RouteMode::Down;
-                dist_[base + v] = static_cast<std::uint8_t>(dist_[base + u] + 1);
+                if (c.mode[v] != RouteMode::None) continue;
+                c.mode[v] = RouteMode::Down;
+                c.dist[v] = static_cast<std::uint8_t>(c.dist[u] + 1);
                 w.next.push_back(v);
             }
         }
-        for (auto v : w.next) finishEntry(w, v, ti);
+        for (auto v : w.next) finishEntry(w, v, ti, c);
         std::swap(w.frontier, w.next);
     }
     // Everyone else climbs first: upper tiers are final before the tiers below read them.
     for (int tier = 3; tier >= 1; --tier)
         for (auto s : topo_.tierSwitches[tier])
-            if (mode_[base + s] == RouteMode::None) computeUpEntry(w, s, ti);
+            if (c.mode[s] == RouteMode::None) computeUpEntry(w, s, ti, c);
 }
 
-void Router::computeUpEntry(Work& w, std::int32_t s, std::int32_t ti) {
-    const std::size_t base = static_cast<std::size_t>(ti) * topo_.switchCount();
+void Router::computeUpEntry(Work& w, std::int32_t s, std::int32_t ti, const Slot& c) const {
     const auto t = targets_[ti];
-    mode_[base + s] = RouteMode::None;
-    dist_[base + s] = kUnreachable;
-    bw_[base + s] = 0.0f;
-    if (roce_) group_[base + s] = kNoRoute;
+    c.mode[s] = RouteMode::None;
+    c.dist[s] = kUnreachable;
+    c.bw[s] = 0.0f;
+    if (roce_) c.group[s] = kNoRoute;
     bool allowed = topo_.switchUp[s] != 0;
     // The CTSWs of a zone share an ASN: BGP drops a path back into their own zone.
     if (roce_ && topo_.switchTier[s] == 2 && topo_.switchTier[t] == 1 &&
@@ -213,42 +221,41 @@ void Router::computeUpEntry(Work& w, std::int32_t s, std::int32_t ti) {
     std::uint8_t best = kUnreachable;
     if (allowed) {
         for (auto l : topo_.upLinks(s)) {
-            if (!up_[l]) continue;
+            if (!c.up[l]) continue;
             auto u = topo_.linkB[l];
-            if (mode_[base + u] != RouteMode::None && dist_[base + u] < best)
-                best = dist_[base + u];
+            if (c.mode[u] != RouteMode::None && c.dist[u] < best) best = c.dist[u];
         }
     }
     if (best == kUnreachable) {
-        if (!roce_) writeLft(w, s, ti);
+        if (!roce_) writeLft(w, s, ti, c);
         return;
     }
-    mode_[base + s] = RouteMode::Up;
-    dist_[base + s] = static_cast<std::uint8_t>(best + 1);
-    finishEntry(w, s, ti);
+    c.mode[s] = RouteMode::Up;
+    c.dist[s] = static_cast<std::uint8_t>(best + 1);
+    finishEntry(w, s, ti, c);
 }
 
 void Router::nextHops(std::int32_t s, std::int32_t ti, std::vector<NextHop>& out) const {
-    gather(main_, s, ti, out);
+    // gather() only reads the slot.
+    gather(main_, s, const_cast<Router*>(this)->slot(ti), out);
 }
 
 // Collects the next hops of s toward target ti into out, weights them, and returns bw(s):
 // Σ over neighbours n of min(Σcap of the links to n, bw(n)). Link l to n is weighted by its
 // part of that: min(Σcap, bw(n)) · cap(l) / Σcap. O(links of s) with per-switch scratch.
-float Router::gather(Work& w, std::int32_t s, std::int32_t ti, std::vector<NextHop>& out) const {
+float Router::gather(Work& w, std::int32_t s, const Slot& c, std::vector<NextHop>& out) const {
     out.clear();
-    const std::size_t base = static_cast<std::size_t>(ti) * topo_.switchCount();
-    auto m = mode_[base + s];
+    auto m = c.mode[s];
     if (m != RouteMode::Down && m != RouteMode::Up) return m == RouteMode::Self ? kInf : 0.0f;
-    auto d = dist_[base + s];
+    auto d = c.dist[s];
     auto links = m == RouteMode::Down ? topo_.downLinks(s) : topo_.upLinks(s);
     const bool down = m == RouteMode::Down;
     for (auto l : links) {
-        if (!up_[l]) continue;
+        if (!c.up[l]) continue;
         auto n = down ? topo_.linkA[l] : topo_.linkB[l];
         if (!topo_.isSwitch(n)) continue;
-        auto mn = mode_[base + n];
-        if (mn == RouteMode::None || dist_[base + n] + 1 != d) continue;
+        auto mn = c.mode[n];
+        if (mn == RouteMode::None || c.dist[n] + 1 != d) continue;
         if (m == RouteMode::Down && mn != RouteMode::Down && mn != RouteMode::Self) continue;
         out.push_back({l, 0});
         w.capAcc[n] += topo_.linkCapGbps[l];
@@ -264,7 +271,7 @@ float Router::gather(Work& w, std::int32_t s, std::int32_t ti, std::vector<NextH
         auto l = out[i].link;
         auto n = down ? topo_.linkA[l] : topo_.linkB[l];
         float capSum = w.capAcc[n];
-        float share = std::min(capSum, bw_[base + n]);
+        float share = std::min(capSum, c.bw[n]);
         w.weightAcc[i] = share * topo_.linkCapGbps[l] / capSum;
         // Sum shares per neighbour, not per-link pieces: exact, whatever the parallel links.
         if (w.seen[n] != w.seenEpoch) {
@@ -289,13 +296,12 @@ float Router::gather(Work& w, std::int32_t s, std::int32_t ti, std::vector<NextH
     return total;
 }
 
-void Router::finishEntry(Work& w, std::int32_t s, std::int32_t ti) {
-    const std::size_t base = static_cast<std::size_t>(ti) * topo_.switchCount();
-    bw_[base + s] = gather(w, s, ti, w.hops);
+void Router::finishEntry(Work& w, std::int32_t s, std::int32_t ti, const Slot& c) const {
+    c.bw[s] = gather(w, s, c, w.hops);
     if (roce_)
-        group_[base + s] = w.pool->intern(w.hops, w.lastGroup[s]);
+        c.group[s] = w.pool->intern(w.hops, w.lastGroup[s]);
     else
-        writeLft(w, s, ti);
+        writeLft(w, s, ti, c);
 }
 
 void Router::GroupPool::clear(std::size_t bucketCount) {
@@ -329,9 +335,6 @@ void Router::Work::init(std::int32_t switches) {
     lastGroup.assign(switches, kNoRoute);
 }
 
-// Writes the LFT entries of switch s for the LIDs that target ti stands for (its HCAs and
-// its own switch LID), from the current mode and the next hops in w.hops. The target's
-// HCA LIDs are consecutive, so the d-mod-k choice advances with a counter, not a division.
 UpdateStats Router::setLinkState(std::int32_t l, LinkState st) {
     bool before = up_[l] != 0;
     topo_.linkState[l] = st;
@@ -344,7 +347,7 @@ UpdateStats Router::setLinkState(std::int32_t l, LinkState st) {
         auto ti = targetOf_[topo_.linkB[l]];
         if (ti == kNone) return {};
         main_.hops.clear();
-        writeLft(main_, topo_.linkB[l], ti);
+        writeLft(main_, topo_.linkB[l], ti, slot(ti));
         return {1, 1};
     }
     std::int32_t seeds[2] = {x, topo_.linkB[l]};
@@ -411,6 +414,7 @@ void Router::propagateTarget(std::int32_t ti, std::span<const std::int32_t> seed
                              std::int32_t link, UpdateStats& st) {
     Work& w = main_;
     const auto S = topo_.switchCount();
+    const Slot c = slot(ti);
     if (mark1_.size() != static_cast<std::size_t>(S)) {
         mark1_.assign(S, 0);
         mark2_.assign(S, 0);
@@ -503,9 +507,9 @@ void Router::propagateTarget(std::int32_t ti, std::span<const std::int32_t> seed
                         if (roce_)
                             group_[base + v] = kLocal;
                         else
-                            writeLft(w, v, ti);
+                            writeLft(w, v, ti, c);
                     } else {
-                        finishEntry(w, v, ti);
+                        finishEntry(w, v, ti, c);
                     }
                     std::swap(mode_[base + v], om);  // compare new against old
                     std::swap(dist_[base + v], od);
@@ -541,7 +545,7 @@ void Router::propagateTarget(std::int32_t ti, std::span<const std::int32_t> seed
                 if (changes_) changes_->emplace_back(v, ti);
                 auto od = dist_[base + v];
                 auto ob = bw_[base + v];
-                computeUpEntry(w, v, ti);
+                computeUpEntry(w, v, ti, c);
                 if (forced_[v] == epoch_ || changed(false, v, om, od, ob)) {
                     touched = true;
                     notifyBelow(v);

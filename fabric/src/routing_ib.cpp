@@ -56,11 +56,14 @@ void Router::assignLids() {
     }
 }
 
-void Router::writeLft(Work& w, std::int32_t s, std::int32_t ti) {
+// Writes the LFT entries of switch s for the LIDs that target ti stands for (its HCAs and
+// its own switch LID), from the current mode and the next hops in w.hops. The target's
+// HCA LIDs are consecutive, so the d-mod-k choice advances with a counter, not a division.
+void Router::writeLft(Work& w, std::int32_t s, std::int32_t ti, const Slot& c) const {
+    if (c.lftOnly != kNone && s != c.lftOnly) return;
     const auto t = targets_[ti];
-    const std::size_t base = static_cast<std::size_t>(ti) * topo_.switchCount();
-    std::uint8_t* row = lft_.data() + lftBlock_[ti] + static_cast<std::size_t>(s) * lftWidth_[ti];
-    const auto m = mode_[base + s];
+    std::uint8_t* row = c.lftOnly != kNone ? c.lft : c.lft + static_cast<std::size_t>(s) * lftWidth_[ti];
+    const auto m = c.mode[s];
     const auto first = targetNicBegin_[ti], last = targetNicBegin_[ti + 1];
     const auto slid = switchLid_[t];
     if (m == RouteMode::None || (m != RouteMode::Self && w.hops.empty())) {
@@ -71,7 +74,7 @@ void Router::writeLft(Work& w, std::int32_t s, std::int32_t ti) {
         for (auto i = first; i < last; ++i) {
             auto nic = targetNics_[i];
             auto l = topo_.nicLink[nic];
-            row[i - first] = (l != kNone && up_[l] && topo_.linkBPort[l] <= 254)
+            row[i - first] = (l != kNone && c.up[l] && topo_.linkBPort[l] <= 254)
                                     ? static_cast<std::uint8_t>(topo_.linkBPort[l])
                                     : kNoPort;
         }
@@ -101,6 +104,27 @@ void Router::writeLft(Work& w, std::int32_t s, std::int32_t ti) {
         }
     }
     row[last - first] = w.ports[((slid - 1) / U) % n];
+}
+
+std::vector<std::uint8_t> Router::lftRowWith(std::int32_t sw, LinkStates linkStates) const {
+    std::vector<std::uint8_t> row(static_cast<std::size_t>(maxLid_) + 1, kNoPort);
+    if (roce_) return row;
+    const auto S = topo_.switchCount();
+    std::vector<std::uint8_t> up(up_);
+    for (auto [l, st] : linkStates) up[l] = topo_.usableAs(l, st) ? 1 : 0;
+    std::vector<RouteMode> mode(S);
+    std::vector<std::uint8_t> dist(S), lft;
+    std::vector<float> bw(S);
+    Work w;
+    w.init(S);
+    for (std::int32_t ti = 0; ti < targetCount(); ++ti) {
+        lft.assign(lftWidth_[ti], kNoPort);
+        computeTarget(w, ti, {mode.data(), dist.data(), bw.data(), nullptr, lft.data(), up.data(), sw});
+        const auto first = targetNicBegin_[ti], last = targetNicBegin_[ti + 1];
+        for (auto i = first; i < last; ++i) row[nicLid_[targetNics_[i]]] = lft[i - first];
+        row[switchLid_[targets_[ti]]] = lft[last - first];
+    }
+    return row;
 }
 
 }  // namespace loom::fabric

@@ -18,12 +18,22 @@ std::string_view linkStateName(LinkState s) {
     return "?";
 }
 
-bool Topology::usable(std::int32_t link) const {
-    if (linkState[link] != LinkState::Up) return false;
+bool Topology::usableAs(std::int32_t link, LinkState state) const {
+    if (state != LinkState::Up) return false;
     auto nodeUp = [&](std::int32_t v) {
         return isSwitch(v) ? switchUp[v] != 0 : nicUp[v - switchCount()] != 0;
     };
     return nodeUp(linkA[link]) && nodeUp(linkB[link]);
+}
+
+LinkState stateIn(const Topology& t, LinkStates over, std::int32_t link) {
+    auto it = std::lower_bound(over.begin(), over.end(), link,
+                               [](const auto& e, std::int32_t l) { return e.first < l; });
+    return it != over.end() && it->first == link ? it->second : t.linkState[link];
+}
+
+bool usableIn(const Topology& t, LinkStates over, std::int32_t link) {
+    return t.usableAs(link, stateIn(t, over, link));
 }
 
 std::int32_t Topology::findSwitch(std::string_view name) const {

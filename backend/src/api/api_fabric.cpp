@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <functional>
 #include <optional>
 #include <map>
 #include <tuple>
@@ -106,19 +105,24 @@ struct FabricState {
         return held;
     }
 
-    // The newest earlier version whose config (as `render` writes it) differs from `current` (within the kept
-    // versions): walks back one version at a time on a copy of the router.
-    static std::optional<std::pair<std::int64_t, std::string>> previousConfig(
-        const Held& now, const std::string& current,
-        const std::function<std::string(const fabric::Router&)>& render) {
-        if (now.undoNewestFirst.empty()) return std::nullopt;
+    // The newest earlier version whose config (fabric::switchConfig) differs from `current`
+    // (within the kept versions): walks back one version at a time, rendering the switch under
+    // the link states of that version (the undo steps over the current states). The router is
+    // not copied: the copy was tens of MB at 24k and ~400 MB at 98k, per request and by any
+    // viewer (issue 18: no request raises RSS by more than 64 MB). RoCE renders from the
+    // switch's own links' states; InfiniBand recomputes the switch's LFT row one target at a
+    // time (Router::lftRowWith).
+    static std::optional<std::pair<std::int64_t, std::string>> previousConfig(const Held& now, std::int32_t sw,
+                                                                              const std::string& current) {
         std::int64_t at = now.version;
-        fabric::Router past(*now);
+        std::map<std::int32_t, fabric::LinkState> earlier;  // link -> its state at version `at`
+        std::vector<std::pair<std::int32_t, fabric::LinkState>> states;
         for (auto& step : now.undoNewestFirst) {
             if (step.version != at) break;  // a gap (a rebuild): nothing older is comparable
-            past.setLinkStates(step.before);
+            for (auto [link, st] : step.before) earlier[link] = st;
             --at;
-            auto text = render(past);
+            states.assign(earlier.begin(), earlier.end());
+            auto text = fabric::switchConfig(*now, sw, states);
             if (text != current) return std::make_pair(at, std::move(text));
         }
         return std::nullopt;
@@ -195,14 +199,10 @@ void registerFabricRoutes(Router& router, Services& services) {
             if (!sw) return fail(sw.error());
             const std::int64_t version = (*r).version;
             const bool roce = (*r)->topology().type == inventory::FabricType::Roce;
-            const std::int32_t s = *sw;
-            auto render = [roce, s](const fabric::Router& router) {
-                return roce ? fabric::frrConfig(router, s) : fabric::routesJson(router, s);
-            };
             nlohmann::json j{{"switch", std::string(req.param("switch"))},
                              {"version", version},
                              {"format", roce ? "frr" : "lft"},
-                             {"config", render(**r)}};
+                             {"config", fabric::switchConfig(**r, *sw)}};
             // ?previous=true: the switch's config as it was before its last change (within the
             // last versions kept), so a console can show what the last reroute changed on it.
             if (auto p = req.queryParam("previous")) {
@@ -210,7 +210,7 @@ void registerFabricRoutes(Router& router, Services& services) {
                     return fail(Error::invalid("previous must be true or false, not '" + std::string(*p) + "'",
                                                "previous"));
                 if (*p == "true") {
-                    auto prev = FabricState::previousConfig(*r, j["config"].get<std::string>(), render);
+                    auto prev = FabricState::previousConfig(*r, *sw, j["config"].get<std::string>());
                     j["previous"] = prev ? nlohmann::json{{"version", prev->first}, {"config", prev->second}}
                                          : nlohmann::json();
                 }

@@ -109,9 +109,11 @@ struct FrrAggregates {
 };
 FrrAggregates frrAggregates(const Router& router, const RouteSummary& summary);
 
-// aggregates: null (or a non-tier-3 switch) -> no aggregate lines.
+// aggregates: null (or a non-tier-3 switch) -> no aggregate lines. linkStates: the config as
+// it was with those link states in place of the current ones (an earlier version); it reads no
+// routes, only the states of the switch's links.
 std::string frrConfig(const Router& router, std::int32_t sw, const FrrProfile& profile = {},
-                      const FrrAggregates* aggregates = nullptr);
+                      const FrrAggregates* aggregates = nullptr, LinkStates linkStates = {});
 std::string opensmLftDump(const Router& router);
 // The same with the GUIDs a subnet manager discovered (node id -> node GUID for switches,
 // port GUID for HCAs); 0 from guidOf keeps Loom's deterministic GUID.
@@ -129,6 +131,11 @@ std::string opensmGuid2lid(const Router& router);
 std::string ibsimNet(const Topology& topo);
 std::string slurmTopology(const Router& router);
 std::string routesJson(const Router& router, std::int32_t sw);
+// What GET /fabric/config/{sw} shows of a switch: RoCE its FRR config (frrConfig, default
+// profile, no aggregates), InfiniBand its LFT (routesJson). With linkStates: as it was with
+// those link states (an earlier version, ?previous=true), computed without copying the router
+// (InfiniBand: Router::lftRowWith, about one single-threaded routing pass).
+std::string switchConfig(const Router& router, std::int32_t sw, LinkStates linkStates = {});
 // The summarised table of sw (ExportOptions::summarise): {switch, asn, loopback, summarised:
 // true, groups, routes} with zone aggregate and more-specific prefixes.
 std::string summaryRoutesJson(const Router& router, const RouteSummary& summary, std::int32_t sw);

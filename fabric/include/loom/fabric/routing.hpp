@@ -103,6 +103,14 @@ public:
         return lft_[lftBlock_[ti] + static_cast<std::size_t>(sw) * lftWidth_[ti] + lidCol_[lid]];
     }
 
+    // InfiniBand: the LFT of sw (port per LID, index 0..maxLid(), as lftPort gives it) as it
+    // would be with `linkStates` in place of the current states of those links: an earlier
+    // version of the fabric (GET /fabric/config/{sw}?previous=true). Exactly the row a copy of
+    // this router would hold after setLinkStates(linkStates), but computed one target at a time
+    // in O(switches + LIDs) scratch, without copying the tables (a copy is tens of MB at 24k).
+    // Costs about one single-threaded full routing pass. Safe beside other const readers.
+    std::vector<std::uint8_t> lftRowWith(std::int32_t sw, LinkStates linkStates) const;
+
     // State changes with incremental reroute. No-ops when the state does not change
     // usability. Returns what was recomputed.
     UpdateStats setLinkState(std::int32_t link, LinkState state);
@@ -158,11 +166,25 @@ private:
         GroupPool* pool = nullptr;            // set by each entry point
         void init(std::int32_t switches);
     };
-    void computeTarget(Work& w, std::int32_t target);
-    void computeUpEntry(Work& w, std::int32_t sw, std::int32_t target);
-    void finishEntry(Work& w, std::int32_t sw, std::int32_t target);
-    float gather(Work& w, std::int32_t sw, std::int32_t target, std::vector<NextHop>& out) const;
-    void writeLft(Work& w, std::int32_t sw, std::int32_t target);
+    // One target's cells, where the per-target code reads and writes them: the router's own
+    // tables (slot()), or a request's scratch (lftRowWith: one target at a time, and of the LFT
+    // block only the row of switch `lftOnly`).
+    struct Slot {
+        RouteMode* mode;
+        std::uint8_t* dist;
+        float* bw;
+        std::int32_t* group;     // RoCE; nullptr on InfiniBand
+        std::uint8_t* lft;       // InfiniBand: the target's LFT block [switch][column]
+        const std::uint8_t* up;  // per link: usable
+        std::int32_t lftOnly = kNone;  // scratch: lft is this one switch's row, others are skipped
+    };
+    // The router's own cells of target ti.
+    Slot slot(std::int32_t target);
+    void computeTarget(Work& w, std::int32_t target, const Slot& c) const;
+    void computeUpEntry(Work& w, std::int32_t sw, std::int32_t target, const Slot& c) const;
+    void finishEntry(Work& w, std::int32_t sw, std::int32_t target, const Slot& c) const;
+    float gather(Work& w, std::int32_t sw, const Slot& c, std::vector<NextHop>& out) const;
+    void writeLft(Work& w, std::int32_t sw, std::int32_t target, const Slot& c) const;
     void assignLids();
     // link: one switch-to-switch link changed (seeds = its two ends): per target only the
     // end whose entry reads the link is recomputed.

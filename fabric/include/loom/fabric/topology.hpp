@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/inventory/error.hpp"
@@ -97,7 +98,9 @@ struct Topology {
         return {adjLink.data() + adjUpBegin[node], adjLink.data() + adjOffset[node + 1]};
     }
     // A link carries traffic when it is up and both of its ends are up.
-    bool usable(std::int32_t link) const;
+    bool usable(std::int32_t link) const { return usableAs(link, linkState[link]); }
+    // The same were the link in `state` (its ends as they are).
+    bool usableAs(std::int32_t link, LinkState state) const;
     // The switch a NIC is cabled to, or kNone.
     std::int32_t nicSwitch(std::int32_t nic) const {
         return nicLink[nic] == kNone ? kNone : linkB[nicLink[nic]];
@@ -107,6 +110,13 @@ struct Topology {
     std::int32_t findLink(std::string_view name) const;    // kNone if absent (linear scan)
     std::int32_t findHost(std::string_view name) const;    // kNone if absent (linear scan)
 };
+
+// Link states in place of a topology's own (an earlier version of the fabric, as
+// GET /fabric/config/{sw}?previous=true renders it): (link, state) pairs sorted by link, at most
+// one per link. stateIn()/usableIn() read a link through them (binary search).
+using LinkStates = std::span<const std::pair<std::int32_t, LinkState>>;
+LinkState stateIn(const Topology& t, LinkStates over, std::int32_t link);
+bool usableIn(const Topology& t, LinkStates over, std::int32_t link);
 
 // Backend switches, backend NICs and backend links of the inventory. Errors (code
 // InvalidArgument, path `links[i]` etc.) for links naming unknown ports, ports on unknown
