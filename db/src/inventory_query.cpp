@@ -8,6 +8,7 @@
 
 #include "list_sql.hpp"
 #include "loom/db/native.hpp"
+#include "loom/inventory/natural_order.hpp"
 
 namespace loom::db {
 
@@ -409,8 +410,10 @@ Result<ListPage> listObjects(Connection& c, const ListQuery& query) {
     if (!query.cursor.empty()) {
         auto after = decodeCursor(query.cursor);
         if (!after) return fail(Error::invalid("malformed cursor", "cursor"));
-        params.push_back(*after);
-        addCond("t.name > $" + std::to_string(params.size()));
+        // The cursor is the last name of the previous page; the page after it starts after
+        // its natural sort key (0021; distinct names have distinct keys).
+        params.push_back(naturalSortKey(*after));
+        addCond("t.sort_key > $" + std::to_string(params.size()));
     }
     // One condition per filter; the same filter given again is an alternative (NetBox's
     // `?rack=z1-r001&rack=z1-r002`): conditions of one field and lookup are ORed — of a negated
@@ -429,7 +432,8 @@ Result<ListPage> listObjects(Connection& c, const ListQuery& query) {
     }
     for (const auto& [field, cond] : groups) addCond("(" + cond + ")");
     sql += where;
-    sql += " ORDER BY t.name LIMIT " + std::to_string(query.limit + 1);
+    // Natural order (p2 before p10): the btree on sort_key, COLLATE "C" (0021).
+    sql += " ORDER BY t.sort_key LIMIT " + std::to_string(query.limit + 1);
     try {
         const std::string* prepared = preparedName(c, sql);
         pqxx::read_transaction tx(native(c));
@@ -500,7 +504,7 @@ Result<std::string> patchObject(Connection& c, Kind kind, const std::string& nam
     try {
         pqxx::work tx(native(c));
         auto cur = tx.exec_params(
-            "SELECT resource_version, to_jsonb(x) - 'id', "
+            "SELECT resource_version, to_jsonb(x) - 'id' - 'sort_key', "
             "(SELECT string_agg(k || '=' || (x.labels ->> k), ', ' ORDER BY k) "
             "   FROM jsonb_object_keys(coalesce($2::jsonb, '{}')) k WHERE x.labels ? k) FROM " +
                 table + " x WHERE name = $1 FOR UPDATE",
@@ -525,7 +529,7 @@ Result<std::string> patchObject(Connection& c, Kind kind, const std::string& nam
             auto after = tx.exec_params(
                 "UPDATE " + table +
                     " x SET resource_version = resource_version + 1, updated_at = now()" + sets +
-                    " WHERE name = $1 RETURNING to_jsonb(x) - 'id', "
+                    " WHERE name = $1 RETURNING to_jsonb(x) - 'id' - 'sort_key', "
                     "octet_length(x.annotations::text)",
                 pqxx::prepare::make_dynamic_params(params));
             if (const auto size = after[0][1].as<std::int64_t>(); size > kMaxAnnotationBytes)

@@ -8,6 +8,7 @@
 #include "idempotency_tx.hpp"
 #include "live_notify.hpp"
 #include "loom/db/native.hpp"
+#include "loom/inventory/natural_order.hpp"
 
 #include <pqxx/tablewriter>
 
@@ -55,7 +56,8 @@ const TableDef& tableDef(Kind k) {
 }
 
 std::vector<std::string> copyColumns(const TableDef& d) {
-    std::vector<std::string> cols = {"id", "name"};
+    // sort_key: the natural order's key of the name (0021), written with it.
+    std::vector<std::string> cols = {"id", "name", "sort_key"};
     for (const char* c : d.spec) cols.push_back(quoteIdentifier(c));
     for (const char* c : d.ops) cols.push_back(quoteIdentifier(c));
     return cols;
@@ -207,6 +209,7 @@ public:
         owner_ = name;
         integer(id);
         text(name);
+        text(naturalSortKey(name));
     }
 
 private:
@@ -623,7 +626,7 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             std::vector<std::string_view> names(kp.deletes.begin(), kp.deletes.end());
             auto r = tx.exec_params(
                 std::string("WITH d AS (DELETE FROM ") + def.table + " t WHERE t.name = ANY($1::text[]) "
-                "RETURNING t.name, to_jsonb(t) - 'id' AS before) "
+                "RETURNING t.name, to_jsonb(t) - 'id' - 'sort_key' AS before) "
                 "INSERT INTO change_log (actor, kind, name, action, before, apply_run_id) "
                 "SELECT $2, $3, name, 'delete', before, $4 FROM d",
                 detail::pgTextArray(names), options.actor, std::string(kindName(*it)), result.applyRunId);
@@ -631,17 +634,18 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             report(options, std::string("delete ") + def.table, kp.deletes.size(), kp.deletes.size());
         }
 
+        // The deferred checks run now: deferred foreign keys (0001) of rows written to tables
+        // that kept theirs, of rows deleted from referenced tables, and the link-end unique
+        // checks (0006) queue trigger events until commit, and ALTER TABLE and CREATE INDEX
+        // refuse a table with pending events (55006, seen growing dev-small into the 24k
+        // cluster, and on links once 0021 gave them a plain index). Every write of the apply is
+        // in at this point, so checking here is checking the end state.
+        if (!droppedFks.empty() || !droppedIndexes.empty())
+            tx.exec("SET CONSTRAINTS ALL IMMEDIATE");
         for (const auto& def : droppedIndexes) {
             report(options, "index", 0, 0);
             tx.exec(def);
         }
-
-        // The deferred checks run now: deferred foreign keys (0001) of rows written to tables
-        // that kept theirs, of rows deleted from referenced tables, and the link-end unique
-        // checks (0006) queue trigger events until commit, and ALTER TABLE refuses a table
-        // with pending events (55006, seen growing dev-small into the 24k cluster). Every
-        // write of the apply is in at this point, so checking here is checking the end state.
-        if (!droppedFks.empty()) tx.exec("SET CONSTRAINTS ALL IMMEDIATE");
         for (const auto& [table, fks] : droppedFks) {
             report(options, std::string("check references ") + table, 0, 0);
             std::string alter = "ALTER TABLE " + table + " ";

@@ -1,15 +1,45 @@
 #include "loom/db/migrations.hpp"
 
-#include "loom/db/native.hpp"
-
 #include <algorithm>
 #include <map>
+
+#include "copy_text.hpp"
+#include "loom/db/native.hpp"
+#include "loom/inventory/natural_order.hpp"
 
 namespace loom::db {
 namespace {
 
 // Advisory lock keys are one bigint namespace per database; "LMIG" keeps ours apart.
 constexpr long long kMigrateLockKey = 0x4c4d4947;
+
+// The natural sort keys (0021) of rows written before 0021 existed: computed here, by the same
+// C++ function the writers use, then the NOT VALID check of 0021 is validated, once. A database
+// made at 0021 or later has none to fill and only pays one index probe per table.
+void fillSortKeys(pqxx::connection& conn) {
+    static constexpr const char* kTables[] = {"sites", "zones",         "rows", "racks",
+                                              "hosts", "gpus",          "nics", "switches",
+                                              "ports", "storage_nodes", "links"};
+    pqxx::work tx(conn);
+    for (const char* table : kTables) {
+        const std::string t = table;
+        std::vector<std::string> ids, keys;
+        for (const auto& row : tx.exec("SELECT id, name FROM " + t + " WHERE sort_key IS NULL")) {
+            ids.emplace_back(row[0].c_str());
+            keys.push_back(loom::naturalSortKey(row[1].c_str()));
+        }
+        if (!ids.empty())
+            tx.exec_params("UPDATE " + t +
+                               " t SET sort_key = u.k FROM unnest($1::bigint[], $2::text[]) "
+                               "u(id, k) WHERE t.id = u.id",
+                           detail::pgTextArray(ids), detail::pgTextArray(keys));
+        if (tx.exec_params("SELECT 1 FROM pg_constraint WHERE conname = $1 AND NOT convalidated",
+                           t + "_sort_key_set")
+                .size())
+            tx.exec("ALTER TABLE " + t + " VALIDATE CONSTRAINT " + t + "_sort_key_set");
+    }
+    tx.commit();
+}
 
 }  // namespace
 
@@ -58,18 +88,20 @@ Result<MigrateResult> migrate(Connection& c) {
                 if (it->second.second != sum)
                     throw std::runtime_error(
                         "migration " + std::string(m.name) +
-                        " differs from the one applied to this database (checksum " + sum +
-                        " vs " + it->second.second + "); migrations are append-only");
+                        " differs from the one applied to this database (checksum " + sum + " vs " +
+                        it->second.second + "); migrations are append-only");
                 out.version = m.version;
                 continue;
             }
             tx.exec(sql);
-            tx.exec_params("INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                           m.version, std::string(m.name), sum);
+            tx.exec_params(
+                "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
+                m.version, std::string(m.name), sum);
             tx.commit();
             ++out.applied;
             out.version = m.version;
         }
+        if (out.version >= 21) fillSortKeys(conn);
         pqxx::nontransaction tx(conn);
         tx.exec_params("SELECT pg_advisory_unlock($1)", kMigrateLockKey);
         return out;

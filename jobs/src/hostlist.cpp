@@ -179,32 +179,6 @@ Result<std::vector<std::string>> expandHostlist(std::string_view text) {
     return out;
 }
 
-bool naturalLess(std::string_view a, std::string_view b) {
-    std::size_t i = 0, j = 0;
-    while (i < a.size() && j < b.size()) {
-        if (isDigit(a[i]) && isDigit(b[j])) {
-            std::size_t ie = i, je = j;
-            while (ie < a.size() && isDigit(a[ie])) ++ie;
-            while (je < b.size() && isDigit(b[je])) ++je;
-            // Compare by value: strip leading zeros, then length, then digits.
-            std::size_t is = i, js = j;
-            while (is + 1 < ie && a[is] == '0') ++is;
-            while (js + 1 < je && b[js] == '0') ++js;
-            if (ie - is != je - js) return ie - is < je - js;
-            if (auto c = a.substr(is, ie - is).compare(b.substr(js, je - js)); c != 0) return c < 0;
-            if (ie - i != je - j) return ie - i < je - j;  // h1 before h01
-            i = ie;
-            j = je;
-            continue;
-        }
-        if (a[i] != b[j])
-            return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
-        ++i;
-        ++j;
-    }
-    return a.size() - i < b.size() - j;
-}
-
 namespace {
 
 // A name split around its last digit run: prefix, number (as written), suffix.

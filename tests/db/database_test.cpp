@@ -25,10 +25,12 @@ TEST_F(DatabaseUrl, UrlWithDatabaseOverrideReachesThatDatabase) {
 
 TEST_F(DatabaseUrl, ErrorsAreMappedNotThrown) {
     auto conn = connect();
-    auto dup = conn.exec("INSERT INTO sites (name) VALUES ('a'); INSERT INTO sites (name) VALUES ('a')");
+    auto dup = conn.exec("INSERT INTO sites (name, sort_key) VALUES ('a', 'a'); "
+                         "INSERT INTO sites (name, sort_key) VALUES ('a', 'a')");
     ASSERT_FALSE(dup);
     EXPECT_EQ(dup.error().code, loom::Errc::Conflict);
-    auto bad = conn.exec("INSERT INTO links (name, a_port_id, b_port_id, medium) VALUES ('l', 1, 2, 'wire')");
+    auto bad = conn.exec("INSERT INTO links (name, sort_key, a_port_id, b_port_id, medium) "
+                         "VALUES ('l', 'l', 1, 2, 'wire')");
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.error().code, loom::Errc::InvalidArgument);
     auto down = loom::db::Database::fromUrl("host=/nonexistent-dir user=postgres").connect();

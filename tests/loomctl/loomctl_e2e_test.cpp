@@ -218,6 +218,11 @@ TEST_F(LoomctlE2e, PortsAndLinksAreFetchedByTheirNames) {
     ASSERT_NE(p2, std::string::npos) << ports.out;
     ASSERT_NE(p10, std::string::npos) << ports.out;
     EXPECT_LT(p2, p10) << ports.out;
+    // The server's own order is the same natural order (0021's sort key).
+    auto unsorted = loomctl({"get", "ports", "--field", "device=z1-r001-rtsw", "-o",
+                             "jsonpath={range .items[*]}{.name}{\"\\n\"}{end}"});
+    ASSERT_EQ(unsorted.exitCode, 0) << unsorted.err;
+    EXPECT_EQ(unsorted.out, ports.out);
     auto one = loomctl({"describe", "link", link, "-o", "jsonpath={.name}"});
     ASSERT_EQ(one.exitCode, 0) << one.err;
     EXPECT_EQ(one.out, link + "\n");

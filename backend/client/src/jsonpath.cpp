@@ -245,30 +245,4 @@ Result<void> sortByJsonPath(std::vector<json>& items, std::string_view expr) {
     return {};
 }
 
-bool naturalLess(std::string_view a, std::string_view b) {
-    std::size_t i = 0, j = 0;
-    auto digit = [](char c) { return c >= '0' && c <= '9'; };
-    while (i < a.size() && j < b.size()) {
-        if (digit(a[i]) && digit(b[j])) {
-            std::size_t ie = i, je = j;
-            while (ie < a.size() && digit(a[ie])) ++ie;
-            while (je < b.size() && digit(b[je])) ++je;
-            // Compare the runs as numbers: skip leading zeros, then length, then digits.
-            std::size_t is = i, js = j;
-            while (is + 1 < ie && a[is] == '0') ++is;
-            while (js + 1 < je && b[js] == '0') ++js;
-            if (ie - is != je - js) return ie - is < je - js;
-            if (auto c = a.substr(is, ie - is).compare(b.substr(js, je - js)); c != 0) return c < 0;
-            if (ie - i != je - j) return ie - i < je - j;  // "01" after "1"
-            i = ie;
-            j = je;
-        } else {
-            if (a[i] != b[j]) return a[i] < b[j];
-            ++i;
-            ++j;
-        }
-    }
-    return a.size() - i < b.size() - j;
-}
-
 }  // namespace loom::client

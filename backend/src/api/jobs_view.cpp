@@ -21,6 +21,7 @@
 #include "loom/fabric/link_sync.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
+#include "loom/inventory/natural_order.hpp"
 #include "loom/inventory/unix_time.hpp"
 #include "loom/jobs/hostlist.hpp"
 #include "loom/jobs/job_impact.hpp"
@@ -304,7 +305,7 @@ private:
         auto names = [&](const jobs::Placement& x) {
             std::vector<std::string> out;
             for (auto r : x.racks) out.push_back(t.rackNames[r]);
-            std::sort(out.begin(), out.end(), jobs::naturalLess);
+            std::sort(out.begin(), out.end(), loom::naturalLess);
             return out;
         };
         std::size_t available = 0;

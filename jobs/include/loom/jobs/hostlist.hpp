@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "loom/inventory/error.hpp"
+#include "loom/inventory/natural_order.hpp"  // naturalLess, the order of formatHostlist
 
 namespace loom::jobs {
 
@@ -38,9 +39,5 @@ Result<std::vector<std::string>> expandHostlist(std::string_view text);
 // is kept; expandHostlist(formatHostlist(x)) names exactly the set x (its order may differ
 // from natural order when the second merge applies to some names only).
 std::string formatHostlist(std::span<const std::string> names);
-
-// Natural order: digit runs compare as numbers ("h2" < "h10"), then by their length ("h01"
-// after "h1"), the rest byte by byte.
-bool naturalLess(std::string_view a, std::string_view b);
 
 }  // namespace loom::jobs

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/inventory/error.hpp"
+#include "loom/inventory/natural_order.hpp"  // naturalLess, the order of sortByJsonPath
 
 namespace loom::client {
 
@@ -187,8 +188,6 @@ Result<std::string> renderJsonPath(const nlohmann::json& doc, std::string_view t
 // Sorts by one path (".name", "{.labels.owner}"): numbers numerically, text naturally (p2
 // before p10), missing values last; stable.
 Result<void> sortByJsonPath(std::vector<nlohmann::json>& items, std::string_view path);
-// "p2" < "p10": digit runs compare as numbers.
-bool naturalLess(std::string_view a, std::string_view b);
 
 // Block-style YAML of any JSON value (keys sorted, as kubectl prints them).
 std::string toYaml(const nlohmann::json& j);
