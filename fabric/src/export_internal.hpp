@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -26,12 +28,15 @@ inline std::string nodeName(const Topology& t, std::int32_t v) {
 // the routes first use them.
 class RoceTableJson {
 public:
-    RoceTableJson(const Router& r, std::int32_t sw, bool summarised);
+    // The next hops of a group id (Router::group or SummaryRouter::group).
+    using Groups = std::function<std::span<const NextHop>(std::int32_t)>;
+    RoceTableJson(const Topology& t, Groups groups, std::int32_t sw, bool summarised);
     void route(std::string_view prefix, std::int32_t group);  // group: an id, kLocal or kNoRoute
     std::string finish() &&;
 
 private:
-    const Router& r_;
+    const Topology& t_;
+    Groups groups_;
     std::int32_t sw_;
     std::string head_, routes_;
     std::map<std::int32_t, std::int32_t> local_;  // global group id -> local index

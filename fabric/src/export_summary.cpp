@@ -5,7 +5,11 @@
 
 namespace loom::fabric {
 
-FrrAggregates frrAggregates(const Router& r, const RouteSummary& sum) {
+namespace {
+
+// Over a Router with its RouteSummary, or a SummaryRouter (router and summary at once).
+template <class R, class S>
+FrrAggregates aggregatesOf(const R& r, const S& sum) {
     FrrAggregates out;
     const Topology& t = r.topology();
     for (std::int32_t z = 0; z < sum.zoneCount(); ++z)
@@ -24,9 +28,11 @@ FrrAggregates frrAggregates(const Router& r, const RouteSummary& sum) {
     return out;
 }
 
-std::string summaryRoutesJson(const Router& r, const RouteSummary& sum, std::int32_t sw) {
+template <class R, class S>
+std::string tableJsonOf(const R& r, const S& sum, std::int32_t sw) {
     const Topology& t = r.topology();
-    detail::RoceTableJson table(r, sw, /*summarised=*/true);
+    detail::RoceTableJson table(
+        t, [&r](std::int32_t g) { return r.group(g); }, sw, /*summarised=*/true);
     for (std::int32_t z = 0; z <= sum.zoneCount(); ++z) {
         if (auto agg = sum.aggregate(sw, z); agg != kNoRoute)
             for (const auto& p : sum.zonePrefixes(z)) table.route(p, agg);
@@ -35,6 +41,20 @@ std::string summaryRoutesJson(const Router& r, const RouteSummary& sum, std::int
                         e.group);
     }
     return std::move(table).finish();
+}
+
+}  // namespace
+
+FrrAggregates frrAggregates(const Router& r, const RouteSummary& sum) {
+    return aggregatesOf(r, sum);
+}
+FrrAggregates frrAggregates(const SummaryRouter& r) { return aggregatesOf(r, r); }
+
+std::string summaryRoutesJson(const Router& r, const RouteSummary& sum, std::int32_t sw) {
+    return tableJsonOf(r, sum, sw);
+}
+std::string summaryRoutesJson(const SummaryRouter& r, std::int32_t sw) {
+    return tableJsonOf(r, r, sw);
 }
 
 }  // namespace loom::fabric

@@ -43,8 +43,9 @@ RouteSummary::RouteSummary(const Router& r) {
 }
 
 // One (switch, zone) cell from the router's groups: own zone or not aggregated -> every
-// reachable rack; otherwise the majority group (Boyer-Moore vote: exactness never depends on
-// the choice, only the entry count) and the racks that differ from it.
+// reachable rack; otherwise the aggregate is the group most racks of the zone have at s (ties:
+// the group of the lowest rack; SummaryRouter follows the same rule, so both write the same
+// exports), and the racks whose group differs are more-specifics.
 void RouteSummary::summarise(const Router& r, std::int32_t s, std::int32_t z) {
     const auto& ts = zoneTargets_[z];
     auto& spec = specifics_[cell(s, z)];
@@ -60,17 +61,23 @@ void RouteSummary::summarise(const Router& r, std::int32_t s, std::int32_t z) {
         }
         return;
     }
-    std::int32_t candidate = kNoRoute, votes = 0;
+    votes_.clear();  // (group, racks) in the order of each group's lowest rack
     for (auto ti : ts) {
         auto g = r.groupOf(s, ti);
-        if (votes == 0) {
-            candidate = g;
-            votes = 1;
-        } else {
-            votes += g == candidate ? 1 : -1;
-        }
+        auto it =
+            std::find_if(votes_.begin(), votes_.end(), [g](const auto& v) { return v.first == g; });
+        if (it == votes_.end())
+            votes_.emplace_back(g, 1);
+        else
+            ++it->second;
     }
-    agg = candidate;
+    std::int32_t best = 0;
+    for (const auto& [g, n] : votes_)
+        if (n > best) {
+            best = n;
+            agg = g;
+        }
+    if (votes_.size() == 1) return;
     for (auto ti : ts) {
         auto g = r.groupOf(s, ti);
         if (g != agg) spec.push_back({ti, g});

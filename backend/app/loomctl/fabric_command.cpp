@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "loom/fabric/export.hpp"
@@ -45,8 +46,8 @@ double msSince(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Loads the spec and routes it; prints errors as `file:line: path: message` and exits 2.
-fabric::Router loadAndRoute(const Offline& o) {
+// Loads the spec as a topology; prints errors as `file:line: path: message` and exits 2.
+fabric::Topology loadTopology(const Offline& o) {
     progress("loading " + o.spec + " ...");
     auto inv = inventory::loadClusterSpecFile(o.spec);
     if (!inv) {
@@ -64,9 +65,16 @@ fabric::Router loadAndRoute(const Offline& o) {
         std::cerr << o.spec << ": " << (e.path.empty() ? "" : e.path + ": ") << e.message << '\n';
         throw CLI::RuntimeError(2);
     }
-    progress("routing " + std::to_string(topo->switchCount()) + " switches, " +
-             std::to_string(topo->linkCount()) + " links ...");
-    fabric::Router router(std::move(*topo));
+    return std::move(*topo);
+}
+
+// Routes the topology (a Router, or a SummaryRouter: the summarised RoCE tables alone) with the
+// --fail-link/--fail-switch failures; exits 2 naming an unknown link or switch.
+template <class R = fabric::Router>
+R route(const Offline& o, fabric::Topology topo) {
+    progress("routing " + std::to_string(topo.switchCount()) + " switches, " +
+             std::to_string(topo.linkCount()) + " links ...");
+    R router(std::move(topo));
     const auto& t = router.topology();
     for (const auto& name : o.failLinks) {
         auto l = t.findLink(name);
@@ -89,6 +97,8 @@ fabric::Router loadAndRoute(const Offline& o) {
     progressDone();
     return router;
 }
+
+fabric::Router loadAndRoute(const Offline& o) { return route(o, loadTopology(o)); }
 
 void addOfflineOptions(CLI::App* cmd, Offline& o) {
     cmd->add_option("-f,--filename,--file", o.spec, "Cluster spec (YAML)")->required();
@@ -178,7 +188,15 @@ void runExport(const Offline& o, const std::string& formatName, const std::strin
         throw CLI::RuntimeError(2);
     }
     auto t0 = Clock::now();
-    auto router = loadAndRoute(o);
+    auto topo = loadTopology(o);
+    // RoCE frr/json/slurm are written from the summarised tables alone (SummaryRouter): the same
+    // bytes as from a full Router, without its switches × racks tables (~400 MB at 98k).
+    std::optional<fabric::Router> router;
+    std::optional<fabric::SummaryRouter> summary;
+    if (topo.type == inventory::FabricType::Roce && *format != fabric::ExportFormat::Opensm)
+        summary.emplace(route<fabric::SummaryRouter>(o, std::move(topo)));
+    else
+        router.emplace(route(o, std::move(topo)));
     std::error_code ec;
     fs::create_directories(outDir, ec);
     if (ec) {
@@ -187,11 +205,13 @@ void runExport(const Offline& o, const std::string& formatName, const std::strin
     }
     auto t1 = Clock::now();
     DirectorySink sink(outDir, gzip);
-    auto ok = fabric::writeExport(router, *format, sink, {.threads = threads,
-                                                                .opensmNames = !noNames && !lidsOnly,
-                                                                .opensmGuids = !lidsOnly,
-                                                                .frrVersion = frrVersion,
-                                                                .summarise = !perRack});
+    const fabric::ExportOptions options{.threads = threads,
+                                        .opensmNames = !noNames && !lidsOnly,
+                                        .opensmGuids = !lidsOnly,
+                                        .frrVersion = frrVersion,
+                                        .summarise = !perRack};
+    auto ok = summary ? fabric::writeExport(*summary, *format, sink, options)
+                      : fabric::writeExport(*router, *format, sink, options);
     progressDone();
     if (!ok) {
         std::cerr << ok.error().toString() << '\n';

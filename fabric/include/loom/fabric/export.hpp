@@ -26,6 +26,7 @@
 
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/summary.hpp"
+#include "loom/fabric/summary_router.hpp"
 
 namespace loom::fabric {
 
@@ -100,6 +101,15 @@ Result<void> writeExport(const Router& router, ExportFormat format, ExportSink& 
 Result<std::vector<ExportFile>> exportFabric(const Router& router, ExportFormat format,
                                              const ExportOptions& options = {});
 
+// The RoCE exports (frr, json, slurm) from the summarised tables alone: byte for byte what the
+// Router overloads write for the same fabric (tests/fabric/summary_export_test.cpp, under random
+// failures), without the switches × racks tables (at 98k the Router's ~400 MB). InfiniBand:
+// slurm only (LFTs are per LID: InvalidArgument for the others).
+Result<void> writeExport(const SummaryRouter& router, ExportFormat format, ExportSink& sink,
+                         const ExportOptions& options = {});
+Result<std::vector<ExportFile>> exportFabric(const SummaryRouter& router, ExportFormat format,
+                                             const ExportOptions& options = {});
+
 // What the tier-3 switches' FRR configs summarise: every aggregated zone's prefixes and the
 // rack prefixes still announced under them (racks that some switch outside their zone routes
 // differently from the rest of the zone: failures broke the symmetry).
@@ -108,11 +118,14 @@ struct FrrAggregates {
     std::vector<std::string> unsuppressed;  // rack prefixes, via route-map LOOM-UNSUPPRESS
 };
 FrrAggregates frrAggregates(const Router& router, const RouteSummary& summary);
+FrrAggregates frrAggregates(const SummaryRouter& router);
 
 // aggregates: null (or a non-tier-3 switch) -> no aggregate lines. linkStates: the config as
 // it was with those link states in place of the current ones (an earlier version); it reads no
 // routes, only the states of the switch's links.
 std::string frrConfig(const Router& router, std::int32_t sw, const FrrProfile& profile = {},
+                      const FrrAggregates* aggregates = nullptr, LinkStates linkStates = {});
+std::string frrConfig(const SummaryRouter& router, std::int32_t sw, const FrrProfile& profile = {},
                       const FrrAggregates* aggregates = nullptr, LinkStates linkStates = {});
 std::string opensmLftDump(const Router& router);
 // The same with the GUIDs a subnet manager discovered (node id -> node GUID for switches,
@@ -130,7 +143,9 @@ std::string opensmGuid2lid(const Router& router);
 // GUIDs and can keep Loom's LIDs. The first node is the first HCA (ibsim's SM port).
 std::string ibsimNet(const Topology& topo);
 std::string slurmTopology(const Router& router);
+std::string slurmTopology(const Topology& topo);
 std::string routesJson(const Router& router, std::int32_t sw);
+std::string routesJson(const SummaryRouter& router, std::int32_t sw);  // RoCE, one route per rack
 // What GET /fabric/config/{sw} shows of a switch: RoCE its FRR config (frrConfig, default
 // profile, no aggregates), InfiniBand its LFT (routesJson). With linkStates: as it was with
 // those link states (an earlier version, ?previous=true), computed without copying the router
@@ -139,6 +154,7 @@ std::string switchConfig(const Router& router, std::int32_t sw, LinkStates linkS
 // The summarised table of sw (ExportOptions::summarise): {switch, asn, loopback, summarised:
 // true, groups, routes} with zone aggregate and more-specific prefixes.
 std::string summaryRoutesJson(const Router& router, const RouteSummary& summary, std::int32_t sw);
+std::string summaryRoutesJson(const SummaryRouter& router, std::int32_t sw);
 
 std::uint64_t switchGuid(std::int32_t sw);
 std::uint64_t hcaPortGuid(std::int32_t nic);

@@ -2,11 +2,11 @@
 //
 // A switch keeps one entry per rack of its own zone (RTSW, CTSW), and for every other zone one
 // aggregate (the zone's rack prefixes, see zonePrefixes) whose next-hop group is the one most
-// racks of that zone have at this switch, plus more-specific entries only for the racks whose
-// group differs (failures break the symmetry: an unequal weight, a lost path, an unreachable
-// rack, which becomes an explicit unreachable more-specific). ATSWs have no zone: every zone is
-// remote. On a healthy fabric a switch thus holds racksInItsZone + zones entries instead of one
-// per rack (meta-98k-roce: ~1.5 M entries instead of 41.5 M).
+// racks of that zone have at this switch (ties: the group of the lowest rack), plus more-specific
+// entries only for the racks whose group differs (failures break the symmetry: an unequal weight, a
+// lost path, an unreachable rack, which becomes an explicit unreachable more-specific). ATSWs have
+// no zone: every zone is remote. On a healthy fabric a switch thus holds racksInItsZone + zones
+// entries instead of one per rack (meta-98k-roce: ~1.5 M entries instead of 41.5 M).
 //
 // The summary is exact by construction: lookup(sw, t) - the more-specific if there is one,
 // else the zone aggregate - is the Router's groupOf(sw, t) for every switch and rack
@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/fabric/routing.hpp"
@@ -95,6 +96,7 @@ private:
     std::vector<std::vector<Specific>> specifics_;  // cell -> more-specifics
     std::vector<std::uint32_t> mark_;               // cell -> epoch (update)
     std::uint32_t epoch_ = 0;
+    std::vector<std::pair<std::int32_t, std::int32_t>> votes_;  // summarise: (group, racks)
 };
 
 }  // namespace loom::fabric
