@@ -14,10 +14,10 @@
 #include <mutex>
 #include <thread>
 
+#include "beast_client.hpp"
 #include "loom/backend/loomd_config.hpp"
 #include "loom/db/event_repo.hpp"
 #include "processes.hpp"
-#include "server_fixture.hpp"
 
 namespace loom::backend::testing {
 namespace {

@@ -6,6 +6,8 @@
 // too: adding an endpoint means adding it to this table.
 #include "server_fixture.hpp"
 
+#include <boost/system/system_error.hpp>
+
 #include <set>
 
 namespace loom::backend::testing {

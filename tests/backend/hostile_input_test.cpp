@@ -4,7 +4,7 @@
 // The routes are enumerated from the router (like the auth matrix), so a new endpoint is
 // covered the day it is registered. Requests go as admin, past authorization, into the
 // handlers' own validation.
-#include "server_fixture.hpp"
+#include "beast_client.hpp"
 
 #include <boost/asio/write.hpp>
 
@@ -253,9 +253,9 @@ TEST_F(HostileInput, MalformedStreamMessagesGetAnErrorFrame) {
     // Each message is followed by a ping: the server answers in order, so the error frame
     // (if any) comes before the pong, and no read has to time out.
     auto sendAndCollect = [&](const std::string& m, bool binary) {
-        ws.ws.binary(binary);
-        ws.ws.write(net::buffer(m));
-        ws.ws.text(true);
+        ws.raw().ws.binary(binary);
+        ws.raw().ws.write(net::buffer(m));
+        ws.raw().ws.text(true);
         ws.send({{"op", "ping"}});
         bool gotError = false;
         for (int frames = 0; frames < 50; ++frames) {

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "beast_client.hpp"
 #include "processes.hpp"
-#include "server_fixture.hpp"
 
 namespace loom::backend::testing {
 namespace {

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "loom/backend/scraper.hpp"
-#include "server_fixture.hpp"
+#include "beast_client.hpp"
 
 namespace loom::backend::testing {
 namespace {

@@ -1,6 +1,8 @@
 // What the end-to-end tests of loomd's server share: a real Server on 127.0.0.1 port 0 over a
 // real PostgreSQL (tests/support harness) with a sample cluster applied and one token per
-// role, a synchronous Beast HTTP client and a synchronous WebSocket client.
+// role, a synchronous HTTP client and a synchronous WebSocket client. No Beast here: the
+// clients are compiled once (server_fixture.cpp); a test that needs Beast itself includes
+// beast_client.hpp (issue 10: each test file compiled Beast's client templates again, ~20 s).
 #pragma once
 
 #include "loom/backend/auth.hpp"
@@ -16,12 +18,6 @@
 #include "loom/testing/postgres.hpp"
 #include "loom/testing/sample_cluster.hpp"
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/websocket.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -37,11 +33,6 @@
 
 namespace loom::backend::testing {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace websocket = beast::websocket;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
 using nlohmann::json;
 
 struct HttpResult {
@@ -51,103 +42,34 @@ struct HttpResult {
     json j() const { return json::parse(body, nullptr, false); }
 };
 
-// One request on a fresh connection to 127.0.0.1:port.
-inline HttpResult request(std::uint16_t port, const std::string& method, const std::string& target,
-                          const std::string& token = "", const std::string& body = "",
-                          std::vector<std::pair<std::string, std::string>> headers = {}) {
-    net::io_context ioc;
-    beast::tcp_stream stream(ioc);
-    beast::error_code cec;
-    stream.socket().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), cec);
-    if (cec) return {};
-    http::request<http::string_body> req{http::string_to_verb(method), target, 11};
-    req.set(http::field::host, "127.0.0.1");
-    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
-    for (auto& [k, v] : headers) req.set(k, v);
-    if (!body.empty() || method == "POST" || method == "PATCH") {
-        req.body() = body;
-        req.prepare_payload();
-    }
-    beast::error_code wec;
-    // A server refusing an oversize body answers and closes before reading it all: the write
-    // may fail, the response is still there to read.
-    http::write(stream, req, wec);
-    beast::flat_buffer buf;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(1u << 30);
-    beast::error_code ec;
-    http::read(stream, buf, parser, ec);
-    HttpResult r;
-    if (ec) return r;
-    r.status = parser.get().result_int();
-    r.body = parser.get().body();
-    for (auto& f : parser.get()) r.headers[std::string(f.name_string())] = std::string(f.value());
-    return r;
-}
+// One request on a fresh connection to 127.0.0.1:port (server_fixture.cpp).
+HttpResult request(std::uint16_t port, const std::string& method, const std::string& target,
+                   const std::string& token = "", const std::string& body = "",
+                   std::vector<std::pair<std::string, std::string>> headers = {});
 
 // Standard base64 (the stream's packed arrays); characters outside the alphabet are skipped.
-inline std::vector<std::uint8_t> decodeBase64(const std::string& s) {
-    auto val = [](char c) -> int {
-        if (c >= 'A' && c <= 'Z') return c - 'A';
-        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-        if (c >= '0' && c <= '9') return c - '0' + 52;
-        if (c == '+') return 62;
-        if (c == '/') return 63;
-        return -1;
-    };
-    std::vector<std::uint8_t> out;
-    unsigned acc = 0;
-    int bits = 0;
-    for (char c : s) {
-        int v = val(c);
-        if (v < 0) continue;
-        acc = (acc << 6) | unsigned(v);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out.push_back(std::uint8_t((acc >> bits) & 0xff));
-        }
-    }
-    return out;
-}
+std::vector<std::uint8_t> decodeBase64(const std::string& s);
 
-// A minimal synchronous WebSocket client of /api/v1/stream.
-struct WsClient {
-    net::io_context ioc;
-    websocket::stream<beast::tcp_stream> ws{ioc};
-    void open(std::uint16_t port, const std::string& token) {
-        beast::get_lowest_layer(ws).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-        ws.set_option(websocket::stream_base::decorator([token](websocket::request_type& r) {
-            r.set(http::field::authorization, "Bearer " + token);
-        }));
-        ws.handshake("127.0.0.1", "/api/v1/stream");
-    }
-    json read() {
-        beast::flat_buffer b;
-        ws.read(b);
-        return json::parse(beast::buffers_to_string(b.data()));
-    }
-    void send(const json& j) { ws.write(net::buffer(j.dump())); }
+// A minimal synchronous WebSocket client of /api/v1/stream. Its Beast stream lives in
+// beast_client.hpp (`raw()`), so that a test which only opens, reads and sends does not compile
+// Beast's WebSocket templates again: they are compiled once, in server_fixture.cpp.
+class WsClient {
+public:
+    struct Raw;  // beast_client.hpp: the io_context and the websocket::stream
+    WsClient();
+    ~WsClient();
+    WsClient(const WsClient&) = delete;
+    WsClient& operator=(const WsClient&) = delete;
+
+    void open(std::uint16_t port, const std::string& token);
+    json read();
+    void send(const json& j);
     // One message, or nullopt after `timeout` (sync reads of a tcp_stream have no timeout).
-    std::optional<json> readFor(std::chrono::milliseconds timeout) {
-        beast::flat_buffer b;
-        bool done = false;
-        beast::error_code result;
-        ws.async_read(b, [&](beast::error_code ec, std::size_t) {
-            done = true;
-            result = ec;
-        });
-        ioc.restart();
-        ioc.run_for(timeout);
-        if (!done) {
-            beast::get_lowest_layer(ws).cancel();
-            ioc.restart();
-            ioc.run();  // let the cancelled read complete
-            return std::nullopt;
-        }
-        if (result) return std::nullopt;
-        return json::parse(beast::buffers_to_string(b.data()), nullptr, false);
-    }
+    std::optional<json> readFor(std::chrono::milliseconds timeout);
+    Raw& raw() { return *raw_; }
+
+private:
+    std::unique_ptr<Raw> raw_;
 };
 
 // The route modules a test server registers. Core: inventory, fabric, auth. All: what

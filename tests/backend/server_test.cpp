@@ -1,6 +1,6 @@
 // End-to-end tests of loomd's server core: a real Server on port 0 over a real PostgreSQL
 // (tests/support harness), driven by a real Beast HTTP client and a real WebSocket client.
-#include "server_fixture.hpp"
+#include "beast_client.hpp"
 
 #include "loom/db/event_repo.hpp"
 #include "loom/db/notify.hpp"
@@ -480,9 +480,9 @@ TEST_F(ServerTest, ResumeReplaysOnTheSameLoomdAndResyncsAcrossLoomds) {
 TEST_F(ServerTest, StreamRejectsMissingToken) {
     auto& s = startServer();
     WsClientT c;
-    beast::get_lowest_layer(c.ws).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), s.port()));
+    beast::get_lowest_layer(c.raw().ws).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), s.port()));
     beast::error_code ec;
-    c.ws.handshake("127.0.0.1", "/api/v1/stream", ec);
+    c.raw().ws.handshake("127.0.0.1", "/api/v1/stream", ec);
     EXPECT_TRUE(ec);
 }
 
@@ -501,7 +501,7 @@ TEST_F(ServerTest, SlowClientIsCutOffAndOthersKeepTheirPace) {
     WsClientT slow, fast;
     slow.open(s.port(), tokens_["viewer"]);
     // The slow client shrinks its receive buffer and then never reads.
-    beast::get_lowest_layer(slow.ws).socket().set_option(net::socket_base::receive_buffer_size(4096));
+    beast::get_lowest_layer(slow.raw().ws).socket().set_option(net::socket_base::receive_buffer_size(4096));
     slow.read();
     slow.send({{"op", "subscribe"}, {"topics", {"gpu.util"}}});
     fast.open(s.port(), tokens_["viewer"]);

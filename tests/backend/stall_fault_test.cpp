@@ -2,7 +2,7 @@
 // wsSlowTicks intervals of its queue filling, while a healthy client keeps its pace. The
 // stalled client is real: it shrinks its socket receive buffer and never reads again, so the
 // server's socket buffers and then its bounded queue fill up.
-#include "server_fixture.hpp"
+#include "beast_client.hpp"
 
 #include <atomic>
 #include <regex>
@@ -39,7 +39,7 @@ TEST_F(StallFault, StalledClientIsCutWithinFiveIntervalsOfItsQueueFilling) {
 
     WsClient stalled, healthy;
     stalled.open(s.port(), token);
-    beast::get_lowest_layer(stalled.ws).socket().set_option(
+    beast::get_lowest_layer(stalled.raw().ws).socket().set_option(
         net::socket_base::receive_buffer_size(4096));
     stalled.read();  // hello
     stalled.send({{"op", "subscribe"}, {"topics", {"gpu.util"}}});

@@ -7,8 +7,8 @@
 #include <atomic>
 #include <thread>
 
+#include "beast_client.hpp"
 #include "loom/testing/eventually.hpp"
-#include "server_fixture.hpp"
 
 namespace loom::backend::testing {
 namespace {
@@ -40,7 +40,7 @@ protected:
         bool armed = false;
         void arm() {
             armed = true;
-            c.ws.async_read(buf, [this](beast::error_code ec, std::size_t) {
+            c.raw().ws.async_read(buf, [this](beast::error_code ec, std::size_t) {
                 armed = false;
                 if (ec) return;
                 seen.push_back(json::parse(beast::buffers_to_string(buf.data()), nullptr, false));
@@ -57,8 +57,8 @@ protected:
                     if (want(m)) return m;
                 if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
                 if (!armed) arm();
-                c.ioc.restart();
-                c.ioc.run_for(50ms);
+                c.raw().ioc.restart();
+                c.raw().ioc.run_for(50ms);
             }
         }
     };

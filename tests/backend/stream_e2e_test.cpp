@@ -2,7 +2,7 @@
 // /api/v1/telemetry opens an event (stored, listed by /api/v1/events) and a WebSocket client
 // subscribed to `events`, `gpu.health` and `link.health` receives the event and a health delta
 // for exactly the GPU or link concerned; recovery closes the event. Also the hall's ETag.
-#include "server_fixture.hpp"
+#include "beast_client.hpp"
 
 #include <map>
 #include <optional>
@@ -134,17 +134,17 @@ TEST_F(StreamE2e, ADeflatedStreamDecodesToThePlainFrames) {
     ASSERT_LT(index, hall["gpus"].size());
 
     auto connect = [&](WsClient& c, bool deflate) {
-        beast::get_lowest_layer(c.ws).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), s.port()));
+        beast::get_lowest_layer(c.raw().ws).connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), s.port()));
         if (deflate) {
             websocket::permessage_deflate pmd;
             pmd.client_enable = true;
-            c.ws.set_option(pmd);
+            c.raw().ws.set_option(pmd);
         }
-        c.ws.set_option(websocket::stream_base::decorator([token = tokens_["viewer"]](websocket::request_type& r) {
+        c.raw().ws.set_option(websocket::stream_base::decorator([token = tokens_["viewer"]](websocket::request_type& r) {
             r.set(http::field::authorization, "Bearer " + token);
         }));
         websocket::response_type res;
-        c.ws.handshake(res, "127.0.0.1", "/api/v1/stream");
+        c.raw().ws.handshake(res, "127.0.0.1", "/api/v1/stream");
         return std::string(res[http::field::sec_websocket_extensions]);
     };
     WsClient plain, z;

@@ -1,7 +1,7 @@
 // TLS: loomd with a certificate serves HTTPS and WSS only (a client that trusts the certificate
 // gets answers, a plain-HTTP request gets none), and plain HTTP on a non-loopback address is
 // refused at start unless --insecure.
-#include "server_fixture.hpp"
+#include "beast_client.hpp"
 
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/ssl.hpp>

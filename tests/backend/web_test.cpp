@@ -5,8 +5,8 @@
 
 #include <regex>
 
+#include "beast_client.hpp"
 #include "gunzip.hpp"
-#include "server_fixture.hpp"
 
 namespace loom::backend::testing {
 namespace {
