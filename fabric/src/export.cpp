@@ -551,6 +551,10 @@ std::string switchConfig(const Router& r, std::int32_t sw, LinkStates linkStates
     return lftJson(r, sw, r.lftRowWith(sw, linkStates));
 }
 
+std::string switchConfig(const SummaryRouter& r, std::int32_t sw, LinkStates linkStates) {
+    return frrConfig(r, sw, {}, nullptr, linkStates);
+}
+
 Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink, const ExportOptions& opt) {
     const Topology& t = r.topology();
     const bool roce = t.type == inventory::FabricType::Roce;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -40,7 +41,8 @@ struct Spread {
 
 // RoCE: split one unit of traffic from leaf src toward target ti over the ECMP groups,
 // layer by layer (every hop is one closer, so a layer never feeds itself).
-Spread spreadRoce(const Router& r, std::int32_t src, std::int32_t ti, std::vector<float>& frac) {
+template <class R>
+Spread spreadRoce(const R& r, std::int32_t src, std::int32_t ti, std::vector<float>& frac) {
     const Topology& t = r.topology();
     Spread sp;
     std::vector<std::int32_t> layer{src}, next;
@@ -94,12 +96,14 @@ Spread walkIb(const Router& r, std::int32_t src, std::int32_t dstNic,
     return sp;
 }
 
-}  // namespace
-
-Result<ImpactResult> impact(const Router& r, std::span<const std::int32_t> hosts, Collective c,
-                            std::size_t maxBottlenecks) {
+// A Router (RoCE or InfiniBand) or a SummaryRouter (RoCE).
+template <class R>
+Result<ImpactResult> impactOf(const R& r, std::span<const std::int32_t> hosts, Collective c,
+                              std::size_t maxBottlenecks) {
     const Topology& t = r.topology();
     const bool roce = t.type == inventory::FabricType::Roce;
+    if constexpr (!std::is_same_v<R, Router>)
+        if (!roce) return fail(Error::invalid("impact on InfiniBand needs the full router (LFTs)", "hosts"));
     if (hosts.empty()) return fail(Error::invalid("no hosts given", "hosts"));
     std::unordered_set<std::int32_t> seen;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
@@ -186,8 +190,10 @@ Result<ImpactResult> impact(const Router& r, std::span<const std::int32_t> hosts
         auto key = static_cast<std::int64_t>(sa) * (t.nodeCount() + 1) + dstKey;
         auto [it, fresh] = pairIndex.emplace(key, static_cast<std::int32_t>(spreads.size()));
         if (fresh) {
-            spreads.push_back(roce ? spreadRoce(r, sa, r.targetOf(sb), frac)
-                                   : walkIb(r, sa, b, portLink));
+            if constexpr (std::is_same_v<R, Router>)
+                spreads.push_back(roce ? spreadRoce(r, sa, r.targetOf(sb), frac) : walkIb(r, sa, b, portLink));
+            else
+                spreads.push_back(spreadRoce(r, sa, r.targetOf(sb), frac));
             pairCount.push_back(0);
         }
         flowPair[f] = it->second;
@@ -243,8 +249,9 @@ Result<ImpactResult> impact(const Router& r, std::span<const std::int32_t> hosts
     return res;
 }
 
-Result<ImpactResult> impactByName(const Router& r, std::span<const std::string> names,
-                                  Collective c, std::size_t maxBottlenecks) {
+template <class R>
+Result<ImpactResult> impactByNameOf(const R& r, std::span<const std::string> names, Collective c,
+                                    std::size_t maxBottlenecks) {
     const Topology& t = r.topology();
     std::unordered_map<std::string_view, std::int32_t> idx;
     idx.reserve(t.hostNames.size());
@@ -261,7 +268,8 @@ Result<ImpactResult> impactByName(const Router& r, std::span<const std::string> 
     return impact(r, ids, c, maxBottlenecks);
 }
 
-std::vector<float> degradationMap(const Router& r) {
+template <class R>
+std::vector<float> degradationMapOf(const R& r) {
     const Topology& t = r.topology();
     std::vector<float> out(t.rackNames.size(), 100.0f);
     const auto& leaves = t.tierSwitches[1];
@@ -308,5 +316,26 @@ std::vector<float> degradationMap(const Router& r) {
         if (!anyUsable[rack]) out[rack] = kRackNotInService;
     return out;
 }
+
+}  // namespace
+
+Result<ImpactResult> impact(const Router& r, std::span<const std::int32_t> hosts, Collective c,
+                            std::size_t maxBottlenecks) {
+    return impactOf(r, hosts, c, maxBottlenecks);
+}
+Result<ImpactResult> impact(const SummaryRouter& r, std::span<const std::int32_t> hosts, Collective c,
+                            std::size_t maxBottlenecks) {
+    return impactOf(r, hosts, c, maxBottlenecks);
+}
+Result<ImpactResult> impactByName(const Router& r, std::span<const std::string> names, Collective c,
+                                  std::size_t maxBottlenecks) {
+    return impactByNameOf(r, names, c, maxBottlenecks);
+}
+Result<ImpactResult> impactByName(const SummaryRouter& r, std::span<const std::string> names, Collective c,
+                                  std::size_t maxBottlenecks) {
+    return impactByNameOf(r, names, c, maxBottlenecks);
+}
+std::vector<float> degradationMap(const Router& r) { return degradationMapOf(r); }
+std::vector<float> degradationMap(const SummaryRouter& r) { return degradationMapOf(r); }
 
 }  // namespace loom::fabric

@@ -486,6 +486,17 @@ void SummaryRouter::expand(std::int32_t sw, std::vector<std::int32_t>& out) cons
     }
 }
 
+float SummaryRouter::bandwidth(std::int32_t sw, std::int32_t ti) const {
+    const Impl& m = *impl_;
+    const auto z = targetZone_[ti];
+    const Zone& zn = m.zones[z];
+    if (zn.local && m.switchLocal[sw] != kNone && m.topo().switchZone[sw] == z) {
+        auto lt = std::lower_bound(zn.targets.begin(), zn.targets.end(), ti) - zn.targets.begin();
+        return zn.router->bandwidth(m.switchLocal[sw], static_cast<std::int32_t>(lt));
+    }
+    return m.rep->bandwidth(sw, m.classes[m.targetClass[ti]].slot);
+}
+
 std::span<const NextHop> SummaryRouter::group(std::int32_t id) const {
     if (id < 0) return {};
     return impl_->pool.get(id);

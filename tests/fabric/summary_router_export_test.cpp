@@ -1,13 +1,15 @@
-// The RoCE exports written from a SummaryRouter alone (what loomctl fabric export uses, without
-// the full switches × racks tables) are byte for byte those written from a full Router: FRR
-// configs (with the ATSWs' aggregates and unsuppressed racks), the summarised and the per-rack
-// JSON tables and Slurm's topology.conf, healthy and after every step of random failures and
-// repairs (links, NIC cables, batches, switches) in several zones; and on meta-24k-roce.
+// The RoCE exports written from a SummaryRouter alone (what loomctl fabric export and loomd use,
+// without the full switches × racks tables) are byte for byte those written from a full Router:
+// FRR configs (with the ATSWs' aggregates and unsuppressed racks), the summarised and the
+// per-rack JSON tables and Slurm's topology.conf; and the degradation map and failure impact
+// are equal too. Healthy and after every step of random failures and repairs (links, NIC
+// cables, batches, switches) in several zones; and on meta-24k-roce.
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "loom/fabric/export.hpp"
+#include "loom/fabric/impact.hpp"
 #include "loom/fabric/summary_router.hpp"
 #include "loom/fabric/testbed.hpp"
 
@@ -49,6 +51,32 @@ int expectSameExports(const Router& r, const SummaryRouter& sr, const std::strin
     return files;
 }
 
+// What loomd's fabric API reads besides the exports: the degradation map (route bandwidths
+// between every pair of leaves) and failure impact of random host sets, every collective.
+void expectSameReads(const Router& r, const SummaryRouter& sr, std::mt19937& rng,
+                     const std::string& what, unsigned oneHostIn = 3) {
+    EXPECT_EQ(degradationMap(r), degradationMap(sr)) << what;
+    const auto& t = r.topology();
+    for (auto c : {Collective::AllReduce, Collective::AllGather, Collective::AllToAll}) {
+        std::vector<std::int32_t> hosts;
+        for (std::int32_t h = 0; h < static_cast<std::int32_t>(t.hostNames.size()); ++h)
+            if (rng() % oneHostIn == 0) hosts.push_back(h);
+        if (hosts.empty()) hosts.push_back(0);
+        auto a = impact(r, hosts, c);
+        auto b = impact(sr, hosts, c);
+        ASSERT_TRUE(a.has_value() && b.has_value()) << what;
+        EXPECT_EQ(a->busBwNormalized, b->busBwNormalized) << what;
+        EXPECT_EQ(a->flows, b->flows) << what;
+        EXPECT_EQ(a->unroutedFlows, b->unroutedFlows) << what;
+        EXPECT_EQ(a->linksCrossed, b->linksCrossed) << what;
+        ASSERT_EQ(a->bottlenecks.size(), b->bottlenecks.size()) << what;
+        for (std::size_t i = 0; i < a->bottlenecks.size(); ++i) {
+            EXPECT_EQ(a->bottlenecks[i].link, b->bottlenecks[i].link) << what;
+            EXPECT_EQ(a->bottlenecks[i].flows, b->bottlenecks[i].flows) << what;
+        }
+    }
+}
+
 TEST(SummaryRouterExport, EqualsTheRoutersExportsUnderRandomFailures) {
     // Few racks per zone: failures often leave no majority group, so the aggregate's tie rule
     // (the group of the lowest rack) is exercised too.
@@ -85,6 +113,7 @@ TEST(SummaryRouterExport, EqualsTheRoutersExportsUnderRandomFailures) {
             }
             const auto what = "seed " + std::to_string(seed) + " step " + std::to_string(step);
             ASSERT_GT(expectSameExports(r, sr, what), 0) << what;
+            expectSameReads(r, sr, rng, what);
             if (::testing::Test::HasFailure()) return;
             for (std::int32_t s = 0; s < t.switchCount(); ++s)
                 for (std::int32_t z = 0; z < sr.zoneCount(); ++z)
@@ -111,6 +140,8 @@ TEST(SummaryRouterExport, Meta24kRoceEqualsTheRoutersExports) {
     r.setSwitchUp(t.tierSwitches[2][4 * 18 + 1], false);
     sr.setSwitchUp(t.tierSwitches[2][4 * 18 + 1], false);
     expectSameExports(r, sr, "after failures");
+    std::mt19937 rng(7);
+    expectSameReads(r, sr, rng, "after failures", 40);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "loom/fabric/impact.hpp"
 #include "loom/fabric/link_sync.hpp"
 #include "loom/fabric/routing.hpp"
+#include "loom/fabric/summary_router.hpp"
 #include "loom/fabric/topology.hpp"
 
 #include <algorithm>
@@ -31,6 +32,9 @@ namespace {
 // copied it (loomd at 2.3 GB RSS while a 98k hall went into service,
 // bench/server/run_scale_live.sh). Lock order: `mutex`, then `routerLock`; nothing takes
 // `mutex` while holding `routerLock` (Held carries what a reader needs of the rest).
+// RoCE holds the summarised tables alone (fabric::SummaryRouter: every answer and export the
+// same bytes as from a full Router, tests/fabric/summary_router_export_test.cpp; at 98k ~1.5 M
+// entries instead of the Router's 41.5 M, ~400 MB); InfiniBand the full Router (LFTs are per LID).
 struct FabricState {
     std::mutex mutex;
     std::shared_mutex routerLock;
@@ -38,7 +42,8 @@ struct FabricState {
     std::int64_t builtLayout = 0;
     // Router link ids by name (a snapshot's vectors follow the tables' order, which moves).
     fabric::LinkNameIndex linkIds;
-    std::shared_ptr<fabric::Router> router;
+    std::shared_ptr<fabric::Router> router;          // InfiniBand
+    std::shared_ptr<fabric::SummaryRouter> summary;  // RoCE
     std::int64_t version = 0;
     std::mutex degradationMutex;
     std::vector<float> lastDegradation;  // what the stream was last told
@@ -56,29 +61,39 @@ struct FabricState {
     // version and the undo steps are those of this router.
     struct Held {
         std::shared_ptr<const fabric::Router> router;
+        std::shared_ptr<const fabric::SummaryRouter> summary;
         std::shared_lock<std::shared_mutex> lock;
         std::int64_t version = 0;
         std::vector<Undo> undoNewestFirst;
-        const fabric::Router& operator*() const { return *router; }
-        const fabric::Router* operator->() const { return router.get(); }
+        const fabric::Topology& topology() const { return router ? router->topology() : summary->topology(); }
+        // f(the Router or the SummaryRouter): the fabric library has both overloads.
+        template <class F>
+        decltype(auto) visit(F&& f) const {
+            return router ? f(*router) : f(*summary);
+        }
     };
+    bool built() const { return router || summary; }
+    const fabric::Topology& topology() const { return router ? router->topology() : summary->topology(); }
 
     Result<Held> get(Services& services, bool withUndo = false) {
         auto inv = services.inventory();
         auto layout = services.layout();
         if (!inv || !layout) return fail(Error::unavailable("the inventory is still loading; retry shortly"));
         std::lock_guard lock(mutex);
-        if (!(inv == builtFrom && router)) {
-            if (router && layout->layoutVersion() == builtLayout) {
-                const auto changes = linkIds.changes(router->topology(), *inv);
+        if (!(inv == builtFrom && built())) {
+            if (built() && layout->layoutVersion() == builtLayout) {
+                const auto changes = linkIds.changes(topology(), *inv);
                 if (!changes.empty()) {
                     Undo u;
                     u.before.reserve(changes.size());
                     for (auto& [link, st] : changes)
-                        u.before.emplace_back(link, router->topology().linkState[static_cast<std::size_t>(link)]);
+                        u.before.emplace_back(link, topology().linkState[static_cast<std::size_t>(link)]);
                     {
                         std::unique_lock write(routerLock);
-                        router->setLinkStates(changes);
+                        if (router)
+                            router->setLinkStates(changes);
+                        else
+                            summary->setLinkStates(changes);
                     }
                     u.version = ++version;
                     undo.push_back(std::move(u));
@@ -122,7 +137,7 @@ struct FabricState {
             for (auto [link, st] : step.before) earlier[link] = st;
             --at;
             states.assign(earlier.begin(), earlier.end());
-            auto text = fabric::switchConfig(*now, sw, states);
+            auto text = now.visit([&](const auto& r) { return fabric::switchConfig(r, sw, states); });
             if (text != current) return std::make_pair(at, std::move(text));
         }
         return std::nullopt;
@@ -131,10 +146,10 @@ struct FabricState {
 
 // The wire form of the degradation map (docs/api.md): racks not in service carry null and
 // "inService": false instead of a misleading 0 %.
-nlohmann::json degradationJson(const fabric::Router& r, const std::vector<float>& map) {
+nlohmann::json degradationJson(const fabric::Topology& t, const std::vector<float>& map) {
     // By rack name: the topology's order follows the tables' and may differ between two loomds
     // or across a restart; what a user sees must not.
-    const auto& names = r.topology().rackNames;
+    const auto& names = t.rackNames;
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < names.size() && i < map.size(); ++i) order.push_back(i);
     std::sort(order.begin(), order.end(), [&](auto a, auto b) { return names[a] < names[b]; });
@@ -148,8 +163,8 @@ nlohmann::json degradationJson(const fabric::Router& r, const std::vector<float>
     return racks;
 }
 
-Result<std::int32_t> switchOf(const fabric::Router& r, std::string_view name) {
-    auto sw = r.topology().findSwitch(name);
+Result<std::int32_t> switchOf(const fabric::Topology& t, std::string_view name) {
+    auto sw = t.findSwitch(name);
     if (sw == fabric::kNone)
         return fail(Error::notFound("switch '" + std::string(name) +
                                     "' is not in the backend fabric"));
@@ -165,7 +180,7 @@ void registerFabricRoutes(Router& router, Services& services) {
     services.onLiveChange([state, &services] {
         auto r = state->get(services);
         if (!r) return;
-        auto map = fabric::degradationMap(**r);
+        auto map = r->visit([&](const auto& x) { return fabric::degradationMap(x); });
         {
             std::lock_guard lock(state->degradationMutex);
             if (map == state->lastDegradation) return;
@@ -173,7 +188,7 @@ void registerFabricRoutes(Router& router, Services& services) {
         }
         nlohmann::json msg{{"type", "degradation"},
                            {"routingVersion", (*r).version},
-                           {"racks", degradationJson(**r, map)}};
+                           {"racks", degradationJson(r->topology(), map)}};
         { auto done = std::move(*r); }  // the router's lock is not held while publishing
         services.publishLocal("inventory", std::move(msg));
     });
@@ -183,10 +198,11 @@ void registerFabricRoutes(Router& router, Services& services) {
         [state, &services](const Request& req) -> Result<Response> {
             auto r = state->get(services);
             if (!r) return fail(r.error());
-            auto sw = switchOf(**r, req.param("switch"));
+            auto sw = switchOf(r->topology(), req.param("switch"));
             if (!sw) return fail(sw.error());
-            auto j = nlohmann::json::parse(fabric::routesJson(**r, *sw), nullptr, false);
-            if (j.is_discarded()) return Response::text(fabric::routesJson(**r, *sw), "application/json");
+            auto text = r->visit([&](const auto& x) { return fabric::routesJson(x, *sw); });
+            auto j = nlohmann::json::parse(text, nullptr, false);
+            if (j.is_discarded()) return Response::text(std::move(text), "application/json");
             return Response::ofJson(std::move(j));
         },
         noDb);
@@ -195,14 +211,14 @@ void registerFabricRoutes(Router& router, Services& services) {
         [state, &services](const Request& req) -> Result<Response> {
             auto r = state->get(services, req.queryParam("previous").value_or("") == "true");
             if (!r) return fail(r.error());
-            auto sw = switchOf(**r, req.param("switch"));
+            auto sw = switchOf(r->topology(), req.param("switch"));
             if (!sw) return fail(sw.error());
             const std::int64_t version = (*r).version;
-            const bool roce = (*r)->topology().type == inventory::FabricType::Roce;
+            const bool roce = r->topology().type == inventory::FabricType::Roce;
             nlohmann::json j{{"switch", std::string(req.param("switch"))},
                              {"version", version},
                              {"format", roce ? "frr" : "lft"},
-                             {"config", fabric::switchConfig(**r, *sw)}};
+                             {"config", r->visit([&](const auto& x) { return fabric::switchConfig(x, *sw); })}};
             // ?previous=true: the switch's config as it was before its last change (within the
             // last versions kept), so a console can show what the last reroute changed on it.
             if (auto p = req.queryParam("previous")) {
@@ -229,7 +245,7 @@ void registerFabricRoutes(Router& router, Services& services) {
                                            "format"));
             auto r = state->get(services);
             if (!r) return fail(r.error());
-            auto files = fabric::exportFabric(**r, *fmt);
+            auto files = r->visit([&](const auto& x) { return fabric::exportFabric(x, *fmt); });
             if (!files) return fail(files.error());
             nlohmann::json out = nlohmann::json::object();
             for (auto& f : *files) out[f.name] = f.content;
@@ -267,7 +283,7 @@ void registerFabricRoutes(Router& router, Services& services) {
                                            "collective"));
             auto r = state->get(services);
             if (!r) return fail(r.error());
-            auto res = fabric::impactByName(**r, hosts, *coll);
+            auto res = r->visit([&](const auto& x) { return fabric::impactByName(x, hosts, *coll); });
             if (!res) return fail(res.error());
             auto bn = nlohmann::json::array();
             for (auto& b : res->bottlenecks)
@@ -287,8 +303,8 @@ void registerFabricRoutes(Router& router, Services& services) {
         [state, &services](const Request&) -> Result<Response> {
             auto r = state->get(services);
             if (!r) return fail(r.error());
-            auto map = fabric::degradationMap(**r);
-            return Response::ofJson({{"racks", degradationJson(**r, map)},
+            auto map = r->visit([&](const auto& x) { return fabric::degradationMap(x); });
+            return Response::ofJson({{"racks", degradationJson(r->topology(), map)},
                                      {"routingVersion", (*r).version}});
         },
         noDb);
@@ -297,7 +313,7 @@ void registerFabricRoutes(Router& router, Services& services) {
         [state, &services](const Request&) -> Result<Response> {
             auto r = state->get(services);
             if (!r) return fail(r.error());
-            const auto& t = (*r)->topology();
+            const auto& t = r->topology();
             auto switches = nlohmann::json::array();
             for (std::int32_t s = 0; s < t.switchCount(); ++s)
                 switches.push_back({{"name", t.switchNames[s]},

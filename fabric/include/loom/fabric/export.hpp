@@ -151,6 +151,8 @@ std::string routesJson(const SummaryRouter& router, std::int32_t sw);  // RoCE, 
 // those link states (an earlier version, ?previous=true), computed without copying the router
 // (InfiniBand: Router::lftRowWith, about one single-threaded routing pass).
 std::string switchConfig(const Router& router, std::int32_t sw, LinkStates linkStates = {});
+std::string switchConfig(const SummaryRouter& router, std::int32_t sw,
+                         LinkStates linkStates = {});  // RoCE
 // The summarised table of sw (ExportOptions::summarise): {switch, asn, loopback, summarised:
 // true, groups, routes} with zone aggregate and more-specific prefixes.
 std::string summaryRoutesJson(const Router& router, const RouteSummary& summary, std::int32_t sw);

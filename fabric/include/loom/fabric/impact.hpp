@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "loom/fabric/routing.hpp"
+#include "loom/fabric/summary_router.hpp"
 
 namespace loom::fabric {
 
@@ -59,6 +60,12 @@ Result<ImpactResult> impact(const Router& router, std::span<const std::int32_t> 
 // The same by host name; an unknown name is an InvalidArgument error naming it.
 Result<ImpactResult> impactByName(const Router& router, std::span<const std::string> hosts,
                                   Collective collective, std::size_t maxBottlenecks = 10);
+// The same on the summarised RoCE tables (loomd's fabric state on RoCE): the same results as
+// on a full Router of the same fabric (tests/fabric/summary_router_export_test.cpp).
+Result<ImpactResult> impact(const SummaryRouter& router, std::span<const std::int32_t> hosts,
+                            Collective collective, std::size_t maxBottlenecks = 10);
+Result<ImpactResult> impactByName(const SummaryRouter& router, std::span<const std::string> hosts,
+                                  Collective collective, std::size_t maxBottlenecks = 10);
 
 // For every rack (index into Topology::rackNames): the normalized bandwidth (0..100) a job
 // spanning that rack and any other rack would get now — min over the rack's leaves and over
@@ -69,5 +76,6 @@ Result<ImpactResult> impactByName(const Router& router, std::span<const std::str
 // not "degraded", and they do not drag the other racks' scores down.
 inline constexpr float kRackNotInService = -1.0f;
 std::vector<float> degradationMap(const Router& router);
+std::vector<float> degradationMap(const SummaryRouter& router);  // RoCE: the same map
 
 }  // namespace loom::fabric

@@ -71,6 +71,12 @@ public:
     }
     std::int32_t lookup(std::int32_t sw, std::int32_t target) const;
     void expand(std::int32_t sw, std::vector<std::int32_t>& out) const;
+    // Router::groupOf's answer (the same as lookup), so code can take either router.
+    std::int32_t groupOf(std::int32_t sw, std::int32_t target) const { return lookup(sw, target); }
+    // Router::bandwidth of (sw, rack target): from the zone router for the rack's own zone's
+    // switches, else from the representative of the rack's class (equal signatures give equal
+    // entries outside the zone). What the degradation map reads.
+    float bandwidth(std::int32_t sw, std::int32_t target) const;
 
     // The next hops of a group id from aggregate/specifics/lookup (kNoRoute, kLocal: none).
     std::span<const NextHop> group(std::int32_t id) const;
