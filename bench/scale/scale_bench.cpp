@@ -4,6 +4,7 @@
 //   summary_routing - SummaryRouter: the summarised tables computed directly (zone routers +
 //                one representative per class of racks), wall, CPU, entries, peak RSS so far
 //   summary_reroute_* - one RTSW uplink / one CTSW uplink down then up on the SummaryRouter
+//   summary_export_json/frr - the exports written from the SummaryRouter alone
 //                (everything: zone router, representatives, reclassing, cells), median / max
 //   routing    - full routing (Router: every switch x rack entry), wall and process CPU
 //   summary    - RouteSummary from those tables; entries summarised vs full
@@ -130,7 +131,23 @@ int main(int argc, char** argv) {
                           cpus[cpus.size() / 2], cells);
             step(tier == 1 ? "summary_reroute_rtsw_uplink" : "summary_reroute_ctsw_uplink", 0, 0, extra);
         }
-        if (summaryOnly) return 0;
+        // The RoCE exports from the SummaryRouter alone (what loomctl fabric export writes).
+        for (auto [name, format] : {std::pair{"summary_export_json", ExportFormat::Json},
+                                    std::pair{"summary_export_frr", ExportFormat::Frr}}) {
+            CountingSink sink;
+            t = Clock::now();
+            c = cpuMs();
+            if (auto ok = writeExport(sr, format, sink); !ok) {
+                std::fprintf(stderr, "%s: %s\n", name, ok.error().toString().c_str());
+                return 1;
+            }
+            step(name, msSince(t), cpuMs() - c,
+                 "\"files\":" + std::to_string(sink.files) + ",\"mb\":" + std::to_string(sink.bytes >> 20));
+        }
+        if (summaryOnly) {
+            std::printf("{\"step\":\"peak\",\"peak_rss_mb\":%ld}\n", peakRssMb());
+            return 0;
+        }
     }
 
     t = Clock::now();

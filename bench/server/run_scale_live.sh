@@ -3,7 +3,7 @@
 # item 5, goals: loomd live at 98k <= 1 GB RSS; console first paint <= 1 s, repaint p99 <= 16 ms).
 #
 #   bench/server/run_scale_live.sh [--build DIR] [--spec FILE] [--iterations N] [--seconds N]
-#                                  [--no-rollout]
+#                                  [--no-rollout] [--rss-only]
 #
 # Applies SPEC (default configs/clusters/meta-98k-roce.yaml) to an embedded PostgreSQL, runs
 # `loomd serve --simulate`, moves every compute rack into service (7 operator `advance` calls
@@ -19,10 +19,12 @@
 #   4. console_bench --server (the real console offscreen: connect -> first paint, repaint
 #      p50/p99 over --iterations metric updates, RSS);
 #   5. loomd RSS after all (VmRSS, VmHWM).
-# Needs loomd, stream_probe and console_bench built (LOOM_BUILD_BENCH=ON).
+# --rss-only stops after part 1 and prints where loomd's memory is (smaps_rollup, the largest
+# mappings, glibc's arenas via malloc_info is not reachable from outside: anonymous = heap).
+# Needs loomd, stream_probe and console_bench built (LOOM_BUILD_BENCH=ON; --rss-only: loomd).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-build=build; spec=configs/clusters/meta-98k-roce.yaml; iterations=60; seconds=20; rollout=1
+build=build; spec=configs/clusters/meta-98k-roce.yaml; iterations=60; seconds=20; rollout=1; rssonly=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -30,12 +32,14 @@ while [ $# -gt 0 ]; do
     --iterations) iterations=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --no-rollout) rollout=0; shift ;;
+    --rss-only) rssonly=1; shift ;;
     -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "run_scale_live.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 bin=$build/bin
-for b in loomd stream_probe console_bench; do
+needed="loomd stream_probe console_bench"; [ "$rssonly" = 1 ] && needed=loomd
+for b in $needed; do
   [ -x "$bin/$b" ] || { echo "run_scale_live.sh: $bin/$b is not built (cmake --build $build --target $b)" >&2; exit 2; }
 done
 [ -f "$spec" ] || { echo "run_scale_live.sh: no spec $spec" >&2; exit 2; }
@@ -78,6 +82,15 @@ sleep 10  # the live state reloads; the simulator picks the racks up
 echo "== loomd with the simulator, ${seconds} s"; load
 a=$(loomd_cpu); sleep "$seconds"; b=$(loomd_cpu)
 echo "loomd cores: $(echo "scale=3; ($b - $a) / $seconds" | bc)"; loomd_mem
+if [ "$rssonly" = 1 ]; then
+  echo "== where loomd's memory is"; load
+  grep -E '^(Rss|Pss_Anon|Pss_File|Anonymous|Private_Dirty):' "/proc/$pid/smaps_rollup" || true
+  echo "largest mappings (RSS kB, name):"
+  awk '/^[0-9a-f]+-[0-9a-f]+ /{name=($6==""?"[anon]":$6)} /^Rss:/{rss[name]+=$2} END{for (n in rss) print rss[n], n}' \
+    "/proc/$pid/smaps" | sort -rn | head -8
+  grep -E '^(Threads|VmRSS|VmHWM|RssAnon|RssFile):' "/proc/$pid/status"
+  exit 0
+fi
 
 echo "== GET /api/v1/hall"; load
 for enc in identity gzip; do

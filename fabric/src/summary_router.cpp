@@ -53,7 +53,6 @@ struct Zone {
     std::vector<std::int32_t> remap;  // zone router group id -> pool id
     std::unordered_map<std::string, std::int32_t> classOfSig;
     std::vector<std::int32_t> classes;  // live class ids
-    std::int32_t firstOrdinal = 0, lastOrdinal = -1;
 };
 
 struct Class {
@@ -207,35 +206,15 @@ SummaryRouter::SummaryRouter(Topology topo) : impl_(std::make_unique<Impl>()) {
     const auto S = t.switchCount();
     const auto& tier1 = t.tierSwitches[1];
     const auto T = static_cast<std::int32_t>(tier1.size());
-    zones_ = static_cast<std::int32_t>(t.zoneNames.size());
+    initCells(t, tier1);
     auto zoneOf = [&](std::int32_t sw) {
         auto z = t.switchZone[sw];
         return (z == kNone || z >= zones_) ? zones_ : z;
     };
     m.zones.resize(zones_ + 1);
     m.targetOfSwitch.assign(S, kNone);
-    targetZone_.assign(T, zones_);
-    for (std::int32_t ti = 0; ti < T; ++ti) {
-        m.targetOfSwitch[tier1[ti]] = ti;
-        targetZone_[ti] = zoneOf(tier1[ti]);
-        m.zones[targetZone_[ti]].targets.push_back(ti);
-    }
-    // Aggregated: the racks' ordinals are one contiguous range (as RouteSummary).
-    zoneAggregated_.assign(zones_ + 1, 0);
-    for (std::int32_t z = 0; z < zones_; ++z) {
-        auto& zn = m.zones[z];
-        if (zn.targets.empty()) continue;
-        std::vector<std::int32_t> ords;
-        for (auto ti : zn.targets) ords.push_back(t.switchOrdinal[tier1[ti]]);
-        std::sort(ords.begin(), ords.end());
-        zoneAggregated_[z] =
-            ords.back() - ords.front() + 1 == static_cast<std::int32_t>(ords.size()) &&
-                    std::adjacent_find(ords.begin(), ords.end()) == ords.end()
-                ? 1
-                : 0;
-        zn.firstOrdinal = ords.front();
-        zn.lastOrdinal = ords.back();
-    }
+    for (std::int32_t ti = 0; ti < T; ++ti) m.targetOfSwitch[tier1[ti]] = ti;
+    for (std::int32_t z = 0; z <= zones_; ++z) m.zones[z].targets = zoneTargets_[z];
 
     // Which zones get a zone router: (a) a switch of Z with an up-link out of Z is a tier-2
     // switch of Z; (b) no switch outside Z has an up-link into Z.
@@ -378,9 +357,7 @@ SummaryRouter::SummaryRouter(Topology topo) : impl_(std::make_unique<Impl>()) {
     m.rep.emplace(std::move(topo), std::move(slotTargets));
     m.rep->recordChanges(&m.repChanges);
 
-    const std::size_t cells = static_cast<std::size_t>(S) * (zones_ + 1);
-    aggregate_.assign(cells, kNoRoute);
-    specifics_.assign(cells, {});
+    const std::size_t cells = aggregate_.size();
     m.mark.assign(cells, 0);
     for (std::int32_t s = 0; s < S; ++s)
         for (std::int32_t z = 0; z <= zones_; ++z) summarise(s, z);
@@ -461,31 +438,6 @@ void SummaryRouter::summarise(std::int32_t s, std::int32_t z) {
               [](const Specific& a, const Specific& b) { return a.target < b.target; });
 }
 
-std::vector<std::string> SummaryRouter::zonePrefixes(std::int32_t zone) const {
-    if (zone < 0 || zone >= zones_ || !zoneAggregated_[zone]) return {};
-    const auto& zn = impl_->zones[zone];
-    return AddressPlan::rackRangePrefixes(zn.firstOrdinal, zn.lastOrdinal);
-}
-
-std::int32_t SummaryRouter::lookup(std::int32_t sw, std::int32_t target) const {
-    auto z = targetZone_[target];
-    const auto& spec = specifics_[cell(sw, z)];
-    auto it = std::lower_bound(spec.begin(), spec.end(), target,
-                               [](const Specific& e, std::int32_t t) { return e.target < t; });
-    if (it != spec.end() && it->target == target) return it->group;
-    return aggregate_[cell(sw, z)];
-}
-
-void SummaryRouter::expand(std::int32_t sw, std::vector<std::int32_t>& out) const {
-    out.assign(targetZone_.size(), kNoRoute);
-    for (std::int32_t z = 0; z <= zones_; ++z) {
-        auto agg = aggregate_[cell(sw, z)];
-        if (agg != kNoRoute)
-            for (auto ti : impl_->zones[z].targets) out[ti] = agg;
-        for (const auto& e : specifics_[cell(sw, z)]) out[e.target] = e.group;
-    }
-}
-
 float SummaryRouter::bandwidth(std::int32_t sw, std::int32_t ti) const {
     const Impl& m = *impl_;
     const auto z = targetZone_[ti];
@@ -503,23 +455,10 @@ std::span<const NextHop> SummaryRouter::group(std::int32_t id) const {
 }
 std::int32_t SummaryRouter::groupCount() const { return impl_->pool.size(); }
 
-std::int64_t SummaryRouter::aggregateCount() const {
-    return std::count_if(aggregate_.begin(), aggregate_.end(),
-                         [](std::int32_t g) { return g != kNoRoute; });
-}
-
-std::int64_t SummaryRouter::entryCount() const {
-    std::int64_t n = aggregateCount();
-    for (const auto& v : specifics_) n += static_cast<std::int64_t>(v.size());
-    return n;
-}
-
 std::size_t SummaryRouter::memoryBytes() const {
     const Impl& m = *impl_;
-    std::size_t n = aggregate_.capacity() * 4 + specifics_.capacity() * sizeof(specifics_[0]) +
-                    m.mark.capacity() * 4 + m.pool.hops.capacity() * sizeof(NextHop) +
+    std::size_t n = cellBytes() + m.mark.capacity() * 4 + m.pool.hops.capacity() * sizeof(NextHop) +
                     m.pool.offset.capacity() * 4;
-    for (const auto& v : specifics_) n += v.capacity() * sizeof(Specific);
     if (m.rep) n += m.rep->memoryBytes();
     for (const auto& z : m.zones)
         if (z.router) n += z.router->memoryBytes();

@@ -25,6 +25,7 @@
 // outside any zone are not aggregated: every switch lists them one by one.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -35,21 +36,16 @@
 
 namespace loom::fabric {
 
-class RouteSummary {
+// The summarised cells both RouteSummary (derived from a Router's tables) and SummaryRouter
+// (computed directly) hold, with the queries written once: per (switch, zone) an aggregate group
+// and the more-specifics, sorted by target. Group ids are those of the owner's pool.
+class SummaryTable {
 public:
     struct Specific {
         std::int32_t target;
         std::int32_t group;  // kNoRoute: an explicit unreachable more-specific (under an aggregate)
         friend bool operator==(const Specific&, const Specific&) = default;
     };
-
-    // Summarises router's RoCE tables (an InfiniBand router gives an empty summary).
-    explicit RouteSummary(const Router& router);
-
-    // Follows an incremental update of the same router: `changes` as recorded by
-    // Router::recordChanges since the last call (cleared here); `full` (UpdateStats::full)
-    // rebuilds everything.
-    void update(const Router& router, EntryChanges& changes, bool full = false);
 
     std::int32_t zoneCount() const { return zones_; }
     bool aggregated(std::int32_t zone) const { return zoneAggregated_[zone] != 0; }
@@ -78,13 +74,19 @@ public:
     // Entries: aggregates (one per zone, not per CIDR piece) + more-specifics, over all switches.
     std::int64_t entryCount() const;
     std::int64_t aggregateCount() const;
-    std::size_t memoryBytes() const;
 
-private:
+protected:
+    // The zones of the targets (tier-1 switches in target order), which zones are aggregated
+    // (their racks' ordinals one contiguous range: one CIDR cover), and empty cells.
+    void initCells(const Topology& t, std::span<const std::int32_t> targetSwitches);
     std::size_t cell(std::int32_t sw, std::int32_t zone) const {
         return static_cast<std::size_t>(sw) * (zones_ + 1) + zone;
     }
-    void summarise(const Router& r, std::int32_t sw, std::int32_t zone);
+    std::size_t cellBytes() const;  // aggregate_ and specifics_
+    // The aggregate rule: the group most racks of the zone have (ties: the group of the lowest
+    // rack). groupOf(target) for the zone's targets in ascending order.
+    template <class GroupOf>
+    std::int32_t majority(std::span<const std::int32_t> targets, GroupOf&& groupOf);
 
     std::int32_t switches_ = 0;
     std::int32_t zones_ = 0;
@@ -92,11 +94,49 @@ private:
     std::vector<std::vector<std::int32_t>> zoneTargets_;  // zone -> its targets, ascending
     std::vector<std::uint8_t> zoneAggregated_;            // zones_ + 1 entries
     std::vector<std::int32_t> zoneFirstOrdinal_, zoneLastOrdinal_;
-    std::vector<std::int32_t> aggregate_;           // cell -> group
-    std::vector<std::vector<Specific>> specifics_;  // cell -> more-specifics
-    std::vector<std::uint32_t> mark_;               // cell -> epoch (update)
+    std::vector<std::int32_t> aggregate_;                       // cell -> group
+    std::vector<std::vector<Specific>> specifics_;              // cell -> more-specifics
+    std::vector<std::pair<std::int32_t, std::int32_t>> votes_;  // majority(): (group, racks)
+};
+
+template <class GroupOf>
+std::int32_t SummaryTable::majority(std::span<const std::int32_t> targets, GroupOf&& groupOf) {
+    votes_.clear();  // in the order of each group's lowest rack
+    for (auto ti : targets) {
+        auto g = groupOf(ti);
+        auto it =
+            std::find_if(votes_.begin(), votes_.end(), [g](const auto& v) { return v.first == g; });
+        if (it == votes_.end())
+            votes_.emplace_back(g, 1);
+        else
+            ++it->second;
+    }
+    std::int32_t best = 0, agg = kNoRoute;
+    for (const auto& [g, n] : votes_)
+        if (n > best) {
+            best = n;
+            agg = g;
+        }
+    return agg;
+}
+
+class RouteSummary : public SummaryTable {
+public:
+    // Summarises router's RoCE tables (an InfiniBand router gives an empty summary).
+    explicit RouteSummary(const Router& router);
+
+    // Follows an incremental update of the same router: `changes` as recorded by
+    // Router::recordChanges since the last call (cleared here); `full` (UpdateStats::full)
+    // rebuilds everything.
+    void update(const Router& router, EntryChanges& changes, bool full = false);
+
+    std::size_t memoryBytes() const;
+
+private:
+    void summarise(const Router& r, std::int32_t sw, std::int32_t zone);
+
+    std::vector<std::uint32_t> mark_;  // cell -> epoch (update)
     std::uint32_t epoch_ = 0;
-    std::vector<std::pair<std::int32_t, std::int32_t>> votes_;  // summarise: (group, racks)
 };
 
 }  // namespace loom::fabric

@@ -41,10 +41,8 @@
 
 namespace loom::fabric {
 
-class SummaryRouter {
+class SummaryRouter : public SummaryTable {
 public:
-    using Specific = RouteSummary::Specific;
-
     // RoCE only (an InfiniBand topology gives an empty summary: zoneCount() 0, no targets).
     explicit SummaryRouter(Topology topo);
     ~SummaryRouter();
@@ -58,19 +56,8 @@ public:
     std::int32_t targetSwitch(std::int32_t target) const;
     std::int32_t targetOf(std::int32_t sw) const;
 
-    std::int32_t zoneCount() const { return zones_; }
-    bool aggregated(std::int32_t zone) const { return zoneAggregated_[zone] != 0; }
-    std::vector<std::string> zonePrefixes(std::int32_t zone) const;
-    std::int32_t zoneOfTarget(std::int32_t t) const { return targetZone_[t]; }
-
-    std::int32_t aggregate(std::int32_t sw, std::int32_t zone) const {
-        return aggregate_[cell(sw, zone)];
-    }
-    std::span<const Specific> specifics(std::int32_t sw, std::int32_t zone) const {
-        return specifics_[cell(sw, zone)];
-    }
-    std::int32_t lookup(std::int32_t sw, std::int32_t target) const;
-    void expand(std::int32_t sw, std::vector<std::int32_t>& out) const;
+    // The cells and their queries (zoneCount, aggregated, zonePrefixes, aggregate, specifics,
+    // lookup, expand, entryCount, aggregateCount) are SummaryTable's.
     // Router::groupOf's answer (the same as lookup), so code can take either router.
     std::int32_t groupOf(std::int32_t sw, std::int32_t target) const { return lookup(sw, target); }
     // Router::bandwidth of (sw, rack target): from the zone router for the rack's own zone's
@@ -82,8 +69,6 @@ public:
     std::span<const NextHop> group(std::int32_t id) const;
     std::int32_t groupCount() const;
 
-    std::int64_t entryCount() const;
-    std::int64_t aggregateCount() const;
     std::size_t memoryBytes() const;
 
     // Classes of racks (one representative routed per class) and representative slots.
@@ -105,14 +90,6 @@ private:
     void summarise(std::int32_t sw, std::int32_t zone);
     Stats finish(std::span<const std::int32_t> touchedZones, std::span<const std::uint8_t> zoneFull,
                  bool repFull);
-    std::size_t cell(std::int32_t sw, std::int32_t zone) const {
-        return static_cast<std::size_t>(sw) * (zones_ + 1) + zone;
-    }
-    std::int32_t zones_ = 0;
-    std::vector<std::int32_t> targetZone_;
-    std::vector<std::uint8_t> zoneAggregated_;
-    std::vector<std::int32_t> aggregate_;
-    std::vector<std::vector<Specific>> specifics_;
     std::unique_ptr<Impl> impl_;
 };
 
