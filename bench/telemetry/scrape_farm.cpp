@@ -3,6 +3,7 @@
 //   scrape_farm serve --list FILE --control ADDR:PORT [--node-page FILE]
 //   scrape_farm probe --control ADDR:PORT --loomd ADDR:PORT --token T [--count N]
 //                     [--gap-ms MS] [--hosts FILE]
+//   scrape_farm page dcgm HOST | page snmp PORTS
 //
 // serve: one process, one thread, one Asio io_context (epoll). FILE has one line per exporter:
 //   dcgm ENTITY ADDRESS PORT            a dcgm-exporter of host ENTITY (8 H100s) at ADDRESS:PORT
@@ -15,6 +16,8 @@
 // The control listener takes `POST /set?entity=HOST&gpu=G&power=W`: that GPU's
 // DCGM_FI_DEV_POWER_USAGE becomes W and the host's page is rendered again.
 // Prints "farm listening: N endpoints, B bytes of pages" once every socket is bound.
+//
+// page: one page body on stdout, as serve renders it (bench/telemetry/pages/ were recorded so).
 //
 // probe: COUNT times (default 100), GAP-MS apart (default 400): a random host of --hosts (one
 // name a line) gets a new power value on a random GPU through the farm's control port, and
@@ -531,10 +534,24 @@ int probe(const std::map<std::string, std::string>& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 4 && std::string(argv[1]) == "page") {
+        const std::string kind = argv[2];
+        if (kind == "dcgm") {
+            Host h{argv[3], {}, 2 * 0x9e3779b97f4a7c15ULL};
+            for (double& p : h.power) p = kDcgmFields[kPowerField].value;
+            std::cout << dcgmPage(h);
+            return 0;
+        }
+        if (kind == "snmp") {
+            std::cout << snmpPage(std::atoi(argv[3]), 2);
+            return 0;
+        }
+    }
     if (argc < 2 || (std::string(argv[1]) != "serve" && std::string(argv[1]) != "probe")) {
         std::cerr << "usage: scrape_farm serve --list FILE --control ADDR:PORT [--node-page FILE]\n"
                      "       scrape_farm probe --control ADDR:PORT --loomd ADDR:PORT --token T "
-                     "--hosts FILE [--count N] [--gap-ms MS]\n";
+                     "--hosts FILE [--count N] [--gap-ms MS]\n"
+                     "       scrape_farm page dcgm HOST | page snmp PORTS\n";
         return 2;
     }
     std::map<std::string, std::string> opt;

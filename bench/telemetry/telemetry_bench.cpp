@@ -6,6 +6,11 @@
 //   SimStep        simulator step writing a live-mode scrape (what loomd --simulate does at 1 Hz)
 //   SimLoop        simulator step + ingest + tick: the whole 1 Hz simulated loop
 //   Packed         all five packed arrays (what the stream tick reads)
+//   Page/<kind>    one exporter page as loomd's scraper ingests it (the target's identity
+//                  given), on the recorded pages of bench/telemetry/pages/: a dcgm-exporter host
+//                  (8 H100s), a node_exporter InfiniBand page, an snmp_exporter if_mib walk of a
+//                  128-port RTSW; CPU per page (the scrape farm's cost per target and second)
+//   PageParse/<kind> the parser alone on the same page
 //   Tick           the 1 Hz tick alone (time rules, rack/switch rollups, the per-GPU and
 //                  per-link last hour), a minute completing every 60 iterations
 // Counters: samples/s (items_per_second), samples per scrape, body MB, hub bytes.
@@ -14,6 +19,8 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "loom/telemetry/prom_text.hpp"
 #include "loom/telemetry/simulator.hpp"
@@ -94,6 +101,64 @@ void ParseIngest(benchmark::State& state) {
     state.counters["hub_MB"] = hub.memoryBytes() / 1e6;
 }
 BENCHMARK(ParseIngest)->Unit(benchmark::kMillisecond)->MinTime(3);
+
+// The recorded exporter pages, and the target each was scraped as.
+struct RecordedPage {
+    const char* file;
+    IngestIdentity id;
+};
+const RecordedPage kPages[] = {
+    {"dcgm_exporter_h100.txt", {.host = "z1-r001-h0"}},
+    {"node_exporter_infiniband.txt", {.host = "z1-r001-h0"}},
+    {"snmp_exporter_if_mib_128.txt", {.switchName = "z1-r001-rtsw"}},
+};
+std::string readPage(const char* file) {
+    std::ifstream f(std::string(LOOM_SOURCE_DIR) + "/bench/telemetry/pages/" + file);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+void Page(benchmark::State& state) {
+    const auto& pg = kPages[state.range(0)];
+    const std::string body = readPage(pg.file);
+    TelemetryHub hub(layout24k());
+    std::int64_t t = kT0;
+    IngestReport last;
+    for (auto _ : state) {
+        auto r = hub.ingestText(body, t += 1000, pg.id);
+        if (!r) {
+            state.SkipWithError(r.error().message.c_str());
+            break;
+        }
+        last = *r;
+    }
+    state.SetBytesProcessed(static_cast<std::int64_t>(body.size() * state.iterations()));
+    state.SetItemsProcessed(static_cast<std::int64_t>(last.samples * state.iterations()));
+    state.counters["samples"] = static_cast<double>(last.samples);
+    state.counters["applied"] = static_cast<double>(last.applied);
+    state.counters["ignored"] = static_cast<double>(last.ignored);
+    state.counters["unknown"] = static_cast<double>(last.unknownTotal());
+    state.SetLabel(pg.file);
+}
+BENCHMARK(Page)->DenseRange(0, 2)->ArgNames({"page"})->Unit(benchmark::kMicrosecond)->MinTime(2);
+
+void PageParse(benchmark::State& state) {
+    const auto& pg = kPages[state.range(0)];
+    const std::string body = readPage(pg.file);
+    double sum = 0;
+    for (auto _ : state) {
+        auto r = parsePromText(body, [&](const PromSample& s) { sum += s.value; });
+        if (!r) {
+            state.SkipWithError(r.error().message.c_str());
+            break;
+        }
+    }
+    benchmark::DoNotOptimize(sum);
+    state.SetBytesProcessed(static_cast<std::int64_t>(body.size() * state.iterations()));
+    state.SetLabel(pg.file);
+}
+BENCHMARK(PageParse)->DenseRange(0, 2)->ArgNames({"page"})->Unit(benchmark::kMicrosecond)->MinTime(2);
 
 void SimStep(benchmark::State& state) {
     SimulatorConfig c;

@@ -129,7 +129,15 @@ std::optional<std::size_t> invalidUtf8At(std::string_view s) {
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());
     std::size_t n = s.size(), i = 0;
     while (i < n) {
-        // ASCII runs 8 bytes at a time: telemetry bodies are ~100 MB of ASCII.
+        // ASCII runs 32 bytes, then 8 bytes at a time: telemetry bodies are ~100 MB of ASCII.
+        if (i + 32 <= n) {
+            std::uint64_t w[4];
+            std::memcpy(w, p + i, 32);
+            if (((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ull) == 0) {
+                i += 32;
+                continue;
+            }
+        }
         if (i + 8 <= n) {
             std::uint64_t w;
             std::memcpy(&w, p + i, 8);

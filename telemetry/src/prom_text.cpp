@@ -1,18 +1,26 @@
 #include "loom/telemetry/prom_text.hpp"
 
-#include "loom/inventory/input_guard.hpp"
-
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "loom/inventory/input_guard.hpp"
+
 namespace loom::telemetry {
 namespace {
 
 // Character classes, built once: the hot loops test one table entry per byte.
-enum : std::uint8_t { kNameStart = 1, kNameChar = 2, kLabelStart = 4, kBlank = 8 };
+enum : std::uint8_t {
+    kNameStart = 1,
+    kNameChar = 2,
+    kLabelStart = 4,
+    kBlank = 8,
+    kQuoteOrEscape = 16,  // '"' or '\\': where a label value's scan stops
+    kDigit = 32,
+    kLabelChar = 64,  // not in the table: repeats() asks isLabelChar() for it
+};
 constexpr std::array<std::uint8_t, 256> makeClasses() {
     std::array<std::uint8_t, 256> t{};
     for (int c = 0; c < 256; ++c) {
@@ -23,6 +31,8 @@ constexpr std::array<std::uint8_t, 256> makeClasses() {
         if (alpha || digit || c == ':') v |= kNameChar;
         if (alpha) v |= kLabelStart;
         if (c == ' ' || c == '\t') v |= kBlank;
+        if (c == '"' || c == '\\') v |= kQuoteOrEscape;
+        if (digit) v |= kDigit;
         t[c] = v;
     }
     return t;
@@ -31,6 +41,13 @@ constexpr auto kClass = makeClasses();
 
 inline bool is(char c, std::uint8_t cls) { return kClass[static_cast<unsigned char>(c)] & cls; }
 inline bool isLabelChar(char c) { return is(c, kNameChar) && c != ':'; }
+
+// Whether any byte of w is '"' or '\\' (the classic has-zero-byte test on w ^ the byte).
+inline bool hasQuoteOrEscape(std::uint64_t w) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    const std::uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
+    return (((q - kOnes) & ~q) | ((b - kOnes) & ~b)) & kHigh;
+}
 
 std::string describe(char c) {
     if (c >= 0x20 && c < 0x7f) return std::string("'") + c + "'";
@@ -59,22 +76,51 @@ bool parseValue(std::string_view tok, double& out) {
         neg = *b == '-';
         rest.remove_prefix(1);
     }
-    // Fast path for plain non-negative integers, the bulk of counters and gauges.
-    if (!rest.empty() && rest.size() <= 15) {
-        std::uint64_t v = 0;
-        std::size_t i = 0;
-        for (; i < rest.size(); ++i) {
-            unsigned d = static_cast<unsigned char>(rest[i]) - '0';
-            if (d > 9) break;
-            v = v * 10 + d;
+    // Fast path for plain decimals, the bulk of counters and gauges: up to 15 significant
+    // digits (exact in a double), an optional fraction and an optional exponent of at most 22
+    // after the fraction is taken in. Then mantissa and 10^k are both exact and one IEEE
+    // multiplication or division rounds correctly: the same double as from_chars. Anything else
+    // (more digits, hex-looking text, inf/nan, malformed) takes the general path below.
+    if (!rest.empty() && rest.size() <= 24) {
+        static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                            1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+        std::uint64_t m = 0;
+        std::size_t i = 0, n = rest.size();
+        int digits = 0, intDigits = 0, fracDigits = 0;
+        for (; i < n && is(rest[i], kDigit); ++i, ++intDigits)
+            m = m * 10 + static_cast<unsigned>(rest[i] - '0');
+        if (i < n && rest[i] == '.') {
+            for (++i; i < n && is(rest[i], kDigit); ++i, ++fracDigits)
+                m = m * 10 + static_cast<unsigned>(rest[i] - '0');
         }
-        if (i == rest.size()) {
-            out = neg ? -static_cast<double>(v) : static_cast<double>(v);
-            return true;
+        digits = intDigits + fracDigits;
+        int exp = 0;
+        bool ok = intDigits > 0 && digits <= 15 && (fracDigits > 0 || i == n || rest[i] != '.') &&
+                  !(i < n && rest[i] == '.');
+        if (ok && i < n && (rest[i] == 'e' || rest[i] == 'E')) {
+            ++i;
+            bool eneg = false;
+            if (i < n && (rest[i] == '+' || rest[i] == '-')) eneg = rest[i++] == '-';
+            int ed = 0;
+            for (; i < n && is(rest[i], kDigit) && ed < 3; ++i, ++ed)
+                exp = exp * 10 + (rest[i] - '0');
+            ok = ed > 0;
+            if (eneg) exp = -exp;
+        }
+        if (ok && i == n) {
+            const int k = exp - fracDigits;
+            if (k >= -22 && k <= 22) {
+                double v = static_cast<double>(m);
+                v = k >= 0 ? v * kPow10[k] : v / kPow10[-k];
+                out = neg ? -v : v;
+                return true;
+            }
         }
     }
     if (equalsNoCase(rest, "inf") || equalsNoCase(rest, "infinity")) {
-        out = neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+        out = neg ? -std::numeric_limits<double>::infinity()
+                  : std::numeric_limits<double>::infinity();
         return true;
     }
     if (equalsNoCase(rest, "nan")) {
@@ -82,8 +128,8 @@ bool parseValue(std::string_view tok, double& out) {
         return true;
     }
     if (rest.empty() || !((rest[0] >= '0' && rest[0] <= '9') || rest[0] == '.')) return false;
-    auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), out,
-                                   std::chars_format::general);
+    auto [p, ec] =
+        std::from_chars(rest.data(), rest.data() + rest.size(), out, std::chars_format::general);
     // from_chars reports out-of-range for 1e999; Prometheus (Go ParseFloat) gives +-Inf there,
     // but a malformed value is more likely a bug than a real reading: reject.
     if (ec != std::errc() || p != rest.data() + rest.size()) return false;
@@ -103,9 +149,9 @@ public:
 
     Result<PromStats> run() {
         if (body_.size() > lim_.maxBodyBytes)
-            return fail(Error{Errc::TooLarge,
-                              "body of " + std::to_string(body_.size()) + " bytes exceeds the limit of " +
-                                  std::to_string(lim_.maxBodyBytes) + " bytes"});
+            return fail(Error{Errc::TooLarge, "body of " + std::to_string(body_.size()) +
+                                                  " bytes exceeds the limit of " +
+                                                  std::to_string(lim_.maxBodyBytes) + " bytes"});
         // The exposition format is UTF-8; names and label values end up in JSON and the
         // database. One pass, ASCII 8 bytes at a time, before any sample is delivered.
         if (auto bad = invalidUtf8At(body_)) {
@@ -138,9 +184,21 @@ public:
 private:
     std::unexpected<Error> err(const char* at, std::string what) const {
         auto col = static_cast<long>(at - lineStart_) + 1;
-        return fail(Error::invalid("line " + std::to_string(line_) + ", column " +
-                                       std::to_string(col) + ": " + what,
-                                   {}, static_cast<int>(line_)));
+        return fail(Error::invalid(
+            "line " + std::to_string(line_) + ", column " + std::to_string(col) + ": " + what, {},
+            static_cast<int>(line_)));
+    }
+
+    // prev.size() when [p, e) starts with `prev` (a name already validated) followed by the end
+    // or a byte outside `cls`; else 0. Inline, 8 bytes at a time.
+    static std::size_t repeats(const char* p, const char* e, std::string_view prev,
+                               std::uint8_t cls) {
+        const std::size_t n = prev.size();
+        if (n == 0 || static_cast<std::size_t>(e - p) < n) return 0;
+        if (p[0] != prev[0]) return 0;
+        if (!sameText(std::string_view(p, n), prev)) return 0;
+        if (p + n < e && (cls == kLabelChar ? isLabelChar(p[n]) : is(p[n], cls))) return 0;
+        return n;
     }
 
     static const char* skipBlanks(const char* p, const char* e) {
@@ -164,10 +222,13 @@ private:
         if (word != "HELP" && word != "TYPE") return {};  // an ordinary comment
         p = skipBlanks(p, e);
         const char* n = p;
-        if (p == e || !is(*p, kNameStart)) return err(p, "expected metric name after # " + std::string(word));
+        if (p == e || !is(*p, kNameStart))
+            return err(p, "expected metric name after # " + std::string(word));
         while (p < e && is(*p, kNameChar)) ++p;
-        if (static_cast<std::size_t>(p - n) > lim_.maxNameBytes) return err(n, "metric name too long");
-        if (p < e && !is(*p, kBlank)) return err(p, "unexpected " + describe(*p) + " in metric name");
+        if (static_cast<std::size_t>(p - n) > lim_.maxNameBytes)
+            return err(n, "metric name too long");
+        if (p < e && !is(*p, kBlank))
+            return err(p, "unexpected " + describe(*p) + " in metric name");
         p = skipBlanks(p, e);
         if (word == "TYPE") {
             const char* t = p;
@@ -176,14 +237,15 @@ private:
             if (type != "counter" && type != "gauge" && type != "histogram" && type != "summary" &&
                 type != "untyped")
                 return err(t, "unknown metric type \"" + std::string(type.substr(0, 64)) + "\"");
-            if (skipBlanks(p, e) != e) return err(skipBlanks(p, e), "unexpected text after metric type");
+            if (skipBlanks(p, e) != e)
+                return err(skipBlanks(p, e), "unexpected text after metric type");
         } else {
-            for (; p < e; ++p)
-                if (*p == '\\') {
-                    if (p + 1 == e || (p[1] != '\\' && p[1] != 'n'))
-                        return err(p, "invalid escape sequence in HELP text");
-                    ++p;
-                }
+            // Escapes are rare: memchr finds each backslash.
+            while (const char* bs = static_cast<const char*>(std::memchr(p, '\\', e - p))) {
+                if (bs + 1 == e || (bs[1] != '\\' && bs[1] != 'n'))
+                    return err(bs, "invalid escape sequence in HELP text");
+                p = bs + 2;
+            }
         }
         return {};
     }
@@ -191,11 +253,20 @@ private:
     Result<void> parseSample(const char* p, const char* e) {
         PromSample s;
         const char* n = p;
-        if (!is(*p, kNameStart)) return err(p, "expected metric name, found " + describe(*p));
-        ++p;
-        while (p < e && is(*p, kNameChar)) ++p;
-        if (static_cast<std::size_t>(p - n) > lim_.maxNameBytes) return err(n, "metric name too long");
+        // A family's samples follow each other: when the line starts with the previous
+        // sample's name (already checked) and a byte that cannot continue a name, the name is
+        // that one, as the byte loop below would find it.
+        if (const auto k = repeats(p, e, prevName_, kNameChar)) {
+            p += k;
+        } else {
+            if (!is(*p, kNameStart)) return err(p, "expected metric name, found " + describe(*p));
+            ++p;
+            while (p < e && is(*p, kNameChar)) ++p;
+            if (static_cast<std::size_t>(p - n) > lim_.maxNameBytes)
+                return err(n, "metric name too long");
+        }
         s.name = std::string_view(n, p - n);
+        prevName_ = s.name;
         if (p < e && *p != '{' && !is(*p, kBlank))
             return err(p, "unexpected " + describe(*p) + " in metric name");
         p = skipBlanks(p, e);
@@ -209,11 +280,20 @@ private:
                     ++p;
                     break;
                 }
-                if (!is(*p, kLabelStart)) return err(p, "expected label name or '}', found " + describe(*p));
                 const char* ln = p;
-                ++p;
-                while (p < e && isLabelChar(*p)) ++p;
-                if (static_cast<std::size_t>(p - ln) > lim_.maxNameBytes) return err(ln, "label name too long");
+                // The same label names in the same order as the previous sample: compare, do
+                // not re-validate (labels_[count] still holds the previous sample's).
+                if (const auto k =
+                        count < prevCount_ ? repeats(p, e, labels_[count].name, kLabelChar) : 0) {
+                    p += k;
+                } else {
+                    if (!is(*p, kLabelStart))
+                        return err(p, "expected label name or '}', found " + describe(*p));
+                    ++p;
+                    while (p < e && isLabelChar(*p)) ++p;
+                    if (static_cast<std::size_t>(p - ln) > lim_.maxNameBytes)
+                        return err(ln, "label name too long");
+                }
                 std::string_view lname(ln, p - ln);
                 p = skipBlanks(p, e);
                 if (p == e || *p != '=') return err(p, "expected '=' after label name");
@@ -221,30 +301,42 @@ private:
                 if (p == e || *p != '"') return err(p, "expected '\"' to open the label value");
                 const char* v = ++p;
                 bool escaped = false;
-                // Find the closing quote; memchr does the scanning, escapes are rare.
-                for (;;) {
-                    const char* q = static_cast<const char*>(std::memchr(p, '"', e - p));
-                    if (!q) return err(v - 1, "unterminated label value");
-                    const char* bs = static_cast<const char*>(std::memchr(p, '\\', q - p));
-                    if (!bs) {
-                        p = q;
-                        break;
+                // Values are short (a host name, an index): one inline scan to the first '"' or
+                // '\\'. A backslash (rare) goes to the general loop below, from the value's start,
+                // so an escape and an unterminated value are answered as they always were.
+                for (std::uint64_t w; e - p >= 8; p += 8) {
+                    std::memcpy(&w, p, 8);
+                    if (hasQuoteOrEscape(w)) break;
+                }
+                while (p < e && !is(*p, kQuoteOrEscape)) ++p;
+                if (p == e) return err(v - 1, "unterminated label value");
+                if (*p == '\\') {
+                    p = v;
+                    // Find the closing quote; memchr does the scanning.
+                    for (;;) {
+                        const char* q = static_cast<const char*>(std::memchr(p, '"', e - p));
+                        if (!q) return err(v - 1, "unterminated label value");
+                        const char* bs = static_cast<const char*>(std::memchr(p, '\\', q - p));
+                        if (!bs) {
+                            p = q;
+                            break;
+                        }
+                        escaped = true;
+                        if (bs + 1 == e) return err(bs, "unterminated label value");
+                        char c = bs[1];
+                        if (c != '\\' && c != '"' && c != 'n')
+                            return err(bs, "invalid escape sequence '\\" + std::string(1, c) +
+                                               "' in label value (allowed: \\\\ \\\" \\n)");
+                        p = bs + 2;
                     }
-                    escaped = true;
-                    if (bs + 1 == e) return err(bs, "unterminated label value");
-                    char c = bs[1];
-                    if (c != '\\' && c != '"' && c != 'n')
-                        return err(bs, "invalid escape sequence '\\" + std::string(1, c) +
-                                           "' in label value (allowed: \\\\ \\\" \\n)");
-                    p = bs + 2;
                 }
                 if (static_cast<std::size_t>(p - v) > lim_.maxLabelValueBytes)
-                    return err(v, "label value longer than " + std::to_string(lim_.maxLabelValueBytes) +
-                                      " bytes");
+                    return err(v, "label value longer than " +
+                                      std::to_string(lim_.maxLabelValueBytes) + " bytes");
                 if (count == maxLabels_)
                     return err(ln, "more than " + std::to_string(maxLabels_) + " labels");
                 for (std::size_t i = 0; i < count; ++i)
-                    if (labels_[i].name == lname)
+                    if (sameText(labels_[i].name, lname))
                         return err(ln, "duplicate label name \"" + std::string(lname) + "\"");
                 labels_[count++] = PromLabel{lname, std::string_view(v, p - v), escaped};
                 p = skipBlanks(p + 1, e);
@@ -262,17 +354,22 @@ private:
         }
         s.labels = labels_.data();
         s.labelCount = count;
-        if (p == e) return err(p, "expected a value after metric \"" + std::string(s.name.substr(0, 128)) + "\"");
+        prevCount_ = count;
+        if (p == e)
+            return err(
+                p, "expected a value after metric \"" + std::string(s.name.substr(0, 128)) + "\"");
         const char* t = p;
         while (p < e && !is(*p, kBlank)) ++p;
         if (!parseValue(std::string_view(t, p - t), s.value))
-            return err(t, "invalid value \"" + std::string(std::string_view(t, p - t).substr(0, 64)) + "\"");
+            return err(t, "invalid value \"" +
+                              std::string(std::string_view(t, p - t).substr(0, 64)) + "\"");
         p = skipBlanks(p, e);
         if (p < e) {
             const char* ts = p;
             while (p < e && !is(*p, kBlank)) ++p;
             if (!parseTimestamp(std::string_view(ts, p - ts), s.timestampMs))
-                return err(ts, "invalid timestamp \"" + std::string(std::string_view(ts, p - ts).substr(0, 64)) +
+                return err(ts, "invalid timestamp \"" +
+                                   std::string(std::string_view(ts, p - ts).substr(0, 64)) +
                                    "\" (integer milliseconds)");
             s.hasTimestamp = true;
             p = skipBlanks(p, e);
@@ -292,6 +389,8 @@ private:
     const char* lineStart_ = nullptr;
     PromStats stats_;
     std::array<PromLabel, kMaxLabelsCap> labels_;
+    std::string_view prevName_;  // the previous sample's name and label count (views of body_)
+    std::size_t prevCount_ = 0;
 };
 
 }  // namespace

@@ -286,7 +286,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
     auto parsed = parsePromText(
         body,
         [&](const PromSample& smp) {
-            if (smp.name != lastName) {
+            if (!sameText(smp.name, lastName)) {
                 lastName = smp.name;
                 auto it = table.find(smp.name);
                 info = it == table.end() ? MetricInfo{} : it->second;
@@ -305,7 +305,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                 int gi = -1;
                 std::uint32_t hostIdx = kNoIndex;
                 if (!host.empty()) {
-                    if (host != lastHost || lastHostIdx == kNoIndex) {
+                    if (!sameText(host, lastHost) || lastHostIdx == kNoIndex) {
                         lastHostIdx = L.hostByName(host);
                         lastHost = host.data() == scratch.data() ? std::string_view{} : host;
                     }
@@ -392,7 +392,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
             // carry ifName and ifIndex only).
             std::string_view sw = swl ? labelValue(swl) : identity.switchName;
             if (swl && swl->name == "instance") sw = sw.substr(0, sw.rfind(':'));  // "host:9116"
-            if (sw != lastSwitch || lastSwitchIdx == kNoIndex) {
+            if (!sameText(sw, lastSwitch) || lastSwitchIdx == kNoIndex) {
                 lastSwitchIdx = L.switchByName(sw);
                 lastSwitch = swl && swl->escaped ? std::string_view{} : sw;
             }
