@@ -3,7 +3,7 @@
 # 20, "Scrape").
 #
 #   bench/telemetry/scrape_farm.sh [--build DIR] [--spec FILE] [--seconds N] [--probes N]
-#                                  [--snmp-ports N]
+#                                  [--snmp-ports N] [--snmp-roles LIST] [--snmp-interval-ms MS]
 #
 # Applies SPEC (default configs/clusters/meta-24k-roce.yaml) to an embedded PostgreSQL and puts
 # every rack in service. Then `scrape_farm serve` (one process, one thread, pages pre-rendered)
@@ -12,7 +12,9 @@
 # ports, bench/telemetry/pages/) on 127.1.x.y per host, and one snmp_exporter (127.0.0.1:19116)
 # answering for every switch by `target=` (an if_mib walk of the switch model's ports, or
 # --snmp-ports N). loomd scrapes it every second through its telemetry.targets templates and
-# `addressFile` ({address}: host -> 127.1.x.y, switch -> 127.2.x.y).
+# `addressFile` ({address}: host -> 127.1.x.y, switch -> 127.2.x.y). --snmp-roles rtsw limits
+# the snmp template to those switch roles (the issue's 3,072 + 3,072 + 1,536 setup), and
+# --snmp-interval-ms its interval (a real snmp_exporter walk is scraped every 10-30 s).
 # Measured: the time until every target is up; loomd's and the farm's CPU over --seconds
 # (default 60) of steady scraping; scrape-to-map latency (`scrape_farm probe`: a GPU's power
 # changed in the farm -> GET /api/v1/telemetry/gpus/<gpu> shows it), p50/p99 over --probes
@@ -21,6 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build; spec=configs/clusters/meta-24k-roce.yaml; seconds=60; probes=60; snmpPorts=
+snmpRoles=; snmpInterval=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -28,7 +31,9 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=$2; shift 2 ;;
     --probes) probes=$2; shift 2 ;;
     --snmp-ports) snmpPorts=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --snmp-roles) snmpRoles=$2; shift 2 ;;
+    --snmp-interval-ms) snmpInterval=$2; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "scrape_farm.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -114,10 +119,11 @@ telemetry:
   targets:
     dcgm: "http://{address}:9400/metrics"
     node: "http://{address}:9100/metrics?collect[]=infiniband"
-    snmp: "http://{exporter}/snmp?target={address}&module=if_mib"
+    snmp: {url: "http://{exporter}/snmp?target={address}&module=if_mib"${snmpInterval:+, intervalMs: $snmpInterval}${snmpRoles:+, roles: [$snmpRoles]}}
     snmpExporter: "127.0.0.1:19116"
     addressFile: $work/exporters.hosts
 EOF
+echo "== loomd.yaml: $(grep 'snmp:' "$work/loomd.yaml" | sed 's/^ *//')"
 
 # 2. The farm, then loomd scraping it.
 "$bin/scrape_farm" serve --list "$work/farm.list" --control 127.0.0.1:19117 \

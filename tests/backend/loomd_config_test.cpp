@@ -9,6 +9,9 @@
 #include <regex>
 #include <string>
 
+#include "loom/backend/scrape_targets.hpp"
+#include "loom/inventory/spec.hpp"
+
 namespace loom::backend {
 namespace {
 
@@ -120,6 +123,68 @@ provisioning: {executor: simulated, seed: 7, delayMs: 20}
     auto bare = readLoomdConfig("detection:\nsimulator:\n");
     ASSERT_TRUE(bare) << bare.error().toString();
     EXPECT_EQ(bare->detection.flapTransitions, 3);
+}
+
+// A template may carry its own interval and timeout, and the snmp one the switch roles it covers
+// (issue 20: a site walks its switches every 10-30 s; the issue's 1,536 snmp targets of the 24k
+// cluster are its RTSWs). The 24k reference inventory, every rack in service, expands to that.
+TEST(LoomdConfig, TemplatesCarryIntervalTimeoutAndSwitchRoles) {
+    auto c = readLoomdConfig(R"(
+telemetry:
+  targets:
+    dcgm: "http://{host}:9400/metrics"
+    node: {url: "http://{host}:9100/metrics", intervalMs: 2000}
+    snmp: {url: "http://{exporter}/snmp?target={switch}&module=if_mib", intervalMs: 15000,
+           timeoutMs: 10000, roles: [rtsw]}
+    snmpExporter: "127.0.0.1:9116"
+)");
+    ASSERT_TRUE(c) << c.error().toString();
+    const auto& t = c->targets;
+    EXPECT_EQ(t.node, "http://{host}:9100/metrics");
+    EXPECT_EQ(t.optionsOf(ExporterKind::Dcgm).interval, 0ms);  // the scraper's
+    EXPECT_EQ(t.optionsOf(ExporterKind::Node).interval, 2000ms);
+    EXPECT_EQ(t.optionsOf(ExporterKind::Snmp).interval, 15000ms);
+    EXPECT_EQ(t.optionsOf(ExporterKind::Snmp).timeout, 10000ms);
+    EXPECT_EQ(t.optionsOf(ExporterKind::Snmp).roles, std::vector<std::string>{"rtsw"});
+
+    auto inv = inventory::loadClusterSpecFile(std::string(LOOM_SOURCE_DIR) +
+                                              "/configs/clusters/meta-24k-roce.yaml");
+    ASSERT_TRUE(inv) << inv.error().toString();
+    for (auto& r : inv->racks) r.state = "in_service";
+    auto snmp = expandTargets(t, *inv, ExporterKind::Snmp);
+    ASSERT_EQ(snmp.size(), 1536u);  // the RTSWs, none of the 1,748 other switches
+    for (const auto& s : snmp) {
+        ASSERT_EQ(s.role, "rtsw") << s.entity;
+        ASSERT_EQ(s.interval, 15000ms);
+        ASSERT_EQ(s.timeout, 10000ms);
+    }
+    auto node = expandTargets(t, *inv, ExporterKind::Node);
+    ASSERT_EQ(node.size(), 3072u);
+    EXPECT_EQ(node[0].interval, 2000ms);
+    EXPECT_EQ(expandTargets(t, *inv, ExporterKind::Dcgm)[0].interval, 0ms);
+    // Without roles every switch is scraped: 3,284 in the 24k cluster.
+    auto all = t;
+    all.optionsOf(ExporterKind::Snmp).roles.clear();
+    EXPECT_EQ(expandTargets(all, *inv, ExporterKind::Snmp).size(), 3284u);
+
+    auto e = errorOf(
+        "telemetry:\n  targets:\n    snmp: {url: \"http://x:9116/snmp?target={switch}\","
+        " roles: [rtsw, tor]}\n");
+    EXPECT_EQ(e.path, "telemetry.targets.snmp.roles[1]");
+    EXPECT_NE(e.message.find("'tor' is not a switch role"), std::string::npos) << e.message;
+    e = errorOf(
+        "telemetry:\n  targets:\n    dcgm: {url: \"http://{host}:9400/m\", roles: [rtsw]}\n");
+    EXPECT_EQ(e.path, "telemetry.targets.dcgm.roles");  // roles are the snmp template's only
+    e = errorOf(
+        "telemetry:\n  targets:\n    node:\n      url: \"http://{host}:9100/m\"\n"
+        "      intervalMs: 50\n");
+    EXPECT_EQ(e.path, "telemetry.targets.node.intervalMs");
+    EXPECT_EQ(e.line, 5);
+    e = errorOf("telemetry:\n  targets:\n    node: {intervalMs: 5000}\n");
+    EXPECT_EQ(e.path, "telemetry.targets.node.url");
+    e = errorOf("telemetry:\n  targets:\n    node:\n      url: \"http://{switch}:9100/m\"\n");
+    EXPECT_EQ(e.path, "telemetry.targets.node.url");
+    EXPECT_EQ(e.line, 4);
 }
 
 TEST(LoomdConfig, MistakesNameKeyPathAndLine) {

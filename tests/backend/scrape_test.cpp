@@ -123,6 +123,35 @@ TEST_F(Scrape, ExporterTextReachesTheHubAndBadTargetsAreIsolated) {
     EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
 }
 
+// A template's interval (`intervalMs` in telemetry.targets) is its targets' own: a switch walked
+// every 5 s beside a host scraped every 200 ms, on one scraper. Pages are ingested on the
+// scraper's second thread and still land (samples counted per target).
+TEST_F(Scrape, EachTargetKeepsItsTemplatesInterval) {
+    auto& s = startServer({}, Routes::All);
+    FakeExporter host("DCGM_FI_DEV_GPU_UTIL{gpu=\"1\"} 55\n");
+    FakeExporter sw("ifOperStatus{ifIndex=\"3\",ifName=\"swp3\"} 1\n");
+    Scraper scraper(*s.services().hub(), {}, {.interval = 200ms, .timeout = 1s});
+    scraper.setTargets({{.kind = ExporterKind::Dcgm, .entity = "z1-r001-h0", .url = host.url()},
+                        {.kind = ExporterKind::Snmp,
+                         .entity = "z1-r001-rtsw",
+                         .url = sw.url(),
+                         .interval = 5000ms}});
+    scraper.start();
+    std::this_thread::sleep_for(2500ms);
+    auto rows = scraper.status();
+    scraper.stop();
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_GE(rows[0].scrapes, 6u) << "the dcgm target at the scraper's 200 ms";
+    EXPECT_EQ(rows[0].samples, 1u);
+    EXPECT_TRUE(rows[0].up) << rows[0].lastError;
+    EXPECT_LE(rows[1].scrapes, 1u) << "the snmp target at its template's 5 s";
+    EXPECT_GE(host.served(), 6);
+    EXPECT_LE(sw.served(), 2);  // one scrape (and its one retry on a fresh connection)
+    auto gpu =
+        request(s.port(), "GET", "/api/v1/telemetry/gpus/z1-r001-h0-gpu1", tokens_["viewer"]);
+    EXPECT_EQ(gpu.j()["util"], 55.0) << gpu.body;
+}
+
 // An exporter farm on one loopback port: the page depends on the request's `?host=` or
 // `?target=` (what the target templates put there), connections are kept alive (one thread
 // per connection), and it counts connections and requests per entity.
@@ -280,16 +309,22 @@ TEST_F(Scrape, TemplatedTargetsFollowTheInventoryAndPagesTakeTheTargetsIdentity)
         return request(s.port(), "GET", "/api/v1/telemetry/gpus/" + name, viewer).j();
     };
     EXPECT_EQ(gpu("z1-r004-h0-gpu7")["util"], 77.0);
-    ASSERT_TRUE(loom::testing::eventually([&] {
-        auto r = request(s.port(), "GET", "/api/v1/events?kind=gpu_xid&state=open", viewer).j();
-        return r["items"].size() == 1 && r["items"][0]["location"] == "z1-r002-h1-gpu6";
-    }, 10s));
+    ASSERT_TRUE(loom::testing::eventually(
+        [&] {
+            auto r = request(s.port(), "GET", "/api/v1/events?kind=gpu_xid&state=open", viewer).j();
+            return r["items"].size() == 1 && r["items"][0]["location"] == "z1-r002-h1-gpu6";
+        },
+        10s));
     // The IF-MIB page named no switch: swp3 of z1-r003-rtsw is its port 3, its link is down.
-    ASSERT_TRUE(loom::testing::eventually([&] {
-        auto r = request(s.port(), "GET", "/api/v1/events?kind=link_down&state=open", viewer).j();
-        return r["items"].size() == 1 && r["items"][0]["location"].get<std::string>().find(
-                                             "z1-r003-rtsw/p3") != std::string::npos;
-    }, 10s)) << request(s.port(), "GET", "/api/v1/events", viewer).body;
+    ASSERT_TRUE(loom::testing::eventually(
+        [&] {
+            auto r =
+                request(s.port(), "GET", "/api/v1/events?kind=link_down&state=open", viewer).j();
+            return r["items"].size() == 1 && r["items"][0]["location"].get<std::string>().find(
+                                                 "z1-r003-rtsw/p3") != std::string::npos;
+        },
+        10s))
+        << request(s.port(), "GET", "/api/v1/events", viewer).body;
 
     // Keep-alive: far fewer connections than requests.
     std::this_thread::sleep_for(1s);

@@ -7,6 +7,7 @@
 
 #include "loom/client/client.hpp"
 #include "loom/inventory/input_guard.hpp"
+#include "loom/inventory/model.hpp"
 #include "loom/inventory/yaml_reader.hpp"
 
 namespace loom::backend {
@@ -135,10 +136,35 @@ void readTargets(const MapReader& t, TargetTemplates& out) {
     for (auto kind : {ExporterKind::Dcgm, ExporterKind::Node, ExporterKind::Snmp}) {
         const std::string key(exporterKindName(kind));
         std::string& tmpl = out.of(kind);
-        tmpl = m.string(key, tmpl);
+        std::string where = m.at(key);
+        int line = m.keyLine(key);
+        // A template, or {url: TEMPLATE, intervalMs, timeoutMs, roles} (roles: snmp only).
+        if (m.has(key) && m.get(key).IsMap()) {
+            MapReader k(
+                m.get(key), m.at(key),
+                kind == ExporterKind::Snmp
+                    ? std::vector<std::string_view>{"url", "intervalMs", "timeoutMs", "roles"}
+                    : std::vector<std::string_view>{"url", "intervalMs", "timeoutMs"});
+            KindOptions& ko = out.optionsOf(kind);
+            tmpl = k.requireString("url");
+            where = k.at("url");
+            line = k.keyLine("url");
+            ko.interval = std::chrono::milliseconds(k.integer("intervalMs", 0, 100, 86'400'000));
+            ko.timeout = std::chrono::milliseconds(k.integer("timeoutMs", 0, 10, 3'600'000));
+            if (k.has("roles"))
+                yaml::forEachItem(k.get("roles"), k.at("roles"), 32,
+                                  [&](const YAML::Node& v, const std::string& path) {
+                                      auto r = MapReader::asString(v, path);
+                                      if (!inventory::parseSwitchRole(r))
+                                          yaml::failAt("'" + r + "' is not a switch role", path,
+                                                       yaml::lineOf(v));
+                                      ko.roles.push_back(std::move(r));
+                                  });
+        } else {
+            tmpl = m.string(key, tmpl);
+        }
         if (tmpl.empty()) continue;
-        if (auto ok = checkTemplate(kind, tmpl); !ok)
-            yaml::failAt(ok.error().message, m.at(key), m.keyLine(key));
+        if (auto ok = checkTemplate(kind, tmpl); !ok) yaml::failAt(ok.error().message, where, line);
     }
     out.snmpExporter = m.string("snmpExporter", out.snmpExporter);
     if (out.snmp.find("{exporter}") != std::string::npos && out.snmpExporter.empty())

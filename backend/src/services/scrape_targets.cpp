@@ -1,5 +1,6 @@
 #include "loom/backend/scrape_targets.hpp"
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/ip/address.hpp>
 #include <unordered_map>
@@ -165,6 +166,7 @@ std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
     std::vector<ExporterTarget> out;
     const std::string& tmpl = templates.of(kind);
     if (tmpl.empty()) return out;
+    const KindOptions& ko = templates.optionsOf(kind);
     std::unordered_map<std::string_view, const inventory::Rack*> racks;
     for (const auto& r : inv.racks) racks.emplace(r.name, &r);
     auto address = [&](const std::string& name) -> std::string_view {
@@ -178,19 +180,23 @@ std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
             if (h.state == "rma" || h.state == "decommissioned") continue;
             out.push_back({kind, h.name,
                            expandTemplate(tmpl, h.name, templates.snmpExporter, address(h.name)),
-                           h.rack, it->second->zone, "host", h.state});
+                           h.rack, it->second->zone, "host", h.state, ko.interval, ko.timeout});
         }
         return out;
     }
     for (const auto& sw : inv.switches) {
         if (sw.state == "decommissioned") continue;
+        const auto role = inventory::switchRoleName(sw.role);
+        if (!ko.roles.empty() &&
+            std::find(ko.roles.begin(), ko.roles.end(), role) == ko.roles.end())
+            continue;
         if (!sw.rack.empty()) {
             auto it = racks.find(sw.rack);
             if (it != racks.end() && !rackIsScraped(it->second->state)) continue;
         }
-        out.push_back(
-            {kind, sw.name, expandTemplate(tmpl, sw.name, templates.snmpExporter, address(sw.name)),
-             sw.rack, sw.zone, std::string(inventory::switchRoleName(sw.role)), sw.state});
+        out.push_back({kind, sw.name,
+                       expandTemplate(tmpl, sw.name, templates.snmpExporter, address(sw.name)),
+                       sw.rack, sw.zone, std::string(role), sw.state, ko.interval, ko.timeout});
     }
     return out;
 }

@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -24,8 +25,8 @@
 #include "loom/backend/http_url.hpp"
 #include "loom/backend/services.hpp"
 #include "loom/inventory/model.hpp"
-#include "loom/telemetry/telemetry_hub.hpp"
 #include "loom/inventory/unix_time.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
 
 namespace loom::backend {
 
@@ -39,7 +40,6 @@ namespace {
 
 // Beast's largest single read (read_size's cap).
 constexpr std::size_t kReadChunk = std::size_t{64} << 10;
-
 
 std::string escapeLabel(std::string_view v) {
     std::string s;
@@ -84,7 +84,11 @@ struct Scraper::Impl {
     std::size_t inFlight = 0;
     std::deque<net::steady_timer*> waiters;
     std::jthread thread;
-    net::io_context ioc;  // last: destroyed first, with the coroutine frames it holds
+    net::io_context ioc;  // destroyed before everything above, with the coroutine frames it holds
+    // Parse + ingest of the pages, on a thread of their own: the io thread goes on reading the
+    // next pages meanwhile, so a slow parse never delays a GET. Destroyed first: work it still
+    // holds (a page and the coroutine waiting for it) goes while the io_context is alive.
+    net::thread_pool ingestPool{1};
 
     Impl(TelemetryHub& h, ScraperOptions o) : hub(h), opt(o) {}
 
@@ -159,6 +163,18 @@ struct Scraper::Impl {
         co_return std::pair{std::move(parser.get().body()), std::string()};
     }
 
+    // On the ingest thread: the page into the hub as the target's entity; samples, or the error.
+    net::awaitable<std::pair<std::uint64_t, std::string>> ingest(std::shared_ptr<Target> t,
+                                                                 std::string body) {
+        telemetry::IngestIdentity id;
+        (t->isSwitch ? id.switchName : id.host) = t->entity;
+        auto rep = hub.ingestText(body, unixMs(), id);
+        if (!rep)
+            co_return std::pair{std::uint64_t{0},
+                                "unreadable exposition: " + rep.error().toString()};
+        co_return std::pair{rep->samples, std::string()};
+    }
+
     net::awaitable<void> run(std::shared_ptr<Target> t) {
         auto ex = co_await net::this_coro::executor;
         net::steady_timer timer(ex);
@@ -197,7 +213,6 @@ struct Scraper::Impl {
                     std::tie(body, error) = co_await fetch(*t, stream, connected);
                 }
             }
-            release();
             if (!error.empty() && connected) {
                 // A failed exchange leaves the connection in an unknown state: start afresh.
                 stream.close();
@@ -205,14 +220,12 @@ struct Scraper::Impl {
             }
             std::uint64_t samples = 0;
             if (error.empty()) {
-                telemetry::IngestIdentity id;
-                (t->isSwitch ? id.switchName : id.host) = t->entity;
-                auto rep = hub.ingestText(body, unixMs(), id);
-                if (rep)
-                    samples = rep->samples;
-                else
-                    error = "unreadable exposition: " + rep.error().toString();
+                // The slot is held until the page is in: at most maxInFlight pages wait for the
+                // ingest thread, and when it falls behind the GETs slow down with it.
+                std::tie(samples, error) = co_await net::co_spawn(
+                    ingestPool.get_executor(), ingest(t, std::move(body)), net::use_awaitable);
             }
+            release();
             const double secs =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             {
@@ -304,6 +317,10 @@ void Scraper::start() {
 void Scraper::stop() {
     impl_->ioc.stop();
     if (impl_->thread.joinable()) impl_->thread.join();
+    // A page being ingested finishes; its coroutine's resumption stays queued in the stopped
+    // io_context, destroyed with it.
+    impl_->ingestPool.stop();
+    impl_->ingestPool.join();
 }
 
 void Scraper::setTargets(std::vector<ExporterTarget> targets) {
@@ -318,16 +335,19 @@ void Scraper::setTargets(std::vector<ExporterTarget> targets) {
         for (auto& t : I.templated) old.emplace(Key(t->kind, t->entity, t->url), t);
         for (auto& e : targets) {
             const auto kind = exporterKindName(e.kind);
+            const auto interval = e.interval.count() > 0 ? e.interval : I.opt.interval;
+            const auto timeout = e.timeout.count() > 0 ? e.timeout : I.opt.timeout;
             auto it =
                 old.find(std::tuple{kind, std::string_view(e.entity), std::string_view(e.url)});
-            if (it != old.end()) {
+            if (it != old.end() && it->second->interval == interval &&
+                it->second->timeout == timeout) {
                 next.push_back(it->second);
                 old.erase(it);
                 continue;
             }
-            auto t = Impl::makeTarget(std::string(kind), std::move(e.entity), std::move(e.url),
-                                      e.kind == ExporterKind::Snmp, I.opt.interval, I.opt.timeout,
-                                      I.opt.maxBytes);
+            auto t =
+                Impl::makeTarget(std::string(kind), std::move(e.entity), std::move(e.url),
+                                 e.kind == ExporterKind::Snmp, interval, timeout, I.opt.maxBytes);
             next.push_back(t);
             fresh.push_back(t);
         }

@@ -6,7 +6,9 @@
 //     targets:
 //       dcgm: "http://{host}:9400/metrics"
 //       node: "http://{host}:9100/metrics"
-//       snmp: "http://{exporter}/snmp?target={switch}&module=if_mib"
+//       snmp: {url: "http://{exporter}/snmp?target={switch}&module=if_mib",
+//              intervalMs: 15000, roles: [rtsw]}   # a template may carry its own interval,
+//                                                   # timeout and (snmp) switch roles
 //       snmpExporter: "127.0.0.1:9116"
 //       addresses: {z1-r001-h0: 10.1.0.11}   # {address}: the entity's address, else its name
 //       addressFile: /etc/loom/exporters.hosts  # the same in hosts(5) format
@@ -15,6 +17,8 @@
 //   auto sd = prometheusSd(ts);   // [{"targets": ["z1-r001-h0:9400"], "labels": {...}}, ...]
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -35,6 +39,14 @@ enum class ExporterKind { Dcgm, Node, Snmp };
 std::string_view exporterKindName(ExporterKind k);  // "dcgm", "node", "snmp"
 std::optional<ExporterKind> parseExporterKind(std::string_view s);
 
+// What a template may carry besides its URL (`{url, intervalMs, timeoutMs, roles}`).
+struct KindOptions {
+    std::chrono::milliseconds interval{0};  // 0: the scraper's (1 s)
+    std::chrono::milliseconds timeout{0};   // 0: the scraper's (5 s)
+    // snmp only: the switch roles scraped ("rtsw", "ctsw", ...); empty: every switch.
+    std::vector<std::string> roles;
+};
+
 struct TargetTemplates {
     std::string dcgm;          // placeholder {host}
     std::string node;          // placeholder {host}
@@ -43,8 +55,11 @@ struct TargetTemplates {
     // {address}: the entity's address where the names do not resolve (a lab, a loopback farm,
     // a management network without DNS); an entity not listed is reached by its name.
     std::unordered_map<std::string, std::string> addresses;
+    std::array<KindOptions, 3> options;  // by ExporterKind
     const std::string& of(ExporterKind k) const;
     std::string& of(ExporterKind k) { return const_cast<std::string&>(std::as_const(*this).of(k)); }
+    const KindOptions& optionsOf(ExporterKind k) const { return options[static_cast<int>(k)]; }
+    KindOptions& optionsOf(ExporterKind k) { return options[static_cast<int>(k)]; }
 };
 
 // One template: only known placeholders, the entity's placeholder present ({host} for dcgm and
@@ -72,11 +87,15 @@ struct ExporterTarget {
     std::string entity;  // the host or switch this target stands for
     std::string url;
     std::string rack, zone, role, state;  // role: "host" for hosts, the switch's role
+    // The template's interval and timeout (0: the scraper's).
+    std::chrono::milliseconds interval{0}, timeout{0};
 };
 
 // Every target of `kind` (empty when its template is empty): hosts of scraped racks (not in
 // rma or decommissioned), and for snmp the switches of scraped racks plus every switch outside
-// a compute rack (CTSW, spine, core) that is not decommissioned. In inventory order.
+// a compute rack (CTSW, spine, core) that is not decommissioned, only those of the template's
+// roles when it lists some. Each target carries its template's interval and timeout. In
+// inventory order.
 std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
                                           const inventory::Inventory& inv, ExporterKind kind);
 

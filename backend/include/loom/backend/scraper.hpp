@@ -11,7 +11,11 @@
 // All targets run on one io_context on the scraper's own thread: one coroutine per target,
 // asynchronous connect / keep-alive GET / read with a per-target deadline, at most
 // `maxInFlight` scrapes in flight at once; a target that hangs, refuses or returns garbage is
-// reported and never delays another (its coroutine waits, the others run). Plain http:// only
+// reported and never delays another (its coroutine waits, the others run). Pages are parsed
+// and ingested on a second thread, so the io thread goes on with the next GETs meanwhile; a
+// scrape keeps its in-flight slot until its page is in (at most maxInFlight pages wait). A
+// template's target may have its own interval and timeout (`intervalMs`, `timeoutMs` in
+// `telemetry.targets`; ExporterTarget::interval). Plain http:// only
 // (exporters sit on the management network; put TLS in front with a proxy if needed). Host
 // names are resolved when a target (re)connects, not on every scrape.
 //
