@@ -256,27 +256,36 @@ const KindSql& kindSql(Kind k) {
 
 std::string selectSql(Kind k) {
     const auto& ks = kindSql(k);
-    std::string s = "SELECT t.name, (jsonb_build_object('name', t.name, 'kind', '";
-    s += inventory::kindName(k);
-    s += "'";
+    std::string base = "'name', t.name, 'kind', '";
+    base += inventory::kindName(k);
+    base += "'";
     for (const auto& f : ks.fields) {
-        s += ", '";
-        s += f.api;
-        s += "', ";
-        s += f.sql;
+        base += ", '";
+        base += f.api;
+        base += "', ";
+        base += f.sql;
     }
     // One labels map: those set by hand (user_labels) under the spec's own (0010_user_labels).
-    s += ", 'labels', t.user_labels || t.labels, 'resourceVersion', t.resource_version, "
-         "'createdAt', "
-         "t.created_at, 'updatedAt', t.updated_at)";
-    // Annotations (0020_annotations) only when an object has some, as Kubernetes omits them.
-    s += " || CASE WHEN t.annotations = '{}'::jsonb THEN '{}'::jsonb "
-         "ELSE jsonb_build_object('annotations', t.annotations) END";
+    base +=
+        ", 'labels', t.user_labels || t.labels, 'resourceVersion', t.resource_version, "
+        "'createdAt', t.created_at, 'updatedAt', t.updated_at";
+    // Built as json, not jsonb: the text is only forwarded, and jsonb sorted and de-duplicated
+    // every object's keys (1.77 against 1.27 ms of PostgreSQL CPU per page of 101 ports).
+    // Annotations (0020_annotations) only when an object has some, as Kubernetes omits them:
+    // one branch or the other is evaluated per row.
+    std::string object = "(CASE WHEN t.annotations = '{}'::jsonb THEN json_build_object(" + base +
+                         ") ELSE json_build_object(" + base +
+                         ", 'annotations', t.annotations) END)::text";
+    std::string s = "SELECT t.name, ";
     if (ks.extraJson) {
-        s += " || ";
+        // The extra fields' object spliced in: "{...}" + "{...}" -> "{..., ...}".
+        s += "left(" + object + ", -1) || ', ' || substr((";
         s += ks.extraJson;
+        s += ")::text, 2)";
+    } else {
+        s += object;
     }
-    s += ")::text FROM ";
+    s += " FROM ";
     s += ks.table;
     s += " t ";
     s += ks.joins;
