@@ -2,17 +2,15 @@
 // UPDATE ... FROM updates, deletes, dropped and re-added foreign keys and indexes, change log),
 // and the stored content digests. Rows are formatted by inventory_rows.hpp.
 
-#include "loom/db/inventory_repository.hpp"
+#include <algorithm>
+#include <pqxx/tablewriter>
 
 #include "copy_text.hpp"
 #include "idempotency_tx.hpp"
 #include "inventory_rows.hpp"
 #include "live_notify.hpp"
+#include "loom/db/inventory_repository.hpp"
 #include "loom/db/native.hpp"
-
-#include <pqxx/tablewriter>
-
-#include <algorithm>
 
 namespace loom::db {
 
@@ -84,15 +82,16 @@ namespace {
 // The spec's digests as what the inventory now holds (0013): after this apply every kind
 // holds the spec's entities with the spec's fields, plus, without prune, what the plan would
 // have deleted (exact = false).
-void storeDigests(pqxx::work& tx, const Plan& plan, const ContentDigests& d, std::int64_t generation) {
+void storeDigests(pqxx::work& tx, const Plan& plan, const ContentDigests& d,
+                  std::int64_t generation) {
     tx.exec("DELETE FROM inventory_digests");
     std::string sql = "INSERT INTO inventory_digests (kind, digest, exact, generation) VALUES ";
     const std::string gen = std::to_string(generation);
     for (Kind k : kAllKinds) {
         const KindPlan& kp = plan.of(k);
         bool exact = plan.prune || kp.wouldDelete.empty();
-        sql += "(" + tx.quote(tableDef(k).table) + "," + tx.quote(d.kinds[static_cast<int>(k)]) + "," +
-               (exact ? "true" : "false") + "," + gen + "),";
+        sql += "(" + tx.quote(tableDef(k).table) + "," + tx.quote(d.kinds[static_cast<int>(k)]) +
+               "," + (exact ? "true" : "false") + "," + gen + "),";
     }
     sql += "('inventory_state'," + tx.quote(d.cluster) + ",true," + gen + ")";
     tx.exec(sql);
@@ -124,8 +123,8 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                               const ApplyOptions& options) {
     for (const KindPlan& kp : plan.kinds)
         if (!kp.duplicates.empty())
-            return fail(Error::invalid("duplicate " + std::string(kindName(kp.kind)) +
-                                       " name \"" + kp.duplicates.front() + "\" in the spec"));
+            return fail(Error::invalid("duplicate " + std::string(kindName(kp.kind)) + " name \"" +
+                                       kp.duplicates.front() + "\" in the spec"));
     ApplyResult result;
     pqxx::connection& conn = native(c);
     try {
@@ -140,10 +139,10 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
         auto state = tx.exec1("SELECT generation FROM inventory_state WHERE id = 1 FOR UPDATE");
         std::int64_t generation = state[0].as<std::int64_t>();
         if (options.expectedGeneration && *options.expectedGeneration != generation)
-            return fail(Error::conflict(
-                "the inventory changed since it was planned (generation " +
-                std::to_string(generation) + ", planned against " +
-                std::to_string(*options.expectedGeneration) + "); plan and apply again"));
+            return fail(Error::conflict("the inventory changed since it was planned (generation " +
+                                        std::to_string(generation) + ", planned against " +
+                                        std::to_string(*options.expectedGeneration) +
+                                        "); plan and apply again"));
         result.generation = generation;
         if (plan.empty()) {
             // Nothing to write; only the digests, if given (so the next no-op is a shortcut).
@@ -166,9 +165,10 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             const KindPlan& kp = plan.of(k);
             if (kp.creates.empty()) continue;
             std::string seq = std::string(tableDef(k).table) + "_id_seq";
-            auto last = tx.exec_params1("SELECT setval($1::regclass, nextval($1::regclass) + $2 - 1)",
-                                        seq, static_cast<long long>(kp.creates.size()))[0]
-                            .as<std::int64_t>();
+            auto last =
+                tx.exec_params1("SELECT setval($1::regclass, nextval($1::regclass) + $2 - 1)", seq,
+                                static_cast<long long>(kp.creates.size()))[0]
+                    .as<std::int64_t>();
             firstId[static_cast<int>(k)] = last - static_cast<std::int64_t>(kp.creates.size()) + 1;
             resolver.reserve(k, kp.creates.size());
             for (std::size_t i = 0; i < kp.creates.size(); ++i)
@@ -181,8 +181,12 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                 using T = std::remove_pointer_t<decltype(tag)>;
                 const auto& all = entities<T>(desired);
                 auto needRefs = [&](std::size_t i) {
-                    if (i >= all.size()) throw ApplyError{Error::internal("plan does not match the desired inventory")};
-                    refs(all[i], [&](const std::string& name, Kind target) { resolver.need(target, name); });
+                    if (i >= all.size())
+                        throw ApplyError{
+                            Error::internal("plan does not match the desired inventory")};
+                    refs(all[i], [&](const std::string& name, Kind target) {
+                        resolver.need(target, name);
+                    });
                 };
                 for (std::size_t i : kp.creates) needRefs(i);
                 for (const Update& u : kp.updates) needRefs(u.desiredIndex);
@@ -207,8 +211,10 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
         // few hundred rows gets the foreign keys that point at it (NO ACTION ones: cascades
         // must still fire) dropped: each deleted row's check scans the referencing table (no
         // index on the referencing columns, 0001), which made shrinking the 24k cluster to
-        // dev-small take 60 s. Cost: the tables are locked ACCESS EXCLUSIVE until commit (readers wait).
-        std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> droppedFks;
+        // dev-small take 60 s. Cost: the tables are locked ACCESS EXCLUSIVE until commit (readers
+        // wait).
+        std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
+            droppedFks;
         auto dropForeignKeys = [&](const pqxx::result& fks) {
             // Rows: table, constraint name, definition; one ALTER per table.
             for (const auto& row : fks) {
@@ -216,10 +222,12 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                 auto it = std::find_if(droppedFks.begin(), droppedFks.end(),
                                        [&](const auto& e) { return e.first == table; });
                 if (it == droppedFks.end()) it = droppedFks.insert(droppedFks.end(), {table, {}});
-                if (std::ranges::any_of(it->second, [&](const auto& c) { return c.first == row[1].c_str(); }))
+                if (std::ranges::any_of(it->second,
+                                        [&](const auto& c) { return c.first == row[1].c_str(); }))
                     continue;
                 it->second.emplace_back(row[1].c_str(), row[2].c_str());
-                tx.exec("ALTER TABLE " + table + " DROP CONSTRAINT " + quoteIdentifier(row[1].c_str()));
+                tx.exec("ALTER TABLE " + table + " DROP CONSTRAINT " +
+                        quoteIdentifier(row[1].c_str()));
             }
         };
         // Likewise the plain secondary indexes (0015's parent references: not constraints)
@@ -231,7 +239,8 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             const KindPlan& kp = plan.of(k);
             if (kp.creates.empty() || kp.creates.size() < options.bulkForeignKeyRows) continue;
             auto idx = tx.exec_params(
-                "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index i "
+                "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index "
+                "i "
                 "WHERE i.indrelid = $1::regclass AND NOT i.indisunique AND NOT i.indisprimary "
                 "AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid) "
                 "ORDER BY 1",
@@ -274,7 +283,8 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                     w.begin(id++, e.name);
                     writeRow(w, e);
                     copy.write_raw_line(line);
-                    if ((n + 1) % kProgressEvery == 0) report(options, stage, n + 1, kp.creates.size());
+                    if ((n + 1) % kProgressEvery == 0)
+                        report(options, stage, n + 1, kp.creates.size());
                 }
             });
             copy.complete();
@@ -324,13 +334,16 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             const TableDef& def = tableDef(*it);
             std::vector<std::string_view> names(kp.deletes.begin(), kp.deletes.end());
             auto r = tx.exec_params(
-                std::string("WITH d AS (DELETE FROM ") + def.table + " t WHERE t.name = ANY($1::text[]) "
-                "RETURNING t.name, to_jsonb(t) - 'id' - 'sort_key' AS before) "
-                "INSERT INTO change_log (actor, kind, name, action, before, apply_run_id) "
-                "SELECT $2, $3, name, 'delete', before, $4 FROM d",
-                detail::pgTextArray(names), options.actor, std::string(kindName(*it)), result.applyRunId);
+                std::string("WITH d AS (DELETE FROM ") + def.table +
+                    " t WHERE t.name = ANY($1::text[]) "
+                    "RETURNING t.name, to_jsonb(t) - 'id' - 'sort_key' AS before) "
+                    "INSERT INTO change_log (actor, kind, name, action, before, apply_run_id) "
+                    "SELECT $2, $3, name, 'delete', before, $4 FROM d",
+                detail::pgTextArray(names), options.actor, std::string(kindName(*it)),
+                result.applyRunId);
             result.deleted += r.affected_rows();
-            report(options, std::string("delete ") + def.table, kp.deletes.size(), kp.deletes.size());
+            report(options, std::string("delete ") + def.table, kp.deletes.size(),
+                   kp.deletes.size());
         }
 
         // The deferred checks run now: deferred foreign keys (0001) of rows written to tables
@@ -358,8 +371,8 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
         {
             report(options, "change log", 0, 0);
             CopyIn copy(tx, "change_log",
-                                 std::vector<std::string>{"actor", "kind", "name", "action",
-                                                          "before", "after", "apply_run_id"});
+                        std::vector<std::string>{"actor", "kind", "name", "action", "before",
+                                                 "after", "apply_run_id"});
             std::string runId = std::to_string(result.applyRunId);
             const bool logCreates = plan.creates() <= options.maxCreateLogRows;
             std::string actor;
@@ -375,11 +388,15 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                 line += '\t';
                 line += action;
                 line += '\t';
-                if (before) detail::copyEscape(line, *before);
-                else line += "\\N";
+                if (before)
+                    detail::copyEscape(line, *before);
+                else
+                    line += "\\N";
                 line += '\t';
-                if (after) detail::copyEscape(line, *after);
-                else line += "\\N";
+                if (after)
+                    detail::copyEscape(line, *after);
+                else
+                    line += "\\N";
                 line += '\t';
                 line += runId;
                 copy.write_raw_line(line);
@@ -391,10 +408,12 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                 std::string summary = "{\"created\":" + std::to_string(kp.creates.size()) +
                                       ",\"updated\":" + std::to_string(kp.updates.size()) +
                                       ",\"deleted\":" + std::to_string(kp.deletes.size()) + "}";
-                row(kind, "*", kp.creates.empty() ? (kp.updates.empty() ? "delete" : "update") : "create",
+                row(kind, "*",
+                    kp.creates.empty() ? (kp.updates.empty() ? "delete" : "update") : "create",
                     nullptr, &summary);
                 if (logCreates)
-                    for (const std::string& name : kp.createNames) row(kind, name, "create", nullptr, nullptr);
+                    for (const std::string& name : kp.createNames)
+                        row(kind, name, "create", nullptr, nullptr);
                 for (const Update& u : kp.updates) {
                     std::string before = changesJson(u.changes, false);
                     std::string after = changesJson(u.changes, true);

@@ -1,13 +1,12 @@
 // Loading the inventory: one COPY ... TO STDOUT per table in one REPEATABLE READ read-only
 // transaction, references turned back from ids into names; and per-kind row counts.
 
-#include "loom/db/inventory_repository.hpp"
+#include <unordered_map>
 
 #include "copy_text.hpp"
 #include "inventory_rows.hpp"
+#include "loom/db/inventory_repository.hpp"
 #include "loom/db/native.hpp"
-
-#include <unordered_map>
 
 namespace loom::db {
 
@@ -71,8 +70,7 @@ std::vector<std::string> cols(std::initializer_list<const char*> names) {
 Result<Snapshot> loadSnapshot(Connection& c) {
     pqxx::connection& conn = native(c);
     try {
-        pqxx::transaction<pqxx::repeatable_read, pqxx::read_only>
-            tx(conn, "load");
+        pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn, "load");
         Snapshot snap;
         Inventory& inv = snap.inventory;
         auto st = tx.exec1("SELECT cluster, fabric, generation FROM inventory_state WHERE id = 1");
@@ -83,10 +81,12 @@ Result<Snapshot> loadSnapshot(Connection& c) {
         // Planner row estimates size every vector once without a count(*) scan per table
         // (-1 = never analysed: no hint).
         std::unordered_map<std::string, std::size_t> estimates;
-        for (const auto& row : tx.exec(
-                 "SELECT c.relname, c.reltuples FROM pg_class c JOIN pg_namespace n "
-                 "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = 'r'"))
-            estimates[row[0].c_str()] = row[1].as<double>() > 0 ? static_cast<std::size_t>(row[1].as<double>()) : 0;
+        for (const auto& row :
+             tx.exec("SELECT c.relname, c.reltuples FROM pg_class c JOIN pg_namespace n "
+                     "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = "
+                     "'r'"))
+            estimates[row[0].c_str()] =
+                row[1].as<double>() > 0 ? static_cast<std::size_t>(row[1].as<double>()) : 0;
         auto count = [&](const char* table) { return estimates[table]; };
         using F = std::vector<detail::CopyField>;
         std::vector<std::int64_t> ids;
@@ -114,7 +114,8 @@ Result<Snapshot> loadSnapshot(Connection& c) {
 
         ids.clear();
         inv.rows.reserve(count("rows"));
-        TableReader(tx, "rows", cols({"id", "name", "zone_id", "index", "labels", "resource_version"}))
+        TableReader(tx, "rows",
+                    cols({"id", "name", "zone_id", "index", "labels", "resource_version"}))
             .each([&](const F& f) {
                 ids.push_back(detail::toInt(f[0].text));
                 inv.rows.push_back(Row{std::string(f[1].text), nameOf(zoneNames, f[2]),
@@ -257,9 +258,15 @@ Result<Snapshot> loadSnapshot(Connection& c) {
                 p.name = f[1].text;
                 p.deviceKind = parseDeviceKind(f[2].text).value_or(DeviceKind::Switch);
                 switch (p.deviceKind) {
-                    case DeviceKind::Switch: p.device = nameOf(switchNames, f[3]); break;
-                    case DeviceKind::Nic: p.device = nameOf(nicNames, f[4]); break;
-                    case DeviceKind::StorageNode: p.device = nameOf(storageNames, f[5]); break;
+                    case DeviceKind::Switch:
+                        p.device = nameOf(switchNames, f[3]);
+                        break;
+                    case DeviceKind::Nic:
+                        p.device = nameOf(nicNames, f[4]);
+                        break;
+                    case DeviceKind::StorageNode:
+                        p.device = nameOf(storageNames, f[5]);
+                        break;
                 }
                 p.index = static_cast<int>(detail::toInt(f[6].text));
                 p.speedGbps = static_cast<int>(detail::toInt(f[7].text));

@@ -14,13 +14,17 @@ const TableDef& tableDef(Kind k) {
         {"racks", {"row_id", "zone_id", "position", "model", "labels"}, {"state", "serial"}},
         {"hosts", {"rack_id", "slot", "model", "labels"}, {"state", "serial"}},
         {"gpus", {"host_id", "index", "model"}, {"state", "serial", "uuid"}},
-        {"nics", {"host_id", "storage_node_id", "index", "network", "model", "speed_gbps"},
+        {"nics",
+         {"host_id", "storage_node_id", "index", "network", "model", "speed_gbps"},
          {"state", "mac"}},
-        {"switches", {"role", "model", "zone_id", "rack_id", "port_count", "speed_gbps", "labels"},
+        {"switches",
+         {"role", "model", "zone_id", "rack_id", "port_count", "speed_gbps", "labels"},
          {"state", "serial"}},
-        {"ports", {"device_kind", "switch_id", "nic_id", "storage_node_id", "index", "speed_gbps"},
+        {"ports",
+         {"device_kind", "switch_id", "nic_id", "storage_node_id", "index", "speed_gbps"},
          {"state"}},
-        {"links", {"a_port_id", "b_port_id", "network", "medium", "length_m", "speed_gbps"},
+        {"links",
+         {"a_port_id", "b_port_id", "network", "medium", "length_m", "speed_gbps"},
          {"state"}},
         {"storage_nodes", {"rack_id", "model", "capacity_tb", "labels"}, {"state", "serial"}},
     };
@@ -114,8 +118,10 @@ void writeRow(LineWriter& w, const Switch& e) {
 void writeRow(LineWriter& w, const Port& e) {
     w.text(deviceKindName(e.deviceKind));
     for (DeviceKind d : {DeviceKind::Switch, DeviceKind::Nic, DeviceKind::StorageNode}) {
-        if (d == e.deviceKind) w.ref(e.name.c_str(), "device", e.device, deviceKindOf(d));
-        else w.null();
+        if (d == e.deviceKind)
+            w.ref(e.name.c_str(), "device", e.device, deviceKindOf(d));
+        else
+            w.null();
     }
     w.integer(e.index);
     w.integer(e.speedGbps);

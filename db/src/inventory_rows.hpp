@@ -3,20 +3,19 @@
 // Shared by inventory_apply.cpp (writes) and inventory_load.cpp (reads).
 #pragma once
 
-#include "copy_text.hpp"
-#include "loom/inventory/model.hpp"
-#include "loom/inventory/natural_order.hpp"
-
-#include <pqxx/pqxx>
-
 #include <charconv>
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <pqxx/pqxx>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "copy_text.hpp"
+#include "loom/inventory/model.hpp"
+#include "loom/inventory/natural_order.hpp"
 
 namespace loom::db::detail {
 
@@ -24,8 +23,8 @@ using inventory::DeviceKind;
 using inventory::Gpu;
 using inventory::Host;
 using inventory::Inventory;
-using inventory::Kind;
 using inventory::kAllKinds;
+using inventory::Kind;
 using inventory::kKindCount;
 using inventory::Labels;
 using inventory::Link;
@@ -51,17 +50,50 @@ std::vector<std::string> copyColumns(const TableDef& d);
 
 template <class T>
 const std::vector<T>& entities(const Inventory& inv);
-template <> inline const std::vector<Site>& entities(const Inventory& i) { return i.sites; }
-template <> inline const std::vector<Zone>& entities(const Inventory& i) { return i.zones; }
-template <> inline const std::vector<Row>& entities(const Inventory& i) { return i.rows; }
-template <> inline const std::vector<Rack>& entities(const Inventory& i) { return i.racks; }
-template <> inline const std::vector<Host>& entities(const Inventory& i) { return i.hosts; }
-template <> inline const std::vector<Gpu>& entities(const Inventory& i) { return i.gpus; }
-template <> inline const std::vector<Nic>& entities(const Inventory& i) { return i.nics; }
-template <> inline const std::vector<Switch>& entities(const Inventory& i) { return i.switches; }
-template <> inline const std::vector<Port>& entities(const Inventory& i) { return i.ports; }
-template <> inline const std::vector<Link>& entities(const Inventory& i) { return i.links; }
-template <> inline const std::vector<StorageNode>& entities(const Inventory& i) { return i.storageNodes; }
+template <>
+inline const std::vector<Site>& entities(const Inventory& i) {
+    return i.sites;
+}
+template <>
+inline const std::vector<Zone>& entities(const Inventory& i) {
+    return i.zones;
+}
+template <>
+inline const std::vector<Row>& entities(const Inventory& i) {
+    return i.rows;
+}
+template <>
+inline const std::vector<Rack>& entities(const Inventory& i) {
+    return i.racks;
+}
+template <>
+inline const std::vector<Host>& entities(const Inventory& i) {
+    return i.hosts;
+}
+template <>
+inline const std::vector<Gpu>& entities(const Inventory& i) {
+    return i.gpus;
+}
+template <>
+inline const std::vector<Nic>& entities(const Inventory& i) {
+    return i.nics;
+}
+template <>
+inline const std::vector<Switch>& entities(const Inventory& i) {
+    return i.switches;
+}
+template <>
+inline const std::vector<Port>& entities(const Inventory& i) {
+    return i.ports;
+}
+template <>
+inline const std::vector<Link>& entities(const Inventory& i) {
+    return i.links;
+}
+template <>
+inline const std::vector<StorageNode>& entities(const Inventory& i) {
+    return i.storageNodes;
+}
 
 // ---------------------------------------------------------------------------------------
 // Name -> id resolution for references of created and updated rows.
@@ -91,37 +123,63 @@ private:
 
 // References of each kind: (field value, kind it names). Nic::host may name a host or a
 // storage node; Port::device names the kind in deviceKind.
-template <class F> void refs(const Site&, F&&) {}
-template <class F> void refs(const Zone& e, F&& f) { f(e.site, Kind::Site); }
-template <class F> void refs(const Row& e, F&& f) { f(e.zone, Kind::Zone); }
-template <class F> void refs(const Rack& e, F&& f) {
+template <class F>
+void refs(const Site&, F&&) {}
+template <class F>
+void refs(const Zone& e, F&& f) {
+    f(e.site, Kind::Site);
+}
+template <class F>
+void refs(const Row& e, F&& f) {
+    f(e.zone, Kind::Zone);
+}
+template <class F>
+void refs(const Rack& e, F&& f) {
     f(e.row, Kind::Row);
     f(e.zone, Kind::Zone);
 }
-template <class F> void refs(const Host& e, F&& f) { f(e.rack, Kind::Rack); }
-template <class F> void refs(const Gpu& e, F&& f) { f(e.host, Kind::Host); }
-template <class F> void refs(const Nic& e, F&& f) {
+template <class F>
+void refs(const Host& e, F&& f) {
+    f(e.rack, Kind::Rack);
+}
+template <class F>
+void refs(const Gpu& e, F&& f) {
+    f(e.host, Kind::Host);
+}
+template <class F>
+void refs(const Nic& e, F&& f) {
     f(e.host, Kind::Host);
     f(e.host, Kind::StorageNode);
 }
-template <class F> void refs(const Switch& e, F&& f) {
+template <class F>
+void refs(const Switch& e, F&& f) {
     f(e.zone, Kind::Zone);
     f(e.rack, Kind::Rack);
 }
 inline Kind deviceKindOf(DeviceKind d) {
     switch (d) {
-        case DeviceKind::Switch: return Kind::Switch;
-        case DeviceKind::Nic: return Kind::Nic;
-        case DeviceKind::StorageNode: return Kind::StorageNode;
+        case DeviceKind::Switch:
+            return Kind::Switch;
+        case DeviceKind::Nic:
+            return Kind::Nic;
+        case DeviceKind::StorageNode:
+            return Kind::StorageNode;
     }
     return Kind::Switch;
 }
-template <class F> void refs(const Port& e, F&& f) { f(e.device, deviceKindOf(e.deviceKind)); }
-template <class F> void refs(const Link& e, F&& f) {
+template <class F>
+void refs(const Port& e, F&& f) {
+    f(e.device, deviceKindOf(e.deviceKind));
+}
+template <class F>
+void refs(const Link& e, F&& f) {
     f(e.aPort, Kind::Port);
     f(e.bPort, Kind::Port);
 }
-template <class F> void refs(const StorageNode& e, F&& f) { f(e.rack, Kind::Rack); }
+template <class F>
+void refs(const StorageNode& e, F&& f) {
+    f(e.rack, Kind::Rack);
+}
 
 // ---------------------------------------------------------------------------------------
 // One COPY line per entity, columns in tableDef order.
@@ -149,8 +207,10 @@ public:
     }
     void labels(const Labels& l) {
         sep();
-        if (l.empty()) out_ += "{}";
-        else detail::copyEscape(out_, detail::labelsJson(l));
+        if (l.empty())
+            out_ += "{}";
+        else
+            detail::copyEscape(out_, detail::labelsJson(l));
     }
     void null() {
         sep();
@@ -208,17 +268,28 @@ void writeRow(LineWriter& w, const StorageNode& e);
 template <class F>
 void visitKind(Kind k, F&& f) {
     switch (k) {
-        case Kind::Site: return f(static_cast<Site*>(nullptr));
-        case Kind::Zone: return f(static_cast<Zone*>(nullptr));
-        case Kind::Row: return f(static_cast<Row*>(nullptr));
-        case Kind::Rack: return f(static_cast<Rack*>(nullptr));
-        case Kind::Host: return f(static_cast<Host*>(nullptr));
-        case Kind::Gpu: return f(static_cast<Gpu*>(nullptr));
-        case Kind::Nic: return f(static_cast<Nic*>(nullptr));
-        case Kind::Switch: return f(static_cast<Switch*>(nullptr));
-        case Kind::Port: return f(static_cast<Port*>(nullptr));
-        case Kind::Link: return f(static_cast<Link*>(nullptr));
-        case Kind::StorageNode: return f(static_cast<StorageNode*>(nullptr));
+        case Kind::Site:
+            return f(static_cast<Site*>(nullptr));
+        case Kind::Zone:
+            return f(static_cast<Zone*>(nullptr));
+        case Kind::Row:
+            return f(static_cast<Row*>(nullptr));
+        case Kind::Rack:
+            return f(static_cast<Rack*>(nullptr));
+        case Kind::Host:
+            return f(static_cast<Host*>(nullptr));
+        case Kind::Gpu:
+            return f(static_cast<Gpu*>(nullptr));
+        case Kind::Nic:
+            return f(static_cast<Nic*>(nullptr));
+        case Kind::Switch:
+            return f(static_cast<Switch*>(nullptr));
+        case Kind::Port:
+            return f(static_cast<Port*>(nullptr));
+        case Kind::Link:
+            return f(static_cast<Link*>(nullptr));
+        case Kind::StorageNode:
+            return f(static_cast<StorageNode*>(nullptr));
     }
 }
 
