@@ -1,8 +1,6 @@
-// Why over 600 lines: expansion is one pass (sites -> racks -> hosts -> devices -> cables) whose
-// steps share the counts and name builders computed up front; cut by entity kind, that state
-// would have to be passed around. A candidate split: the cabling rules into their own file.
-//
-// Expansion of a validated ClusterSpec into every concrete entity and cable.
+// Expansion of a validated ClusterSpec into every concrete entity and cable: the Expander's one
+// pass (sites -> racks -> hosts -> devices -> cables). What runs on its result (the overrides by
+// name, cabling moves and swaps, the checks) is in expand_overrides.cpp.
 //
 // The cabling rules (which port goes where) are documented in docs/cluster-spec.md and are
 // deterministic: they depend only on the spec. Performance matters (the 24k spec feeds a
@@ -10,15 +8,13 @@
 // from precompiled patterns, and name lookups (overrides) go through hash maps built once.
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <new>
 #include <numeric>
 #include <unordered_map>
-#include <unordered_set>
 
-#include "loom/inventory/spec.hpp"
+#include "expand_internal.hpp"
 #include "spec_pattern.hpp"
 
 #if defined(__linux__)
@@ -28,17 +24,12 @@
 namespace loom::inventory {
 namespace {
 
+using detail::ExpandFailure;
+using detail::failAt;
+using detail::mergeLabels;
 using detail::NamePattern;
 using detail::PatternArgs;
 using detail::PatternVar;
-
-struct ExpandFailure {
-    Error error;
-};
-
-[[noreturn]] void failAt(std::string message, const SpecSource& src) {
-    throw ExpandFailure{Error::invalid(std::move(message), src.path, src.line)};
-}
 
 // Position on the floor: x along a row, y across rows; rack < 0 when not in a compute or
 // storage rack (network rows, spine row).
@@ -47,18 +38,6 @@ struct Loc {
     double y = 0;
     int rack = -1;
 };
-
-void mergeLabels(Labels& into, const Labels& from) {
-    for (const auto& l : from) {
-        auto pos =
-            std::lower_bound(into.begin(), into.end(), l.first,
-                             [](const auto& p, const std::string& k) { return p.first < k; });
-        if (pos != into.end() && pos->first == l.first)
-            pos->second = l.second;
-        else
-            into.insert(pos, l);
-    }
-}
 
 // The big entity arrays (tens of MB for the 24k clusters) are written once, front to back.
 // With 4 KiB pages that is one page fault per 4 KiB, and on virtualized hosts a fault costs
@@ -111,7 +90,9 @@ public:
     Inventory run() {
         inv_.cluster = spec_.name;
         inv_.fabric = spec_.fabric.type;
-        indexOverrides();
+        detail::indexOverrides(spec_, rackOverride_, switchOverride_);
+        rackOverrideUsed_.assign(spec_.rackOverrides.size(), false);
+        switchOverrideUsed_.assign(spec_.switchOverrides.size(), false);
         reserve();
         inv_.sites.push_back(Site{spec_.siteName, spec_.siteDescription, spec_.siteLabels});
 
@@ -139,37 +120,19 @@ public:
                 floorRow += 1;
             }
         }
-        checkOverridesUsed();
-        applyLabelOverrides();
-        applyCablingOverrides();
-        checkPortCapacity();
-        finishLinks();
-        checkUniqueNames();
+        detail::checkOverridesUsed(spec_, rackOverrideUsed_, switchOverrideUsed_);
+        detail::applyLabelOverrides(inv_, spec_);
+        detail::applyCablingOverrides(inv_, spec_, linkEnds_, [this](std::uint32_t sw, int index) {
+            return switchPort(sw, index);
+        });
+        detail::checkPortCapacity(inv_, switchMaxPort_, switchSource_);
+        detail::finishLinks(inv_, linkEnds_);
+        detail::checkUniqueNames(inv_, spec_);
         return std::move(inv_);
     }
 
 private:
     // ---- set-up ------------------------------------------------------------------------
-
-    void indexOverrides() {
-        for (std::size_t i = 0; i < spec_.rackOverrides.size(); ++i) {
-            auto [it, fresh] = rackOverride_.emplace(spec_.rackOverrides[i].name, i);
-            if (!fresh)
-                failAt("rack \"" + spec_.rackOverrides[i].name + "\" is overridden twice (also " +
-                           spec_.rackOverrides[it->second].source.path + ")",
-                       spec_.rackOverrides[i].source);
-        }
-        for (std::size_t i = 0; i < spec_.switchOverrides.size(); ++i) {
-            auto [it, fresh] = switchOverride_.emplace(spec_.switchOverrides[i].name, i);
-            if (!fresh)
-                failAt("switch \"" + spec_.switchOverrides[i].name +
-                           "\" is overridden twice (also " +
-                           spec_.switchOverrides[it->second].source.path + ")",
-                       spec_.switchOverrides[i].source);
-        }
-        rackOverrideUsed_.assign(spec_.rackOverrides.size(), false);
-        switchOverrideUsed_.assign(spec_.switchOverrides.size(), false);
-    }
 
     void reserve() {
         const auto& f = spec_.fabric;
@@ -603,193 +566,11 @@ private:
         }
     }
 
-    // ---- overrides and checks ----------------------------------------------------------
-
-    void checkOverridesUsed() {
-        for (std::size_t i = 0; i < rackOverrideUsed_.size(); ++i)
-            if (!rackOverrideUsed_[i])
-                failAt("no rack named \"" + spec_.rackOverrides[i].name + "\"",
-                       SpecSource{spec_.rackOverrides[i].source.path + ".name",
-                                  spec_.rackOverrides[i].source.line});
-        for (std::size_t i = 0; i < switchOverrideUsed_.size(); ++i)
-            if (!switchOverrideUsed_[i])
-                failAt("no switch named \"" + spec_.switchOverrides[i].name + "\"",
-                       SpecSource{spec_.switchOverrides[i].source.path + ".name",
-                                  spec_.switchOverrides[i].source.line});
-    }
-
-    void applyLabelOverrides() {
-        if (spec_.labelOverrides.empty()) return;
-        std::unordered_map<std::string_view, Labels*> byName;
-        byName.reserve(inv_.zones.size() + inv_.rows.size() + inv_.racks.size() +
-                       inv_.hosts.size() + inv_.switches.size() + inv_.storageNodes.size() + 1);
-        for (auto& e : inv_.sites) byName.emplace(e.name, &e.labels);
-        for (auto& e : inv_.zones) byName.emplace(e.name, &e.labels);
-        for (auto& e : inv_.rows) byName.emplace(e.name, &e.labels);
-        for (auto& e : inv_.racks) byName.emplace(e.name, &e.labels);
-        for (auto& e : inv_.hosts) byName.emplace(e.name, &e.labels);
-        for (auto& e : inv_.switches) byName.emplace(e.name, &e.labels);
-        for (auto& e : inv_.storageNodes) byName.emplace(e.name, &e.labels);
-        for (const auto& o : spec_.labelOverrides) {
-            auto it = byName.find(o.name);
-            if (it == byName.end())
-                failAt("no site, zone, row, rack, host, switch or storage node named \"" + o.name +
-                           "\"",
-                       SpecSource{o.source.path + ".name", o.source.line});
-            mergeLabels(*it->second, o.labels);
-        }
-    }
-
-    struct DeviceRef {
-        DeviceKind kind;
-        std::uint32_t index;
-    };
-
-    void applyCablingOverrides() {
-        if (spec_.cablingOverrides.empty()) return;
-        // A move may create its target port; reserve first so the name views below stay valid.
-        inv_.ports.reserve(inv_.ports.size() + spec_.cablingOverrides.size());
-        // port index -> link index * 2 + end (0 = a, 1 = b)
-        std::unordered_map<std::string_view, std::uint32_t> portIndex;
-        portIndex.reserve(inv_.ports.size());
-        for (std::uint32_t i = 0; i < inv_.ports.size(); ++i)
-            portIndex.emplace(inv_.ports[i].name, i);
-        std::vector<std::uint32_t> cableAt(inv_.ports.size(), kNone);
-        for (std::uint32_t l = 0; l < linkEnds_.size(); ++l) {
-            cableAt[linkEnds_[l][0]] = l * 2;
-            cableAt[linkEnds_[l][1]] = l * 2 + 1;
-        }
-        std::unordered_map<std::string_view, DeviceRef> devices;
-        devices.reserve(inv_.switches.size() + inv_.nics.size());
-        for (std::uint32_t i = 0; i < inv_.switches.size(); ++i)
-            devices.emplace(inv_.switches[i].name, DeviceRef{DeviceKind::Switch, i});
-        for (std::uint32_t i = 0; i < inv_.nics.size(); ++i)
-            devices.emplace(inv_.nics[i].name, DeviceRef{DeviceKind::Nic, i});
-        std::vector<std::pair<std::uint32_t, std::string>> created;  // ports added below
-
-        auto cabled = [&](const std::string& name, const SpecSource& src) {
-            auto it = portIndex.find(name);
-            if (it == portIndex.end() || cableAt[it->second] == kNone) {
-                checkPortName(name, devices, src);
-                failAt("port \"" + name + "\" has no cable to move", src);
-            }
-            return it->second;
-        };
-        for (std::size_t oi = 0; oi < spec_.cablingOverrides.size(); ++oi) {
-            const CablingOverride& o = spec_.cablingOverrides[oi];
-            bool swap = o.op == CablingOverride::Op::Swap;
-            SpecSource srcA{o.source.path + (swap ? ".swap[0]" : ".move.from"), o.source.line};
-            SpecSource srcB{o.source.path + (swap ? ".swap[1]" : ".move.to"), o.source.line};
-            std::uint32_t pa = cabled(o.a, srcA);
-            std::uint32_t ca = cableAt[pa];
-            if (swap) {
-                std::uint32_t pb = cabled(o.b, srcB);
-                std::uint32_t cb = cableAt[pb];
-                if (ca / 2 == cb / 2) failAt("both ports are ends of the same cable", o.source);
-                linkEnds_[ca / 2][ca % 2] = pb;
-                linkEnds_[cb / 2][cb % 2] = pa;
-                cableAt[pa] = cb;
-                cableAt[pb] = ca;
-            } else {
-                std::uint32_t pb;
-                auto it = portIndex.find(o.b);
-                if (it != portIndex.end()) {
-                    pb = it->second;
-                    if (cableAt[pb] != kNone)
-                        failAt("port \"" + o.b + "\" already has a cable", srcB);
-                } else {
-                    auto [dev, index] = checkPortName(o.b, devices, srcB);
-                    if (dev.kind != DeviceKind::Switch)
-                        failAt("port \"" + o.b + "\" does not exist", srcB);
-                    pb = switchPort(dev.index, index);
-                    portIndex.emplace(inv_.ports[pb].name, pb);  // reserved: no reallocation below
-                    cableAt.push_back(kNone);
-                }
-                linkEnds_[ca / 2][ca % 2] = pb;
-                cableAt[pa] = kNone;
-                cableAt[pb] = ca;
-            }
-        }
-    }
-
-    std::pair<DeviceRef, int> checkPortName(
-        const std::string& name, const std::unordered_map<std::string_view, DeviceRef>& devices,
-        const SpecSource& src) {
-        auto slash = name.rfind("/p");
-        int index = 0;
-        if (slash != std::string::npos) {
-            auto r = std::from_chars(name.data() + slash + 2, name.data() + name.size(), index);
-            if (r.ec != std::errc() || r.ptr != name.data() + name.size())
-                slash = std::string::npos;
-        }
-        if (slash == std::string::npos)
-            failAt("\"" + name + "\" is not a port name (expected <device>/p<N>)", src);
-        auto it = devices.find(std::string_view(name).substr(0, slash));
-        if (it == devices.end())
-            failAt("no switch or NIC named \"" + name.substr(0, slash) + "\"", src);
-        int ports =
-            it->second.kind == DeviceKind::Switch ? inv_.switches[it->second.index].portCount : 1;
-        if (index < 1 || index > ports)
-            failAt("port \"" + name + "\" does not exist (the device has " + std::to_string(ports) +
-                       (ports == 1 ? " port)" : " ports)"),
-                   src);
-        return {it->second, index};
-    }
-
-    void checkPortCapacity() {
-        for (std::size_t i = 0; i < inv_.switches.size(); ++i) {
-            const Switch& s = inv_.switches[i];
-            if (switchMaxPort_[i] > s.portCount)
-                failAt("switch " + s.name + " needs port " + std::to_string(switchMaxPort_[i]) +
-                           " but its model \"" + s.model + "\" has " + std::to_string(s.portCount) +
-                           " ports",
-                       *switchSource_[i]);
-        }
-    }
-
-    void finishLinks() {
-        for (std::size_t l = 0; l < inv_.links.size(); ++l) {
-            Link& link = inv_.links[l];
-            const std::string& a = inv_.ports[linkEnds_[l][0]].name;
-            const std::string& b = inv_.ports[linkEnds_[l][1]].name;
-            link.aPort = a;
-            link.bPort = b;
-            link.name.reserve(a.size() + b.size() + 2);
-            link.name = a;
-            link.name += "--";
-            link.name += b;
-        }
-    }
-
-    void checkUniqueNames() {
-        std::unordered_map<std::string_view, Kind> seen;
-        seen.reserve(inv_.zones.size() + inv_.rows.size() + inv_.racks.size() + inv_.hosts.size() +
-                     inv_.switches.size() + inv_.nics.size() + inv_.storageNodes.size());
-        auto add = [&](const std::string& name, Kind k) {
-            auto [it, fresh] = seen.emplace(name, k);
-            if (!fresh)
-                failAt("generated name \"" + name + "\" is used twice (" +
-                           std::string(kindName(it->second)) + " and " + std::string(kindName(k)) +
-                           "); make the naming patterns distinct",
-                       spec_.naming.source.path.empty() ? SpecSource{"spec.naming", 0}
-                                                        : spec_.naming.source);
-        };
-        for (auto& e : inv_.zones) add(e.name, Kind::Zone);
-        for (auto& e : inv_.rows) add(e.name, Kind::Row);
-        for (auto& e : inv_.racks) add(e.name, Kind::Rack);
-        for (auto& e : inv_.hosts) add(e.name, Kind::Host);
-        for (auto& e : inv_.switches) add(e.name, Kind::Switch);
-        for (auto& e : inv_.storageNodes) add(e.name, Kind::StorageNode);
-        for (auto& e : inv_.nics) add(e.name, Kind::Nic);
-    }
-
-    static constexpr std::uint32_t kNone = 0xffffffffu;
-
     const ClusterSpec& spec_;
     Inventory inv_;
     NamePattern zoneRowP_, rackP_, hostP_, rtswP_, ctswP_, atswP_, suP_, leafP_, spineP_, coreP_,
         fswP_, fcswP_, storageRowP_, storageRackP_, storageNodeP_, sswP_;
-    std::unordered_map<std::string, std::size_t> rackOverride_, switchOverride_;
+    detail::OverrideIndex rackOverride_, switchOverride_;
     std::vector<bool> rackOverrideUsed_, switchOverrideUsed_;
     std::vector<std::uint32_t> tier3_, fcsw_;
     std::vector<Loc> switchLoc_;

@@ -1,9 +1,7 @@
-// Why over 600 lines: SpecParser reads the document section by section in the document's own
-// order, then checks naming patterns, size and capacity across sections; one class keeps the
-// reading flat. The generic YAML reading is in yaml_reader.cpp; the next split is the
-// cross-section checks (checkPatterns/checkSize/checkCapacity) into a file of their own.
-//
-// Parsing and validation of the cluster spec (docs/cluster-spec.md).
+// Parsing of the cluster spec (docs/cluster-spec.md): SpecParser reads the document section by
+// section in the document's own order into a ClusterSpec. The generic YAML reading is in
+// yaml_reader.cpp, the naming patterns in spec_pattern.cpp, and the checks across sections
+// (patterns, size, port capacity) in spec_checks.cpp.
 //
 // yaml-cpp throws; everything here runs inside one try block in parseClusterSpec, and the
 // readers below report a bad document by throwing yaml::Failure, which never leaves this file.
@@ -11,16 +9,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
-#include <numeric>
 #include <sstream>
 #include <type_traits>
 #include <unordered_map>
@@ -28,70 +21,14 @@
 #include "loom/inventory/input_guard.hpp"
 #include "loom/inventory/spec.hpp"
 #include "loom/inventory/yaml_reader.hpp"
+#include "spec_checks.hpp"
 #include "spec_pattern.hpp"
 
 namespace loom::inventory {
 
-namespace detail {
-
-std::optional<std::string> NamePattern::compile(std::string_view text, std::uint8_t allowed) {
-    segments_.clear();
-    used_ = 0;
-    static constexpr std::string_view kVarNames[] = {"site", "zone", "row", "rack", "su", "n"};
-    auto allowedList = [&] {
-        std::string s;
-        for (int v = 0; v < 6; ++v) {
-            if (!(allowed & (1u << v))) continue;
-            if (!s.empty()) s += ", ";
-            s += '{';
-            s += kVarNames[v];
-            s += '}';
-        }
-        return s.empty() ? std::string("none") : s;
-    };
-    if (text.empty()) return "must not be empty";
-    std::size_t i = 0;
-    while (i < text.size()) {
-        if (text[i] == '{') {
-            auto close = text.find('}', i);
-            if (close == std::string_view::npos) return "unclosed '{' in pattern";
-            std::string_view body = text.substr(i + 1, close - i - 1);
-            std::string_view var = body;
-            int width = 0;
-            if (auto colon = body.find(':'); colon != std::string_view::npos) {
-                var = body.substr(0, colon);
-                std::string_view w = body.substr(colon + 1);
-                auto r = std::from_chars(w.data(), w.data() + w.size(), width);
-                if (w.empty() || r.ec != std::errc() || r.ptr != w.data() + w.size() || width < 0 ||
-                    width > 12)
-                    return "bad width in {" + std::string(body) + "}; use e.g. {n:03}";
-            }
-            int id = -1;
-            for (int v = 0; v < 6; ++v)
-                if (kVarNames[v] == var) id = v;
-            if (id < 0 || !(allowed & (1u << id)))
-                return "unknown placeholder {" + std::string(var) + "}; allowed: " + allowedList();
-            if (width > 0 && id != int(PatternVar::N)) return "a width applies only to {n}";
-            segments_.push_back(Segment{std::uint8_t(id), width, {}});
-            used_ |= std::uint8_t(1u << id);
-            i = close + 1;
-        } else {
-            if (!isNameChar(text[i]))
-                return "character '" + showChar(text[i]) +
-                       "' is not allowed in names (use letters, digits, '-', '_', '.')";
-            if (segments_.empty() || segments_.back().var != kLiteral)
-                segments_.push_back(Segment{});
-            segments_.back().literal += text[i];
-            ++i;
-        }
-    }
-    return std::nullopt;
-}
-
-}  // namespace detail
-
 namespace {
 
+using detail::patternFields;
 using detail::PatternVar;
 using detail::varBit;
 
@@ -157,9 +94,9 @@ public:
         if (spec.has("frontend")) readFrontend(spec.get("frontend"), "spec.frontend");
         if (spec.has("storage")) readStorage(spec.get("storage"), "spec.storage");
         if (spec.has("overrides")) readOverrides(spec.get("overrides"), "spec.overrides");
-        checkPatterns();
-        checkSize();
-        checkCapacity();
+        detail::checkPatterns(spec_, namingLines_);
+        detail::checkSize(spec_, limits_);
+        detail::checkCapacity(spec_);
         return std::move(spec_);
     }
 
@@ -248,39 +185,6 @@ private:
                 });
     }
 
-    struct PatternField {
-        std::string_view key;
-        std::string NamingSpec::*field;
-        std::uint8_t allowed;
-    };
-    static const std::vector<PatternField>& patternFields() {
-        using V = PatternVar;
-        static const std::vector<PatternField> f = {
-            {"zone", &NamingSpec::zone, std::uint8_t(varBit(V::Site) | varBit(V::N))},
-            {"row", &NamingSpec::row, std::uint8_t(varBit(V::Zone) | varBit(V::N))},
-            {"rack", &NamingSpec::rack,
-             std::uint8_t(varBit(V::Zone) | varBit(V::Row) | varBit(V::N))},
-            {"host", &NamingSpec::host, std::uint8_t(varBit(V::Rack) | varBit(V::N))},
-            {"rtsw", &NamingSpec::rtsw, std::uint8_t(varBit(V::Zone) | varBit(V::Rack))},
-            {"ctsw", &NamingSpec::ctsw, std::uint8_t(varBit(V::Zone) | varBit(V::N))},
-            {"atsw", &NamingSpec::atsw, std::uint8_t(varBit(V::Site) | varBit(V::N))},
-            {"su", &NamingSpec::su, std::uint8_t(varBit(V::Zone) | varBit(V::N))},
-            {"leaf", &NamingSpec::leaf,
-             std::uint8_t(varBit(V::Zone) | varBit(V::Su) | varBit(V::N))},
-            {"spine", &NamingSpec::spine, std::uint8_t(varBit(V::Zone) | varBit(V::N))},
-            {"core", &NamingSpec::core, std::uint8_t(varBit(V::Site) | varBit(V::N))},
-            {"fsw", &NamingSpec::fsw,
-             std::uint8_t(varBit(V::Zone) | varBit(V::Row) | varBit(V::Rack))},
-            {"fcsw", &NamingSpec::fcsw, std::uint8_t(varBit(V::Site) | varBit(V::N))},
-            {"storageRow", &NamingSpec::storageRow, std::uint8_t(varBit(V::Zone) | varBit(V::N))},
-            {"storageRack", &NamingSpec::storageRack,
-             std::uint8_t(varBit(V::Zone) | varBit(V::Row) | varBit(V::N))},
-            {"storageNode", &NamingSpec::storageNode, std::uint8_t(varBit(V::Rack) | varBit(V::N))},
-            {"ssw", &NamingSpec::ssw, std::uint8_t(varBit(V::Zone) | varBit(V::Rack))},
-        };
-        return f;
-    }
-
     void readNaming(const YAML::Node& n) {
         std::vector<std::string_view> keys;
         for (auto& f : patternFields()) keys.push_back(f.key);
@@ -290,39 +194,6 @@ private:
             if (!m.has(f.key)) continue;
             spec_.naming.*(f.field) = m.requireString(f.key);
             namingLines_[std::string(f.key)] = lineOf(m.get(f.key));
-        }
-    }
-
-    void checkPatterns() {
-        if (spec_.naming.fsw.empty())
-            spec_.naming.fsw = spec_.frontend.fswPerRow ? "{row}-fsw" : "{rack}-fsw";
-        for (auto& f : patternFields()) {
-            detail::NamePattern p;
-            std::uint8_t allowed = f.allowed;
-            if (f.key == "fsw" && spec_.frontend.fswPerRow) allowed &= ~varBit(PatternVar::Rack);
-            std::string path = "spec.naming." + std::string(f.key);
-            int line =
-                namingLines_.count(std::string(f.key)) ? namingLines_[std::string(f.key)] : 0;
-            if (auto err = p.compile(spec_.naming.*(f.field), allowed)) failAt(*err, path, line);
-        }
-        // Patterns that name many things must tell them apart.
-        auto needs = [&](std::string_view key, const std::string& text, std::string_view var) {
-            if (text.find(var) == std::string::npos) {
-                std::string path = "spec.naming." + std::string(key);
-                int line =
-                    namingLines_.count(std::string(key)) ? namingLines_[std::string(key)] : 0;
-                failAt("must contain " + std::string(var) + " so that the names are unique", path,
-                       line);
-            }
-        };
-        const auto& nm = spec_.naming;
-        needs("host", nm.host, "{rack}");
-        needs("rack", nm.rack, "{n");
-        needs("host", nm.host, "{n");
-        if (spec_.fabric.type == FabricType::Roce) {
-            needs("rtsw", nm.rtsw, "{rack}");
-        } else {
-            needs("leaf", nm.leaf, "{n");
         }
     }
 
@@ -646,137 +517,12 @@ private:
         });
     }
 
-    // Port capacity of every tier, on the nominal layout (model overrides are checked again
-    // after expansion).
-    void checkCapacity() {
-        auto& f = spec_.fabric;
-        auto check = [&](const std::string& modelName, long long needed, const SpecSource& src,
-                         const std::string& what) {
-            const SwitchModelSpec* m = spec_.switchModel(modelName);
-            if (m && needed > m->ports)
-                failAt(what + " needs " + std::to_string(needed) + " ports but switch model \"" +
-                           modelName + "\" has " + std::to_string(m->ports),
-                       src.path, src.line);
-        };
-        long long maxDown2 = 0, zonesTotal = (long long)spec_.zones.size();
-        for (auto& z : spec_.zones) {
-            const HostModelSpec* hm = spec_.hostModel(z.hostModel);
-            long long per = f.tier1.uplinks / f.tier2.count;
-            if (f.type == FabricType::Roce) {
-                long long down1 = (long long)z.hostsPerRack * hm->backendNics;
-                check(f.tier1.model, down1 + f.tier1.uplinks, f.tier1.source,
-                      "an rtsw in zone " + z.name + " (" + std::to_string(down1) + " downlinks + " +
-                          std::to_string(f.tier1.uplinks) + " uplinks)");
-                maxDown2 = std::max(maxDown2, (long long)z.racks * per);
-            } else {
-                check(f.tier1.model, (long long)f.hostsPerSu + f.tier1.uplinks, f.tier1.source,
-                      "a leaf (" + std::to_string(f.hostsPerSu) + " downlinks + " +
-                          std::to_string(f.tier1.uplinks) + " uplinks)");
-                long long leaves =
-                    (long long)z.racks * z.hostsPerRack / f.hostsPerSu * hm->backendNics;
-                maxDown2 = std::max(maxDown2, leaves * per);
-            }
-        }
-        std::string t2 = f.type == FabricType::Roce ? "a ctsw" : "a spine";
-        check(f.tier2.model, maxDown2 + f.tier2.uplinks, f.tier2.source,
-              t2 + " (" + std::to_string(maxDown2) + " downlinks + " +
-                  std::to_string(f.tier2.uplinks) + " uplinks)");
-        if (f.tier3.count > 0) {
-            // Planes: see the tier-3 rule in docs/cluster-spec.md.
-            long long planes = std::gcd(f.tier2.count, f.tier3.count);
-            long long group = f.tier3.count / planes;
-            long long links = zonesTotal * (f.tier2.count / planes) * f.tier2.uplinks;
-            check(f.tier3.model, (links + group - 1) / group, f.tier3.source,
-                  std::string(f.type == FabricType::Roce ? "an atsw" : "a core") + " (" +
-                      std::to_string(links) + " links from each plane over " +
-                      std::to_string(group) + " switches)");
-        }
-        auto& fe = spec_.frontend;
-        if (fe.enabled) {
-            long long maxHosts = 0, maxFe = 0, fswCount = 0;
-            for (auto& z : spec_.zones) {
-                const HostModelSpec* hm = spec_.hostModel(z.hostModel);
-                long long perFsw =
-                    fe.fswPerRow ? (long long)(z.racks / z.rows) * z.hostsPerRack : z.hostsPerRack;
-                maxHosts = std::max(maxHosts, perFsw * hm->frontendNics);
-                maxFe = std::max<long long>(maxFe, hm->frontendNics);
-                fswCount += fe.fswPerRow ? z.rows : z.racks;
-            }
-            check(fe.fswModel, maxHosts + fe.fswUplinks, fe.source,
-                  "an fsw (" + std::to_string(maxHosts) + " host ports + " +
-                      std::to_string(fe.fswUplinks) + " uplinks)");
-            if (fe.fcswCount > 0) {
-                long long links = fswCount * fe.fswUplinks +
-                                  (spec_.storage.enabled
-                                       ? (long long)spec_.storage.racks * spec_.storage.sswUplinks
-                                       : 0);
-                check(fe.fcswModel, (links + fe.fcswCount - 1) / fe.fcswCount, fe.source,
-                      "an fcsw (" + std::to_string(links) + " uplinks over " +
-                          std::to_string(fe.fcswCount) + " fcsws)");
-            }
-        }
-        auto& st = spec_.storage;
-        if (st.enabled) {
-            const StorageModelSpec* sm = spec_.storageModel(st.model);
-            check(st.sswModel, (long long)st.nodesPerRack * sm->nics + st.sswUplinks, st.source,
-                  "an ssw (" + std::to_string(st.nodesPerRack * sm->nics) + " node ports + " +
-                      std::to_string(st.sswUplinks) + " uplinks)");
-        }
-    }
-
-    // Refuses specs that would expand to more than limits.maxEntities before expanding them.
-    void checkSize() {
-        // Hosts, GPUs, NICs with their port and cable, and every switch with its cabled ports.
-        const auto& f = spec_.fabric;
-        const auto& fe = spec_.frontend;
-        long double total = 2 + (long double)f.tier3.count + fe.fcswCount;
-        for (auto& z : spec_.zones) {
-            const HostModelSpec* hm = spec_.hostModel(z.hostModel);
-            long double hosts = (long double)z.racks * z.hostsPerRack;
-            total += z.rows + z.racks * 2.0L;
-            total += hosts * (1 + hm->gpus + 3.0L * (hm->backendNics + hm->frontendNics));
-            long double t1 = f.type == FabricType::Roce ? (long double)z.racks
-                                                        : hosts / f.hostsPerSu * hm->backendNics;
-            total += t1 * (1 + 3.0L * f.tier1.uplinks) +
-                     (long double)f.tier2.count * (1 + 3.0L * f.tier2.uplinks);
-            if (fe.enabled) {
-                long double fsw = fe.fswPerRow ? z.rows : z.racks;
-                total += fsw * (1 + 3.0L * fe.fswUplinks);
-            }
-        }
-        if (spec_.storage.enabled) {
-            const StorageModelSpec* sm = spec_.storageModel(spec_.storage.model);
-            total += (long double)spec_.storage.racks * spec_.storage.nodesPerRack *
-                     (1 + 3.0L * sm->nics);
-        }
-        if (total > (long double)limits_.maxEntities)
-            failAt("expands to about " + std::to_string((long long)total) +
-                       " entities, above the limit of " + std::to_string(limits_.maxEntities),
-                   "spec.zones", 0);
-    }
-
     const SpecLimits& limits_;
     ClusterSpec spec_;
-    std::unordered_map<std::string, int> namingLines_;
+    detail::NamingLines namingLines_;
 };
 
 }  // namespace
-
-const HostModelSpec* ClusterSpec::hostModel(std::string_view n) const {
-    for (auto& m : hostModels)
-        if (m.name == n) return &m;
-    return nullptr;
-}
-const SwitchModelSpec* ClusterSpec::switchModel(std::string_view n) const {
-    for (auto& m : switchModels)
-        if (m.name == n) return &m;
-    return nullptr;
-}
-const StorageModelSpec* ClusterSpec::storageModel(std::string_view n) const {
-    for (auto& m : storageModels)
-        if (m.name == n) return &m;
-    return nullptr;
-}
 
 Result<ClusterSpec> parseClusterSpec(std::string_view text, const SpecLimits& limits) {
     if (text.size() > limits.maxBytes)
@@ -786,9 +532,9 @@ Result<ClusterSpec> parseClusterSpec(std::string_view text, const SpecLimits& li
     // Counted on parse events first: a document over the node limit (or an alias bomb) is
     // refused before yaml-cpp builds a tree of it (~1 KB per node). The count spans every
     // document of the stream; "one document only" is reported below, with its line.
-    if (auto shape = checkYamlShape(text, {.maxNodes = limits.maxNodes,
-                                           .maxDepth = limits.maxDepth,
-                                           .maxDocuments = SIZE_MAX});
+    if (auto shape = checkYamlShape(
+            text,
+            {.maxNodes = limits.maxNodes, .maxDepth = limits.maxDepth, .maxDocuments = SIZE_MAX});
         !shape)
         return fail(std::move(shape.error()));
     try {
@@ -813,43 +559,6 @@ Result<ClusterSpec> parseClusterSpec(std::string_view text, const SpecLimits& li
     } catch (const std::exception& e) {
         return fail(Error::invalid(std::string("cannot parse document: ") + e.what()));
     }
-}
-
-Result<Inventory> loadClusterSpec(std::string_view text, const SpecLimits& limits) {
-    auto spec = parseClusterSpec(text, limits);
-    if (!spec) return fail(std::move(spec.error()));
-    return expandClusterSpec(*spec);
-}
-
-Result<Inventory> loadClusterSpecFile(const std::string& path, const SpecLimits& limits) {
-    std::error_code ec;
-    auto st = std::filesystem::status(path, ec);
-    if (ec || !std::filesystem::exists(st))
-        return fail(Error::invalid("cannot open " + path + ": no such file"));
-    if (std::filesystem::is_directory(st))
-        return fail(Error::invalid("cannot open " + path +
-                                   ": it is a directory; name the spec file in it"));
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return fail(Error::invalid("cannot open " + path + ": " + std::strerror(errno)));
-    in.seekg(0, std::ios::end);
-    auto size = in.tellg();
-    if (size < 0) return fail(Error::invalid("cannot read " + path));
-    if (std::size_t(size) > limits.maxBytes)
-        return fail(Error{Errc::TooLarge, path + " is " + std::to_string(size) +
-                                              " bytes, above the limit of " +
-                                              std::to_string(limits.maxBytes)});
-    in.seekg(0);
-    std::string text(std::size_t(size), '\0');
-    in.read(text.data(), size);
-    if (!in) return fail(Error::invalid("cannot read " + path));
-    auto inv = loadClusterSpec(text, limits);
-    if (!inv) {
-        Error e = std::move(inv.error());
-        if (e.path.empty() && e.line == 0) e.message = path + ": " + e.message;
-        return fail(std::move(e));
-    }
-    return inv;
 }
 
 }  // namespace loom::inventory
