@@ -1,4 +1,4 @@
-// Helpers shared by the exporters (export.cpp, export_summary.cpp).
+// Helpers shared by the exporters (export.cpp, export_opensm.cpp, export_summary.cpp).
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "loom/fabric/export.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
 #include "loom/inventory/json_text.hpp"
@@ -40,6 +42,32 @@ private:
     std::int32_t sw_;
     std::string head_, routes_;
     std::map<std::int32_t, std::int32_t> local_;  // global group id -> local index
+};
+
+// What follows "0xLLLL PPP" on an LFT line (ExportOptions::opensmNames/opensmGuids).
+enum class LftComment { Named, Guid, None };
+
+LftComment lftComment(const ExportOptions& opt);
+
+// Formats the switches' tables on `threads` threads while the calling thread writes the
+// previous round in order: at most 2 * threads tables in memory (export_opensm.cpp).
+Result<void> streamLftDump(const Router& r,
+                           const std::function<std::uint64_t(std::int32_t)>& guidOf,
+                           ExportSink& sink, int threads, LftComment comment);
+
+// Collects a streamed export in memory.
+class MemorySink : public ExportSink {
+public:
+    std::vector<ExportFile> files;
+    Result<void> open(const std::string& name) override {
+        files.push_back({name, {}});
+        return {};
+    }
+    Result<void> write(std::string_view chunk) override {
+        files.back().content += chunk;
+        return {};
+    }
+    Result<void> close() override { return {}; }
 };
 
 }  // namespace loom::fabric::detail

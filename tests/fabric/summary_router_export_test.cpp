@@ -11,16 +11,13 @@
 #include "loom/fabric/export.hpp"
 #include "loom/fabric/impact.hpp"
 #include "loom/fabric/summary_router.hpp"
-#include "loom/fabric/testbed.hpp"
+#include "roce_fixtures.hpp"
 
 namespace loom::fabric {
 namespace {
 
-Topology roceTopology(const inventory::Inventory& inv) {
-    auto topo = buildTopology(inv);
-    EXPECT_TRUE(topo.has_value()) << topo.error().toString();
-    return std::move(*topo);
-}
+using fixtures::flipRandomSwitch;
+using fixtures::roceTopology;
 
 // Every file of every RoCE format, both ways; returns the number of files compared.
 int expectSameExports(const Router& r, const SummaryRouter& sr, const std::string& what) {
@@ -96,10 +93,7 @@ TEST(SummaryRouterExport, EqualsTheRoutersExportsUnderRandomFailures) {
         std::mt19937 rng(seed);
         for (int step = 0; step < 10; ++step) {
             if (rng() % 6 == 0) {
-                auto sw = static_cast<std::int32_t>(rng() % t.switchCount());
-                bool up = rng() % 3 == 0;
-                r.setSwitchUp(sw, up);
-                sr.setSwitchUp(sw, up);
+                flipRandomSwitch(rng, t, r, sr);
             } else {
                 std::vector<std::pair<std::int32_t, LinkState>> batch;
                 auto n = 1 + rng() % 3;

@@ -9,17 +9,14 @@
 
 #include <random>
 
-#include "loom/fabric/testbed.hpp"
 #include "loom/inventory/spec.hpp"
+#include "roce_fixtures.hpp"
 
 namespace loom::fabric {
 namespace {
 
-Topology roceTopology(const inventory::Inventory& inv) {
-    auto topo = buildTopology(inv);
-    EXPECT_TRUE(topo.has_value()) << topo.error().toString();
-    return std::move(*topo);
-}
+using fixtures::flipRandomSwitch;
+using fixtures::roceTopology;
 
 // Every (switch, rack): the summary's expand and lookup give the router's next hops (by
 // content: the two number their groups independently).
@@ -78,14 +75,7 @@ const testbed::RoceShape kSmall{.zones = 3,
                                 .ctswUplinks = 3};
 
 TEST(SummaryRouter, HealthyFabricIsOneClassPerZoneAndHoldsWhatRouteSummaryHolds) {
-    auto topo = roceTopology(testbed::makeRoce({.zones = 4,
-                                                .racksPerZone = 6,
-                                                .hostsPerRack = 2,
-                                                .nicsPerHost = 2,
-                                                .ctswPerZone = 3,
-                                                .linksPerCtsw = 1,
-                                                .atsws = 4,
-                                                .ctswUplinks = 4}));
+    auto topo = roceTopology(testbed::makeRoce(fixtures::kFourZonesSixRacks));
     SummaryRouter sum(topo);
     Router r(topo);
     expectExact(r, sum, "healthy");
@@ -108,10 +98,7 @@ TEST(SummaryRouter, FollowsRandomFailuresAndRepairsExactly) {
         std::mt19937 rng(seed);
         for (int step = 0; step < 12; ++step) {
             if (rng() % 5 == 0) {
-                auto sw = static_cast<std::int32_t>(rng() % t.switchCount());
-                bool up = rng() % 3 == 0;
-                r.setSwitchUp(sw, up);
-                sum.setSwitchUp(sw, up);
+                flipRandomSwitch(rng, t, r, sum);
             } else if (rng() % 7 == 0) {
                 std::vector<std::pair<std::int32_t, LinkState>> batch;
                 auto n = 1 + rng() % t.linkCount();

@@ -7,8 +7,8 @@
 
 #include <random>
 
-#include "loom/fabric/testbed.hpp"
 #include "loom/inventory/spec.hpp"
+#include "roce_fixtures.hpp"
 
 namespace loom::fabric {
 namespace {
@@ -43,11 +43,7 @@ void expectSameCells(const RouteSummary& a, const RouteSummary& b, std::int32_t 
         }
 }
 
-Router roceRouter(const inventory::Inventory& inv) {
-    auto topo = buildTopology(inv);
-    EXPECT_TRUE(topo.has_value()) << topo.error().toString();
-    return Router(std::move(*topo));
-}
+using fixtures::roceRouter;
 
 TEST(RouteSummary, ZonePrefixesCoverTheRacksExactly) {
     EXPECT_EQ(AddressPlan::rackRangePrefixes(0, 191),
@@ -62,14 +58,7 @@ TEST(RouteSummary, ZonePrefixesCoverTheRacksExactly) {
 }
 
 TEST(RouteSummary, HealthyFabricHoldsOwnZoneRacksAndOneAggregatePerRemoteZone) {
-    auto r = roceRouter(testbed::makeRoce({.zones = 4,
-                                           .racksPerZone = 6,
-                                           .hostsPerRack = 2,
-                                           .nicsPerHost = 2,
-                                           .ctswPerZone = 3,
-                                           .linksPerCtsw = 1,
-                                           .atsws = 4,
-                                           .ctswUplinks = 4}));
+    auto r = roceRouter(testbed::makeRoce(fixtures::kFourZonesSixRacks));
     RouteSummary sum(r);
     expectExact(r, sum, "healthy");
     const auto& t = r.topology();
