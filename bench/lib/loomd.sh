@@ -7,13 +7,17 @@
 # Makes a temp state dir (embedded PostgreSQL), applies SPEC, creates one token per ROLE,
 # starts `loomd serve --simulate --listen 127.0.0.1:0` and waits until /readyz answers 200
 # (the live state is loaded); LOOMD_LOG=FILE keeps loomd's log there (SPDLOG_LEVEL=debug in the
-# environment times each live-state refresh). Helpers: loomd_cpu (seconds of CPU so far), loomd_mem (VmRSS and
+# environment times each live-state refresh; LOOMD_WRAP="heaptrack -o FILE" runs `loomd serve`
+# under that command, and $pid is still loomd's own). Helpers: loomd_cpu (seconds of CPU so far), loomd_mem (VmRSS and
 # VmHWM in MB).
 work=
 pid=
+wrapper=
 url=
 loomd_cleanup() {
   [ -n "$pid" ] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
+  # A wrapper (heaptrack) writes its file after loomd exited: wait for it.
+  [ -n "$wrapper" ] && { while kill -0 "$pid" 2>/dev/null; do sleep 0.5; done; wait "$wrapper" 2>/dev/null || true; }
   [ -n "$work" ] && [ -n "${LOOMD_LOG:-}" ] && cp "$work/loomd.log" "$LOOMD_LOG"
   [ -n "$work" ] && rm -rf "$work"
   return 0
@@ -30,8 +34,16 @@ loomd_start() {
     printf -v "token_$role" '%s' \
       "$("$bin/loomd" token create --role "$role" --name "bench-$role" --state-dir "$work/state" 2>/dev/null | tail -n 1)"
   done
-  "$bin/loomd" serve --simulate --listen 127.0.0.1:0 --state-dir "$work/state" >"$work/loomd.log" 2>&1 &
+  # shellcheck disable=SC2086  # LOOMD_WRAP is a command line
+  ${LOOMD_WRAP:-} "$bin/loomd" serve --simulate --listen 127.0.0.1:0 --state-dir "$work/state" >"$work/loomd.log" 2>&1 &
   pid=$!
+  if [ -n "${LOOMD_WRAP:-}" ]; then
+    wrapper=$pid; pid=
+    for _ in $(seq 1 300); do
+      pid=$(pgrep -P "$wrapper" -x loomd || true); [ -n "$pid" ] && break; sleep 0.2
+    done
+    [ -n "$pid" ] || { cat "$work/loomd.log"; exit 1; }
+  fi
   for _ in $(seq 1 300); do
     url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/loomd.log" | head -n 1 || true)
     [ -n "$url" ] && break; sleep 0.2

@@ -3,7 +3,7 @@
 # item 5, goals: loomd live at 98k <= 1 GB RSS; console first paint <= 1 s, repaint p99 <= 16 ms).
 #
 #   bench/server/run_scale_live.sh [--build DIR] [--spec FILE] [--iterations N] [--seconds N]
-#                                  [--no-rollout] [--rss-only]
+#                                  [--no-rollout] [--racks N] [--rss-only] [--heaptrack FILE]
 #
 # Applies SPEC (default configs/clusters/meta-98k-roce.yaml) to an embedded PostgreSQL, runs
 # `loomd serve --simulate`, moves every compute rack into service (7 operator `advance` calls
@@ -19,12 +19,17 @@
 #   4. console_bench --server (the real console offscreen: connect -> first paint, repaint
 #      p50/p99 over --iterations metric updates, RSS);
 #   5. loomd RSS after all (VmRSS, VmHWM).
+# --racks N moves only the first N compute racks into service (a partial rollout). --heaptrack
+# FILE runs loomd under heaptrack (FILE.zst is written when loomd stops: heaptrack_print -f
+# FILE.zst); slow, so pair it with --racks or --no-rollout. loomd runs with SPDLOG_LEVEL=debug:
+# every live-state refresh is timed in its log, and the script prints their median and max.
 # --rss-only stops after part 1 and prints where loomd's memory is (smaps_rollup, the largest
 # mappings, glibc's arenas via malloc_info is not reachable from outside: anonymous = heap).
 # Needs loomd, stream_probe and console_bench built (LOOM_BUILD_BENCH=ON; --rss-only: loomd).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build; spec=configs/clusters/meta-98k-roce.yaml; iterations=60; seconds=20; rollout=1; rssonly=0
+racks=0; heaptrack=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -33,7 +38,9 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=$2; shift 2 ;;
     --no-rollout) rollout=0; shift ;;
     --rss-only) rssonly=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --racks) racks=$2; shift 2 ;;
+    --heaptrack) heaptrack=$2; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "run_scale_live.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -43,7 +50,18 @@ for b in $needed; do
   [ -x "$bin/$b" ] || { echo "run_scale_live.sh: $bin/$b is not built (cmake --build $build --target $b)" >&2; exit 2; }
 done
 [ -f "$spec" ] || { echo "run_scale_live.sh: no spec $spec" >&2; exit 2; }
+case "$racks" in ''|*[!0-9]*) echo "run_scale_live.sh: --racks needs a number, not '$racks'" >&2; exit 2 ;; esac
+if [ -n "$heaptrack" ]; then
+  command -v heaptrack >/dev/null || { echo "run_scale_live.sh: heaptrack is not installed" >&2; exit 2; }
+  export LOOMD_WRAP="heaptrack -o $heaptrack"
+fi
+export SPDLOG_LEVEL=${SPDLOG_LEVEL:-debug}
 load() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
+# The live-state refreshes loomd logged so far: count, median and max of their wall times.
+refreshes() {
+  grep -o 'live state: [a-z ]* in [0-9]* ms' "$work/loomd.log" | awk '{print $(NF-1), $3}' |
+    sort -n | awk '{t[NR]=$1; if ($2 == "reloaded") f++} END {if (NR) printf "live-state refreshes: %d (%d full reloads), median %d ms, max %d ms\n", NR, f, t[int((NR+1)/2)], t[NR]}'
+}
 
 . bench/lib/loomd.sh
 load
@@ -55,11 +73,14 @@ token=$token_viewer
 hostport=${url#http://}
 if [ "$rollout" = 1 ]; then
   echo "== every compute rack into service"; load
-  python3 - "$url" "$token_operator" <<'PY'
+  refreshes
+  python3 - "$url" "$token_operator" "$racks" <<'PY'
 import concurrent.futures, http.client, json, sys, time, urllib.parse, urllib.request
-url, token = sys.argv[1], sys.argv[2]
+url, token, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
 req = urllib.request.Request(url + "/api/v1/hall", headers={"Authorization": "Bearer " + token})
 racks = [r["name"] for r in json.load(urllib.request.urlopen(req))["racks"] if r["gpuCount"] > 0]
+if limit:
+    racks = racks[:limit]
 port = urllib.parse.urlparse(url).port
 def advance(chunk):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
@@ -76,12 +97,13 @@ with concurrent.futures.ThreadPoolExecutor(8) as ex:
     bad = sum(ex.map(advance, [racks[i::8] for i in range(8)]))
 print(f"{len(racks)} racks advanced to in_service in {time.time() - t:.1f} s ({bad} refused)", flush=True)
 PY
-  loomd_mem
+  loomd_mem; refreshes
 fi
 sleep 10  # the live state reloads; the simulator picks the racks up
 echo "== loomd with the simulator, ${seconds} s"; load
 a=$(loomd_cpu); sleep "$seconds"; b=$(loomd_cpu)
 echo "loomd cores: $(echo "scale=3; ($b - $a) / $seconds" | bc)"; loomd_mem
+echo "loomd CPU since start: $b s"; refreshes
 if [ "$rssonly" = 1 ]; then
   echo "== where loomd's memory is"; load
   grep -E '^(Rss|Pss_Anon|Pss_File|Anonymous|Private_Dirty):' "/proc/$pid/smaps_rollup" || true

@@ -61,7 +61,7 @@ std::string recoveredMessage(const JobImpact& j) {
     return "job " + j.name + " recovered to " + percent(j.busBw) + " busbw";
 }
 
-bool JobImpactTracker::compute(const fabric::Router& r, JobImpact& j) {
+bool JobImpactTracker::compute(RouterRef r, JobImpact& j) {
     ++recomputed_;
     const auto& t = r.topology();
     const double oldBw = j.busBw;
@@ -77,7 +77,7 @@ bool JobImpactTracker::compute(const fabric::Router& r, JobImpact& j) {
         j.busBw = 0;
         j.error = "no host of the job is in the backend fabric";
     } else {
-        auto res = fabric::impact(r, j.hostIds, j.pattern);
+        auto res = r.impact(j.hostIds, j.pattern);
         if (!res) {
             j.busBw = 0;
             j.error = res.error().message;
@@ -114,8 +114,7 @@ bool JobImpactTracker::compute(const fabric::Router& r, JobImpact& j) {
     return changed;
 }
 
-JobChange JobImpactTracker::changeOf(const fabric::Router& r, const JobImpact& j,
-                                     bool wasDegraded) const {
+JobChange JobImpactTracker::changeOf(RouterRef r, const JobImpact& j, bool wasDegraded) const {
     JobChange c{j.name};
     if (j.degraded() && !wasDegraded) {
         c.degradation = Degradation::Opened;
@@ -127,8 +126,7 @@ JobChange JobImpactTracker::changeOf(const fabric::Router& r, const JobImpact& j
     return c;
 }
 
-std::vector<JobChange> JobImpactTracker::setJobs(const fabric::Router& r,
-                                                 std::vector<JobImpactInput> in) {
+std::vector<JobChange> JobImpactTracker::setJobs(RouterRef r, std::vector<JobImpactInput> in) {
     std::vector<JobChange> out;
     const auto idx = hostIndex(r.topology());
     std::vector<JobImpact> next;
@@ -173,7 +171,7 @@ std::vector<JobChange> JobImpactTracker::setJobs(const fabric::Router& r,
     return out;
 }
 
-std::vector<JobChange> JobImpactTracker::linksChanged(const fabric::Router& r,
+std::vector<JobChange> JobImpactTracker::linksChanged(RouterRef r,
                                                       std::span<const std::int32_t> links) {
     std::vector<JobChange> out;
     const auto& t = r.topology();
@@ -199,7 +197,7 @@ std::vector<JobChange> JobImpactTracker::linksChanged(const fabric::Router& r,
     return out;
 }
 
-std::vector<JobChange> JobImpactTracker::recomputeAll(const fabric::Router& r) {
+std::vector<JobChange> JobImpactTracker::recomputeAll(RouterRef r) {
     std::vector<JobChange> out;
     const auto idx = hostIndex(r.topology());
     for (auto& j : jobs_) {

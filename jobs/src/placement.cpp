@@ -57,23 +57,22 @@ std::vector<double> uplinkScores(const fabric::Topology& t, const Racks& racks) 
     return score;
 }
 
-Result<double> evaluate(const fabric::Router& r, const Racks& racks,
-                        const std::vector<std::int32_t>& chosen, fabric::Collective c,
-                        std::vector<fabric::Bottleneck>* bottlenecks) {
+Result<double> evaluate(RouterRef r, const Racks& racks, const std::vector<std::int32_t>& chosen,
+                        fabric::Collective c, std::vector<fabric::Bottleneck>* bottlenecks) {
     const auto& t = r.topology();
     std::vector<std::int32_t> hosts;
     for (auto rack : chosen)
         hosts.insert(hosts.end(), racks.hosts[rack].begin(), racks.hosts[rack].end());
     std::sort(hosts.begin(), hosts.end(),
               [&](auto a, auto b) { return naturalLess(t.hostNames[a], t.hostNames[b]); });
-    auto res = fabric::impact(r, hosts, c, 16);
+    auto res = r.impact(hosts, c, 16);
     if (!res) return fail(res.error());
     if (bottlenecks) *bottlenecks = std::move(res->bottlenecks);
     return res->busBwNormalized;
 }
 
-Result<Placement> finish(const fabric::Router& r, const Racks& racks,
-                         std::vector<std::int32_t> chosen, fabric::Collective c) {
+Result<Placement> finish(RouterRef r, const Racks& racks, std::vector<std::int32_t> chosen,
+                         fabric::Collective c) {
     const auto& t = r.topology();
     std::sort(chosen.begin(), chosen.end());
     Placement p;
@@ -128,7 +127,7 @@ std::vector<std::uint8_t> availableRacks(const fabric::Topology& t,
     return out;
 }
 
-Result<Placement> placeFirstFit(const fabric::Router& r, const PlacementRequest& req,
+Result<Placement> placeFirstFit(RouterRef r, const PlacementRequest& req,
                                 const std::vector<std::uint8_t>& available) {
     const auto& t = r.topology();
     const auto racks = racksOf(t);
@@ -150,7 +149,7 @@ Result<Placement> placeFirstFit(const fabric::Router& r, const PlacementRequest&
     return finish(r, racks, std::move(chosen), req.pattern);
 }
 
-Result<Placement> placeJob(const fabric::Router& r, const PlacementRequest& req,
+Result<Placement> placeJob(RouterRef r, const PlacementRequest& req,
                            const std::vector<std::uint8_t>& available) {
     const auto& t = r.topology();
     const auto racks = racksOf(t);

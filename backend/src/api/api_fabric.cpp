@@ -105,7 +105,15 @@ struct FabricState {
                 if (!topo) return fail(topo.error());
                 linkIds = fabric::LinkNameIndex(*topo);
                 // A new object: readers of the old one keep it (and their lock) until they finish.
-                router = std::make_shared<fabric::Router>(std::move(*topo));
+                // RoCE: the summarised tables alone (until session 12 this built the full Router
+                // for RoCE too, ~400 MB at 98k, though every reader already took either).
+                if (topo->type == inventory::FabricType::Roce) {
+                    router.reset();
+                    summary = std::make_shared<fabric::SummaryRouter>(std::move(*topo));
+                } else {
+                    summary.reset();
+                    router = std::make_shared<fabric::Router>(std::move(*topo));
+                }
                 builtFrom = inv;
                 builtLayout = layout->layoutVersion();
                 ++version;
@@ -114,6 +122,7 @@ struct FabricState {
         }
         Held held;
         held.router = router;
+        held.summary = summary;
         held.lock = std::shared_lock(routerLock);
         held.version = version;
         if (withUndo) held.undoNewestFirst.assign(undo.rbegin(), undo.rend());

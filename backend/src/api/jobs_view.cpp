@@ -13,12 +13,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "jobs_routing.hpp"
 #include "loom/backend/services.hpp"
 #include "loom/backend/telemetry_service.hpp"
 #include "loom/db/database.hpp"
 #include "loom/db/event_repo.hpp"
 #include "loom/db/job_repo.hpp"
-#include "loom/fabric/link_sync.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
 #include "loom/inventory/natural_order.hpp"
@@ -212,69 +212,29 @@ private:
         return true;
     }
 
-    // Brings the router to the live inventory (stored link states, with the links telemetry sees
-    // down forced down). Returns the links whose state changed, or nullopt after a rebuild.
+    // Brings the routing to the live inventory (jobs_routing.hpp). Returns the links whose state
+    // changed, or nullopt after a rebuild.
     std::optional<std::vector<std::int32_t>> syncRouter(bool& rebuilt) {
         rebuilt = false;
         auto inv = services_.inventory();
         auto layout = services_.layout();
         if (!inv || !layout) return std::vector<std::int32_t>{};
         layout_ = layout;
-        if (!router_ || layout->layoutVersion() != builtLayout_) {
-            auto topo =
-                fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
-            if (!topo) {
-                spdlog::warn("jobs view: {}", topo.error().toString());
-                return std::vector<std::int32_t>{};
-            }
-            linkIds_ = fabric::LinkNameIndex(*topo);
-            stored_ = topo->linkState;
-            router_ = std::make_unique<fabric::Router>(std::move(*topo));
-            builtLayout_ = layout->layoutVersion();
-            syncedFrom_ = inv;
-            applied_.clear();
-            rebuilt = true;
-        }
-        std::vector<std::pair<std::int32_t, fabric::LinkState>> set;
-        const auto& t = router_->topology();
-        if (inv != syncedFrom_) {
-            syncedFrom_ = inv;
-            // changes() compares with the router, whose overlay links differ on purpose: the
-            // stored state is remembered, the router keeps them down.
-            for (auto [l, s] : linkIds_.changes(t, *inv)) {
-                stored_[l] = s;
-                if (!applied_.contains(l)) set.emplace_back(l, s);
-            }
-        }
-        std::unordered_set<std::int32_t> want;
+        std::vector<std::string_view> down;
         for (const auto& [key, e] : open_)
-            if (e.kind == "link_down")
-                if (auto l = linkIds_.find(e.location); l != fabric::kNone) want.insert(l);
-        for (auto l : want)
-            if (!applied_.contains(l) && t.linkState[l] != fabric::LinkState::Down)
-                set.emplace_back(l, fabric::LinkState::Down);
-        for (auto l : applied_)
-            if (!want.contains(l)) set.emplace_back(l, stored_[l]);
-        applied_ = std::move(want);
-        std::vector<std::int32_t> changed;
-        std::vector<std::pair<std::int32_t, fabric::LinkState>> effective;
-        for (auto [l, s] : set)
-            if (t.linkState[l] != s) {
-                effective.emplace_back(l, s);
-                changed.push_back(l);
-            }
-        if (!effective.empty()) router_->setLinkStates(effective);
-        if (rebuilt) return std::nullopt;
-        return changed;
+            if (e.kind == "link_down") down.push_back(e.location);
+        return routing_.sync(inv, layout->layoutVersion(), down, rebuilt);
     }
+    bool routed() const { return routing_.built(); }
+    jobs::RouterRef routing() const { return routing_.get(); }
 
     Result<nlohmann::json> place(int gpus, fabric::Collective pattern) override {
         std::lock_guard work(workMutex_);
         std::vector<telemetry::FailureEvent> none;
         pass(false, true, none, /*needRouter=*/true);
-        if (!router_ || !layout_)
+        if (!routed() || !layout_)
             return fail(Error::unavailable("the inventory is still loading; retry shortly"));
-        const auto& t = router_->topology();
+        const auto& t = routing().topology();
         std::unordered_map<std::string_view, std::int32_t> rackId;
         for (std::size_t i = 0; i < t.rackNames.size(); ++i)
             rackId.emplace(t.rackNames[i], static_cast<std::int32_t>(i));
@@ -298,9 +258,9 @@ private:
         for (std::uint32_t g = 0; g < L.gpuAdmin().size(); ++g)
             if (L.gpuAdmin()[g] == telemetry::AdminState::Quarantined) gpuRack(g);
         const auto avail = jobs::availableRacks(t, free);
-        auto p = jobs::placeJob(*router_, {.gpus = gpus, .pattern = pattern}, avail);
+        auto p = jobs::placeJob(routing(), {.gpus = gpus, .pattern = pattern}, avail);
         if (!p) return fail(p.error());
-        auto f = jobs::placeFirstFit(*router_, {.gpus = gpus, .pattern = pattern}, avail);
+        auto f = jobs::placeFirstFit(routing(), {.gpus = gpus, .pattern = pattern}, avail);
         if (!f) return fail(f.error());
         auto names = [&](const jobs::Placement& x) {
             std::vector<std::string> out;
@@ -348,17 +308,17 @@ private:
         (void)live;
         bool rebuilt = false;
         auto changed = syncRouter(rebuilt);
-        if (!router_) return;
+        if (!routed()) return;
         std::vector<jobs::JobChange> changes;
         auto add = [&](std::vector<jobs::JobChange> c) {
             changes.insert(changes.end(), std::make_move_iterator(c.begin()),
                            std::make_move_iterator(c.end()));
         };
         if (rebuilt)
-            add(tracker_.recomputeAll(*router_));
+            add(tracker_.recomputeAll(routing()));
         else if (changed && !changed->empty())
-            add(tracker_.linksChanged(*router_, *changed));
-        if (reloadJobs || rebuilt) add(tracker_.setJobs(*router_, jobList_));
+            add(tracker_.linksChanged(routing(), *changed));
+        if (reloadJobs || rebuilt) add(tracker_.setJobs(routing(), jobList_));
         impactRuns_ = tracker_.recomputed();
         (void)eventsMoved;
         buildHealth();
@@ -366,7 +326,7 @@ private:
     }
 
     void buildHealth() {
-        const auto& t = router_->topology();
+        const auto& t = routing().topology();
         const auto nowIso = db::isoTimeMs(unixMs());
         std::unordered_map<std::string, std::shared_ptr<const JobHealth>> next;
         // Events by location, for the GPUs and links of each job.
@@ -513,7 +473,7 @@ private:
             }
             for (const auto& j : tracker_.jobs())
                 if (j.degraded())
-                    opens.push_back(record(j, jobs::degradedMessage(router_->topology(), j), now));
+                    opens.push_back(record(j, jobs::degradedMessage(routing().topology(), j), now));
             reconciled_ = true;
         }
         for (const auto& c : changes) {
@@ -564,7 +524,7 @@ private:
         std::string links;
         for (auto l : j.downLinks) {
             if (!links.empty()) links += ',';
-            links += router_->topology().linkNames[l];
+            links += routing().topology().linkNames[l];
             if (links.size() > 1000) break;
         }
         r.labels = {{"job", j.name},
@@ -579,13 +539,8 @@ private:
     // The worker's own state (and place()'s: both hold workMutex_).
     std::mutex workMutex_;
     std::optional<db::Connection> conn_;
-    std::unique_ptr<fabric::Router> router_;
-    fabric::LinkNameIndex linkIds_;
-    std::vector<fabric::LinkState> stored_;     // the inventory's state of every router link
-    std::unordered_set<std::int32_t> applied_;  // links forced down by open link_down events
-    std::shared_ptr<const inventory::Inventory> syncedFrom_;
+    JobsRouting routing_;
     std::shared_ptr<const telemetry::HallLayout> layout_;
-    std::int64_t builtLayout_ = -1;
     std::unordered_map<std::string, OpenEvent> open_;  // kind \n location -> event
     jobs::JobImpactTracker tracker_;
     std::vector<jobs::JobImpactInput> jobList_;

@@ -29,6 +29,7 @@
 
 #include "loom/fabric/impact.hpp"
 #include "loom/fabric/routing.hpp"
+#include "loom/jobs/router_ref.hpp"
 
 namespace loom::jobs {
 
@@ -71,16 +72,15 @@ public:
     // Replaces the job list. Jobs whose hosts or pattern are new or changed are computed (and
     // reported); the others keep their results, healthy values and open degradations. A job
     // that disappears is reported with Degradation::Closed if it was degraded.
-    std::vector<JobChange> setJobs(const fabric::Router& r, std::vector<JobImpactInput> jobs);
+    std::vector<JobChange> setJobs(RouterRef r, std::vector<JobImpactInput> jobs);
 
     // After the router's link states changed (link ids of r's topology): recomputes the jobs
     // that can move (see above); returns those whose busbw, links or degradation changed.
-    std::vector<JobChange> linksChanged(const fabric::Router& r,
-                                        std::span<const std::int32_t> links);
+    std::vector<JobChange> linksChanged(RouterRef r, std::span<const std::int32_t> links);
 
     // A new topology (link and host ids moved): every job is mapped and computed again; the
     // healthy values and open degradations carry over by job name.
-    std::vector<JobChange> recomputeAll(const fabric::Router& r);
+    std::vector<JobChange> recomputeAll(RouterRef r);
 
     const JobImpact* find(std::string_view name) const;
     const std::vector<JobImpact>& jobs() const { return jobs_; }
@@ -88,8 +88,8 @@ public:
 
 private:
     // Computes one job; returns true when something a client sees changed.
-    bool compute(const fabric::Router& r, JobImpact& j);
-    JobChange changeOf(const fabric::Router& r, const JobImpact& j, bool wasDegraded) const;
+    bool compute(RouterRef r, JobImpact& j);
+    JobChange changeOf(RouterRef r, const JobImpact& j, bool wasDegraded) const;
 
     std::vector<JobImpact> jobs_;
     std::unordered_map<std::string, std::size_t> byName_;

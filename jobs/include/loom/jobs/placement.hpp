@@ -26,6 +26,7 @@
 #include "loom/fabric/impact.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/inventory/error.hpp"
+#include "loom/jobs/router_ref.hpp"
 
 namespace loom::jobs {
 
@@ -51,9 +52,9 @@ std::vector<std::uint8_t> availableRacks(const fabric::Topology& t,
 
 // Errors: gpus <= 0 (InvalidArgument, path "gpus"); not enough available GPUs (Conflict, the
 // message says how many are available).
-Result<Placement> placeJob(const fabric::Router& r, const PlacementRequest& req,
+Result<Placement> placeJob(RouterRef r, const PlacementRequest& req,
                            const std::vector<std::uint8_t>& available);
-Result<Placement> placeFirstFit(const fabric::Router& r, const PlacementRequest& req,
+Result<Placement> placeFirstFit(RouterRef r, const PlacementRequest& req,
                                 const std::vector<std::uint8_t>& available);
 
 }  // namespace loom::jobs

@@ -1,0 +1,82 @@
+#include "jobs_routing.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "loom/fabric/topology.hpp"
+
+namespace loom::backend {
+
+namespace {
+
+// True when `w` still names the object `p` owns (an expired pointer names none: its control
+// block lives while `w` does, so a new snapshot never compares equal to it).
+template <class T>
+bool sameSnapshot(const std::weak_ptr<T>& w, const std::shared_ptr<T>& p) {
+    return !w.owner_before(p) && !p.owner_before(w) && !w.expired();
+}
+
+}  // namespace
+
+std::optional<std::vector<std::int32_t>> JobsRouting::sync(
+    const std::shared_ptr<const inventory::Inventory>& inv, std::int64_t layoutVersion,
+    const std::vector<std::string_view>& down, bool& rebuilt) {
+    rebuilt = false;
+    if (!built() || layoutVersion != builtLayout_) {
+        auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
+        if (!topo) {
+            spdlog::warn("jobs view: {}", topo.error().toString());
+            return std::vector<std::int32_t>{};
+        }
+        linkIds_ = fabric::LinkNameIndex(*topo);
+        stored_ = topo->linkState;
+        router_.reset();
+        summary_.reset();
+        if (topo->type == inventory::FabricType::Roce)
+            summary_ = std::make_unique<fabric::SummaryRouter>(std::move(*topo));
+        else
+            router_ = std::make_unique<fabric::Router>(std::move(*topo));
+        builtLayout_ = layoutVersion;
+        syncedFrom_ = inv;
+        applied_.clear();
+        rebuilt = true;
+    }
+    std::vector<std::pair<std::int32_t, fabric::LinkState>> set;
+    const auto& t = get().topology();
+    if (!sameSnapshot(syncedFrom_, inv)) {
+        syncedFrom_ = inv;
+        // changes() compares with the routing, whose overlay links differ on purpose: the
+        // stored state is remembered, the routing keeps them down.
+        for (auto [l, s] : linkIds_.changes(t, *inv)) {
+            stored_[l] = s;
+            if (!applied_.contains(l)) set.emplace_back(l, s);
+        }
+    }
+    std::unordered_set<std::int32_t> want;
+    for (auto name : down)
+        if (auto l = linkIds_.find(name); l != fabric::kNone) want.insert(l);
+    for (auto l : want)
+        if (!applied_.contains(l) && t.linkState[l] != fabric::LinkState::Down)
+            set.emplace_back(l, fabric::LinkState::Down);
+    for (auto l : applied_)
+        if (!want.contains(l)) set.emplace_back(l, stored_[l]);
+    applied_ = std::move(want);
+    std::vector<std::int32_t> changed;
+    std::vector<std::pair<std::int32_t, fabric::LinkState>> effective;
+    for (auto [l, s] : set)
+        if (t.linkState[l] != s) {
+            effective.emplace_back(l, s);
+            changed.push_back(l);
+        }
+    if (!effective.empty()) {
+        if (router_)
+            router_->setLinkStates(effective);
+        else
+            summary_->setLinkStates(effective);
+    }
+    if (rebuilt) return std::nullopt;
+    return changed;
+}
+
+}  // namespace loom::backend
