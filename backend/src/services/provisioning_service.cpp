@@ -1,5 +1,7 @@
 #include "loom/backend/provisioning_service.hpp"
 
+#include "config_diff.hpp"
+
 #include <spdlog/spdlog.h>
 
 
@@ -37,56 +39,6 @@ struct RackCtx {
     std::vector<std::int32_t> topoLinks;      // its backend links in the fabric topology
     std::int32_t rtsw = fabric::kNone;        // topology switch id of its tier-1 switch
 };
-
-// A line diff in unified style without context: common prefix and suffix trimmed, the middle
-// matched by LCS when small enough (configs change a few stanzas at a time).
-std::string lineDiff(const std::string& a, const std::string& b) {
-    auto split = [](const std::string& s) {
-        std::vector<std::string_view> out;
-        std::size_t i = 0;
-        while (i < s.size()) {
-            auto j = s.find('\n', i);
-            if (j == std::string::npos) j = s.size();
-            out.emplace_back(s.data() + i, j - i);
-            i = j + 1;
-        }
-        return out;
-    };
-    const auto x = split(a), y = split(b);
-    std::size_t pre = 0;
-    while (pre < x.size() && pre < y.size() && x[pre] == y[pre]) ++pre;
-    std::size_t suf = 0;
-    while (suf < x.size() - pre && suf < y.size() - pre &&
-           x[x.size() - 1 - suf] == y[y.size() - 1 - suf])
-        ++suf;
-    const std::size_t n = x.size() - pre - suf, m = y.size() - pre - suf;
-    std::string out;
-    if (n == 0 && m == 0) return out;
-    out += "@@ -" + std::to_string(pre + 1) + "," + std::to_string(n) + " +" +
-           std::to_string(pre + 1) + "," + std::to_string(m) + " @@\n";
-    if (n * m > 4'000'000 || n == 0 || m == 0) {
-        for (std::size_t i = 0; i < n; ++i) out += "-" + std::string(x[pre + i]) + "\n";
-        for (std::size_t j = 0; j < m; ++j) out += "+" + std::string(y[pre + j]) + "\n";
-        return out;
-    }
-    std::vector<std::uint32_t> L((n + 1) * (m + 1), 0);
-    auto at = [&](std::size_t i, std::size_t j) -> std::uint32_t& { return L[i * (m + 1) + j]; };
-    for (std::size_t i = n; i-- > 0;)
-        for (std::size_t j = m; j-- > 0;)
-            at(i, j) = x[pre + i] == y[pre + j] ? at(i + 1, j + 1) + 1
-                                                : std::max(at(i + 1, j), at(i, j + 1));
-    std::size_t i = 0, j = 0;
-    while (i < n || j < m) {
-        if (i < n && j < m && x[pre + i] == y[pre + j]) {
-            ++i, ++j;
-        } else if (j < m && (i == n || at(i, j + 1) >= at(i + 1, j))) {
-            out += "+" + std::string(y[pre + j++]) + "\n";
-        } else {
-            out += "-" + std::string(x[pre + i++]) + "\n";
-        }
-    }
-    return out;
-}
 
 bool hostUsable(HostState s) {
     return s != HostState::Quarantined && s != HostState::Rma && s != HostState::Decommissioned &&
@@ -207,41 +159,6 @@ struct ProvisioningService::Impl {
                    : fabric::routesJson(*router, sw);
     }
 };
-
-namespace {
-
-std::string envOr(const char* name, std::string def) {
-    const char* v = std::getenv(name);
-    return v && *v ? std::string(v) : def;
-}
-
-}  // namespace
-
-Result<ExecutorSettings> executorSettings(ExecutorSettings out, bool simulate) {
-    if (out.kind.empty()) out.kind = simulate ? "simulated" : "off";
-    // Environment overrides (scripts and tests).
-    out.kind = envOr("LOOM_PROVISIONING_EXECUTOR", out.kind);
-    if (out.kind != "off" && out.kind != "simulated" && out.kind != "command")
-        return fail(Error::invalid("LOOM_PROVISIONING_EXECUTOR must be off, simulated or command, not '" +
-                                   out.kind + "'"));
-    if (auto v = envOr("LOOM_PROVISIONING_SEED", ""); !v.empty())
-        out.simulated.seed = std::strtoull(v.c_str(), nullptr, 10);
-    if (auto v = envOr("LOOM_PROVISIONING_FAIL_RATE", ""); !v.empty())
-        out.simulated.hostDiagFailRate = std::atof(v.c_str());
-    if (auto v = envOr("LOOM_PROVISIONING_DELAY_MS", ""); !v.empty()) {
-        const std::chrono::milliseconds d(std::atoi(v.c_str()));
-        out.simulated.physicalDelay = out.simulated.cablingDelay = out.simulated.burnInDelay = d;
-    }
-    for (double r : {out.simulated.hostDiagFailRate, out.simulated.miscablingRate})
-        if (r < 0 || r > 1) return fail(Error::invalid("failure rates must be between 0 and 1", "provisioning"));
-    return out;
-}
-
-std::shared_ptr<prov::Executor> makeExecutor(const ExecutorSettings& s) {
-    if (s.kind == "simulated") return std::make_shared<prov::SimulatedExecutor>(s.simulated);
-    if (s.kind == "command") return std::make_shared<prov::CommandExecutor>(s.command);
-    return nullptr;
-}
 
 ProvisioningService::ProvisioningService(db::Database db,
                                          std::shared_ptr<prov::Executor> executor,
