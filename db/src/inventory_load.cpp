@@ -1,5 +1,6 @@
 // Loading the inventory: one COPY ... TO STDOUT per table in one REPEATABLE READ read-only
-// transaction, references turned back from ids into names; and per-kind row counts.
+// transaction, references turned back from ids into names; and per-kind row counts. The
+// columns read and how each becomes a member come from inventory/kinds.hpp.
 
 #include <unordered_map>
 
@@ -59,10 +60,77 @@ Labels labelsOf(const detail::CopyField& f) {
     return l;
 }
 
-std::vector<std::string> cols(std::initializer_list<const char*> names) {
-    std::vector<std::string> out;
-    for (const char* n : names) out.push_back(quoteIdentifier(n));
-    return out;
+void readField(const detail::CopyField& f, std::string& v) { v = f.text; }
+void readField(const detail::CopyField& f, int& v) { v = static_cast<int>(detail::toInt(f.text)); }
+void readField(const detail::CopyField& f, double& v) { v = detail::toDouble(f.text); }
+void readField(const detail::CopyField& f, Labels& v) { v = labelsOf(f); }
+template <class E>
+requires std::is_enum_v<E>
+void readField(const detail::CopyField& f, E& v) { parseEnum(f.text, v); }
+
+// Kinds in an order where every kind comes after the kinds it references (their id -> name
+// maps must exist), and which kinds are referenced at all (only those keep the map).
+struct LoadOrder {
+    std::vector<Kind> order;
+    bool referenced[kKindCount] = {};
+};
+LoadOrder loadOrder() {
+    LoadOrder o;
+    bool loaded[kKindCount] = {};
+    while (o.order.size() < kKindCount) {
+        std::size_t before = o.order.size();
+        for (Kind k : kAllKinds) {
+            if (loaded[static_cast<int>(k)]) continue;
+            bool ready = true;
+            for (const auto& f : kindInfo(k).fields)
+                for (const auto& r : f.references()) {
+                    o.referenced[static_cast<int>(r.kind)] = true;
+                    if (r.kind != k && !loaded[static_cast<int>(r.kind)]) ready = false;
+                }
+            if (!ready) continue;
+            loaded[static_cast<int>(k)] = true;
+            o.order.push_back(k);
+        }
+        if (o.order.size() == before) break;  // a reference cycle: kinds.hpp is wrong
+    }
+    return o;
+}
+
+// Reads one kind's table into the inventory; names[k] gets its id -> name map when some kind
+// references it.
+template <class T>
+void loadKind(pqxx::transaction_base& tx, Inventory& inv, IdNames (&names)[kKindCount],
+              bool referenced, std::size_t estimate) {
+    constexpr Kind kind = KindDesc<T>::kind;
+    // id, name, the fields (sort_key is derived from the name, not loaded), resource_version
+    // last (the raw COPY line's last field keeps its newline; toInt ignores it).
+    std::vector<std::string> cols = copyColumns(tableDef(kind));
+    cols.erase(cols.begin() + 2);
+    cols.emplace_back("resource_version");
+    std::vector<T>& out = entitiesOf<T>(inv);
+    out.reserve(estimate);
+    std::vector<std::int64_t> ids;
+    using F = std::vector<detail::CopyField>;
+    TableReader(tx, tableOf(kind), std::move(cols)).each([&](const F& f) {
+        if (referenced) ids.push_back(detail::toInt(f[0].text));
+        T e;
+        e.name = f[1].text;
+        std::size_t p = 2;
+        forEachStored<T>([&](auto i) {
+            constexpr auto& fd = std::get<i>(KindDesc<T>::fields);
+            if constexpr (fd.refCount > 0) {
+                // The first non-NULL of the reference's columns (at most one is set).
+                for (int r = 0; r < fd.refCount; ++r, ++p)
+                    if (!f[p].isNull && (e.*fd.member).empty())
+                        e.*fd.member = nameOf(names[static_cast<int>(fd.refs[r].kind)], f[p]);
+            } else {
+                readField(f[p++], e.*fd.member);
+            }
+        });
+        e.resourceVersion = detail::toInt(f[p].text);
+        out.push_back(std::move(e));
+    });
+    if (referenced) names[static_cast<int>(kind)] = indexNames(out, ids);
 }
 
 }  // namespace
@@ -81,217 +149,19 @@ Result<Snapshot> loadSnapshot(Connection& c) {
         // Planner row estimates size every vector once without a count(*) scan per table
         // (-1 = never analysed: no hint).
         std::unordered_map<std::string, std::size_t> estimates;
-        for (const auto& row :
-             tx.exec("SELECT c.relname, c.reltuples FROM pg_class c JOIN pg_namespace n "
-                     "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind = "
-                     "'r'"))
+        for (const auto& row : tx.exec("SELECT c.relname, c.reltuples FROM pg_class c JOIN "
+                                       "pg_namespace n ON n.oid = c.relnamespace WHERE "
+                                       "n.nspname = current_schema() AND c.relkind = 'r'"))
             estimates[row[0].c_str()] =
                 row[1].as<double>() > 0 ? static_cast<std::size_t>(row[1].as<double>()) : 0;
-        auto count = [&](const char* table) { return estimates[table]; };
-        using F = std::vector<detail::CopyField>;
-        std::vector<std::int64_t> ids;
 
-        // Sites.
-        ids.clear();
-        inv.sites.reserve(count("sites"));
-        TableReader(tx, "sites", cols({"id", "name", "description", "labels", "resource_version"}))
-            .each([&](const F& f) {
-                ids.push_back(detail::toInt(f[0].text));
-                inv.sites.push_back(Site{std::string(f[1].text), std::string(f[2].text),
-                                         labelsOf(f[3]), detail::toInt(f[4].text)});
-            });
-        IdNames siteNames = indexNames(inv.sites, ids);
-
-        ids.clear();
-        inv.zones.reserve(count("zones"));
-        TableReader(tx, "zones", cols({"id", "name", "site_id", "labels", "resource_version"}))
-            .each([&](const F& f) {
-                ids.push_back(detail::toInt(f[0].text));
-                inv.zones.push_back(Zone{std::string(f[1].text), nameOf(siteNames, f[2]),
-                                         labelsOf(f[3]), detail::toInt(f[4].text)});
-            });
-        IdNames zoneNames = indexNames(inv.zones, ids);
-
-        ids.clear();
-        inv.rows.reserve(count("rows"));
-        TableReader(tx, "rows",
-                    cols({"id", "name", "zone_id", "index", "labels", "resource_version"}))
-            .each([&](const F& f) {
-                ids.push_back(detail::toInt(f[0].text));
-                inv.rows.push_back(Row{std::string(f[1].text), nameOf(zoneNames, f[2]),
-                                       static_cast<int>(detail::toInt(f[3].text)), labelsOf(f[4]),
-                                       detail::toInt(f[5].text)});
-            });
-        IdNames rowNames = indexNames(inv.rows, ids);
-
-        ids.clear();
-        inv.racks.reserve(count("racks"));
-        TableReader(tx, "racks",
-                    cols({"id", "name", "row_id", "zone_id", "position", "model", "labels", "state",
-                          "serial", "resource_version"}))
-            .each([&](const F& f) {
-                ids.push_back(detail::toInt(f[0].text));
-                Rack r;
-                r.name = f[1].text;
-                r.row = nameOf(rowNames, f[2]);
-                r.zone = nameOf(zoneNames, f[3]);
-                r.position = static_cast<int>(detail::toInt(f[4].text));
-                r.model = f[5].text;
-                r.labels = labelsOf(f[6]);
-                r.state = f[7].text;
-                r.serial = f[8].text;
-                r.resourceVersion = detail::toInt(f[9].text);
-                inv.racks.push_back(std::move(r));
-            });
-        IdNames rackNames = indexNames(inv.racks, ids);
-
-        ids.clear();
-        inv.hosts.reserve(count("hosts"));
-        TableReader(tx, "hosts",
-                    cols({"id", "name", "rack_id", "slot", "model", "labels", "state", "serial",
-                          "resource_version"}))
-            .each([&](const F& f) {
-                ids.push_back(detail::toInt(f[0].text));
-                Host h;
-                h.name = f[1].text;
-                h.rack = nameOf(rackNames, f[2]);
-                h.slot = static_cast<int>(detail::toInt(f[3].text));
-                h.model = f[4].text;
-                h.labels = labelsOf(f[5]);
-                h.state = f[6].text;
-                h.serial = f[7].text;
-                h.resourceVersion = detail::toInt(f[8].text);
-                inv.hosts.push_back(std::move(h));
-            });
-        IdNames hostNames = indexNames(inv.hosts, ids);
-
-        ids.clear();
-        inv.storageNodes.reserve(count("storage_nodes"));
-        TableReader(tx, "storage_nodes",
-                    cols({"id", "name", "rack_id", "model", "capacity_tb", "labels", "state",
-                          "serial", "resource_version"}))
-            .each([&](const F& f) {
-                ids.push_back(detail::toInt(f[0].text));
-                StorageNode s;
-                s.name = f[1].text;
-                s.rack = nameOf(rackNames, f[2]);
-                s.model = f[3].text;
-                s.capacityTb = detail::toDouble(f[4].text);
-                s.labels = labelsOf(f[5]);
-                s.state = f[6].text;
-                s.serial = f[7].text;
-                s.resourceVersion = detail::toInt(f[8].text);
-                inv.storageNodes.push_back(std::move(s));
-            });
-        IdNames storageNames = indexNames(inv.storageNodes, ids);
-
-        ids.clear();
-        inv.gpus.reserve(count("gpus"));
-        TableReader(tx, "gpus",
-                    cols({"id", "name", "host_id", "index", "model", "state", "serial", "uuid",
-                          "resource_version"}))
-            .each([&](const F& f) {
-                Gpu g;
-                g.name = f[1].text;
-                g.host = nameOf(hostNames, f[2]);
-                g.index = static_cast<int>(detail::toInt(f[3].text));
-                g.model = f[4].text;
-                g.state = f[5].text;
-                g.serial = f[6].text;
-                g.uuid = f[7].text;
-                g.resourceVersion = detail::toInt(f[8].text);
-                inv.gpus.push_back(std::move(g));
-            });
-
-        ids.clear();
-        inv.switches.reserve(count("switches"));
-        TableReader(tx, "switches",
-                    cols({"id", "name", "role", "model", "zone_id", "rack_id", "port_count",
-                          "speed_gbps", "labels", "state", "serial", "resource_version"}))
-            .each([&](const F& f) {
-                ids.push_back(detail::toInt(f[0].text));
-                Switch s;
-                s.name = f[1].text;
-                s.role = parseSwitchRole(f[2].text).value_or(SwitchRole::Rtsw);
-                s.model = f[3].text;
-                s.zone = nameOf(zoneNames, f[4]);
-                s.rack = nameOf(rackNames, f[5]);
-                s.portCount = static_cast<int>(detail::toInt(f[6].text));
-                s.speedGbps = static_cast<int>(detail::toInt(f[7].text));
-                s.labels = labelsOf(f[8]);
-                s.state = f[9].text;
-                s.serial = f[10].text;
-                s.resourceVersion = detail::toInt(f[11].text);
-                inv.switches.push_back(std::move(s));
-            });
-        IdNames switchNames = indexNames(inv.switches, ids);
-
-        ids.clear();
-        inv.nics.reserve(count("nics"));
-        TableReader(tx, "nics",
-                    cols({"id", "name", "host_id", "storage_node_id", "index", "network", "model",
-                          "speed_gbps", "state", "mac", "resource_version"}))
-            .each([&](const F& f) {
-                ids.push_back(detail::toInt(f[0].text));
-                Nic n;
-                n.name = f[1].text;
-                n.host = f[2].isNull ? nameOf(storageNames, f[3]) : nameOf(hostNames, f[2]);
-                n.index = static_cast<int>(detail::toInt(f[4].text));
-                n.network = parseNetwork(f[5].text).value_or(Network::Backend);
-                n.model = f[6].text;
-                n.speedGbps = static_cast<int>(detail::toInt(f[7].text));
-                n.state = f[8].text;
-                n.mac = f[9].text;
-                n.resourceVersion = detail::toInt(f[10].text);
-                inv.nics.push_back(std::move(n));
-            });
-        IdNames nicNames = indexNames(inv.nics, ids);
-
-        ids.clear();
-        inv.ports.reserve(count("ports"));
-        TableReader(tx, "ports",
-                    cols({"id", "name", "device_kind", "switch_id", "nic_id", "storage_node_id",
-                          "index", "speed_gbps", "state", "resource_version"}))
-            .each([&](const F& f) {
-                ids.push_back(detail::toInt(f[0].text));
-                Port p;
-                p.name = f[1].text;
-                p.deviceKind = parseDeviceKind(f[2].text).value_or(DeviceKind::Switch);
-                switch (p.deviceKind) {
-                    case DeviceKind::Switch:
-                        p.device = nameOf(switchNames, f[3]);
-                        break;
-                    case DeviceKind::Nic:
-                        p.device = nameOf(nicNames, f[4]);
-                        break;
-                    case DeviceKind::StorageNode:
-                        p.device = nameOf(storageNames, f[5]);
-                        break;
-                }
-                p.index = static_cast<int>(detail::toInt(f[6].text));
-                p.speedGbps = static_cast<int>(detail::toInt(f[7].text));
-                p.state = f[8].text;
-                p.resourceVersion = detail::toInt(f[9].text);
-                inv.ports.push_back(std::move(p));
-            });
-        IdNames portNames = indexNames(inv.ports, ids);
-
-        inv.links.reserve(count("links"));
-        TableReader(tx, "links",
-                    cols({"id", "name", "a_port_id", "b_port_id", "network", "medium", "length_m",
-                          "speed_gbps", "state", "resource_version"}))
-            .each([&](const F& f) {
-                Link l;
-                l.name = f[1].text;
-                l.aPort = nameOf(portNames, f[2]);
-                l.bPort = nameOf(portNames, f[3]);
-                l.network = parseNetwork(f[4].text).value_or(Network::Backend);
-                l.medium = parseMedium(f[5].text).value_or(Medium::Dac);
-                l.lengthM = detail::toDouble(f[6].text);
-                l.speedGbps = static_cast<int>(detail::toInt(f[7].text));
-                l.state = f[8].text;
-                l.resourceVersion = detail::toInt(f[9].text);
-                inv.links.push_back(std::move(l));
+        static const LoadOrder order = loadOrder();
+        IdNames names[kKindCount];
+        for (Kind k : order.order)
+            visitKind(k, [&](auto* tag) {
+                using T = std::remove_pointer_t<decltype(tag)>;
+                loadKind<T>(tx, inv, names, order.referenced[static_cast<int>(k)],
+                            estimates[tableOf(k)]);
             });
         tx.commit();
         return snap;
@@ -309,7 +179,7 @@ Result<Inventory> loadInventory(Connection& conn) {
 Result<std::size_t> countRows(Connection& c, Kind kind) {
     try {
         pqxx::nontransaction tx(native(c));
-        return tx.exec(std::string("SELECT count(*) FROM ") + tableDef(kind).table)[0][0]
+        return tx.exec(std::string("SELECT count(*) FROM ") + tableOf(kind))[0][0]
             .as<std::size_t>();
     } catch (...) {
         return fail(translateException("count"));

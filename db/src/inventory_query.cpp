@@ -5,9 +5,11 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <span>
+#include <stdexcept>
 
 #include "list_sql.hpp"
 #include "loom/db/native.hpp"
+#include "loom/inventory/kinds.hpp"
 #include "loom/inventory/natural_order.hpp"
 
 namespace loom::db {
@@ -22,7 +24,7 @@ namespace {
 
 struct Field {
     const char* api;  // API field name
-    const char* sql;  // SQL expression over alias t and the joins
+    std::string sql;  // SQL expression over alias t and the joins
 };
 
 // A relation filter (NetBox's `gpus?rack=`, `links?switch=`, `ports?peer=`): a filter-only
@@ -122,80 +124,58 @@ constexpr const char* kSwitchHealthSql =
 
 // Parent references are ids in the schema and names in the API: each kind's joins resolve
 // them. Only these whitelisted expressions are ever spliced into SQL; values are parameters.
+// The fields are those of inventory/kinds.hpp (t.<column>), in its order, each reference as
+// its name over the kind's joins (`refs`), then the computed fields (`computed`); labels are
+// one map for every kind (selectSql). A reference with no expression here is a programming
+// error, caught at the first query of that kind (every kind is listed by the tests).
+KindSql derive(Kind k, const char* joins, std::initializer_list<Field> refs,
+               std::initializer_list<Field> computed, std::span<const Relation> relations = {},
+               const char* extraJson = nullptr) {
+    KindSql ks{inventory::kindPlural(k).data(), joins, {}, {}, relations, extraJson};
+    for (const auto& f : inventory::kindInfo(k).fields) {
+        if (f.type == inventory::ValueType::Labels) continue;
+        if (f.type == inventory::ValueType::Ref) {
+            auto it = std::find_if(refs.begin(), refs.end(),
+                                   [&](const Field& r) { return f.api == r.api; });
+            if (it == refs.end())
+                throw std::logic_error("kindSql: no join for the reference " + std::string(f.api));
+            ks.fields.push_back(*it);
+        } else {
+            ks.fields.push_back(Field{f.api.data(), "t." + std::string(f.column)});
+        }
+        if (f.patchable) ks.patchable.push_back(f.api.data());
+    }
+    ks.fields.insert(ks.fields.end(), computed.begin(), computed.end());
+    return ks;
+}
+
 const KindSql& kindSql(Kind k) {
-    static const KindSql site{"sites", "", {{"description", "t.description"}}, {}};
-    static const KindSql zone{
-        "zones", "LEFT JOIN sites s ON s.id = t.site_id", {{"site", "s.name"}}, {}};
-    static const KindSql row{"rows",
-                             "LEFT JOIN zones z ON z.id = t.zone_id",
-                             {{"zone", "z.name"}, {"index", "t.index"}},
-                             {}};
-    static const KindSql rack{
-        "racks",
-        "LEFT JOIN rows r ON r.id = t.row_id LEFT JOIN zones z ON z.id = t.zone_id",
-        {{"row", "r.name"},
-         {"zone", "z.name"},
-         {"position", "t.position"},
-         {"model", "t.model"},
-         {"state", "t.state"},
-         {"serial", "t.serial"}},
-        {"serial"}};
-    static const KindSql host{"hosts",
-                              "LEFT JOIN racks r ON r.id = t.rack_id",
-                              {{"rack", "r.name"},
-                               {"slot", "t.slot"},
-                               {"model", "t.model"},
-                               {"state", "t.state"},
-                               {"serial", "t.serial"}},
-                              {"serial"},
-                              kHostRelations};
-    static const KindSql gpu{"gpus",
-                             "LEFT JOIN hosts h ON h.id = t.host_id",
-                             {{"host", "h.name"},
-                              {"index", "t.index"},
-                              {"model", "t.model"},
-                              {"state", "t.state"},
-                              {"serial", "t.serial"},
-                              {"uuid", "t.uuid"},
-                              {"health", kHealthSql}},
-                             {"serial", "uuid"},
-                             kGpuRelations};
-    static const KindSql nic{"nics",
-                             "LEFT JOIN hosts h ON h.id = t.host_id "
-                             "LEFT JOIN storage_nodes sn ON sn.id = t.storage_node_id",
-                             {{"host", "coalesce(h.name, sn.name)"},
-                              {"index", "t.index"},
-                              {"network", "t.network"},
-                              {"model", "t.model"},
-                              {"speedGbps", "t.speed_gbps"},
-                              {"state", "t.state"},
-                              {"mac", "t.mac"}},
-                             {"mac"},
-                             kNicRelations};
-    static const KindSql sw{
-        "switches",
-        "LEFT JOIN zones z ON z.id = t.zone_id LEFT JOIN racks r ON r.id = t.rack_id",
-        {{"role", "t.role"},
-         {"model", "t.model"},
-         {"zone", "coalesce(z.name, '')"},
-         {"rack", "coalesce(r.name, '')"},
-         {"portCount", "t.port_count"},
-         {"speedGbps", "t.speed_gbps"},
-         {"state", "t.state"},
-         {"serial", "t.serial"},
-         {"health", kSwitchHealthSql}},
-        {"serial"}};
-    static const KindSql port{
-        "ports",
+    static const KindSql site = derive(Kind::Site, "", {}, {});
+    static const KindSql zone =
+        derive(Kind::Zone, "LEFT JOIN sites s ON s.id = t.site_id", {{"site", "s.name"}}, {});
+    static const KindSql row =
+        derive(Kind::Row, "LEFT JOIN zones z ON z.id = t.zone_id", {{"zone", "z.name"}}, {});
+    static const KindSql rack = derive(
+        Kind::Rack, "LEFT JOIN rows r ON r.id = t.row_id LEFT JOIN zones z ON z.id = t.zone_id",
+        {{"row", "r.name"}, {"zone", "z.name"}}, {});
+    static const KindSql host = derive(Kind::Host, "LEFT JOIN racks r ON r.id = t.rack_id",
+                                       {{"rack", "r.name"}}, {}, kHostRelations);
+    static const KindSql gpu =
+        derive(Kind::Gpu, "LEFT JOIN hosts h ON h.id = t.host_id", {{"host", "h.name"}},
+               {{"health", kHealthSql}}, kGpuRelations);
+    static const KindSql nic = derive(Kind::Nic,
+                                      "LEFT JOIN hosts h ON h.id = t.host_id "
+                                      "LEFT JOIN storage_nodes sn ON sn.id = t.storage_node_id",
+                                      {{"host", "coalesce(h.name, sn.name)"}}, {}, kNicRelations);
+    static const KindSql sw = derive(
+        Kind::Switch, "LEFT JOIN zones z ON z.id = t.zone_id LEFT JOIN racks r ON r.id = t.rack_id",
+        {{"zone", "coalesce(z.name, '')"}, {"rack", "coalesce(r.name, '')"}},
+        {{"health", kSwitchHealthSql}});
+    static const KindSql port = derive(
+        Kind::Port,
         "LEFT JOIN switches s ON s.id = t.switch_id LEFT JOIN nics n ON n.id = t.nic_id "
         "LEFT JOIN storage_nodes sn ON sn.id = t.storage_node_id",
-        {{"device", "coalesce(s.name, n.name, sn.name)"},
-         {"deviceKind", "t.device_kind"},
-         {"index", "t.index"},
-         {"speedGbps", "t.speed_gbps"},
-         {"state", "t.state"}},
-        {},
-        kPortRelations,
+        {{"device", "coalesce(s.name, n.name, sn.name)"}}, {}, kPortRelations,
         // The cable on the port and what is at its other end: one probe of each link-end
         // unique index, one of the peer port, one of its device (null for a port with no
         // link). A select-list subquery, so it runs only for the rows the page returns.
@@ -205,28 +185,12 @@ const KindSql& kindSql(Kind k) {
         "WHERE l.b_port_id = t.id LIMIT 1) lk JOIN ports p ON p.id = lk.peer "
         "LEFT JOIN switches ps ON ps.id = p.switch_id LEFT JOIN nics pn ON pn.id = p.nic_id "
         "LEFT JOIN storage_nodes psn ON psn.id = p.storage_node_id), "
-        "'{\"link\": null, \"peerPort\": null, \"peer\": null}')"};
-    static const KindSql link{
-        "links",
-        "JOIN ports pa ON pa.id = t.a_port_id JOIN ports pb ON pb.id = t.b_port_id",
-        {{"aPort", "pa.name"},
-         {"bPort", "pb.name"},
-         {"network", "t.network"},
-         {"medium", "t.medium"},
-         {"lengthM", "t.length_m"},
-         {"speedGbps", "t.speed_gbps"},
-         {"state", "t.state"},
-         {"health", kHealthSql}},
-        {},
-        kLinkRelations};
-    static const KindSql storage{"storage_nodes",
-                                 "LEFT JOIN racks r ON r.id = t.rack_id",
-                                 {{"rack", "r.name"},
-                                  {"model", "t.model"},
-                                  {"capacityTb", "t.capacity_tb"},
-                                  {"state", "t.state"},
-                                  {"serial", "t.serial"}},
-                                 {"serial"}};
+        "'{\"link\": null, \"peerPort\": null, \"peer\": null}')");
+    static const KindSql link = derive(
+        Kind::Link, "JOIN ports pa ON pa.id = t.a_port_id JOIN ports pb ON pb.id = t.b_port_id",
+        {{"aPort", "pa.name"}, {"bPort", "pb.name"}}, {{"health", kHealthSql}}, kLinkRelations);
+    static const KindSql storage = derive(
+        Kind::StorageNode, "LEFT JOIN racks r ON r.id = t.rack_id", {{"rack", "r.name"}}, {});
     switch (k) {
         case Kind::Site:
             return site;
@@ -389,7 +353,7 @@ Result<std::string> filterCondition(Kind kind, const std::string& field, const s
     const char* expr = nullptr;
     if (base == "name") expr = "t.name";
     for (const auto& f : ks.fields)
-        if (base == f.api) expr = f.sql;
+        if (base == f.api) expr = f.sql.c_str();
     if (!expr)
         return fail(Error::invalid("unknown filter '" + base + "' for " +
                                        std::string(inventory::kindPlural(kind)) +
@@ -503,8 +467,9 @@ Result<std::string> patchObject(Connection& c, Kind kind, const std::string& nam
                 field));
         }
         params.push_back(value);
-        // field is one of the whitelisted column names above.
-        sets += ", " + field + " = $" + std::to_string(params.size());
+        // The column of a patchable field of kinds.hpp (whitelisted: never the input's text).
+        sets += ", " + std::string(inventory::kindInfo(kind).find(field)->column) + " = $" +
+                std::to_string(params.size());
     }
     // Labels set by hand go to user_labels: an apply of the spec never reverts them. A key the
     // spec sets is the spec's: changing or removing it here is a conflict (409).

@@ -1,6 +1,6 @@
-// The per-kind tables of the inventory and the COPY rows apply writes (internal to db/):
-// columns per table, name -> id resolution of references, one COPY text line per entity.
-// Shared by inventory_apply.cpp (writes) and inventory_load.cpp (reads).
+// The inventory's tables as apply writes them (internal to db/): columns and one COPY text
+// line per entity, derived from inventory/kinds.hpp, and the name -> id resolution of the
+// references. Shared by inventory_apply.cpp (writes) and inventory_load.cpp (reads).
 #pragma once
 
 #include <charconv>
@@ -14,85 +14,55 @@
 #include <vector>
 
 #include "copy_text.hpp"
+#include "loom/inventory/kinds.hpp"
 #include "loom/inventory/model.hpp"
 #include "loom/inventory/natural_order.hpp"
 
 namespace loom::db::detail {
 
-using inventory::DeviceKind;
-using inventory::Gpu;
-using inventory::Host;
+using inventory::Group;
 using inventory::Inventory;
 using inventory::kAllKinds;
 using inventory::Kind;
+using inventory::KindDesc;
 using inventory::kKindCount;
 using inventory::Labels;
-using inventory::Link;
-using inventory::Nic;
-using inventory::Port;
-using inventory::Rack;
-using inventory::Row;
-using inventory::Site;
-using inventory::StorageNode;
-using inventory::Switch;
-using inventory::Zone;
 
-// Columns per table: id, name, spec columns (written by apply, compared by plan), then
-// operational columns (written on create only).
+// Columns per table, from inventory/kinds.hpp: the spec columns (written by apply, compared by
+// plan) and the operational ones (written on create only), each of a field with a C++ member,
+// in the order of the description; a reference over several columns gives each.
 struct TableDef {
     const char* table;
     std::vector<const char*> spec;
     std::vector<const char*> ops;
 };
-
 const TableDef& tableDef(Kind k);
+
+inline const char* tableOf(Kind k) { return tableDef(k).table; }
+
+// COPY columns of apply: id, name, sort_key (0021, the natural order's key of the name), then
+// the spec and the operational columns, quoted.
 std::vector<std::string> copyColumns(const TableDef& d);
 
+using inventory::entitiesOf;
+using inventory::visitKind;
 template <class T>
-const std::vector<T>& entities(const Inventory& inv);
-template <>
-inline const std::vector<Site>& entities(const Inventory& i) {
-    return i.sites;
+const std::vector<T>& entities(const Inventory& inv) {
+    return entitiesOf<T>(inv);
 }
-template <>
-inline const std::vector<Zone>& entities(const Inventory& i) {
-    return i.zones;
-}
-template <>
-inline const std::vector<Row>& entities(const Inventory& i) {
-    return i.rows;
-}
-template <>
-inline const std::vector<Rack>& entities(const Inventory& i) {
-    return i.racks;
-}
-template <>
-inline const std::vector<Host>& entities(const Inventory& i) {
-    return i.hosts;
-}
-template <>
-inline const std::vector<Gpu>& entities(const Inventory& i) {
-    return i.gpus;
-}
-template <>
-inline const std::vector<Nic>& entities(const Inventory& i) {
-    return i.nics;
-}
-template <>
-inline const std::vector<Switch>& entities(const Inventory& i) {
-    return i.switches;
-}
-template <>
-inline const std::vector<Port>& entities(const Inventory& i) {
-    return i.ports;
-}
-template <>
-inline const std::vector<Link>& entities(const Inventory& i) {
-    return i.links;
-}
-template <>
-inline const std::vector<StorageNode>& entities(const Inventory& i) {
-    return i.storageNodes;
+
+// Calls f(integral_constant<I>) for the fields of T that are stored with a C++ member: the
+// spec fields, then the operational ones (TableDef's order), at compile time.
+template <class T, class F>
+void forEachStored(F&& f) {
+    inventory::forEachField<T>([&](auto i) {
+        constexpr auto& fd = std::get<i>(KindDesc<T>::fields);
+        if constexpr (fd.member != nullptr && fd.group == Group::Spec) f(i);
+    });
+    inventory::forEachField<T>([&](auto i) {
+        constexpr auto& fd = std::get<i>(KindDesc<T>::fields);
+        if constexpr (fd.member != nullptr && fd.group != Group::Spec) f(i);
+    });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -121,68 +91,24 @@ private:
     std::deque<std::string> owned_;
 };
 
-// References of each kind: (field value, kind it names). Nic::host may name a host or a
-// storage node; Port::device names the kind in deviceKind.
-template <class F>
-void refs(const Site&, F&&) {}
-template <class F>
-void refs(const Zone& e, F&& f) {
-    f(e.site, Kind::Site);
-}
-template <class F>
-void refs(const Row& e, F&& f) {
-    f(e.zone, Kind::Zone);
-}
-template <class F>
-void refs(const Rack& e, F&& f) {
-    f(e.row, Kind::Row);
-    f(e.zone, Kind::Zone);
-}
-template <class F>
-void refs(const Host& e, F&& f) {
-    f(e.rack, Kind::Rack);
-}
-template <class F>
-void refs(const Gpu& e, F&& f) {
-    f(e.host, Kind::Host);
-}
-template <class F>
-void refs(const Nic& e, F&& f) {
-    f(e.host, Kind::Host);
-    f(e.host, Kind::StorageNode);
-}
-template <class F>
-void refs(const Switch& e, F&& f) {
-    f(e.zone, Kind::Zone);
-    f(e.rack, Kind::Rack);
-}
-inline Kind deviceKindOf(DeviceKind d) {
-    switch (d) {
-        case DeviceKind::Switch:
-            return Kind::Switch;
-        case DeviceKind::Nic:
-            return Kind::Nic;
-        case DeviceKind::StorageNode:
-            return Kind::StorageNode;
-    }
-    return Kind::Switch;
-}
-template <class F>
-void refs(const Port& e, F&& f) {
-    f(e.device, deviceKindOf(e.deviceKind));
-}
-template <class F>
-void refs(const Link& e, F&& f) {
-    f(e.aPort, Kind::Port);
-    f(e.bPort, Kind::Port);
-}
-template <class F>
-void refs(const StorageNode& e, F&& f) {
-    f(e.rack, Kind::Rack);
+// Calls f(name, kind) for each reference of a spec field of e: a reference over several
+// columns names each of its kinds, or the one its selector picks (a port's device).
+template <class T, class F>
+void refs(const T& e, F&& f) {
+    inventory::forEachField<T>([&](auto i) {
+        constexpr auto& fd = std::get<i>(KindDesc<T>::fields);
+        if constexpr (fd.refCount > 0 && fd.member != nullptr) {
+            if constexpr (fd.selector != nullptr) {
+                f(e.*fd.member, fd.refs[static_cast<int>(e.*fd.selector)].kind);
+            } else {
+                for (int r = 0; r < fd.refCount; ++r) f(e.*fd.member, fd.refs[r].kind);
+            }
+        }
+    });
 }
 
 // ---------------------------------------------------------------------------------------
-// One COPY line per entity, columns in tableDef order.
+// One COPY line per entity, columns in copyColumns order.
 
 struct MissingRef {
     std::string message;
@@ -217,20 +143,26 @@ public:
         out_ += "\\N";
     }
     // A reference: NULL when empty, else the id; a name that does not exist is an error.
-    void ref(const char* owner, std::string_view field, std::string_view name, Kind k) {
+    void ref(std::string_view field, std::string_view name, Kind k) {
         if (name.empty()) return null();
         auto id = r_.find(k, name);
-        if (!id)
-            throw MissingRef{std::string(owner) + ": " + std::string(field) + " \"" +
-                             std::string(name) + "\" does not exist"};
+        if (!id) missing(field, name);
         integer(*id);
     }
-    // Nic::host: exactly one of the (host, storage node) columns.
-    void hostOrStorage(const std::string& owner, std::string_view name) {
-        if (name.empty()) return null(), null();
-        if (auto id = r_.find(Kind::Host, name)) return integer(*id), null();
-        if (auto id = r_.find(Kind::StorageNode, name)) return null(), integer(*id);
-        throw MissingRef{owner + ": host \"" + std::string(name) + "\" does not exist"};
+    // A reference over several columns (one per kind it may name): the id in one of them, the
+    // others NULL. `pick` >= 0: that column's kind; else the first kind the name resolves in.
+    void refOneOf(std::string_view field, std::string_view name,
+                  const std::array<inventory::RefColumn, 3>& refs, int count, int pick) {
+        int chosen = -1;
+        std::optional<std::int64_t> id;
+        if (!name.empty()) {
+            for (int r = 0; r < count && chosen < 0; ++r) {
+                if (pick >= 0 && r != pick) continue;
+                if ((id = r_.find(refs[r].kind, name))) chosen = r;
+            }
+            if (chosen < 0) missing(field, name);
+        }
+        for (int r = 0; r < count; ++r) r == chosen ? integer(*id) : null();
     }
     const std::string& owner() const { return owner_; }
     void begin(std::int64_t id, const std::string& name) {
@@ -247,50 +179,42 @@ private:
         if (!first_) out_ += '\t';
         first_ = false;
     }
+    [[noreturn]] void missing(std::string_view field, std::string_view name) const {
+        throw MissingRef{owner_ + ": " + std::string(field) + " \"" + std::string(name) +
+                         "\" does not exist"};
+    }
     std::string& out_;
     const Resolver& r_;
     bool first_ = true;
     std::string owner_;
 };
 
-void writeRow(LineWriter& w, const Site& e);
-void writeRow(LineWriter& w, const Zone& e);
-void writeRow(LineWriter& w, const Row& e);
-void writeRow(LineWriter& w, const Rack& e);
-void writeRow(LineWriter& w, const Host& e);
-void writeRow(LineWriter& w, const Gpu& e);
-void writeRow(LineWriter& w, const Nic& e);
-void writeRow(LineWriter& w, const Switch& e);
-void writeRow(LineWriter& w, const Port& e);
-void writeRow(LineWriter& w, const Link& e);
-void writeRow(LineWriter& w, const StorageNode& e);
-
-template <class F>
-void visitKind(Kind k, F&& f) {
-    switch (k) {
-        case Kind::Site:
-            return f(static_cast<Site*>(nullptr));
-        case Kind::Zone:
-            return f(static_cast<Zone*>(nullptr));
-        case Kind::Row:
-            return f(static_cast<Row*>(nullptr));
-        case Kind::Rack:
-            return f(static_cast<Rack*>(nullptr));
-        case Kind::Host:
-            return f(static_cast<Host*>(nullptr));
-        case Kind::Gpu:
-            return f(static_cast<Gpu*>(nullptr));
-        case Kind::Nic:
-            return f(static_cast<Nic*>(nullptr));
-        case Kind::Switch:
-            return f(static_cast<Switch*>(nullptr));
-        case Kind::Port:
-            return f(static_cast<Port*>(nullptr));
-        case Kind::Link:
-            return f(static_cast<Link*>(nullptr));
-        case Kind::StorageNode:
-            return f(static_cast<StorageNode*>(nullptr));
-    }
+// The fields of e after begin(), in copyColumns order. Visited at compile time: each field is
+// a direct member access and one LineWriter call.
+template <class T>
+void writeRow(LineWriter& w, const T& e) {
+    forEachStored<T>([&](auto i) {
+        constexpr auto& fd = std::get<i>(KindDesc<T>::fields);
+        using M = typename std::remove_cvref_t<decltype(fd)>::Value;
+        if constexpr (fd.refCount == 1) {
+            w.ref(fd.api, e.*fd.member, fd.refs[0].kind);
+        } else if constexpr (fd.refCount > 1) {
+            int pick = -1;
+            if constexpr (fd.selector != nullptr) pick = static_cast<int>(e.*fd.selector);
+            w.refOneOf(fd.api, e.*fd.member, fd.refs, fd.refCount, pick);
+        } else if constexpr (std::is_same_v<M, std::string>) {
+            w.text(e.*fd.member);
+        } else if constexpr (std::is_same_v<M, int>) {
+            w.integer(e.*fd.member);
+        } else if constexpr (std::is_same_v<M, double>) {
+            w.real(e.*fd.member);
+        } else if constexpr (std::is_same_v<M, Labels>) {
+            w.labels(e.*fd.member);
+        } else {
+            static_assert(std::is_enum_v<M>);
+            w.text(inventory::enumName(e.*fd.member));
+        }
+    });
 }
 
 }  // namespace loom::db::detail

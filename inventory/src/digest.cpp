@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "loom/inventory/kinds.hpp"
+
 namespace loom::inventory {
 namespace {
 
@@ -53,27 +55,13 @@ struct Hasher {
     std::uint64_t finalB() const { return b ^ (b >> 29); }
 };
 
-// The spec fields of each kind, as plan.cpp's diff() compares them.
-void fields(Hasher& h, const Site& e) { h(e.description), h(e.labels); }
-void fields(Hasher& h, const Zone& e) { h(e.site), h(e.labels); }
-void fields(Hasher& h, const Row& e) { h(e.zone), h(e.index), h(e.labels); }
-void fields(Hasher& h, const Rack& e) {
-    h(e.row), h(e.zone), h(e.position), h(e.model), h(e.labels);
-}
-void fields(Hasher& h, const Host& e) { h(e.rack), h(e.slot), h(e.model), h(e.labels); }
-void fields(Hasher& h, const Gpu& e) { h(e.host), h(e.index), h(e.model); }
-void fields(Hasher& h, const Nic& e) {
-    h(e.host), h(e.index), h(e.network), h(e.model), h(e.speedGbps);
-}
-void fields(Hasher& h, const Switch& e) {
-    h(e.role), h(e.model), h(e.zone), h(e.rack), h(e.portCount), h(e.speedGbps), h(e.labels);
-}
-void fields(Hasher& h, const Port& e) { h(e.device), h(e.deviceKind), h(e.index), h(e.speedGbps); }
-void fields(Hasher& h, const Link& e) {
-    h(e.aPort), h(e.bPort), h(e.network), h(e.medium), h(e.lengthM), h(e.speedGbps);
-}
-void fields(Hasher& h, const StorageNode& e) {
-    h(e.rack), h(e.model), h(e.capacityTb), h(e.labels);
+// The spec fields of kinds.hpp, in their order there (as plan.cpp's diff() compares them).
+template <class T>
+void fields(Hasher& h, const T& e) {
+    forEachField<T>([&](auto i) {
+        constexpr auto& fd = std::get<i>(KindDesc<T>::fields);
+        if constexpr (fd.group == Group::Spec && fd.member != nullptr) h(e.*fd.member);
+    });
 }
 
 std::string hex(std::uint64_t x, std::uint64_t y) {

@@ -1,5 +1,7 @@
 #include "loom/inventory/plan.hpp"
 
+#include "loom/inventory/kinds.hpp"
+
 #include <charconv>
 #include <string_view>
 #include <unordered_map>
@@ -35,78 +37,20 @@ std::string text(const Labels& labels) {
 struct Differ {
     std::vector<FieldChange>* out;
     template <class V>
-    void operator()(const char* field, const V& desired, const V& current) const {
+    void operator()(std::string_view field, const V& desired, const V& current) const {
         if (desired == current) return;
-        out->push_back(FieldChange{field, text(current), text(desired)});
+        out->push_back(FieldChange{std::string(field), text(current), text(desired)});
     }
 };
 
-void diff(const Site& d, const Site& c, Differ f) {
-    f("description", d.description, c.description);
-    f("labels", d.labels, c.labels);
-}
-void diff(const Zone& d, const Zone& c, Differ f) {
-    f("site", d.site, c.site);
-    f("labels", d.labels, c.labels);
-}
-void diff(const Row& d, const Row& c, Differ f) {
-    f("zone", d.zone, c.zone);
-    f("index", d.index, c.index);
-    f("labels", d.labels, c.labels);
-}
-void diff(const Rack& d, const Rack& c, Differ f) {
-    f("row", d.row, c.row);
-    f("zone", d.zone, c.zone);
-    f("position", d.position, c.position);
-    f("model", d.model, c.model);
-    f("labels", d.labels, c.labels);
-}
-void diff(const Host& d, const Host& c, Differ f) {
-    f("rack", d.rack, c.rack);
-    f("slot", d.slot, c.slot);
-    f("model", d.model, c.model);
-    f("labels", d.labels, c.labels);
-}
-void diff(const Gpu& d, const Gpu& c, Differ f) {
-    f("host", d.host, c.host);
-    f("index", d.index, c.index);
-    f("model", d.model, c.model);
-}
-void diff(const Nic& d, const Nic& c, Differ f) {
-    f("host", d.host, c.host);
-    f("index", d.index, c.index);
-    f("network", d.network, c.network);
-    f("model", d.model, c.model);
-    f("speedGbps", d.speedGbps, c.speedGbps);
-}
-void diff(const Switch& d, const Switch& c, Differ f) {
-    f("role", d.role, c.role);
-    f("model", d.model, c.model);
-    f("zone", d.zone, c.zone);
-    f("rack", d.rack, c.rack);
-    f("portCount", d.portCount, c.portCount);
-    f("speedGbps", d.speedGbps, c.speedGbps);
-    f("labels", d.labels, c.labels);
-}
-void diff(const Port& d, const Port& c, Differ f) {
-    f("device", d.device, c.device);
-    f("deviceKind", d.deviceKind, c.deviceKind);
-    f("index", d.index, c.index);
-    f("speedGbps", d.speedGbps, c.speedGbps);
-}
-void diff(const Link& d, const Link& c, Differ f) {
-    f("aPort", d.aPort, c.aPort);
-    f("bPort", d.bPort, c.bPort);
-    f("network", d.network, c.network);
-    f("medium", d.medium, c.medium);
-    f("lengthM", d.lengthM, c.lengthM);
-    f("speedGbps", d.speedGbps, c.speedGbps);
-}
-void diff(const StorageNode& d, const StorageNode& c, Differ f) {
-    f("rack", d.rack, c.rack);
-    f("model", d.model, c.model);
-    f("capacityTb", d.capacityTb, c.capacityTb);
-    f("labels", d.labels, c.labels);
+// The spec fields of kinds.hpp, in their order there.
+template <class T>
+void diff(const T& d, const T& c, Differ f) {
+    forEachField<T>([&](auto i) {
+        constexpr auto& fd = std::get<i>(KindDesc<T>::fields);
+        if constexpr (fd.group == Group::Spec && fd.member != nullptr)
+            f(fd.api, d.*fd.member, c.*fd.member);
+    });
 }
 
 template <class T>

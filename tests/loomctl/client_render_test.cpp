@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <tuple>
 
 #include "loom/client/client.hpp"
 
@@ -36,6 +37,43 @@ TEST(Render, WideAddsColumnsAndNoHeadersDropsTheHeader) {
     EXPECT_NE(wide.find("a=b"), std::string::npos);
     std::string bare = renderTable(columnsForKind("switches", false), sw, false);
     EXPECT_EQ(bare.rfind("z1-r001-rtsw", 0), 0u);
+}
+
+// The columns of every inventory kind, narrow and wide, as loomctl printed them before they
+// were derived from inventory/kinds.hpp (issue 10): the description changed none of them.
+TEST(Render, InventoryKindsColumnsComeFromKindsHpp) {
+    auto headers = [](std::string_view kind, bool wide) {
+        std::string out;
+        for (const auto& c : columnsForKind(kind, wide)) out += (out.empty() ? "" : " ") + c.header;
+        return out;
+    };
+    const std::vector<std::tuple<std::string, std::string, std::string>> expected = {
+        {"sites", "NAME DESCRIPTION AGE", "NAME DESCRIPTION AGE"},
+        {"zones", "NAME SITE AGE", "NAME SITE AGE"},
+        {"rows", "NAME ZONE INDEX AGE", "NAME ZONE INDEX AGE"},
+        {"racks", "NAME ZONE ROW POSITION STATE AGE",
+         "NAME ZONE ROW POSITION STATE MODEL SERIAL LABELS AGE"},
+        {"hosts", "NAME RACK SLOT STATE AGE", "NAME RACK SLOT STATE MODEL SERIAL LABELS AGE"},
+        {"gpus", "NAME HOST INDEX STATE HEALTH AGE",
+         "NAME HOST INDEX STATE HEALTH MODEL UUID SERIAL AGE"},
+        {"nics", "NAME HOST INDEX NETWORK SPEED-GBPS STATE AGE",
+         "NAME HOST INDEX NETWORK SPEED-GBPS STATE MODEL MAC AGE"},
+        {"switches", "NAME ROLE ZONE RACK STATE HEALTH AGE",
+         "NAME ROLE ZONE RACK STATE HEALTH MODEL PORTS SPEED-GBPS SERIAL LABELS AGE"},
+        {"ports", "NAME DEVICE INDEX SPEED-GBPS STATE PEER-PORT AGE",
+         "NAME DEVICE INDEX SPEED-GBPS STATE PEER-PORT DEVICE-KIND LINK AGE"},
+        {"links", "NAME NETWORK STATE HEALTH AGE",
+         "NAME NETWORK STATE HEALTH A-PORT B-PORT MEDIUM LENGTH-M SPEED-GBPS AGE"},
+        {"storage_nodes", "NAME RACK CAPACITY-TB STATE AGE",
+         "NAME RACK CAPACITY-TB STATE MODEL SERIAL LABELS AGE"},
+    };
+    for (const auto& [kind, narrow, wide] : expected) {
+        EXPECT_EQ(headers(kind, false), narrow) << kind;
+        // Wide: these columns first; a field added since may follow them (before AGE).
+        const std::string got = headers(kind, true);
+        EXPECT_EQ(got.rfind(wide.substr(0, wide.size() - 4), 0), 0u) << kind << ": " << got;
+        EXPECT_TRUE(got.ends_with(" AGE")) << kind << ": " << got;
+    }
 }
 
 TEST(Render, NoTrailingSpaces) {

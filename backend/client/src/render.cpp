@@ -1,6 +1,8 @@
 // kubectl-like rendering of API objects: tables, YAML, durations and ages.
 #include "loom/client/client.hpp"
 
+#include "loom/inventory/kinds.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -187,42 +189,22 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
     auto add = [&](std::initializer_list<Column> more) {
         cols.insert(cols.end(), more.begin(), more.end());
     };
-    if (kind == "sites") {
-        add({c("DESCRIPTION", "description")});
-    } else if (kind == "zones") {
-        add({c("SITE", "site")});
-    } else if (kind == "rows") {
-        add({c("ZONE", "zone"), c("INDEX", "index")});
-    } else if (kind == "racks") {
-        add({c("ZONE", "zone"), c("ROW", "row"), c("POSITION", "position"), c("STATE", "state")});
-        if (wide) add({c("MODEL", "model"), c("SERIAL", "serial"), labelsColumn()});
-    } else if (kind == "hosts") {
-        add({c("RACK", "rack"), c("SLOT", "slot"), c("STATE", "state")});
-        if (wide) add({c("MODEL", "model"), c("SERIAL", "serial"), labelsColumn()});
-    } else if (kind == "gpus") {
-        add({c("HOST", "host"), c("INDEX", "index"), c("STATE", "state"), c("HEALTH", "health")});
-        if (wide) add({c("MODEL", "model"), c("UUID", "uuid"), c("SERIAL", "serial")});
-    } else if (kind == "nics") {
-        add({c("HOST", "host"), c("INDEX", "index"), c("NETWORK", "network"),
-             c("SPEED-GBPS", "speedGbps"), c("STATE", "state")});
-        if (wide) add({c("MODEL", "model"), c("MAC", "mac")});
-    } else if (kind == "switches") {
-        add({c("ROLE", "role"), c("ZONE", "zone"), c("RACK", "rack"), c("STATE", "state"),
-             c("HEALTH", "health")});
-        if (wide) {
-            add({c("MODEL", "model"), c("PORTS", "portCount"), c("SPEED-GBPS", "speedGbps"),
-                 c("SERIAL", "serial"), labelsColumn()});
-        }
-    } else if (kind == "ports") {
-        add({c("DEVICE", "device"), c("INDEX", "index"), c("SPEED-GBPS", "speedGbps"),
-             c("STATE", "state"), c("PEER-PORT", "peerPort")});
-        if (wide) add({c("DEVICE-KIND", "deviceKind"), c("LINK", "link")});
-    } else if (kind == "links") {
-        add({c("NETWORK", "network"), c("STATE", "state"), c("HEALTH", "health")});
-        if (wide) {
-            add({c("A-PORT", "aPort"), c("B-PORT", "bPort"), c("MEDIUM", "medium"),
-                 c("LENGTH-M", "lengthM"), c("SPEED-GBPS", "speedGbps")});
-        }
+    // Inventory kinds: the columns their description in inventory/kinds.hpp names.
+    std::optional<inventory::Kind> inventoryKind;
+    for (inventory::Kind k : inventory::kAllKinds)
+        if (inventory::kindPlural(k) == kind) inventoryKind = k;
+    if (inventoryKind) {
+        const auto& info = inventory::kindInfo(*inventoryKind);
+        auto addNames = [&](std::string_view names) {
+            while (!names.empty()) {
+                auto end = names.find(' ');
+                std::string_view name = names.substr(0, end);
+                if (!name.empty()) cols.push_back(c(inventory::columnHeader(info, name), std::string(name)));
+                names = end == std::string_view::npos ? std::string_view() : names.substr(end + 1);
+            }
+        };
+        addNames(info.columns);
+        if (wide) addNames(info.wide);
     } else if (kind == "jobs") {
         // BUSBW: the expected bus bandwidth now, % of the NIC rate (issue 15); HEALTH: degraded
         // while a failure holds it below its healthy value, gpu-failed while a GPU of it is.
@@ -246,9 +228,6 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
                         return "ok";
                     }}});
         if (wide) add({c("SOURCE", "source"), c("NODELIST", "nodelist"), labelsColumn()});
-    } else if (kind == "storage_nodes") {
-        add({c("RACK", "rack"), c("CAPACITY-TB", "capacityTb"), c("STATE", "state")});
-        if (wide) add({c("MODEL", "model"), c("SERIAL", "serial"), labelsColumn()});
     } else {
         // Not an inventory kind: show every scalar field the objects have, in first-seen order.
         std::vector<std::string> keys;
@@ -260,14 +239,7 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
                 if (seen.insert(it.key()).second) keys.push_back(it.key());
             }
         }
-        for (const auto& k : keys) {
-            std::string h;
-            for (char ch : k) {
-                if (std::isupper(static_cast<unsigned char>(ch)) && !h.empty()) h += '-';
-                h += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-            }
-            cols.push_back(c(h, k));
-        }
+        for (const auto& k : keys) cols.push_back(c(inventory::headerOf(k), k));
         return cols;
     }
     cols.push_back(ageColumn());
