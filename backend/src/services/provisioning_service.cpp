@@ -10,6 +10,7 @@
 #include <atomic>
 #include <optional>
 #include <set>
+#include <span>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -20,6 +21,7 @@
 #include "loom/fabric/export.hpp"
 #include "loom/fabric/link_sync.hpp"
 #include "loom/fabric/routing.hpp"
+#include "loom/fabric/summary_router.hpp"
 #include "loom/fabric/topology.hpp"
 #include "loom/provisioning/link_service.hpp"
 #include "loom/provisioning/reconciler.hpp"
@@ -59,7 +61,39 @@ struct ProvisioningService::Impl {
 
     std::int64_t generation = -1;
     std::unordered_map<std::string, RackCtx> racks;
+    // The fabric's routing: the summarised tables on RoCE (~50 MB at 98k GPUs instead of a full
+    // Router's ~400 MB; the same configs, tests/fabric/summary_router_export_test.cpp), the full
+    // Router on InfiniBand (LFTs are per LID).
     std::optional<fabric::Router> router;
+    std::optional<fabric::SummaryRouter> summary;
+    bool routed() const { return router || summary; }
+    template <class F>
+    decltype(auto) visit(F&& f) {
+        return router ? f(*router) : f(*summary);
+    }
+    const fabric::Topology& topology() const {
+        return router ? router->topology() : summary->topology();
+    }
+    void setLinkStates(std::span<const std::pair<std::int32_t, fabric::LinkState>> changes) {
+        visit([&](auto& r) { r.setLinkStates(changes); });
+    }
+    std::int32_t targetOf(std::int32_t sw) {
+        return visit([&](const auto& r) { return r.targetOf(sw); });
+    }
+    // Switch p reaches rack target t going only down (Router::mode == Down). The summarised
+    // tables keep no modes: there it is a route whose next hops are all down links of p, which
+    // is what up/down routing gives exactly when the mode is Down (Up goes up first, None and
+    // Self have no hops).
+    bool routesDown(std::int32_t p, std::int32_t t) {
+        if (router) return router->mode(p, t) == fabric::RouteMode::Down;
+        const auto g = summary->groupOf(p, t);
+        if (g < 0) return false;
+        const auto hops = summary->group(g);
+        const auto down = summary->topology().downLinks(p);
+        return !hops.empty() && std::all_of(hops.begin(), hops.end(), [&](const auto& h) {
+            return std::find(down.begin(), down.end(), h.link) != down.end();
+        });
+    }
     bool fabricDirty = true;
     bool configsLoaded = false;
     std::unordered_map<std::string, std::pair<int, std::string>> lastConfig;
@@ -69,12 +103,12 @@ struct ProvisioningService::Impl {
     // Link states others changed (operator actions, the leader's live sync) reach the router
     // incrementally; the reconciler's own changes are already in it (no-ops here).
     void syncRouter() {
-        if (!router || !opt.liveInventory) return;
+        if (!routed() || !opt.liveInventory) return;
         auto inv = opt.liveInventory();
         if (!inv || inv == syncedFrom) return;
         syncedFrom = inv;
-        const auto changes = linkIds.changes(router->topology(), *inv);
-        if (!changes.empty()) router->setLinkStates(changes);
+        const auto changes = linkIds.changes(topology(), *inv);
+        if (!changes.empty()) setLinkStates(changes);
     }
 
     Result<db::Connection*> connection() {
@@ -129,6 +163,7 @@ struct ProvisioningService::Impl {
             }
         }
         router.reset();
+        summary.reset();
         if (opt.fabric) {
             auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
             if (!topo) {
@@ -145,7 +180,10 @@ struct ProvisioningService::Impl {
                             topo->rackNames[topo->switchRack[s]] == name)
                             rc.rtsw = s;
                 }
-                router.emplace(std::move(*topo));
+                if (topo->type == inventory::FabricType::Roce)
+                    summary.emplace(std::move(*topo));
+                else
+                    router.emplace(std::move(*topo));
             }
         }
         generation = *gen;
@@ -154,9 +192,7 @@ struct ProvisioningService::Impl {
     }
 
     std::string switchConfig(std::int32_t sw) const {
-        return router->topology().type == inventory::FabricType::Roce
-                   ? fabric::frrConfig(*router, sw)
-                   : fabric::routesJson(*router, sw);
+        return summary ? fabric::frrConfig(*summary, sw) : fabric::routesJson(*router, sw);
     }
 };
 
@@ -347,7 +383,7 @@ Result<PassStats> ProvisioningService::runOnce() {
     auto isFabricStep = [](prov::StepKind k) {
         return k == prov::StepKind::FabricEnable || k == prov::StepKind::FabricDrain;
     };
-    if (I.router) {
+    if (I.routed()) {
         std::vector<std::pair<std::int32_t, fabric::LinkState>> changes, undo;
         for (std::size_t k = 0; k < steps.size(); ++k) {
             const auto& j = jobs[k];
@@ -357,21 +393,21 @@ Result<PassStats> ProvisioningService::runOnce() {
                                                                     : fabric::LinkState::Drained;
             for (auto l : rc->topoLinks) changes.emplace_back(l, ls);
         }
-        if (!changes.empty()) I.router->setLinkStates(changes);
-        const auto& topo = I.router->topology();
+        if (!changes.empty()) I.setLinkStates(changes);
+        const auto& topo = I.topology();
         for (std::size_t k = 0; k < steps.size(); ++k) {
             auto& j = jobs[k];
             const RackCtx* rc = rackCtxOf(state.racks[steps[k]->rack].name);
             if (!j.outcome.ok || !isFabricStep(j.kind) || !rc || rc->rtsw == fabric::kNone) continue;
             const bool enable = j.kind == prov::StepKind::FabricEnable;
-            const auto t = I.router->targetOf(rc->rtsw);
+            const auto t = I.targetOf(rc->rtsw);
             int reach = 0, peers = 0;
             affected.insert(rc->rtsw);
             for (auto l : topo.upLinks(rc->rtsw)) {
                 const auto p = topo.peer(l, rc->rtsw);
                 affected.insert(p);
                 ++peers;
-                if (t != fabric::kNone && I.router->mode(p, t) == fabric::RouteMode::Down) ++reach;
+                if (t != fabric::kNone && I.routesDown(p, t)) ++reach;
             }
             if (enable && reach == 0) {
                 for (auto l : rc->topoLinks) undo.emplace_back(l, fabric::LinkState::NotInService);
@@ -383,7 +419,7 @@ Result<PassStats> ProvisioningService::runOnce() {
                            std::to_string(peers) + " uplink peers route to the rack";
             }
         }
-        if (!undo.empty()) I.router->setLinkStates(undo);
+        if (!undo.empty()) I.setLinkStates(undo);
     }
 
     // Decisions, host/GPU changes and the links' stored states, serially.
@@ -460,14 +496,14 @@ Result<PassStats> ProvisioningService::runOnce() {
     }
 
     // One new config version per affected switch, all in one config set.
-    if (I.router && !affected.empty()) {
+    if (I.routed() && !affected.empty()) {
         if (!I.configsLoaded) {
             auto cur = repo.latestConfigs();
             if (!cur) return fail(cur.error());
             for (auto& [sw, v] : *cur) I.lastConfig[sw] = std::move(v);
             I.configsLoaded = true;
         }
-        const auto& topo = I.router->topology();
+        const auto& topo = I.topology();
         for (auto sw : affected) {
             auto cfg = I.switchConfig(sw);
             const auto& name = topo.switchNames[sw];
