@@ -13,7 +13,12 @@
 //                 as ratios to it
 // and the peak RSS of this process. One JSON object per line on stdout.
 //
-//   loom_bench_apply [SPEC] [--keep DIR] [--no-logall]       default SPEC: configs/clusters/meta-24k-roce.yaml
+// Per first-apply stage it prints wall, client CPU and backend CPU; for the first apply and the
+// raw COPY the CPU of the whole server (WAL writer, checkpointer included) and the WAL written.
+//
+//   loom_bench_apply [SPEC] [--keep DIR] [--no-logall] [--first-only]
+//     default SPEC: configs/clusters/meta-24k-roce.yaml; --first-only: expand, first apply and
+//     the raw COPY only (for profiling)
 #include "loom/db/embedded_postgres.hpp"
 #include "loom/db/inventory_repository.hpp"
 #include "loom/db/migrations.hpp"
@@ -64,6 +69,36 @@ double backendCpuMs(int pid) {
     return ticks * 1000.0 / sysconf(_SC_CLK_TCK);
 }
 
+// CPU time of the whole PostgreSQL server of `pgdata` (postmaster and the processes it
+// runs now: backends, checkpointer, WAL writer...): WAL flushing and checkpoints are part of
+// what a write costs and do not show in the backend's own CPU.
+double serverCpuMs(const std::filesystem::path& pgdata) {
+    std::ifstream pidFile(pgdata / "postmaster.pid");
+    int postmaster = 0;
+    if (!(pidFile >> postmaster)) return 0;
+    double total = backendCpuMs(postmaster);
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = e.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(e.path() / "stat");
+        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto close = stat.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream fields(stat.substr(close + 2));
+        std::string state;
+        int ppid = 0;
+        fields >> state >> ppid;
+        if (ppid == postmaster) total += backendCpuMs(std::stoi(name));
+    }
+    return total;
+}
+
+// WAL written by the server so far (bytes since 0/0).
+double walBytes(loom::db::Connection& conn) {
+    pqxx::nontransaction tx(loom::db::native(conn));
+    return tx.exec1("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')")[0].as<double>();
+}
+
 struct Step {
     double planMs = 0, applyMs = 0, serverCpuMs = 0;
     bool digestShortcut = false;  // the stored digests proved the spec unchanged
@@ -92,16 +127,25 @@ Step applyOnce(loom::db::Connection& conn, const loom::inventory::Inventory& des
     auto p = loom::inventory::plan(desired, snap->inventory);
     s.planMs = msSince(t0);
     auto t1 = Clock::now();
-    // Time per stage (a stage ends when the next begins), printed as one JSON object.
-    std::string stages, current;
+    // Per stage (a stage ends when the next begins): wall, this process's CPU and the
+    // PostgreSQL backend's CPU, printed as JSON objects; wall alone is unreadable under load.
+    std::string stages, stageCpu, current;
     auto stageStart = Clock::now();
+    double stageClient0 = cpuMs(), stageServer0 = backendCpuMs(conn.backendPid());
+    const int backend = conn.backendPid();
     auto progress = [&](std::string_view stage, std::size_t, std::size_t) {
         if (stage == current) return;
         if (!current.empty()) {
-            char buf[128];
+            const double client = cpuMs(), server = backendCpuMs(backend);
+            char buf[192];
             std::snprintf(buf, sizeof buf, "%s\"%s\":%.1f", stages.empty() ? "" : ",",
                           current.c_str(), msSince(stageStart));
             stages += buf;
+            std::snprintf(buf, sizeof buf, "%s\"%s\":[%.0f,%.0f]", stageCpu.empty() ? "" : ",",
+                          current.c_str(), client - stageClient0, server - stageServer0);
+            stageCpu += buf;
+            stageClient0 = client;
+            stageServer0 = server;
         }
         current = stage;
         stageStart = Clock::now();
@@ -111,7 +155,9 @@ Step applyOnce(loom::db::Connection& conn, const loom::inventory::Inventory& des
                                   .maxCreateLogRows = maxCreateLogRows, .progress = progress,
                                   .digests = useDigests ? &digests : nullptr});
     progress("end", 0, 0);
-    if (!stages.empty()) std::printf("{\"stages_ms\":{%s}}\n", stages.c_str());
+    if (!stages.empty())
+        std::printf("{\"stages_ms\":{%s},\"stages_cpu_ms_client_server\":{%s}}\n",
+                    stages.c_str(), stageCpu.c_str());
     if (!r) die("apply", r.error());
     s.result = *r;
     s.applyMs = msSince(t1);
@@ -121,7 +167,13 @@ Step applyOnce(loom::db::Connection& conn, const loom::inventory::Inventory& des
 
 // The raw COPY reference: every inventory row as stored, read out with COPY TO STDOUT, then
 // timed going back in with COPY FROM STDIN into unconstrained copies of the tables.
-double rawCopyMs(loom::db::Connection& conn, std::size_t& rows) {
+struct RawCopy {
+    double wallMs = 0, serverCpuMs = 0, clientCpuMs = 0, walMb = 0;  // the timed COPY only
+    std::size_t rows = 0;
+};
+RawCopy rawCopy(loom::db::Connection& conn, const std::filesystem::path& pgdata) {
+    RawCopy out;
+    std::size_t& rows = out.rows;
     static const char* kTables[] = {"sites", "zones", "rows", "racks", "hosts", "gpus", "nics",
                                     "switches", "ports", "links", "storage_nodes"};
     pqxx::connection& c = loom::db::native(conn);
@@ -139,17 +191,24 @@ double rawCopyMs(loom::db::Connection& conn, std::size_t& rows) {
         }
         tx.commit();
     }
+    const double wal0 = walBytes(conn), cpu0 = serverCpuMs(pgdata), client0 = cpuMs();
     auto t0 = Clock::now();
-    pqxx::work tx(c);
-    for (std::size_t i = 0; i < std::size(kTables); ++i) {
-        std::string raw = std::string("raw_") + kTables[i];
-        tx.exec("CREATE TABLE " + raw + " (LIKE " + kTables[i] + ")");
-        pqxx::tablewriter w(tx, raw);
-        for (const auto& line : data[i]) w.write_raw_line(line);
-        w.complete();
+    {
+        pqxx::work tx(c);
+        for (std::size_t i = 0; i < std::size(kTables); ++i) {
+            std::string raw = std::string("raw_") + kTables[i];
+            tx.exec("CREATE TABLE " + raw + " (LIKE " + kTables[i] + ")");
+            pqxx::tablewriter w(tx, raw);
+            for (const auto& line : data[i]) w.write_raw_line(line);
+            w.complete();
+        }
+        tx.commit();
     }
-    tx.commit();
-    return msSince(t0);
+    out.wallMs = msSince(t0);
+    out.serverCpuMs = serverCpuMs(pgdata) - cpu0;
+    out.clientCpuMs = cpuMs() - client0;
+    out.walMb = (walBytes(conn) - wal0) / 1048576.0;
+    return out;
 }
 
 void print(const char* step, double wallMs, double cpu, const Step* s, std::size_t entities) {
@@ -169,10 +228,12 @@ int main(int argc, char** argv) {
     std::string spec = std::string(LOOM_SOURCE_DIR) + "/configs/clusters/meta-24k-roce.yaml";
     std::string keep;
     bool logAll = true;  // --no-logall: skip the first_log_every_create step (big specs)
+    bool firstOnly = false;  // --first-only: the first apply and the raw COPY, nothing else
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--keep" && i + 1 < argc) keep = argv[++i];
         else if (a == "--no-logall") logAll = false;
+        else if (a == "--first-only") firstOnly = true, logAll = false;
         else spec = a;
     }
     namespace fs = std::filesystem;
@@ -188,22 +249,53 @@ int main(int argc, char** argv) {
     if (!conn) die("connect", conn.error());
     if (auto m = loom::db::migrate(*conn); !m) die("migrate", m.error());
 
+    auto finish = [&] {
+        std::printf("{\"step\":\"peak\",\"peak_rss_mb\":%ld,\"load\":\"%s\"}\n", peakRssMb(),
+                    loom::bench::loadAverage().c_str());
+        if (keep.empty()) {
+            conn = loom::fail(loom::Error::internal("closed"));
+            (void)(*pg)->stop();
+            std::error_code ec;
+            fs::remove_all(dir, ec);
+        }
+        return 0;
+    };
+    std::printf("{\"step\":\"start\",\"load\":\"%s\"}\n", loom::bench::loadAverage().c_str());
+
     // expand + validate
     auto t = Clock::now();
     double c = cpuMs();
     auto desired = loom::inventory::loadClusterSpecFile(spec);
     if (!desired) die(spec, desired.error());
     const std::size_t n = desired->totalEntities();
-    print("expand", msSince(t), cpuMs() - c, nullptr, n);
+    const double expandCpu = cpuMs() - c;
+    print("expand", msSince(t), expandCpu, nullptr, n);
 
     // first apply (end to end = spec already expanded above + load + plan + apply)
     double expandMs = msSince(t);
+    const auto pgdata = dir / "pgdata";
+    double wal0 = walBytes(*conn), all0 = serverCpuMs(pgdata);
     t = Clock::now();
     c = cpuMs();
     Step first = applyOnce(*conn, *desired);
     double firstMs = msSince(t);
     print("first", firstMs, cpuMs() - c, &first, n);
-    std::printf("{\"step\":\"first_end_to_end\",\"wall_ms\":%.1f}\n", expandMs + firstMs);
+    const double firstCpu = expandCpu + (cpuMs() - c) + (serverCpuMs(pgdata) - all0);
+    std::printf("{\"step\":\"first_end_to_end\",\"wall_ms\":%.1f,\"all_server_cpu_ms\":%.1f,"
+                "\"cpu_ms_client_and_server\":%.1f,\"wal_mb\":%.1f,\"load\":\"%s\"}\n",
+                expandMs + firstMs, serverCpuMs(pgdata) - all0, firstCpu,
+                (walBytes(*conn) - wal0) / 1048576.0, loom::bench::loadAverage().c_str());
+    std::fflush(stdout);
+    if (firstOnly) {
+        const RawCopy raw = rawCopy(*conn, pgdata);
+        std::printf("{\"step\":\"raw_copy\",\"wall_ms\":%.1f,\"rows\":%zu,\"first_ratio\":%.2f,"
+                    "\"all_server_cpu_ms\":%.1f,\"client_cpu_ms\":%.1f,\"first_cpu_ratio\":%.2f,"
+                    "\"wal_mb\":%.1f,\"load\":\"%s\"}\n",
+                    raw.wallMs, raw.rows, (expandMs + firstMs) / raw.wallMs, raw.serverCpuMs,
+                    raw.clientCpuMs, firstCpu / (raw.serverCpuMs + raw.clientCpuMs), raw.walMb,
+                    loom::bench::loadAverage().c_str());
+        return finish();
+    }
 
     // no-op: spec again + load + plan (nothing written)
     t = Clock::now();
@@ -212,6 +304,7 @@ int main(int argc, char** argv) {
     if (!again) die(spec, again.error());
     Step noop = applyOnce(*conn, *again);
     const double noopMs = msSince(t);
+    const double noopCpu = (cpuMs() - c) + noop.serverCpuMs;
     print("noop", noopMs, cpuMs() - c, &noop, n);
 
     // the same no-op the long way (load + plan, digests not consulted), for comparison
@@ -236,11 +329,16 @@ int main(int argc, char** argv) {
     print("one_rack", msSince(t), cpuMs() - c, &one, n);
 
     // the raw COPY reference, same rows, same server, same run
-    std::size_t rawRows = 0;
-    double rawMs = rawCopyMs(*conn, rawRows);
+    const RawCopy raw = rawCopy(*conn, pgdata);
+    const double rawMs = raw.wallMs;
     std::printf("{\"step\":\"raw_copy\",\"wall_ms\":%.1f,\"rows\":%zu,\"first_ratio\":%.2f,"
-                "\"noop_ratio\":%.2f,\"noop_load_and_plan_ratio\":%.2f}\n",
-                rawMs, rawRows, (expandMs + firstMs) / rawMs, noopMs / rawMs, noopFullMs / rawMs);
+                "\"noop_ratio\":%.2f,\"noop_load_and_plan_ratio\":%.2f,"
+                "\"all_server_cpu_ms\":%.1f,\"client_cpu_ms\":%.1f,\"first_cpu_ratio\":%.2f,"
+                "\"noop_cpu_ratio\":%.2f,\"wal_mb\":%.1f,\"load\":\"%s\"}\n",
+                rawMs, raw.rows, (expandMs + firstMs) / rawMs, noopMs / rawMs, noopFullMs / rawMs,
+                raw.serverCpuMs, raw.clientCpuMs, firstCpu / (raw.serverCpuMs + raw.clientCpuMs),
+                noopCpu / (raw.serverCpuMs + raw.clientCpuMs), raw.walMb,
+                loom::bench::loadAverage().c_str());
     std::fflush(stdout);
 
     // first apply without per-entity change_log rows, into a second database
@@ -256,13 +354,6 @@ int main(int argc, char** argv) {
         print("first_log_every_create", msSince(t), cpuMs() - c, &nolog, n);
     }
 
-    std::printf("{\"step\":\"peak\",\"peak_rss_mb\":%ld}\n", peakRssMb());
-    if (keep.empty()) {
-        conn = loom::fail(loom::Error::internal("closed"));
-        conn2 = loom::fail(loom::Error::internal("closed"));
-        (void)(*pg)->stop();
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    return 0;
+    conn2 = loom::fail(loom::Error::internal("closed"));
+    return finish();
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <pqxx/tablewriter>
 
+#include "bulk_load.hpp"
 #include "copy_text.hpp"
 #include "idempotency_tx.hpp"
 #include "inventory_rows.hpp"
@@ -203,68 +204,31 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
         std::string line;
         LineWriter w(line, resolver);
 
-        // Bulk writes: a table receiving many rows gets its foreign keys dropped and re-added
-        // after the load, in this same transaction. Re-adding validates every row with one
-        // set-based join instead of one deferred trigger per row (the per-row checks were the
-        // largest part of a 250k-entity first apply). References were already resolved above,
-        // so this only guards against a concurrent writer. Likewise a table losing more than a
-        // few hundred rows gets the foreign keys that point at it (NO ACTION ones: cascades
-        // must still fire) dropped: each deleted row's check scans the referencing table (no
-        // index on the referencing columns, 0001), which made shrinking the 24k cluster to
-        // dev-small take 60 s. Cost: the tables are locked ACCESS EXCLUSIVE until commit (readers
-        // wait).
-        std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
-            droppedFks;
-        auto dropForeignKeys = [&](const pqxx::result& fks) {
-            // Rows: table, constraint name, definition; one ALTER per table.
-            for (const auto& row : fks) {
-                std::string table = row[0].c_str();
-                auto it = std::find_if(droppedFks.begin(), droppedFks.end(),
-                                       [&](const auto& e) { return e.first == table; });
-                if (it == droppedFks.end()) it = droppedFks.insert(droppedFks.end(), {table, {}});
-                if (std::ranges::any_of(it->second,
-                                        [&](const auto& c) { return c.first == row[1].c_str(); }))
-                    continue;
-                it->second.emplace_back(row[1].c_str(), row[2].c_str());
-                tx.exec("ALTER TABLE " + table + " DROP CONSTRAINT " +
-                        quoteIdentifier(row[1].c_str()));
-            }
-        };
-        // Likewise the plain secondary indexes (0015's parent references: not constraints)
-        // of a table receiving many rows: one sorted build after the load instead of one
-        // insertion per row during it. Unique and primary-key indexes stay (they are the
-        // constraints the load must meet row by row).
-        std::vector<std::string> droppedIndexes;  // CREATE INDEX statements to run again
+        // Bulk writes (bulk_load.hpp): a table receiving many rows gets its foreign keys and
+        // plain indexes dropped and re-created after the load, in this same transaction:
+        // re-adding validates every row with one set-based join instead of one deferred
+        // trigger per row (the per-row checks were the largest part of a 250k-entity first
+        // apply), and an index is one sorted build instead of one insertion per row. An empty
+        // table (first apply) is also truncated, which spares the WAL of the load under
+        // wal_level = minimal, and gets its keys and unique constraints built after the load.
+        // References were already resolved above, so the checks only guard against a
+        // concurrent writer. A table losing more than a few hundred rows gets the foreign keys
+        // that point at it (NO ACTION ones: cascades must still fire) dropped: each deleted
+        // row's check scans the referencing table (no index on the referencing columns,
+        // 0001), which made shrinking the 24k cluster to dev-small take 60 s. Cost: the tables
+        // are locked ACCESS EXCLUSIVE until commit (readers wait).
+        BulkLoad bulk(tx);
         for (Kind k : kAllKinds) {
             const KindPlan& kp = plan.of(k);
-            if (kp.creates.empty() || kp.creates.size() < options.bulkForeignKeyRows) continue;
-            auto idx = tx.exec_params(
-                "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index "
-                "i "
-                "WHERE i.indrelid = $1::regclass AND NOT i.indisunique AND NOT i.indisprimary "
-                "AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid) "
-                "ORDER BY 1",
-                std::string(tableDef(k).table));
-            for (const auto& row : idx) {
-                tx.exec(std::string("DROP INDEX ") + row[0].c_str());
-                droppedIndexes.emplace_back(row[1].c_str());
+            if (!kp.creates.empty() && kp.creates.size() >= options.bulkForeignKeyRows) {
+                report(options, std::string("prepare ") + tableDef(k).table, 0, 0);
+                bulk.forCreates(tableDef(k).table);
             }
         }
         for (Kind k : kAllKinds) {
             const KindPlan& kp = plan.of(k);
-            const std::string table = tableDef(k).table;
-            if (!kp.creates.empty() && kp.creates.size() >= options.bulkForeignKeyRows)
-                dropForeignKeys(tx.exec_params(
-                    "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
-                    "FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'f' "
-                    "ORDER BY conname",
-                    table));
             if (!kp.deletes.empty() && kp.deletes.size() >= options.bulkDeleteForeignKeyRows)
-                dropForeignKeys(tx.exec_params(
-                    "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
-                    "FROM pg_constraint WHERE confrelid = $1::regclass AND contype = 'f' "
-                    "AND confdeltype IN ('a', 'r') ORDER BY 1, conname",
-                    table));
+                bulk.forDeletes(tableDef(k).table);
         }
 
         // Creates, parents first.
@@ -273,6 +237,7 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             if (kp.creates.empty()) continue;
             const TableDef& def = tableDef(k);
             std::string stage = std::string("create ") + def.table;
+            report(options, stage, 0, kp.creates.size());
             CopyIn copy(tx, def.table, copyColumns(def));
             visitKind(k, [&](auto* tag) {
                 using T = std::remove_pointer_t<decltype(tag)>;
@@ -346,26 +311,7 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                    kp.deletes.size());
         }
 
-        // The deferred checks run now: deferred foreign keys (0001) of rows written to tables
-        // that kept theirs, of rows deleted from referenced tables, and the link-end unique
-        // checks (0006) queue trigger events until commit, and ALTER TABLE and CREATE INDEX
-        // refuse a table with pending events (55006, seen growing dev-small into the 24k
-        // cluster, and on links once 0021 gave them a plain index). Every write of the apply is
-        // in at this point, so checking here is checking the end state.
-        if (!droppedFks.empty() || !droppedIndexes.empty())
-            tx.exec("SET CONSTRAINTS ALL IMMEDIATE");
-        for (const auto& def : droppedIndexes) {
-            report(options, "index", 0, 0);
-            tx.exec(def);
-        }
-        for (const auto& [table, fks] : droppedFks) {
-            report(options, std::string("check references ") + table, 0, 0);
-            std::string alter = "ALTER TABLE " + table + " ";
-            for (std::size_t i = 0; i < fks.size(); ++i)
-                alter += (i ? ", " : "") + std::string("ADD CONSTRAINT ") +
-                         quoteIdentifier(fks[i].first) + " " + fks[i].second;
-            tx.exec(alter);
-        }
+        bulk.restore([&](std::string_view stage) { report(options, stage, 0, 0); });
 
         // The change log: per-entity rows for creates and updates, a summary row per kind.
         {

@@ -29,6 +29,9 @@
 //    (validated, one join each) before commit, in the same transaction, after SET CONSTRAINTS
 //    ALL IMMEDIATE has run the checks still deferred (ALTER TABLE refuses a table with pending
 //    trigger events). Thresholds: ApplyOptions::bulkForeignKeyRows / bulkDeleteForeignKeyRows.
+//    A kind whose table is still empty (a first apply) is truncated in the transaction and
+//    also loses its keys, unique constraints and the foreign keys pointing at it until the
+//    COPY is in: under wal_level = minimal its load writes no WAL (db/src/bulk_load.hpp).
 // An empty plan writes nothing. A failure anywhere rolls the whole transaction back; errors
 // come back as loom::Error (see database.hpp for the SQLSTATE mapping).
 #pragma once
