@@ -67,6 +67,8 @@ public:
     int selectedGpu() const { return selectedGpu_; }
     int selectedRack() const { return selectedRack_; }
 
+    // GPUs across a rack drawing (one host per line of 8).
+    static constexpr int kRackCols = 8;
     // Scale below which rack outlines and labels are skipped (and so are off-screen racks).
     static constexpr double kOutlineScale = 5.0;
     static constexpr double kLabelScale = 12.0;
