@@ -1,13 +1,21 @@
+// The simulator's step (Simulator::step, simulator.hpp): the world moves on by the elapsed time
+// (jobs end and start, failures arrive and heal, stragglers are injected) and is written as one
+// scrape's worth of Prometheus text, GPUs like DCGM exporters and switch ports like SNMP
+// exporters. Its state, and building it from a layout, are in simulator_model.cpp.
 #include "loom/telemetry/simulator.hpp"
 
 #include "loom/inventory/splitmix.hpp"
-
+#include "simulator_model.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 
 namespace loom::telemetry {
+
+using sim::Job;
+using sim::RackMode;
+
 namespace {
 
 // Deterministic noise in [-1, 1) for (seed, entity, step): no RNG state consumed per GPU.
@@ -44,156 +52,9 @@ constexpr const char* kPortMetrics[12] = {
     "loom_port_out_pfc_pause_frames_total", "loom_port_fec_uncorrectable_total",
 };
 
-// What a rack's lifecycle state lets the simulated world do there.
-enum class RackMode : std::uint8_t { Off, Idle, BurnIn, Serving };
-
-RackMode rackMode(std::string_view state) {
-    if (state == "in_service") return RackMode::Serving;
-    if (state == "burn_in") return RackMode::BurnIn;
-    if (state == "powered" || state == "validated" || state == "draining" || state == "drained" ||
-        state == "maintenance")
-        return RackMode::Idle;
-    return RackMode::Off;
-}
-
 bool linkReports(AdminState a) { return a == AdminState::InService || a == AdminState::Drained; }
 
-struct Job {
-    std::uint64_t serial = 0;
-    std::vector<std::uint32_t> racks;
-    std::int64_t startMs = 0, endMs = 0, periodMs = 5000, offsetMs = 0;
-    bool spansRacks = false, spansZones = false;
-    bool live = true;
-};
-
 }  // namespace
-
-struct Simulator::Model {
-    std::shared_ptr<const HallLayout> L;
-    std::mt19937_64 rng;
-    std::vector<std::string> gpuLabels, portLabels;  // "{...} " prefixes
-    std::vector<std::uint32_t> emitPorts;            // port slots written each step
-    std::vector<Job> jobs;
-    std::vector<std::int32_t> rackJob;  // -1 idle
-    std::vector<RackMode> rackMode;     // from the layout's rack states
-    std::uint32_t gpusBusy = 0;
-    // GPU failure state.
-    std::vector<std::uint8_t> xid;
-    std::vector<std::int64_t> xidUntil, eccUntil, hotUntil;
-    std::vector<std::uint16_t> ecc;
-    std::vector<std::uint8_t> lastXid, lastEcc;  // what was last written (live mode)
-    // Injected stragglers (injectStraggler): active causes per GPU and per link this step
-    // (0 none, 1 + cause) and the correctable-ECC counter they drive.
-    struct Injection {
-        StragglerCause cause;
-        std::uint32_t target;
-        std::int64_t startMs, endMs;
-    };
-    std::vector<Injection> stragglers;
-    std::vector<std::uint8_t> strag, linkStrag;
-    std::int64_t nextInjectMs = 0;
-    std::uint32_t injected = 0;  // demo injections so far (cycles the causes)
-    // Port error, discard and PFC pause counters (written only when they moved).
-    std::vector<double> errCnt, discCnt, pfcCnt;
-    std::vector<std::uint8_t> portMoved;
-    std::vector<double> sbe, lastSbe;
-    std::vector<double> energy;
-    // Links and ports.
-    std::vector<float> linkUtil;
-    std::vector<std::uint8_t> linkDown;
-    std::vector<double> inOct, outOct;
-    std::vector<std::pair<std::uint32_t, std::int64_t>> flaps;     // link, start
-    std::vector<std::pair<std::uint32_t, std::int64_t>> rtswDown;  // switch, until
-    std::vector<std::uint32_t> rtsws, flappable;
-    std::int64_t lastMs = 0;
-    std::uint64_t stepNo = 0;
-};
-
-Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig config)
-    : config_(config), m_(std::make_unique<Model>()) {
-    auto& m = *m_;
-    m.L = layout ? std::move(layout) : std::make_shared<const HallLayout>();
-    const auto& L = *m.L;
-    m.rng.seed(config_.seed);
-    std::size_t nG = L.gpuCount();
-    m.gpuLabels.reserve(nG);
-    for (std::uint32_t g = 0; g < nG; ++g) {
-        const auto& name = L.gpuNames()[g];
-        const auto& host = L.gpuHost()[g];
-        // The GPU's index on its host is the suffix of "<host>-gpu<i>".
-        std::string idx = name.size() > host.size() + 4 ? name.substr(host.size() + 4) : "0";
-        m.gpuLabels.push_back("{gpu=\"" + idx + "\",UUID=\"GPU-" + name + "\",Hostname=\"" + host +
-                              "\"} ");
-    }
-    for (std::uint32_t p = 0; p < L.portCount(); ++p) {
-        const auto& hp = L.ports()[p];
-        if (hp.number == 0 || hp.linkIndex == kNoIndex) continue;  // cabled ports only
-        m.emitPorts.push_back(p);
-    }
-    m.portLabels.resize(L.portCount());
-    for (auto p : m.emitPorts) {
-        const auto& hp = L.ports()[p];
-        m.portLabels[p] = "{switch=\"" + L.switches()[hp.switchIndex].name + "\",port=\"p" +
-                          std::to_string(hp.number) + "\"} ";
-    }
-    m.rackJob.assign(L.racks().size(), -1);
-    for (const auto& r : L.racks()) m.rackMode.push_back(rackMode(r.state));
-    m.xid.assign(nG, 0);
-    m.xidUntil.assign(nG, 0);
-    m.eccUntil.assign(nG, 0);
-    m.hotUntil.assign(nG, 0);
-    m.ecc.assign(nG, 0);
-    m.lastXid.assign(nG, 255);
-    m.lastEcc.assign(nG, 255);
-    m.energy.assign(nG, 0);
-    m.strag.assign(nG, 0);
-    m.linkStrag.assign(L.linkCount(), 0);
-    m.errCnt.assign(L.portCount(), 0);
-    m.discCnt.assign(L.portCount(), 0);
-    m.pfcCnt.assign(L.portCount(), 0);
-    m.portMoved.assign(L.portCount(), 0);
-    m.sbe.assign(nG, 0);
-    m.lastSbe.assign(nG, -1);
-    m.linkUtil.assign(L.linkCount(), 0);
-    m.linkDown.assign(L.linkCount(), 0);
-    m.inOct.assign(L.portCount(), 0);
-    m.outOct.assign(L.portCount(), 0);
-    for (std::uint32_t p = 0; p < L.portCount(); ++p) {
-        // Counters of a switch that has been up a while.
-        m.inOct[p] = static_cast<double>(splitmix64(config_.seed + p) % 1000000000000ull);
-        m.outOct[p] = static_cast<double>(splitmix64(config_.seed + p + 7) % 1000000000000ull);
-    }
-    for (std::uint32_t s = 0; s < L.switches().size(); ++s)
-        if (L.switches()[s].role == inventory::SwitchRole::Rtsw ||
-            L.switches()[s].role == inventory::SwitchRole::Leaf)
-            m.rtsws.push_back(s);
-    for (std::uint32_t l = 0; l < L.linkCount(); ++l)
-        if (L.links()[l].aPort != kNoIndex || L.links()[l].bPort != kNoIndex) m.flappable.push_back(l);
-}
-
-Simulator::~Simulator() = default;
-
-void Simulator::setLayout(std::shared_ptr<const HallLayout> layout) {
-    auto& m = *m_;
-    if (!layout || layout->racks().size() != m.rackJob.size() ||
-        layout->gpuCount() != m.xid.size() || layout->linkCount() != m.linkUtil.size())
-        return;  // not the same structure: the caller makes a new Simulator
-    m.L = std::move(layout);
-    const auto& L = *m.L;
-    for (std::size_t r = 0; r < L.racks().size(); ++r) m.rackMode[r] = rackMode(L.racks()[r].state);
-    // Jobs on racks that left service end now (a drain moves the work away).
-    for (auto& job : m.jobs) {
-        if (!job.live) continue;
-        bool ok = true;
-        for (auto r : job.racks) ok &= m.rackMode[r] == RackMode::Serving;
-        if (ok) continue;
-        job.live = false;
-        for (auto r : job.racks) {
-            m.rackJob[r] = -1;
-            m.gpusBusy -= L.racks()[r].gpuCount;
-        }
-    }
-}
 
 void Simulator::step(std::int64_t nowMs, std::string& out) {
     auto& m = *m_;
@@ -631,31 +492,6 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
         i0 = i1;
     }
     stats_.samplesLastStep = samples;
-}
-
-std::vector<Simulator::RunningJob> Simulator::runningJobs() const {
-    std::vector<RunningJob> out;
-    for (const auto& j : m_->jobs)
-        if (j.live) out.push_back({j.serial, j.racks, j.startMs});
-    std::sort(out.begin(), out.end(),
-              [](const RunningJob& a, const RunningJob& b) { return a.serial < b.serial; });
-    return out;
-}
-
-void Simulator::injectStraggler(StragglerCause cause, std::uint32_t target, std::int64_t startMs,
-                                double seconds) {
-    m_->stragglers.push_back(
-        {cause, target, startMs, startMs + static_cast<std::int64_t>(seconds * 1000)});
-}
-
-namespace {
-constexpr std::string_view kCauseNames[Simulator::kStragglerCauseCount] = {
-    "thermal_throttle", "ecc_pressure", "slow_nic", "pfc_storm", "flapping_optic",
-    "noisy_neighbour"};
-}
-
-std::string_view Simulator::causeName(StragglerCause c) {
-    return kCauseNames[static_cast<int>(c)];
 }
 
 }  // namespace loom::telemetry

@@ -126,7 +126,7 @@ public:
     const SimulatorStats& stats() const { return stats_; }
     const SimulatorConfig& config() const { return config_; }
 
-    struct Model;  // telemetry_hub-independent internals, in simulator.cpp
+    struct Model;  // telemetry_hub-independent internals, in simulator_model.hpp
 
 private:
     SimulatorConfig config_;

@@ -1,0 +1,127 @@
+// The simulator's state (simulator_model.hpp): built from a hall layout (exporter labels, the
+// ports written each step, counters of switches that have been up a while), following a layout
+// of the same structure (rack states: jobs on racks that left service end), the running jobs
+// and injected stragglers. One step of the world is in simulator.cpp.
+#include "simulator_model.hpp"
+
+#include <algorithm>
+
+#include "loom/inventory/splitmix.hpp"
+#include "loom/telemetry/simulator.hpp"
+
+namespace loom::telemetry {
+
+using sim::RackMode;
+using sim::rackMode;
+
+Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig config)
+    : config_(config), m_(std::make_unique<Model>()) {
+    auto& m = *m_;
+    m.L = layout ? std::move(layout) : std::make_shared<const HallLayout>();
+    const auto& L = *m.L;
+    m.rng.seed(config_.seed);
+    std::size_t nG = L.gpuCount();
+    m.gpuLabels.reserve(nG);
+    for (std::uint32_t g = 0; g < nG; ++g) {
+        const auto& name = L.gpuNames()[g];
+        const auto& host = L.gpuHost()[g];
+        // The GPU's index on its host is the suffix of "<host>-gpu<i>".
+        std::string idx = name.size() > host.size() + 4 ? name.substr(host.size() + 4) : "0";
+        m.gpuLabels.push_back("{gpu=\"" + idx + "\",UUID=\"GPU-" + name + "\",Hostname=\"" + host +
+                              "\"} ");
+    }
+    for (std::uint32_t p = 0; p < L.portCount(); ++p) {
+        const auto& hp = L.ports()[p];
+        if (hp.number == 0 || hp.linkIndex == kNoIndex) continue;  // cabled ports only
+        m.emitPorts.push_back(p);
+    }
+    m.portLabels.resize(L.portCount());
+    for (auto p : m.emitPorts) {
+        const auto& hp = L.ports()[p];
+        m.portLabels[p] = "{switch=\"" + L.switches()[hp.switchIndex].name + "\",port=\"p" +
+                          std::to_string(hp.number) + "\"} ";
+    }
+    m.rackJob.assign(L.racks().size(), -1);
+    for (const auto& r : L.racks()) m.rackMode.push_back(rackMode(r.state));
+    m.xid.assign(nG, 0);
+    m.xidUntil.assign(nG, 0);
+    m.eccUntil.assign(nG, 0);
+    m.hotUntil.assign(nG, 0);
+    m.ecc.assign(nG, 0);
+    m.lastXid.assign(nG, 255);
+    m.lastEcc.assign(nG, 255);
+    m.energy.assign(nG, 0);
+    m.strag.assign(nG, 0);
+    m.linkStrag.assign(L.linkCount(), 0);
+    m.errCnt.assign(L.portCount(), 0);
+    m.discCnt.assign(L.portCount(), 0);
+    m.pfcCnt.assign(L.portCount(), 0);
+    m.portMoved.assign(L.portCount(), 0);
+    m.sbe.assign(nG, 0);
+    m.lastSbe.assign(nG, -1);
+    m.linkUtil.assign(L.linkCount(), 0);
+    m.linkDown.assign(L.linkCount(), 0);
+    m.inOct.assign(L.portCount(), 0);
+    m.outOct.assign(L.portCount(), 0);
+    for (std::uint32_t p = 0; p < L.portCount(); ++p) {
+        // Counters of a switch that has been up a while.
+        m.inOct[p] = static_cast<double>(splitmix64(config_.seed + p) % 1000000000000ull);
+        m.outOct[p] = static_cast<double>(splitmix64(config_.seed + p + 7) % 1000000000000ull);
+    }
+    for (std::uint32_t s = 0; s < L.switches().size(); ++s)
+        if (L.switches()[s].role == inventory::SwitchRole::Rtsw ||
+            L.switches()[s].role == inventory::SwitchRole::Leaf)
+            m.rtsws.push_back(s);
+    for (std::uint32_t l = 0; l < L.linkCount(); ++l)
+        if (L.links()[l].aPort != kNoIndex || L.links()[l].bPort != kNoIndex)
+            m.flappable.push_back(l);
+}
+
+Simulator::~Simulator() = default;
+
+void Simulator::setLayout(std::shared_ptr<const HallLayout> layout) {
+    auto& m = *m_;
+    if (!layout || layout->racks().size() != m.rackJob.size() ||
+        layout->gpuCount() != m.xid.size() || layout->linkCount() != m.linkUtil.size())
+        return;  // not the same structure: the caller makes a new Simulator
+    m.L = std::move(layout);
+    const auto& L = *m.L;
+    for (std::size_t r = 0; r < L.racks().size(); ++r) m.rackMode[r] = rackMode(L.racks()[r].state);
+    // Jobs on racks that left service end now (a drain moves the work away).
+    for (auto& job : m.jobs) {
+        if (!job.live) continue;
+        bool ok = true;
+        for (auto r : job.racks) ok &= m.rackMode[r] == RackMode::Serving;
+        if (ok) continue;
+        job.live = false;
+        for (auto r : job.racks) {
+            m.rackJob[r] = -1;
+            m.gpusBusy -= L.racks()[r].gpuCount;
+        }
+    }
+}
+
+std::vector<Simulator::RunningJob> Simulator::runningJobs() const {
+    std::vector<RunningJob> out;
+    for (const auto& j : m_->jobs)
+        if (j.live) out.push_back({j.serial, j.racks, j.startMs});
+    std::sort(out.begin(), out.end(),
+              [](const RunningJob& a, const RunningJob& b) { return a.serial < b.serial; });
+    return out;
+}
+
+void Simulator::injectStraggler(StragglerCause cause, std::uint32_t target, std::int64_t startMs,
+                                double seconds) {
+    m_->stragglers.push_back(
+        {cause, target, startMs, startMs + static_cast<std::int64_t>(seconds * 1000)});
+}
+
+namespace {
+constexpr std::string_view kCauseNames[Simulator::kStragglerCauseCount] = {
+    "thermal_throttle", "ecc_pressure",   "slow_nic",
+    "pfc_storm",        "flapping_optic", "noisy_neighbour"};
+}
+
+std::string_view Simulator::causeName(StragglerCause c) { return kCauseNames[static_cast<int>(c)]; }
+
+}  // namespace loom::telemetry
