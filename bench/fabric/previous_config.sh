@@ -14,21 +14,12 @@
 # Needs loomd built (cmake --build build --target loomd).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/lib/args.sh
 build=build; spec=configs/clusters/meta-24k-roce.yaml; requests=20; clients=4
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build) build=$2; shift 2 ;;
-    --spec) spec=$2; shift 2 ;;
-    --requests) requests=$2; shift 2 ;;
-    --clients) clients=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
-    *) echo "previous_config.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-bin=$build/bin
-[ -x "$bin/loomd" ] || { echo "previous_config.sh: $bin/loomd is not built" >&2; exit 2; }
+bench_args build spec requests clients -- "$@"
+bench_need_built loomd
 [ -f "$spec" ] || { echo "previous_config.sh: no spec $spec" >&2; exit 2; }
-load() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
+load() { echo "load average: $(bench_load)"; }
 
 . bench/lib/loomd.sh
 load

@@ -14,18 +14,11 @@
 # Then RSS 5 s after the last request (malloc_trim gives freed arenas back).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/lib/args.sh
 build=build; cluster=configs/clusters/meta-24k-roce.yaml
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build) build=$2; shift 2 ;;
-    --cluster) cluster=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
-    *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-bin=$build/bin
-[ -x "$bin/loomd" ] || { echo "run.sh: $bin/loomd is not built" >&2; exit 2; }
-command -v curl >/dev/null || { echo "run.sh: curl is missing" >&2; exit 2; }
+bench_args build cluster -- "$@"
+bench_need_built loomd
+bench_need_tool curl
 
 . bench/lib/loomd.sh
 loomd_start "$bin" "$cluster" hostile viewer operator
@@ -48,7 +41,7 @@ rows = "".join(f"    - {{name: host-{i:06d}, labels: {{owner: team-{i % 97}, slo
 open(f"{w}/nodes.yaml", "w").write("apiVersion: loom/v1\nkind: Cluster\nmetadata: {name: x}\nspec:\n  overrides:\n    hosts:\n" + rows)
 PY
 ls -l "$work"/*.yaml | awk '{print "   ", $5, "bytes", $NF}'
-echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== load average: $(bench_load)"
 echo "baseline: $(mem)"
 
 send() {  # send NAME TOKEN PATH FILE

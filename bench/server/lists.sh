@@ -14,24 +14,11 @@
 # (50 / req/s), so the CPU per request is the figure to compare.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/lib/args.sh
 build=build; seconds=10; clients=50; url=; token=; pgdata=
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build) build=$2; shift 2 ;;
-    --seconds) seconds=$2; shift 2 ;;
-    --clients) clients=$2; shift 2 ;;
-    --url) url=$2; shift 2 ;;
-    --token) token=$2; shift 2 ;;
-    --pgdata) pgdata=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
-    *) echo "lists.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-bin=$build/bin
-for b in loomd loomctl; do
-  [ -x "$bin/$b" ] || { echo "lists.sh: $bin/$b is not built (cmake --build $build --target $b)" >&2; exit 2; }
-done
-command -v wrk >/dev/null || { echo "lists.sh: wrk is missing (apt-get install wrk)" >&2; exit 2; }
+bench_args build seconds clients url token pgdata -- "$@"
+bench_need_built loomd loomctl
+bench_need_tool wrk
 
 if [ -z "$url" ]; then
   . bench/lib/loomd.sh
@@ -49,7 +36,7 @@ pg_pids() {
   echo "$pm" $(pgrep -P "$pm")
 }
 pg_cpu() { local f=(); for p in $(pg_pids); do f+=("/proc/$p/stat"); done; cpu_of "${f[@]}"; }
-echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg); $clients connections, ${seconds} s each"
+echo "== load average: $(bench_load); $clients connections, ${seconds} s each"
 queries=(
   "ports?limit=100"
   "ports?limit=100&switch=z1-ctsw01"
@@ -87,4 +74,4 @@ done
 echo "== loomctl get ports --field switch=z1-ctsw01 -o json (hyperfine, 10 runs)"
 LOOM_SERVER=$url LOOM_TOKEN=$token hyperfine -N -w 2 -r 10 \
   "$bin/loomctl get ports --field switch=z1-ctsw01 -o json" 2>&1 | grep -E 'Time|Range'
-echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average after: $(bench_load)"

@@ -14,21 +14,11 @@
 # loomd and ws_fanout (LOOM_BUILD_BENCH=ON).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/lib/args.sh
 build=build; seconds=30; clients=100
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build) build=$2; shift 2 ;;
-    --seconds) seconds=$2; shift 2 ;;
-    --clients) clients=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-    *) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-bin=$build/bin
-for b in loomd ws_fanout; do
-  [ -x "$bin/$b" ] || { echo "run.sh: $bin/$b is not built (cmake --build $build --target $b)" >&2; exit 2; }
-done
-command -v wrk >/dev/null || { echo "run.sh: wrk is missing (apt-get install wrk)" >&2; exit 2; }
+bench_args build seconds clients -- "$@"
+bench_need_built loomd ws_fanout
+bench_need_tool wrk
 
 . bench/lib/loomd.sh
 loomd_start "$bin" configs/clusters/meta-24k-roce.yaml server admin
@@ -37,7 +27,7 @@ hostport=${url#http://}
 sleep 5  # the first ticks and the hall layout
 cpu() { awk '{print $14+$15}' "/proc/$pid/stat"; }
 rss() { grep -E 'VmRSS|VmHWM' "/proc/$pid/status" | tr -s ' \t' ' ' | tr '\n' ' '; echo; }
-echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== load average: $(bench_load)"
 echo "== idle (simulator only), 10 s"
 a=$(cpu); sleep 10; b=$(cpu); echo "loomd cores: $(echo "scale=3; ($b-$a)/100/10" | bc)"; rss
 

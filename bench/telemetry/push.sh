@@ -12,20 +12,11 @@
 # and MB/s of body per second of loomd CPU and per second of wall time. Prints the load average.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. bench/lib/args.sh
 build=build; cluster=configs/clusters/dev-small.yaml; mib=64; repeats=3
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --build) build=$2; shift 2 ;;
-    --cluster) cluster=$2; shift 2 ;;
-    --mib) mib=$2; shift 2 ;;
-    --repeats) repeats=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-    *) echo "push.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-bin=$build/bin
-[ -x "$bin/loomd" ] || { echo "push.sh: $bin/loomd is not built" >&2; exit 2; }
-command -v curl >/dev/null || { echo "push.sh: curl is missing" >&2; exit 2; }
+bench_args build cluster mib repeats -- "$@"
+bench_need_built loomd
+bench_need_tool curl
 
 . bench/lib/loomd.sh
 loomd_start "$bin" "$cluster" push viewer operator
@@ -72,7 +63,7 @@ while size < mib << 20:
 open(f"{work}/body.txt", "w").write("".join(parts))
 print(f"   body: {size} bytes, {i} dcgm-exporter pages of {len(hosts)} hosts")
 PY
-echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== load average: $(bench_load)"
 printf '%-16s %9s %9s %9s %11s %11s %s\n' request wall_s cpu_s parse_ms MB/s_cpu MB/s_wall answer
 bytes=$(stat -c %s "$work/body.txt")
 post() {  # post LABEL [curl args]
@@ -93,4 +84,4 @@ for i in $(seq 1 "$repeats"); do
   post "no-expect #$i" -H 'Expect:'
   post "100-continue #$i" -H 'Expect: 100-continue'
 done
-echo "== load average: $(cut -d' ' -f1-3 /proc/loadavg); loomd $(loomd_mem)"
+echo "== load average: $(bench_load); loomd $(loomd_mem)"
