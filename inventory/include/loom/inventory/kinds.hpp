@@ -91,7 +91,8 @@ constexpr FieldDesc<T, M> opsField(std::string_view api, M T::*m, std::string_vi
 }
 // An operational text field with no C++ member.
 template <class T>
-constexpr FieldDesc<T, std::string> opsText(std::string_view api, std::string_view column = {}) {
+constexpr FieldDesc<T, std::string> opsTextField(std::string_view api,
+                                                 std::string_view column = {}) {
     return {api, nullptr, column.empty() ? api : column, Group::Operational};
 }
 template <class T>
