@@ -191,9 +191,10 @@ struct KindDesc<Gpu> {
         opsField("state", &Gpu::state),
         opsField("serial", &Gpu::serial).patch(),
         opsField("uuid", &Gpu::uuid).patch(),
+        opsTextField<Gpu>("firmware").patch(),
     };
     static constexpr std::string_view columns = "host index state health";
-    static constexpr std::string_view wide = "model uuid serial";
+    static constexpr std::string_view wide = "model uuid serial firmware";
 };
 
 template <>
