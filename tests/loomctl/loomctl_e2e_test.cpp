@@ -543,5 +543,70 @@ TEST_F(LoomctlE2e, EventsHistoryAckAndClose) {
     EXPECT_NE(none.err.find("not found"), std::string::npos) << none.err;
 }
 
+// A GPU's firmware (issue 10): a field added with one line in inventory/kinds.hpp and its
+// migration (0023), nothing else. PATCH sets it, GET and the list's filter return it, `loomctl
+// get gpus -o wide` shows it (the narrow table does not), an apply that updates the GPU's spec
+// fields keeps it, and a kind without the field refuses it.
+TEST_F(LoomctlE2e, GpuFirmwareIsPatchedListedShownAndKeptByAnApply) {
+    client::ClientConfig cfg;
+    cfg.server = url_;
+    cfg.token = loomd_.token;
+    client::Client c(cfg);
+    const std::string gpu = "z1-r004-h1-gpu7", fw = "96.00.9F.00.04";
+    client::RequestOptions req;
+    req.body = nlohmann::json{{"firmware", fw}}.dump();
+    req.contentType = "application/json";
+    auto patched = c.call("PATCH", "/api/v1/gpus/" + gpu, req);
+    ASSERT_TRUE(patched) << patched.error().toString();
+
+    auto got = c.getJson("/api/v1/gpus/" + gpu);
+    ASSERT_TRUE(got) << got.error().toString();
+    EXPECT_EQ((*got)["firmware"], fw) << got->dump();
+    auto other = c.getJson("/api/v1/gpus/z1-r004-h1-gpu6");
+    ASSERT_TRUE(other) << other.error().toString();
+    EXPECT_EQ((*other)["firmware"], "") << "the column's default";
+
+    auto listed = c.getJson("/api/v1/gpus?firmware=" + client::urlEncode(fw));
+    ASSERT_TRUE(listed) << listed.error().toString();
+    ASSERT_EQ((*listed)["items"].size(), 1u) << listed->dump();
+    EXPECT_EQ((*listed)["items"][0]["name"], gpu);
+    auto prefixed = c.getJson("/api/v1/gpus?firmware__isw=96.00&limit=500");
+    ASSERT_TRUE(prefixed) << prefixed.error().toString();
+    EXPECT_EQ((*prefixed)["items"].size(), 1u);
+
+    auto wide = loomctl({"get", "gpus", "-o", "wide"});
+    ASSERT_EQ(wide.exitCode, 0) << wide.err;
+    ASSERT_NE(wide.out.find("FIRMWARE"), std::string::npos) << wide.out.substr(0, 300);
+    auto row = wide.out.substr(wide.out.find(gpu + " "));
+    row = row.substr(0, row.find('\n'));
+    EXPECT_NE(row.find(fw), std::string::npos) << row;
+    auto narrow = loomctl({"get", "gpus"});
+    EXPECT_EQ(narrow.out.find("FIRMWARE"), std::string::npos) << "a -o wide column";
+    auto byField = loomctl({"get", "gpus", "--field", "firmware=" + fw, "-o", "name"});
+    EXPECT_EQ(byField.exitCode, 0) << byField.err;
+    EXPECT_EQ(byField.out, "gpu/" + gpu + "\n");
+
+    // A new GPU model in the spec: the apply rewrites every GPU's spec columns, not firmware.
+    std::ifstream in(spec_);
+    std::string text(std::istreambuf_iterator<char>(in), {});
+    const std::string from = "gpuModel: H100-SXM5-80GB";
+    ASSERT_NE(text.find(from), std::string::npos);
+    text.replace(text.find(from), from.size(), "gpuModel: H200-SXM5-141GB");
+    const auto changed = state_ / "h200.yaml";
+    std::ofstream(changed) << text;
+    auto applied = loomctl({"apply", "-f", changed.string()});
+    ASSERT_EQ(applied.exitCode, 0) << applied.out << applied.err;
+    got = c.getJson("/api/v1/gpus/" + gpu);
+    ASSERT_TRUE(got) << got.error().toString();
+    EXPECT_EQ((*got)["model"], "H200-SXM5-141GB") << "the apply updated the GPU";
+    EXPECT_EQ((*got)["firmware"], fw) << "and kept its firmware";
+
+    // Only GPUs have it: PATCHing a host's firmware is a 400 naming the field.
+    auto refused = c.call("PATCH", "/api/v1/hosts/z1-r004-h1", req);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("firmware"), std::string::npos)
+        << refused.error().toString();
+}
+
 }  // namespace
 }  // namespace loom::testing

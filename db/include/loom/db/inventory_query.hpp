@@ -62,8 +62,8 @@ struct ObjectPatch {
     // The same for annotations (0020_annotations): all set by hand, at most
     // kMaxAnnotationBytes of JSON per object after the merge (a larger result is a 400).
     std::optional<std::string> annotations;
-    // Operational fields the API may set: "serial" (racks, hosts, gpus, switches, storage
-    // nodes), "uuid" (gpus), "mac" (nics). Lifecycle `state` belongs to provisioning.
+    // Operational fields the API may set: those inventory/kinds.hpp marks .patch() (serial,
+    // uuid, firmware, mac, ...). Lifecycle `state` belongs to provisioning.
     std::vector<std::pair<std::string, std::string>> fields;
     std::optional<std::int64_t> ifMatch;  // expected resourceVersion; stale -> 412
     std::string actor;                    // recorded in change_log
