@@ -20,6 +20,7 @@
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/fabric/export.hpp"
 #include "loom/fabric/link_sync.hpp"
+#include "loom/fabric/routes_down.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/summary_router.hpp"
 #include "loom/fabric/topology.hpp"
@@ -80,19 +81,10 @@ struct ProvisioningService::Impl {
     std::int32_t targetOf(std::int32_t sw) {
         return visit([&](const auto& r) { return r.targetOf(sw); });
     }
-    // Switch p reaches rack target t going only down (Router::mode == Down). The summarised
-    // tables keep no modes: there it is a route whose next hops are all down links of p, which
-    // is what up/down routing gives exactly when the mode is Down (Up goes up first, None and
-    // Self have no hops).
+    // Switch p reaches rack target t going only down (fabric/routes_down.hpp; equal on both
+    // routers, tests/fabric/routes_down_test.cpp).
     bool routesDown(std::int32_t p, std::int32_t t) {
-        if (router) return router->mode(p, t) == fabric::RouteMode::Down;
-        const auto g = summary->groupOf(p, t);
-        if (g < 0) return false;
-        const auto hops = summary->group(g);
-        const auto down = summary->topology().downLinks(p);
-        return !hops.empty() && std::all_of(hops.begin(), hops.end(), [&](const auto& h) {
-            return std::find(down.begin(), down.end(), h.link) != down.end();
-        });
+        return visit([&](const auto& r) { return fabric::routesDown(r, p, t); });
     }
     bool fabricDirty = true;
     bool configsLoaded = false;
