@@ -29,13 +29,25 @@ if [ -z "$url" ]; then
 else
   loomd_pid=$(ss -ltnp "sport = :${url##*:}" | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
 fi
-# CPU seconds (user + system) of loomd, and of every PostgreSQL process of $pgdata.
-cpu_of() { awk '{s += $14 + $15} END {print s / 100}' "$@" 2>/dev/null || echo 0; }
-pg_pids() {
-  local pm; pm=$(head -n 1 "$pgdata/postmaster.pid")
-  echo "$pm" $(pgrep -P "$pm")
+# CPU seconds (user + system) of loomd, and of the whole PostgreSQL cluster of $pgdata.
+# /proc/PID/stat's fields after the ")" (a process name may hold spaces): $14/$15 are utime and
+# stime, $16/$17 the cutime and cstime of its children that have exited and been reaped.
+# A process gone meanwhile counts 0.
+stat_ticks() { awk -v from="$2" -v to="$3" '{sub(/.*\) /, ""); for (i = from; i <= to; i++) s += $(i - 2)}
+  END {print s + 0}' "$1" 2>/dev/null || echo 0; }
+cpu_of() { awk -v t="$(stat_ticks "$1" 14 15)" -v hz="$(getconf CLK_TCK)" 'BEGIN {print t / hz}'; }
+# The cluster's CPU: the postmaster's own and that of its children that have exited (backends
+# that loomd closed, parallel workers, autovacuum: the postmaster reaps them all, so their CPU
+# lands in its cutime/cstime), plus each live child's so far. Summing only the live children
+# went negative (-2552 ms/req) when a long-lived backend exited during a run. The live children
+# are read before the postmaster, so one that exits in between is counted twice rather than
+# lost (at most one backend's life, against the run's seconds).
+pg_cpu() {
+  local pm t=0 c; pm=$(head -n 1 "$pgdata/postmaster.pid")
+  for c in $(pgrep -P "$pm"); do t=$((t + $(stat_ticks "/proc/$c/stat" 14 15))); done
+  t=$((t + $(stat_ticks "/proc/$pm/stat" 14 17)))
+  awk -v t="$t" -v hz="$(getconf CLK_TCK)" 'BEGIN {print t / hz}'
 }
-pg_cpu() { local f=(); for p in $(pg_pids); do f+=("/proc/$p/stat"); done; cpu_of "${f[@]}"; }
 echo "== load average: $(bench_load); $clients connections, ${seconds} s each"
 queries=(
   "ports?limit=100"

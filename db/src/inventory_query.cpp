@@ -7,6 +7,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "copy_text.hpp"
 #include "list_sql.hpp"
 #include "loom/db/native.hpp"
 #include "loom/inventory/kinds.hpp"
@@ -31,10 +32,17 @@ struct Field {
 // field that names a related object. `where` is a condition on the listed row `t` with one or
 // two `{}`, each replaced by the lookup's condition on `expr` inside a subquery, so the filter
 // is a few index probes instead of a join of every row.
+//
+// A pattern lookup (`peer__ic=ctsw`) can match thousands of related objects, and the subquery
+// then builds every one's id list before the first row is listed: `rowWhere`, when set, is the
+// relation tested per listed row instead (a correlated subquery over `rowExpr`), which costs a
+// few probes per row the other filters leave or the page walks.
 struct Relation {
     const char* api;
     const char* expr;
     const char* where;
+    const char* rowExpr = nullptr;
+    const char* rowWhere = nullptr;
 };
 
 struct KindSql {
@@ -88,9 +96,20 @@ constexpr Relation kPortRelations[] = {
     {"peerPort", "p.name",
      "t.id IN (SELECT l.b_port_id FROM links l JOIN ports p ON p.id = l.a_port_id WHERE {} "
      "UNION ALL SELECT l.a_port_id FROM links l JOIN ports p ON p.id = l.b_port_id WHERE {})"},
+    // The peer's ports, their links, the far ends: a few hundred probes for one peer, but 31k
+    // for `peer__ic=ctsw`. So a pattern with another filter that narrows the rows (a device's
+    // 34 ports) is tested per row on the port's own cable and far end: `device=<rtsw>&
+    // peer__ic=ctsw` went from 0.5-0.8 s to 2.9 ms of PostgreSQL CPU. Alone, a pattern keeps
+    // the set (per row, `peer__ic=z3-ctsw07` walked 50k ports: 235 ms).
     {"peer", "x.name",
      "t.id IN (SELECT l.b_port_id FROM links l WHERE l.a_port_id IN (" LOOM_DEVICE_PORTS
-     ") UNION ALL SELECT l.a_port_id FROM links l WHERE l.b_port_id IN (" LOOM_DEVICE_PORTS "))"}};
+     ") UNION ALL SELECT l.a_port_id FROM links l WHERE l.b_port_id IN (" LOOM_DEVICE_PORTS "))",
+     "coalesce(ps.name, pn.name, psn.name)",
+     "EXISTS (SELECT 1 FROM (SELECT l.b_port_id AS peer FROM links l WHERE l.a_port_id = t.id "
+     "UNION ALL SELECT l.a_port_id FROM links l WHERE l.b_port_id = t.id) e "
+     "JOIN ports p ON p.id = e.peer LEFT JOIN switches ps ON ps.id = p.switch_id "
+     "LEFT JOIN nics pn ON pn.id = p.nic_id "
+     "LEFT JOIN storage_nodes psn ON psn.id = p.storage_node_id WHERE {})"}};
 // A link at either end: the links found through each end's unique index, as one id list (an
 // OR of the two ends filtered every link in name order instead: 10-27 ms at 24k against 1-2).
 #define LOOM_EITHER_END(ports)                                       \
@@ -287,8 +306,51 @@ std::vector<std::string> patchableFields(Kind kind) {
 
 namespace {
 
-// The SQL condition of one filter (`field` is `name`, a field, a relation, `label.<key>`, each
-// with an optional `__lookup`); its values go to `params`.
+// A relation filter's condition for all the values given for one key (`rack=a&rack=b`): the
+// relation's subquery once, its lookup an OR of the values — for exact names one `= ANY($n)`,
+// one index probe per name — so the planner sees one semi-join. An OR of one subquery per
+// value was a hashed subplan filtering every row in sort order (gpus?rack=a&rack=b&index__gte=4:
+// 187 ms p99 at 24k under 50 clients).
+// `narrowed`: another filter of the query finds the listed rows through an index, so a relation
+// with a per-row form is tested on those rows only.
+Result<std::string> relationCondition(const Relation& r, const std::string& field,
+                                      const std::string& base, const std::string& op,
+                                      const std::vector<std::string>& values, bool narrowed,
+                                      std::vector<std::string>& params) {
+    // A related object: "no related object matches" for the negated lookups, so
+    // `links?switch__n=z1-ctsw01` is every link with neither end on z1-ctsw01.
+    if (op == "empty")
+        return fail(
+            Error::invalid("__empty does not apply to the relation filter '" + base + "'", field));
+    const bool negated = op == "n" || op == "nic";
+    const std::string positive = op == "n" ? "" : op == "nic" ? "ic" : op;
+    const bool perRow = r.rowWhere && !positive.empty() && narrowed;
+    const std::string expr = std::string("(") + (perRow ? r.rowExpr : r.expr) + ")";
+    std::string out;
+    std::string_view tmpl = perRow ? r.rowWhere : r.where;
+    std::size_t pos = 0;
+    for (auto at = tmpl.find("{}"); at != std::string_view::npos; at = tmpl.find("{}", pos)) {
+        std::string cond;
+        if (positive.empty() && values.size() > 1) {
+            params.push_back(detail::pgTextArray(values));
+            cond = expr + "::text = ANY($" + std::to_string(params.size()) + "::text[])";
+        } else {
+            for (const auto& value : values) {
+                auto one = lookupCondition(expr, positive, value, params);
+                if (!one) return fail(Error::invalid(one.error().message, field));
+                cond += (cond.empty() ? "(" : " OR (") + *one + ")";
+            }
+        }
+        out.append(tmpl.substr(pos, at - pos));
+        out += "(" + cond + ")";
+        pos = at + 2;
+    }
+    out.append(tmpl.substr(pos));
+    return negated ? "NOT " + out : out;
+}
+
+// The SQL condition of one filter (`field` is `name`, a field, `label.<key>`, each with an
+// optional `__lookup`); its values go to `params`.
 Result<std::string> filterCondition(Kind kind, const std::string& field, const std::string& value,
                                     std::vector<std::string>& params) {
     if (field.rfind("label.", 0) == 0) {
@@ -304,28 +366,6 @@ Result<std::string> filterCondition(Kind kind, const std::string& field, const s
     if (auto dunder = field.rfind("__"); dunder != std::string::npos && dunder > 0) {
         base = field.substr(0, dunder);
         op = field.substr(dunder + 2);
-    }
-    for (const auto& r : kindSql(kind).relations) {
-        if (base != r.api) continue;
-        // A related object: "no related object matches" for the negated lookups, so
-        // `links?switch__n=z1-ctsw01` is every link with neither end on z1-ctsw01.
-        if (op == "empty")
-            return fail(Error::invalid(
-                "__empty does not apply to the relation filter '" + base + "'", field));
-        bool negated = op == "n" || op == "nic";
-        std::string positive = op == "n" ? "" : op == "nic" ? "ic" : op;
-        std::string out;
-        std::string_view tmpl = r.where;
-        std::size_t pos = 0;
-        for (auto at = tmpl.find("{}"); at != std::string_view::npos; at = tmpl.find("{}", pos)) {
-            auto cond = lookupCondition(std::string("(") + r.expr + ")", positive, value, params);
-            if (!cond) return fail(Error::invalid(cond.error().message, field));
-            out.append(tmpl.substr(pos, at - pos));
-            out += *cond;
-            pos = at + 2;
-        }
-        out.append(tmpl.substr(pos));
-        return negated ? "NOT " + out : out;
     }
     // health=ok|degraded|failed (and __n) of a GPU or a link: membership in the locations of
     // the open telemetry events (partial index events_open_location), the same rule as
@@ -388,29 +428,56 @@ Result<ListPage> listObjects(Connection& c, const ListQuery& query) {
         params.push_back(naturalSortKey(*after));
         addCond("t.sort_key > $" + std::to_string(params.size()));
     }
-    // One condition per filter; the same filter given again is an alternative (NetBox's
-    // `?rack=z1-r001&rack=z1-r002`): conditions of one field and lookup are ORed — of a negated
-    // lookup ANDed (`state__n=failed&state__n=planned` excludes both) — different ones ANDed.
-    std::vector<std::pair<std::string, std::string>> groups;  // filter key, its conditions
-    // A pattern (`__ic`, `__isw`, `__iew`) is planned with its value: a rare one goes through
-    // the trigram index (0022), a common one walks the sort_key index until the page is full.
-    // A prepared statement's generic plan cannot tell them apart and walked the whole sort_key
-    // index for a rare one (68 ms at 24k against 1.4 ms).
+    // One condition per filter key; the same key given again is an alternative (NetBox's
+    // `?rack=z1-r001&rack=z1-r002`): its values are ORed — of a negated lookup ANDed
+    // (`state__n=failed&state__n=planned` excludes both) — different keys ANDed.
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;  // key, its values
+    // A pattern on the name (`__ic`, `__isw`, `__iew`) is planned with its value: a rare one
+    // goes through the trigram index (0022), a common one walks the sort_key index until the
+    // page is full. A prepared statement's generic plan cannot tell them apart and walked the
+    // whole sort_key index for a rare one (68 ms at 24k against 1.4 ms). Other patterns (a
+    // relation's, `peer__ic=ctsw`) have no index to choose and stay prepared: planned on every
+    // request, `device=&peer__ic=` took 2.6 ms of PostgreSQL CPU per page, prepared 1.0 ms.
     bool planWithValues = false;
     for (const auto& [field, value] : query.filters) {
-        planWithValues |=
-            field.ends_with("__ic") || field.ends_with("__isw") || field.ends_with("__iew");
-        auto cond = filterCondition(query.kind, field, value, params);
-        if (!cond) return fail(cond.error());
+        planWithValues |= field == "name__ic" || field == "name__isw" || field == "name__iew";
         auto g = std::find_if(groups.begin(), groups.end(),
                               [&](const auto& x) { return x.first == field; });
-        const bool negated = field.ends_with("__n") || field.ends_with("__nic");
-        if (g == groups.end())
-            groups.emplace_back(field, "(" + *cond + ")");
-        else
-            g->second += (negated ? " AND (" : " OR (") + *cond + ")";
+        if (g == groups.end()) g = groups.insert(groups.end(), {field, {}});
+        g->second.push_back(value);
     }
-    for (const auto& [field, cond] : groups) addCond("(" + cond + ")");
+    for (const auto& [field, values] : groups) {
+        std::string base = field, op;
+        if (auto dunder = field.rfind("__"); dunder != std::string::npos && dunder > 0) {
+            base = field.substr(0, dunder);
+            op = field.substr(dunder + 2);
+        }
+        const auto& relations = kindSql(query.kind).relations;
+        auto rel = std::find_if(relations.begin(), relations.end(),
+                                [&](const Relation& r) { return base == r.api; });
+        if (rel != relations.end() && field.rfind("label.", 0) != 0) {
+            // Narrowed by another key: an exact relation (`device=`, `switch=`: the related
+            // object's index) or an exact or prefix name.
+            const bool narrowed = std::any_of(groups.begin(), groups.end(), [&](const auto& g) {
+                if (g.first == field) return false;
+                if (g.first == "name" || g.first == "name__isw") return true;
+                return std::any_of(relations.begin(), relations.end(),
+                                   [&](const Relation& r) { return g.first == r.api; });
+            });
+            auto cond = relationCondition(*rel, field, base, op, values, narrowed, params);
+            if (!cond) return fail(cond.error());
+            addCond("(" + *cond + ")");
+            continue;
+        }
+        const bool negated = field.ends_with("__n") || field.ends_with("__nic");
+        std::string conds;
+        for (const auto& value : values) {
+            auto cond = filterCondition(query.kind, field, value, params);
+            if (!cond) return fail(cond.error());
+            conds += (conds.empty() ? "(" : negated ? " AND (" : " OR (") + *cond + ")";
+        }
+        addCond("(" + conds + ")");
+    }
     sql += where;
     // Natural order (p2 before p10): the btree on sort_key, COLLATE "C" (0021).
     sql += " ORDER BY t.sort_key LIMIT " + std::to_string(query.limit + 1);
@@ -530,6 +597,29 @@ Result<std::string> patchObject(Connection& c, Kind kind, const std::string& nam
         auto obj = tx.exec_params(selectSql(kind) + " WHERE t.name = $1", name);
         tx.commit();
         return obj[0][1].as<std::string>();
+    } catch (const std::exception& e) {
+        return fail(toError(e));
+    }
+}
+
+Result<int> buildNameIndexes(Connection& c) {
+    // The definitions of 0022; each built in one statement (SHARE lock: lists read on, writers
+    // of that table wait for the build), under a lock that serialises two loomd doing it.
+    static constexpr std::pair<const char*, const char*> kIndexes[] = {
+        {"ports_name_trgm", "CREATE INDEX ports_name_trgm ON ports USING gin (name gin_trgm_ops)"},
+        {"links_name_trgm", "CREATE INDEX links_name_trgm ON links USING gin (name gin_trgm_ops)"}};
+    try {
+        int built = 0;
+        for (const auto& [name, sql] : kIndexes) {
+            pqxx::work tx(native(c));
+            tx.exec("SELECT pg_advisory_xact_lock(hashtext('loom_name_indexes'))");
+            if (!tx.exec_params("SELECT to_regclass($1)", std::string(name))[0][0].is_null())
+                continue;
+            tx.exec(sql);
+            tx.commit();
+            ++built;
+        }
+        return built;
     } catch (const std::exception& e) {
         return fail(toError(e));
     }

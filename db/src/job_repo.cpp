@@ -7,6 +7,7 @@
 #include "list_sql.hpp"
 #include "loom/db/native.hpp"
 #include "loom/inventory/json_text.hpp"
+#include "loom/inventory/natural_order.hpp"
 #include "loom/jobs/hostlist.hpp"
 
 namespace loom::db {
@@ -83,7 +84,10 @@ void appendJobRecord(std::string& out, const jobs::Job& j) {
     out += ",\"pattern\":\"" + std::string(fabric::collectiveName(j.pattern)) + "\"";
     out += ",\"tensor_parallel\":" + std::to_string(j.tensorParallel);
     out += ",\"state\":\"" + std::string(jobs::jobStateName(j.state)) + "\"";
-    out += ",\"labels\":" + detail::labelsJson(j.labels) + "}";
+    out += ",\"labels\":" + detail::labelsJson(j.labels);
+    out += ",\"sort_key\":";  // natural order (0024)
+    appendJsonString(out, naturalSortKey(j.name));
+    out += "}";
 }
 
 constexpr const char* kFinished =
@@ -125,7 +129,8 @@ Result<PutJobResult> putJob(Connection& c, const jobs::Job& job, const PutJobOpt
     try {
         pqxx::work tx(native(c));
         auto cur = tx.exec_params(
-            "SELECT resource_version, to_jsonb(j) - 'id' FROM jobs j WHERE name = $1 FOR UPDATE",
+            "SELECT resource_version, to_jsonb(j) - 'id' - 'sort_key' FROM jobs j WHERE name = $1 "
+            "FOR UPDATE",
             job.name);
         PutJobResult out;
         if (cur.empty()) {
@@ -135,15 +140,17 @@ Result<PutJobResult> putJob(Connection& c, const jobs::Job& job, const PutJobOpt
                                                                 std::to_string(*o.ifMatch)});
             auto r = tx.exec_params(
                 std::string("INSERT INTO jobs AS j (name, owner, hosts, nodelist, host_count, "
-                            "pattern, tensor_parallel, state, source, labels, finished_at) "
+                            "pattern, tensor_parallel, state, source, labels, finished_at, "
+                            "sort_key) "
                             "VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10::jsonb, "
-                            "CASE WHEN $8 IN ('completed', 'failed') THEN now() END) RETURNING ") +
+                            "CASE WHEN $8 IN ('completed', 'failed') THEN now() END, $11) "
+                            "RETURNING ") +
                     kCols,
                 job.name, job.owner, hosts, nodelist, static_cast<int>(job.hosts.size()), pattern,
-                job.tensorParallel, state, source, labels);
+                job.tensorParallel, state, source, labels, naturalSortKey(job.name));
             tx.exec_params(
                 "INSERT INTO change_log (actor, kind, name, action, after) "
-                "SELECT $1, 'job', $2, 'create', to_jsonb(j) - 'id' FROM jobs j "
+                "SELECT $1, 'job', $2, 'create', to_jsonb(j) - 'id' - 'sort_key' FROM jobs j "
                 "WHERE name = $2",
                 o.actor, job.name);
             out.stored = rowToJob(r[0]);
@@ -174,7 +181,7 @@ Result<PutJobResult> putJob(Connection& c, const jobs::Job& job, const PutJobOpt
             } else {
                 tx.exec_params(
                     "INSERT INTO change_log (actor, kind, name, action, before, after) "
-                    "SELECT $1, 'job', $2, 'update', $3::jsonb, to_jsonb(j) - 'id' "
+                    "SELECT $1, 'job', $2, 'update', $3::jsonb, to_jsonb(j) - 'id' - 'sort_key' "
                     "FROM jobs j WHERE name = $2",
                     o.actor, job.name, cur[0][1].as<std::string>());
                 out.stored = rowToJob(r[0]);
@@ -226,8 +233,9 @@ Result<JobPage> listJobs(Connection& c, const JobQuery& q) {
     if (!q.cursor.empty()) {
         auto after = detail::decodeCursor(q.cursor);
         if (!after) return fail(Error::invalid("malformed cursor", "cursor"));
-        params.push_back(*after);
-        addCond("j.name > $" + std::to_string(params.size()));
+        // The page after the previous one's last name, in natural order (0024).
+        params.push_back(naturalSortKey(*after));
+        addCond("j.sort_key > $" + std::to_string(params.size()));
     }
     for (const auto& [field, value] : q.filters) {
         if (field.rfind("label.", 0) == 0) {
@@ -264,7 +272,7 @@ Result<JobPage> listJobs(Connection& c, const JobQuery& q) {
         addCond(*cond);
     }
     std::string sql = std::string("SELECT ") + kCols + " FROM jobs j" + where +
-                      " ORDER BY j.name LIMIT " + std::to_string(q.limit + 1);
+                      " ORDER BY j.sort_key LIMIT " + std::to_string(q.limit + 1);
     try {
         pqxx::read_transaction tx(native(c));
         auto rows = tx.exec_params(sql, pqxx::prepare::make_dynamic_params(params));
@@ -283,7 +291,7 @@ Result<std::vector<StoredJob>> jobsInState(Connection& c, jobs::JobState state) 
     try {
         pqxx::read_transaction tx(native(c));
         auto rows = tx.exec_params(
-            std::string("SELECT ") + kCols + " FROM jobs j WHERE state = $1 ORDER BY name",
+            std::string("SELECT ") + kCols + " FROM jobs j WHERE state = $1 ORDER BY sort_key",
             std::string(jobs::jobStateName(state)));
         std::vector<StoredJob> out;
         out.reserve(rows.size());
@@ -310,13 +318,13 @@ Result<SyncResult> syncJobs(Connection& c, jobs::JobSource source,
         auto up = tx.exec_params(
             std::string(
                 "INSERT INTO jobs AS j (name, owner, hosts, nodelist, host_count, pattern, "
-                "tensor_parallel, state, source, labels, finished_at) "
+                "tensor_parallel, state, source, labels, finished_at, sort_key) "
                 "SELECT x.name, x.owner, x.hosts, x.nodelist, x.host_count, x.pattern, "
                 "x.tensor_parallel, x.state, $2, x.labels, "
-                "CASE WHEN x.state IN ('completed', 'failed') THEN now() END "
+                "CASE WHEN x.state IN ('completed', 'failed') THEN now() END, x.sort_key "
                 "FROM jsonb_to_recordset($1::jsonb) AS x(name text, owner text, hosts jsonb, "
                 "nodelist text, host_count integer, pattern text, tensor_parallel integer, "
-                "state text, labels jsonb) "
+                "state text, labels jsonb, sort_key text) "
                 "ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, hosts = EXCLUDED.hosts, "
                 "nodelist = EXCLUDED.nodelist, host_count = EXCLUDED.host_count, "
                 "pattern = EXCLUDED.pattern, tensor_parallel = EXCLUDED.tensor_parallel, "

@@ -13,13 +13,13 @@ namespace {
 // Advisory lock keys are one bigint namespace per database; "LMIG" keeps ours apart.
 constexpr long long kMigrateLockKey = 0x4c4d4947;
 
-// The natural sort keys (0021) of rows written before 0021 existed: computed here, by the same
-// C++ function the writers use, then the NOT VALID check of 0021 is validated, once. A database
-// made at 0021 or later has none to fill and only pays one index probe per table.
+// The natural sort keys (0021; jobs 0024) of rows written before those existed: computed here,
+// by the same C++ function the writers use, then the NOT VALID check is validated, once. A
+// database made later has none to fill and only pays one index probe per table.
 void fillSortKeys(pqxx::connection& conn) {
-    static constexpr const char* kTables[] = {"sites", "zones",         "rows", "racks",
-                                              "hosts", "gpus",          "nics", "switches",
-                                              "ports", "storage_nodes", "links"};
+    static constexpr const char* kTables[] = {"sites", "zones",         "rows",  "racks",
+                                              "hosts", "gpus",          "nics",  "switches",
+                                              "ports", "storage_nodes", "links", "jobs"};
     pqxx::work tx(conn);
     for (const char* table : kTables) {
         const std::string t = table;

@@ -266,6 +266,37 @@ TEST_F(ServerTest, RelationFiltersMatchTheJoinsAndRepeatedFiltersAreAlternatives
         ctswSide.insert(p["peerPort"]);
     }
     EXPECT_FALSE(ctswSide.empty());
+    // A pattern on the peer is tested per listed port, an exact name through the peer's own
+    // ports: both give exactly the join's answer, alone, negated and combined.
+    std::set<std::string> peerCtsw, rtswOrCtswPeers, twoRacks;
+    for (auto& p : ports)
+        if (!p["peer"].is_null() && p["peer"].get<std::string>().find("ctsw") != std::string::npos)
+            peerCtsw.insert(p["name"]);
+    ASSERT_FALSE(peerCtsw.empty());
+    EXPECT_EQ(names(list("ports?peer__ic=CTSW")), peerCtsw);
+    EXPECT_EQ(list("ports?peer__nic=ctsw").size(), ports.size() - peerCtsw.size());
+    const auto rtswPorts = static_cast<std::size_t>(std::count_if(
+        ports.begin(), ports.end(), [&](auto& p) { return p["device"] == rtsw; }));
+    EXPECT_EQ(list("ports?device=" + rtsw + "&peer__nic=ctsw").size(), rtswPorts - ctswSide.size());
+    EXPECT_EQ(names(list("ports?peer__ic=ctsw&peer__ic=" + rtsw)).size(),
+              peerCtsw.size() + rtswPeers.size());
+    const std::string ctsw = deviceOfPort[*ctswSide.begin()];
+    for (auto& p : ports)
+        if (p["peer"] == rtsw || p["peer"] == ctsw) rtswOrCtswPeers.insert(p["name"]);
+    EXPECT_EQ(names(list("ports?peer=" + rtsw + "&peer=" + ctsw)), rtswOrCtswPeers);
+    EXPECT_EQ(list("ports?peer__n=" + rtsw + "&peer__n=" + ctsw).size(),
+              ports.size() - rtswOrCtswPeers.size());
+    std::set<std::string> atEither;
+    for (auto& l : links)
+        if (deviceOfPort[l["aPort"]] == rtsw || deviceOfPort[l["bPort"]] == rtsw ||
+            deviceOfPort[l["aPort"]] == ctsw || deviceOfPort[l["bPort"]] == ctsw)
+            atEither.insert(l["name"]);
+    EXPECT_EQ(names(list("links?switch=" + rtsw + "&switch=" + ctsw)), atEither);
+    for (auto& g : gpus)
+        if (rackOfHost[g["host"]] == "z1-r001" || rackOfHost[g["host"]] == "z1-r003")
+            twoRacks.insert(g["name"]);
+    EXPECT_EQ(names(list("gpus?rack=z1-r001&rack=z1-r003")), twoRacks);
+    EXPECT_EQ(names(list("gpus?rack=z1-r003&rack=z1-r001&rack=z1-r001")), twoRacks);
     auto one = *ctswSide.begin();
     auto byPeerPort = list("ports?peerPort=" + one);
     ASSERT_EQ(byPeerPort.size(), 1u);

@@ -23,6 +23,20 @@ TEST_F(DatabaseUrl, UrlWithDatabaseOverrideReachesThatDatabase) {
     EXPECT_EQ(again->queryValue("SELECT current_database()")->value(), databaseName());
 }
 
+// loomd's sessions plan without parallel workers (a Gather forks them per execution: a list
+// page cost 4x the CPU with two), so a list of peers by name is one process's work.
+TEST_F(DatabaseUrl, SessionsRunWithoutParallelWorkers) {
+    auto conn = connect();
+    EXPECT_EQ(conn.queryValue("SHOW max_parallel_workers_per_gather")->value(), "0");
+    auto plan = conn.queryRows(  // parallel priced as free: only the setting forbids it
+        "BEGIN; SET LOCAL parallel_setup_cost = 0; SET LOCAL parallel_tuple_cost = 0; "
+        "SET LOCAL min_parallel_table_scan_size = 0; "
+        "EXPLAIN SELECT count(*) FROM pg_attribute");  // a Gather with workers allowed
+    ASSERT_TRUE(plan) << plan.error().toString();
+    for (auto& row : *plan) EXPECT_EQ(row[0].find("Gather"), std::string::npos) << row[0];
+    ASSERT_TRUE(conn.exec("ROLLBACK"));
+}
+
 TEST_F(DatabaseUrl, ErrorsAreMappedNotThrown) {
     auto conn = connect();
     auto dup = conn.exec("INSERT INTO sites (name, sort_key) VALUES ('a', 'a'); "

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "loom/db/migrations.hpp"
+#include "loom/inventory/natural_order.hpp"
 #include "loom/testing/postgres.hpp"
 
 namespace {
@@ -89,6 +91,50 @@ TEST_F(JobRepo, ListsWithFiltersLookupsAndPages) {
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.error().path, "zone");
     EXPECT_NE(bad.error().message.find("valid: name, owner"), std::string::npos);
+}
+
+// Natural order (0024): both writers fill the sort key, the list and its pages follow it
+// (train-2 before train-10), and migrate fills the keys of jobs written before 0024.
+TEST_F(JobRepo, ListsAreInNaturalOrderWhoeverWroteTheJob) {
+    auto conn = connect();
+    for (int i : {10, 2, 1})
+        ASSERT_TRUE(loom::db::putJob(conn, makeJob("train-" + std::to_string(i), {"h1"})));
+    std::vector<Job> sim;
+    for (int i : {12, 9, 11, 3}) sim.push_back(makeJob("train-" + std::to_string(i), {"h2"}));
+    ASSERT_TRUE(loom::db::syncJobs(conn, JobSource::Simulator, sim));
+    auto keysRight = [&] {
+        auto rows = conn.queryRows("SELECT name, coalesce(sort_key, '') FROM jobs");
+        EXPECT_TRUE(rows);
+        for (auto& r : *rows) EXPECT_EQ(r[1], loom::naturalSortKey(r[0])) << r[0];
+        return rows->size();
+    };
+    EXPECT_EQ(keysRight(), 7u);
+    std::string all;
+    loom::db::JobQuery q{.limit = 3};
+    for (int page = 0; page < 4; ++page) {
+        auto p = loom::db::listJobs(conn, q);
+        ASSERT_TRUE(p) << p.error().toString();
+        for (auto& j : p->items) all += (all.empty() ? "" : " ") + j.job.name;
+        if (p->nextCursor.empty()) break;
+        q.cursor = p->nextCursor;
+    }
+    EXPECT_EQ(all, "train-1 train-2 train-3 train-9 train-10 train-11 train-12");
+    std::string running;
+    for (auto& j : *loom::db::jobsInState(conn, JobState::Running))
+        running += (running.empty() ? "" : " ") + j.job.name;
+    EXPECT_EQ(running, all);
+
+    // As a database made before 0024: no keys, the check not yet validated.
+    ASSERT_TRUE(conn.exec(
+        "ALTER TABLE jobs DROP CONSTRAINT jobs_sort_key_set; UPDATE jobs SET sort_key = NULL; "
+        "ALTER TABLE jobs ADD CONSTRAINT jobs_sort_key_set CHECK (sort_key IS NOT NULL) NOT "
+        "VALID"));
+    ASSERT_TRUE(loom::db::migrate(conn));
+    EXPECT_EQ(keysRight(), 7u);
+    EXPECT_EQ(conn.queryValue("SELECT convalidated::text FROM pg_constraint WHERE conname = "
+                              "'jobs_sort_key_set'")
+                  ->value(),
+              "true");
 }
 
 TEST_F(JobRepo, SyncWritesOneSourcesJobsInBulkAndFinishesTheGoneOnes) {

@@ -5,6 +5,7 @@
 
 #include "loom/backend/db_options.hpp"
 #include "loom/client/progress.hpp"
+#include "loom/db/inventory_query.hpp"
 #include "loom/db/inventory_repository.hpp"
 #include "loom/inventory/digest.hpp"
 #include "loom/inventory/plan.hpp"
@@ -111,6 +112,9 @@ int runApply(const ApplyArgs& args) {
         return exitCodeFor(result.error());
     }
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    // The name indexes a bulk apply leaves to after its commit (lists are correct without).
+    if (auto built = db::buildNameIndexes(*conn); !built)
+        std::cerr << "loomd apply: name indexes: " << built.error().toString() << "\n";
     std::cout << "applied: " << result->created << " created, " << result->updated
               << " updated, " << result->deleted << " deleted in " << ms << " ms (generation "
               << result->generation << ")\n";

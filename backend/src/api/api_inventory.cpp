@@ -261,6 +261,8 @@ Result<Response> apply(const Request& req, Services& services) {
         }
         return fail(r.error());
     }
+    // The name indexes a bulk apply leaves to after its commit; lists are correct meanwhile.
+    (void)db::buildNameIndexes(req.db());
     services.inventoryChanged();
     services.publish("inventory", {{"type", "inventory"}, {"generation", r->generation}});
     return Response::ofJson(answer(*r));

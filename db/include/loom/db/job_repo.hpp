@@ -52,7 +52,7 @@ struct JobQuery {
     std::vector<std::pair<std::string, std::string>> filters;
 };
 struct JobPage {
-    std::vector<StoredJob> items;  // by name
+    std::vector<StoredJob> items;  // in natural order of names (train-2 before train-10)
     std::string nextCursor;
 };
 Result<JobPage> listJobs(Connection& conn, const JobQuery& query);
