@@ -1,3 +1,10 @@
+// The inventory's read path and its PATCH: each kind's SQL (kindSql, derived from
+// inventory/kinds.hpp), the filter compiler over it (lookups, relation filters and their plans)
+// and the statements that use both. Over 600 lines, for a reason: the filter compiler
+// and the statements share the per-kind table and its relations, which are the file's
+// subject; splitting them means an internal header for KindSql/Relation/selectSql, planned
+// (filters vs statements) but left out of session 12, when kinds.hpp rewrote kindSql and the
+// list plans changed in the same days, to keep both changes reviewable.
 #include "loom/db/inventory_query.hpp"
 
 #include <algorithm>
