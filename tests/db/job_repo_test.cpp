@@ -120,8 +120,9 @@ TEST_F(JobRepo, ListsAreInNaturalOrderWhoeverWroteTheJob) {
     }
     EXPECT_EQ(all, "train-1 train-2 train-3 train-9 train-10 train-11 train-12");
     std::string running;
-    for (auto& j : *loom::db::jobsInState(conn, JobState::Running))
-        running += (running.empty() ? "" : " ") + j.job.name;
+    const auto inState = loom::db::jobsInState(conn, JobState::Running);
+    ASSERT_TRUE(inState) << inState.error().toString();
+    for (auto& j : *inState) running += (running.empty() ? "" : " ") + j.job.name;
     EXPECT_EQ(running, all);
 
     // As a database made before 0024: no keys, the check not yet validated.
