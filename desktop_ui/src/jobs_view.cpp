@@ -14,7 +14,7 @@ namespace loom::console {
 
 namespace {
 
-QString cell(const QString& html, const QString& style = {}) {
+QString htmlCell(const QString& html, const QString& style = {}) {
     return style.isEmpty() ? QStringLiteral("<td>%1</td>").arg(html)
                            : QStringLiteral("<td style='%1'>%2</td>").arg(style, html);
 }
@@ -332,8 +332,8 @@ QString JobsView::eventsHtml(const Job& job) const {
                               : severity == u"warning" ? colorStyle(degradedColor(), false)
                                                        : QString();
         rows += QStringLiteral("<tr>%1%2%3%4</tr>")
-                    .arg(cell(severity.toHtmlEscaped(), style), cell(kind.toHtmlEscaped()),
-                         cell(locationLink(location)), cell(message.toHtmlEscaped()));
+                    .arg(htmlCell(severity.toHtmlEscaped(), style), htmlCell(kind.toHtmlEscaped()),
+                         htmlCell(locationLink(location)), htmlCell(message.toHtmlEscaped()));
         ++n;
     };
     if (state_)
@@ -390,11 +390,11 @@ QString JobsView::suspectsHtml() const {
         }
         const QJsonValue score = o.value(u"score");
         rows += QStringLiteral("<tr>%1%2%3%4</tr>")
-                    .arg(cell(locationLink(where)),
-                         cell(cause.toHtmlEscaped(), colorStyle(degradedColor(), false)),
-                         cell(score.isDouble() ? QString::number(score.toDouble(), 'f', 1)
-                                               : QStringLiteral("–")),
-                         cell(evidence.toHtmlEscaped()));
+                    .arg(htmlCell(locationLink(where)),
+                         htmlCell(cause.toHtmlEscaped(), colorStyle(degradedColor(), false)),
+                         htmlCell(score.isDouble() ? QString::number(score.toDouble(), 'f', 1)
+                                                   : QStringLiteral("–")),
+                         htmlCell(evidence.toHtmlEscaped()));
     }
     return tr("<h4>Straggler suspects (%1, best first)</h4>").arg(arr.size()) +
            QStringLiteral(
@@ -418,7 +418,7 @@ void JobsView::render() {
     QString html = QStringLiteral("<h3>%1</h3>").arg(j->name.toHtmlEscaped());
     QString info;
     auto row = [&](const QString& k, const QString& v, const QString& style = {}) {
-        info += QStringLiteral("<tr><td><b>%1</b></td>%2</tr>").arg(k, cell(v, style));
+        info += QStringLiteral("<tr><td><b>%1</b></td>%2</tr>").arg(k, htmlCell(v, style));
     };
     row(tr("state"), j->state.toHtmlEscaped());
     row(tr("owner"), j->owner.toHtmlEscaped());
@@ -483,10 +483,10 @@ void JobsView::render() {
         for (const auto& v : b) {
             const QJsonObject o = v.toObject();
             rows += QStringLiteral("<tr>%1%2%3%4</tr>")
-                        .arg(cell(locationLink(o.value(u"link").toString())),
-                             cell(o.value(u"direction").toString().toHtmlEscaped()),
-                             cell(QString::number(o.value(u"flows").toInt())),
-                             cell(QString::number(o.value(u"gbpsPerFlow").toDouble(), 'f', 1)));
+                        .arg(htmlCell(locationLink(o.value(u"link").toString())),
+                             htmlCell(o.value(u"direction").toString().toHtmlEscaped()),
+                             htmlCell(QString::number(o.value(u"flows").toInt())),
+                             htmlCell(QString::number(o.value(u"gbpsPerFlow").toDouble(), 'f', 1)));
         }
         html += tr("<h4>Bottlenecks</h4>") +
                 QStringLiteral(

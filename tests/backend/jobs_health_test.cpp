@@ -42,7 +42,7 @@ protected:
     }
 };
 
-const char* kJob = R"(apiVersion: loom/v1
+const char* kHealthJob = R"(apiVersion: loom/v1
 kind: Job
 metadata: {name: llama}
 spec:
@@ -56,10 +56,10 @@ TEST_F(JobsHealth, ALinkDownUnderAJobLowersItsBusbwOpensAnEventAndTheRepairClose
     // Links alarm only in service: both racks of the job go into service.
     bringIntoService(s, "z1-r001");
     bringIntoService(s, "z1-r002");
-    auto put = request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kJob,
+    auto put = request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kHealthJob,
                        {{"Content-Type", "application/yaml"}});
     ASSERT_EQ(put.status, 201) << put.body;
-    std::string pending = kJob;
+    std::string pending = kHealthJob;
     pending.replace(pending.find("name: llama"), 11, "name: later");
     pending.replace(pending.find("state: running"), 14, "state: pending");
     ASSERT_EQ(request(s.port(), "PUT", "/api/v1/jobs/later", tokens_["operator"], pending,
@@ -164,7 +164,7 @@ TEST_F(JobsHealth, ALinkDownUnderAJobLowersItsBusbwOpensAnEventAndTheRepairClose
     EXPECT_EQ(h["busBw"], 25.0) << "a GPU is not a link: the busbw holds";
 
     // The job ends: it leaves the view.
-    std::string done = kJob;
+    std::string done = kHealthJob;
     done.replace(done.find("state: running"), 14, "state: completed");
     ASSERT_EQ(request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], done,
                       {{"Content-Type", "application/yaml"}})
@@ -251,11 +251,11 @@ TEST_F(JobsHealth, PlacementAvoidsALostUplinkAndRacksInAJob) {
     EXPECT_EQ(p["firstFit"]["nodelist"], "z1-r[001-002]-h[0-1]");
 
     // A running job takes z1-r001: a one-rack job goes to z1-r003.
-    ASSERT_EQ(request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kJob,
+    ASSERT_EQ(request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kHealthJob,
                       {{"Content-Type", "application/yaml"}})
                   .status,
               201);
-    std::string one = kJob;
+    std::string one = kHealthJob;
     one.replace(one.find("z1-r[001-002]-h[0-1]"), 20, "z1-r001-h[0-1]");
     ASSERT_EQ(request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], one,
                       {{"Content-Type", "application/yaml"}})

@@ -9,6 +9,7 @@
 #include "loom/console/xid.hpp"
 
 #include "fixture.hpp"
+#include "qt_helpers.hpp"
 
 #include <QElapsedTimer>
 #include <QFontMetrics>
@@ -22,14 +23,9 @@
 using namespace loom::console;
 
 namespace {
-QRgb rgb(QRgb c) { return c | 0xff000000u; }
 
-QImage paint(QWidget& w)
-{
-    QImage img(w.size(), QImage::Format_RGB32);
-    w.render(&img);
-    return img;
-}
+using test::rgb;
+using test::paint;
 
 QJsonObject json(const char* text) { return QJsonDocument::fromJson(text).object(); }
 

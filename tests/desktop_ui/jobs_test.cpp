@@ -13,20 +13,15 @@
 #include "loom/console/jobs_model.hpp"
 #include "loom/console/jobs_view.hpp"
 #include "loom/console/palette.hpp"
+#include "qt_helpers.hpp"
 
 using namespace loom::console;
 
 namespace {
 
-QRgb rgb(QRgb c) { return c | 0xff000000u; }
-
-QJsonObject obj(const char* json) { return QJsonDocument::fromJson(QByteArray(json)).object(); }
-
-QImage paint(QWidget& w) {
-    QImage img(w.size(), QImage::Format_RGB32);
-    w.render(&img);
-    return img;
-}
+using test::obj;
+using test::paint;
+using test::rgb;
 
 const char* kLlama = R"({"kind": "Job", "name": "llama", "owner": "alice",
   "hosts": ["z1-r001-h0", "z1-r001-h1", "z1-r002-h0"], "nodelist": "z1-r001-h[0-1],z1-r002-h0",

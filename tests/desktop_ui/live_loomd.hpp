@@ -20,6 +20,7 @@
 #include <functional>
 
 #include "qt_app.hpp"
+#include "qt_helpers.hpp"
 
 namespace loom::console::test {
 
@@ -28,14 +29,6 @@ inline QString findLoomd() {
                              QStringLiteral(LOOM_SOURCE_DIR "/build/bin/loomd")})
         if (!p.isEmpty() && QFileInfo(p).isExecutable()) return p;
     return {};
-}
-
-inline bool waitUntil(const std::function<bool()>& done, int timeoutMs) {
-    QElapsedTimer t;
-    t.start();
-    while (!done() && t.elapsed() < timeoutMs)
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-    return done();
 }
 
 // Runs a loomd subcommand to completion; returns stdout, or fails the test with stderr.
@@ -67,8 +60,6 @@ inline int postTo(const QUrl& server, const QString& token, const QString& path,
     r->deleteLater();
     return status;
 }
-
-inline QRgb rgb(QRgb c) { return c | 0xff000000u; }
 
 // GETs a path of loomd and waits for the answer; returns the body (empty when none).
 inline QByteArray getFrom(const QUrl& server, const QString& token, const QString& path) {

@@ -2,6 +2,7 @@
 #include "loom/console/provisioning_board.hpp"
 
 #include "fixture.hpp"
+#include "qt_helpers.hpp"
 
 #include <QJsonDocument>
 #include <QSignalSpy>
@@ -11,7 +12,8 @@
 using namespace loom::console;
 
 namespace {
-QJsonObject obj(const QString& json) { return QJsonDocument::fromJson(json.toUtf8()).object(); }
+
+using test::obj;
 
 QJsonObject eventMsg(int seq, int id, const char* sev, const char* kind, const char* loc, const char* closed = nullptr)
 {

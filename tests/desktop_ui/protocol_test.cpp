@@ -4,6 +4,7 @@
 #include "loom/console/synthetic.hpp"
 
 #include "qt_app.hpp"
+#include "qt_helpers.hpp"
 
 #include <QJsonDocument>
 #include <QSignalSpy>
@@ -14,7 +15,8 @@ using namespace loom::console;
 
 namespace {
 
-QJsonObject obj(const char* json) { return QJsonDocument::fromJson(QByteArray(json)).object(); }
+using test::obj;
+
 
 // The hall of docs/api.md, written out by hand: one rack of two hosts of eight GPUs.
 constexpr const char* kHall = R"({"cluster": "tiny", "fabric": "roce", "layoutVersion": 7,

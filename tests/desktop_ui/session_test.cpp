@@ -7,6 +7,7 @@
 #include "loom/console/synthetic.hpp"
 
 #include "qt_app.hpp"
+#include "qt_helpers.hpp"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -25,14 +26,8 @@ using namespace loom::console;
 
 namespace {
 
-bool waitUntil(const std::function<bool()>& done, int timeoutMs)
-{
-    QElapsedTimer t;
-    t.start();
-    while (!done() && t.elapsed() < timeoutMs)
-        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-    return done();
-}
+using test::waitUntil;
+
 
 struct StandIn {
     QTcpServer tcp;

@@ -6,6 +6,7 @@
 #include "loom/console/sparkline.hpp"
 
 #include "fixture.hpp"
+#include "qt_helpers.hpp"
 
 #include <QImage>
 #include <QJsonArray>
@@ -21,14 +22,10 @@
 using namespace loom::console;
 
 namespace {
-QRgb rgb(QRgb c) { return c | 0xff000000u; }
 
-QImage paint(QWidget& w)
-{
-    QImage img(w.size(), QImage::Format_RGB32);
-    w.render(&img);
-    return img;
-}
+using test::rgb;
+using test::paint;
+
 }  // namespace
 
 TEST(ConsoleHallMap, EveryGpuIsHitWhereItIsDrawn)

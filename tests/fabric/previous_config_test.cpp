@@ -13,16 +13,12 @@
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/testbed.hpp"
 #include "loom/inventory/spec.hpp"
+#include "roce_fixtures.hpp"
 
 namespace loom::fabric {
 namespace {
 
-inventory::Inventory fromSpec(const std::string& file) {
-    auto inv =
-        inventory::loadClusterSpecFile(std::string(LOOM_SOURCE_DIR) + "/configs/clusters/" + file);
-    if (!inv) ADD_FAILURE() << file << ": " << inv.error().toString();
-    return inv ? std::move(*inv) : inventory::Inventory{};
-}
+using fixtures::fromSpec;
 
 // Applies `steps` random batches of link changes to a router (fabric links and NIC cables,
 // every state), remembering each batch's earlier states as the server's undo steps do. Then

@@ -12,8 +12,18 @@
 
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/testbed.hpp"
+#include "loom/inventory/spec.hpp"
 
 namespace loom::fabric::fixtures {
+
+// A shipped cluster spec (configs/clusters/<file>) loaded; a failure is reported, with an
+// empty inventory returned.
+inline inventory::Inventory fromSpec(const std::string& file) {
+    auto inv =
+        inventory::loadClusterSpecFile(std::string(LOOM_SOURCE_DIR) + "/configs/clusters/" + file);
+    if (!inv) ADD_FAILURE() << file << ": " << inv.error().toString();
+    return inv ? std::move(*inv) : inventory::Inventory{};
+}
 
 inline Topology roceTopology(const inventory::Inventory& inv) {
     auto topo = buildTopology(inv);

@@ -20,12 +20,7 @@
 namespace loom::fabric {
 namespace {
 
-inventory::Inventory fromSpec(const std::string& file) {
-    auto inv =
-        inventory::loadClusterSpecFile(std::string(LOOM_SOURCE_DIR) + "/configs/clusters/" + file);
-    if (!inv) ADD_FAILURE() << file << ": " << inv.error().toString();
-    return inv ? std::move(*inv) : inventory::Inventory{};
-}
+using fixtures::fromSpec;
 
 struct Counts {
     long pairs = 0, down = 0, differing = 0;

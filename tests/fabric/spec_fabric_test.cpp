@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Router fromSpec(const std::string& file) {
+Router routerFromSpec(const std::string& file) {
     auto inv = inventory::loadClusterSpecFile(std::string(LOOM_SOURCE_DIR) + "/configs/clusters/" + file);
     if (!inv) ADD_FAILURE() << file << ": " << inv.error().toString();
     auto topo = buildTopology(inv ? *inv : inventory::Inventory{});
@@ -29,7 +29,7 @@ Router fromSpec(const std::string& file) {
 }
 
 TEST(FabricSpec, DevSmallRoutesAndVerifies) {
-    Router r = fromSpec("dev-small.yaml");
+    Router r = routerFromSpec("dev-small.yaml");
     const auto& t = r.topology();
     EXPECT_EQ(t.tierSwitches[1].size(), 4u);
     EXPECT_EQ(t.nicCount(), 64);
@@ -40,14 +40,14 @@ TEST(FabricSpec, DevSmallRoutesAndVerifies) {
 }
 
 TEST(FabricSpec, DevSmallIbRoutesAndVerifies) {
-    Router r = fromSpec("dev-small-ib.yaml");
+    Router r = routerFromSpec("dev-small-ib.yaml");
     auto rep = verify(r);
     EXPECT_TRUE(rep.ok()) << (rep.problems.empty() ? "" : rep.problems[0]);
     EXPECT_GT(rep.hostPairs, 0);
 }
 
 TEST(FabricSpec, Meta24kRoceExactSizesAndZeroViolations) {
-    Router r = fromSpec("meta-24k-roce.yaml");
+    Router r = routerFromSpec("meta-24k-roce.yaml");
     const auto& t = r.topology();
     EXPECT_EQ(t.switchCount(), 1716);
     EXPECT_EQ(t.tierSwitches[1].size(), 1536u);
@@ -93,7 +93,7 @@ TEST(FabricSpec, Meta24kRoceExactSizesAndZeroViolations) {
 }
 
 TEST(FabricSpec, Meta24kIbExactSizesAndZeroViolations) {
-    Router r = fromSpec("meta-24k-ib.yaml");
+    Router r = routerFromSpec("meta-24k-ib.yaml");
     const auto& t = r.topology();
     EXPECT_EQ(t.switchCount(), 2048);
     EXPECT_EQ(t.tierSwitches[1].size(), 768u);
@@ -124,7 +124,7 @@ TEST(FabricSpec, FrrParserAcceptsEveryDevSmallConfig) {
     const char* vtysh = "/usr/bin/vtysh";
     if (::access(vtysh, X_OK) != 0)
         GTEST_SKIP() << "vtysh not installed (apt-get install frr; see scripts/bootstrap)";
-    Router r = fromSpec("dev-small.yaml");
+    Router r = routerFromSpec("dev-small.yaml");
     auto files = exportFabric(r, ExportFormat::Frr);
     ASSERT_TRUE(files.has_value());
     ASSERT_EQ(files->size(), static_cast<std::size_t>(r.topology().switchCount()));
@@ -166,7 +166,7 @@ TEST(FabricSpec, FrrVersionProfile) {
         EXPECT_EQ(e.error().code, Errc::InvalidArgument);
         EXPECT_EQ(e.error().path, "frr_version");
     }
-    Router r = fromSpec("dev-small.yaml");
+    Router r = routerFromSpec("dev-small.yaml");
     auto now = exportFabric(r, ExportFormat::Frr);
     ASSERT_TRUE(now.has_value());
     EXPECT_NE((*now)[0].content.find("\nno zebra nexthop kernel enable\n"), std::string::npos);
@@ -177,7 +177,7 @@ TEST(FabricSpec, FrrVersionProfile) {
 }
 
 TEST(FabricSpec, SlurmAndJsonExports) {
-    Router r = fromSpec("dev-small.yaml");
+    Router r = routerFromSpec("dev-small.yaml");
     auto slurm = exportFabric(r, ExportFormat::Slurm);
     ASSERT_TRUE(slurm.has_value());
     ASSERT_EQ(slurm->size(), 1u);
