@@ -10,6 +10,7 @@
 #include <random>
 #include <utility>
 
+#include "link_batch.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/testbed.hpp"
 #include "loom/inventory/spec.hpp"

@@ -17,6 +17,7 @@ namespace loom::fabric {
 namespace {
 
 using fixtures::flipRandomSwitch;
+using fixtures::randomLinkBatch;
 using fixtures::roceTopology;
 
 // Every file of every RoCE format, both ways; returns the number of files compared.
@@ -95,13 +96,7 @@ TEST(SummaryRouterExport, EqualsTheRoutersExportsUnderRandomFailures) {
             if (rng() % 6 == 0) {
                 flipRandomSwitch(rng, t, r, sr);
             } else {
-                std::vector<std::pair<std::int32_t, LinkState>> batch;
-                auto n = 1 + rng() % 3;
-                for (std::uint32_t i = 0; i < n; ++i)
-                    batch.emplace_back(static_cast<std::int32_t>(rng() % t.linkCount()),
-                                       rng() % 3
-                                           ? LinkState::Down
-                                           : (rng() % 2 ? LinkState::Drained : LinkState::Up));
+                auto batch = randomLinkBatch(rng, t);
                 r.setLinkStates(batch);
                 sr.setLinkStates(batch);
             }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 
+#include "link_batch.hpp"
 #include "loom/fabric/summary_router.hpp"
 #include "loom/fabric/testbed.hpp"
 #include "loom/jobs/job_impact.hpp"
@@ -14,6 +15,8 @@
 
 namespace loom::jobs {
 namespace {
+
+using fabric::fixtures::randomLinkBatch;
 
 using fabric::Collective;
 using fabric::LinkState;
@@ -109,13 +112,7 @@ TEST(SummaryJobs, ImpactAndPlacementEqualTheRoutersUnderRandomFailures) {
                 for (auto l : t.upLinks(sw)) changed.push_back(l);
                 for (auto l : t.downLinks(sw)) changed.push_back(l);
             } else {
-                std::vector<std::pair<std::int32_t, LinkState>> batch;
-                auto n = 1 + rng() % 3;
-                for (std::uint32_t i = 0; i < n; ++i)
-                    batch.emplace_back(static_cast<std::int32_t>(rng() % t.linkCount()),
-                                       rng() % 3
-                                           ? LinkState::Down
-                                           : (rng() % 2 ? LinkState::Drained : LinkState::Up));
+                auto batch = randomLinkBatch(rng, t);
                 r.setLinkStates(batch);
                 sr.setLinkStates(batch);
                 for (auto [l, s] : batch) changed.push_back(l);
