@@ -1,6 +1,7 @@
 #include "bulk_load.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <pqxx/pqxx>
 
 #include "loom/db/database.hpp"
@@ -61,8 +62,12 @@ bool BulkLoad::forCreates(const std::string& table) {
     const bool empty = !tx_.exec("SELECT EXISTS (SELECT 1 FROM " + table + ")")[0][0].as<bool>();
     dropConstraints(kForeignKeysOf, table, fks_);
     for (const auto& row : tx_.exec_params(kPlainIndexesOf, table)) {
+        const std::string_view name = row[0].c_str();
         tx_.exec(std::string("DROP INDEX ") + row[0].c_str());
-        indexes_.emplace_back(row[1].c_str());
+        const bool afterCommit =
+            std::any_of(std::begin(kAfterCommitIndexes), std::end(kAfterCommitIndexes),
+                        [&](const AfterCommitIndex& i) { return name == i.name; });
+        if (!afterCommit) indexes_.emplace_back(row[1].c_str());
     }
     if (!empty) return false;
     // TRUNCATE refuses a table that other tables' foreign keys point at; they go (and come
@@ -114,9 +119,6 @@ void BulkLoad::restore(const std::function<void(std::string_view stage)>& stage)
     byTable(keys_);
     addConstraints(keys_, stage, "keys ");
     for (const auto& def : indexes_) {
-        // The name trigram indexes (0022) are built after the commit, outside the apply's
-        // transaction (db::buildNameIndexes, inventory_query.hpp): ~570 ms of server CPU at 24k.
-        if (def.find("gin_trgm_ops") != std::string::npos) continue;
         if (stage) stage("index");
         tx_.exec(def);
     }

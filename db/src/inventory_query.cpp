@@ -14,6 +14,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "bulk_load.hpp"
 #include "copy_text.hpp"
 #include "list_sql.hpp"
 #include "loom/db/native.hpp"
@@ -610,14 +611,12 @@ Result<std::string> patchObject(Connection& c, Kind kind, const std::string& nam
 }
 
 Result<int> buildNameIndexes(Connection& c) {
-    // The definitions of 0022; each built in one statement (SHARE lock: lists read on, writers
-    // of that table wait for the build), under a lock that serialises two loomd doing it.
-    static constexpr std::pair<const char*, const char*> kIndexes[] = {
-        {"ports_name_trgm", "CREATE INDEX ports_name_trgm ON ports USING gin (name gin_trgm_ops)"},
-        {"links_name_trgm", "CREATE INDEX links_name_trgm ON links USING gin (name gin_trgm_ops)"}};
+    // The indexes a bulk load leaves to after its commit (bulk_load.hpp); each built in one
+    // statement (SHARE lock: lists read on, writers of that table wait for the build), under a
+    // lock that serialises two loomd doing it.
     try {
         int built = 0;
-        for (const auto& [name, sql] : kIndexes) {
+        for (const auto& [name, sql] : detail::kAfterCommitIndexes) {
             pqxx::work tx(native(c));
             tx.exec("SELECT pg_advisory_xact_lock(hashtext('loom_name_indexes'))");
             if (!tx.exec_params("SELECT to_regclass($1)", std::string(name))[0][0].is_null())

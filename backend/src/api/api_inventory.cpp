@@ -10,6 +10,8 @@
 #include "loom/inventory/spec.hpp"
 #include "server/gzip.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -261,8 +263,12 @@ Result<Response> apply(const Request& req, Services& services) {
         }
         return fail(r.error());
     }
-    // The name indexes a bulk apply leaves to after its commit; lists are correct meanwhile.
-    (void)db::buildNameIndexes(req.db());
+    // The name indexes a bulk apply leaves to after its commit; lists are correct meanwhile,
+    // and the next apply or loomd's start builds them if this fails.
+    if (auto built = db::buildNameIndexes(req.db()); !built)
+        spdlog::warn("apply: the name indexes were not built ({}); lists scan until the next "
+                     "apply or restart builds them",
+                     built.error().message);
     services.inventoryChanged();
     services.publish("inventory", {{"type", "inventory"}, {"generation", r->generation}});
     return Response::ofJson(answer(*r));
