@@ -1,8 +1,12 @@
-// COPY text format and jsonb label helpers shared by the repository (internal to db/).
+// COPY text format and jsonb label helpers shared by the repositories, the raw-line COPY writer
+// and the nullable-text reader (internal to db/).
 #pragma once
 
 #include "loom/inventory/json_text.hpp"
 #include "loom/inventory/model.hpp"
+
+#include <pqxx/pqxx>
+#include <pqxx/tablewriter>
 
 #include <charconv>
 #include <cstdint>
@@ -11,6 +15,28 @@
 #include <vector>
 
 namespace loom::db::detail {
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+// COPY ... FROM STDIN of preformatted text lines. libpqxx 6.4's stream_to keeps its raw-line
+// writer private (rows go through per-field tuple escaping); tablewriter, deprecated in 6.4
+// but the same wire path, takes raw lines, so rows are formatted once, by the caller.
+class CopyIn {
+public:
+    CopyIn(pqxx::transaction_base& tx, const std::string& table,
+           const std::vector<std::string>& columns)
+        : writer_(tx, table, columns.begin(), columns.end()) {}
+    // One row in COPY text format, without its newline.
+    void line(const std::string& l) { writer_.write_raw_line(l); }
+    void complete() { writer_.complete(); }
+
+private:
+    pqxx::tablewriter writer_;
+};
+#pragma GCC diagnostic pop
+
+// A nullable text column as a string ("" for NULL).
+inline std::string col(const pqxx::field& f) { return f.is_null() ? std::string() : f.c_str(); }
 
 // Appends `s` escaped for COPY text format (backslash, tab, newline, carriage return).
 inline void copyEscape(std::string& out, std::string_view s) {

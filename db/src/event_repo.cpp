@@ -15,6 +15,8 @@
 namespace loom::db {
 namespace {
 
+using detail::CopyIn;
+
 constexpr std::size_t kMaxBatch = 10000;
 
 void appendInt(std::string& out, std::int64_t v) {
@@ -26,21 +28,6 @@ void appendInt(std::string& out, std::int64_t v) {
 std::string keyOf(const std::string& kind, const std::string& location) {
     return kind + '\x1f' + location;
 }
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-// COPY of preformatted text lines (libpqxx 6.4's tablewriter; see inventory_repository.cpp).
-class CopyIn {
-public:
-    CopyIn(pqxx::transaction_base& tx, const std::string& table, const std::vector<std::string>& cols)
-        : writer_(tx, table, cols.begin(), cols.end()) {}
-    void line(const std::string& l) { writer_.write_raw_line(l); }
-    void complete() { writer_.complete(); }
-
-private:
-    pqxx::tablewriter writer_;
-};
-#pragma GCC diagnostic pop
 
 // Every column of an event, in the order readEvent() expects ("e" is the events alias).
 constexpr const char* kEventColumns =

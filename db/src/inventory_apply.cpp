@@ -24,24 +24,6 @@ namespace {
 constexpr long long kApplyLockKey = 0x4c415050;
 constexpr std::size_t kProgressEvery = 4096;
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-// COPY ... FROM STDIN of preformatted text lines. libpqxx 6.4's stream_to keeps its raw-line
-// writer private (rows go through per-field tuple escaping); tablewriter, deprecated in 6.4
-// but the same wire path, takes raw lines, so rows are formatted once, here.
-class CopyIn {
-public:
-    CopyIn(pqxx::transaction_base& tx, const std::string& table,
-           const std::vector<std::string>& columns)
-        : writer_(tx, table, columns.begin(), columns.end()) {}
-    void write_raw_line(const std::string& line) { writer_.write_raw_line(line); }
-    void complete() { writer_.complete(); }
-
-private:
-    pqxx::tablewriter writer_;
-};
-#pragma GCC diagnostic pop
-
 struct ApplyError {
     Error error;
 };
@@ -261,7 +243,7 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                     const T& e = all[kp.creates[n]];
                     w.begin(id++, e.name);
                     writeRow(w, e);
-                    copy.write_raw_line(line);
+                    copy.line(line);
                     if ((n + 1) % kProgressEvery == 0)
                         report(options, stage, n + 1, kp.creates.size());
                 }
@@ -289,7 +271,7 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                         const T& e = all[u.desiredIndex];
                         w.begin(0, e.name);
                         writeRow(w, e);
-                        copy.write_raw_line(line);
+                        copy.line(line);
                     }
                 });
                 copy.complete();
@@ -359,7 +341,7 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                     line += "\\N";
                 line += '\t';
                 line += runId;
-                copy.write_raw_line(line);
+                copy.line(line);
             };
             for (Kind k : kAllKinds) {
                 const KindPlan& kp = plan.of(k);

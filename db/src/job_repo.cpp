@@ -14,6 +14,8 @@ namespace loom::db {
 
 namespace {
 
+using detail::col;
+
 Error toError(const std::exception& e) {
     if (auto* se = dynamic_cast<const pqxx::sql_error*>(&e); se && se->sqlstate() == "42P01")
         return Error::unavailable("the jobs table is missing: migrations not applied");
@@ -28,8 +30,6 @@ constexpr const char* kCols =
     "nodelist, pattern, tensor_parallel, state, source, labels::text, resource_version, " LOOM_TS(
         "created_at") ", " LOOM_TS("updated_at") ", " LOOM_TS("finished_at");
 #undef LOOM_TS
-
-std::string col(const pqxx::field& f) { return f.is_null() ? std::string() : f.c_str(); }
 
 StoredJob rowToJob(const pqxx::row& r) {
     StoredJob s;

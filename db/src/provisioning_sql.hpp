@@ -12,8 +12,6 @@
 
 namespace loom::db::detail {
 
-inline std::string col(const pqxx::field& f) { return f.is_null() ? std::string() : f.c_str(); }
-
 // A text[] parameter (copy_text.hpp).
 inline std::string arrayOf(const std::vector<std::string>& v) { return pgTextArray(v); }
 

@@ -13,14 +13,14 @@ namespace loom::db {
 
 namespace {
 
+using detail::col;
+
 // Inside a catch block: database.cpp's mapping, plus the one case that is the tokens' own.
 Error toError(const std::exception& e) {
     if (auto* se = dynamic_cast<const pqxx::sql_error*>(&e); se && se->sqlstate() == "42P01")
         return Error::unavailable("the tokens table is missing: migrations not applied");
     return translateException("");
 }
-
-std::string col(const pqxx::field& f) { return f.is_null() ? std::string() : f.c_str(); }
 
 TokenInfo rowToInfo(const pqxx::row& r) {
     return TokenInfo{col(r[0]), col(r[1]), col(r[2]), col(r[3]), col(r[4]), col(r[5])};
