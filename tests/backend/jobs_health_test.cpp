@@ -31,9 +31,10 @@ protected:
         auto r = request(s.port(), "POST", "/api/v1/telemetry", tokens_["operator"], body);
         ASSERT_LT(r.status, 300) << r.body;
     }
-    // Reads stream messages until one satisfies `want` (or 5 s pass).
+    // Reads stream messages until one satisfies `want` (or 15 s pass: the view reacts to a wake
+    // at once, and to a missed one on its 5 s timer; a loaded CI machine adds seconds).
     static std::optional<json> await(WsClient& c, const std::function<bool(const json&)>& want) {
-        for (auto deadline = std::chrono::steady_clock::now() + 5s;
+        for (auto deadline = std::chrono::steady_clock::now() + 15s;
              std::chrono::steady_clock::now() < deadline;) {
             auto m = c.readFor(200ms);
             if (m && want(*m)) return m;

@@ -3,6 +3,8 @@
 // straggler finder's suspects; the selected job's detail following a fresh list.
 #include <gtest/gtest.h>
 
+#include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QJsonArray>
 
 #include "live_loomd.hpp"
@@ -288,7 +290,19 @@ TEST_F(LiveLoomdQuiet, TheSelectedJobsDetailFollowsAFreshList) {
         [&] { return jv->detail()->toPlainText().contains("Links down under the job (1)"); },
         20000))
         << jv->detail()->toPlainText().toStdString();
-
+    // A detail asked for before the stream closes would bring the link's recovery by itself
+    // (a jobSuspects or jobHealth message can start one): close only once the view has had
+    // nothing in flight for 300 ms, so that only the list can tell.
+    ASSERT_TRUE(waitUntil(
+        [&] {
+            if (jv->fetching()) return false;
+            QElapsedTimer quiet;
+            quiet.start();
+            while (quiet.elapsed() < 300 && !jv->fetching())
+                QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+            return !jv->fetching();
+        },
+        15000));
     s->close();
     ASSERT_LT(
         postTo(url_, token_, "/api/v1/telemetry", status + "1\n", "text/plain; version=0.0.4"),

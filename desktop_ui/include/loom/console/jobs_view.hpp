@@ -63,6 +63,8 @@ public:
     // The last GET /api/v1/jobs/<selected> (empty until it arrives).
     const QJsonObject& detailJson() const { return detailJson_; }
     bool detailLoaded() const { return !detailJson_.isEmpty(); }
+    // A list or detail request is on its way (its answer will change what the view shows).
+    bool fetching() const { return listInFlight_ || detailInFlight_; }
     const std::vector<int>& selectedGpus() const { return gpus_; }
     const std::vector<int>& selectedLinks() const { return links_; }
 
