@@ -1,4 +1,5 @@
-// Scale benchmark (issue 14): for one RoCE cluster spec, one JSON object per measured step:
+// Scale benchmark (issue 14): for one cluster spec, one JSON object per measured step
+// (InfiniBand: expand, topology, routing, reroute_leaf/spine_uplink, export_opensm/json, peak):
 //   expand     - load + validate + expand the spec
 //   topology   - buildTopology
 //   summary_routing - SummaryRouter: the summarised tables computed directly (zone routers +
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,7 +97,10 @@ int main(int argc, char** argv) {
     step("topology", msSince(t), cpuMs() - c,
          "\"switches\":" + std::to_string(topo->switchCount()) + ",\"links\":" + std::to_string(topo->linkCount()));
 
-    {
+    // InfiniBand has no summarised routing (every switch holds a full LFT): the full Router,
+    // its reroutes (leaf and spine uplinks) and the opensm export below.
+    const bool ib = topo->type == loom::inventory::FabricType::Infiniband;
+    if (!ib) {
         t = Clock::now();
         c = cpuMs();
         SummaryRouter sr(summaryOnly ? std::move(*topo) : *topo);
@@ -160,12 +165,15 @@ int main(int argc, char** argv) {
     t = Clock::now();
     c = cpuMs();
     EntryChanges changes;
-    r.recordChanges(&changes);
-    RouteSummary sum(r);
-    step("summary", msSince(t), cpuMs() - c,
-         "\"entries\":" + std::to_string(sum.entryCount()) + ",\"aggregates\":" +
-             std::to_string(sum.aggregateCount()) + ",\"full_entries\":" + std::to_string(full) +
-             ",\"summary_mb\":" + std::to_string(sum.memoryBytes() >> 20));
+    std::optional<RouteSummary> sum;
+    if (!ib) {
+        r.recordChanges(&changes);
+        sum.emplace(r);
+        step("summary", msSince(t), cpuMs() - c,
+             "\"entries\":" + std::to_string(sum->entryCount()) + ",\"aggregates\":" +
+                 std::to_string(sum->aggregateCount()) + ",\"full_entries\":" +
+                 std::to_string(full) + ",\"summary_mb\":" + std::to_string(sum->memoryBytes() >> 20));
+    }
 
     // One-link reroutes: an RTSW uplink and a CTSW uplink in the middle of the fabric.
     const auto& tp = r.topology();
@@ -184,7 +192,7 @@ int main(int argc, char** argv) {
                 route.push_back(msSince(t0));
                 entries = std::max(entries, st.entriesRecomputed);
                 auto t1 = Clock::now();
-                sum.update(r, changes, st.full);
+                if (sum) sum->update(r, changes, st.full);
                 summ.push_back(msSince(t1));
             }
         std::sort(route.begin(), route.end());
@@ -195,18 +203,24 @@ int main(int argc, char** argv) {
                       "\"summary_median_ms\":%.3f,\"summary_max_ms\":%.3f,\"entries_recomputed\":%lld",
                       tier, route[route.size() / 2], route.back(), summ[summ.size() / 2], summ.back(),
                       static_cast<long long>(entries));
-        step(tier == 1 ? "reroute_rtsw_uplink" : "reroute_ctsw_uplink", 0, 0, extra);
+        step(tier == 1 ? (ib ? "reroute_leaf_uplink" : "reroute_rtsw_uplink")
+                       : (ib ? "reroute_spine_uplink" : "reroute_ctsw_uplink"),
+             0, 0, extra);
     }
-    r.recordChanges(nullptr);
+    if (sum) r.recordChanges(nullptr);
 
     struct Ex {
         const char* name;
         ExportFormat format;
         bool summarise;
     };
-    for (const Ex& ex : {Ex{"export_json_summarised", ExportFormat::Json, true},
-                         Ex{"export_frr", ExportFormat::Frr, true},
-                         Ex{"export_json_per_rack", ExportFormat::Json, false}}) {
+    const std::vector<Ex> exports =
+        ib ? std::vector<Ex>{Ex{"export_opensm", ExportFormat::Opensm, false},
+                             Ex{"export_json", ExportFormat::Json, false}}
+           : std::vector<Ex>{Ex{"export_json_summarised", ExportFormat::Json, true},
+                             Ex{"export_frr", ExportFormat::Frr, true},
+                             Ex{"export_json_per_rack", ExportFormat::Json, false}};
+    for (const Ex& ex : exports) {
         CountingSink sink;
         t = Clock::now();
         c = cpuMs();
