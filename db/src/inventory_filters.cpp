@@ -211,7 +211,7 @@ const KindSql& kindSql(Kind k) {
     return rack;
 }
 
-std::string selectSql(Kind k) {
+std::string selectSql(Kind k, std::string_view page) {
     const auto& ks = kindSql(k);
     std::string base = "'name', t.name, 'kind', '";
     base += inventory::kindName(k);
@@ -243,8 +243,14 @@ std::string selectSql(Kind k) {
         s += object;
     }
     s += " FROM ";
+    if (!page.empty()) {
+        s += "(";
+        s += page;
+        s += ") page JOIN ";
+    }
     s += ks.table;
     s += " t ";
+    if (!page.empty()) s += "ON t.sort_key = page.sort_key ";
     s += ks.joins;
     return s;
 }

@@ -7,6 +7,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "loom/inventory/error.hpp"
@@ -51,8 +52,10 @@ struct KindSql {
 const KindSql& kindSql(inventory::Kind k);
 
 // `SELECT t.name, <object as JSON text> FROM <table> t <joins>`: the row's name (the cursor)
-// and the object in the shape of docs/api.md.
-std::string selectSql(inventory::Kind k);
+// and the object in the shape of docs/api.md. With `page`, a query over the kind's table (alias
+// t) that returns the sort keys of the rows to list: `FROM (<page>) page JOIN <table> t ON
+// t.sort_key = page.sort_key <joins>`.
+std::string selectSql(inventory::Kind k, std::string_view page = {});
 
 std::string joinNames(const std::vector<std::string>& v);
 

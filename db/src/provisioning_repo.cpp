@@ -42,9 +42,11 @@ Result<ProvisioningRepo::ApplyResult> ProvisioningRepo::applyPlan(const prov::Ph
         pqxx::work tx(native(conn_));
         // Serialise plan applies with the reconciler's batches on the same rows.
         tx.exec("LOCK TABLE phase_plans IN SHARE ROW EXCLUSIVE MODE");
+        // In natural order (rack-2 before rack-10: 0021's sort_key), the order in which a phase
+        // takes its racks.
         auto rows = tx.exec(
             "SELECT r.name, coalesce(z.name, '') FROM racks r LEFT JOIN zones z ON z.id = r.zone_id "
-            "ORDER BY r.name");
+            "ORDER BY r.sort_key");
         std::vector<prov::RackRef> racks;
         racks.reserve(rows.size());
         for (const auto& r : rows) racks.push_back({col(r[0]), col(r[1])});
@@ -139,6 +141,7 @@ Result<ProvisioningState> ProvisioningRepo::load() {
             p.finishedAt = col(r[7]);
             st.phases.push_back(std::move(p));
         }
+        // The racks in natural order (0021's sort_key), as every list of the API.
         auto rs = tx.exec_params(
             "SELECT r.name, coalesce(z.name, ''), r.state, p.seq, p.attempts, "
             "(extract(epoch FROM p.entered_at) * 1000)::bigint, "
@@ -146,7 +149,7 @@ Result<ProvisioningState> ProvisioningRepo::load() {
             "CASE WHEN p.plan = $1 THEN coalesce(p.phase_ordinal, -1) ELSE -1 END, p.phase_order, "
             "p.reason, (extract(epoch FROM now()) * 1000)::bigint "
             "FROM racks r JOIN rack_provisioning p ON p.rack_id = r.id "
-            "LEFT JOIN zones z ON z.id = r.zone_id ORDER BY r.name",
+            "LEFT JOIN zones z ON z.id = r.zone_id ORDER BY r.sort_key",
             st.planName);
         st.racks.reserve(rs.size());
         for (const auto& r : rs) {

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "loom/db/inventory_query.hpp"
 #include "loom/db/inventory_repository.hpp"
+#include "loom/inventory/natural_order.hpp"
 #include "loom/inventory/plan.hpp"
 #include "loom/testing/postgres.hpp"
 #include "loom/testing/sample_cluster.hpp"
@@ -84,6 +87,72 @@ TEST_F(NamePattern, LookupsGoThroughTheTrigramIndexAndMatchTheInventory) {
               expected(inv.ports, [](const std::string& n) { return n.ends_with("-rtsw/p17"); }));
     EXPECT_EQ(count(Kind::Port, "name__iew", "-RTSW/P17"), 24u);
     EXPECT_EQ(count(Kind::Port, "name__ic", "R003-RTSW"), beforeBuild);
+}
+
+// A broad pattern (`ports?name__ic=ctsw`, 31k of 124k ports at 24k) finds its page by walking
+// the natural order: the sort_key indexes carry the name (0025), and buildNameIndexes vacuums
+// what a bulk load filled, so the walk reads the index alone. Its pages, cursor after cursor,
+// are exactly the matching names in natural order.
+TEST_F(NamePattern, ABroadPatternWalksTheSortKeyIndexAloneAndPagesInNaturalOrder) {
+    auto conn = connect();
+    Inventory inv = sampleCluster(2, 12);
+    Plan p = plan(inv, Inventory{}, {});
+    ASSERT_TRUE(loom::db::applyPlan(conn, p, inv, {.actor = "test", .bulkForeignKeyRows = 1}));
+    ASSERT_TRUE(loom::db::buildNameIndexes(conn));
+    for (const char* table : {"ports", "links"}) {
+        auto vm = conn.queryValue(std::string("SELECT relallvisible = relpages AND relpages > 0 "
+                                              "FROM pg_class WHERE relname = '") +
+                                  table + "'");
+        ASSERT_TRUE(vm);
+        EXPECT_EQ(vm->value(), "t") << table << ": the visibility map is set after the build";
+    }
+    auto plan = conn.queryRows(
+        "BEGIN; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; "
+        "EXPLAIN (ANALYZE, COSTS OFF) SELECT t.sort_key FROM ports t WHERE (t.name)::text "
+        "ILIKE '%' || 'rtsw' || '%' ORDER BY t.sort_key LIMIT 11");
+    ASSERT_TRUE(plan) << plan.error().toString();
+    std::string text;
+    for (auto& row : *plan) text += row[0] + "\n";
+    ASSERT_TRUE(conn.exec("ROLLBACK"));
+    EXPECT_NE(text.find("Index Only Scan using ports_sort_key"), std::string::npos) << text;
+    EXPECT_NE(text.find("Heap Fetches: 0"), std::string::npos) << text;
+
+    // Broad ones (the first names of the walk hold the page) and a rare one (the trigram set),
+    // in pages of 1 (a walk of 200 names) and of 7 (800).
+    for (auto [kind, value, limit] : {std::tuple{Kind::Port, std::string("RTSW/P1"), 7},
+                                      std::tuple{Kind::Link, std::string("ctsw"), 7},
+                                      std::tuple{Kind::Port, std::string("r007-rtsw/P1"), 1},
+                                      std::tuple{Kind::Port, std::string("r007-rtsw/P1"), 7}}) {
+        std::vector<std::string> expected;
+        auto want = [&](const auto& entities) {
+            for (const auto& e : entities)
+                if (lower(e.name).find(lower(value)) != std::string::npos)
+                    expected.push_back(e.name);
+        };
+        if (kind == Kind::Port)
+            want(inv.ports);
+        else
+            want(inv.links);
+        std::sort(expected.begin(), expected.end(),
+                  [](auto& a, auto& b) { return loom::naturalLess(a, b); });
+        ASSERT_GE(expected.size(), 20u) << value;
+        std::vector<std::string> got;
+        loom::db::ListQuery q{.kind = kind, .limit = limit, .filters = {{"name__ic", value}}};
+        for (int pages = 0; pages < 1000; ++pages) {
+            auto page = loom::db::listObjects(conn, q);
+            ASSERT_TRUE(page) << page.error().toString();
+            for (auto& item : page->items) {
+                auto obj = nlohmann::json::parse(item);
+                got.push_back(obj["name"].get<std::string>());
+                if (kind == Kind::Port) {  // the objects are whole: the device joined
+                    EXPECT_FALSE(obj["device"].get<std::string>().empty()) << item;
+                }
+            }
+            if (page->nextCursor.empty()) break;
+            q.cursor = page->nextCursor;
+        }
+        EXPECT_EQ(got, expected) << value << ", limit " << limit;
+    }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/summary_router.hpp"
 #include "loom/fabric/topology.hpp"
+#include "loom/inventory/natural_order.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -156,12 +157,14 @@ struct FabricState {
 // The wire form of the degradation map (docs/api.md): racks not in service carry null and
 // "inService": false instead of a misleading 0 %.
 nlohmann::json degradationJson(const fabric::Topology& t, const std::vector<float>& map) {
-    // By rack name: the topology's order follows the tables' and may differ between two loomds
-    // or across a restart; what a user sees must not.
+    // By rack name in natural order (rack-2 before rack-10, as every list): the topology's order
+    // follows the tables' and may differ between two loomds or across a restart; what a user
+    // sees must not.
     const auto& names = t.rackNames;
     std::vector<std::size_t> order;
     for (std::size_t i = 0; i < names.size() && i < map.size(); ++i) order.push_back(i);
-    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return names[a] < names[b]; });
+    std::sort(order.begin(), order.end(),
+              [&](auto a, auto b) { return loom::naturalLess(names[a], names[b]); });
     auto racks = nlohmann::json::array();
     for (auto i : order) {
         const bool in = map[i] != fabric::kRackNotInService;
@@ -348,15 +351,18 @@ void registerFabricRoutes(Router& router, Services& services) {
                                {"up", v[1]}});
             // Stable for users (the switch ids follow the tables' order).
             auto byNames = [](const nlohmann::json& x, const nlohmann::json& y) {
-                return std::tie(x["a"].get_ref<const std::string&>(), x["b"].get_ref<const std::string&>()) <
-                       std::tie(y["a"].get_ref<const std::string&>(), y["b"].get_ref<const std::string&>());
+                const auto& xa = x["a"].get_ref<const std::string&>();
+                const auto& ya = y["a"].get_ref<const std::string&>();
+                if (xa != ya) return loom::naturalLess(xa, ya);
+                return loom::naturalLess(x["b"].get_ref<const std::string&>(),
+                                         y["b"].get_ref<const std::string&>());
             };
             std::sort(out.begin(), out.end(), byNames);
             std::stable_sort(switches.begin(), switches.end(), [](const auto& x, const auto& y) {
                 const int tx = x["tier"].template get<int>(), ty = y["tier"].template get<int>();
                 if (tx != ty) return tx < ty;
-                return x["name"].template get_ref<const std::string&>() <
-                       y["name"].template get_ref<const std::string&>();
+                return loom::naturalLess(x["name"].template get_ref<const std::string&>(),
+                                         y["name"].template get_ref<const std::string&>());
             });
             return Response::ofJson({{"cluster", t.cluster},
                                      {"fabric", std::string(inventory::fabricTypeName(t.type))},

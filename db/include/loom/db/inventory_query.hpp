@@ -81,7 +81,9 @@ Result<std::string> patchObject(Connection& conn, inventory::Kind kind,
 // `__iew`. A bulk apply drops them with the other secondary indexes before its COPY and leaves
 // them to be built after its commit, outside its transaction (~550 ms of server CPU at 24k):
 // call this after applyPlan (loomd apply, the API's apply and loomd's start-up do). Builds
-// those that are missing and returns how many; lists are correct meanwhile (by a scan).
+// those that are missing and returns how many; lists are correct meanwhile (by a scan). Then
+// vacuums ports and links when their visibility map is mostly unset (after a bulk load), so
+// name-filtered lists walk the sort_key index without reading the table (0025).
 Result<int> buildNameIndexes(Connection& conn);
 
 // Counts per kind and per state for /api/v1/summary, as a JSON object text:
