@@ -477,7 +477,11 @@ void addGetCommands(CLI::App& app) {
                     "naturally: p2 before p10)");
     get->add_option("-l,--selector", o->labels, "label filter key=value (repeatable)");
     get->add_option("--field", o->fields,
-                    "field filter key=value, e.g. state=in_service or zone=z1 (repeatable)");
+                    "field filter key=value, e.g. state=in_service or zone=z1 (repeatable; the same "
+                    "key again is an alternative). NetBox lookups after the key: name__ic=rtsw "
+                    "(contains), __nic, __isw, __iew, __ie, __n, __gt, __gte, __lt, __lte, "
+                    "__empty=true; relation filters, e.g. gpus rack= zone=, links switch= device=, "
+                    "ports device= peer= link= (docs/api.md, Lists)");
     get->add_option("--limit", o->limit, "stop after N objects (default: all, pages of 5000)");
     get->add_flag("--no-headers", o->noHeaders, "omit the table header");
     get->add_flag("-w,--watch", o->watch,
