@@ -21,17 +21,37 @@ namespace loom::db::detail {
 // COPY ... FROM STDIN of preformatted text lines. libpqxx 6.4's stream_to keeps its raw-line
 // writer private (rows go through per-field tuple escaping); tablewriter, deprecated in 6.4
 // but the same wire path, takes raw lines, so rows are formatted once, by the caller.
+// Lines are gathered into chunks of ~64 KB sent as one CopyData message each (the protocol does
+// not tie messages to rows): per line, a copy into the reused chunk instead of a string built
+// by libpqxx and a libpq call.
 class CopyIn {
 public:
     CopyIn(pqxx::transaction_base& tx, const std::string& table,
            const std::vector<std::string>& columns)
-        : writer_(tx, table, columns.begin(), columns.end()) {}
+        : writer_(tx, table, columns.begin(), columns.end()) {
+        chunk_.reserve(kChunk + 4096);
+    }
     // One row in COPY text format, without its newline.
-    void line(const std::string& l) { writer_.write_raw_line(l); }
-    void complete() { writer_.complete(); }
+    void line(std::string_view l) {
+        if (!chunk_.empty()) chunk_ += '\n';
+        chunk_ += l;
+        if (chunk_.size() >= kChunk) flush();
+    }
+    void complete() {
+        flush();
+        writer_.complete();
+    }
 
 private:
+    static constexpr std::size_t kChunk = 64 * 1024;
+    // libpqxx ends what it is given with the newline of the chunk's last line.
+    void flush() {
+        if (chunk_.empty()) return;
+        writer_.write_raw_line(chunk_);
+        chunk_.clear();
+    }
     pqxx::tablewriter writer_;
+    std::string chunk_;
 };
 #pragma GCC diagnostic pop
 

@@ -354,7 +354,7 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                     kp.creates.empty() ? (kp.updates.empty() ? "delete" : "update") : "create",
                     nullptr, &summary);
                 if (logCreates)
-                    for (const std::string& name : kp.createNames)
+                    for (std::string_view name : kp.createNames)
                         row(kind, name, "create", nullptr, nullptr);
                 for (const Update& u : kp.updates) {
                     std::string before = changesJson(u.changes, false);

@@ -35,19 +35,19 @@ std::vector<std::string> copyColumns(const TableDef& d) {
 
 void Resolver::fetch(pqxx::work& tx) {
     for (Kind k : kAllKinds) {
-        auto& need = needed_[idx(k)];
-        if (need.empty()) continue;
+        Names& t = of_[idx(k)];
+        if (t.needed == 0) continue;
         std::vector<std::string_view> names;
-        names.reserve(need.size());
-        for (const auto& [n, _] : need) names.push_back(n);
+        names.reserve(t.needed);
+        for (std::size_t i = 0; i < t.names.size(); ++i)
+            if (t.ids[i] == kUnknown) names.push_back(t.names[i]);
         auto r = tx.exec_params(
             std::string("SELECT name, id FROM ") + tableOf(k) + " WHERE name = ANY($1::text[])",
             detail::pgTextArray(names));
-        for (const auto& row : r) {
-            const std::string& stored = owned_.emplace_back(row[0].c_str());
-            ids_[idx(k)][stored] = row[1].as<std::int64_t>();
-        }
-        need.clear();
+        for (const auto& row : r)
+            if (auto at = t.table.find(row[0].c_str(), t.nameOf()))
+                t.ids[*at] = row[1].as<std::int64_t>();
+        t.needed = 0;
     }
 }
 

@@ -5,17 +5,16 @@
 
 #include <charconv>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "copy_text.hpp"
 #include "loom/inventory/kinds.hpp"
 #include "loom/inventory/model.hpp"
+#include "loom/inventory/name_table.hpp"
 #include "loom/inventory/natural_order.hpp"
 
 namespace loom::db::detail {
@@ -69,26 +68,63 @@ void forEachStored(F&& f) {
 // Name -> id resolution for references of created and updated rows.
 
 class Resolver {
+private:
+    static constexpr std::int64_t kUnknown = -1;  // needed, not (yet) found in the database
+    static int idx(Kind k) { return static_cast<int>(k); }
+    // Per kind: the names in insertion order, their ids, and the flat index over both.
+    struct Names {
+        std::vector<std::string_view> names;
+        std::vector<std::int64_t> ids;
+        inventory::NameTable table;
+        std::size_t needed = 0;
+        auto nameOf() const {
+            return [this](std::uint32_t i) { return names[i]; };
+        }
+    };
+
 public:
-    void addCreated(Kind k, std::string_view name, std::int64_t id) { ids_[idx(k)][name] = id; }
-    void reserve(Kind k, std::size_t n) { ids_[idx(k)].reserve(ids_[idx(k)].size() + n); }
+    // Room for `n` more names of kind k.
+    void reserve(Kind k, std::size_t n) {
+        Names& t = of_[idx(k)];
+        t.names.reserve(t.names.size() + n);
+        t.ids.reserve(t.ids.size() + n);
+        t.table.reserve(t.names.size() + n);
+    }
+    // `name` (a view that outlives the resolver: the plan's or the desired inventory's) is
+    // created with `id`.
+    void addCreated(Kind k, std::string_view name, std::int64_t id) {
+        Names& t = of_[idx(k)];
+        auto [at, inserted] =
+            t.table.insert(name, static_cast<std::uint32_t>(t.names.size()), t.nameOf());
+        if (!inserted) {
+            t.ids[at] = id;
+            return;
+        }
+        t.names.push_back(name);
+        t.ids.push_back(id);
+    }
+    // `name` is referred to and is not created here: fetch() looks it up.
     void need(Kind k, std::string_view name) {
-        if (name.empty() || ids_[idx(k)].contains(name)) return;
-        needed_[idx(k)].emplace(name, 0);
+        if (name.empty()) return;
+        Names& t = of_[idx(k)];
+        auto [at, inserted] =
+            t.table.insert(name, static_cast<std::uint32_t>(t.names.size()), t.nameOf());
+        if (!inserted) return;
+        t.names.push_back(name);
+        t.ids.push_back(kUnknown);
+        ++t.needed;
     }
     // Fetches the ids of every needed name that exists: one query per kind.
     void fetch(pqxx::work& tx);
     std::optional<std::int64_t> find(Kind k, std::string_view name) const {
-        auto it = ids_[idx(k)].find(name);
-        if (it == ids_[idx(k)].end()) return std::nullopt;
-        return it->second;
+        const Names& t = of_[idx(k)];
+        auto at = t.table.find(name, t.nameOf());
+        if (!at || t.ids[*at] == kUnknown) return std::nullopt;
+        return t.ids[*at];
     }
 
 private:
-    static int idx(Kind k) { return static_cast<int>(k); }
-    std::unordered_map<std::string_view, std::int64_t> ids_[kKindCount];
-    std::unordered_map<std::string_view, int> needed_[kKindCount];
-    std::deque<std::string> owned_;
+    Names of_[kKindCount];
 };
 
 // Calls f(name, kind) for each reference of a spec field of e: a reference over several
@@ -123,7 +159,9 @@ public:
     }
     void integer(std::int64_t v) {
         sep();
-        out_ += std::to_string(v);
+        char buf[24];
+        auto res = std::to_chars(buf, buf + sizeof buf, v);
+        out_.append(buf, res.ptr);
     }
     void real(double v) {
         sep();
@@ -164,14 +202,17 @@ public:
         }
         for (int r = 0; r < count; ++r) r == chosen ? integer(*id) : null();
     }
-    const std::string& owner() const { return owner_; }
-    void begin(std::int64_t id, const std::string& name) {
+    std::string_view owner() const { return owner_; }
+    // A new row of `name` (a view that outlives the row) with `id`.
+    void begin(std::int64_t id, std::string_view name) {
         out_.clear();
         first_ = true;
         owner_ = name;
         integer(id);
         text(name);
-        text(naturalSortKey(name));
+        key_.clear();
+        appendNaturalSortKey(key_, name);
+        text(key_);
     }
 
 private:
@@ -180,13 +221,14 @@ private:
         first_ = false;
     }
     [[noreturn]] void missing(std::string_view field, std::string_view name) const {
-        throw MissingRef{owner_ + ": " + std::string(field) + " \"" + std::string(name) +
-                         "\" does not exist"};
+        throw MissingRef{std::string(owner_) + ": " + std::string(field) + " \"" +
+                         std::string(name) + "\" does not exist"};
     }
     std::string& out_;
     const Resolver& r_;
     bool first_ = true;
-    std::string owner_;
+    std::string_view owner_;
+    std::string key_;  // the sort key's scratch, reused row after row
 };
 
 // The fields of e after begin(), in copyColumns order. Visited at compile time: each field is

@@ -50,6 +50,11 @@ bool naturalLess(std::string_view a, std::string_view b) {
 std::string naturalSortKey(std::string_view name) {
     std::string out;
     out.reserve(name.size() + 8);
+    appendNaturalSortKey(out, name);
+    return out;
+}
+
+void appendNaturalSortKey(std::string& out, std::string_view name) {
     std::size_t i = 0;
     while (i < name.size()) {
         if (!isDigit(name[i])) {
@@ -65,7 +70,6 @@ std::string naturalSortKey(std::string_view name) {
         appendCount(out, start - i);
         i = end;
     }
-    return out;
 }
 
 }  // namespace loom

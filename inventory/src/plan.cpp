@@ -1,10 +1,11 @@
 #include "loom/inventory/plan.hpp"
 
 #include "loom/inventory/kinds.hpp"
+#include "loom/inventory/name_table.hpp"
 
 #include <charconv>
+#include <cstdint>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 
 namespace loom::inventory {
@@ -56,38 +57,41 @@ void diff(const T& d, const T& c, Differ f) {
 template <class T>
 void planKind(const std::vector<T>& desired, const std::vector<T>& current, bool prune,
               KindPlan& out) {
-    // One map for both sides: current names, then desired names not in current (creates), so
-    // a name seen twice in desired is caught whether or not it exists in current.
-    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-    struct Slot {
-        std::size_t current;
-        bool seen;
+    // One table for both sides: current names (index i), then desired names not in current
+    // (index current.size() + i), so a name seen twice in desired is caught whether or not it
+    // exists in current.
+    const std::size_t nc = current.size();
+    NameTable byName;
+    byName.reserve(nc + desired.size());
+    auto nameOf = [&](std::uint32_t i) -> std::string_view {
+        return i < nc ? current[i].name : desired[i - nc].name;
     };
-    std::unordered_map<std::string_view, Slot> byName;
-    byName.reserve(current.size() + desired.size() / 8);
-    for (std::size_t i = 0; i < current.size(); ++i)
-        byName.try_emplace(current[i].name, Slot{i, false});
-    std::vector<bool> matched(current.size(), false);
+    for (std::size_t i = 0; i < nc; ++i)
+        byName.insert(current[i].name, static_cast<std::uint32_t>(i), nameOf);
+    std::vector<bool> matched(nc, false);
+    if (nc == 0) {  // a kind stored for the first time: every name a create
+        out.creates.reserve(desired.size());
+        out.createNames.reserve(desired.size());
+    }
 
     for (std::size_t i = 0; i < desired.size(); ++i) {
         const T& d = desired[i];
-        auto [it, inserted] = byName.try_emplace(d.name, Slot{kNone, true});
+        auto [at, inserted] = byName.insert(d.name, static_cast<std::uint32_t>(nc + i), nameOf);
         if (inserted) {
             out.creates.push_back(i);
             out.createNames.push_back(d.name);
             continue;
         }
-        if (it->second.seen) {
+        if (at >= nc || matched[at]) {
             out.duplicates.push_back(d.name);
             continue;
         }
-        it->second.seen = true;
-        matched[it->second.current] = true;
+        matched[at] = true;
         std::vector<FieldChange> changes;
-        diff(d, current[it->second.current], Differ{&changes});
+        diff(d, current[at], Differ{&changes});
         if (!changes.empty()) out.updates.push_back(Update{d.name, i, std::move(changes)});
     }
-    for (std::size_t i = 0; i < current.size(); ++i) {
+    for (std::size_t i = 0; i < nc; ++i) {
         if (matched[i]) continue;
         (prune ? out.deletes : out.wouldDelete).push_back(current[i].name);
     }
@@ -108,7 +112,8 @@ void forEachKind(const Inventory& d, const Inventory& c, F&& f) {
     f(Kind::StorageNode, d.storageNodes, c.storageNodes);
 }
 
-void appendNames(std::string& out, const std::vector<std::string>& names, int max) {
+template <class Name>
+void appendNames(std::string& out, const std::vector<Name>& names, int max) {
     out += " (";
     int n = 0;
     for (const auto& name : names) {
@@ -258,7 +263,7 @@ std::vector<KindSummary> summarize(const Plan& p, int maxNamesPerKind) {
         }
         return names;
     };
-    auto same = [](const std::string& s) { return s; };
+    auto same = [](std::string_view s) { return std::string(s); };
     for (const KindPlan& k : p.kinds) {
         KindSummary s;
         s.kind = std::string(kindPlural(k.kind));

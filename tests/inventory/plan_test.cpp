@@ -31,7 +31,7 @@ TEST(Plan, EmptyCurrentCreatesEverythingInKindOrder) {
     EXPECT_EQ(p.updates(), 0u);
     EXPECT_EQ(p.deletes(), 0u);
     EXPECT_EQ(p.of(Kind::Rack).createNames,
-              (std::vector<std::string>{"z1-r001", "z1-r002", "z1-r003"}));
+              (std::vector<std::string_view>{"z1-r001", "z1-r002", "z1-r003"}));
     EXPECT_EQ(p.of(Kind::Rack).creates, (std::vector<std::size_t>{0, 1, 2}));
     EXPECT_FALSE(p.empty());
 }
@@ -109,7 +109,7 @@ TEST(Plan, LinkOnAPortTheSpecRecablesIsDeletedWithoutPrune) {
     // l1 holds p1 and l2 holds p4, both used by l3: deleted; l4 is only unnamed: kept.
     EXPECT_EQ(p.of(Kind::Link).deletes, (std::vector<std::string>{"l1", "l2"}));
     EXPECT_EQ(p.of(Kind::Link).wouldDelete, (std::vector<std::string>{"l4"}));
-    EXPECT_EQ(p.of(Kind::Link).createNames, (std::vector<std::string>{"l3"}));
+    EXPECT_EQ(p.of(Kind::Link).createNames, (std::vector<std::string_view>{"l3"}));
     Plan pruned = plan(desired, current, {.prune = true});
     EXPECT_EQ(pruned.of(Kind::Link).deletes.size(), 3u);
     EXPECT_TRUE(pruned.of(Kind::Link).wouldDelete.empty());

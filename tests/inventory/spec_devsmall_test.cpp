@@ -9,19 +9,9 @@
 namespace loom::inventory {
 namespace {
 
+using testing::byName;
+using testing::linkAt;
 using testing::loadConfig;
-
-template <class V>
-const auto* byName(const V& v, std::string_view name) {
-    auto it = std::find_if(v.begin(), v.end(), [&](const auto& e) { return e.name == name; });
-    return it == v.end() ? nullptr : &*it;
-}
-
-const Link* linkAt(const Inventory& inv, std::string_view port) {
-    for (const auto& l : inv.links)
-        if (l.aPort == port || l.bPort == port) return &l;
-    return nullptr;
-}
 
 TEST(SpecDevSmall, Names) {
     Inventory inv = loadConfig("dev-small.yaml");

@@ -12,26 +12,16 @@
 namespace loom::inventory {
 namespace {
 
+using testing::byName;
 using testing::configPath;
 using testing::expectConsistent;
+using testing::linkAt;
 
 std::string devSmallWith(const std::string& overrides) {
     std::ifstream in(configPath("dev-small.yaml"));
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str() + overrides;
-}
-
-template <class V>
-const auto* byName(const V& v, std::string_view name) {
-    auto it = std::find_if(v.begin(), v.end(), [&](const auto& e) { return e.name == name; });
-    return it == v.end() ? nullptr : &*it;
-}
-
-const Link* linkAt(const Inventory& inv, std::string_view port) {
-    for (const auto& l : inv.links)
-        if (l.aPort == port || l.bPort == port) return &l;
-    return nullptr;
 }
 
 std::string label(const Labels& labels, const std::string& key) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -103,6 +104,20 @@ inline void expectConsistent(const Inventory& inv) {
         EXPECT_EQ(l.name, l.aPort + "--" + l.bPort);
         EXPECT_GT(l.lengthM, 0) << l.name;
     }
+}
+
+// The entity of `v` named `name`, or nullptr.
+template <class V>
+const auto* byName(const V& v, std::string_view name) {
+    auto it = std::find_if(v.begin(), v.end(), [&](const auto& e) { return e.name == name; });
+    return it == v.end() ? nullptr : &*it;
+}
+
+// The link on `port` (either end), or nullptr.
+inline const Link* linkAt(const Inventory& inv, std::string_view port) {
+    for (const auto& l : inv.links)
+        if (l.aPort == port || l.bPort == port) return &l;
+    return nullptr;
 }
 
 }  // namespace loom::inventory::testing

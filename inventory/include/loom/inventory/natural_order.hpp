@@ -21,5 +21,7 @@ bool naturalLess(std::string_view a, std::string_view b);
 // with digit characters, so a run still compares with a non-digit byte as a digit does:
 // "z1-r010" -> "z110-r2100" ("1"+"1"+"0", "-r", "2"+"10"+"1"). Other bytes are kept as they are.
 std::string naturalSortKey(std::string_view name);
+// The same key appended to `out` (apply writes one per COPY row into a reused buffer).
+void appendNaturalSortKey(std::string& out, std::string_view name);
 
 }  // namespace loom

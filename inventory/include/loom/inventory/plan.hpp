@@ -14,7 +14,8 @@
 //   for (const auto& k : summarize(p)) ...  // the same as plain values, for a JSON body
 //
 // O(n) in the number of entities (one hash map per kind). A Plan refers to `desired` by
-// index (creates, updates), so apply it together with the same desired Inventory.
+// index (creates, updates) and views its names (createNames): keep that Inventory alive while
+// the plan is used, and apply the plan together with it.
 #pragma once
 
 #include "loom/inventory/model.hpp"
@@ -22,6 +23,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace loom::inventory {
@@ -46,7 +48,9 @@ struct Update {
 struct KindPlan {
     Kind kind = Kind::Site;
     std::vector<std::size_t> creates;      // indexes into desired's vector of this kind
-    std::vector<std::string> createNames;  // same order as creates
+    // Same order as creates; views of desired's names (a first apply of 1 M entities copied
+    // each name here once more).
+    std::vector<std::string_view> createNames;
     std::vector<Update> updates;
     std::vector<std::string> deletes;      // names in current; with prune, or links replaced on a port
     std::vector<std::string> wouldDelete;  // names in current kept because prune is off
