@@ -11,6 +11,10 @@
 //                 one transaction, commit with fsync) into tables with the same columns and no
 //                 constraint or index (CREATE TABLE raw_x (LIKE x)); first/noop are reported
 //                 as ratios to it
+//   name_indexes - the name trigram indexes every caller of applyPlan builds after its commit
+//   references - the like-for-like reference (the same rows into tables built to end as the
+//                 real ones: keys, indexes, foreign keys added after the COPY; GINs apart) and
+//                 the first apply's ratios to both references, without and with name_indexes
 // and the peak RSS of this process. One JSON object per line on stdout.
 //
 // Per first-apply stage it prints wall, client CPU and backend CPU; for the first apply and the
@@ -20,6 +24,7 @@
 //     default SPEC: configs/clusters/meta-24k-roce.yaml; --first-only: expand, first apply and
 //     the raw COPY only (for profiling)
 #include "loom/db/embedded_postgres.hpp"
+#include "loom/db/inventory_query.hpp"
 #include "loom/db/inventory_repository.hpp"
 #include "loom/db/migrations.hpp"
 #include "loom/db/native.hpp"
@@ -170,14 +175,15 @@ Step applyOnce(loom::db::Connection& conn, const loom::inventory::Inventory& des
 struct RawCopy {
     double wallMs = 0, serverCpuMs = 0, clientCpuMs = 0, walMb = 0;  // the timed COPY only
     std::size_t rows = 0;
+    std::vector<std::vector<std::string>> data;  // the COPY lines, per table of kTables
 };
+const char* const kTables[] = {"sites", "zones",    "rows",  "racks", "hosts",        "gpus",
+                               "nics",  "switches", "ports", "links", "storage_nodes"};
 RawCopy rawCopy(loom::db::Connection& conn, const std::filesystem::path& pgdata) {
     RawCopy out;
     std::size_t& rows = out.rows;
-    static const char* kTables[] = {"sites", "zones", "rows", "racks", "hosts", "gpus", "nics",
-                                    "switches", "ports", "links", "storage_nodes"};
     pqxx::connection& c = loom::db::native(conn);
-    std::vector<std::vector<std::string>> data;
+    auto& data = out.data;
     rows = 0;
     {
         pqxx::work tx(c);
@@ -208,6 +214,103 @@ RawCopy rawCopy(loom::db::Connection& conn, const std::filesystem::path& pgdata)
     out.serverCpuMs = serverCpuMs(pgdata) - cpu0;
     out.clientCpuMs = cpuMs() - client0;
     out.walMb = (walBytes(conn) - wal0) / 1048576.0;
+    return out;
+}
+
+// The like-for-like reference (step 4 of issue 14's apply work): the same rows into tables that
+// end as the real ones do, loaded the fastest way a loader knows: new tables in schema `ref`
+// (the real columns, defaults and CHECK constraints), COPY, then each table's primary key and
+// unique constraints, its plain indexes (sorted builds) and its foreign keys (one validating
+// join each) added after the load, one transaction, commit. The trigram GINs (built after the
+// apply's commit) are timed apart, so both ratios can be read.
+struct LikeForLike {
+    double wallMs = 0, serverCpuMs = 0, clientCpuMs = 0;  // everything but the GINs
+    double ginWallMs = 0, ginServerCpuMs = 0;             // the trigram GINs alone
+    double copyServerMs = 0, keysServerMs = 0, indexServerMs = 0, fkServerMs = 0;  // backend
+};
+LikeForLike likeForLike(loom::db::Connection& conn, const std::filesystem::path& pgdata,
+                        const RawCopy& raw) {
+    LikeForLike out;
+    pqxx::connection& c = loom::db::native(conn);
+    struct Def {
+        std::string table, sql;
+    };
+    std::vector<Def> keys, indexes, gins, fks;
+    {
+        pqxx::work tx(c);
+        for (const char* t : kTables) {
+            const std::string rt = std::string("ref.") + t;
+            for (const auto& row : tx.exec_params(
+                     "SELECT conname, pg_get_constraintdef(oid), contype FROM pg_constraint "
+                     "WHERE conrelid = $1::regclass AND contype IN ('p', 'u', 'f') "
+                     "ORDER BY contype, conname",
+                     std::string(t))) {
+                std::string sql = "ALTER TABLE " + rt + " ADD CONSTRAINT " +
+                                  tx.quote_name(row[0].c_str()) + " " + row[1].c_str();
+                (row[2].c_str()[0] == 'f' ? fks : keys).push_back({t, sql});
+            }
+            for (const auto& row : tx.exec_params(
+                     "SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i "
+                     "WHERE i.indrelid = $1::regclass AND NOT i.indisunique AND NOT "
+                     "i.indisprimary AND NOT EXISTS (SELECT 1 FROM pg_constraint c "
+                     "WHERE c.conindid = i.indexrelid) ORDER BY 1",
+                     std::string(t))) {
+                std::string sql = row[0].c_str();
+                auto on = sql.find(" ON public.");
+                if (on != std::string::npos) sql.replace(on, 11, " ON ref.");
+                (sql.find("USING gin") != std::string::npos ? gins : indexes).push_back({t, sql});
+            }
+        }
+    }
+    const int backend = conn.backendPid();
+    const double cpu0 = serverCpuMs(pgdata), client0 = cpuMs();
+    auto t0 = Clock::now();
+    double stage0 = backendCpuMs(backend);
+    auto stage = [&](double& into) {
+        const double now = backendCpuMs(backend);
+        into += now - stage0;
+        stage0 = now;
+    };
+    {
+        pqxx::work tx(c);
+        tx.exec("CREATE SCHEMA ref");
+        // REFERENCES x(id) in the foreign keys' text names ref.x first.
+        tx.exec("SET LOCAL search_path = ref, public");
+        tx.exec("SET LOCAL maintenance_work_mem = '256MB'");
+        tx.exec("SET LOCAL work_mem = '64MB'");
+        for (std::size_t i = 0; i < std::size(kTables); ++i) {
+            const std::string rt = std::string("ref.") + kTables[i];
+            tx.exec("CREATE TABLE " + rt + " (LIKE public." + kTables[i] +
+                    " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)");
+            pqxx::tablewriter w(tx, rt);
+            for (const auto& line : raw.data[i]) w.write_raw_line(line);
+            w.complete();
+        }
+        stage(out.copyServerMs);
+        for (const auto& k : keys) tx.exec(k.sql);
+        stage(out.keysServerMs);
+        for (const auto& k : indexes) tx.exec(k.sql);
+        stage(out.indexServerMs);
+        for (const auto& k : fks) tx.exec(k.sql);
+        stage(out.fkServerMs);
+        tx.commit();
+    }
+    out.wallMs = msSince(t0);
+    out.serverCpuMs = serverCpuMs(pgdata) - cpu0;
+    out.clientCpuMs = cpuMs() - client0;
+    const double gin0 = serverCpuMs(pgdata);
+    t0 = Clock::now();
+    {
+        pqxx::work tx(c);
+        tx.exec("SET LOCAL search_path = ref, public");
+        for (const auto& k : gins) tx.exec(k.sql);
+        tx.commit();
+    }
+    out.ginWallMs = msSince(t0);
+    out.ginServerCpuMs = serverCpuMs(pgdata) - gin0;
+    pqxx::work tx(c);
+    tx.exec("DROP SCHEMA ref CASCADE");
+    tx.commit();
     return out;
 }
 
@@ -286,6 +389,42 @@ int main(int argc, char** argv) {
                 expandMs + firstMs, serverCpuMs(pgdata) - all0, firstCpu,
                 (walBytes(*conn) - wal0) / 1048576.0, loom::bench::loadAverage().c_str());
     std::fflush(stdout);
+
+    // The name trigram indexes: every caller of applyPlan (loomd apply, POST /apply) builds them
+    // after the apply's commit and before it answers, so they are part of the user's wait.
+    const double names0 = serverCpuMs(pgdata), namesClient0 = cpuMs();
+    t = Clock::now();
+    if (auto built = loom::db::buildNameIndexes(*conn); !built) die("name indexes", built.error());
+    const double namesMs = msSince(t);
+    const double namesCpu = (serverCpuMs(pgdata) - names0) + (cpuMs() - namesClient0);
+    std::printf("{\"step\":\"name_indexes\",\"wall_ms\":%.1f,\"cpu_ms_client_and_server\":%.1f,"
+                "\"load\":\"%s\"}\n",
+                namesMs, namesCpu, loom::bench::loadAverage().c_str());
+    std::fflush(stdout);
+
+    // Both references against the first apply, without and with the name indexes.
+    auto references = [&](const RawCopy& raw) {
+        const LikeForLike ll = likeForLike(*conn, pgdata, raw);
+        const double firstWall = expandMs + firstMs, rawCpu = raw.serverCpuMs + raw.clientCpuMs;
+        const double llCpu = ll.serverCpuMs + ll.clientCpuMs;
+        std::printf(
+            "{\"step\":\"references\",\"first_wall_ms\":%.1f,\"first_cpu_ms\":%.1f,"
+            "\"name_indexes_wall_ms\":%.1f,\"name_indexes_cpu_ms\":%.1f,"
+            "\"raw_wall_ms\":%.1f,\"raw_cpu_ms\":%.1f,\"like_wall_ms\":%.1f,\"like_cpu_ms\":%.1f,"
+            "\"like_gin_wall_ms\":%.1f,\"like_gin_cpu_ms\":%.1f,"
+            "\"like_backend_cpu_ms_copy_keys_index_fk\":[%.0f,%.0f,%.0f,%.0f],"
+            "\"vs_raw\":{\"cpu\":%.2f,\"wall\":%.2f,\"cpu_with_name_indexes\":%.2f,"
+            "\"wall_with_name_indexes\":%.2f},"
+            "\"vs_like_for_like\":{\"cpu\":%.2f,\"wall\":%.2f,\"cpu_with_name_indexes\":%.2f,"
+            "\"wall_with_name_indexes\":%.2f},\"load\":\"%s\"}\n",
+            firstWall, firstCpu, namesMs, namesCpu, raw.wallMs, rawCpu, ll.wallMs, llCpu,
+            ll.ginWallMs, ll.ginServerCpuMs, ll.copyServerMs, ll.keysServerMs, ll.indexServerMs,
+            ll.fkServerMs, firstCpu / rawCpu, firstWall / raw.wallMs, (firstCpu + namesCpu) / rawCpu,
+            (firstWall + namesMs) / raw.wallMs, firstCpu / llCpu, firstWall / ll.wallMs,
+            (firstCpu + namesCpu) / (llCpu + ll.ginServerCpuMs),
+            (firstWall + namesMs) / (ll.wallMs + ll.ginWallMs), loom::bench::loadAverage().c_str());
+        std::fflush(stdout);
+    };
     if (firstOnly) {
         const RawCopy raw = rawCopy(*conn, pgdata);
         std::printf("{\"step\":\"raw_copy\",\"wall_ms\":%.1f,\"rows\":%zu,\"first_ratio\":%.2f,"
@@ -294,6 +433,7 @@ int main(int argc, char** argv) {
                     raw.wallMs, raw.rows, (expandMs + firstMs) / raw.wallMs, raw.serverCpuMs,
                     raw.clientCpuMs, firstCpu / (raw.serverCpuMs + raw.clientCpuMs), raw.walMb,
                     loom::bench::loadAverage().c_str());
+        references(raw);
         return finish();
     }
 
@@ -340,6 +480,7 @@ int main(int argc, char** argv) {
                 noopCpu / (raw.serverCpuMs + raw.clientCpuMs), raw.walMb,
                 loom::bench::loadAverage().c_str());
     std::fflush(stdout);
+    references(raw);
 
     // first apply without per-entity change_log rows, into a second database
     loom::Result<loom::db::Connection> conn2 = loom::fail(loom::Error::internal("not opened"));
