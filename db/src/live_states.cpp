@@ -64,8 +64,12 @@ bool readKind(pqxx::transaction_base& tx, const char* table, const std::vector<T
     return ok && seen == rows.size();
 }
 
+// Only a kind with changes is written, so only that kind is copied out of the snapshot it
+// shares with (inventory/kind_vector.hpp); the others stay shared.
 template <class T>
-void patch(std::vector<T>& rows, const std::vector<Change>& changes) {
+void patch(inventory::KindVector<T>& kind, const std::vector<Change>& changes) {
+    if (changes.empty()) return;
+    auto& rows = kind.mut();
     for (const auto& c : changes) {
         rows[c.index].state = c.state;
         rows[c.index].resourceVersion = c.resourceVersion;
@@ -87,10 +91,10 @@ Result<StateRefresh> refreshStates(Connection& c, const Inventory& current,
         }
         std::vector<Change> racks, hosts, gpus, links;
         std::size_t& n = out.rowsRead;
-        const bool same = readKind(tx, "racks", current.racks, racks, n) &&
-                          readKind(tx, "hosts", current.hosts, hosts, n) &&
-                          readKind(tx, "gpus", current.gpus, gpus, n) &&
-                          readKind(tx, "links", current.links, links, n);
+        const bool same = readKind(tx, "racks", current.racks.vec(), racks, n) &&
+                          readKind(tx, "hosts", current.hosts.vec(), hosts, n) &&
+                          readKind(tx, "gpus", current.gpus.vec(), gpus, n) &&
+                          readKind(tx, "links", current.links.vec(), links, n);
         tx.commit();
         if (!same) {
             out.outcome = StateRefresh::Outcome::Structure;
@@ -99,7 +103,7 @@ Result<StateRefresh> refreshStates(Connection& c, const Inventory& current,
         out.changedRows = racks.size() + hosts.size() + gpus.size() + links.size();
         if (out.changedRows == 0) return out;
         out.outcome = StateRefresh::Outcome::Patched;
-        out.inventory = current;
+        out.inventory = current;  // shares every kind; patch() copies the changed ones
         patch(out.inventory.racks, racks);
         patch(out.inventory.hosts, hosts);
         patch(out.inventory.gpus, gpus);

@@ -75,7 +75,7 @@ std::string hex(std::uint64_t x, std::uint64_t y) {
 }
 
 template <class T>
-std::string digestOf(const std::vector<T>& v) {
+std::string digestOf(const KindVector<T>& v) {
     std::uint64_t sa = v.size(), sb = ~static_cast<std::uint64_t>(v.size());
     for (const auto& e : v) {
         Hasher h;

@@ -178,10 +178,10 @@ private:
         inv_.links.reserve(links);
         inv_.ports.reserve(links * 2 + nics / 8);
         inv_.storageNodes.reserve(storageNodes);
-        preferHugePages(inv_.ports);
-        preferHugePages(inv_.links);
-        preferHugePages(inv_.nics);
-        preferHugePages(inv_.gpus);
+        preferHugePages(inv_.ports.mut());
+        preferHugePages(inv_.links.mut());
+        preferHugePages(inv_.nics.mut());
+        preferHugePages(inv_.gpus.mut());
         linkEnds_.reserve(links);
         switchLoc_.reserve(switches);
         switchMaxPort_.reserve(switches);

@@ -166,7 +166,7 @@ Plan plan(const Inventory& desired, const Inventory& current, PlanOptions option
     forEachKind(desired, current, [&](Kind k, const auto& d, const auto& c) {
         KindPlan& kp = p.of(k);
         kp.kind = k;
-        planKind(d, c, options.prune, kp);
+        planKind(d.vec(), c.vec(), options.prune, kp);
     });
     // A port holds one cable: a stored link on a port that a desired link (of another name)
     // uses was replaced by the spec, so it is deleted also without prune (growing dev-small

@@ -43,7 +43,7 @@ protected:
 
 // Field-by-field equality of spec fields and names (order-independent).
 template <class T>
-std::vector<std::string> names(const std::vector<T>& v) {
+std::vector<std::string> names(const KindVector<T>& v) {
     std::vector<std::string> out;
     for (const auto& e : v) out.push_back(e.name);
     std::sort(out.begin(), out.end());
@@ -130,11 +130,11 @@ TEST_F(Apply, DeletesOnlyWithPrune) {
     Inventory smaller = desired;
     // Drop a host and everything under it (GPUs, NICs, NIC ports, their links).
     const std::string host = "z1-r002-h1";
-    std::erase_if(smaller.hosts, [&](const Host& h) { return h.name == host; });
-    std::erase_if(smaller.gpus, [&](const Gpu& g) { return g.host == host; });
-    std::erase_if(smaller.nics, [&](const Nic& n) { return n.host == host; });
-    std::erase_if(smaller.ports, [&](const Port& p) { return p.device.rfind(host + "-", 0) == 0; });
-    std::erase_if(smaller.links, [&](const Link& l) { return l.aPort.rfind(host + "-", 0) == 0; });
+    std::erase_if(smaller.hosts.mut(), [&](const Host& h) { return h.name == host; });
+    std::erase_if(smaller.gpus.mut(), [&](const Gpu& g) { return g.host == host; });
+    std::erase_if(smaller.nics.mut(), [&](const Nic& n) { return n.host == host; });
+    std::erase_if(smaller.ports.mut(), [&](const Port& p) { return p.device.rfind(host + "-", 0) == 0; });
+    std::erase_if(smaller.links.mut(), [&](const Link& l) { return l.aPort.rfind(host + "-", 0) == 0; });
     const std::size_t removed = desired.totalEntities() - smaller.totalEntities();
     ASSERT_EQ(removed, 1u + 8 + 8 + 8 + 8);
 

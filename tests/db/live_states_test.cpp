@@ -1,14 +1,20 @@
 // db::refreshStates against a real PostgreSQL: the state-only refresh of the live snapshot
 // (db/live_states.hpp) sees every state change, keeps the snapshot's order, copies nothing
-// when nothing moved, and hands structural changes back for a full load.
+// when nothing moved (and only the changed kinds when something did: the others are shared
+// with the old snapshot), and hands structural changes back for a full load.
 #include "loom/db/inventory_repository.hpp"
 #include "loom/db/live_states.hpp"
 #include "loom/db/provisioning_repo.hpp"
+#include "loom/inventory/kinds.hpp"
 #include "loom/inventory/plan.hpp"
+#include "loom/provisioning/link_service.hpp"
 #include "loom/testing/postgres.hpp"
 #include "loom/testing/sample_cluster.hpp"
 
 #include <gtest/gtest.h>
+
+#include <random>
+#include <unordered_map>
 
 namespace {
 
@@ -34,11 +40,51 @@ protected:
 };
 
 template <class T>
-const T& byName(const std::vector<T>& v, std::string_view name) {
+const T& byName(const KindVector<T>& v, std::string_view name) {
     for (const auto& e : v)
         if (e.name == name) return e;
     ADD_FAILURE() << "no " << name;
     return v.front();
+}
+
+// Every row of `fresh` (a full load) in `patched` under its name, equal in every field the
+// model holds (kinds.hpp's members, the name and the resource version), and no other row.
+template <class T>
+void expectSameRows(const Inventory& patched, const Inventory& fresh, const std::string& when) {
+    const auto& p = entitiesOf<T>(patched);
+    const auto& f = entitiesOf<T>(fresh);
+    const auto kind = kindName(KindDesc<T>::kind);
+    ASSERT_EQ(p.size(), f.size()) << kind << " after " << when;
+    std::unordered_map<std::string_view, std::size_t> at;
+    for (std::size_t i = 0; i < p.size(); ++i) at.emplace(p[i].name, i);
+    for (const auto& row : f) {
+        auto it = at.find(row.name);
+        ASSERT_NE(it, at.end()) << kind << " " << row.name << " after " << when;
+        const T& mine = p[it->second];
+        EXPECT_EQ(mine.resourceVersion, row.resourceVersion) << row.name << " after " << when;
+        forEachField<T>([&](auto I) {
+            constexpr auto& fd = std::get<decltype(I)::value>(KindDesc<T>::fields);
+            if constexpr (fd.member != nullptr)
+                EXPECT_TRUE(mine.*fd.member == row.*fd.member)
+                    << kind << " " << row.name << "." << fd.api << " after " << when;
+        });
+    }
+}
+
+void expectSameInventory(const Inventory& patched, const Inventory& fresh,
+                         const std::string& when) {
+    for (Kind k : kAllKinds)
+        visitKind(k, [&]<class T>(T*) { expectSameRows<T>(patched, fresh, when); });
+}
+
+// A deep copy of the racks/hosts/GPUs/links states, to check a held snapshot never moves.
+std::vector<std::string> statesOf(const Inventory& inv) {
+    std::vector<std::string> out;
+    for (const auto& r : inv.racks) out.push_back(r.state);
+    for (const auto& h : inv.hosts) out.push_back(h.state);
+    for (const auto& g : inv.gpus) out.push_back(g.state);
+    for (const auto& l : inv.links) out.push_back(l.state);
+    return out;
 }
 
 TEST_F(LiveStates, NothingMovedIsUnchanged) {
@@ -57,10 +103,14 @@ TEST_F(LiveStates, StateChangesArePatchedInTheSnapshotsOrder) {
     const auto& inv = snap.inventory;
     const std::string rack = inv.racks[1].name, gpu = inv.gpus[5].name, link = inv.links[7].name;
     // Updates move the rows' tuples: the table order is no longer the snapshot's.
-    exec(conn, "UPDATE racks SET state = 'racked', resource_version = resource_version + 1 "
-               "WHERE name = '" + rack + "' RETURNING 1");
-    exec(conn, "UPDATE gpus SET state = 'quarantined', resource_version = resource_version + 1 "
-               "WHERE name = '" + gpu + "' RETURNING 1");
+    exec(conn,
+         "UPDATE racks SET state = 'racked', resource_version = resource_version + 1 "
+         "WHERE name = '" +
+             rack + "' RETURNING 1");
+    exec(conn,
+         "UPDATE gpus SET state = 'quarantined', resource_version = resource_version + 1 "
+         "WHERE name = '" +
+             gpu + "' RETURNING 1");
     loom::db::ProvisioningRepo repo(conn);
     auto n = repo.setLinkStates({link}, {"drained"});
     ASSERT_TRUE(n) << n.error().toString();
@@ -71,7 +121,8 @@ TEST_F(LiveStates, StateChangesArePatchedInTheSnapshotsOrder) {
     EXPECT_EQ(r->changedRows, 3u);
     const auto& p = r->inventory;
     ASSERT_EQ(p.racks.size(), inv.racks.size());
-    for (std::size_t i = 0; i < inv.links.size(); ++i) ASSERT_EQ(p.links[i].name, inv.links[i].name);
+    for (std::size_t i = 0; i < inv.links.size(); ++i)
+        ASSERT_EQ(p.links[i].name, inv.links[i].name);
     EXPECT_EQ(byName(p.racks, rack).state, "racked");
     EXPECT_EQ(byName(p.racks, rack).resourceVersion, byName(inv.racks, rack).resourceVersion + 1);
     EXPECT_EQ(byName(p.gpus, gpu).state, "quarantined");
@@ -100,11 +151,108 @@ TEST_F(LiveStates, AnApplyOrARowBehindItsBackIsAStructuralChange) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->outcome, Outcome::Structure);
     // Same generation, but a row the snapshot does not have (written outside an apply).
-    exec(conn, "DELETE FROM links WHERE name = '" + grown.inventory.links.back().name +
-                   "' RETURNING 1");
+    exec(conn,
+         "DELETE FROM links WHERE name = '" + grown.inventory.links.back().name + "' RETURNING 1");
     auto r2 = loom::db::refreshStates(conn, grown.inventory, grown.generation);
     ASSERT_TRUE(r2);
     EXPECT_EQ(r2->outcome, Outcome::Structure);
+}
+
+// Truth under change: random rack actions (with their links), host quarantines, GPU and link
+// state changes and, now and then, an apply of another shape; after each the live snapshot is
+// refreshed the way loomd does it (patched, or fully reloaded on a structural change) and
+// compared field by field with a fresh full load. A reader holding the previous snapshot sees
+// it unchanged, and a patched snapshot shares every kind without a changed row.
+TEST_F(LiveStates, RandomChangesEqualAFreshFullLoad) {
+    auto conn = connect();
+    auto snap = applied(conn, loom::testing::sampleCluster(2, 3));
+    auto live = std::make_shared<const Inventory>(snap.inventory);
+    std::int64_t generation = snap.generation;
+    loom::db::ProvisioningRepo repo(conn);
+    std::mt19937 rng(1405);
+    const char* actions[] = {"advance", "advance", "advance", "drain", "fail", "repair"};
+    const char* linkStates[] = {"down", "drained", "active", "planned"};
+    const char* gpuStates[] = {"ok", "quarantined", "failed"};
+    int patched = 0, reloaded = 0, sharedKinds = 0;
+    for (int step = 0; step < 60; ++step) {
+        const Inventory& inv = *live;
+        auto pick = [&](std::size_t n) {
+            return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+        };
+        std::string what;
+        const int r = static_cast<int>(pick(10));
+        if (r < 4) {
+            const auto i = pick(inv.racks.size());
+            const auto owners = loom::provisioning::LinkOwners::of(inv);
+            std::vector<std::string> rackLinks;
+            for (std::size_t l = 0; l < owners.rack.size(); ++l)
+                if (owners.rack[l] == static_cast<std::int32_t>(i))
+                    rackLinks.push_back(inv.links[l].name);
+            const char* a = actions[pick(std::size(actions))];
+            auto res = repo.rackAction(inv.racks[i].name, a, "test", "test", rackLinks);
+            what = std::string(a) + " " + inv.racks[i].name + (res ? "" : " (refused)");
+        } else if (r < 6) {
+            std::vector<std::string> names, states;
+            for (int n = 1 + static_cast<int>(pick(5)); n > 0; --n) {
+                names.push_back(inv.links[pick(inv.links.size())].name);
+                states.emplace_back(linkStates[pick(std::size(linkStates))]);
+            }
+            auto res = repo.setLinkStates(names, states);
+            ASSERT_TRUE(res) << res.error().toString();
+            what = "links " + names.front() + " +" + std::to_string(names.size() - 1);
+        } else if (r < 7) {
+            const auto& h = inv.hosts[pick(inv.hosts.size())].name;
+            auto res = repo.quarantineHost(h, "test", "test");
+            what = "quarantine " + h + (res ? "" : " (refused)");
+        } else if (r < 9) {
+            const auto& g = inv.gpus[pick(inv.gpus.size())].name;
+            exec(conn, "UPDATE gpus SET state = '" + std::string(gpuStates[pick(3)]) +
+                           "', resource_version = resource_version + 1 WHERE name = '" + g +
+                           "' RETURNING 1");
+            what = "gpu " + g;
+        } else {
+            // An apply in between: another number of racks (a structural change).
+            applied(conn, loom::testing::sampleCluster(2, 2 + static_cast<int>(pick(3))));
+            what = "apply";
+        }
+        what = "step " + std::to_string(step) + " (" + what + ")";
+
+        const auto heldStates = statesOf(inv);
+        auto held = live;  // a reader holding the old snapshot
+        auto res = loom::db::refreshStates(conn, inv, generation);
+        ASSERT_TRUE(res) << res.error().toString();
+        if (res->outcome == Outcome::Patched) {
+            ++patched;
+            const Inventory& p = res->inventory;
+            // A kind is shared exactly when none of its rows moved.
+            auto shared = [&](const auto& a, const auto& b) {
+                sharedKinds += a.sharesWith(b) ? 1 : 0;
+                return a.sharesWith(b);
+            };
+            EXPECT_TRUE(shared(p.ports, inv.ports) && shared(p.nics, inv.nics) &&
+                        shared(p.switches, inv.switches) && shared(p.zones, inv.zones))
+                << what;
+            shared(p.racks, inv.racks), shared(p.hosts, inv.hosts);
+            shared(p.gpus, inv.gpus), shared(p.links, inv.links);
+            live = std::make_shared<const Inventory>(std::move(res->inventory));
+        } else if (res->outcome == Outcome::Structure) {
+            ++reloaded;
+            auto full = loom::db::loadSnapshot(conn);
+            ASSERT_TRUE(full) << full.error().toString();
+            generation = full->generation;
+            live = std::make_shared<const Inventory>(std::move(full->inventory));
+        }
+        EXPECT_EQ(statesOf(*held), heldStates) << "the held snapshot moved at " << what;
+        auto fresh = loom::db::loadSnapshot(conn);
+        ASSERT_TRUE(fresh) << fresh.error().toString();
+        EXPECT_EQ(fresh->generation, generation) << what;
+        expectSameInventory(*live, fresh->inventory, what);
+        if (HasFatalFailure() || HasFailure()) return;
+    }
+    // The run exercised both paths and the sharing.
+    EXPECT_GT(patched, 20);
+    EXPECT_GT(reloaded, 0);
+    EXPECT_GT(sharedKinds, 4 * patched);
 }
 
 }  // namespace

@@ -503,6 +503,69 @@ TEST_F(HubTest, SetLayoutCarriesValuesByName) {
     EXPECT_EQ(util[L2->gpuByName("z1-r002-h0-gpu5")], 77);
 }
 
+// A state refresh (same structure, new states: HallLayout::withStates) hands the new layout
+// the values, the rules' state and the minute in progress by index, sharing the arrays readers
+// see rather than copying them: what was known before is known after, an open event closes
+// once, the rollup of the minute counts samples from both sides, and readers running through
+// many refreshes never see a blank value.
+TEST_F(HubTest, AStateRefreshCarriesValuesRulesAndTheMinute) {
+    const std::string link = "z1-r001-rtsw/p17--z1-ctsw01/p1";
+    ingest(gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r001-h0", 0, 90) +
+           gpu("DCGM_FI_DEV_GPU_TEMP", "z1-r001-h0", 0, 70) +
+           port("loom_port_oper_status", "z1-r001-rtsw", 17, 1) +
+           port("loom_port_oper_status", "z1-ctsw01", 1, 1));
+    ingest(port("loom_port_oper_status", "z1-r001-rtsw", 17, 2) +
+           port("loom_port_oper_status", "z1-ctsw01", 1, 2));
+    ASSERT_EQ(events_.size(), 1u);
+    ASSERT_TRUE(events_[0].open());
+    hub_->tick();  // the minute's first sample: GPU 0 alone, 90
+
+    std::atomic<bool> stop{false};
+    std::atomic<int> blanks{0};
+    const auto g0 = layout_->gpuByName("z1-r001-h0-gpu0");
+    std::thread reader([&] {
+        std::vector<std::uint8_t> buf;
+        while (!stop) {
+            hub_->packedInto(Topic::GpuUtil, buf);
+            if (buf.size() <= g0 || buf[g0] != 90) blanks.fetch_add(1);
+        }
+    });
+    auto changed = inv_;
+    for (int i = 0; i < 20; ++i) {
+        changed.gpus[5].state = i % 2 ? "quarantined" : "ok";  // the last: quarantined
+        auto L = HallLayout::build(inv_).withStates(changed);
+        ASSERT_TRUE(L);
+        hub_->setLayout(std::make_shared<const HallLayout>(std::move(*L)));
+    }
+    stop = true;
+    reader.join();
+    EXPECT_EQ(blanks.load(), 0) << "a reader saw GPU 0's value missing during a refresh";
+    EXPECT_EQ(hub_->packed(Topic::GpuUtil)[g0], 90);
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[layout_->gpuByName(changed.gpus[5].name)],
+              kGpuQuarantined);
+    EXPECT_EQ(events_.size(), 1u) << "a refresh opens no second event for the same link";
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[layout_->linkByName(link)], kLinkDown);
+
+    // The rule state carried: both ends up closes the event opened before the refreshes.
+    now_ += 1000;
+    ingest(gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r001-h0", 1, 50) +
+           port("loom_port_oper_status", "z1-r001-rtsw", 17, 1) +
+           port("loom_port_oper_status", "z1-ctsw01", 1, 1));
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_FALSE(events_[1].open());
+    EXPECT_EQ(events_[1].location, link);
+    // The minute's rollup holds the samples from before the refreshes (90) and after (90, 50).
+    hub_->tick();
+    now_ += 25'000;  // next minute
+    hub_->tick();
+    auto r = hub_->takeRollups();
+    ASSERT_EQ(r.size(), 1u);
+    ASSERT_EQ(r[0].racks.size(), 1u);
+    EXPECT_FLOAT_EQ(r[0].racks[0].utilMax, 90);
+    EXPECT_FLOAT_EQ(r[0].racks[0].utilAvg, 230.0f / 3);
+    EXPECT_EQ(r[0].racks[0].gpusReporting, 2u);
+}
+
 TEST_F(HubTest, ConcurrentIngestAndReaders) {
     std::atomic<bool> stop{false};
     std::thread reader([&] {

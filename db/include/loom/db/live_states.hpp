@@ -32,7 +32,8 @@ struct StateRefresh {
 // (name, state, resource_version) of racks, hosts, GPUs and links by COPY — the kinds whose
 // state is written between applies (rack and host actions, the reconciler, link sync; NICs,
 // switches, ports and storage nodes change only by an apply, which moves the generation).
-// O(rows) with no allocation per unchanged row; copies `current` only when something changed.
+// O(rows) with no allocation per unchanged row; the result shares every kind with `current`
+// (inventory/kind_vector.hpp) except those with a changed row, which it copies.
 Result<StateRefresh> refreshStates(Connection& conn, const inventory::Inventory& current,
                                    std::int64_t generation);
 

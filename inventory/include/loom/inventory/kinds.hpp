@@ -336,11 +336,11 @@ decltype(auto) visitKind(Kind k, F&& f) {
 
 template <class T>
 const std::vector<T>& entitiesOf(const Inventory& inv) {
-    return inv.*KindDesc<T>::list;
+    return (inv.*KindDesc<T>::list).vec();
 }
 template <class T>
 std::vector<T>& entitiesOf(Inventory& inv) {
-    return inv.*KindDesc<T>::list;
+    return (inv.*KindDesc<T>::list).mut();
 }
 
 template <class M>

@@ -13,6 +13,8 @@
 //    A new row gets the default state of its kind.
 #pragma once
 
+#include "loom/inventory/kind_vector.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -206,17 +208,19 @@ struct Inventory {
     std::string cluster;  // metadata.name of the spec
     FabricType fabric = FabricType::Roce;
 
-    std::vector<Site> sites;
-    std::vector<Zone> zones;
-    std::vector<Row> rows;
-    std::vector<Rack> racks;
-    std::vector<Host> hosts;
-    std::vector<Gpu> gpus;
-    std::vector<Nic> nics;
-    std::vector<Switch> switches;
-    std::vector<Port> ports;
-    std::vector<Link> links;
-    std::vector<StorageNode> storageNodes;
+    // Each kind is shared copy-on-write (kind_vector.hpp): copying an Inventory is cheap and
+    // a copy that changes one kind's states copies that kind alone.
+    KindVector<Site> sites;
+    KindVector<Zone> zones;
+    KindVector<Row> rows;
+    KindVector<Rack> racks;
+    KindVector<Host> hosts;
+    KindVector<Gpu> gpus;
+    KindVector<Nic> nics;
+    KindVector<Switch> switches;
+    KindVector<Port> ports;
+    KindVector<Link> links;
+    KindVector<StorageNode> storageNodes;
 
     std::size_t count(Kind k) const;
     std::size_t totalEntities() const;
