@@ -112,9 +112,9 @@ int runApply(const ApplyArgs& args) {
         return exitCodeFor(result.error());
     }
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-    // The name indexes a bulk apply leaves to after its commit (lists are correct without).
-    if (auto built = db::buildNameIndexes(*conn); !built)
-        std::cerr << "loomd apply: name indexes: " << built.error().toString() << "\n";
+    // The name search indexes a bulk apply leaves to after its commit are built by `loomd
+    // serve` in its background (at start, or when it sees this apply's commit): lists are
+    // correct without them, and this command does not wait for them.
     std::cout << "applied: " << result->created << " created, " << result->updated
               << " updated, " << result->deleted << " deleted in " << ms << " ms (generation "
               << result->generation << ")\n";

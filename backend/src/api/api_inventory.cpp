@@ -263,12 +263,9 @@ Result<Response> apply(const Request& req, Services& services) {
         }
         return fail(r.error());
     }
-    // The name indexes a bulk apply leaves to after its commit; lists are correct meanwhile,
-    // and the next apply or loomd's start builds them if this fails.
-    if (auto built = db::buildNameIndexes(req.db()); !built)
-        spdlog::warn("apply: the name indexes were not built ({}); lists scan until the next "
-                     "apply or restart builds them",
-                     built.error().message);
+    // The name search indexes a bulk apply leaves to after its commit are built in loomd's
+    // background (Services::inventoryChanged): the answer does not wait for them, and lists
+    // are correct meanwhile.
     services.inventoryChanged();
     services.publish("inventory", {{"type", "inventory"}, {"generation", r->generation}});
     return Response::ofJson(answer(*r));

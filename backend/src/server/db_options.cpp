@@ -1,6 +1,5 @@
 #include "loom/backend/db_options.hpp"
 
-#include "loom/db/inventory_query.hpp"
 #include "loom/db/migrations.hpp"
 
 namespace loom::backend {
@@ -34,8 +33,6 @@ Result<OpenedDatabase> openDatabase(const DbOptions& options) {
     if (!conn) return fail(conn.error());
     auto m = db::migrate(*conn);
     if (!m) return fail(m.error());
-    // Name indexes a bulk apply left unbuilt (it was stopped between its commit and the build).
-    if (auto built = db::buildNameIndexes(*conn); !built) return fail(built.error());
     return out;
 }
 

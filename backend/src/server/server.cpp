@@ -2,6 +2,7 @@
 
 #include "loom/backend/auth.hpp"
 #include "loom/telemetry/hall_layout.hpp"
+#include "loom/db/inventory_query.hpp"
 #include "loom/db/inventory_repository.hpp"
 #include "loom/db/notify.hpp"
 #include "loom/db/provisioning_repo.hpp"
@@ -44,6 +45,7 @@ public:
     }
     void inventoryChanged(Change what) override {
         s_.reloadInventory(what == Change::Structure);
+        if (what == Change::Structure) s_.buildNameIndexesLater();
     }
     bool liveReady() const override { return s_.liveLoaded.load(); }
     std::vector<std::string> linksOfRack(std::string_view rack) const override {
@@ -414,6 +416,7 @@ void Server::deliverFromPeer(const std::string& topic, const std::string& json) 
         // structural change is still caught there, by the inventory's generation).
         const auto source = msg.value("source", std::string());
         impl_->reloadInventory(source == "apply" || source.empty());
+        if (source == "apply") impl_->buildNameIndexesLater();  // `loomd apply`, another loomd
         return;
     }
     if (topic == "inventory") {
@@ -463,6 +466,8 @@ Result<void> Server::start() {
                                        std::to_string(s.config.port) + ": " + ec.message()));
     s.boundPort = s.acceptor->local_endpoint().port();
     s.pool = std::make_unique<DbPool>(s.database, s.config.dbThreads);
+    s.maintenance = std::make_unique<DbPool>(s.database, 1);
+    s.buildNameIndexesLater();  // an apply stopped between its commit and the build
     net::co_spawn(s.acceptor->get_executor(), acceptLoop(s), [](std::exception_ptr e) {
         if (e) try { std::rethrow_exception(e); } catch (const std::exception& x) {
                 spdlog::error("listener stopped: {}", x.what());
@@ -544,6 +549,29 @@ void Server::stop(const std::string& reason) {
         if (t.joinable()) t.join();
     s.threads.clear();
     if (s.pool) s.pool->stop();
+    if (s.maintenance) s.maintenance->stop();  // waits for a build that is running
+}
+
+void Server::Impl::buildNameIndexesLater() {
+    if (!maintenance || stopping || nameIndexesQueued.exchange(true)) return;
+    const bool posted = maintenance->post([this](db::Connection* c) {
+        // Cleared first: an apply committed during this build queues one more round, which
+        // builds what that apply dropped again.
+        nameIndexesQueued = false;
+        if (!c || stopping) return;
+        const auto start = std::chrono::steady_clock::now();
+        auto built = db::buildNameIndexes(*c);
+        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+        if (!built)
+            spdlog::warn("name search indexes: {} (lists stay correct, without them slower on "
+                         "rare name patterns; the next apply or start tries again)",
+                         built.error().message);
+        else if (*built > 0)
+            spdlog::info("name search indexes: {} built in {} ms", *built, ms);
+    });
+    if (!posted) nameIndexesQueued = false;
 }
 
 }  // namespace loom::backend

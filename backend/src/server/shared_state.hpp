@@ -82,6 +82,10 @@ struct Server::Impl {
     AuthCache auth;
     std::atomic<std::size_t> bodyBytesInFlight{0};  // ServerConfig::maxBodyBytesInFlight
     std::unique_ptr<DbPool> pool;
+    // One connection for background DDL: the name search indexes that a bulk apply leaves to
+    // after its commit are built here, off the request path (buildNameIndexesLater).
+    std::unique_ptr<DbPool> maintenance;
+    std::atomic<bool> nameIndexesQueued{false};
     std::unique_ptr<Services> services;
 
     net::io_context ioc;
@@ -169,6 +173,10 @@ struct Server::Impl {
     void tick();
     // full: reload the whole snapshot; otherwise refresh the states of its rows.
     void reloadInventory(bool full = true);
+    // Builds the name search indexes if an apply left them unbuilt (db::buildNameIndexes), on
+    // the maintenance connection; coalesced: at most one build queued behind the running one.
+    // Called at start, after an apply here, and after an apply committed by anyone else.
+    void buildNameIndexesLater();
     void runReloads(db::Connection* conn);
     // One reload; true when the leader corrected stored link states (reload again).
     bool reloadOnce(db::Connection& conn, bool full);
