@@ -3,9 +3,11 @@
 #include "loom/db/native.hpp"
 
 #include "copy_text.hpp"
+#include "loom/inventory/natural_order.hpp"
 
 #include <pqxx/pqxx>
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
 
@@ -75,9 +77,13 @@ Result<std::optional<TokenInfo>> findToken(Connection& c, const std::string& has
 Result<std::vector<TokenInfo>> listTokens(Connection& c) {
     try {
         pqxx::read_transaction tx(native(c));
-        auto r = tx.exec(std::string("SELECT ") + kCols + " FROM api_tokens ORDER BY name");
+        auto r = tx.exec(std::string("SELECT ") + kCols + " FROM api_tokens");
         std::vector<TokenInfo> out;
         for (const auto& row : r) out.push_back(rowToInfo(row));
+        // In natural order (ci-2 before ci-10), as every list of the API; a few rows, sorted here.
+        std::sort(out.begin(), out.end(), [](const TokenInfo& a, const TokenInfo& b) {
+            return loom::naturalLess(a.name, b.name);
+        });
         return out;
     } catch (const std::exception& e) {
         return fail(toError(e));

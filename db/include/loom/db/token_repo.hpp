@@ -29,6 +29,7 @@ Result<TokenInfo> createToken(Connection& conn, const std::string& name, const s
                               const std::string& hash, const std::string& createdBy);
 // The live (not revoked) token with this hash; nullopt when none.
 Result<std::optional<TokenInfo>> findToken(Connection& conn, const std::string& hash);
+// Every token, revoked ones too, in natural order of the names.
 Result<std::vector<TokenInfo>> listTokens(Connection& conn);
 // NotFound when no live token has that name.
 Result<TokenInfo> revokeToken(Connection& conn, const std::string& name);
