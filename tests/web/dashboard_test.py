@@ -335,8 +335,15 @@ def main():
                               "s.dispatchEvent(new Event('change'));")
         wait_for(lambda: "failed" in driver.find_element(By.CSS_SELECTOR, "table.gpus").text, 10,
                  "the rack panel lists the failed GPU")
-        # A GPU's detail: its latest sample, the XID included.
-        [a for a in driver.find_elements(By.CSS_SELECTOR, "a.gpu-link") if a.text == gpu][0].click()
+        # A GPU's detail: its latest sample, the XID included. The panel is drawn again on
+        # stream updates, so a link found may be gone before the click: find and click again.
+        def click_gpu_link():
+            links = [a for a in driver.find_elements(By.CSS_SELECTOR, "a.gpu-link") if a.text == gpu]
+            if not links:
+                return False
+            links[0].click()
+            return True
+        wait_for(click_gpu_link, 10, f"{gpu}'s link in the rack panel")
         detail = wait_for(lambda: (lambda t: t if "last XID" in t and "79" in t else None)(
             driver.find_element(By.CSS_SELECTOR, "table.gpu-detail").text), 10, "the GPU's detail")
         check(True, f"clicking {gpu} shows its sample with XID 79")
@@ -365,11 +372,19 @@ def main():
 
         # Events: the XID is listed live; an operator acknowledges it.
         driver.get(loomd.url + "/#/events")
-        row = wait_for(lambda: [r for r in driver.find_elements(By.CSS_SELECTOR, "table.events tr")
-                                if gpu in r.text and "XID" in r.text], 15, "the XID event")
-        ack = row[0].find_elements(By.CSS_SELECTOR, "button.ack")
-        check(len(ack) == 1, "an operator has Acknowledge on the open event")
-        ack[0].click()
+        # The table is drawn again as events arrive: the row is found and clicked in one step,
+        # again if it was replaced meanwhile.
+        def ack_buttons_clicked():
+            rows = [r for r in driver.find_elements(By.CSS_SELECTOR, "table.events tr")
+                    if gpu in r.text and "XID" in r.text]
+            if not rows:
+                return None
+            ack = rows[0].find_elements(By.CSS_SELECTOR, "button.ack")
+            if ack:
+                ack[0].click()
+            return [len(ack)]
+        ack = wait_for(ack_buttons_clicked, 15, "the XID event")
+        check(ack == [1], "an operator has Acknowledge on the open event")
         wait_for(lambda: [r for r in driver.find_elements(By.CSS_SELECTOR, "table.events tr")
                           if gpu in r.text and "ack web-operator" in r.text], 10, "the acknowledgement")
         check(True, "acknowledged from the page (the row says who)")
