@@ -264,8 +264,8 @@ Result<Response> apply(const Request& req, Services& services) {
         return fail(r.error());
     }
     // The name search indexes a bulk apply leaves to after its commit are built in loomd's
-    // background (Services::inventoryChanged): the answer does not wait for them, and lists
-    // are correct meanwhile.
+    // background once the live state has loaded this generation: the answer does not wait for
+    // them, and lists are correct meanwhile.
     services.inventoryChanged();
     services.publish("inventory", {{"type", "inventory"}, {"generation", r->generation}});
     return Response::ofJson(answer(*r));

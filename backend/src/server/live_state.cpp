@@ -119,6 +119,9 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
             spdlog::warn("live state reload: {}", snap.error().toString());
             return false;
         }
+        // A new generation (the first load, or an apply committed here, by `loomd apply` or by
+        // another loomd): the name search indexes a bulk apply leaves unbuilt, in the background.
+        if (snap->generation != generation) buildNameIndexesLater();
         generation = snap->generation;
         snapshot = std::make_shared<const inventory::Inventory>(std::move(snap->inventory));
         // Indexed like this snapshot's vectors, whose order is the tables' (it moves when rows

@@ -45,7 +45,6 @@ public:
     }
     void inventoryChanged(Change what) override {
         s_.reloadInventory(what == Change::Structure);
-        if (what == Change::Structure) s_.buildNameIndexesLater();
     }
     bool liveReady() const override { return s_.liveLoaded.load(); }
     std::vector<std::string> linksOfRack(std::string_view rack) const override {
@@ -416,7 +415,6 @@ void Server::deliverFromPeer(const std::string& topic, const std::string& json) 
         // structural change is still caught there, by the inventory's generation).
         const auto source = msg.value("source", std::string());
         impl_->reloadInventory(source == "apply" || source.empty());
-        if (source == "apply") impl_->buildNameIndexesLater();  // `loomd apply`, another loomd
         return;
     }
     if (topic == "inventory") {
@@ -467,7 +465,6 @@ Result<void> Server::start() {
     s.boundPort = s.acceptor->local_endpoint().port();
     s.pool = std::make_unique<DbPool>(s.database, s.config.dbThreads);
     s.maintenance = std::make_unique<DbPool>(s.database, 1);
-    s.buildNameIndexesLater();  // an apply stopped between its commit and the build
     net::co_spawn(s.acceptor->get_executor(), acceptLoop(s), [](std::exception_ptr e) {
         if (e) try { std::rethrow_exception(e); } catch (const std::exception& x) {
                 spdlog::error("listener stopped: {}", x.what());

@@ -175,7 +175,7 @@ struct Server::Impl {
     void reloadInventory(bool full = true);
     // Builds the name search indexes if an apply left them unbuilt (db::buildNameIndexes), on
     // the maintenance connection; coalesced: at most one build queued behind the running one.
-    // Called at start, after an apply here, and after an apply committed by anyone else.
+    // Called by the live-state reload whenever it loads a new generation (start, any apply).
     void buildNameIndexesLater();
     void runReloads(db::Connection* conn);
     // One reload; true when the leader corrected stored link states (reload again).
