@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
@@ -15,16 +14,13 @@
 #include "loom/inventory/plan.hpp"
 #include "loom/testing/postgres.hpp"
 #include "loom/testing/sample_cluster.hpp"
+#include "loom/testing/text.hpp"
 
 namespace {
 
 using namespace loom::inventory;
+using loom::testing::lowerAscii;
 using loom::testing::sampleCluster;
-
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 class NamePattern : public loom::testing::PostgresTest {};
 
@@ -69,11 +65,12 @@ TEST_F(NamePattern, LookupsGoThroughTheTrigramIndexAndMatchTheInventory) {
         return page ? page->items.size() : 0;
     };
     auto expected = [&](const auto& entities, auto pred) {
-        return static_cast<std::size_t>(std::count_if(
-            entities.begin(), entities.end(), [&](const auto& e) { return pred(lower(e.name)); }));
+        return static_cast<std::size_t>(
+            std::count_if(entities.begin(), entities.end(),
+                          [&](const auto& e) { return pred(lowerAscii(e.name)); }));
     };
     for (std::string v : {"R003-RTSW", "ctsw2/p1", "xyz", "nic7/P"}) {
-        const std::string l = lower(v);
+        const std::string l = lowerAscii(v);
         EXPECT_EQ(count(Kind::Port, "name__ic", v),
                   expected(inv.ports, [&](const std::string& n) { return n.find(l) != n.npos; }))
             << v;
@@ -126,7 +123,7 @@ TEST_F(NamePattern, ABroadPatternWalksTheSortKeyIndexAloneAndPagesInNaturalOrder
         std::vector<std::string> expected;
         auto want = [&](const auto& entities) {
             for (const auto& e : entities)
-                if (lower(e.name).find(lower(value)) != std::string::npos)
+                if (lowerAscii(e.name).find(lowerAscii(value)) != std::string::npos)
                     expected.push_back(e.name);
         };
         if (kind == Kind::Port)

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -16,15 +15,12 @@
 #include "loom/inventory/plan.hpp"
 #include "loom/testing/postgres.hpp"
 #include "loom/testing/sample_cluster.hpp"
+#include "loom/testing/text.hpp"
 
 namespace {
 
 using namespace loom::inventory;
-
-std::string lowered(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
+using loom::testing::lowerAscii;
 
 class PeerFilter : public loom::testing::PostgresTest {};
 
@@ -51,7 +47,7 @@ TEST_F(PeerFilter, APatternAloneIsWalkedOrSetAndPagesExactlyInNaturalOrder) {
         for (const auto& name : order)
             if (auto it = peerOf.find(name);
                 it != peerOf.end() &&
-                lowered(it->second).find(lowered(pattern)) != std::string::npos)
+                lowerAscii(it->second).find(lowerAscii(pattern)) != std::string::npos)
                 expected.push_back(name);
         ASSERT_FALSE(expected.empty()) << pattern;
         for (int limit : {1, 3, 7, 100}) {
