@@ -44,6 +44,10 @@ QString Job::healthText() const {
     if (health.gpusWarning > 0) parts << QStringLiteral("%1 GPU warning").arg(health.gpusWarning);
     if (health.gpusQuarantined > 0)
         parts << QStringLiteral("%1 GPU quarantined").arg(health.gpusQuarantined);
+    if (!health.degraded && !health.linksDown.isEmpty())
+        parts << (health.linksDown.size() == 1
+                      ? QStringLiteral("1 link down")
+                      : QStringLiteral("%1 links down").arg(health.linksDown.size()));
     return parts.isEmpty() ? QStringLiteral("ok") : parts.join(QStringLiteral(", "));
 }
 

@@ -49,8 +49,16 @@ std::string degradedMessage(const fabric::Topology& t, const JobImpact& j) {
         if (i) m += ", ";
         m += t.linkNames[l];
         m += ' ';
-        m += t.linkState[l] == fabric::LinkState::Up ? "down (switch down)"
-                                                     : fabric::linkStateName(t.linkState[l]);
+        switch (t.linkState[l]) {
+            case fabric::LinkState::Up:
+                m += "down (switch down)";
+                break;
+            case fabric::LinkState::NotInService:
+                m += "not in service";
+                break;
+            default:
+                m += fabric::linkStateName(t.linkState[l]);
+        }
     }
     if (j.downLinks.size() > shown)
         m += " (+" + std::to_string(j.downLinks.size() - shown) + " more)";

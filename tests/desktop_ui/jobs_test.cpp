@@ -51,6 +51,14 @@ TEST(ConsoleJobs, ParsesAJobWithItsHealthAndNamesBadFields) {
     EXPECT_FALSE(done->health.present);
     EXPECT_EQ(done->healthText(), "completed");
 
+    // A link down under a job that has not (yet) cost it busbw: not "ok".
+    auto under = parseJob(obj(R"({"name": "b", "state": "running", "health": {"busBw": 100,
+        "healthyBusBw": 100, "degraded": false, "gpus": {"total": 8, "ok": 8},
+        "linksDown": ["z1-r002-rtsw/p17--z1-ctsw1/p2", "z1-r002-rtsw/p18--z1-ctsw2/p2"]}})"));
+    ASSERT_TRUE(under);
+    EXPECT_EQ(under->healthText(), "2 links down");
+    EXPECT_EQ(under->severity(), 1);
+
     auto err = [](const char* json) {
         auto r = parseJob(obj(json));
         return r ? std::string("parsed") : r.error().toStdString();

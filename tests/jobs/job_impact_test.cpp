@@ -108,6 +108,46 @@ TEST(JobImpact, ANicCableDownCutsTheJobToZeroAndIsNamed) {
     EXPECT_GT(t.find("a")->unroutedFlows, 0);
 }
 
+// A job written onto hosts whose cables are already down (racks not in service yet, a NIC
+// cable out) has no route for some of its traffic: it is degraded from its first computation,
+// with its event, not "ok" at 0 % because it never had a better value to compare with.
+TEST(JobImpact, AJobPlacedOnABrokenFabricIsDegradedFromTheStart) {
+    Router r = fabric4();
+    const auto& topo = r.topology();
+    auto h = topo.findHost("z1-r002-h0");
+    auto nic = topo.nicLink[topo.hostFirstNic[h]];
+    r.setLinkState(nic, LinkState::NotInService);
+    JobImpactTracker t;
+    auto changes = t.setJobs(r, {{"a", {"z1-r001-h0", "z1-r002-h0"}, Collective::AllReduce},
+                                 {"b", {"z1-r003-h0", "z1-r004-h0"}, Collective::AllReduce}});
+    ASSERT_EQ(changes.size(), 2u);
+    EXPECT_EQ(changes[0].name, "a");
+    EXPECT_EQ(changes[0].degradation, Degradation::Opened);
+    EXPECT_EQ(changes[0].message,
+              "job a degraded to 0% busbw by link " + topo.linkNames[nic] + " not in service");
+    EXPECT_EQ(changes[1].degradation, Degradation::None);
+    const auto* a = t.find("a");
+    EXPECT_TRUE(a->degraded());
+    EXPECT_DOUBLE_EQ(a->busBw, 0.0);
+    EXPECT_GT(a->unroutedFlows, 0);
+    EXPECT_EQ(a->downLinks, std::vector<std::int32_t>{nic});
+    EXPECT_FALSE(t.find("b")->degraded());
+
+    // The cable comes into service: the job recovers to line rate and the event closes.
+    r.setLinkState(nic, LinkState::Up);
+    changes = t.linksChanged(r, std::array{nic});
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].degradation, Degradation::Closed);
+    EXPECT_EQ(changes[0].message, "job a recovered to 100% busbw");
+    EXPECT_FALSE(t.find("a")->degraded());
+    EXPECT_DOUBLE_EQ(t.find("a")->healthyBusBw, 100.0);
+
+    // A job the model refuses (no host in the fabric) is not "degraded": it has an error.
+    t.setJobs(r, {{"e", {"nowhere-h1"}, Collective::AllReduce}});
+    EXPECT_FALSE(t.find("e")->degraded());
+    EXPECT_FALSE(t.find("e")->error.empty());
+}
+
 TEST(JobImpact, SetJobsKeepsUnchangedJobsAndClosesTheDegradationOfAJobThatEnds) {
     Router r = fabric4();
     JobImpactTracker t;

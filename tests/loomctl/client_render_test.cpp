@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <sstream>
 #include <tuple>
 
 #include "loom/client/client.hpp"
@@ -74,6 +75,34 @@ TEST(Render, InventoryKindsColumnsComeFromKindsHpp) {
         EXPECT_EQ(got.rfind(wide.substr(0, wide.size() - 4), 0), 0u) << kind << ": " << got;
         EXPECT_TRUE(got.ends_with(" AGE")) << kind << ": " << got;
     }
+}
+
+// A job's HEALTH is "ok" only when nothing is wrong: degraded, a failed GPU, an error of the
+// impact model, or a link down under it each say so (issue 15; a job at 0 % was shown "ok").
+TEST(Render, JobHealthIsOkOnlyWhenNothingIsWrong) {
+    auto health = [](json h) {
+        std::vector<json> jobs{{{"name", "llama"}, {"state", "running"}, {"health", std::move(h)}}};
+        std::string t = renderTable(columnsForKind("jobs", false), jobs, false);
+        std::istringstream in(t);
+        std::vector<std::string> cells;
+        for (std::string w; in >> w;) cells.push_back(w);
+        return cells.size() >= 3 ? cells[cells.size() - 2] : std::string("?");
+    };
+    const json gpusOk = {{"total", 8}, {"ok", 8}, {"failed", 0}};
+    EXPECT_EQ(health({{"busBw", 100}, {"degraded", false}, {"gpus", gpusOk},
+                      {"linksDown", json::array()}}),
+              "ok");
+    EXPECT_EQ(health({{"busBw", 0}, {"degraded", true}, {"gpus", gpusOk},
+                      {"linksDown", {"z1-r001-h0-nic0/p1--z1-r001-rtsw/p1"}}}),
+              "degraded");
+    EXPECT_EQ(health({{"busBw", 100}, {"degraded", false}, {"gpus", {{"failed", 1}}}}),
+              "gpu-failed");
+    EXPECT_EQ(health({{"busBw", 100}, {"degraded", false}, {"gpus", gpusOk},
+                      {"linksDown", {"z1-r002-rtsw/p17--z1-ctsw01/p2"}}}),
+              "links-down");
+    EXPECT_EQ(health({{"busBw", 0}, {"degraded", false}, {"gpus", gpusOk},
+                      {"error", "no host of the job is in the backend fabric"}}),
+              "unknown");
 }
 
 TEST(Render, NoTrailingSpaces) {

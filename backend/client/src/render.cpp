@@ -207,7 +207,9 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
         if (wide) addNames(info.wide);
     } else if (kind == "jobs") {
         // BUSBW: the expected bus bandwidth now, % of the NIC rate (issue 15); HEALTH: degraded
-        // while a failure holds it below its healthy value, gpu-failed while a GPU of it is.
+        // while a failure holds it below its healthy value (or cuts part of it off), gpu-failed
+        // while a GPU of it is, links-down while a link it crosses is down without costing
+        // busbw (yet), unknown when the impact model refused it; ok only when none holds.
         auto health = [](const json& o) -> const json* {
             auto it = o.find("health");
             return it != o.end() && it->is_object() ? &*it : nullptr;
@@ -225,6 +227,10 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
                         if (h->value("degraded", false)) return "degraded";
                         if (h->contains("gpus") && (*h)["gpus"].value("failed", 0) > 0)
                             return "gpu-failed";
+                        if (h->contains("error")) return "unknown";
+                        if (auto d = h->find("linksDown"); d != h->end() && d->is_array() &&
+                                                            !d->empty())
+                            return "links-down";
                         return "ok";
                     }}});
         if (wide) add({c("SOURCE", "source"), c("NODELIST", "nodelist"), labelsColumn()});

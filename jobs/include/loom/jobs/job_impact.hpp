@@ -9,8 +9,10 @@
 // traffic of any job, so then every job is recomputed (a 4,096-GPU ring costs ~0.5 ms).
 //
 // Degraded: the busbw is more than kDegradedMargin points below the best the job had since its
-// hosts were set (its healthy value), and the links to blame are those it crossed that are not
-// usable now. What the server turns into a `job_degraded` event:
+// hosts were set (its healthy value), or some of its traffic has no route at all (a NIC cable
+// or every path down: busbw 0, whatever the job had before — a job placed on a broken fabric is
+// degraded from its first computation, never "ok" at 0 %). The links to blame are those it
+// crossed that are not usable now. What the server turns into a `job_degraded` event:
 //   "job llama-70b degraded to 62% busbw by link z1-r005-rtsw/p20--z1-ctsw04/p5 down"
 //
 //   JobImpactTracker t;
@@ -56,7 +58,9 @@ struct JobImpact {
     std::vector<fabric::Bottleneck> bottlenecks;
     std::string error;          // the impact model refused the job (e.g. alltoall over 1,024 hosts)
     std::uint64_t version = 0;  // bumped each time busBw, links or degraded change
-    bool degraded() const { return busBw < healthyBusBw - kDegradedMargin; }
+    bool degraded() const {
+        return error.empty() && (busBw < healthyBusBw - kDegradedMargin || unroutedFlows > 0);
+    }
 };
 
 enum class Degradation : std::uint8_t { None, Opened, Closed };
