@@ -4,14 +4,9 @@
 // and again. Afterwards: the phases completed in order, every rack is in service or failed with
 // a reason, and each rack's audit trail (read back with `loomctl rack history`) is one unbroken
 // chain of allowed transitions ending in its current state — nothing lost, nothing twice.
-#include "loomd_harness.hpp"
-
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
-#include <sys/wait.h>
-
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -19,10 +14,13 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
+
+#include "loomd_harness.hpp"
 
 namespace loom::testing {
 namespace {
@@ -35,12 +33,15 @@ class RolloutE2e : public ::testing::Test {
 protected:
     void SetUp() override {
         if (::access(LOOMD_BIN, X_OK) != 0) GTEST_SKIP() << "loomd is not built: " << LOOMD_BIN;
-        ASSERT_EQ(loomd_.prepare("loom-rollout-e2e", source("configs/clusters/dev-small.yaml")), "");
+        ASSERT_EQ(loomd_.prepare("loom-rollout-e2e", source("configs/clusters/dev-small.yaml")),
+                  "");
         startLoomd();
     }
     void TearDown() override { loomd_.cleanup(); }
 
-    static std::string source(const std::string& rel) { return std::string(LOOM_SOURCE_DIR) + "/" + rel; }
+    static std::string source(const std::string& rel) {
+        return std::string(LOOM_SOURCE_DIR) + "/" + rel;
+    }
 
     // Simulated burn-in with a high host failure rate (quarantines), and a little wall time per
     // step so that kills land mid-rollout.
@@ -72,14 +73,20 @@ protected:
 };
 
 TEST_F(RolloutE2e, ThreePhasesThroughLoomctlSurviveRepeatedSigkill) {
+    // With no plan stored, `phase start` with no name says what to do.
+    auto none = loomctl({"phase", "start"});
+    EXPECT_EQ(none.exitCode, 1) << none.out << none.err;
+    EXPECT_NE(none.err.find("loomctl phase apply -f"), std::string::npos) << none.err;
     auto plan = loomctl({"phase", "apply", "-f", source("configs/phases/dev-small-3phase.yaml")});
     ASSERT_EQ(plan.exitCode, 0) << plan.out << plan.err;
     // The plan's gate: phase-2 cannot start before the canary passed.
     auto early = loomctl({"phase", "start", "phase-2"});
     EXPECT_NE(early.exitCode, 0);
     EXPECT_NE(early.err.find("canary"), std::string::npos) << early.err;
-    auto start = loomctl({"phase", "start", "canary"});
+    // No name: the plan's first pending phase (the README's tour: `loomctl phase start`).
+    auto start = loomctl({"phase", "start"});
     ASSERT_EQ(start.exitCode, 0) << start.out << start.err;
+    EXPECT_EQ(start.out.rfind("phase/canary started", 0), 0u) << start.out;
 
     // Kill loomd (SIGKILL, no warning) at random moments while the rollout runs; restart it on
     // the same state directory each time.
@@ -110,7 +117,8 @@ TEST_F(RolloutE2e, ThreePhasesThroughLoomctlSurviveRepeatedSigkill) {
     for (std::size_t i = 1; i < items.size(); ++i) {
         ASSERT_TRUE(items[i]["startedAt"].is_string()) << items[i].dump();
         ASSERT_TRUE(items[i - 1]["finishedAt"].is_string()) << items[i - 1].dump();
-        EXPECT_GE(items[i]["startedAt"].get<std::string>(), items[i - 1]["finishedAt"].get<std::string>())
+        EXPECT_GE(items[i]["startedAt"].get<std::string>(),
+                  items[i - 1]["finishedAt"].get<std::string>())
             << items[i]["name"] << " started before " << items[i - 1]["name"] << " finished";
     }
 
@@ -121,7 +129,8 @@ TEST_F(RolloutE2e, ThreePhasesThroughLoomctlSurviveRepeatedSigkill) {
         for (const auto& r : p["racks"]) {
             const std::string name = r["name"], st = r["state"];
             rackState[name] = st;
-            if (st == "in_service") ++inService;
+            if (st == "in_service")
+                ++inService;
             else if (st == "failed") {
                 ++failed;
                 EXPECT_FALSE(r.value("reason", "").empty()) << name << " failed without a reason";
@@ -162,6 +171,12 @@ TEST_F(RolloutE2e, ThreePhasesThroughLoomctlSurviveRepeatedSigkill) {
     EXPECT_EQ(list.exitCode, 0);
     EXPECT_NE(list.out.find("dev-small-3phase"), std::string::npos) << list.out;
     EXPECT_NE(list.out.find("completed"), std::string::npos) << list.out;
+    // Every phase has finished: nothing to start, and the error lists the phases.
+    auto again = loomctl({"phase", "start"});
+    EXPECT_EQ(again.exitCode, 1);
+    EXPECT_NE(again.err.find("no phase of plan dev-small-3phase is pending"), std::string::npos)
+        << again.err;
+    EXPECT_NE(again.err.find("canary ("), std::string::npos) << again.err;
 
     // Operator actions through loomctl. An illegal one exits non-zero with the server's 409
     // naming the current state and what is allowed.

@@ -1,9 +1,9 @@
 // `rack`, `host` and `phase`: provisioning actions (endpoints in docs/api.md).
-#include "loomctl/commands.hpp"
-#include "loomctl/context.hpp"
-
 #include <iostream>
 #include <memory>
+
+#include "loomctl/commands.hpp"
+#include "loomctl/context.hpp"
 
 namespace loom::loomctl {
 
@@ -38,24 +38,55 @@ void addAction(CLI::App& parent, const std::string& kind, const std::string& plu
         auto client = makeClient();
         json body = json::object();
         if (!o->reason.empty()) body["reason"] = o->reason;
-        auto r = orExit(client.postJson("/api/v1/" + plural + "/" + client::urlEncode(o->name) +
-                                            "/" + verb,
-                                        body),
-                        client);
+        auto r =
+            orExit(client.postJson(
+                       "/api/v1/" + plural + "/" + client::urlEncode(o->name) + "/" + verb, body),
+                   client);
         printTransition(kind, o->name, done, r);
     });
 }
 
 std::string phaseCell(const json& p, const char* key) { return client::field(p, key); }
 
+// The phase a verb given no name acts on: the first of the stored plan's phases (in plan order)
+// whose status is one of `wants` (space-separated). None: an error listing the phases, exit 1.
+std::string phaseToActOn(client::Client& client, const std::string& verb,
+                         const std::string& wants) {
+    auto r = orExit(client.getJson("/api/v1/phases"), client);
+    const std::string plan = client::field(r, "plan");
+    const json phases = r.is_object() && r.contains("phases") && r["phases"].is_array()
+                            ? r["phases"]
+                            : json::array();
+    if (plan.empty() || phases.empty()) {
+        std::cerr
+            << "error: no phase plan is stored: store one with `loomctl phase apply -f PLAN`\n";
+        exitWith(kExitFailed);
+    }
+    std::string seen;
+    for (const auto& p : phases) {
+        const std::string status = phaseCell(p, "status");
+        const std::string name = phaseCell(p, "name");
+        if (!status.empty() && (" " + wants + " ").find(" " + status + " ") != std::string::npos)
+            return name;
+        seen += (seen.empty() ? "" : ", ") + name + " (" + status + ")";
+    }
+    std::string wanted = wants;
+    if (auto sp = wanted.find(' '); sp != std::string::npos) wanted.replace(sp, 1, " or ");
+    std::cerr << "error: no phase of plan " << plan << " is " << wanted << " (to " << verb
+              << "); phases: " << seen << "\n";
+    exitWith(kExitFailed);
+}
+
 }  // namespace
 
 void addProvisioningCommands(CLI::App& app) {
     auto* rack = app.add_subcommand("rack", "Rack lifecycle actions (operator)");
     rack->require_subcommand(1);
-    addAction(*rack, "rack", "racks", "advance", "Move a rack to its next lifecycle state", "advanced");
+    addAction(*rack, "rack", "racks", "advance", "Move a rack to its next lifecycle state",
+              "advanced");
     addAction(*rack, "rack", "racks", "fail", "Mark a rack failed", "failed");
-    addAction(*rack, "rack", "racks", "drain", "Drain a rack (its links leave the fabric)", "draining");
+    addAction(*rack, "rack", "racks", "drain", "Drain a rack (its links leave the fabric)",
+              "draining");
     addAction(*rack, "rack", "racks", "repair", "Send a failed rack to repair", "in repair");
     {
         struct Opts {
@@ -64,7 +95,8 @@ void addProvisioningCommands(CLI::App& app) {
         };
         auto o = std::make_shared<Opts>();
         auto* history = rack->add_subcommand(
-            "history", "A rack's provisioning audit trail: every transition, who, why, executor output");
+            "history",
+            "A rack's provisioning audit trail: every transition, who, why, executor output");
         history->add_option("name", o->name, "rack name")->required();
         history->add_option("-o,--output", o->output, "table (default), json or yaml")
             ->check(CLI::IsMember({"table", "json", "yaml"}));
@@ -72,10 +104,10 @@ void addProvisioningCommands(CLI::App& app) {
             ->check(CLI::Range(1, 5000));
         history->callback([o] {
             auto client = makeClient();
-            auto r = orExit(client.getJson("/api/v1/provisioning/audit?entity=" +
-                                           client::urlEncode(o->name) +
-                                           "&limit=" + std::to_string(o->limit)),
-                            client);
+            auto r = orExit(
+                client.getJson("/api/v1/provisioning/audit?entity=" + client::urlEncode(o->name) +
+                               "&limit=" + std::to_string(o->limit)),
+                client);
             json items = r.value("items", json::array());
             if (o->output != "table") {
                 json doc{{"items", items}};
@@ -86,12 +118,15 @@ void addProvisioningCommands(CLI::App& app) {
                 std::cerr << "No provisioning history for " << o->name << ".\n";
                 return;
             }
-            std::vector<std::vector<std::string>> rows{{"AT", "FROM", "TO", "ACTOR", "EXECUTOR", "REASON"}};
+            std::vector<std::vector<std::string>> rows{
+                {"AT", "FROM", "TO", "ACTOR", "EXECUTOR", "REASON"}};
             for (const auto& a : items) {
-                std::vector<std::string> row{client::field(a, "at"), client::field(a, "from"),
-                                             client::field(a, "to"), client::field(a, "actor"),
-                                             client::field(a, "executor"), client::field(a, "reason")};
-                for (auto& cell : row) if (cell.empty()) cell = "<none>";
+                std::vector<std::string> row{
+                    client::field(a, "at"),       client::field(a, "from"),
+                    client::field(a, "to"),       client::field(a, "actor"),
+                    client::field(a, "executor"), client::field(a, "reason")};
+                for (auto& cell : row)
+                    if (cell.empty()) cell = "<none>";
                 rows.push_back(std::move(row));
             }
             std::cout << client::renderRows(rows);
@@ -100,13 +135,16 @@ void addProvisioningCommands(CLI::App& app) {
 
     auto* host = app.add_subcommand("host", "Host lifecycle actions (operator)");
     host->require_subcommand(1);
-    addAction(*host, "host", "hosts", "quarantine", "Quarantine a host (out of scheduling and burn-in)", "quarantined");
+    addAction(*host, "host", "hosts", "quarantine",
+              "Quarantine a host (out of scheduling and burn-in)", "quarantined");
 
-    auto* phase = app.add_subcommand("phase", "Phased provisioning: plans and their progress (admin)");
+    auto* phase =
+        app.add_subcommand("phase", "Phased provisioning: plans and their progress (admin)");
     phase->require_subcommand(1);
 
     auto file = std::make_shared<std::string>();
-    auto* apply = phase->add_subcommand("apply", "Store a phase plan (YAML, kind: PhasePlan; - for stdin)");
+    auto* apply =
+        phase->add_subcommand("apply", "Store a phase plan (YAML, kind: PhasePlan; - for stdin)");
     apply->add_option("-f,--filename", *file, "phase plan file, or - for stdin")->required();
     apply->callback([file] {
         auto client = makeClient();
@@ -133,24 +171,32 @@ void addProvisioningCommands(CLI::App& app) {
         std::cout << '\n';
     });
 
-    for (const auto& [verb, help, done] :
-         std::initializer_list<std::tuple<const char*, const char*, const char*>>{
-             {"start", "Start a phase", "started"},
-             {"pause", "Pause a running phase (steps in flight finish)", "paused"},
-             {"resume", "Resume a paused phase", "resumed"},
-             {"abort", "Abort a phase (racks stay where they are)", "aborted"}}) {
+    // Without a name, each verb takes the phase it can act on: start the plan's first pending
+    // phase, pause the running one, resume the paused one, abort the running or paused one
+    // (`loomctl phase start` right after `phase apply`, as the README's tour does).
+    for (const auto& [verb, help, done, wants] :
+         std::initializer_list<std::tuple<const char*, const char*, const char*, const char*>>{
+             {"start", "Start a phase (default: the plan's first pending phase)", "started",
+              "pending"},
+             {"pause", "Pause a running phase (steps in flight finish; default: the running one)",
+              "paused", "running"},
+             {"resume", "Resume a paused phase (default: the paused one)", "resumed", "paused"},
+             {"abort",
+              "Abort a phase (racks stay where they are; default: the running or paused one)",
+              "aborted", "running paused"}}) {
         auto name = std::make_shared<std::string>();
         auto* cmd = phase->add_subcommand(verb, help);
-        cmd->add_option("name", *name, "phase name")->required();
-        std::string v = verb, d = done;
-        cmd->callback([name, v, d] {
+        cmd->add_option("name", *name, "phase name (loomctl phase list shows them)");
+        std::string v = verb, d = done, w = wants;
+        cmd->callback([name, v, d, w] {
             auto client = makeClient();
+            if (name->empty()) *name = phaseToActOn(client, v, w);
             auto r = orExit(client.postJson("/api/v1/phases/" + client::urlEncode(*name) + "/" + v,
                                             json::object()),
                             client);
             std::string state = client::field(r, "state");
-            std::cout << "phase/" << *name << ' ' << d << (state.empty() ? "" : " (state: " + state + ")")
-                      << '\n';
+            std::cout << "phase/" << *name << ' ' << d
+                      << (state.empty() ? "" : " (state: " + state + ")") << '\n';
         });
     }
 
@@ -173,18 +219,25 @@ void addProvisioningCommands(CLI::App& app) {
             std::cerr << "No phases found (store a plan with `loomctl phase apply -f PLAN`).\n";
             return;
         }
-        std::vector<std::vector<std::string>> rows{
-            {"PLAN", "PHASE", "STATUS", "RACKS", "IN-SERVICE", "IN-FLIGHT", "DRAINED", "FAILED", "PROGRESS", "MESSAGE"}};
+        std::vector<std::vector<std::string>> rows{{"PLAN", "PHASE", "STATUS", "RACKS",
+                                                    "IN-SERVICE", "IN-FLIGHT", "DRAINED", "FAILED",
+                                                    "PROGRESS", "MESSAGE"}};
         for (const auto& p : items) {
             const json pr = p.value("progress", json::object());
             std::string pct = client::field(pr, "inServicePercent");
             if (auto dot = pct.find('.'); dot != std::string::npos) pct = pct.substr(0, dot);
-            std::vector<std::string> row{plan, phaseCell(p, "name"), phaseCell(p, "status"),
-                                         client::field(pr, "total"), client::field(pr, "inService"),
-                                         client::field(pr, "inFlight"), client::field(pr, "drained"),
+            std::vector<std::string> row{plan,
+                                         phaseCell(p, "name"),
+                                         phaseCell(p, "status"),
+                                         client::field(pr, "total"),
+                                         client::field(pr, "inService"),
+                                         client::field(pr, "inFlight"),
+                                         client::field(pr, "drained"),
                                          client::field(pr, "failed"),
-                                         pct.empty() ? "" : pct + "%", phaseCell(p, "message")};
-            for (auto& cell : row) if (cell.empty()) cell = "<none>";
+                                         pct.empty() ? "" : pct + "%",
+                                         phaseCell(p, "message")};
+            for (auto& cell : row)
+                if (cell.empty()) cell = "<none>";
             rows.push_back(std::move(row));
         }
         std::cout << client::renderRows(rows);
