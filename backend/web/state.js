@@ -126,7 +126,12 @@ export class ClusterState {
                 this.emit('event', msg.event);
                 break;
             case 'job':
+            case 'jobsSynced':
                 this.emit('job', msg);
+                break;
+            case 'jobHealth':
+            case 'jobSuspects':
+                this.emit(msg.type, msg);
                 break;
             case 'degradation':
                 this.emit('degradation', msg);

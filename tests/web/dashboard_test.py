@@ -417,6 +417,42 @@ def main():
             check(True, "no script of the markup ran (no alert)")
         check(driver.execute_script("return document.querySelectorAll('img').length") == 0,
               "no <img> element was created from data")
+        # A job's health, live: a job on a rack in service is not degraded; draining the rack
+        # (its cables leave the fabric) turns the row and the detail degraded with the links down
+        # under it, and bringing the rack back into service clears both, with no reload.
+        live_rack = loomd.call("GET", "/api/v1/racks?state=in_service", viewer)[1]["items"][0]["name"]
+        job = {"apiVersion": "loom/v1", "kind": "Job", "metadata": {"name": "web-job"},
+               "spec": {"owner": "alice", "hosts": f"{live_rack}-h[0-1]", "state": "running"}}
+        st, body = loomd.call("PUT", "/api/v1/jobs/web-job", operator, job)
+        assert st in (200, 201), body
+        driver.get(loomd.url + "/#/job/web-job")
+        driver.refresh()  # a new hash alone keeps the view (and its "xss-job" filter)
+
+        def job_cell(css):
+            rows = [r for r in driver.find_elements(By.CSS_SELECTOR, "table.jobs tr")
+                    if r.get_attribute("data-job") == "web-job"]
+            return rows[0].find_element(By.CSS_SELECTOR, css).text if rows else None
+
+        wait_for(lambda: text_of(driver, ".job-detail h3") == "web-job", 15, "the job's detail")
+        healthy = wait_for(lambda: job_cell("td.health") not in (None, "", "…") and job_cell("td.health"),
+                           15, "the job's health")
+        check(healthy != "degraded", f"a job on a rack in service is not degraded ({healthy})")
+        st, body = loomd.call("POST", f"/api/v1/racks/{live_rack}/drain", operator, {"reason": "web test"})
+        assert st == 200, body
+        wait_for(lambda: job_cell("td.health") == "degraded", 20, "the row turning degraded")
+        wait_for(lambda: "Links down under the job (0)" not in text_of(driver, ".job-detail")
+                 and "Links down under the job (" in text_of(driver, ".job-detail"), 10, "links down in the detail")
+        detail = text_of(driver, ".job-detail")
+        check("health degraded" in detail and f"{live_rack}-h0-nic0/p1" in detail,
+              "draining the job's rack: the row and the detail say degraded and name the links down")
+        wait_for(lambda: loomd.call("GET", f"/api/v1/racks/{live_rack}", viewer)[1].get("state") == "drained",
+                 20, "the rack drained")
+        st, body = loomd.call("POST", f"/api/v1/racks/{live_rack}/advance", operator, {})
+        assert st == 200, body
+        wait_for(lambda: job_cell("td.health") not in (None, "degraded", "links-down"), 20, "the row recovering")
+        wait_for(lambda: "Links down under the job (0)" in text_of(driver, ".job-detail"), 10, "the detail recovering")
+        check(True, "back in service: the row and the detail recover without a reload ("
+              + job_cell("td.health") + ", " + job_cell("td.busbw") + ")")
         errs = severe(driver)
         check(not errs, f"no errors in the browser log as an operator ({errs})")
 
