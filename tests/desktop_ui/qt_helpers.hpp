@@ -29,13 +29,18 @@ inline QJsonObject obj(const QString& json) {
     return QJsonDocument::fromJson(json.toUtf8()).object();
 }
 
-// Runs the event loop until `done` or `timeoutMs`; returns done().
+// Runs the event loop until `done` or `timeoutMs`; returns whether `done` said true.
+// `done` is called once per turn and its first true is the answer: a condition that takes
+// time or moves with the event loop (a "quiet for 300 ms" check) is not asked twice, where the
+// second answer could differ from the one that ended the wait.
 inline bool waitUntil(const std::function<bool()>& done, int timeoutMs) {
     QElapsedTimer t;
     t.start();
-    while (!done() && t.elapsed() < timeoutMs)
+    for (;;) {
+        if (done()) return true;
+        if (t.elapsed() >= timeoutMs) return false;
         QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-    return done();
+    }
 }
 
 }  // namespace loom::console::test
