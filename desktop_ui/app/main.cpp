@@ -12,6 +12,7 @@
 #include <QCommandLineParser>
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 namespace {
@@ -43,7 +44,7 @@ int main(int argc, char** argv)
     Options opt;
     QCommandLineParser cli;
     cli.setApplicationDescription(
-        QStringLiteral("Loom desktop console: hall map, fabric map, provisioning board and events of a live loomd.\n"
+        QStringLiteral("Loom desktop console: hall map, fabric map, provisioning board, events and jobs of a live loomd.\n"
                        "Tokens are kept in the platform keychain, or in ~/.config/loom/console-tokens.json (mode 0600)."));
     cli.addHelpOption();
     cli.addVersionOption();
@@ -78,6 +79,19 @@ int main(int argc, char** argv)
         if (!ok) {
             std::fprintf(stderr, "loom-console: --screenshot-wait '%s': expected seconds\n",
                          qPrintable(cli.value(opt.shotWait)));
+            return 2;
+        }
+        // Without a display Qt aborts with a plugin error that says nothing about what to do
+        // (and dumps core): say it, exit 2. A platform chosen by flag or environment is left to Qt.
+        bool platformChosen = qEnvironmentVariableIsSet("QT_QPA_PLATFORM");
+        for (int i = 1; i < argc; ++i)
+            platformChosen |= std::strcmp(argv[i], "-platform") == 0 || std::strcmp(argv[i], "--platform") == 0;
+        if (!platformChosen && !qEnvironmentVariableIsSet("DISPLAY") && !qEnvironmentVariableIsSet("WAYLAND_DISPLAY")) {
+            std::fprintf(stderr,
+                         "loom-console: no display (DISPLAY and WAYLAND_DISPLAY are unset).\n"
+                         "Run it in a desktop session, over `ssh -X`, or under Xvfb (`xvfb-run loom-console ...`);\n"
+                         "`loom-console --screenshot-dir DIR` with QT_QPA_PLATFORM=offscreen renders the views to PNG.\n"
+                         "From a shell, `loomctl` and the web dashboard (the URL loomd serve prints) show the same cluster.\n");
             return 2;
         }
     }

@@ -87,6 +87,13 @@ TEST(ConsoleCli, UsageErrorsExit2NamingTheProblem)
     const ConsoleRun extra = runConsole({QStringLiteral("stray")});
     EXPECT_EQ(extra.exitCode, 2);
     EXPECT_TRUE(extra.err.contains("stray")) << extra.err.toStdString();
+
+    // No display: a message that says what to do, exit 2 (not Qt's abort on the xcb plugin).
+    const ConsoleRun headless = runConsole({QStringLiteral("--server"), QStringLiteral("http://127.0.0.1:9")});
+    EXPECT_EQ(headless.status, QProcess::NormalExit) << headless.err.toStdString();
+    EXPECT_EQ(headless.exitCode, 2);
+    EXPECT_TRUE(headless.err.contains("no display")) << headless.err.toStdString();
+    EXPECT_TRUE(headless.err.contains("xvfb-run")) << headless.err.toStdString();
 }
 
 TEST(ConsoleTokenStore, TheFileIsOwnerOnlyAlways)
