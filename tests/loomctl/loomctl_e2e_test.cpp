@@ -63,7 +63,35 @@ TEST_F(LoomctlE2e, JobsAreAppliedListedWithTheirBusbwAndDescribed) {
     EXPECT_EQ(applied.out, "job/llama created\n");
     EXPECT_EQ(loomctl({"apply", "-f", file.string()}).out, "job/llama unchanged\n");
 
-    // Racks not in service carry no traffic (their cables are planned): 0 %.
+    // diff and --dry-run of a job, as for a cluster spec: field by field, nothing written.
+    auto same = loomctl({"diff", "-f", file.string()});
+    EXPECT_EQ(same.exitCode, 0) << same.out << same.err;
+    EXPECT_EQ(same.out, "");
+    const auto changed = state_ / "job-bob.yaml";
+    std::ofstream(changed) << "apiVersion: loom/v1\nkind: Job\nmetadata: {name: llama}\nspec:\n"
+                              "  owner: bob\n  hosts: z1-r001-h[0-1]\n  state: running\n";
+    auto diff = loomctl({"diff", "-f", changed.string()});
+    EXPECT_EQ(diff.exitCode, 1) << diff.err;
+    EXPECT_EQ(diff.out,
+              "~ job/llama\n    owner: \"alice\" -> \"bob\"\n"
+              "    hosts: \"z1-r[001-002]-h[0-1]\" -> \"z1-r001-h[0-1]\"\n");
+    auto dry = loomctl({"apply", "-f", changed.string(), "--dry-run"});
+    EXPECT_EQ(dry.exitCode, 0) << dry.err;
+    EXPECT_NE(dry.out.find("plan (dry run, nothing written): job/llama configured"),
+              std::string::npos)
+        << dry.out;
+    EXPECT_NE(loomctl({"get", "jobs", "llama"}).out.find("alice"), std::string::npos)
+        << "the dry run wrote nothing";
+    const auto other = state_ / "job-other.yaml";
+    std::ofstream(other) << "apiVersion: loom/v1\nkind: Job\nmetadata: {name: other}\nspec:\n"
+                            "  owner: alice\n  hosts: z1-r003-h0\n  pattern: bogus\n";
+    auto badDiff = loomctl({"diff", "-f", other.string()});
+    EXPECT_EQ(badDiff.exitCode, 2);
+    EXPECT_NE(badDiff.err.find("job-other.yaml:7: spec.pattern"), std::string::npos)
+        << badDiff.err;
+
+    // Racks not in service carry no traffic (their cables are planned): 0 %, and the job is
+    // degraded from the start (its NIC cables carry nothing), not "ok".
     ProcessResult got;
     ASSERT_TRUE(eventually(
         [&] {
@@ -72,6 +100,7 @@ TEST_F(LoomctlE2e, JobsAreAppliedListedWithTheirBusbwAndDescribed) {
         },
         std::chrono::seconds(10)))
         << got.out << got.err;
+    EXPECT_NE(got.out.find("degraded"), std::string::npos) << got.out;
     // In service, dev-small's RTSWs have as many uplinks as NICs: the ring runs at 100 %.
     for (const char* rack : {"z1-r001", "z1-r002"})
         for (int i = 0; i < 7; ++i)

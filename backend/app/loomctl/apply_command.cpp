@@ -1,6 +1,11 @@
-// `apply -f FILE` and `diff -f FILE`: send a cluster spec to POST /api/v1/apply.
+// `apply -f FILE` and `diff -f FILE`: send a cluster spec to POST /api/v1/apply, or a
+// `kind: Job` document to POST /api/v1/jobs (its diff and dry run compare it with the stored
+// job here, field by field).
 #include "loomctl/commands.hpp"
 #include "loomctl/context.hpp"
+
+#include "loom/jobs/hostlist.hpp"
+#include "loom/jobs/job.hpp"
 
 #include <chrono>
 #include <iostream>
@@ -177,10 +182,82 @@ bool isJobDocument(const std::string& body) {
     return q != std::string::npos && body.compare(q, 5, "\"Job\"") == 0;
 }
 
+// What applying a job document would change: "create", "update" (with the fields) or "none".
+struct JobPlan {
+    std::string name, action;
+    json changes = json::array();  // [{"field", "before", "after"}]
+    json asJson() const {
+        return {{"kind", "Job"}, {"name", name}, {"action", action}, {"changes", changes}};
+    }
+};
+
+// Parses the document as loomd does (the same jobs::parseJobDocument: hostlists expanded,
+// errors with the file's line) and compares it with GET /api/v1/jobs/<name>.
+JobPlan planJob(client::Client& client, const std::string& file, const std::string& body) {
+    auto doc = jobs::parseJobDocument(body);
+    if (!doc) {
+        const Error& e = doc.error();
+        std::cerr << "error: " << file << (e.line > 0 ? ":" + std::to_string(e.line) : "") << ": "
+                  << (e.path.empty() ? "" : e.path + ": ") << e.message << '\n';
+        exitWith(kExitUsage);
+    }
+    JobPlan plan{doc->name, "none"};
+    auto stored = client.getJson("/api/v1/jobs/" + client::urlEncode(doc->name));
+    if (!stored) {
+        if (stored.error().code != Errc::NotFound) failWith(stored.error(), &client.config());
+        plan.action = "create";
+        return plan;
+    }
+    auto change = [&](const char* field, json before, json after) {
+        if (before != after)
+            plan.changes.push_back(
+                {{"field", field}, {"before", std::move(before)}, {"after", std::move(after)}});
+    };
+    const json& s = *stored;
+    change("owner", s.value("owner", ""), doc->owner);
+    std::vector<std::string> hosts;
+    if (auto h = s.find("hosts"); h != s.end() && h->is_array())
+        for (const auto& x : *h) hosts.push_back(x.is_string() ? x.get<std::string>() : x.dump());
+    if (hosts != doc->hosts)
+        change("hosts", jobs::formatHostlist(hosts), jobs::formatHostlist(doc->hosts));
+    change("pattern", s.value("pattern", ""), std::string(fabric::collectiveName(doc->pattern)));
+    change("tensorParallel", s.value("tensorParallel", 0), doc->tensorParallel);
+    change("state", s.value("state", ""), std::string(jobs::jobStateName(doc->state)));
+    json labels = json::object();
+    for (const auto& [k, v] : doc->labels) labels[k] = v;
+    change("labels", s.value("labels", json::object()), labels);
+    if (!plan.changes.empty()) plan.action = "update";
+    return plan;
+}
+
+void printJobPlan(const JobPlan& p) {
+    if (p.action == "none") {
+        std::cout << "no changes: the stored job " << p.name << " already matches\n";
+        return;
+    }
+    std::cout << (p.action == "create" ? "+ job/" : "~ job/") << p.name << '\n';
+    for (const auto& c : p.changes)
+        std::cout << "    " << client::field(c, "field") << ": " << c["before"].dump() << " -> "
+                  << c["after"].dump() << '\n';
+}
+
 // Jobs go to POST /api/v1/jobs (create or replace); printed as kubectl does.
 void applyJob(client::Client& client, const ApplyOptions& o, std::string body) {
-    if (o.dryRun || o.prune)
-        failWith(Error::invalid("--dry-run and --prune are for cluster specs, not jobs"));
+    if (o.prune) failWith(Error::invalid("--prune is for cluster specs, not jobs"));
+    if (o.dryRun) {
+        const JobPlan p = planJob(client, o.file, body);
+        if (o.output == "json")
+            std::cout << p.asJson().dump(2) << '\n';
+        else if (o.output == "yaml")
+            std::cout << client::toYaml(p.asJson());
+        else {
+            printJobPlan(p);
+            if (p.action != "none")
+                std::cout << "plan (dry run, nothing written): job/" << p.name << ' '
+                          << (p.action == "create" ? "created" : "configured") << '\n';
+        }
+        return;
+    }
     client::RequestOptions opts;
     auto first = body.find_first_not_of(" \t\r\n");
     opts.contentType = body[first] == '{' ? "application/json" : "application/yaml";
@@ -230,13 +307,30 @@ void runApply(const ApplyOptions& o) {
 
 void runDiff(const std::string& file, bool prune, const std::string& output) {
     auto client = makeClient();
-    json r;
-    try {
-        r = sendSpec(client, file, /*dryRun=*/true, prune);
-    } catch (const CLI::RuntimeError& e) {
-        // diff's contract (as kubectl's): 0 no differences, 1 differences, >1 an error.
-        exitWith(e.get_exit_code() == kExitOk ? kExitOk : 2);
+    // diff's contract (as kubectl's): 0 no differences, 1 differences, >1 an error.
+    auto orTwo = [](auto&& f) {
+        try {
+            return f();
+        } catch (const CLI::RuntimeError& e) {
+            exitWith(e.get_exit_code() == kExitOk ? kExitOk : 2);
+        }
+    };
+    std::string body = orTwo([&] { return readInput(file); });
+    if (isJobDocument(body)) {
+        const JobPlan p = orTwo([&] {
+            if (prune) failWith(Error::invalid("--prune is for cluster specs, not jobs"));
+            return planJob(client, file, body);
+        });
+        if (output == "json")
+            std::cout << p.asJson().dump(2) << '\n';
+        else if (output == "yaml")
+            std::cout << client::toYaml(p.asJson());
+        else if (p.action != "none")
+            printJobPlan(p);
+        exitWith(p.action == "none" ? kExitOk : 1);
     }
+    json r = orTwo(
+        [&] { return sendSpec(client, file, /*dryRun=*/true, prune, {}, 0, std::move(body)); });
     const json& plan = r.contains("plan") ? r["plan"] : r;
     const bool changes = planHasChanges(plan);
     // -o: the plan itself (kinds with their create/update/delete names and changed fields), for
@@ -258,7 +352,8 @@ void addApplyCommands(CLI::App& app) {
         "apply",
         "Make the stored inventory match a cluster spec, or create/replace a kind: Job (YAML or "
         "JSON; - for stdin)");
-    apply->add_option("-f,--filename", o->file, "cluster spec file, or - for stdin")->required();
+    apply->add_option("-f,--filename", o->file, "cluster spec or kind: Job file, or - for stdin")
+        ->required();
     apply->add_flag("--dry-run", o->dryRun, "print the plan, write nothing");
     apply->add_flag("--prune", o->prune, "delete what the spec no longer names");
     apply->add_option("-o,--output", o->output, "json or yaml: the server's full answer")
@@ -275,7 +370,8 @@ void addApplyCommands(CLI::App& app) {
     auto prune = std::make_shared<bool>(false);
     auto* diff = app.add_subcommand(
         "diff", "Show what apply would change; exit 0 no differences, 1 differences, >1 error");
-    diff->add_option("-f,--filename", *file, "cluster spec file, or - for stdin")->required();
+    diff->add_option("-f,--filename", *file, "cluster spec or kind: Job file, or - for stdin")
+        ->required();
     diff->add_flag("--prune", *prune, "count deletions of what the spec no longer names");
     auto output = std::make_shared<std::string>();
     diff->add_option("-o,--output", *output, "json or yaml: the plan as data (default: text)")

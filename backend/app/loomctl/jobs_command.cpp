@@ -35,7 +35,7 @@ void addJobsCommands(CLI::App& app) {
     place->add_option("-o,--output", o->output, "json or yaml: the server's full answer")
         ->check(CLI::IsMember({"json", "yaml"}));
     place->callback([o] {
-        if (o->gpus <= 0) failWith(Error::invalid("--gpus must be positive", "--gpus"));
+        if (o->gpus <= 0) failWith(Error::invalid("must be a positive number of GPUs", "--gpus"));
         auto client = makeClient();
         auto r = orExit(
             client.postJson("/api/v1/placement", json{{"gpus", o->gpus}, {"pattern", o->pattern}}),
