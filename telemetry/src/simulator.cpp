@@ -57,10 +57,30 @@ bool linkReports(AdminState a) { return a == AdminState::InService || a == Admin
 }  // namespace
 
 void Simulator::step(std::int64_t nowMs, std::string& out) {
+    out.clear();
+    write(nowMs, out, nullptr, 0);
+}
+
+void Simulator::step(std::int64_t nowMs, const ChunkSink& sink, std::size_t chunkBytes) {
+    auto& buf = m_->chunk;
+    buf.clear();
+    write(nowMs, buf, &sink, std::max<std::size_t>(chunkBytes, 1));
+    // A chunk's capacity stays for the next step; a whole page's worth would not be kept.
+    if (buf.capacity() > 2 * chunkBytes + (64u << 10)) std::string().swap(buf);
+}
+
+void Simulator::write(std::int64_t nowMs, std::string& out, const ChunkSink* sink,
+                      std::size_t chunkBytes) {
     auto& m = *m_;
     const auto& L = *m.L;
     const auto& c = config_;
-    out.clear();
+    // Chunked: hand the text over at a rack's or a switch's end once a chunk is full, so at most
+    // a chunk (plus one rack or switch) is ever held, not the whole cluster's page.
+    const auto flush = [&](bool last) {
+        if (!sink || out.empty() || (!last && out.size() < chunkBytes)) return;
+        (*sink)(std::string_view(out));
+        out.clear();
+    };
     std::int64_t dtMs = m.lastMs == 0 ? 1000 : std::max<std::int64_t>(0, nowMs - m.lastMs);
     m.lastMs = nowMs;
     ++m.stepNo;
@@ -280,7 +300,10 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
 
     // GPUs, written per rack and field like a row of DCGM exporters.
     std::uint64_t samples = 0;
-    out.reserve(c.fullFidelity ? nG * 20 * 110 : nG * 3 * 100 + m.emitPorts.size() * 3 * 75);
+    if (sink)
+        out.reserve(chunkBytes + (64u << 10));
+    else
+        out.reserve(c.fullFidelity ? nG * 20 * 110 : nG * 3 * 100 + m.emitPorts.size() * 3 * 75);
     auto utilOf = [&](std::uint32_t g) -> double {
         auto ph = rackPhase[L.gpuRack()[g]];
         if (m.xid[g] && m.xid[g] != 13 && m.xid[g] != 31) return 0;
@@ -352,12 +375,13 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
                     default: v = 0; break;
                 }
                 out += kGpuMetrics[field];
-                out += m.gpuLabels[g];
+                out += m.gpuLabel(g);
                 appendInt(out, v);
                 out += '\n';
                 ++samples;
             }
         }
+        flush(false);
     }
 
     // Links: utilization from the phase of the jobs at either end; down while flapping or while
@@ -470,7 +494,7 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
                     default: v = 0; break;
                 }
                 out += kPortMetrics[k];
-                out += m.portLabels[p];
+                out += m.portLabel(p);
                 appendInt(out, v);
                 out += '\n';
                 ++samples;
@@ -483,14 +507,16 @@ void Simulator::step(std::int64_t nowMs, std::string& out) {
                     if (!m.portMoved[p]) continue;
                     const double v = k == 5 ? m.errCnt[p] : k == 7 ? m.discCnt[p] : m.pfcCnt[p];
                     out += kPortMetrics[k];
-                    out += m.portLabels[p];
+                    out += m.portLabel(p);
                     appendInt(out, static_cast<std::int64_t>(v));
                     out += '\n';
                     ++samples;
                 }
         for (std::size_t i = i0; i < i1; ++i) m.portMoved[m.emitPorts[i]] = 0;
         i0 = i1;
+        flush(false);
     }
+    flush(true);
     stats_.samplesLastStep = samples;
 }
 

@@ -5,6 +5,8 @@
 #include "simulator_model.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 
 #include "loom/inventory/splitmix.hpp"
 #include "loom/telemetry/simulator.hpp"
@@ -21,25 +23,59 @@ Simulator::Simulator(std::shared_ptr<const HallLayout> layout, SimulatorConfig c
     const auto& L = *m.L;
     m.rng.seed(config_.seed);
     std::size_t nG = L.gpuCount();
-    m.gpuLabels.reserve(nG);
-    for (std::uint32_t g = 0; g < nG; ++g) {
-        const auto& name = L.gpuNames()[g];
-        const auto& host = L.gpuHost()[g];
-        // The GPU's index on its host is the suffix of "<host>-gpu<i>".
-        std::string idx = name.size() > host.size() + 4 ? name.substr(host.size() + 4) : "0";
-        m.gpuLabels.push_back("{gpu=\"" + idx + "\",UUID=\"GPU-" + name + "\",Hostname=\"" + host +
-                              "\"} ");
-    }
     for (std::uint32_t p = 0; p < L.portCount(); ++p) {
         const auto& hp = L.ports()[p];
         if (hp.number == 0 || hp.linkIndex == kNoIndex) continue;  // cabled ports only
         m.emitPorts.push_back(p);
     }
-    m.portLabels.resize(L.portCount());
-    for (auto p : m.emitPorts) {
+    // Sized first (one allocation for every label), then written.
+    auto gpuIndex = [&](std::uint32_t g) -> std::string_view {
+        // The GPU's index on its host is the suffix of "<host>-gpu<i>".
+        const auto& name = L.gpuNames()[g];
+        const auto& host = L.gpuHost()[g];
+        return name.size() > host.size() + 4 ? std::string_view(name).substr(host.size() + 4)
+                                             : std::string_view("0");
+    };
+    const auto gpuLabel = [&](std::uint32_t g, auto&& put) {
+        put("{gpu=\"");
+        put(gpuIndex(g));
+        put("\",UUID=\"GPU-");
+        put(L.gpuNames()[g]);
+        put("\",Hostname=\"");
+        put(L.gpuHost()[g]);
+        put("\"} ");
+    };
+    const auto portLabel = [&](std::uint32_t p, auto&& put) {
         const auto& hp = L.ports()[p];
-        m.portLabels[p] = "{switch=\"" + L.switches()[hp.switchIndex].name + "\",port=\"p" +
-                          std::to_string(hp.number) + "\"} ";
+        char num[16];
+        const auto n = std::to_chars(num, num + sizeof num, hp.number).ptr - num;
+        put("{switch=\"");
+        put(L.switches()[hp.switchIndex].name);
+        put("\",port=\"p");
+        put(std::string_view(num, static_cast<std::size_t>(n)));
+        put("\"} ");
+    };
+    std::size_t bytes = 0;
+    const auto count = [&](std::string_view s) { bytes += s.size(); };
+    for (std::uint32_t g = 0; g < nG; ++g) gpuLabel(g, count);
+    for (auto p : m.emitPorts) portLabel(p, count);
+    m.labelText.reserve(bytes);
+    const auto append = [&](std::string_view s) { m.labelText += s; };
+    m.gpuLabelAt.resize(nG + 1);
+    for (std::uint32_t g = 0; g < nG; ++g) {
+        m.gpuLabelAt[g] = static_cast<std::uint32_t>(m.labelText.size());
+        gpuLabel(g, append);
+    }
+    m.gpuLabelAt[nG] = static_cast<std::uint32_t>(m.labelText.size());
+    // A port slot that is not written has an empty label (its offset is the next one's).
+    m.portLabelAt.assign(L.portCount() + 1, 0);
+    std::size_t next = 0;
+    for (std::uint32_t p = 0; p <= L.portCount(); ++p) {
+        m.portLabelAt[p] = static_cast<std::uint32_t>(m.labelText.size());
+        if (next < m.emitPorts.size() && m.emitPorts[next] == p) {
+            portLabel(p, append);
+            ++next;
+        }
     }
     m.rackJob.assign(L.racks().size(), -1);
     for (const auto& r : L.racks()) m.rackMode.push_back(rackMode(r.state));

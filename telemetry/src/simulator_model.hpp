@@ -41,8 +41,18 @@ struct Job {
 struct Simulator::Model {
     std::shared_ptr<const HallLayout> L;
     std::mt19937_64 rng;
-    std::vector<std::string> gpuLabels, portLabels;  // "{...} " prefixes
-    std::vector<std::uint32_t> emitPorts;            // port slots written each step
+    // The exporters' "{...} " label prefixes of every GPU and port slot, in one buffer: at 98k
+    // GPUs a std::string each was ~700k strings (a 32-byte header apiece, most on the heap).
+    std::string labelText;
+    std::vector<std::uint32_t> gpuLabelAt, portLabelAt;  // offsets, one past the last entry too
+    std::string_view gpuLabel(std::uint32_t g) const {
+        return std::string_view(labelText).substr(gpuLabelAt[g], gpuLabelAt[g + 1] - gpuLabelAt[g]);
+    }
+    std::string_view portLabel(std::uint32_t p) const {
+        return std::string_view(labelText).substr(portLabelAt[p],
+                                                  portLabelAt[p + 1] - portLabelAt[p]);
+    }
+    std::vector<std::uint32_t> emitPorts;  // port slots written each step
     std::vector<sim::Job> jobs;
     std::vector<std::int32_t> rackJob;    // -1 idle
     std::vector<sim::RackMode> rackMode;  // from the layout's rack states
@@ -77,6 +87,7 @@ struct Simulator::Model {
     std::vector<std::uint32_t> rtsws, flappable;
     std::int64_t lastMs = 0;
     std::uint64_t stepNo = 0;
+    std::string chunk;  // the chunked step's buffer, reused
 };
 
 }  // namespace loom::telemetry

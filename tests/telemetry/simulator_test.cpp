@@ -1,7 +1,11 @@
 #include "loom/telemetry/simulator.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "loom/telemetry/telemetry_hub.hpp"
 #include "synthetic_inventory.hpp"
@@ -10,9 +14,8 @@ namespace loom::telemetry {
 namespace {
 
 std::shared_ptr<const HallLayout> layout(int zones, int racks) {
-    return std::make_shared<const HallLayout>(HallLayout::build(
-        testing::syntheticCluster({.zones = zones, .racksPerZone = racks, .ctswPerZone = 4,
-                                   .ctswUplinks = 4, .atsw = 4})));
+    return std::make_shared<const HallLayout>(HallLayout::build(testing::syntheticCluster(
+        {.zones = zones, .racksPerZone = racks, .ctswPerZone = 4, .ctswUplinks = 4, .atsw = 4})));
 }
 
 TEST(Simulator, DeterministicForASeed) {
@@ -40,7 +43,7 @@ TEST(Simulator, FeedsTheHubWithALivingCluster) {
     auto L = layout(2, 16);
     SimulatorConfig c;
     c.seed = 7;
-    c.xidPerGpuHour = 2;       // ~1 XID per second on 512 GPUs
+    c.xidPerGpuHour = 2;  // ~1 XID per second on 512 GPUs
     c.flapPerLinkHour = 0.05;
     c.rtswDownPerSwitchHour = 0.5;
     Simulator sim(L, c);
@@ -104,8 +107,8 @@ TEST(Simulator, FullFidelityWritesEveryField) {
 // The simulated world is the one the inventory describes: racks not yet powered send nothing,
 // drained racks sit idle, only racks in service run jobs; a rack drained later loses its job.
 TEST(Simulator, FollowsTheRacksStates) {
-    auto inv = testing::syntheticCluster({.zones = 1, .racksPerZone = 8, .ctswPerZone = 4,
-                                          .ctswUplinks = 4, .atsw = 4});
+    auto inv = testing::syntheticCluster(
+        {.zones = 1, .racksPerZone = 8, .ctswPerZone = 4, .ctswUplinks = 4, .atsw = 4});
     inv.racks[0].state = "planned";
     inv.racks[1].state = "drained";
     inv.racks[2].state = "burn_in";
@@ -138,11 +141,13 @@ TEST(Simulator, FollowsTheRacksStates) {
         return v;
     };
     EXPECT_TRUE(samplesOf("z1-r001-h0", "DCGM_FI_DEV_GPU_UTIL").empty()) << "planned rack reports";
-    EXPECT_FALSE(out.find("switch=\"z1-r001-rtsw\"") != std::string::npos) << "planned RTSW reports";
+    EXPECT_FALSE(out.find("switch=\"z1-r001-rtsw\"") != std::string::npos)
+        << "planned RTSW reports";
     auto drained = samplesOf("z1-r002-h0", "DCGM_FI_DEV_GPU_UTIL");
     ASSERT_EQ(drained.size(), 8u);
     for (double u : drained) EXPECT_LE(u, 2.0) << "a drained rack is idle";
-    for (double u : samplesOf("z1-r003-h1", "DCGM_FI_DEV_GPU_UTIL")) EXPECT_GE(u, 90.0) << "burn-in load";
+    for (double u : samplesOf("z1-r003-h1", "DCGM_FI_DEV_GPU_UTIL"))
+        EXPECT_GE(u, 90.0) << "burn-in load";
     EXPECT_GT(sim.stats().jobsRunning, 0u);
     // Rack 4 in service runs a job; drained by a new layout, its job ends and it goes idle.
     double busy = 0;
@@ -157,6 +162,137 @@ TEST(Simulator, FollowsTheRacksStates) {
     sim.setLayout(L2);
     sim.step(t += 1000, out);
     for (double u : samplesOf("z1-r004-h0", "DCGM_FI_DEV_GPU_UTIL")) EXPECT_LE(u, 2.0);
+}
+
+// The chunked step hands over the whole page in pieces: concatenated they are the page, byte
+// for byte, and each piece is whole lines ending at a rack's or a switch's end.
+TEST(Simulator, ChunksConcatenateToTheWholePage) {
+    auto L = layout(2, 16);
+    SimulatorConfig c;
+    c.seed = 11;
+    c.xidPerGpuHour = 0.5;
+    c.flapPerLinkHour = 0.5;
+    c.stragglerEverySeconds = 5;
+    Simulator whole(L, c), chunked(L, c);
+    std::string page;
+    constexpr std::size_t kChunk = 4096;
+    for (int i = 0; i < 40; ++i) {
+        const std::int64_t t = 1'700'000'000'000 + i * 1000;
+        whole.step(t, page);
+        std::string joined;
+        std::size_t pieces = 0, largest = 0;
+        chunked.step(
+            t,
+            [&](std::string_view chunk) {
+                ASSERT_FALSE(chunk.empty());
+                ASSERT_EQ(chunk.back(), '\n') << "step " << i << " piece " << pieces;
+                joined += chunk;
+                largest = std::max(largest, chunk.size());
+                ++pieces;
+            },
+            kChunk);
+        ASSERT_EQ(joined, page) << "step " << i;
+        EXPECT_EQ(chunked.stats().samplesLastStep, whole.stats().samplesLastStep);
+        EXPECT_GE(pieces, page.size() / (kChunk + 16 * 1024)) << "step " << i;
+        EXPECT_GT(pieces, 4u);
+        // A piece is the chunk plus at most one rack's or one switch's lines.
+        EXPECT_LT(largest, kChunk + 16 * 1024);
+    }
+}
+
+// A hub fed the pieces ends in the same state as one fed whole pages: every GPU field and port
+// counter, every packed topic, the open events, the rollups and the history.
+TEST(Simulator, AHubFedInChunksEndsInTheSameState) {
+    auto L = layout(2, 16);
+    SimulatorConfig c;
+    c.seed = 5;
+    c.xidPerGpuHour = 2;
+    c.flapPerLinkHour = 0.5;
+    c.rtswDownPerSwitchHour = 0.5;
+    c.stragglerEverySeconds = 20;
+    Simulator simWhole(L, c), simChunked(L, c);
+    std::int64_t now = 1'700'000'000'000;
+    HubOptions o;
+    o.clock = [&] { return now; };
+    TelemetryHub whole(L, o), chunked(L, o);
+    std::vector<FailureEvent> eventsWhole, eventsChunked;
+    whole.addEventListener([&](const FailureEvent& e) { eventsWhole.push_back(e); });
+    chunked.addEventListener([&](const FailureEvent& e) { eventsChunked.push_back(e); });
+    std::vector<Rollup> rollWhole, rollChunked;
+    std::string page;
+    std::size_t pieces = 0;
+    for (int i = 0; i < 150; ++i, now += 1000) {
+        simWhole.step(now, page);
+        ASSERT_TRUE(whole.ingestText(page, now));
+        simChunked.step(
+            now,
+            [&](std::string_view chunk) {
+                ++pieces;
+                auto r = chunked.ingestText(chunk, now);
+                ASSERT_TRUE(r) << r.error().toString();
+                ASSERT_EQ(r->unknownTotal(), 0u);
+            },
+            8192);
+        whole.tick(now);
+        chunked.tick(now);
+        for (auto& r : whole.takeRollups()) rollWhole.push_back(std::move(r));
+        for (auto& r : chunked.takeRollups()) rollChunked.push_back(std::move(r));
+        for (int t = 0; t < kTopicCount; ++t)
+            ASSERT_EQ(whole.packed(static_cast<Topic>(t), now),
+                      chunked.packed(static_cast<Topic>(t), now))
+                << "step " << i << " topic " << topicName(static_cast<Topic>(t));
+    }
+    EXPECT_GT(pieces, 150u * 4);
+    auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+    for (std::uint32_t g = 0; g < L->gpuCount(); ++g)
+        for (int f = 0; f < kGpuFieldCount; ++f)
+            ASSERT_TRUE(same(whole.gpuValue(g, static_cast<GpuField>(f)),
+                             chunked.gpuValue(g, static_cast<GpuField>(f))))
+                << "gpu " << g << " field " << f;
+    for (std::uint32_t p = 0; p < L->portCount(); ++p)
+        for (int k = 0; k < kPortCounterCount; ++k)
+            ASSERT_TRUE(same(whole.portValue(p, static_cast<PortCounter>(k)),
+                             chunked.portValue(p, static_cast<PortCounter>(k))))
+                << "port " << p << " counter " << k;
+    ASSERT_EQ(eventsWhole.size(), eventsChunked.size());
+    EXPECT_FALSE(eventsWhole.empty());
+    for (std::size_t i = 0; i < eventsWhole.size(); ++i) {
+        EXPECT_EQ(eventsWhole[i].kind, eventsChunked[i].kind) << i;
+        EXPECT_EQ(eventsWhole[i].location, eventsChunked[i].location) << i;
+        EXPECT_EQ(eventsWhole[i].openedAtMs, eventsChunked[i].openedAtMs) << i;
+        EXPECT_EQ(eventsWhole[i].closedAtMs, eventsChunked[i].closedAtMs) << i;
+    }
+    ASSERT_EQ(rollWhole.size(), rollChunked.size());
+    ASSERT_GE(rollWhole.size(), 2u);
+    for (std::size_t i = 0; i < rollWhole.size(); ++i) {
+        ASSERT_EQ(rollWhole[i].racks.size(), rollChunked[i].racks.size());
+        for (std::size_t r = 0; r < rollWhole[i].racks.size(); ++r) {
+            EXPECT_TRUE(same(rollWhole[i].racks[r].utilAvg, rollChunked[i].racks[r].utilAvg));
+            EXPECT_TRUE(same(rollWhole[i].racks[r].powerAvgW, rollChunked[i].racks[r].powerAvgW));
+        }
+        ASSERT_EQ(rollWhole[i].switches.size(), rollChunked[i].switches.size());
+        for (std::size_t s = 0; s < rollWhole[i].switches.size(); ++s) {
+            EXPECT_TRUE(same(rollWhole[i].switches[s].utilAvg, rollChunked[i].switches[s].utilAvg));
+            EXPECT_TRUE(same(rollWhole[i].switches[s].errors, rollChunked[i].switches[s].errors));
+        }
+    }
+    for (std::uint32_t g = 0; g < L->gpuCount(); g += 7) {
+        auto a = whole.gpuHistory(g, now), b = chunked.gpuHistory(g, now);
+        ASSERT_EQ(a.size(), b.size());
+        for (std::size_t m = 0; m < a.size(); ++m) {
+            EXPECT_TRUE(same(a[m].utilAvg, b[m].utilAvg)) << "gpu " << g << " minute " << m;
+            EXPECT_TRUE(same(a[m].powerAvgW, b[m].powerAvgW)) << "gpu " << g << " minute " << m;
+        }
+    }
+    for (std::uint32_t l = 0; l < L->linkCount(); l += 5) {
+        auto a = whole.linkHistory(l, now), b = chunked.linkHistory(l, now);
+        ASSERT_EQ(a.size(), b.size());
+        for (std::size_t m = 0; m < a.size(); ++m) {
+            EXPECT_TRUE(same(a[m].utilMax, b[m].utilMax)) << "link " << l << " minute " << m;
+            EXPECT_EQ(a[m].downSamples, b[m].downSamples) << "link " << l << " minute " << m;
+            EXPECT_TRUE(same(a[m].errors, b[m].errors)) << "link " << l << " minute " << m;
+        }
+    }
 }
 
 TEST(Simulator, EmptyLayoutDoesNothing) {

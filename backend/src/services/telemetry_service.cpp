@@ -87,7 +87,6 @@ struct TelemetryService::Impl {
     TelemetryHub hub;
     std::unique_ptr<Simulator> simulator;
     std::shared_ptr<const HallLayout> simLayout;
-    std::string body;
     // The simulator's running jobs as stored Job objects (source "simulator"): what was last
     // written, and the loop's own connection for it.
     std::vector<std::uint64_t> syncedJobs;
@@ -221,9 +220,15 @@ struct TelemetryService::Impl {
                     simulator = std::make_unique<Simulator>(L, options.simulator);
                 simLayout = L;
             }
-            simulator->step(now, body);
-            if (auto r = hub.ingestText(body, now); !r)
-                spdlog::error("simulator produced bad telemetry: {}", r.error().toString());
+            // In chunks: the whole page of a 98k-GPU step is ~100 MB, a chunk 256 KB; the hub
+            // ends with the same values either way (each sample is stored on its own).
+            bool bad = false;
+            simulator->step(now, [&](std::string_view chunk) {
+                if (auto r = hub.ingestText(chunk, now); !r && !bad) {
+                    bad = true;
+                    spdlog::error("simulator produced bad telemetry: {}", r.error().toString());
+                }
+            });
             syncSimulatedJobs(*L);
         }
         hub.tick(now);

@@ -16,6 +16,7 @@
 //   std::string body;
 //   sim.step(nowMs, body);          // one scrape of the whole cluster
 //   hub.ingestText(body, nowMs);
+//   sim.step(nowMs, [&](std::string_view chunk) { hub.ingestText(chunk, nowMs); });  // chunked
 //
 // Cost: in the default (live) mode one 24k-cluster step writes ~0.37 M samples (GPU util, temp,
 // power, SM clock; per linked switch port oper status and in/out octets; error fields only when
@@ -23,7 +24,9 @@
 // GPU, 12 per port) as a real full scrape would (the ingest benchmark).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -82,6 +85,15 @@ public:
     // the whole cluster to `out` (cleared first).
     void step(std::int64_t nowMs, std::string& out);
 
+    // The same step handed over in chunks of about `chunkBytes` (each ends at a rack's or a
+    // switch's end, whole lines), in the order of the whole page: their concatenation is the
+    // text step(nowMs, out) writes. `sink` runs on this thread, inside the step. At 98k GPUs
+    // the whole page is ~100 MB; chunked, the simulator holds one chunk (reused across steps)
+    // and a hub ingesting each chunk ends with the same values (tests/telemetry).
+    using ChunkSink = std::function<void(std::string_view chunk)>;
+    static constexpr std::size_t kChunkBytes = 256u << 10;
+    void step(std::int64_t nowMs, const ChunkSink& sink, std::size_t chunkBytes = kChunkBytes);
+
     // The same structure with new states (layoutVersion unchanged): jobs go on where their
     // racks are still in service and end where they are not. The world follows the racks:
     // racks before `powered`, failed, in repair or decommissioned send nothing; powered,
@@ -129,6 +141,9 @@ public:
     struct Model;  // telemetry_hub-independent internals, in simulator_model.hpp
 
 private:
+    void write(std::int64_t nowMs, std::string& out, const ChunkSink* sink,
+               std::size_t chunkBytes);
+
     SimulatorConfig config_;
     SimulatorStats stats_;
     std::unique_ptr<Model> m_;
