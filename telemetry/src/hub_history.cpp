@@ -11,8 +11,66 @@ using namespace detail;
 
 namespace detail {
 
+template <class T>
+void SlotColumn<T>::assign(std::vector<T>& values) {
+    // The most common value: any of a byte's; of two bytes, 0 or none (error increases).
+    T common = common_;
+    std::size_t commonCount = 0;
+    if constexpr (sizeof(T) == 1) {
+        std::array<std::size_t, 256> counts{};
+        for (const T v : values) ++counts[v];
+        const auto top = std::max_element(counts.begin(), counts.end());
+        common = static_cast<T>(top - counts.begin());
+        commonCount = *top;
+    } else {
+        for (const T candidate : {T{0}, static_cast<T>(~T{0})}) {
+            const auto n =
+                static_cast<std::size_t>(std::count(values.begin(), values.end(), candidate));
+            if (n > commonCount) {
+                common = candidate;
+                commonCount = n;
+            }
+        }
+    }
+    const std::size_t others = values.size() - commonCount;
+    if (!values.empty() &&
+        others * (sizeof(std::uint32_t) + sizeof(T)) >= values.size() * sizeof(T)) {
+        // Dense: keep the buffer and hand back the one it replaces.
+        dense_.swap(values);
+        std::vector<std::uint32_t>().swap(index_);
+        std::vector<T>().swap(values_);
+        return;
+    }
+    common_ = common;
+    std::vector<std::uint32_t> index;
+    std::vector<T> other;
+    index.reserve(others);
+    other.reserve(others);
+    for (std::size_t i = 0; i < values.size(); ++i)
+        if (values[i] != common) {
+            index.push_back(static_cast<std::uint32_t>(i));
+            other.push_back(values[i]);
+        }
+    index_.swap(index);
+    values_.swap(other);
+    std::vector<T>().swap(dense_);  // `values` stays the caller's buffer
+}
+
+template class SlotColumn<std::uint8_t>;
+template class SlotColumn<std::uint16_t>;
+
+std::size_t HubHistory::bytes() const {
+    std::lock_guard lk(m);
+    std::size_t n = scratch8.capacity() + scratch16.capacity() * 2;
+    for (const auto* c :
+         {&gUtilAvg, &gUtilMax, &gTempMax, &gPower4W, &gFbPct, &lUtilAvg, &lUtilMax, &lDown})
+        for (const auto& slot : *c) n += slot.bytes();
+    for (const auto& slot : lErrors) n += slot.bytes();
+    return n + nG * (5 * 4 + 3 * 2) + nL * (2 * 4 + 2 * 2 + 8);
+}
+
 namespace {
-constexpr std::uint16_t kNoErrors = 0xffff;
+constexpr std::uint16_t kNoErrors = HubHistory::kNoErrors;
 
 std::uint8_t quantize(float v, float scale = 1.f) {
     if (!std::isfinite(v)) return HubHistory::kNone;
@@ -46,32 +104,45 @@ double counterDelta(double now, double start) {
     return now >= start ? now - start : now;  // a reset counts from zero
 }
 
+// Fills `buf` with `n` values of valueOf(i), in index order, and stores them as `col`.
+template <class T, class F>
+void putColumn(SlotColumn<T>& col, std::vector<T>& buf, std::size_t n, F valueOf) {
+    buf.resize(n);
+    for (std::size_t i = 0; i < n; ++i) buf[i] = valueOf(i);
+    col.assign(buf);
+}
+
 void completeMinute(HubHistory& h, const TelemetryHub::State& s) {
     const int slot = static_cast<int>((h.curMinute / 60000) % HubHistory::kSlots);
     h.slotMinute[slot] = h.curMinute;
     h.slotSamples[slot] = h.curSamples;
-    const std::size_t g0 = static_cast<std::size_t>(slot) * h.nG;
-    for (std::size_t g = 0; g < h.nG; ++g) {
-        h.gUtilAvg[g0 + g] =
-            h.aUtilN[g] ? quantize(h.aUtilSum[g] / h.aUtilN[g]) : HubHistory::kNone;
-        h.gUtilMax[g0 + g] = h.aUtilN[g] ? quantize(h.aUtilMax[g]) : HubHistory::kNone;
-        h.gTempMax[g0 + g] = quantize(h.aTempMax[g]);
-        h.gPower4W[g0 + g] =
-            h.aPowerN[g] ? quantize(h.aPowerSum[g] / h.aPowerN[g], 4.f) : HubHistory::kNone;
-        h.gFbPct[g0 + g] = h.aFbN[g] ? quantize(h.aFbSum[g] / h.aFbN[g]) : HubHistory::kNone;
-    }
-    const std::size_t l0 = static_cast<std::size_t>(slot) * h.nL;
-    for (std::size_t l = 0; l < h.nL; ++l) {
-        h.lUtilAvg[l0 + l] =
-            h.alUtilN[l] ? quantize(h.alUtilSum[l] / h.alUtilN[l]) : HubHistory::kNone;
-        h.lUtilMax[l0 + l] = h.alUtilN[l] ? quantize(h.alUtilMax[l]) : HubHistory::kNone;
-        h.lDown[l0 + l] = static_cast<std::uint8_t>(std::min<std::uint16_t>(h.alDown[l], 254));
+    constexpr auto kNone = HubHistory::kNone;
+    auto& b8 = h.scratch8;
+    putColumn(h.gUtilAvg[slot], b8, h.nG, [&](std::size_t g) {
+        return h.aUtilN[g] ? quantize(h.aUtilSum[g] / h.aUtilN[g]) : kNone;
+    });
+    putColumn(h.gUtilMax[slot], b8, h.nG,
+              [&](std::size_t g) { return h.aUtilN[g] ? quantize(h.aUtilMax[g]) : kNone; });
+    putColumn(h.gTempMax[slot], b8, h.nG, [&](std::size_t g) { return quantize(h.aTempMax[g]); });
+    putColumn(h.gPower4W[slot], b8, h.nG, [&](std::size_t g) {
+        return h.aPowerN[g] ? quantize(h.aPowerSum[g] / h.aPowerN[g], 4.f) : kNone;
+    });
+    putColumn(h.gFbPct[slot], b8, h.nG,
+              [&](std::size_t g) { return h.aFbN[g] ? quantize(h.aFbSum[g] / h.aFbN[g]) : kNone; });
+    putColumn(h.lUtilAvg[slot], b8, h.nL, [&](std::size_t l) {
+        return h.alUtilN[l] ? quantize(h.alUtilSum[l] / h.alUtilN[l]) : kNone;
+    });
+    putColumn(h.lUtilMax[slot], b8, h.nL,
+              [&](std::size_t l) { return h.alUtilN[l] ? quantize(h.alUtilMax[l]) : kNone; });
+    putColumn(h.lDown[slot], b8, h.nL, [&](std::size_t l) {
+        return static_cast<std::uint8_t>(std::min<std::uint16_t>(h.alDown[l], 254));
+    });
+    putColumn(h.lErrors[slot], h.scratch16, h.nL, [&](std::size_t l) {
         const double now = linkErrorCounters(s, static_cast<std::uint32_t>(l));
         const double d = counterDelta(now, h.alErrStart[l]);
-        h.lErrors[l0 + l] =
-            std::isnan(d) ? kNoErrors : static_cast<std::uint16_t>(std::min(d, 65534.0));
         h.alErrStart[l] = now;  // the next minute starts where this one ended
-    }
+        return std::isnan(d) ? kNoErrors : static_cast<std::uint16_t>(std::min(d, 65534.0));
+    });
     std::fill(h.aUtilSum.begin(), h.aUtilSum.end(), 0.f);
     std::fill(h.aPowerSum.begin(), h.aPowerSum.end(), 0.f);
     std::fill(h.aFbSum.begin(), h.aFbSum.end(), 0.f);
@@ -98,10 +169,10 @@ std::vector<int> slotsInHour(const HubHistory& h, std::int64_t now) {
 }  // namespace
 
 HubHistory::HubHistory(std::size_t gpus, std::size_t links) : nG(gpus), nL(links) {
-    for (auto* v : {&gUtilAvg, &gUtilMax, &gTempMax, &gPower4W, &gFbPct})
-        v->assign(kSlots * nG, kNone);
-    for (auto* v : {&lUtilAvg, &lUtilMax, &lDown}) v->assign(kSlots * nL, kNone);
-    lErrors.assign(kSlots * nL, kNoErrors);
+    for (auto* c : {&gUtilAvg, &gUtilMax, &gTempMax, &gPower4W, &gFbPct, &lUtilAvg, &lUtilMax})
+        for (auto& slot : *c) slot.reset(kNone);
+    for (auto& slot : lDown) slot.reset(0);
+    for (auto& slot : lErrors) slot.reset(kNoErrors);
     for (auto* v : {&aUtilSum, &aPowerSum, &aFbSum, &aUtilMax, &aTempMax}) v->assign(nG, 0.f);
     for (auto* v : {&aUtilN, &aPowerN, &aFbN}) v->assign(nG, 0);
     for (auto* v : {&alUtilSum, &alUtilMax}) v->assign(nL, 0.f);
@@ -168,17 +239,31 @@ void carryHistory(const HubHistory& from, HubHistory& to, const std::vector<std:
     to.slotSamples = from.slotSamples;
     to.curMinute = from.curMinute;
     to.curSamples = from.curSamples;
+    // The ring, slot by slot and column by column: entities the map drops are gone, new ones
+    // start with no samples.
+    auto carry = [](const auto& fromCol, auto& toCol, auto& buf, std::size_t toN, auto none,
+                    const std::vector<std::uint32_t>& map, std::size_t fromN) {
+        for (int slot = 0; slot < HubHistory::kSlots; ++slot) {
+            buf.assign(toN, none);
+            for (std::size_t i = 0; i < map.size() && i < fromN; ++i)
+                if (map[i] != kNoIndex && map[i] < toN) buf[map[i]] = fromCol[slot].at(i);
+            toCol[slot].assign(buf);
+        }
+    };
+    constexpr auto kNone = HubHistory::kNone;
+    for (auto [f, t] : {std::pair{&from.gUtilAvg, &to.gUtilAvg},
+                        {&from.gUtilMax, &to.gUtilMax},
+                        {&from.gTempMax, &to.gTempMax},
+                        {&from.gPower4W, &to.gPower4W},
+                        {&from.gFbPct, &to.gFbPct}})
+        carry(*f, *t, to.scratch8, to.nG, kNone, gpuMap, from.nG);
+    carry(from.lUtilAvg, to.lUtilAvg, to.scratch8, to.nL, kNone, linkMap, from.nL);
+    carry(from.lUtilMax, to.lUtilMax, to.scratch8, to.nL, kNone, linkMap, from.nL);
+    carry(from.lDown, to.lDown, to.scratch8, to.nL, std::uint8_t{0}, linkMap, from.nL);
+    carry(from.lErrors, to.lErrors, to.scratch16, to.nL, kNoErrors, linkMap, from.nL);
     for (std::size_t g = 0; g < gpuMap.size() && g < from.nG; ++g) {
         const auto n = gpuMap[g];
         if (n == kNoIndex || n >= to.nG) continue;
-        for (int slot = 0; slot < HubHistory::kSlots; ++slot) {
-            const std::size_t a = slot * from.nG + g, b = slot * to.nG + n;
-            to.gUtilAvg[b] = from.gUtilAvg[a];
-            to.gUtilMax[b] = from.gUtilMax[a];
-            to.gTempMax[b] = from.gTempMax[a];
-            to.gPower4W[b] = from.gPower4W[a];
-            to.gFbPct[b] = from.gFbPct[a];
-        }
         to.aUtilSum[n] = from.aUtilSum[g];
         to.aPowerSum[n] = from.aPowerSum[g];
         to.aFbSum[n] = from.aFbSum[g];
@@ -191,13 +276,6 @@ void carryHistory(const HubHistory& from, HubHistory& to, const std::vector<std:
     for (std::size_t l = 0; l < linkMap.size() && l < from.nL; ++l) {
         const auto n = linkMap[l];
         if (n == kNoIndex || n >= to.nL) continue;
-        for (int slot = 0; slot < HubHistory::kSlots; ++slot) {
-            const std::size_t a = slot * from.nL + l, b = slot * to.nL + n;
-            to.lUtilAvg[b] = from.lUtilAvg[a];
-            to.lUtilMax[b] = from.lUtilMax[a];
-            to.lDown[b] = from.lDown[a];
-            to.lErrors[b] = from.lErrors[a];
-        }
         to.alUtilSum[n] = from.alUtilSum[l];
         to.alUtilMax[n] = from.alUtilMax[l];
         to.alUtilN[n] = from.alUtilN[l];
@@ -211,13 +289,12 @@ std::vector<GpuMinute> readGpuHistory(const HubHistory& h, std::uint32_t gpu, st
     if (gpu >= h.nG) return out;
     std::lock_guard lk(h.m);
     for (int slot : slotsInHour(h, now)) {
-        const std::size_t i = static_cast<std::size_t>(slot) * h.nG + gpu;
         out.push_back({.minuteStartMs = h.slotMinute[slot],
-                       .utilAvg = unquantize(h.gUtilAvg[i]),
-                       .utilMax = unquantize(h.gUtilMax[i]),
-                       .tempMax = unquantize(h.gTempMax[i]),
-                       .powerAvgW = unquantize(h.gPower4W[i], 4.f),
-                       .fbUsedPct = unquantize(h.gFbPct[i]),
+                       .utilAvg = unquantize(h.gUtilAvg[slot].at(gpu)),
+                       .utilMax = unquantize(h.gUtilMax[slot].at(gpu)),
+                       .tempMax = unquantize(h.gTempMax[slot].at(gpu)),
+                       .powerAvgW = unquantize(h.gPower4W[slot].at(gpu), 4.f),
+                       .fbUsedPct = unquantize(h.gFbPct[slot].at(gpu)),
                        .samples = h.slotSamples[slot],
                        .partial = false});
     }
@@ -241,13 +318,13 @@ std::vector<LinkMinute> readLinkHistory(const HubHistory& h, const TelemetryHub:
     if (link >= h.nL) return out;
     std::lock_guard lk(h.m);
     for (int slot : slotsInHour(h, now)) {
-        const std::size_t i = static_cast<std::size_t>(slot) * h.nL + link;
+        const std::uint16_t errors = h.lErrors[slot].at(link);
         out.push_back({.minuteStartMs = h.slotMinute[slot],
-                       .utilAvg = unquantize(h.lUtilAvg[i]),
-                       .utilMax = unquantize(h.lUtilMax[i]),
-                       .downSamples = h.lDown[i] == HubHistory::kNone ? 0u : h.lDown[i],
+                       .utilAvg = unquantize(h.lUtilAvg[slot].at(link)),
+                       .utilMax = unquantize(h.lUtilMax[slot].at(link)),
+                       .downSamples = h.lDown[slot].at(link),
                        .samples = h.slotSamples[slot],
-                       .errors = h.lErrors[i] == kNoErrors ? kNaN : h.lErrors[i],
+                       .errors = errors == kNoErrors ? kNaN : errors,
                        .partial = false});
     }
     if (h.curSamples > 0 && h.curMinute == now - (now % 60000)) {

@@ -1,10 +1,16 @@
 // TelemetryHub's per-GPU and per-link history (not a public header): one-minute aggregates of
 // the last hour in a ring of 60 slots, one byte or two per value, plus the accumulators of the
-// minute in progress. At 24k (24,576 GPUs, 55,680 links) the ring is 5 x 60 x 24,576 +
-// 5 x 60 x 55,680 bytes = 24 MB. tick() samples it once a second under the ingest mutex and
-// its own mutex; readers (GET /api/v1/telemetry/rollups?scope=gpu|link) take only its mutex.
+// minute in progress. A slot's column keeps only the values that differ from the column's most
+// common one where those are few (a link's down samples and error increase are nearly always 0
+// or none; racks not in service report nothing), every value otherwise. At 98k (98,304 GPUs,
+// 222,720 links), whole hall in service: 60 x (4 x 98,304 + 2 x 222,720) bytes = 50 MB dense
+// (GPU util avg and max, temperature, power; link util avg and max) where the dense ring of
+// session 13 was 60 x (5 x 98,304 + 5 x 222,720) = 96 MB. tick() samples it once a second under
+// the ingest mutex and its own mutex; readers (GET /api/v1/telemetry/rollups?scope=gpu|link)
+// take only its mutex.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <mutex>
@@ -14,9 +20,46 @@
 
 namespace loom::telemetry::detail {
 
+// One minute of one value for every GPU or link: the column's most common value and the
+// entities that differ from it (sorted), or every value when those are too many for the index
+// to pay (an index entry costs 4 bytes beside the value).
+template <class T>
+class SlotColumn {
+public:
+    explicit SlotColumn(T none = T{}) : common_(none) {}
+    T at(std::size_t i) const {
+        if (!dense_.empty()) return dense_[i];
+        const auto it = std::lower_bound(index_.begin(), index_.end(), i);
+        return it != index_.end() && *it == i ? values_[it - index_.begin()] : common_;
+    }
+    // Takes `values` (every entity's value); hands back a buffer for the next minute's.
+    void assign(std::vector<T>& values);
+    // Every entity `v`.
+    void reset(T v) {
+        common_ = v;
+        std::vector<T>().swap(dense_);
+        std::vector<std::uint32_t>().swap(index_);
+        std::vector<T>().swap(values_);
+    }
+    bool isDense() const { return !dense_.empty(); }
+    std::size_t bytes() const {
+        return dense_.capacity() * sizeof(T) + index_.capacity() * 4 +
+               values_.capacity() * sizeof(T);
+    }
+
+private:
+    T common_;
+    std::vector<T> dense_;
+    std::vector<std::uint32_t> index_;
+    std::vector<T> values_;
+};
+
 struct HubHistory {
     static constexpr int kSlots = 60;
     static constexpr std::uint8_t kNone = 255;
+    static constexpr std::uint16_t kNoErrors = 0xffff;
+    using Column8 = std::array<SlotColumn<std::uint8_t>, kSlots>;
+    using Column16 = std::array<SlotColumn<std::uint16_t>, kSlots>;
 
     HubHistory(std::size_t gpus, std::size_t links);
 
@@ -25,10 +68,12 @@ struct HubHistory {
     // Completed minutes: slot = (minute / 60 s) % 60; slotMinute 0 = never written.
     std::array<std::int64_t, kSlots> slotMinute{};
     std::array<std::uint16_t, kSlots> slotSamples{};
-    // Slot-major (slot * n + entity); kNone = no sample in that minute.
-    std::vector<std::uint8_t> gUtilAvg, gUtilMax, gTempMax, gPower4W, gFbPct;
-    std::vector<std::uint8_t> lUtilAvg, lUtilMax, lDown;  // lDown: samples with the link down
-    std::vector<std::uint16_t> lErrors;                   // saturating at 65,534; 65,535 none
+    // Per slot; kNone = no sample in that minute.
+    Column8 gUtilAvg, gUtilMax, gTempMax, gPower4W, gFbPct;
+    Column8 lUtilAvg, lUtilMax, lDown;  // lDown: samples with the link down
+    Column16 lErrors;                   // saturating at 65,534; kNoErrors none
+    std::vector<std::uint8_t> scratch8;
+    std::vector<std::uint16_t> scratch16;
 
     // The minute in progress.
     std::int64_t curMinute = 0;
@@ -39,7 +84,8 @@ struct HubHistory {
     std::vector<std::uint16_t> alUtilN, alDown;
     std::vector<double> alErrStart;  // both ends' error counters when the minute began; NaN unset
 
-    std::size_t bytes() const { return (nG + nL) * (5 * kSlots + 24); }
+    // Bytes held now (the ring as stored, the accumulators, the scratch buffers).
+    std::size_t bytes() const;
 };
 
 // Samples the state's current values into the minute in progress, completing the previous

@@ -1,11 +1,11 @@
 #include "loom/telemetry/telemetry_hub.hpp"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "synthetic_inventory.hpp"
 
@@ -91,7 +91,8 @@ TEST_F(HubTest, UnknownEntitiesAreCountedNotFatal) {
     EXPECT_EQ(hub_->packed(Topic::GpuUtil)[5], 55);
     std::string metrics;
     hub_->appendMetrics(metrics);
-    EXPECT_NE(metrics.find("loom_telemetry_unknown_total{reason=\"unknown_host\"} 2"), std::string::npos);
+    EXPECT_NE(metrics.find("loom_telemetry_unknown_total{reason=\"unknown_host\"} 2"),
+              std::string::npos);
 }
 
 TEST_F(HubTest, LinkUtilizationFromOctetRates) {
@@ -203,8 +204,10 @@ TEST_F(HubTest, FlappingWithinWindowThenQuiet) {
     const auto& link = layout_->links()[l];
     auto peer = link.aPort == layout_->portByName("z1-r002-rtsw", "p17") ? link.bPort : link.aPort;
     const auto& peerSw = layout_->switches()[layout_->ports()[peer].switchIndex].name;
-    ingest(port("loom_port_oper_status", peerSw, static_cast<int>(layout_->ports()[peer].number), 1));
-    ingest(port("loom_port_oper_status", peerSw, static_cast<int>(layout_->ports()[peer].number), 2));
+    ingest(
+        port("loom_port_oper_status", peerSw, static_cast<int>(layout_->ports()[peer].number), 1));
+    ingest(
+        port("loom_port_oper_status", peerSw, static_cast<int>(layout_->ports()[peer].number), 2));
     now_ += 20'000;
     hub_->tick();
     EXPECT_EQ(events_.size(), 1u) << "the peer changed 20 s ago";
@@ -471,7 +474,143 @@ TEST_F(HubTest, HistoryPerGpuAndLinkOverTheLastHour) {
     h = hub_->gpuHistory(L2->gpuByName("z1-r002-h0-gpu5"));
     ASSERT_EQ(h.size(), 61u);
     EXPECT_GT(h.front().minuteStartMs, minute0);
-    for (const auto& m : h) EXPECT_TRUE(std::isnan(m.utilAvg) || m.minuteStartMs == minute0 + 60'000);
+    for (const auto& m : h)
+        EXPECT_TRUE(std::isnan(m.utilAvg) || m.minuteStartMs == minute0 + 60'000);
+}
+
+// Every GPU and link of the hall reports, as with the whole hall in service: each one's minutes
+// read back as sampled, to the stated resolution (1 % utilization and frame buffer, 1 degree,
+// 4 W, whole error counts and down samples), whether a minute's column was kept whole (values
+// that vary from GPU to GPU) or as the few entities that differ from the rest (down samples,
+// errors, a frame buffer only some GPUs report) — and after a structural change, by name.
+TEST_F(HubTest, HistoryOfEveryGpuAndLinkReadsBackAsSampled) {
+    const HallLayout& L = *layout_;
+    const auto nG = static_cast<std::uint32_t>(L.gpuCount());
+    const auto nL = static_cast<std::uint32_t>(L.linkCount());
+    const std::int64_t minute0 = kT0 - 40'000 + 60'000;
+    constexpr int kMinutes = 3, kPerMinute = 3;
+    auto util = [](std::uint32_t g, int m, int k) {
+        return double((g * 7 + m * 13 + k * 29) % 101);
+    };
+    auto temp = [](std::uint32_t g, int m, int k) { return 30.0 + (g + m) % 50 + k * 0.4; };
+    auto power = [](std::uint32_t g, int m, int k) { return 100.0 + (g * 3 + m * 11) % 600 + k; };
+    // Frame buffer: every tenth GPU (a sparse column), all from minute 2 (a whole one; the hub
+    // keeps a GPU's last values, so a GPU that reported once has them from then on).
+    auto fbReports = [](std::uint32_t g, int m) { return m == 2 || g % 10 == 0; };
+    auto fbUsed = [](std::uint32_t g, int m) { return 1000.0 * ((g + m) % 80); };
+    // One switch end of each link speaks for it.
+    auto endOf = [&](std::uint32_t l) {
+        return L.links()[l].aPort != kNoIndex ? L.links()[l].aPort : L.links()[l].bPort;
+    };
+    auto down = [](std::uint32_t l, int m, int k) { return k > 0 && (l + m) % 37 == 0; };
+    // Error counters: every eighth link from minute 0 (sparse), every other one from minute 1
+    // (a whole column); they move at the middle sample of a minute.
+    auto errReports = [](std::uint32_t l, int m) { return l % 8 == 0 || (m >= 1 && l % 2 == 0); };
+    auto errInc = [](std::uint32_t l, int m) { return l % 7 == 0 ? double(m + 1 + l % 5) : 0.0; };
+    auto errCounter = [&](std::uint32_t l, int m, int k) {
+        double c = 10.0 * l;
+        for (int j = 0; j < m; ++j) c += errInc(l, j);
+        return k >= 1 ? c + errInc(l, m) : c;
+    };
+    now_ = minute0;
+    for (int m = 0; m <= kMinutes; ++m) {
+        for (int k = 0; k < kPerMinute; ++k) {
+            const bool last = m == kMinutes;  // the first sample of the minute after completes
+            std::string body;
+            for (std::uint32_t g = 0; g < nG && !last; ++g) {
+                const auto& host = L.gpuHost()[g];
+                const auto& name = L.gpuNames()[g];  // "<host>-gpu<N>"
+                const int slot = std::stoi(name.substr(name.rfind("-gpu") + 4));
+                body += gpu("DCGM_FI_DEV_GPU_UTIL", host, slot, util(g, m, k));
+                body += gpu("DCGM_FI_DEV_GPU_TEMP", host, slot, temp(g, m, k));
+                body += gpu("DCGM_FI_DEV_POWER_USAGE", host, slot, power(g, m, k));
+                if (fbReports(g, m)) {
+                    body += gpu("DCGM_FI_DEV_FB_USED", host, slot, fbUsed(g, m));
+                    body += gpu("DCGM_FI_DEV_FB_FREE", host, slot, 80000 - fbUsed(g, m));
+                }
+            }
+            for (std::uint32_t l = 0; l < nL; ++l) {
+                const auto p = endOf(l);
+                const auto& sw = L.switches()[L.ports()[p].switchIndex].name;
+                const int number = L.ports()[p].number;
+                if (!last) body += port("loom_port_oper_status", sw, number, down(l, m, k) ? 2 : 1);
+                if (errReports(l, std::min(m, kMinutes - 1)))
+                    body += port("loom_port_in_errors_total", sw, number,
+                                 last ? errCounter(l, m - 1, 2) : errCounter(l, m, k));
+            }
+            ingest(body);
+            hub_->tick();
+            if (last) break;
+            now_ += 20'000;
+        }
+        if (m < kMinutes) now_ = minute0 + (m + 1) * 60'000;
+    }
+    auto check = [&](std::uint32_t g0, std::uint32_t g) {
+        const auto h = hub_->gpuHistory(g);
+        ASSERT_EQ(h.size(), static_cast<std::size_t>(kMinutes + 1)) << "gpu " << g0;
+        for (int m = 0; m < kMinutes; ++m) {
+            const auto& x = h[m];
+            EXPECT_EQ(x.minuteStartMs, minute0 + m * 60'000);
+            EXPECT_EQ(x.samples, static_cast<std::uint32_t>(kPerMinute));
+            double sum = 0, max = 0, tmax = 0, psum = 0;
+            for (int k = 0; k < kPerMinute; ++k) {
+                sum += util(g0, m, k);
+                max = std::max(max, util(g0, m, k));
+                tmax = std::max(tmax, temp(g0, m, k));
+                psum += power(g0, m, k);
+            }
+            EXPECT_NEAR(x.utilAvg, sum / kPerMinute, 0.5) << "gpu " << g0 << " minute " << m;
+            EXPECT_NEAR(x.utilMax, max, 0.5) << "gpu " << g0 << " minute " << m;
+            EXPECT_NEAR(x.tempMax, tmax, 0.5) << "gpu " << g0 << " minute " << m;
+            EXPECT_NEAR(x.powerAvgW, psum / kPerMinute, 2.0) << "gpu " << g0 << " minute " << m;
+            if (fbReports(g0, m))
+                EXPECT_NEAR(x.fbUsedPct, fbUsed(g0, m) / 800.0, 0.5) << "gpu " << g0;
+            else
+                EXPECT_TRUE(std::isnan(x.fbUsedPct)) << "gpu " << g0 << " minute " << m;
+        }
+    };
+    for (std::uint32_t g = 0; g < nG; ++g) check(g, g);
+    for (std::uint32_t l = 0; l < nL; ++l) {
+        const auto h = hub_->linkHistory(l);
+        ASSERT_EQ(h.size(), static_cast<std::size_t>(kMinutes + 1)) << "link " << l;
+        for (int m = 0; m < kMinutes; ++m) {
+            int downs = 0;
+            for (int k = 0; k < kPerMinute; ++k) downs += down(l, m, k);
+            EXPECT_EQ(h[m].downSamples, static_cast<std::uint32_t>(downs)) << "link " << l;
+            if (downs)
+                EXPECT_FLOAT_EQ(h[m].utilAvg, 0) << "link " << l;  // down counts as 0
+            else
+                EXPECT_TRUE(std::isnan(h[m].utilAvg)) << "link " << l;  // no octet counters
+            if (errReports(l, m))
+                EXPECT_DOUBLE_EQ(h[m].errors, errInc(l, m)) << "link " << l << " minute " << m;
+            else
+                EXPECT_TRUE(std::isnan(h[m].errors)) << "link " << l << " minute " << m;
+        }
+    }
+    // A structural change (the first rack removed): the rest keep their minutes, by name.
+    auto inv2 = inv_;
+    inv2.racks.erase(inv2.racks.begin());
+    auto L2 = std::make_shared<const HallLayout>(HallLayout::build(inv2));
+    ASSERT_LT(L2->gpuCount(), L.gpuCount());
+    hub_->setLayout(L2);
+    std::size_t carried = 0;
+    for (std::uint32_t g = 0; g < nG; ++g) {
+        const auto g2 = L2->gpuByName(L.gpuNames()[g]);
+        if (g2 == kNoIndex) continue;
+        check(g, g2);
+        ++carried;
+    }
+    EXPECT_EQ(carried, L2->gpuCount());
+    for (std::uint32_t l = 0; l < nL; ++l) {
+        const auto l2 = L2->linkByName(L.links()[l].name);
+        if (l2 == kNoIndex) continue;
+        const auto h = hub_->linkHistory(l2);
+        ASSERT_EQ(h.size(), static_cast<std::size_t>(kMinutes + 1));
+        for (int m = 0; m < kMinutes; ++m)
+            if (errReports(l, m)) {
+                EXPECT_DOUBLE_EQ(h[m].errors, errInc(l, m)) << "link " << l;
+            }
+    }
 }
 
 TEST_F(HubTest, DrainedAndPlannedLinksAndQuarantinedGpus) {
@@ -578,8 +717,9 @@ TEST_F(HubTest, ConcurrentIngestAndReaders) {
     for (int w = 0; w < 2; ++w)
         writers.emplace_back([&, w] {
             for (int i = 0; i < 200; ++i)
-                (void)hub_->ingestText(gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r001-h0", w, i % 100) +
-                                       port("loom_port_in_octets_total", "z1-r001-rtsw", 1, i * 1e6));
+                (void)hub_->ingestText(
+                    gpu("DCGM_FI_DEV_GPU_UTIL", "z1-r001-h0", w, i % 100) +
+                    port("loom_port_in_octets_total", "z1-r001-rtsw", 1, i * 1e6));
         });
     for (auto& t : writers) t.join();
     stop = true;
