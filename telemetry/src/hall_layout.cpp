@@ -25,7 +25,8 @@ bool isBackendRole(SwitchRole r) {
     }
 }
 
-std::uint32_t find(const NameIndex& m, std::string_view key) {
+template <class Index>
+std::uint32_t find(const Index& m, std::string_view key) {
     auto it = m.find(key);
     return it == m.end() ? kNoIndex : it->second;
 }
@@ -160,7 +161,6 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
                 S.gpuLocal_.push_back(static_cast<std::int8_t>(g->index));
                 S.gpuInv_.push_back(static_cast<std::uint32_t>(g - inv.gpus.data()));
                 S.gpuHostInv_.push_back(static_cast<std::uint32_t>(h - inv.hosts.data()));
-                S.gpuByName_.emplace(g->name, gi);
                 if (!g->uuid.empty()) S.gpuByUuid_.emplace(g->uuid, gi);
             }
             S.hostGpuCount_.push_back(static_cast<std::uint32_t>(S.gpuNames_.size()) -
@@ -274,10 +274,16 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
         auto li = static_cast<std::uint32_t>(S.links_.size());
         if (p.link.aPort != kNoIndex) S.ports_[p.link.aPort].linkIndex = li;
         if (p.link.bPort != kNoIndex) S.ports_[p.link.bPort].linkIndex = li;
-        S.linkByName_.emplace(p.link.name, li);
         S.links_.push_back(std::move(p.link));
         S.linkInv_.push_back(p.inv);
     }
+    // Now that the names stay where they are. The first of a duplicate name wins, as before.
+    S.gpuByName_.reserve(S.gpuNames_.size());
+    for (std::uint32_t g = 0; g < S.gpuNames_.size(); ++g)
+        S.gpuByName_.emplace(S.gpuNames_[g], g);
+    S.linkByName_.reserve(S.links_.size());
+    for (std::uint32_t l = 0; l < S.links_.size(); ++l)
+        S.linkByName_.emplace(S.links_[l].name, l);
 
     if (layoutVersion == 0) {
         // A digest of the structure: the same inventory always gets the same version, so two

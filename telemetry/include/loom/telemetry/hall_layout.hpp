@@ -44,6 +44,9 @@ struct NameHash {
     std::size_t operator()(std::string_view s) const noexcept { return mix(kBasis, s); }
 };
 using NameIndex = std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>>;
+// The same over names the index's owner keeps (they must not move while it lives).
+using NameViewIndex =
+    std::unordered_map<std::string_view, std::uint32_t, NameHash, std::equal_to<>>;
 
 // Administrative (inventory) state of a GPU or link, which the live health is layered over.
 enum class AdminState : std::uint8_t { InService, Drained, Quarantined, NotInService, Down };
@@ -148,6 +151,10 @@ private:
     // The structure, shared by every layout of one layoutVersion: a state refresh
     // (withStates) copies only the per-state part below.
     struct Shape {
+        Shape() = default;
+        Shape(const Shape&) = delete;  // gpuByName_ and linkByName_ view its own strings
+        Shape& operator=(const Shape&) = delete;
+
         std::int64_t layoutVersion_ = 0;
         std::string cluster_;
         inventory::FabricType fabric_ = inventory::FabricType::Roce;
@@ -161,7 +168,9 @@ private:
         std::vector<HallSwitch> switches_;
         std::vector<HallPort> ports_;
         std::vector<HallLink> links_;
-        NameIndex gpuByName_, gpuByUuid_, hostByName_, switchByName_, rackByName_, linkByName_;
+        NameIndex gpuByUuid_, hostByName_, switchByName_, rackByName_;
+        // Views of gpuNames_ and links_[].name: at 98k a copied key was ~320k more strings.
+        NameViewIndex gpuByName_, linkByName_;
         // Where each rack, GPU (and its host) and link came from in the inventory it was built
         // from: withStates reads the states there, without a lookup by name.
         std::vector<std::uint32_t> rackInv_, gpuInv_, gpuHostInv_, linkInv_;
