@@ -309,6 +309,59 @@ std::string title(const std::string& key) {
     return t;
 }
 
+// A job's health as a person reads it (-o yaml has every field): the word of `get jobs`, the
+// busbw against its healthy value, GPUs by health, and the links down, bottlenecks, GPUs not ok
+// and open events under it, each list cut at 10 names.
+void printJobHealth(const json& h, const std::string& state) {
+    if (!h.is_object()) {
+        std::cout << "Health:            " << (state == "running" ? "<being computed>" : "<none>")
+                  << (state == "running" ? "" : " (kept for running jobs)") << '\n';
+        return;
+    }
+    auto pct = [](const json& v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.1f%%", v.is_number() ? v.get<double>() : 0.0);
+        std::string t = b;
+        if (t.ends_with(".0%")) t.erase(t.size() - 3, 2);
+        return t;
+    };
+    std::cout << "Health:            " << client::jobHealthWord(h) << ": busbw "
+              << pct(h.value("busBw", json(0))) << " of the NIC rate";
+    if (h.value("degraded", false)) std::cout << ", down from " << pct(h.value("healthyBusBw", json(0)));
+    std::cout << '\n';
+    if (h.contains("error")) std::cout << "  Error:           " << client::field(h, "error") << '\n';
+    const json g = h.value("gpus", json::object());
+    std::cout << "  GPUs:            " << g.value("total", 0) << ": " << g.value("ok", 0) << " ok, "
+              << g.value("warning", 0) << " warning, " << g.value("failed", 0) << " failed, "
+              << g.value("quarantined", 0) << " quarantined\n";
+    std::cout << "  Links crossed:   " << h.value("linksCrossed", 0) << '\n';
+    auto list = [](const char* title, const json& items, auto&& text) {
+        const std::size_t n = items.is_array() ? items.size() : 0;
+        std::cout << "  " << title << " (" << n << "):";
+        if (n == 0) std::cout << " <none>";
+        std::cout << '\n';
+        for (std::size_t i = 0; i < n && i < 10; ++i) std::cout << "    " << text(items[i]) << '\n';
+        if (n > 10) std::cout << "    ... and " << (n - 10) << " more (-o yaml lists them all)\n";
+    };
+    list("Links down", h.value("linksDown", json::array()),
+         [](const json& l) { return client::scalarText(l); });
+    list("Bottlenecks", h.value("bottlenecks", json::array()), [](const json& b) {
+        char rate[64];
+        std::snprintf(rate, sizeof rate, "%g flows, %g Gb/s each", b.value("flows", 0.0),
+                      b.value("gbpsPerFlow", 0.0));
+        return client::field(b, "link") + " " + client::field(b, "direction") + ": " + rate;
+    });
+    list("GPUs not ok", h.value("gpusNotOk", json::array()), [](const json& x) {
+        return client::field(x, "name") + " (" + client::field(x, "health") + ")";
+    });
+    list("Open events", h.value("events", json::array()), [](const json& e) {
+        return client::field(e, "severity") + " " + client::field(e, "kind") + " " +
+               client::field(e, "location") + ": " + client::field(e, "message");
+    });
+    if (auto u = h.find("unknownHosts"); u != h.end() && u->is_array() && !u->empty())
+        list("Hosts not in the fabric", *u, [](const json& x) { return client::scalarText(x); });
+}
+
 void runDescribe(const std::string& kindArg, const std::string& name, const std::string& output) {
     std::string kind = kindOrExit(kindArg);
     auto client = makeClient();
@@ -322,7 +375,7 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         return;
     }
     if (auto tmpl = jsonPathOf(output)) return printJsonPath(obj, *tmpl);
-    json suspects, straggler;
+    json suspects, straggler, health;
     if (kind == "jobs") {
         // The straggler finder's suspects get their own section, after the rest.
         if (auto it = obj.find("suspects"); it != obj.end()) {
@@ -336,9 +389,9 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         // A job's host and link lists run to thousands of names: the text shows the nodelist
         // and the counts (-o json has them all).
         obj.erase("hosts");
-        if (auto h = obj.find("health"); h != obj.end() && h->is_object()) {
-            h->erase("links");
-            h->erase("version");
+        if (auto h = obj.find("health"); h != obj.end()) {
+            health = *h;
+            obj.erase(h);
         }
     }
 
@@ -385,6 +438,8 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         std::string y = client::toYaml(it.value());
         printIndented(y);
     }
+
+    if (kind == "jobs") printJobHealth(health, client::field(obj, "state"));
 
     // A job's stragglers: the open event's suspect, then the ranking now, with the evidence.
     if (kind == "jobs" && suspects.is_array()) {

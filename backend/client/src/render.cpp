@@ -183,6 +183,17 @@ std::optional<std::chrono::seconds> parseDuration(std::string_view s) {
     return std::chrono::seconds(total);
 }
 
+std::string jobHealthWord(const json& h) {
+    if (!h.is_object()) return "";
+    if (h.value("degraded", false)) return "degraded";
+    if (auto g = h.find("gpus"); g != h.end() && g->is_object() && g->value("failed", 0) > 0)
+        return "gpu-failed";
+    if (h.contains("error")) return "unknown";
+    if (auto d = h.find("linksDown"); d != h.end() && d->is_array() && !d->empty())
+        return "links-down";
+    return "ok";
+}
+
 std::vector<Column> columnsForKind(std::string_view kind, bool wide,
                                    const std::vector<json>& sample) {
     std::vector<Column> cols{c("NAME", "name")};
@@ -223,15 +234,7 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
                     }},
              Column{"HEALTH", [health](const json& o) -> std::string {
                         auto* h = health(o);
-                        if (!h) return "";
-                        if (h->value("degraded", false)) return "degraded";
-                        if (h->contains("gpus") && (*h)["gpus"].value("failed", 0) > 0)
-                            return "gpu-failed";
-                        if (h->contains("error")) return "unknown";
-                        if (auto d = h->find("linksDown"); d != h->end() && d->is_array() &&
-                                                            !d->empty())
-                            return "links-down";
-                        return "ok";
+                        return h ? jobHealthWord(*h) : std::string();
                     }}});
         if (wide) add({c("SOURCE", "source"), c("NODELIST", "nodelist"), labelsColumn()});
     } else {

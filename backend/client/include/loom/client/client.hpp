@@ -194,6 +194,9 @@ std::string toYaml(const nlohmann::json& j);
 
 // A JSON scalar as text: strings unquoted, null and missing as "".
 std::string scalarText(const nlohmann::json& j);
+// A running job's health in one word, as `get jobs` HEALTH and `describe job` say it:
+// degraded, gpu-failed, unknown (the impact model refused it), links-down, else ok.
+std::string jobHealthWord(const nlohmann::json& health);
 // obj[key] as text if present; "" otherwise.
 std::string field(const nlohmann::json& obj, std::string_view key);
 // "3d4h", "17m", "42s" from an RFC 3339 timestamp relative to now; "" if unparsable.
