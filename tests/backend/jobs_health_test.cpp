@@ -4,6 +4,7 @@
 // pushed on the jobs topic; the repair closes the event; a failed GPU shows in the job's GPUs.
 #include <set>
 
+#include "loom/db/job_repo.hpp"
 #include "loom/testing/eventually.hpp"
 #include "server_fixture.hpp"
 
@@ -197,6 +198,39 @@ TEST_F(JobsHealth, SimulatedJobsAreStoredAndCarryTheirHealth) {
         EXPECT_EQ(j["hostCount"].get<int>() % 2, 0) << "whole racks of 2 hosts";
         EXPECT_EQ(j["tensorParallel"], 8);
     }
+}
+
+// A simulated job an earlier `loomd serve --simulate` left running is not running when the
+// leader does not simulate: it becomes completed (and a job of another source is left alone),
+// instead of showing as running, with health, forever.
+TEST_F(JobsHealth, ALeaderThatDoesNotSimulateEndsTheSimulatorsLeftoverJobs) {
+    {
+        auto conn = connect();
+        jobs::Job sim;
+        sim.name = "sim-0007";
+        sim.owner = "simulator";
+        sim.hosts = {"z1-r001-h0", "z1-r001-h1"};
+        sim.state = jobs::JobState::Running;
+        sim.source = jobs::JobSource::Simulator;
+        auto r = db::syncJobs(conn, jobs::JobSource::Simulator, {sim});
+        ASSERT_TRUE(r) << r.error().toString();
+        ASSERT_EQ(r->created, 1);
+    }
+    telemetryOptions_.simulate = false;
+    telemetryOptions_.tickSeconds = 0.2;
+    auto& s = startServer({}, Routes::All);
+    auto put = request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kHealthJob,
+                       {{"Content-Type", "application/yaml"}});
+    ASSERT_EQ(put.status, 201) << put.body;
+    json job;
+    ASSERT_TRUE(eventually(
+        [&] {
+            job = get(s, "/api/v1/jobs/sim-0007");
+            return job.value("state", "") == "completed";
+        },
+        10s))
+        << job.dump();
+    EXPECT_EQ(get(s, "/api/v1/jobs/llama")["state"], "running") << "another source's job stays";
 }
 
 // Placement on the live fabric: racks in service, not in a job, away from a lost uplink; first

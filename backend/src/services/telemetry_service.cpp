@@ -167,6 +167,7 @@ struct TelemetryService::Impl {
         for (const auto& j : running) serials.push_back(j.serial);
         if (jobsSynced && serials == syncedJobs) return;
         std::vector<jobs::Job> list;
+        list.reserve(running.size());
         for (const auto& sj : running) {
             jobs::Job j;
             auto n = std::to_string(sj.serial);
@@ -182,6 +183,18 @@ struct TelemetryService::Impl {
             j.source = jobs::JobSource::Simulator;
             if (!j.hosts.empty()) list.push_back(std::move(j));
         }
+        writeSimulatedJobs(list, std::move(serials));
+    }
+
+    // A leader that does not simulate: the jobs an earlier `loomd serve --simulate` left
+    // running are not running (nothing runs them), so they become completed, once per
+    // leadership. Otherwise `get jobs` would show them running, with health, forever.
+    void endSimulatedJobs() {
+        if (!options.persist || jobsSynced) return;
+        writeSimulatedJobs({}, {});
+    }
+
+    void writeSimulatedJobs(const std::vector<jobs::Job>& list, std::vector<std::uint64_t> serials) {
         if (!jobConn) {
             auto c = db::Database::fromUrl(services.databaseUrl()).connect();
             if (!c) {
@@ -230,7 +243,10 @@ struct TelemetryService::Impl {
                 }
             });
             syncSimulatedJobs(*L);
+        } else if (!options.simulate && leader) {
+            endSimulatedJobs();
         }
+        if (!leader) jobsSynced = false;  // a next leadership syncs again
         hub.tick(now);
         stragglers.tick(hub, now, leader);
         std::optional<db::Fence> fence;
