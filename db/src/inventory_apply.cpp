@@ -58,6 +58,78 @@ std::string changesJson(const std::vector<FieldChange>& changes, bool after) {
     return out + "}";
 }
 
+// ports.link / peer_port / peer (0026) as apply keeps them. A created port gets them in its COPY
+// row when both ends of its cable are created here (a first apply: every port, no statement
+// more); every other port whose cable or far end this apply changes is in `fix`, and one UPDATE
+// over the links gives those theirs after the writes.
+constexpr std::uint32_t kNoCable = UINT32_MAX;
+struct PortCables {
+    std::vector<std::uint32_t> link;    // per created port (creates order): its desired link
+    std::vector<std::uint32_t> far;     // per created port: the far end's desired port
+    std::vector<std::string_view> fix;  // ports (names) the UPDATE after the writes sets
+};
+
+PortCables portCables(const Plan& plan, const Inventory& desired, const Resolver& resolver,
+                      std::int64_t firstPortId) {
+    const KindPlan& ports = plan.of(Kind::Port);
+    const KindPlan& links = plan.of(Kind::Link);
+    PortCables out;
+    out.link.assign(ports.creates.size(), kNoCable);
+    out.far.assign(ports.creates.size(), kNoCable);
+    const auto created = static_cast<std::int64_t>(ports.creates.size());
+    // The created port of `name` (its place in creates), or -1: created ports have the ids
+    // reserved for them, in creates order.
+    auto createdPort = [&](std::string_view name) -> std::int64_t {
+        if (created == 0) return -1;
+        auto id = resolver.find(Kind::Port, name);
+        if (!id || *id < firstPortId || *id >= firstPortId + created) return -1;
+        return *id - firstPortId;
+    };
+    // Only a created or updated link can end on a created port or change a port's cable.
+    const auto& all = entities<Link>(desired);
+    auto visit = [&](std::size_t li) {
+        const Link& l = all[li];
+        const std::string_view a = l.aPort, b = l.bPort;
+        const std::int64_t na = createdPort(a), nb = createdPort(b);
+        if (na >= 0 && nb >= 0) {
+            out.link[na] = out.link[nb] = static_cast<std::uint32_t>(li);
+            out.far[na] = static_cast<std::uint32_t>(ports.creates[nb]);
+            out.far[nb] = static_cast<std::uint32_t>(ports.creates[na]);
+            return;
+        }
+        out.fix.push_back(a);
+        out.fix.push_back(b);
+    };
+    for (std::size_t li : links.creates) visit(li);
+    for (const Update& u : links.updates) visit(u.desiredIndex);
+    return out;
+}
+
+// Sets link, peer_port and peer of the ports `ids` (bigint array text), `names` (text array)
+// and the far ends of the ports `moved` (text array: ports whose device changed), from the
+// links as they are now; writes only the rows that change.
+void setPortCables(pqxx::work& tx, const std::string& ids, const std::string& names,
+                   const std::string& moved) {
+    tx.exec_params(
+        "WITH target AS ("
+        " SELECT unnest($1::bigint[]) AS id"
+        " UNION SELECT p.id FROM ports p WHERE p.name = ANY($2::text[])"
+        " UNION SELECT l.b_port_id FROM ports p JOIN links l ON l.a_port_id = p.id"
+        "  WHERE p.name = ANY($3::text[])"
+        " UNION SELECT l.a_port_id FROM ports p JOIN links l ON l.b_port_id = p.id"
+        "  WHERE p.name = ANY($3::text[])), "
+        "now AS (SELECT t.id, coalesce(la.name, lb.name) AS link, f.name AS peer_port,"
+        " coalesce(s.name, n.name, sn.name) AS peer FROM target t"
+        " LEFT JOIN links la ON la.a_port_id = t.id LEFT JOIN links lb ON lb.b_port_id = t.id"
+        " LEFT JOIN ports f ON f.id = coalesce(la.b_port_id, lb.a_port_id)"
+        " LEFT JOIN switches s ON s.id = f.switch_id LEFT JOIN nics n ON n.id = f.nic_id"
+        " LEFT JOIN storage_nodes sn ON sn.id = f.storage_node_id) "
+        "UPDATE ports p SET link = c.link, peer_port = c.peer_port, peer = c.peer FROM now c "
+        "WHERE p.id = c.id AND (p.link, p.peer_port, p.peer) IS DISTINCT FROM "
+        "(c.link, c.peer_port, c.peer)",
+        ids, names, moved);
+}
+
 }  // namespace
 
 namespace {
@@ -190,6 +262,8 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             });
         }
         resolver.fetch(tx);
+        const PortCables cables =
+            portCables(plan, desired, resolver, firstId[static_cast<int>(Kind::Port)]);
 
         auto run = tx.exec_params1(
             "INSERT INTO apply_runs (actor, started_at, generation, cluster, pruned) "
@@ -234,7 +308,9 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             const TableDef& def = tableDef(k);
             std::string stage = std::string("create ") + def.table;
             report(options, stage, 0, kp.creates.size());
-            CopyIn copy(tx, def.table, copyColumns(def));
+            auto columns = copyColumns(def);
+            if (k == Kind::Port) columns.insert(columns.end(), {"link", "peer_port", "peer"});
+            CopyIn copy(tx, def.table, columns);
             visitKind(k, [&](auto* tag) {
                 using T = std::remove_pointer_t<decltype(tag)>;
                 const auto& all = entities<T>(desired);
@@ -243,6 +319,18 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                     const T& e = all[kp.creates[n]];
                     w.begin(id++, e.name);
                     writeRow(w, e);
+                    if constexpr (std::is_same_v<T, Port>) {
+                        if (cables.link[n] == kNoCable) {
+                            w.null();
+                            w.null();
+                            w.null();
+                        } else {
+                            const Port& far = all[cables.far[n]];
+                            w.text(entities<Link>(desired)[cables.link[n]].name);
+                            w.text(far.name);
+                            w.text(far.device);
+                        }
+                    }
                     copy.line(line);
                     if ((n + 1) % kProgressEvery == 0)
                         report(options, stage, n + 1, kp.creates.size());
@@ -252,6 +340,21 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             report(options, stage, kp.creates.size(), kp.creates.size());
             result.created += kp.creates.size();
         }
+
+        // The ports that the links about to be updated or deleted end on: their cable changes.
+        std::string cableIds = "{";  // a bigint[] literal
+        {
+            std::vector<std::string_view> names;
+            for (const Update& u : plan.of(Kind::Link).updates) names.push_back(u.name);
+            for (const std::string& name : plan.of(Kind::Link).deletes) names.push_back(name);
+            if (!names.empty())
+                for (const auto& row : tx.exec_params(
+                         "SELECT a_port_id, b_port_id FROM links WHERE name = ANY($1::text[])",
+                         detail::pgTextArray(names)))
+                    cableIds += (cableIds.size() > 1 ? "," : "") + std::string(row[0].c_str()) +
+                                "," + row[1].c_str();
+        }
+        cableIds += "}";
 
         // Updates: new spec fields into a temp table, then one UPDATE ... FROM per kind.
         for (Kind k : kAllKinds) {
@@ -305,6 +408,18 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
             result.deleted += r.affected_rows();
             report(options, std::string("delete ") + def.table, kp.deletes.size(),
                    kp.deletes.size());
+        }
+
+        // The stored cable ends of the ports this apply recabled, or whose far end moved to
+        // another device (a created port whose far end is created too has them already).
+        {
+            std::vector<std::string_view> moved;
+            for (const Update& u : plan.of(Kind::Port).updates) moved.push_back(u.name);
+            if (cableIds != "{}" || !cables.fix.empty() || !moved.empty()) {
+                report(options, "cables", 0, 0);
+                setPortCables(tx, cableIds, detail::pgTextArray(cables.fix),
+                              detail::pgTextArray(moved));
+            }
         }
 
         bulk.restore([&](std::string_view stage) { report(options, stage, 0, 0); });

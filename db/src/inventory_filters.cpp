@@ -66,20 +66,17 @@ constexpr Relation kPortRelations[] = {
     {"peerPort", "p.name",
      "t.id IN (SELECT l.b_port_id FROM links l JOIN ports p ON p.id = l.a_port_id WHERE {} "
      "UNION ALL SELECT l.a_port_id FROM links l JOIN ports p ON p.id = l.b_port_id WHERE {})"},
-    // The peer's ports, their links, the far ends: a few hundred probes for one peer, but 31k
-    // for `peer__ic=ctsw`. So a pattern with another filter that narrows the rows (a device's
-    // 34 ports) is tested per row on the port's own cable and far end: `device=<rtsw>&
-    // peer__ic=ctsw` went from 0.5-0.8 s to 2.9 ms of PostgreSQL CPU. Alone, a pattern keeps
-    // the set (per row, `peer__ic=z3-ctsw07` walked 50k ports: 235 ms).
+    // The device at the other end of the port's cable, stored on the port (0026). As a set: the
+    // devices whose names match (trigram indexes on switch and NIC names for a pattern, the
+    // unique names for an exact one), then their ranges of (peer, sort_key) from the index
+    // alone; `peer__ic=ctsw07` ~95 buffers, against ~1,600 through a trigram index on the
+    // column (its 1,728 ports lie on ~1,550 table pages). Per row: the column itself, for the
+    // ports another filter narrows to, or the first ports of the natural order that a pattern
+    // given alone tests before it takes the set (inventory_query.cpp).
     {"peer", "x.name",
-     "t.id IN (SELECT l.b_port_id FROM links l WHERE l.a_port_id IN (" LOOM_DEVICE_PORTS
-     ") UNION ALL SELECT l.a_port_id FROM links l WHERE l.b_port_id IN (" LOOM_DEVICE_PORTS "))",
-     "coalesce(ps.name, pn.name, psn.name)",
-     "EXISTS (SELECT 1 FROM (SELECT l.b_port_id AS peer FROM links l WHERE l.a_port_id = t.id "
-     "UNION ALL SELECT l.a_port_id FROM links l WHERE l.b_port_id = t.id) e "
-     "JOIN ports p ON p.id = e.peer LEFT JOIN switches ps ON ps.id = p.switch_id "
-     "LEFT JOIN nics pn ON pn.id = p.nic_id "
-     "LEFT JOIN storage_nodes psn ON psn.id = p.storage_node_id WHERE {})"}};
+     "t.peer = ANY(ARRAY(SELECT x.name FROM switches x WHERE {} UNION ALL "
+     "SELECT x.name FROM nics x WHERE {} UNION ALL SELECT x.name FROM storage_nodes x WHERE {}))",
+     "t.peer", "{}"}};
 // A link at either end: the links found through each end's unique index, as one id list (an
 // OR of the two ends filtered every link in name order instead: 10-27 ms at 24k against 1-2).
 #define LOOM_EITHER_END(ports)                                       \
@@ -118,9 +115,8 @@ constexpr const char* kSwitchHealthSql =
 // one map for every kind (selectSql). A reference with no expression here is a programming
 // error, caught at the first query of that kind (every kind is listed by the tests).
 KindSql derive(Kind k, const char* joins, std::initializer_list<Field> refs,
-               std::initializer_list<Field> computed, std::span<const Relation> relations = {},
-               const char* extraJson = nullptr) {
-    KindSql ks{inventory::kindPlural(k).data(), joins, {}, {}, relations, extraJson};
+               std::initializer_list<Field> computed, std::span<const Relation> relations = {}) {
+    KindSql ks{inventory::kindPlural(k).data(), joins, {}, {}, relations};
     for (const auto& f : inventory::kindInfo(k).fields) {
         if (f.type == inventory::ValueType::Labels) continue;
         if (f.type == inventory::ValueType::Ref) {
@@ -164,21 +160,11 @@ const KindSql& kindSql(Kind k) {
         Kind::Switch, "LEFT JOIN zones z ON z.id = t.zone_id LEFT JOIN racks r ON r.id = t.rack_id",
         {{"zone", "coalesce(z.name, '')"}, {"rack", "coalesce(r.name, '')"}},
         {{"health", kSwitchHealthSql}});
-    static const KindSql port = derive(
-        Kind::Port,
-        "LEFT JOIN switches s ON s.id = t.switch_id LEFT JOIN nics n ON n.id = t.nic_id "
-        "LEFT JOIN storage_nodes sn ON sn.id = t.storage_node_id",
-        {{"device", "coalesce(s.name, n.name, sn.name)"}}, {}, kPortRelations,
-        // The cable on the port and what is at its other end: one probe of each link-end
-        // unique index, one of the peer port, one of its device (null for a port with no
-        // link). A select-list subquery, so it runs only for the rows the page returns.
-        "coalesce((SELECT jsonb_build_object('link', lk.name, 'peerPort', p.name, 'peer', "
-        "coalesce(ps.name, pn.name, psn.name)) FROM (SELECT l.name, l.b_port_id AS peer FROM "
-        "links l WHERE l.a_port_id = t.id UNION ALL SELECT l.name, l.a_port_id FROM links l "
-        "WHERE l.b_port_id = t.id LIMIT 1) lk JOIN ports p ON p.id = lk.peer "
-        "LEFT JOIN switches ps ON ps.id = p.switch_id LEFT JOIN nics pn ON pn.id = p.nic_id "
-        "LEFT JOIN storage_nodes psn ON psn.id = p.storage_node_id), "
-        "'{\"link\": null, \"peerPort\": null, \"peer\": null}')");
+    static const KindSql port =
+        derive(Kind::Port,
+               "LEFT JOIN switches s ON s.id = t.switch_id LEFT JOIN nics n ON n.id = t.nic_id "
+               "LEFT JOIN storage_nodes sn ON sn.id = t.storage_node_id",
+               {{"device", "coalesce(s.name, n.name, sn.name)"}}, {}, kPortRelations);
     static const KindSql link = derive(
         Kind::Link, "JOIN ports pa ON pa.id = t.a_port_id JOIN ports pb ON pb.id = t.b_port_id",
         {{"aPort", "pa.name"}, {"bPort", "pb.name"}}, {{"health", kHealthSql}}, kLinkRelations);
@@ -233,15 +219,7 @@ std::string selectSql(Kind k, std::string_view page) {
     std::string object = "(CASE WHEN t.annotations = '{}'::jsonb THEN json_build_object(" + base +
                          ") ELSE json_build_object(" + base +
                          ", 'annotations', t.annotations) END)::text";
-    std::string s = "SELECT t.name, ";
-    if (ks.extraJson) {
-        // The extra fields' object spliced in: "{...}" + "{...}" -> "{..., ...}".
-        s += "left(" + object + ", -1) || ', ' || substr((";
-        s += ks.extraJson;
-        s += ")::text, 2)";
-    } else {
-        s += object;
-    }
+    std::string s = "SELECT t.name, " + object;
     s += " FROM ";
     if (!page.empty()) {
         s += "(";
@@ -304,7 +282,9 @@ Result<std::string> relationCondition(const Relation& r, const std::string& fiel
         pos = at + 2;
     }
     out.append(tmpl.substr(pos));
-    return negated ? "NOT " + out : out;
+    // Negated: no related object matches, also when there is none (a port with no cable has a
+    // null peer, a NIC's port a null switch_id: NOT of a null condition would drop them).
+    return negated ? "NOT coalesce(" + out + ", false)" : out;
 }
 
 // The SQL condition of one filter (`field` is `name`, a field, `label.<key>`, each with an

@@ -43,9 +43,6 @@ struct KindSql {
     std::vector<Field> fields;
     std::vector<const char*> patchable;
     std::span<const Relation> relations = {};  // the kind's relation filters
-    // Output fields computed together by one subquery (a jsonb object merged into the row's),
-    // not filterable as fields (the kind's relations filter on them).
-    const char* extraJson = nullptr;
 };
 
 // The kind's SQL (a programming error for a reference kinds.hpp gives no join: logic_error).

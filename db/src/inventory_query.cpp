@@ -138,31 +138,35 @@ Result<ListPage> listObjects(Connection& c, const ListQuery& query) {
                (cursorWhere.empty() ? " WHERE " : cursorWhere + " AND ") + "(" + setCond +
                ") AND (SELECT count(*) FROM w) <= " + n + " OFFSET 0) t" + orderLimit + ")";
     };
-    // Filtered on the name alone: the page's sort keys first, then the objects of those keys
-    // (one probe each). A broad pattern then walks ports_sort_key / links_sort_key, which carry
-    // the name (0025), as an index-only scan: `ports?name__ic=ctsw` checks ~6,700 names before
-    // its 100th match, 3,788 buffers and 8.2 ms as heap fetches, 43 buffers and 1.3 ms without.
-    // A rare one still goes through the trigram index, and the join is 101 probes of sort_key.
+    // Filtered on the name (or a port's stored peer) alone: the page's sort keys first, then
+    // the objects of those keys (one probe each). A broad name pattern then walks
+    // ports_sort_key / links_sort_key, which carry the name (0025), as an index-only scan:
+    // `ports?name__ic=ctsw` checks ~6,700 names before its 100th match, 3,788 buffers and
+    // 8.2 ms as heap fetches, 43 buffers and 1.3 ms without. A rare one still goes through the
+    // trigram index, and the join is 101 probes of sort_key. `ports?peer=<device>` reads its
+    // keys from (peer, sort_key) (0026) the same way.
     // (Tried: one prepared walk-then-set statement for both, which saves the planning with the
     // value, ~1.3 ms for a broad pattern, as the planner reads ~180 pages of the trigram index
     // to cost it; its walk of 10,100 names cost as much for a broad one and ~1.5 ms more for a
     // rare one, under 50 clients at 24k.)
-    const bool nameOnly = !groups.empty() && std::all_of(groups.begin(), groups.end(), [](auto& g) {
-        return g.first == "name" || g.first.starts_with("name__");
-    });
+    const bool keysFirst =
+        !groups.empty() && std::all_of(groups.begin(), groups.end(), [&](auto& g) {
+            return g.first == "name" || g.first.starts_with("name__") ||
+                   (query.kind == Kind::Port &&
+                    (g.first == "peer" || g.first.starts_with("peer__")));
+        });
     std::string sql;
     if (walkFirst) {
-        // A relation's pattern given alone has no index that finds its rows in order: as a set
-        // (every far end whose name matches, then their ports) it costs what the set holds,
-        // ~300 ms for `peer__ic=ctsw` (31k ports); per row in natural order it costs the rows
-        // walked, ~250 ms for `peer__ic=z3-ctsw07` (50k ports walked). So the first 2 x (limit
-        // + 1) ports are tested per row (a broad pattern: the ATSW ports that lead the order
-        // all face a CTSW), ~12 buffers a row: ~2,400 for a page of 100, against ~20,000 for
-        // the set of `peer__ic=ctsw07`.
-        sql = selectSql(query.kind, walkThenSet("t.id, t.sort_key", 2 * (query.limit + 1),
-                                                walkFirst->first, walkFirst->second)) +
+        // A relation's pattern given alone: as a set (for `peer`, the devices whose names match,
+        // then their ranges of ports_peer, 0026) it costs what the set holds, 31k ports for
+        // `peer__ic=ctsw`; per row in natural order it costs the rows walked, every port for a
+        // rare pattern. So the first 2 x (limit + 1) ports are tested per row (a broad pattern:
+        // the ATSW ports that lead the order all face a CTSW), and only when they do not hold
+        // the page is the set taken (`peer__ic=ctsw07`: 8 switches, 1,728 index entries).
+        sql = selectSql(query.kind, walkThenSet("t.*", 2 * (query.limit + 1), walkFirst->first,
+                                                walkFirst->second)) +
               " ORDER BY t.sort_key";
-    } else if (nameOnly) {
+    } else if (keysFirst) {
         sql = selectSql(query.kind, "SELECT t.sort_key FROM " + table + " t" + where + orderLimit) +
               " ORDER BY t.sort_key";
     } else {

@@ -249,6 +249,11 @@ struct KindDesc<Port> {
         specField("index", &Port::index),
         specField("speedGbps", &Port::speedGbps, "speed_gbps"),
         opsField("state", &Port::state),
+        // The other end of the port's cable, null without one (0026): written by apply from the
+        // links, not by PATCH; C++ reads the links instead.
+        opsTextField<Port>("link"),
+        opsTextField<Port>("peerPort", "peer_port"),
+        opsTextField<Port>("peer"),
     };
     static constexpr std::string_view columns = "device index speedGbps state peerPort";
     static constexpr std::string_view wide = "deviceKind link";
