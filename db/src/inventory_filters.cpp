@@ -160,11 +160,17 @@ const KindSql& kindSql(Kind k) {
         Kind::Switch, "LEFT JOIN zones z ON z.id = t.zone_id LEFT JOIN racks r ON r.id = t.rack_id",
         {{"zone", "coalesce(z.name, '')"}, {"rack", "coalesce(r.name, '')"}},
         {{"health", kSwitchHealthSql}});
+    // A port's device as three scalar subqueries (one probe for the id that is set) rather
+    // than three LEFT JOINs: a list planned with its value (`ports?name__ic=ctsw`) spent
+    // 0.35 ms planning the five-way join against 0.17 ms, and a prepared page runs no slower
+    // (0.59-0.61 against 0.63 ms of PostgreSQL CPU per page of 101 ports at 24k).
     static const KindSql port =
-        derive(Kind::Port,
-               "LEFT JOIN switches s ON s.id = t.switch_id LEFT JOIN nics n ON n.id = t.nic_id "
-               "LEFT JOIN storage_nodes sn ON sn.id = t.storage_node_id",
-               {{"device", "coalesce(s.name, n.name, sn.name)"}}, {}, kPortRelations);
+        derive(Kind::Port, "",
+               {{"device",
+                 "coalesce((SELECT s.name FROM switches s WHERE s.id = t.switch_id), "
+                 "(SELECT n.name FROM nics n WHERE n.id = t.nic_id), "
+                 "(SELECT sn.name FROM storage_nodes sn WHERE sn.id = t.storage_node_id))"}},
+               {}, kPortRelations);
     static const KindSql link = derive(
         Kind::Link, "JOIN ports pa ON pa.id = t.a_port_id JOIN ports pb ON pb.id = t.b_port_id",
         {{"aPort", "pa.name"}, {"bPort", "pb.name"}}, {{"health", kHealthSql}}, kLinkRelations);
