@@ -37,6 +37,24 @@ std::int32_t link(const Router& r, std::string_view name) {
     return l;
 }
 
+// Backend NIC k's cable of a host.
+std::int32_t nicCable(const Router& r, std::string_view host, int k) {
+    const auto& topo = r.topology();
+    auto h = topo.findHost(host);
+    EXPECT_NE(h, fabric::kNone) << host;
+    return topo.nicLink[topo.hostFirstNic[h] + k];
+}
+
+// `l` comes back up under job "a": the one change closes its degradation at line rate.
+void expectRecovery(Router& r, JobImpactTracker& t, std::int32_t l) {
+    r.setLinkState(l, LinkState::Up);
+    auto changes = t.linksChanged(r, std::array{l});
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].degradation, Degradation::Closed);
+    EXPECT_EQ(changes[0].message, "job a recovered to 100% busbw");
+    EXPECT_FALSE(t.find("a")->degraded());
+}
+
 TEST(JobImpact, AHealthyJobRunsAtLineRateAndListsTheLinksItCrosses) {
     Router r = fabric4();
     JobImpactTracker t;
@@ -83,12 +101,7 @@ TEST(JobImpact, AFailureUnderAJobOpensADegradationNamingTheLinkAndRecoveryCloses
     EXPECT_EQ(t.find("b")->version, bVersion);
     EXPECT_DOUBLE_EQ(t.find("b")->busBw, 100.0);
 
-    r.setLinkState(up, LinkState::Up);
-    changes = t.linksChanged(r, std::array{up});
-    ASSERT_EQ(changes.size(), 1u);
-    EXPECT_EQ(changes[0].degradation, Degradation::Closed);
-    EXPECT_EQ(changes[0].message, "job a recovered to 100% busbw");
-    EXPECT_FALSE(t.find("a")->degraded());
+    expectRecovery(r, t, up);
     EXPECT_TRUE(t.find("a")->downLinks.empty());
 }
 
@@ -97,8 +110,7 @@ TEST(JobImpact, ANicCableDownCutsTheJobToZeroAndIsNamed) {
     JobImpactTracker t;
     t.setJobs(r, {{"a", {"z1-r001-h0", "z1-r002-h0"}, Collective::AllReduce}});
     const auto& topo = r.topology();
-    auto h = topo.findHost("z1-r002-h0");
-    auto nic = topo.nicLink[topo.hostFirstNic[h] + 1];
+    auto nic = nicCable(r, "z1-r002-h0", 1);
     r.setLinkState(nic, LinkState::Drained);
     auto changes = t.linksChanged(r, std::array{nic});
     ASSERT_EQ(changes.size(), 1u);
@@ -114,8 +126,7 @@ TEST(JobImpact, ANicCableDownCutsTheJobToZeroAndIsNamed) {
 TEST(JobImpact, AJobPlacedOnABrokenFabricIsDegradedFromTheStart) {
     Router r = fabric4();
     const auto& topo = r.topology();
-    auto h = topo.findHost("z1-r002-h0");
-    auto nic = topo.nicLink[topo.hostFirstNic[h]];
+    auto nic = nicCable(r, "z1-r002-h0", 0);
     r.setLinkState(nic, LinkState::NotInService);
     JobImpactTracker t;
     auto changes = t.setJobs(r, {{"a", {"z1-r001-h0", "z1-r002-h0"}, Collective::AllReduce},
@@ -134,12 +145,7 @@ TEST(JobImpact, AJobPlacedOnABrokenFabricIsDegradedFromTheStart) {
     EXPECT_FALSE(t.find("b")->degraded());
 
     // The cable comes into service: the job recovers to line rate and the event closes.
-    r.setLinkState(nic, LinkState::Up);
-    changes = t.linksChanged(r, std::array{nic});
-    ASSERT_EQ(changes.size(), 1u);
-    EXPECT_EQ(changes[0].degradation, Degradation::Closed);
-    EXPECT_EQ(changes[0].message, "job a recovered to 100% busbw");
-    EXPECT_FALSE(t.find("a")->degraded());
+    expectRecovery(r, t, nic);
     EXPECT_DOUBLE_EQ(t.find("a")->healthyBusBw, 100.0);
 
     // A job the model refuses (no host in the fabric) is not "degraded": it has an error.
