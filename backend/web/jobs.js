@@ -146,10 +146,14 @@ export function jobsView(state, main, route) {
         timer = setTimeout(load, 300);
         if (m && (m.name === selected || (m.job && m.job.name === selected))) detailSoon();
     });
-    // A jobHealth push carries the new summary: the row moves at once, the detail is refetched.
+    // A jobHealth push carries the new summary: the row moves on the next frame (a failure under
+    // many jobs pushes one message per job: one table render for the burst); the detail is
+    // refetched.
+    let frame = 0;
+    const renderSoon = () => { if (!frame) frame = requestAnimationFrame(() => { frame = 0; render(); }); };
     const unsubHealth = state.on('jobHealth', (m) => {
         const j = jobs.find((x) => x.name === m.name);
-        if (j) { j.health = m.health; render(); }
+        if (j) { j.health = m.health; renderSoon(); }
         if (m.name === selected) detailSoon();
     });
     const unsubSuspects = state.on('jobSuspects', (m) => { if (m.name === selected) detailSoon(); });
@@ -159,6 +163,6 @@ export function jobsView(state, main, route) {
     loadDetail();
     return {
         route(r) { selected = r.kind === 'job' ? r.name : null; render(); loadDetail(); },
-        destroy() { unsubJob(); unsubHealth(); unsubSuspects(); unsubResync(); clearTimeout(timer); clearTimeout(detailTimer); },
+        destroy() { unsubJob(); unsubHealth(); unsubSuspects(); unsubResync(); clearTimeout(timer); clearTimeout(detailTimer); cancelAnimationFrame(frame); },
     };
 }
