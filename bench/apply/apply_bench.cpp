@@ -459,10 +459,11 @@ int main(int argc, char** argv) {
 
     // one rack changed: the rack's model and its hosts' model
     auto changed = std::move(*again);
-    const std::string rack = changed.racks[changed.racks.size() / 2].name;
-    changed.racks[changed.racks.size() / 2].model += "-v2";
+    const std::string rack = changed.racks[changed.racks.size() / 2].name.str();
+    auto& changedRack = changed.racks[changed.racks.size() / 2];
+    changedRack.model = changedRack.model + "-v2";
     for (auto& h : changed.hosts)
-        if (h.rack == rack) h.model += "-v2";
+        if (h.rack == rack) h.model = h.model + "-v2";
     t = Clock::now();
     c = cpuMs();
     Step one = applyOnce(*conn, changed);

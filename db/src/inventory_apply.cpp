@@ -253,9 +253,8 @@ Result<ApplyResult> applyPlan(Connection& c, const Plan& plan, const Inventory& 
                 using T = std::remove_pointer_t<decltype(tag)>;
                 const auto& all = entities<T>(desired);
                 auto needRefs = [&](std::size_t i) {
-                    refs(all[i], [&](const std::string& name, Kind target) {
-                        resolver.need(target, name);
-                    });
+                    refs(all[i],
+                         [&](std::string_view name, Kind target) { resolver.need(target, name); });
                 };
                 for (std::size_t i : kp.creates) needRefs(i);
                 for (const Update& u : kp.updates) needRefs(u.desiredIndex);

@@ -16,7 +16,9 @@ using namespace loom::db::detail;
 
 namespace {
 
-using IdNames = std::unordered_map<std::int64_t, std::string_view>;
+// id -> the entity's name: a reference to it becomes a copy of the same Text (a port's device
+// shares its switch's name block, a link's ends their ports').
+using IdNames = std::unordered_map<std::int64_t, Text>;
 
 class TableReader {
 public:
@@ -40,10 +42,10 @@ private:
     std::vector<detail::CopyField> fields_;
 };
 
-std::string nameOf(const IdNames& m, const detail::CopyField& f) {
+Text nameOf(const IdNames& m, const detail::CopyField& f) {
     if (f.isNull) return {};
     auto it = m.find(detail::toInt(f.text));
-    return it == m.end() ? std::string() : std::string(it->second);
+    return it == m.end() ? Text() : it->second;
 }
 
 template <class T>
@@ -60,7 +62,11 @@ Labels labelsOf(const detail::CopyField& f) {
     return l;
 }
 
-void readField(const detail::CopyField& f, std::string& v) { v = f.text; }
+// States and models repeat (a handful of values over ~1M rows): one shared block each.
+// Other text (serials, UUIDs, MACs, descriptions) is mostly unique: a block of its own.
+void readField(const detail::CopyField& f, Text& v, bool repeats) {
+    v = repeats ? Text::shared(f.text) : Text(f.text);
+}
 void readField(const detail::CopyField& f, int& v) { v = static_cast<int>(detail::toInt(f.text)); }
 void readField(const detail::CopyField& f, double& v) { v = detail::toDouble(f.text); }
 void readField(const detail::CopyField& f, Labels& v) { v = labelsOf(f); }
@@ -123,6 +129,10 @@ void loadKind(pqxx::transaction_base& tx, Inventory& inv, IdNames (&names)[kKind
                 for (int r = 0; r < fd.refCount; ++r, ++p)
                     if (!f[p].isNull && (e.*fd.member).empty())
                         e.*fd.member = nameOf(names[static_cast<int>(fd.refs[r].kind)], f[p]);
+            } else if constexpr (std::is_same_v<std::remove_cvref_t<decltype(e.*fd.member)>,
+                                                Text>) {
+                constexpr bool repeats = fd.api == "state" || fd.api == "model";
+                readField(f[p++], e.*fd.member, repeats);
             } else {
                 readField(f[p++], e.*fd.member);
             }
@@ -130,6 +140,9 @@ void loadKind(pqxx::transaction_base& tx, Inventory& inv, IdNames (&names)[kKind
         e.resourceVersion = detail::toInt(f[p].text);
         out.push_back(std::move(e));
     });
+    // The planner's estimate may be stale (rows deleted since the last ANALYZE): give the
+    // slack back, the snapshot lives until the next load.
+    if (out.capacity() > out.size() + out.size() / 16) out.shrink_to_fit();
     if (referenced) names[static_cast<int>(kind)] = indexNames(out, ids);
 }
 

@@ -244,7 +244,7 @@ void writeRow(LineWriter& w, const T& e) {
             int pick = -1;
             if constexpr (fd.selector != nullptr) pick = static_cast<int>(e.*fd.selector);
             w.refOneOf(fd.api, e.*fd.member, fd.refs, fd.refCount, pick);
-        } else if constexpr (std::is_same_v<M, std::string>) {
+        } else if constexpr (std::is_same_v<M, inventory::Text>) {
             w.text(e.*fd.member);
         } else if constexpr (std::is_same_v<M, int>) {
             w.integer(e.*fd.member);

@@ -71,7 +71,7 @@ void patch(inventory::KindVector<T>& kind, const std::vector<Change>& changes) {
     if (changes.empty()) return;
     auto& rows = kind.mut();
     for (const auto& c : changes) {
-        rows[c.index].state = c.state;
+        rows[c.index].state = inventory::Text::shared(c.state);
         rows[c.index].resourceVersion = c.resourceVersion;
     }
 }

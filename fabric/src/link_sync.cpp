@@ -16,7 +16,7 @@ std::vector<std::pair<std::int32_t, LinkState>> LinkNameIndex::changes(
     const Topology& t, const inventory::Inventory& inv) const {
     std::vector<std::pair<std::int32_t, LinkState>> out;
     for (const auto& l : inv.links) {
-        auto it = ids_.find(l.name);
+        auto it = ids_.find(l.name.str());
         if (it == ids_.end()) continue;
         const auto want = linkStateFrom(l.state, false);
         if (t.linkState[it->second] != want) out.emplace_back(it->second, want);

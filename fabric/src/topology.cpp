@@ -87,7 +87,7 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     zoneIdx.reserve(in.zones.size());
     for (const auto& z : in.zones) {
         zoneIdx.emplace(z.name, static_cast<std::int32_t>(t.zoneNames.size()));
-        t.zoneNames.push_back(z.name);
+        t.zoneNames.emplace_back(z.name);
     }
     auto idxOr = [](const auto& map, std::string_view key) {
         auto it = map.find(key);
@@ -96,7 +96,7 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     rackIdx.reserve(in.racks.size());
     for (const auto& r : in.racks) {
         rackIdx.emplace(r.name, static_cast<std::int32_t>(t.rackNames.size()));
-        t.rackNames.push_back(r.name);
+        t.rackNames.emplace_back(r.name);
         t.rackZone.push_back(idxOr(zoneIdx, r.zone));
     }
 
@@ -115,7 +115,7 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
             return fail(Error::invalid("duplicate switch name " + s.name,
                                        "switches[" + std::to_string(i) + "]"));
         int tier = std::clamp(inv::switchTier(s.role), 1, 3);
-        t.switchNames.push_back(s.name);
+        t.switchNames.emplace_back(s.name);
         t.switchRole.push_back(s.role);
         t.switchTier.push_back(static_cast<std::uint8_t>(tier));
         t.switchZone.push_back(s.zone.empty() ? kNone : idxOr(zoneIdx, s.zone));
@@ -129,7 +129,7 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     hostIdx.reserve(in.hosts.size());
     for (const auto& h : in.hosts) {
         hostIdx.emplace(h.name, static_cast<std::int32_t>(t.hostNames.size()));
-        t.hostNames.push_back(h.name);
+        t.hostNames.emplace_back(h.name);
         t.hostRack.push_back(idxOr(rackIdx, h.rack));
     }
     std::vector<std::int32_t> nicOrder;
@@ -152,7 +152,7 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
         auto h = hostIdx[n.host];
         if (t.hostFirstNic[h] == kNone) t.hostFirstNic[h] = nic;
         ++t.hostNicCount[h];
-        t.nicNames.push_back(n.name);
+        t.nicNames.emplace_back(n.name);
         t.nicHost.push_back(h);
         t.nicRail.push_back(n.index);
         t.nicUp.push_back(deviceDown(n.state, opt.plannedIsUp) ? 0 : 1);
@@ -212,7 +212,7 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
                                            where));
         }
         auto id = t.linkCount();
-        t.linkNames.push_back(l.name);
+        t.linkNames.emplace_back(l.name);
         t.linkA.push_back(a.node);
         t.linkB.push_back(b.node);
         t.linkAPort.push_back(a.index);

@@ -200,11 +200,11 @@ private:
         Switch s;
         s.name = std::move(name);
         s.role = role;
-        s.model = model;
+        s.model = Text::shared(model);
         s.zone = zone;
         s.rack = rack;
         if (!switchOverride_.empty()) {
-            auto it = switchOverride_.find(s.name);
+            auto it = switchOverride_.find(s.name.str());
             if (it != switchOverride_.end()) {
                 const SwitchOverride& o = spec_.switchOverrides[it->second];
                 switchOverrideUsed_[it->second] = true;
@@ -226,10 +226,11 @@ private:
     std::uint32_t switchPort(std::uint32_t sw, int index) {
         const Switch& s = inv_.switches[sw];
         Port p;
-        p.name.reserve(s.name.size() + 6);
-        p.name = s.name;
-        p.name += "/p";
-        NamePattern::appendNumber(p.name, index, 0);
+        std::string name;
+        name.reserve(s.name.size() + 6);
+        name.append(s.name.view()).append("/p");
+        NamePattern::appendNumber(name, index, 0);
+        p.name = name;
         p.device = s.name;
         p.deviceKind = DeviceKind::Switch;
         p.index = index;
@@ -239,19 +240,17 @@ private:
         return std::uint32_t(inv_.ports.size() - 1);
     }
 
-    std::uint32_t addNic(std::string name, std::string_view owner, int index, Network net,
+    std::uint32_t addNic(std::string name, const Text& owner, int index, Network net,
                          const std::string& model, int speed) {
         Nic n;
         n.name = std::move(name);
         n.host = owner;
         n.index = index;
         n.network = net;
-        n.model = model;
+        n.model = Text::shared(model);
         n.speedGbps = speed;
         Port p;
-        p.name.reserve(n.name.size() + 3);
-        p.name = n.name;
-        p.name += "/p1";
+        p.name = n.name + "/p1";
         p.device = n.name;
         p.deviceKind = DeviceKind::Nic;
         p.index = 1;
@@ -279,18 +278,18 @@ private:
     }
 
     // A rack: applies its override, returns its index and how many hosts it really has.
-    std::pair<int, int> addRack(std::string name, const std::string& row, const std::string& zone,
-                                int position, const std::string& model, int hosts,
-                                const Labels& labels, const SpecSource& zoneSource) {
+    std::pair<int, int> addRack(std::string name, const Text& row, const Text& zone, int position,
+                                const std::string& model, int hosts, const Labels& labels,
+                                const SpecSource& zoneSource) {
         Rack r;
         r.name = std::move(name);
         r.row = row;
         r.zone = zone;
         r.position = position;
-        r.model = model;
+        r.model = Text::shared(model);
         r.labels = labels;
         if (!rackOverride_.empty()) {
-            auto it = rackOverride_.find(r.name);
+            auto it = rackOverride_.find(r.name.str());
             if (it != rackOverride_.end()) {
                 const RackOverride& o = spec_.rackOverrides[it->second];
                 rackOverrideUsed_[it->second] = true;
@@ -311,25 +310,23 @@ private:
 
     // A host with its GPUs and NICs; returns the port index of its first backend NIC (the
     // frontend NIC ports follow the backend ones).
-    std::uint32_t addHost(std::string name, const std::string& rack, int slot,
-                          const HostModelSpec& hm) {
+    std::uint32_t addHost(std::string name, const Text& rack, int slot, const HostModelSpec& hm) {
         Host h;
         h.name = std::move(name);
         h.rack = rack;
         h.slot = slot;
-        h.model = hm.name;
+        h.model = Text::shared(hm.name);
         inv_.hosts.push_back(std::move(h));
-        const std::string& hn = inv_.hosts.back().name;
+        const Text& hn = inv_.hosts.back().name;
         std::string buf;
         for (int g = 0; g < hm.gpus; ++g) {
             Gpu gpu;
-            gpu.name.reserve(hn.size() + 6);
-            gpu.name = hn;
-            gpu.name += "-gpu";
-            NamePattern::appendNumber(gpu.name, g, 0);
+            buf.assign(hn.view()).append("-gpu");
+            NamePattern::appendNumber(buf, g, 0);
+            gpu.name = buf;
             gpu.host = hn;
             gpu.index = g;
-            gpu.model = hm.gpuModel;
+            gpu.model = Text::shared(hm.gpuModel);
             inv_.gpus.push_back(std::move(gpu));
         }
         std::uint32_t first = std::uint32_t(inv_.ports.size());
@@ -359,7 +356,7 @@ private:
         const FrontendSpec& fe = spec_.frontend;
         bool roce = f.type == FabricType::Roce;
         inv_.zones.push_back(Zone{z.name, spec_.siteName, z.labels});
-        const std::string& zoneName = inv_.zones.back().name;
+        const Text& zoneName = inv_.zones.back().name;
 
         const int racksPerRow = z.racks / z.rows;
         const int perT2 =
@@ -409,7 +406,7 @@ private:
         Loc rowFswLoc;
         for (int r = 0; r < z.racks; ++r) {
             const int rowIdx = r / racksPerRow, pos = r % racksPerRow;
-            const std::string& rowName = inv_.rows[firstRow + rowIdx].name;
+            const Text& rowName = inv_.rows[firstRow + rowIdx].name;
             if (fe.enabled && fe.fswPerRow && pos == 0) {
                 // A row's fsw sits at the row's end.
                 rowFswLoc = Loc{-spec_.floor.rackWidthM,
@@ -422,7 +419,7 @@ private:
             auto [rackIdx, hosts] =
                 addRack(rackP_.format({.zone = zoneName, .row = rowName, .n = r + 1}), rowName,
                         zoneName, pos, z.rackModel, hostsPerRackNominal, {}, z.source);
-            const std::string& rackName = inv_.racks[std::size_t(rackIdx)].name;
+            const Text& rackName = inv_.racks[std::size_t(rackIdx)].name;
             Loc loc = rackLoc(floorRow + 1 + rowIdx, pos, rackIdx);
 
             std::uint32_t rtsw = 0;
@@ -534,13 +531,13 @@ private:
         row.zone = zoneName;
         row.index = floorRow;
         inv_.rows.push_back(std::move(row));
-        const std::string rowName = inv_.rows.back().name;
+        const Text rowName = inv_.rows.back().name;
         std::string buf;
         for (int r = 0; r < st.racks; ++r) {
             auto [rackIdx, nodes] =
                 addRack(storageRackP_.format({.zone = zoneName, .row = rowName, .n = r + 1}),
                         rowName, zoneName, r, "storage", st.nodesPerRack, {}, st.source);
-            const std::string& rackName = inv_.racks[std::size_t(rackIdx)].name;
+            const Text& rackName = inv_.racks[std::size_t(rackIdx)].name;
             Loc loc = rackLoc(floorRow, r, rackIdx);
             std::uint32_t ssw =
                 addSwitch(sswP_.format({.zone = zoneName, .rack = rackName}), SwitchRole::Ssw,
@@ -552,7 +549,7 @@ private:
                 node.model = sm.name;
                 node.capacityTb = sm.capacityTb;
                 inv_.storageNodes.push_back(std::move(node));
-                const std::string& nn = inv_.storageNodes.back().name;
+                const Text& nn = inv_.storageNodes.back().name;
                 for (int i = 0; i < sm.nics; ++i) {
                     buf = nn;
                     buf += "-nic";

@@ -176,14 +176,11 @@ void checkPortCapacity(const Inventory& inv, const std::vector<int>& maxPort,
 void finishLinks(Inventory& inv, const LinkEnds& linkEnds) {
     for (std::size_t l = 0; l < inv.links.size(); ++l) {
         Link& link = inv.links[l];
-        const std::string& a = inv.ports[linkEnds[l][0]].name;
-        const std::string& b = inv.ports[linkEnds[l][1]].name;
+        const Text& a = inv.ports[linkEnds[l][0]].name;
+        const Text& b = inv.ports[linkEnds[l][1]].name;
         link.aPort = a;
         link.bPort = b;
-        link.name.reserve(a.size() + b.size() + 2);
-        link.name = a;
-        link.name += "--";
-        link.name += b;
+        link.name = a + "--" + b;
     }
 }
 
@@ -191,10 +188,10 @@ void checkUniqueNames(const Inventory& inv, const ClusterSpec& spec) {
     std::unordered_map<std::string_view, Kind> seen;
     seen.reserve(inv.zones.size() + inv.rows.size() + inv.racks.size() + inv.hosts.size() +
                  inv.switches.size() + inv.nics.size() + inv.storageNodes.size());
-    auto add = [&](const std::string& name, Kind k) {
+    auto add = [&](std::string_view name, Kind k) {
         auto [it, fresh] = seen.emplace(name, k);
         if (!fresh)
-            failAt("generated name \"" + name + "\" is used twice (" +
+            failAt("generated name \"" + std::string(name) + "\" is used twice (" +
                        std::string(kindName(it->second)) + " and " + std::string(kindName(k)) +
                        "); make the naming patterns distinct",
                    spec.naming.source.path.empty() ? SpecSource{"spec.naming", 0}

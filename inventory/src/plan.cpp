@@ -11,7 +11,7 @@
 namespace loom::inventory {
 namespace {
 
-std::string text(const std::string& s) { return s; }
+std::string text(const Text& s) { return s.str(); }
 std::string text(int v) { return std::to_string(v); }
 std::string text(double v) {
     char buf[32];
@@ -83,17 +83,17 @@ void planKind(const std::vector<T>& desired, const std::vector<T>& current, bool
             continue;
         }
         if (at >= nc || matched[at]) {
-            out.duplicates.push_back(d.name);
+            out.duplicates.emplace_back(d.name);
             continue;
         }
         matched[at] = true;
         std::vector<FieldChange> changes;
         diff(d, current[at], Differ{&changes});
-        if (!changes.empty()) out.updates.push_back(Update{d.name, i, std::move(changes)});
+        if (!changes.empty()) out.updates.push_back(Update{d.name.str(), i, std::move(changes)});
     }
     for (std::size_t i = 0; i < nc; ++i) {
         if (matched[i]) continue;
-        (prune ? out.deletes : out.wouldDelete).push_back(current[i].name);
+        (prune ? out.deletes : out.wouldDelete).emplace_back(current[i].name);
     }
 }
 

@@ -77,17 +77,17 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
     S.fabric_ = inv.fabric;
 
     // Zones: declared ones plus any a rack names (a hand-built inventory may omit them).
-    for (const auto& z : inv.zones) S.zones_.push_back(z.name);
+    for (const auto& z : inv.zones) S.zones_.emplace_back(z.name);
     for (const auto& r : inv.racks)
         if (std::find(S.zones_.begin(), S.zones_.end(), r.zone) == S.zones_.end())
-            S.zones_.push_back(r.zone);
+            S.zones_.emplace_back(r.zone);
     std::sort(S.zones_.begin(), S.zones_.end());
     NameIndex zoneIdx;
     for (std::uint32_t i = 0; i < S.zones_.size(); ++i) zoneIdx.emplace(S.zones_[i], i);
 
     NameIndex rowIdx;
     for (std::uint32_t i = 0; i < inv.rows.size(); ++i) rowIdx.emplace(inv.rows[i].name, i);
-    auto rowIndexOf = [&](const std::string& row) {
+    auto rowIndexOf = [&](std::string_view row) {
         auto i = find(rowIdx, row);
         return i == kNoIndex ? 0 : inv.rows[i].index;
     };
@@ -145,7 +145,7 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
             return std::tie(a->slot, a->name) < std::tie(b->slot, b->name);
         });
         for (const auto* h : hosts) {
-            hr.hosts.push_back(h->name);
+            hr.hosts.emplace_back(h->name);
             auto hi = static_cast<std::uint32_t>(S.hostGpuOffset_.size());
             S.hostByName_.emplace(h->name, hi);
             S.hostGpuOffset_.push_back(static_cast<std::uint32_t>(S.gpuNames_.size()));
@@ -155,8 +155,8 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
             });
             for (const auto* g : gpus) {
                 auto gi = static_cast<std::uint32_t>(S.gpuNames_.size());
-                S.gpuNames_.push_back(g->name);
-                S.gpuHostName_.push_back(h->name);
+                S.gpuNames_.emplace_back(g->name);
+                S.gpuHostName_.emplace_back(h->name);
                 S.gpuRack_.push_back(ri);
                 S.gpuLocal_.push_back(static_cast<std::int8_t>(g->index));
                 S.gpuInv_.push_back(static_cast<std::uint32_t>(g - inv.gpus.data()));

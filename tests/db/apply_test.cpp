@@ -45,7 +45,7 @@ protected:
 template <class T>
 std::vector<std::string> names(const KindVector<T>& v) {
     std::vector<std::string> out;
-    for (const auto& e : v) out.push_back(e.name);
+    for (const auto& e : v) out.emplace_back(e.name);
     std::sort(out.begin(), out.end());
     return out;
 }
@@ -174,7 +174,7 @@ TEST_F(Apply, RecablingSwapsAndReusesPortsInOneApply) {
     EXPECT_EQ(r.updated, 2u);
     EXPECT_EQ(r.created, 1u);
     EXPECT_EQ(r.deleted, 1u);
-    auto aPortOf = [&](const std::string& link) {
+    auto aPortOf = [&](const Text& link) {
         return value(conn, "SELECT p.name FROM links l JOIN ports p ON p.id = l.a_port_id WHERE l.name = '" +
                                link + "'");
     };

@@ -80,10 +80,10 @@ void expectSameInventory(const Inventory& patched, const Inventory& fresh,
 // A deep copy of the racks/hosts/GPUs/links states, to check a held snapshot never moves.
 std::vector<std::string> statesOf(const Inventory& inv) {
     std::vector<std::string> out;
-    for (const auto& r : inv.racks) out.push_back(r.state);
-    for (const auto& h : inv.hosts) out.push_back(h.state);
-    for (const auto& g : inv.gpus) out.push_back(g.state);
-    for (const auto& l : inv.links) out.push_back(l.state);
+    for (const auto& r : inv.racks) out.emplace_back(r.state);
+    for (const auto& h : inv.hosts) out.emplace_back(h.state);
+    for (const auto& g : inv.gpus) out.emplace_back(g.state);
+    for (const auto& l : inv.links) out.emplace_back(l.state);
     return out;
 }
 
@@ -97,11 +97,53 @@ TEST_F(LiveStates, NothingMovedIsUnchanged) {
                                snap.inventory.gpus.size() + snap.inventory.links.size());
 }
 
+// The loaded snapshot stores each name once (inventory/text.hpp): a port's device is its
+// switch's or NIC's name block, a link's ends are its ports' name blocks, states and models are
+// one block per value; a refresh that changes a state copies the kind but shares every name.
+TEST_F(LiveStates, ASnapshotSharesNamesAndARefreshKeepsThem) {
+    auto conn = connect();
+    auto snap = applied(conn, loom::testing::sampleCluster(1, 3));
+    const auto& inv = snap.inventory;
+    std::unordered_map<std::string_view, const Text*> names;
+    for (const auto& s : inv.switches) names.emplace(s.name, &s.name);
+    for (const auto& n : inv.nics) names.emplace(n.name, &n.name);
+    for (const auto& p : inv.ports) names.emplace(p.name, &p.name);
+    ASSERT_FALSE(inv.ports.empty());
+    for (const auto& p : inv.ports)
+        if (names.count(p.device)) EXPECT_TRUE(p.device.sharesWith(*names.at(p.device))) << p.name;
+    for (const auto& l : inv.links) {
+        EXPECT_TRUE(l.aPort.sharesWith(*names.at(l.aPort))) << l.name;
+        EXPECT_TRUE(l.bPort.sharesWith(*names.at(l.bPort))) << l.name;
+        EXPECT_TRUE(l.state.sharesWith(inv.links[0].state)) << l.name;  // all "planned"
+    }
+    for (const auto& g : inv.gpus) EXPECT_TRUE(g.model.sharesWith(inv.gpus[0].model));
+
+    loom::db::ProvisioningRepo repo(conn);
+    const std::string link = inv.links[3].name.str();
+    ASSERT_TRUE(repo.setLinkStates({link}, {"drained"}));
+    auto r = loom::db::refreshStates(conn, inv, snap.generation);
+    ASSERT_TRUE(r) << r.error().toString();
+    ASSERT_EQ(r->outcome, Outcome::Patched);
+    const auto& p = r->inventory;
+    EXPECT_FALSE(p.links.sharesWith(inv.links));  // the changed kind is a copy...
+    ASSERT_EQ(p.links.size(), inv.links.size());
+    for (std::size_t i = 0; i < p.links.size(); ++i) {  // ...whose names are the same blocks
+        EXPECT_TRUE(p.links[i].name.sharesWith(inv.links[i].name));
+        EXPECT_TRUE(p.links[i].aPort.sharesWith(inv.links[i].aPort));
+        EXPECT_TRUE(p.links[i].bPort.sharesWith(inv.links[i].bPort));
+    }
+    EXPECT_EQ(byName(p.links, link).state, "drained");
+    EXPECT_EQ(byName(inv.links, link).state, "planned");  // the held snapshot has not moved
+    EXPECT_TRUE(byName(p.links, link).state.sharesWith(Text::shared("drained")));
+    EXPECT_TRUE(p.ports.sharesWith(inv.ports));
+}
+
 TEST_F(LiveStates, StateChangesArePatchedInTheSnapshotsOrder) {
     auto conn = connect();
     auto snap = applied(conn, loom::testing::sampleCluster(1, 3));
     const auto& inv = snap.inventory;
-    const std::string rack = inv.racks[1].name, gpu = inv.gpus[5].name, link = inv.links[7].name;
+    const std::string rack = inv.racks[1].name.str(), gpu = inv.gpus[5].name.str(),
+                      link = inv.links[7].name.str();
     // Updates move the rows' tuples: the table order is no longer the snapshot's.
     exec(conn,
          "UPDATE racks SET state = 'racked', resource_version = resource_version + 1 "
@@ -187,14 +229,14 @@ TEST_F(LiveStates, RandomChangesEqualAFreshFullLoad) {
             std::vector<std::string> rackLinks;
             for (std::size_t l = 0; l < owners.rack.size(); ++l)
                 if (owners.rack[l] == static_cast<std::int32_t>(i))
-                    rackLinks.push_back(inv.links[l].name);
+                    rackLinks.emplace_back(inv.links[l].name);
             const char* a = actions[pick(std::size(actions))];
             auto res = repo.rackAction(inv.racks[i].name, a, "test", "test", rackLinks);
             what = std::string(a) + " " + inv.racks[i].name + (res ? "" : " (refused)");
         } else if (r < 6) {
             std::vector<std::string> names, states;
             for (int n = 1 + static_cast<int>(pick(5)); n > 0; --n) {
-                names.push_back(inv.links[pick(inv.links.size())].name);
+                names.emplace_back(inv.links[pick(inv.links.size())].name);
                 states.emplace_back(linkStates[pick(std::size(linkStates))]);
             }
             auto res = repo.setLinkStates(names, states);

@@ -67,7 +67,7 @@ TEST_F(NamePattern, LookupsGoThroughTheTrigramIndexAndMatchTheInventory) {
     auto expected = [&](const auto& entities, auto pred) {
         return static_cast<std::size_t>(
             std::count_if(entities.begin(), entities.end(),
-                          [&](const auto& e) { return pred(lowerAscii(e.name)); }));
+                          [&](const auto& e) { return pred(lowerAscii(e.name.str())); }));
     };
     for (std::string v : {"R003-RTSW", "ctsw2/p1", "xyz", "nic7/P"}) {
         const std::string l = lowerAscii(v);
@@ -123,8 +123,8 @@ TEST_F(NamePattern, ABroadPatternWalksTheSortKeyIndexAloneAndPagesInNaturalOrder
         std::vector<std::string> expected;
         auto want = [&](const auto& entities) {
             for (const auto& e : entities)
-                if (lowerAscii(e.name).find(lowerAscii(value)) != std::string::npos)
-                    expected.push_back(e.name);
+                if (lowerAscii(e.name.str()).find(lowerAscii(value)) != std::string::npos)
+                    expected.emplace_back(e.name);
         };
         if (kind == Kind::Port)
             want(inv.ports);

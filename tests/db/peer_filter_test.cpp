@@ -31,13 +31,13 @@ TEST_F(PeerFilter, APatternAloneIsWalkedOrSetAndPagesExactlyInNaturalOrder) {
     ASSERT_TRUE(loom::db::applyPlan(conn, p, inv, {.actor = "test"}));
     ASSERT_TRUE(loom::db::buildNameIndexes(conn));
     std::map<std::string, std::string> deviceOf, peerOf;  // port -> device, port -> far device
-    for (const auto& port : inv.ports) deviceOf[port.name] = port.device;
+    for (const auto& port : inv.ports) deviceOf[port.name.str()] = port.device.str();
     for (const auto& l : inv.links) {
-        peerOf[l.aPort] = deviceOf[l.bPort];
-        peerOf[l.bPort] = deviceOf[l.aPort];
+        peerOf[l.aPort.str()] = deviceOf[l.bPort.str()];
+        peerOf[l.bPort.str()] = deviceOf[l.aPort.str()];
     }
     std::vector<std::string> order;  // every port in natural order
-    for (const auto& port : inv.ports) order.push_back(port.name);
+    for (const auto& port : inv.ports) order.emplace_back(port.name);
     std::sort(order.begin(), order.end(), [](auto& a, auto& b) { return loom::naturalLess(a, b); });
 
     // "rtsw": the CTSW ports that lead the natural order all face an RTSW, so the walk holds
@@ -73,7 +73,8 @@ TEST_F(PeerFilter, APatternAloneIsWalkedOrSetAndPagesExactlyInNaturalOrder) {
     std::size_t isw = 0, nic = 0;
     for (const auto& [port, peer] : peerOf) isw += peer.starts_with("z1-ctsw");
     for (const auto& port : inv.ports)
-        nic += !(peerOf.count(port.name) && peerOf[port.name].find("ctsw") != std::string::npos);
+        nic += !(peerOf.count(port.name.str()) &&
+                 peerOf[port.name.str()].find("ctsw") != std::string::npos);
     auto count = [&](const std::string& field, const std::string& value) {
         auto page = loom::db::listObjects(
             conn, {.kind = Kind::Port, .limit = 5000, .filters = {{field, value}}});

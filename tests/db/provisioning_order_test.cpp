@@ -42,11 +42,11 @@ TEST_F(ProvisioningOrder, RacksAreListedAndTakenInNaturalOrder) {
         if (dash == std::string::npos || r.name.size() < dash + 3) continue;
         std::string to =
             r.name.substr(0, dash + 2) + std::to_string(std::stoi(r.name.substr(dash + 2)));
-        renamed[r.name] = to;
+        renamed[r.name.str()] = to;
         r.name = to;
     }
-    auto ref = [&](std::string& rack) {
-        if (auto it = renamed.find(rack); it != renamed.end()) rack = it->second;
+    auto ref = [&](Text& rack) {
+        if (auto it = renamed.find(rack.str()); it != renamed.end()) rack = it->second;
     };
     for (auto& h : inv.hosts) ref(h.rack);
     for (auto& s : inv.switches) ref(s.rack);
@@ -63,7 +63,7 @@ TEST_F(ProvisioningOrder, RacksAreListedAndTakenInNaturalOrder) {
     ASSERT_TRUE(st) << st.error().toString();
 
     std::vector<std::string> names;
-    for (const auto& r : st->racks) names.push_back(r.name);
+    for (const auto& r : st->racks) names.emplace_back(r.name);
     ASSERT_EQ(names.size(), inv.racks.size());
     EXPECT_TRUE(std::is_sorted(names.begin(), names.end(),
                                [](auto& a, auto& b) { return loom::naturalLess(a, b); }));

@@ -50,13 +50,14 @@ TEST(ContentDigests, EverySpecFieldChangesItsKindOnly) {
         void (*edit)(Inventory&);
     };
     const Case cases[] = {
-        {"site description", Kind::Site, [](Inventory& i) { i.sites[0].description += "x"; }},
+        {"site description", Kind::Site,
+         [](Inventory& i) { i.sites[0].description = i.sites[0].description + "x"; }},
         {"zone label", Kind::Zone,
          [](Inventory& i) {
              i.zones[0].labels.push_back({"a", "b"});
          }},
         {"row index", Kind::Row, [](Inventory& i) { i.rows[0].index += 1; }},
-        {"rack model", Kind::Rack, [](Inventory& i) { i.racks[0].model += "x"; }},
+        {"rack model", Kind::Rack, [](Inventory& i) { i.racks[0].model = i.racks[0].model + "x"; }},
         {"rack position", Kind::Rack, [](Inventory& i) { i.racks[0].position += 1; }},
         {"host slot", Kind::Host, [](Inventory& i) { i.hosts[0].slot += 1; }},
         {"host rack", Kind::Host,
@@ -68,7 +69,8 @@ TEST(ContentDigests, EverySpecFieldChangesItsKindOnly) {
         {"link length", Kind::Link, [](Inventory& i) { i.links[0].lengthM += 0.5; }},
         {"link ends swapped", Kind::Link,
          [](Inventory& i) { std::swap(i.links[0].aPort, i.links[0].bPort); }},
-        {"a link renamed", Kind::Link, [](Inventory& i) { i.links[0].name += "x"; }},
+        {"a link renamed", Kind::Link,
+         [](Inventory& i) { i.links[0].name = i.links[0].name + "x"; }},
         {"a link fewer", Kind::Link, [](Inventory& i) { i.links.pop_back(); }},
         {"storage capacity", Kind::StorageNode,
          [](Inventory& i) { i.storageNodes[0].capacityTb += 1; }},

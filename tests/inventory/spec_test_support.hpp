@@ -30,7 +30,7 @@ inline std::map<std::string, std::size_t> linksByTier(const Inventory& inv) {
     for (const auto& s : inv.switches) role.emplace(s.name, switchRoleName(s.role));
     std::unordered_map<std::string_view, std::string_view> portDevice;
     for (const auto& p : inv.ports) portDevice.emplace(p.name, p.device);
-    auto roleOf = [&](const std::string& port) -> std::string {
+    auto roleOf = [&](std::string_view port) -> std::string {
         auto dev = portDevice.at(port);
         auto it = role.find(dev);
         return it == role.end() ? "nic" : std::string(it->second);

@@ -294,16 +294,16 @@ TEST_F(Provisioning, CablingGateUsesLldpReportsWhenTheExecutorCannotObserve) {
     ASSERT_TRUE(inv);
     // What LLDP would report with every cable right: each end of a cable that sits in the rack.
     std::vector<ObservedNeighbour> seen;
-    std::set<std::string> devices;
-    std::set<std::string> hosts;
-    for (const auto& s : inv->switches) if (s.rack == "z1-r001") devices.insert(s.name);
-    for (const auto& h : inv->hosts) if (h.rack == "z1-r001") hosts.insert(h.name);
-    for (const auto& n : inv->nics) if (hosts.count(n.host)) devices.insert(n.name);
+    std::set<std::string, std::less<>> devices;
+    std::set<std::string, std::less<>> hosts;
+    for (const auto& s : inv->switches) if (s.rack == "z1-r001") devices.emplace(s.name);
+    for (const auto& h : inv->hosts) if (h.rack == "z1-r001") hosts.emplace(h.name);
+    for (const auto& n : inv->nics) if (hosts.count(n.host.view())) devices.emplace(n.name);
     std::map<std::string, std::string> portDevice;
-    for (const auto& p : inv->ports) portDevice[p.name] = p.device;
+    for (const auto& p : inv->ports) portDevice[p.name.str()] = p.device.str();
     for (const auto& l : inv->links) {
-        if (devices.count(portDevice[l.aPort])) seen.push_back({l.aPort, l.bPort});
-        if (devices.count(portDevice[l.bPort])) seen.push_back({l.bPort, l.aPort});
+        if (devices.count(portDevice[l.aPort.str()])) seen.push_back({l.aPort.str(), l.bPort.str()});
+        if (devices.count(portDevice[l.bPort.str()])) seen.push_back({l.bPort.str(), l.aPort.str()});
     }
     ASSERT_GE(seen.size(), 2u);
     std::swap(seen[0].peer, seen[1].peer);

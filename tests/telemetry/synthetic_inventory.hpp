@@ -33,7 +33,7 @@ inline inventory::Inventory syntheticCluster(const SyntheticShape& sh) {
     inv.cluster = sh.zones * sh.racksPerZone * 16 >= 20000 ? "meta-24k-roce" : "synthetic";
     inv.fabric = FabricType::Roce;
     inv.sites.push_back({"dc1", "", {}, 0});
-    auto addPort = [&](const std::string& dev, DeviceKind k, int idx) {
+    auto addPort = [&](const Text& dev, DeviceKind k, int idx) {
         Port p;
         p.name = dev + "/p" + std::to_string(idx);
         p.device = dev;
@@ -43,7 +43,7 @@ inline inventory::Inventory syntheticCluster(const SyntheticShape& sh) {
         inv.ports.push_back(p);
         return p.name;
     };
-    auto addLink = [&](const std::string& a, const std::string& b) {
+    auto addLink = [&](const Text& a, const Text& b) {
         Link l;
         l.name = a + "--" + b;
         l.aPort = a;
@@ -59,7 +59,7 @@ inline inventory::Inventory syntheticCluster(const SyntheticShape& sh) {
         s.portCount = sh.zones * sh.ctswPerZone * sh.ctswUplinks / sh.atsw + 1;
         s.state = "in_service";
         inv.switches.push_back(s);
-        atsw.push_back(s.name);
+        atsw.emplace_back(s.name);
     }
     std::vector<int> atswNext(atsw.size(), 1);
     int atswRr = 0;
@@ -80,7 +80,7 @@ inline inventory::Inventory syntheticCluster(const SyntheticShape& sh) {
             s.portCount = sh.racksPerZone + sh.ctswUplinks;
             s.state = "in_service";
             inv.switches.push_back(s);
-            ctsw.push_back(s.name);
+            ctsw.emplace_back(s.name);
             for (int u = 0; u < (atsw.empty() ? 0 : sh.ctswUplinks); ++u) {
                 int a = atswRr++ % static_cast<int>(atsw.size());
                 auto ap = addPort(s.name, DeviceKind::Switch, sh.racksPerZone + 1 + u);

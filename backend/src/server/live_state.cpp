@@ -139,7 +139,7 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
         for (std::size_t i = 0; i < snapshot->links.size() && i < want.size(); ++i) {
             const auto have = provisioning::parseLinkService(snapshot->links[i].state);
             if (have && *have == want[i]) continue;
-            names.push_back(snapshot->links[i].name);
+            names.emplace_back(snapshot->links[i].name);
             states.emplace_back(provisioning::linkStateName(want[i]));
         }
         if (!names.empty()) {

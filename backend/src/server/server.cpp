@@ -62,7 +62,7 @@ public:
             if (inv->racks[i].name == rack) r = static_cast<std::int32_t>(i);
         if (r < 0) return out;
         for (std::size_t i = 0; i < owners->rack.size() && i < inv->links.size(); ++i)
-            if (owners->rack[i] == r) out.push_back(inv->links[i].name);
+            if (owners->rack[i] == r) out.emplace_back(inv->links[i].name);
         return out;
     }
     void onLiveChange(std::function<void()> hook) override {

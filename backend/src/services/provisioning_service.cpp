@@ -121,18 +121,18 @@ struct ProvisioningService::Impl {
         if (!inv) return fail(inv.error());
         racks.clear();
         std::unordered_map<std::string_view, std::string_view> hostRack, deviceRack;
-        for (const auto& r : inv->racks) racks[r.name];
+        for (const auto& r : inv->racks) racks[r.name.str()];
         std::unordered_map<std::string_view, std::size_t> hostIdx;
         for (const auto& h : inv->hosts) {
             hostRack[h.name] = h.rack;
-            auto& rc = racks[h.rack];
+            auto& rc = racks[h.rack.str()];
             hostIdx[h.name] = rc.hosts.size();
-            rc.hosts.push_back(h.name);
+            rc.hosts.emplace_back(h.name);
             rc.gpus.emplace_back();
         }
         for (const auto& g : inv->gpus)
             if (auto it = hostRack.find(g.host); it != hostRack.end())
-                racks[std::string(it->second)].gpus[hostIdx[g.host]].push_back(g.name);
+                racks[std::string(it->second)].gpus[hostIdx[g.host]].emplace_back(g.name);
         for (const auto& s : inv->storageNodes) hostRack[s.name] = s.rack;
         for (const auto& s : inv->switches)
             if (!s.rack.empty()) deviceRack[s.name] = s.rack;
@@ -145,13 +145,13 @@ struct ProvisioningService::Impl {
             auto a = portRack.find(l.aPort), b = portRack.find(l.bPort);
             if (a != portRack.end()) {
                 auto& rc = racks[std::string(a->second)];
-                rc.planned.push_back({l.aPort, l.bPort});
-                rc.links.push_back(l.name);
+                rc.planned.push_back({l.aPort.str(), l.bPort.str()});
+                rc.links.emplace_back(l.name);
             }
             if (b != portRack.end()) {
                 auto& rc = racks[std::string(b->second)];
-                rc.planned.push_back({l.bPort, l.aPort});
-                if (a == portRack.end() || a->second != b->second) rc.links.push_back(l.name);
+                rc.planned.push_back({l.bPort.str(), l.aPort.str()});
+                if (a == portRack.end() || a->second != b->second) rc.links.emplace_back(l.name);
             }
         }
         router.reset();

@@ -169,8 +169,8 @@ std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
     const KindOptions& ko = templates.optionsOf(kind);
     std::unordered_map<std::string_view, const inventory::Rack*> racks;
     for (const auto& r : inv.racks) racks.emplace(r.name, &r);
-    auto address = [&](const std::string& name) -> std::string_view {
-        auto it = templates.addresses.find(name);
+    auto address = [&](const inventory::Text& name) -> std::string_view {
+        auto it = templates.addresses.find(name.str());
         return it == templates.addresses.end() ? std::string_view{} : std::string_view(it->second);
     };
     if (kind != ExporterKind::Snmp) {
@@ -178,9 +178,10 @@ std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
             auto it = racks.find(h.rack);
             if (it == racks.end() || !rackIsScraped(it->second->state)) continue;
             if (h.state == "rma" || h.state == "decommissioned") continue;
-            out.push_back({kind, h.name,
+            out.push_back({kind, h.name.str(),
                            expandTemplate(tmpl, h.name, templates.snmpExporter, address(h.name)),
-                           h.rack, it->second->zone, "host", h.state, ko.interval, ko.timeout});
+                           h.rack.str(), it->second->zone.str(), "host", h.state.str(), ko.interval,
+                           ko.timeout});
         }
         return out;
     }
@@ -194,9 +195,10 @@ std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
             auto it = racks.find(sw.rack);
             if (it != racks.end() && !rackIsScraped(it->second->state)) continue;
         }
-        out.push_back({kind, sw.name,
+        out.push_back({kind, sw.name.str(),
                        expandTemplate(tmpl, sw.name, templates.snmpExporter, address(sw.name)),
-                       sw.rack, sw.zone, std::string(role), sw.state, ko.interval, ko.timeout});
+                       sw.rack.str(), sw.zone.str(), std::string(role), sw.state.str(), ko.interval,
+                       ko.timeout});
     }
     return out;
 }

@@ -91,18 +91,17 @@ constexpr FieldDesc<T, M> opsField(std::string_view api, M T::*m, std::string_vi
 }
 // An operational text field with no C++ member.
 template <class T>
-constexpr FieldDesc<T, std::string> opsTextField(std::string_view api,
-                                                 std::string_view column = {}) {
+constexpr FieldDesc<T, Text> opsTextField(std::string_view api, std::string_view column = {}) {
     return {api, nullptr, column.empty() ? api : column, Group::Operational};
 }
 template <class T>
-constexpr FieldDesc<T, std::string> refField(std::string_view api, std::string T::*m,
-                                             std::string_view column, Kind target) {
+constexpr FieldDesc<T, Text> refField(std::string_view api, Text T::*m, std::string_view column,
+                                      Kind target) {
     return {api, m, column, Group::Spec, false, {}, {RefColumn{column, target}}, 1};
 }
 template <class T>
-constexpr FieldDesc<T, std::string> refAnyField(std::string_view api, std::string T::*m,
-                                                std::array<RefColumn, 3> refs, std::uint8_t n) {
+constexpr FieldDesc<T, Text> refAnyField(std::string_view api, Text T::*m,
+                                         std::array<RefColumn, 3> refs, std::uint8_t n) {
     return {api, m, {}, Group::Spec, false, {}, refs, n};
 }
 
@@ -350,7 +349,7 @@ std::vector<T>& entitiesOf(Inventory& inv) {
 
 template <class M>
 constexpr ValueType valueTypeOf() {
-    if constexpr (std::is_same_v<M, std::string>)
+    if constexpr (std::is_same_v<M, Text> || std::is_same_v<M, std::string>)
         return ValueType::Text;
     else if constexpr (std::is_same_v<M, int>)
         return ValueType::Integer;

@@ -11,9 +11,14 @@
 //  - operational fields: `state`, `serial`/`uuid`/`mac` when discovered, `resourceVersion`.
 //    Owned by provisioning and discovery; apply never overwrites them on an existing row.
 //    A new row gets the default state of its kind.
+//
+// String fields are Text (text.hpp): 8 bytes, immutable, shared on copy — a port's device
+// shares its switch's name, a state the process-wide block of its value. They read as
+// std::string_view (and convert to std::string); assign a string, a view or a literal.
 #pragma once
 
 #include "loom/inventory/kind_vector.hpp"
+#include "loom/inventory/text.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -80,127 +85,127 @@ std::optional<DeviceKind> parseDeviceKind(std::string_view s);
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
 struct Site {
-    std::string name;
-    std::string description;
+    Text name;
+    Text description;
     Labels labels;
     std::int64_t resourceVersion = 0;
 };
 
 // An AI zone (RoCE) or a pod (InfiniBand): the racks under one set of cluster switches.
 struct Zone {
-    std::string name;
-    std::string site;
+    Text name;
+    Text site;
     Labels labels;
     std::int64_t resourceVersion = 0;
 };
 
 struct Row {
-    std::string name;
-    std::string zone;
+    Text name;
+    Text zone;
     int index = 0;  // position of the row on the floor, 0-based
     Labels labels;
     std::int64_t resourceVersion = 0;
 };
 
 struct Rack {
-    std::string name;
-    std::string row;
-    std::string zone;
+    Text name;
+    Text row;
+    Text zone;
     int position = 0;  // position within the row, 0-based
-    std::string model;
+    Text model;
     Labels labels;
     // operational
-    std::string state = "planned";
-    std::string serial;
+    Text state = Text::shared("planned");
+    Text serial;
     std::int64_t resourceVersion = 0;
 };
 
 struct Host {
-    std::string name;
-    std::string rack;
+    Text name;
+    Text rack;
     int slot = 0;  // position in the rack (0-based, bottom up)
-    std::string model;
+    Text model;
     Labels labels;
     // operational
-    std::string state = "planned";
-    std::string serial;
+    Text state = Text::shared("planned");
+    Text serial;
     std::int64_t resourceVersion = 0;
 };
 
 struct Gpu {
-    std::string name;
-    std::string host;
+    Text name;
+    Text host;
     int index = 0;  // 0..7 on a Grand Teton host; equals the rail of its backend NIC
-    std::string model;
+    Text model;
     // operational
-    std::string state = "ok";
-    std::string serial;
-    std::string uuid;
+    Text state = Text::shared("ok");
+    Text serial;
+    Text uuid;
     std::int64_t resourceVersion = 0;
 };
 
 struct Nic {
-    std::string name;
-    std::string host;  // host or storage node
+    Text name;
+    Text host;  // host or storage node
     int index = 0;     // backend NICs: the rail (0..7, one per GPU)
     Network network = Network::Backend;
-    std::string model;
+    Text model;
     int speedGbps = 400;
     // operational
-    std::string state = "ok";
-    std::string mac;
+    Text state = Text::shared("ok");
+    Text mac;
     std::int64_t resourceVersion = 0;
 };
 
 struct Switch {
-    std::string name;
+    Text name;
     SwitchRole role = SwitchRole::Rtsw;
-    std::string model;
-    std::string zone;  // empty for switches above zones (atsw, core)
-    std::string rack;  // empty for switches not in a compute rack
+    Text model;
+    Text zone;  // empty for switches above zones (atsw, core)
+    Text rack;  // empty for switches not in a compute rack
     int portCount = 0;
     int speedGbps = 400;
     Labels labels;
     // operational
-    std::string state = "planned";
-    std::string serial;
+    Text state = Text::shared("planned");
+    Text serial;
     std::int64_t resourceVersion = 0;
 };
 
 struct Port {
-    std::string name;    // "<device>/<port>", e.g. "z1-r001-rtsw/p17", "z1-r001-h0-nic3/p1"
-    std::string device;  // switch, NIC or storage node name
+    Text name;    // "<device>/<port>", e.g. "z1-r001-rtsw/p17", "z1-r001-h0-nic3/p1"
+    Text device;  // switch, NIC or storage node name
     DeviceKind deviceKind = DeviceKind::Switch;
     int index = 0;  // 1-based physical port number
     int speedGbps = 400;
     // operational
-    std::string state = "planned";
+    Text state = Text::shared("planned");
     std::int64_t resourceVersion = 0;
 };
 
 // A cable between two ports. aPort is the lower tier end (NIC or the lower switch).
 struct Link {
-    std::string name;  // "<aPort>--<bPort>"
-    std::string aPort;
-    std::string bPort;
+    Text name;  // "<aPort>--<bPort>"
+    Text aPort;
+    Text bPort;
     Network network = Network::Backend;
     Medium medium = Medium::Dac;
     double lengthM = 0;
     int speedGbps = 400;
     // operational
-    std::string state = "planned";  // planned | active | drained | down
+    Text state = Text::shared("planned");  // planned | active | drained | down
     std::int64_t resourceVersion = 0;
 };
 
 struct StorageNode {
-    std::string name;
-    std::string rack;  // storage rack name (a Rack with no compute hosts)
-    std::string model;
+    Text name;
+    Text rack;  // storage rack name (a Rack with no compute hosts)
+    Text model;
     double capacityTb = 0;
     Labels labels;
     // operational
-    std::string state = "planned";
-    std::string serial;
+    Text state = Text::shared("planned");
+    Text serial;
     std::int64_t resourceVersion = 0;
 };
 
