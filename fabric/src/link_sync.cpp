@@ -1,25 +1,46 @@
 #include "loom/fabric/link_sync.hpp"
 
+#include <cassert>
+#include <functional>
+
 namespace loom::fabric {
 
-LinkNameIndex::LinkNameIndex(const Topology& t) {
-    ids_.reserve(static_cast<std::size_t>(t.linkCount()));
-    for (std::int32_t l = 0; l < t.linkCount(); ++l) ids_.emplace(t.linkNames[l], l);
+LinkNameIndex::LinkNameIndex(const Topology& t) : links_(t.linkCount()) {
+    std::size_t size = 16;
+    while (size < 2 * static_cast<std::size_t>(links_)) size *= 2;
+    slots_.assign(size, kNone);
+    const std::size_t mask = size - 1;
+    for (std::int32_t l = 0; l < links_; ++l) {
+        const std::string_view name = t.linkNames[l];
+        for (std::size_t i = std::hash<std::string_view>{}(name)&mask;; i = (i + 1) & mask) {
+            if (slots_[i] == kNone) {
+                slots_[i] = l;
+                break;
+            }
+            if (t.linkNames[slots_[i]] == name) break;  // a duplicate name keeps the lowest id
+        }
+    }
 }
 
-std::int32_t LinkNameIndex::find(std::string_view name) const {
-    auto it = ids_.find(std::string(name));
-    return it == ids_.end() ? kNone : it->second;
+std::int32_t LinkNameIndex::find(const Topology& t, std::string_view name) const {
+    if (slots_.empty()) return kNone;
+    assert(t.linkCount() == links_ && "LinkNameIndex queried with another topology");
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = std::hash<std::string_view>{}(name)&mask;; i = (i + 1) & mask) {
+        const auto l = slots_[i];
+        if (l == kNone) return kNone;
+        if (t.linkNames[l] == name) return l;
+    }
 }
 
 std::vector<std::pair<std::int32_t, LinkState>> LinkNameIndex::changes(
     const Topology& t, const inventory::Inventory& inv) const {
     std::vector<std::pair<std::int32_t, LinkState>> out;
     for (const auto& l : inv.links) {
-        auto it = ids_.find(l.name.str());
-        if (it == ids_.end()) continue;
+        const auto id = find(t, l.name);
+        if (id == kNone) continue;
         const auto want = linkStateFrom(l.state, false);
-        if (t.linkState[it->second] != want) out.emplace_back(it->second, want);
+        if (t.linkState[id] != want) out.emplace_back(id, want);
     }
     return out;
 }

@@ -55,7 +55,7 @@ std::optional<std::vector<std::int32_t>> JobsRouting::sync(
     }
     std::unordered_set<std::int32_t> want;
     for (auto name : down)
-        if (auto l = linkIds_.find(name); l != fabric::kNone) want.insert(l);
+        if (auto l = linkIds_.find(t, name); l != fabric::kNone) want.insert(l);
     for (auto l : want)
         if (!applied_.contains(l) && t.linkState[l] != fabric::LinkState::Down)
             set.emplace_back(l, fabric::LinkState::Down);

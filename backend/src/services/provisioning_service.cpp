@@ -165,7 +165,7 @@ struct ProvisioningService::Impl {
                 linkIds = fabric::LinkNameIndex(*topo);
                 for (auto& [name, rc] : racks) {
                     for (const auto& ln : rc.links)
-                        if (auto id = linkIds.find(ln); id != fabric::kNone)
+                        if (auto id = linkIds.find(*topo, ln); id != fabric::kNone)
                             rc.topoLinks.push_back(id);
                     for (std::int32_t s = 0; s < topo->switchCount(); ++s)
                         if (topo->switchTier[s] == 1 && topo->switchRack[s] != fabric::kNone &&

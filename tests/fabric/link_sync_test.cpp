@@ -1,0 +1,88 @@
+// LinkNameIndex (fabric/link_sync.hpp): link ids by inventory link name over the topology's own
+// names, and the stored-state changes a newer snapshot brings — on dev-small and the 24k RoCE
+// reference (55,680 backend links: the open-addressing table's probing over many names).
+#include "loom/fabric/link_sync.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "roce_fixtures.hpp"
+
+namespace loom::fabric {
+namespace {
+
+using fixtures::fromSpec;
+
+void expectEveryNameFound(const inventory::Inventory& inv) {
+    auto topo = buildTopology(inv, {.plannedIsUp = true, .storedLinkStates = true});
+    ASSERT_TRUE(topo.has_value()) << topo.error().toString();
+    const LinkNameIndex ids(*topo);
+    ASSERT_GT(topo->linkCount(), 0);
+    for (std::int32_t l = 0; l < topo->linkCount(); ++l)
+        ASSERT_EQ(ids.find(*topo, topo->linkNames[l]), l) << topo->linkNames[l];
+    // Names that are not links: frontend links, a prefix, a name one character longer, empty.
+    std::size_t frontend = 0;
+    for (const auto& l : inv.links)
+        if (l.network != inventory::Network::Backend && frontend++ < 100)
+            EXPECT_EQ(ids.find(*topo, l.name), kNone) << l.name.view();
+    const std::string first = topo->linkNames[0];
+    EXPECT_EQ(ids.find(*topo, first.substr(0, first.size() - 1)), kNone);
+    EXPECT_EQ(ids.find(*topo, first + "x"), kNone);
+    EXPECT_EQ(ids.find(*topo, ""), kNone);
+    // A copy of the topology (what a router owns after the move) answers the same.
+    const Topology copy = *topo;
+    EXPECT_EQ(ids.find(copy, topo->linkNames[topo->linkCount() - 1]), topo->linkCount() - 1);
+    EXPECT_LE(ids.memoryBytes(),
+              4 * sizeof(std::int32_t) * static_cast<std::size_t>(topo->linkCount()) + 64);
+}
+
+TEST(LinkNameIndex, FindsEveryLinkOfDevSmallAndTheFullReference) {
+    expectEveryNameFound(fromSpec("dev-small.yaml"));
+    expectEveryNameFound(fromSpec("meta-24k-roce.yaml"));
+}
+
+TEST(LinkNameIndex, AnEmptyIndexFindsNothing) {
+    const LinkNameIndex none;
+    const Topology empty;
+    EXPECT_EQ(none.find(empty, "a--b"), kNone);
+    EXPECT_TRUE(none.changes(empty, inventory::Inventory{}).empty());
+}
+
+TEST(LinkNameIndex, ChangesListTheLinksWhoseStoredStateMoved) {
+    auto inv = fromSpec("dev-small.yaml");
+    auto topo = buildTopology(inv, {.plannedIsUp = true, .storedLinkStates = true});
+    ASSERT_TRUE(topo.has_value());
+    const LinkNameIndex ids(*topo);
+    EXPECT_TRUE(ids.changes(*topo, inv).empty());  // the snapshot it was built from
+    // A newer snapshot: two backend links active, one drained, a frontend link down.
+    std::vector<std::int32_t> backend;
+    for (std::size_t i = 0; i < inv.links.size() && backend.size() < 3; ++i)
+        if (inv.links[i].network == inventory::Network::Backend)
+            backend.push_back(static_cast<std::int32_t>(i));
+    ASSERT_EQ(backend.size(), 3u);
+    inv.links[backend[0]].state = inventory::Text::shared("active");
+    inv.links[backend[1]].state = inventory::Text::shared("active");
+    inv.links[backend[2]].state = inventory::Text::shared("drained");
+    for (auto& l : inv.links)
+        if (l.network != inventory::Network::Backend) {
+            l.state = inventory::Text::shared("down");
+            break;
+        }
+    auto changes = ids.changes(*topo, inv);
+    ASSERT_EQ(changes.size(), 3u);
+    const std::pair<std::int32_t, LinkState> want[] = {
+        {ids.find(*topo, inv.links[backend[0]].name), LinkState::Up},
+        {ids.find(*topo, inv.links[backend[1]].name), LinkState::Up},
+        {ids.find(*topo, inv.links[backend[2]].name), LinkState::Drained}};
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(changes[i], want[i]) << i;
+        EXPECT_NE(want[i].first, kNone);
+    }
+    // Applied to the topology, nothing is left to change.
+    for (auto [l, s] : changes) topo->linkState[l] = s;
+    EXPECT_TRUE(ids.changes(*topo, inv).empty());
+}
+
+}  // namespace
+}  // namespace loom::fabric
