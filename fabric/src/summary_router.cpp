@@ -256,59 +256,72 @@ SummaryRouter::SummaryRouter(Topology topo) : impl_(std::make_unique<Impl>()) {
                 st.tierSwitches[tier].push_back(id);
             }
     }
+    // A zone's links, filled here and handed to its sub-topology's SharedArrays once whole.
+    struct ZoneLinks {
+        std::vector<std::int32_t> a, b;
+        std::vector<std::uint16_t> aPort, bPort;
+        std::vector<float> cap;
+    };
+    std::vector<ZoneLinks> zoneLinks(zones_);
     for (std::int32_t l = 0; l < t.linkCount(); ++l) {
         auto a = t.linkA[l], b = t.linkB[l];
         if (!t.isSwitch(a) || zoneOf(a) != zoneOf(b) || zoneOf(a) == zones_ ||
             !m.zones[zoneOf(a)].local)
             continue;
         auto z = zoneOf(a);
-        Topology& st = subs[z];
+        ZoneLinks& zl = zoneLinks[z];
         m.linkZone[l] = z;
-        m.linkLocal[l] = st.linkCount();
+        m.linkLocal[l] = static_cast<std::int32_t>(zl.a.size());
         m.zones[z].links.push_back(l);
-        st.linkNames.emplace_back();
-        st.linkA.push_back(m.switchLocal[a]);
-        st.linkB.push_back(m.switchLocal[b]);
-        st.linkAPort.push_back(t.linkAPort[l]);
-        st.linkBPort.push_back(t.linkBPort[l]);
-        st.linkCapGbps.push_back(t.linkCapGbps[l]);
-        st.linkState.push_back(t.linkState[l]);
+        zl.a.push_back(m.switchLocal[a]);
+        zl.b.push_back(m.switchLocal[b]);
+        zl.aPort.push_back(t.linkAPort[l]);
+        zl.bPort.push_back(t.linkBPort[l]);
+        zl.cap.push_back(t.linkCapGbps[l]);
+        subs[z].linkState.push_back(t.linkState[l]);
     }
     for (std::int32_t z = 0; z < zones_; ++z) {
         auto& zn = m.zones[z];
         if (!zn.local) continue;
         Topology& st = subs[z];
+        const ZoneLinks& zl = zoneLinks[z];
+        const auto L = static_cast<std::int32_t>(zl.a.size());
         // Adjacency as buildTopology orders it: down-links then up-links, each by local port,
         // so the next hops come in the same order as in the whole fabric.
         const auto N = st.switchCount();
-        st.adjOffset.assign(N + 1, 0);
-        for (std::int32_t l = 0; l < st.linkCount(); ++l) {
-            ++st.adjOffset[st.linkA[l] + 1];
-            ++st.adjOffset[st.linkB[l] + 1];
+        std::vector<std::int32_t> adjOffset(N + 1, 0);
+        for (std::int32_t l = 0; l < L; ++l) {
+            ++adjOffset[zl.a[l] + 1];
+            ++adjOffset[zl.b[l] + 1];
         }
-        for (std::int32_t v = 0; v < N; ++v) st.adjOffset[v + 1] += st.adjOffset[v];
-        st.adjLink.assign(st.adjOffset[N], 0);
-        std::vector<std::int32_t> fill(st.adjOffset.begin(), st.adjOffset.end() - 1);
-        for (std::int32_t l = 0; l < st.linkCount(); ++l) {
-            st.adjLink[fill[st.linkA[l]]++] = l;
-            st.adjLink[fill[st.linkB[l]]++] = l;
+        for (std::int32_t v = 0; v < N; ++v) adjOffset[v + 1] += adjOffset[v];
+        std::vector<std::int32_t> adjLink(adjOffset[N], 0);
+        std::vector<std::int32_t> fill(adjOffset.begin(), adjOffset.end() - 1);
+        for (std::int32_t l = 0; l < L; ++l) {
+            adjLink[fill[zl.a[l]]++] = l;
+            adjLink[fill[zl.b[l]]++] = l;
         }
-        st.adjUpBegin.assign(N, 0);
+        std::vector<std::int32_t> adjUpBegin(N, 0);
         for (std::int32_t v = 0; v < N; ++v) {
-            auto b = st.adjLink.begin() + st.adjOffset[v],
-                 e = st.adjLink.begin() + st.adjOffset[v + 1];
-            auto port = [&](std::int32_t l) {
-                return st.linkA[l] == v ? st.linkAPort[l] : st.linkBPort[l];
-            };
+            auto b = adjLink.begin() + adjOffset[v], e = adjLink.begin() + adjOffset[v + 1];
+            auto port = [&](std::int32_t l) { return zl.a[l] == v ? zl.aPort[l] : zl.bPort[l]; };
             std::sort(b, e, [&](std::int32_t x, std::int32_t y) {
-                bool ux = st.linkA[x] == v, uy = st.linkA[y] == v;
+                bool ux = zl.a[x] == v, uy = zl.a[y] == v;
                 if (ux != uy) return !ux;
                 return port(x) < port(y);
             });
-            st.adjUpBegin[v] = static_cast<std::int32_t>(
-                std::find_if(b, e, [&](std::int32_t l) { return st.linkA[l] == v; }) -
-                st.adjLink.begin());
+            adjUpBegin[v] = static_cast<std::int32_t>(
+                std::find_if(b, e, [&](std::int32_t l) { return zl.a[l] == v; }) - adjLink.begin());
         }
+        st.linkNames = std::vector<std::string>(static_cast<std::size_t>(L));
+        st.linkA = zl.a;
+        st.linkB = zl.b;
+        st.linkAPort = zl.aPort;
+        st.linkBPort = zl.bPort;
+        st.linkCapGbps = zl.cap;
+        st.adjOffset = std::move(adjOffset);
+        st.adjLink = std::move(adjLink);
+        st.adjUpBegin = std::move(adjUpBegin);
         for (std::int32_t v = 0; v < N; ++v) {
             bool out = false;
             for (auto l : t.upLinks(zn.switches[v])) out |= zoneOf(t.linkB[l]) != z;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 
 namespace loom::fabric {
@@ -50,6 +51,57 @@ std::int32_t Topology::findHost(std::string_view name) const {
     for (std::size_t i = 0; i < hostNames.size(); ++i)
         if (hostNames[i] == name) return static_cast<std::int32_t>(i);
     return kNone;
+}
+
+namespace {
+
+// The topology's SharedArrays, in one fixed order (TopologyArrays' slots).
+template <class F>
+void forEachSharedArray(Topology& t, F&& f) {
+    f(t.nicNames);
+    f(t.nicHost);
+    f(t.nicRail);
+    f(t.nicLink);
+    f(t.hostNames);
+    f(t.linkNames);
+    f(t.linkA);
+    f(t.linkB);
+    f(t.linkAPort);
+    f(t.linkBPort);
+    f(t.linkCapGbps);
+    f(t.adjOffset);
+    f(t.adjLink);
+    f(t.adjUpBegin);
+}
+
+template <class T>
+std::size_t arrayBytes(const std::vector<T>& v) {
+    std::size_t n = v.capacity() * sizeof(T);
+    if constexpr (std::is_same_v<T, std::string>)
+        for (const auto& s : v)
+            if (s.capacity() > 15) n += s.capacity() + 1;
+    return n;
+}
+
+}  // namespace
+
+std::size_t TopologyArrays::share(Topology& t) {
+    std::lock_guard lock(mutex_);
+    std::size_t adopted = 0, i = 0;
+    forEachSharedArray(t, [&](auto& a) {
+        using Vec = std::vector<typename std::decay_t<decltype(a)>::value_type>;
+        if (i >= arrays_.size()) arrays_.emplace_back();
+        auto& slot = arrays_[i++];
+        auto mine = std::static_pointer_cast<const Vec>(slot.lock());
+        if (mine && mine != a.owner() && mine->size() == a.size() &&
+            std::equal(mine->begin(), mine->end(), a.begin())) {
+            a.adopt(std::move(mine));
+            adopted += arrayBytes(*a.owner());
+            return;
+        }
+        slot = a.owner();
+    });
+    return adopted;
 }
 
 namespace {
@@ -126,12 +178,16 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     }
 
     // Hosts and their backend NICs (contiguous per host, by rail).
+    // The shared arrays (SharedArray) are filled as vectors here and handed over once whole.
     hostIdx.reserve(in.hosts.size());
+    std::vector<std::string> hostNames;
+    hostNames.reserve(in.hosts.size());
     for (const auto& h : in.hosts) {
-        hostIdx.emplace(h.name, static_cast<std::int32_t>(t.hostNames.size()));
-        t.hostNames.emplace_back(h.name);
+        hostIdx.emplace(h.name, static_cast<std::int32_t>(hostNames.size()));
+        hostNames.emplace_back(h.name);
         t.hostRack.push_back(idxOr(rackIdx, h.rack));
     }
+    t.hostNames = std::move(hostNames);
     std::vector<std::int32_t> nicOrder;
     for (std::size_t i = 0; i < in.nics.size(); ++i)
         if (in.nics[i].network == inv::Network::Backend && hostIdx.count(in.nics[i].host))
@@ -143,21 +199,26 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     t.hostFirstNic.assign(t.hostNames.size(), kNone);
     t.hostNicCount.assign(t.hostNames.size(), 0);
     const auto S = t.switchCount();
+    std::vector<std::string> nicNames;
+    std::vector<std::int32_t> nicHost, nicRail;
     for (std::int32_t i : nicOrder) {
         const auto& n = in.nics[i];
-        auto nic = static_cast<std::int32_t>(t.nicNames.size());
+        auto nic = static_cast<std::int32_t>(nicNames.size());
         if (!nodeIdx.emplace(n.name, S + nic).second)
             return fail(Error::invalid("duplicate NIC name " + n.name,
                                        "nics[" + std::to_string(i) + "]"));
         auto h = hostIdx[n.host];
         if (t.hostFirstNic[h] == kNone) t.hostFirstNic[h] = nic;
         ++t.hostNicCount[h];
-        t.nicNames.emplace_back(n.name);
-        t.nicHost.push_back(h);
-        t.nicRail.push_back(n.index);
+        nicNames.emplace_back(n.name);
+        nicHost.push_back(h);
+        nicRail.push_back(n.index);
         t.nicUp.push_back(deviceDown(n.state, opt.plannedIsUp) ? 0 : 1);
     }
-    t.nicLink.assign(t.nicNames.size(), kNone);
+    t.nicNames = std::move(nicNames);
+    t.nicHost = std::move(nicHost);
+    t.nicRail = std::move(nicRail);
+    std::vector<std::int32_t> nicLink(static_cast<std::size_t>(t.nicCount()), kNone);
 
     // Ports: name -> (node, physical port). Only ports on fabric nodes matter.
     struct PortRef {
@@ -180,6 +241,10 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     const auto N = t.nodeCount();
     std::vector<std::int32_t> degree(N, 0);
     std::unordered_map<std::uint64_t, std::int32_t> usedPorts;
+    std::vector<std::string> linkNames;
+    std::vector<std::int32_t> linkA, linkB;
+    std::vector<std::uint16_t> linkAPort, linkBPort;
+    std::vector<float> linkCapGbps;
     usedPorts.reserve(in.links.size() * 2);
     for (std::size_t i = 0; i < in.links.size(); ++i) {
         const auto& l = in.links[i];
@@ -211,46 +276,57 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
                                                " is used by two links",
                                            where));
         }
-        auto id = t.linkCount();
-        t.linkNames.emplace_back(l.name);
-        t.linkA.push_back(a.node);
-        t.linkB.push_back(b.node);
-        t.linkAPort.push_back(a.index);
-        t.linkBPort.push_back(b.index);
-        t.linkCapGbps.push_back(static_cast<float>(l.speedGbps > 0 ? l.speedGbps : 400));
+        auto id = static_cast<std::int32_t>(linkNames.size());
+        linkNames.emplace_back(l.name);
+        linkA.push_back(a.node);
+        linkB.push_back(b.node);
+        linkAPort.push_back(a.index);
+        linkBPort.push_back(b.index);
+        linkCapGbps.push_back(static_cast<float>(l.speedGbps > 0 ? l.speedGbps : 400));
         t.linkState.push_back(linkStateFrom(l.state, opt.plannedIsUp && !opt.storedLinkStates));
         ++degree[a.node];
         ++degree[b.node];
         if (!t.isSwitch(a.node)) {
             auto nic = a.node - S;
-            if (t.nicLink[nic] != kNone)
+            if (nicLink[nic] != kNone)
                 return fail(Error::invalid("NIC " + t.nicNames[nic] + " has two backend links",
                                            where));
-            t.nicLink[nic] = id;
+            nicLink[nic] = id;
         }
     }
 
     // CSR: down-links (peer below) first, then up-links, each by local port number.
-    t.adjOffset.assign(N + 1, 0);
-    for (std::int32_t v = 0; v < N; ++v) t.adjOffset[v + 1] = t.adjOffset[v] + degree[v];
-    t.adjLink.assign(t.adjOffset[N], 0);
-    std::vector<std::int32_t> fill(t.adjOffset.begin(), t.adjOffset.end() - 1);
-    for (std::int32_t l = 0; l < t.linkCount(); ++l) {
-        t.adjLink[fill[t.linkA[l]]++] = l;
-        t.adjLink[fill[t.linkB[l]]++] = l;
+    const auto L = static_cast<std::int32_t>(linkNames.size());
+    std::vector<std::int32_t> adjOffset(N + 1, 0);
+    for (std::int32_t v = 0; v < N; ++v) adjOffset[v + 1] = adjOffset[v] + degree[v];
+    std::vector<std::int32_t> adjLink(adjOffset[N], 0);
+    std::vector<std::int32_t> fill(adjOffset.begin(), adjOffset.end() - 1);
+    for (std::int32_t l = 0; l < L; ++l) {
+        adjLink[fill[linkA[l]]++] = l;
+        adjLink[fill[linkB[l]]++] = l;
     }
-    t.adjUpBegin.assign(N, 0);
+    std::vector<std::int32_t> adjUpBegin(N, 0);
     for (std::int32_t v = 0; v < N; ++v) {
-        auto b = t.adjLink.begin() + t.adjOffset[v], e = t.adjLink.begin() + t.adjOffset[v + 1];
-        auto localPort = [&](std::int32_t l) { return t.linkA[l] == v ? t.linkAPort[l] : t.linkBPort[l]; };
+        auto b = adjLink.begin() + adjOffset[v], e = adjLink.begin() + adjOffset[v + 1];
+        auto localPort = [&](std::int32_t l) { return linkA[l] == v ? linkAPort[l] : linkBPort[l]; };
         std::sort(b, e, [&](std::int32_t x, std::int32_t y) {
-            bool ux = t.linkA[x] == v, uy = t.linkA[y] == v;  // v is the lower end: up-link
+            bool ux = linkA[x] == v, uy = linkA[y] == v;  // v is the lower end: up-link
             if (ux != uy) return !ux;
             return localPort(x) < localPort(y);
         });
-        auto firstUp = std::find_if(b, e, [&](std::int32_t l) { return t.linkA[l] == v; });
-        t.adjUpBegin[v] = static_cast<std::int32_t>(firstUp - t.adjLink.begin());
+        auto firstUp = std::find_if(b, e, [&](std::int32_t l) { return linkA[l] == v; });
+        adjUpBegin[v] = static_cast<std::int32_t>(firstUp - adjLink.begin());
     }
+    t.nicLink = std::move(nicLink);
+    t.linkNames = std::move(linkNames);
+    t.linkA = std::move(linkA);
+    t.linkB = std::move(linkB);
+    t.linkAPort = std::move(linkAPort);
+    t.linkBPort = std::move(linkBPort);
+    t.linkCapGbps = std::move(linkCapGbps);
+    t.adjOffset = std::move(adjOffset);
+    t.adjLink = std::move(adjLink);
+    t.adjUpBegin = std::move(adjUpBegin);
     return t;
 }
 

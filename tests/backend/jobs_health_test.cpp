@@ -2,6 +2,7 @@
 // busbw on the current link states, the links it crosses and its GPUs; a link the telemetry
 // sees down under the job lowers its busbw, opens a job_degraded event naming the link and is
 // pushed on the jobs topic; the repair closes the event; a failed GPU shows in the job's GPUs.
+#include <cmath>
 #include <set>
 
 #include "loom/db/job_repo.hpp"
@@ -316,6 +317,111 @@ TEST_F(JobsHealth, PlacementAvoidsALostUplinkAndRacksInAJob) {
     auto badPattern = place({{"gpus", 16}, {"pattern", "ring"}});
     EXPECT_EQ(badPattern.status, 400);
     EXPECT_EQ(badPattern.j()["error"]["path"], "pattern");
+}
+
+// The jobs view routes its own copy of the live fabric (its link states are the stored ones
+// with the links telemetry reports down forced down; since session 15 it shares the fabric
+// state's topology arrays): after every driven change its answer for a job is the fabric
+// state's answer for the same hosts (POST /fabric/impact: busbw and bottlenecks), except while
+// telemetry holds a link down that the stored states do not — a stored drain and undrain, a
+// telemetry link_down and its recovery, a layout change (a rack applied), and a link_down after
+// that rebuild.
+TEST_F(JobsHealth, TheJobsViewAnswersAsTheFabricStateAfterEveryDrivenChange) {
+    auto& s = startServer({}, Routes::All);
+    bringIntoService(s, "z1-r001");
+    bringIntoService(s, "z1-r002");
+    ASSERT_EQ(request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kHealthJob,
+                      {{"Content-Type", "application/yaml"}})
+                  .status,
+              201);
+    const json hosts = {"z1-r001-h0", "z1-r001-h1", "z1-r002-h0", "z1-r002-h1"};
+    // (busBw rounded as the job shows it, bottlenecks) of the job and of the fabric state.
+    auto job = [&] {
+        auto h = get(s, "/api/v1/jobs/llama")["health"];
+        return h.is_object() ? json{h["busBw"], h["bottlenecks"]} : json();
+    };
+    auto fabric = [&] {
+        auto r = request(s.port(), "POST", "/api/v1/fabric/impact", tokens_["viewer"],
+                         json{{"hosts", hosts}, {"collective", "allreduce"}}.dump());
+        EXPECT_EQ(r.status, 200) << r.body;
+        auto j = r.j();
+        return json{std::round(j["busBwNormalized"].get<double>() * 10) / 10, j["bottlenecks"]};
+    };
+    // Both settle to `bw` (the view updates on its own thread), and then agree in full.
+    auto expectBoth = [&](double bw, const char* after) {
+        json a, b;
+        EXPECT_TRUE(eventually(
+            [&] {
+                a = job();
+                b = fabric();
+                return a == b && b[0] == bw;
+            },
+            10s))
+            << after << ": job " << a.dump() << "\nfabric state " << b.dump();
+    };
+    // The view alone sees the telemetry: `jobBw` there, the fabric state `fabricBw`.
+    auto expectApart = [&](double jobBw, double fabricBw, const char* after) {
+        json a;
+        EXPECT_TRUE(eventually(
+            [&] {
+                a = job();
+                return a.is_array() && a[0] == jobBw;
+            },
+            10s))
+            << after << ": " << a.dump();
+        EXPECT_EQ(fabric()[0], fabricBw) << after;
+    };
+    auto linkDown = [&](bool down) {
+        telemetry(s, "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} " +
+                         std::string(down ? "0" : "1") + "\n");
+    };
+    expectBoth(25.0, "start");
+
+    // Stored states: rack 2 drained (its cables drained: the job is cut), then back in service.
+    auto act = [&](const char* action) {
+        auto r = request(s.port(), "POST", std::string("/api/v1/racks/z1-r002/") + action,
+                         tokens_["operator"], R"({"reason": "test"})");
+        ASSERT_EQ(r.status, 200) << action << ": " << r.body;
+    };
+    act("drain");
+    act("advance");  // draining -> drained
+    expectBoth(0.0, "rack drained");
+    act("advance");  // drained -> in_service
+    expectBoth(25.0, "rack back in service");
+
+    // Telemetry: the uplink down for the view only, then recovered.
+    linkDown(false);
+    linkDown(true);
+    expectApart(12.5, 25.0, "telemetry link_down");
+    linkDown(false);
+    expectBoth(25.0, "link_down recovered");
+
+    // A layout change: a fifth rack applied (both rebuild their routing), then the same uplink
+    // down again: the rebuilt view finds it by name in the new topology.
+    {
+        auto conn = connect();
+        auto desired = loom::testing::sampleCluster(1, 5);
+        auto snap = db::loadSnapshot(conn);
+        ASSERT_TRUE(snap) << snap.error().toString();
+        auto p = inventory::plan(desired, snap->inventory);
+        ASSERT_FALSE(p.empty());
+        auto applied = db::applyPlan(conn, p, desired, {.actor = "test"});
+        ASSERT_TRUE(applied) << applied.error().toString();
+    }
+    s.services().inventoryChanged();
+    ASSERT_TRUE(eventually(
+        [&] {
+            const auto hall = get(s, "/api/v1/hall");
+            for (const auto& r : hall["racks"])
+                if (r.value("name", "") == "z1-r005") return true;
+            return false;
+        },
+        10s));
+    expectBoth(25.0, "layout change");
+    linkDown(true);
+    expectApart(12.5, 25.0, "telemetry link_down after the layout change");
+    linkDown(false);
+    expectBoth(25.0, "recovered after the layout change");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // fabric library from the stored inventory. The routing state is rebuilt lazily, once per
 // inventory snapshot (after an apply), and shared read-only between requests.
 #include "loom/telemetry/hall_layout.hpp"
+#include "live_topology.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
 #include "loom/fabric/export.hpp"
@@ -102,7 +103,7 @@ struct FabricState {
                 }
                 builtFrom = inv;
             } else {
-                auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
+                auto topo = buildLiveTopology(*inv);
                 if (!topo) return fail(topo.error());
                 linkIds = fabric::LinkNameIndex(*topo);
                 // A new object: readers of the old one keep it (and their lock) until they finish.

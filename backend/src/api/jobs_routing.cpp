@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "live_topology.hpp"
 #include "loom/fabric/topology.hpp"
 
 namespace loom::backend {
@@ -24,7 +25,7 @@ std::optional<std::vector<std::int32_t>> JobsRouting::sync(
     const std::vector<std::string_view>& down, bool& rebuilt) {
     rebuilt = false;
     if (!built() || layoutVersion != builtLayout_) {
-        auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
+        auto topo = buildLiveTopology(*inv);
         if (!topo) {
             spdlog::warn("jobs view: {}", topo.error().toString());
             return std::vector<std::int32_t>{};

@@ -1,6 +1,7 @@
 #include "loom/backend/provisioning_service.hpp"
 
 #include "config_diff.hpp"
+#include "live_topology.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -157,7 +158,7 @@ struct ProvisioningService::Impl {
         router.reset();
         summary.reset();
         if (opt.fabric) {
-            auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
+            auto topo = buildLiveTopology(*inv);
             if (!topo) {
                 spdlog::warn("provisioning: fabric topology unavailable, enablement without "
                              "routing: {}", topo.error().toString());
