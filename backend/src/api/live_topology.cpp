@@ -4,9 +4,10 @@ namespace loom::backend {
 
 Result<fabric::Topology> buildLiveTopology(const inventory::Inventory& inv) {
     // One per process: a second loomd in the same process (tests) shares only what is equal.
-    static fabric::TopologyArrays shared;
+    // Never destroyed: a worker thread still building at exit must not meet a destroyed mutex.
+    static auto* const shared = new fabric::TopologyArrays;
     auto topo = fabric::buildTopology(inv, {.plannedIsUp = true, .storedLinkStates = true});
-    if (topo) shared.share(*topo);
+    if (topo) shared->share(*topo);
     return topo;
 }
 
