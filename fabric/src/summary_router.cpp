@@ -287,6 +287,9 @@ SummaryRouter::SummaryRouter(Topology topo) : impl_(std::make_unique<Impl>()) {
         std::vector<float> cap;
     };
     std::vector<ZoneLinks> zoneLinks(zones_);
+    // A zone router's links have no names (linkCount() counts them): one array of empty names
+    // per link count, shared by every zone of that size (32 B a link: 3.4 MB at 98k otherwise).
+    std::unordered_map<std::int32_t, SharedArray<std::string>> noNames;
     for (std::int32_t l = 0; l < t.linkCount(); ++l) {
         auto a = t.linkA[l], b = t.linkB[l];
         if (!t.isSwitch(a) || zoneOf(a) != zoneOf(b) || zoneOf(a) == zones_ ||
@@ -337,7 +340,10 @@ SummaryRouter::SummaryRouter(Topology topo) : impl_(std::make_unique<Impl>()) {
             adjUpBegin[v] = static_cast<std::int32_t>(
                 std::find_if(b, e, [&](std::int32_t l) { return zl.a[l] == v; }) - adjLink.begin());
         }
-        st.linkNames = std::vector<std::string>(static_cast<std::size_t>(L));
+        auto& names = noNames[L];
+        if (names.size() != static_cast<std::size_t>(L))
+            names = std::vector<std::string>(static_cast<std::size_t>(L));
+        st.linkNames = names;
         st.linkA = zl.a;
         st.linkB = zl.b;
         st.linkAPort = zl.aPort;
