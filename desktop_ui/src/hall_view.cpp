@@ -144,7 +144,9 @@ HallView::HallView(ClusterState* state, ApiClient* api, QWidget* parent)
             return;
         if (gpu_ >= 0 && ++liveTicks_ % 3 == 0)
             fetchGpuTelemetry();
-        if (gpu_ >= 0 && liveTicks_ % 20 == 0)
+        // The last hour: every 20 s, or every 3 s while it has no point yet (a GPU that has
+        // just gone into service reports within seconds; "no data" must not stay 20 s).
+        if (gpu_ >= 0 && (liveTicks_ % 20 == 0 || (liveTicks_ % 3 == 0 && !historyHasPoints())))
             fetchHistory();
         render();
     });
@@ -290,6 +292,19 @@ int linkOfGpu(const HallLayout& h, int gpu)
     return -1;
 }
 }  // namespace
+
+bool HallView::historyHasPoints() const
+{
+    auto anyPoint = [](const QJsonArray& items) {
+        for (const auto& v : items)
+            if (v.toObject().value(u"utilAvg").isDouble())
+                return true;
+        return false;
+    };
+    if (!gpuHistoryLoaded_ || !anyPoint(gpuHistory_))
+        return false;
+    return linkOfGpu(state_->layout(), gpu_) < 0 || anyPoint(linkHistory_);
+}
 
 void HallView::fetchHistory()
 {

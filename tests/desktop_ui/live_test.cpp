@@ -175,7 +175,9 @@ TEST_F(LiveLoomd, AnInjectedXidIsVisibleInEveryColourModeAndCounted)
     EXPECT_TRUE(w.hallView()->detail()->toPlainText().contains("z1-r002-h1-nic3/p1"));  // its backend link
     // Its last hour and its link's, from GET /api/v1/telemetry/rollups?scope=gpu|link, as
     // sparklines: the utilization images have their points drawn (the simulator has reported;
-    // a minute in, that is one dot, more than the faint baseline).
+    // a minute in, that is one dot, more than the faint baseline). Within 15 s: while the
+    // panel has no point it asks again every 3 s (it asked every 20 s and the link's first
+    // point could come late: "no data" stayed on screen for 20 s).
     auto sparkPixels = [&](const char* name) {
         const QImage img = w.hallView()->detail()->document()->resource(QTextDocument::ImageResource, QUrl(QLatin1String(name))).value<QImage>();
         int drawn = 0;
@@ -187,7 +189,7 @@ TEST_F(LiveLoomd, AnInjectedXidIsVisibleInEveryColourModeAndCounted)
     ASSERT_TRUE(waitUntil([&] {
         return w.hallView()->detail()->toPlainText().contains("Last hour") && sparkPixels("spark:gpu-util") > 4 &&
                sparkPixels("spark:link-util") > 4;
-    }, 30000)) << w.hallView()->detail()->toPlainText().toStdString();
+    }, 15000)) << w.hallView()->detail()->toPlainText().toStdString();
     EXPECT_TRUE(w.hallView()->detail()->toHtml().contains("spark:gpu-power"));
     EXPECT_TRUE(w.hallView()->detail()->toPlainText().contains(QRegularExpression(QStringLiteral("utilization: now \\d+ %"))))
         << w.hallView()->detail()->toPlainText().toStdString();

@@ -83,6 +83,9 @@ private:
     bool gpuHistoryLoaded_ = false;
     QJsonObject elevation_;        // "hosts", "switches", "storage": the rack's inventory
     int liveTicks_ = 0;
+    // True when the last hour has a point for the GPU's utilization and its link's (when it
+    // has one): until then the history is fetched again every few seconds, not every 20.
+    bool historyHasPoints() const;
 };
 
 }  // namespace loom::console
