@@ -547,6 +547,17 @@ void Server::stop(const std::string& reason) {
     s.threads.clear();
     if (s.pool) s.pool->stop();
     if (s.maintenance) s.maintenance->stop();  // waits for a build that is running
+    // The live-change hooks own views with worker threads of their own (the jobs view) that
+    // publish; they are ended here, while what publishing needs (publishHooks, the clients,
+    // the replay) still exists: as members they would be destroyed after publishHooks, and a
+    // worker still publishing meanwhile read freed memory. Dropped outside stateMutex: a
+    // worker that is ending may take it.
+    std::vector<std::function<void()>> hooks;
+    {
+        std::lock_guard lock(s.stateMutex);
+        hooks.swap(s.inventoryHooks);
+    }
+    hooks.clear();
 }
 
 void Server::Impl::buildNameIndexesLater() {
