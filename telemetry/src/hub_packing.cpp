@@ -72,9 +72,10 @@ void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int6
                 }
                 // The host end (node_exporter's InfiniBand counters): the only view of a link
                 // whose switch is not scraped.
-                if (s.fresh(s.nicSeen[l].load(kRelaxed), now, staleMs)) {
+                if (const auto n = s.nicOfLink(l);
+                    n != kNoIndex && s.fresh(s.nicSeen[n].load(kRelaxed), now, staleMs)) {
                     any = true;
-                    if (float u = s.nicUtil[l].load(kRelaxed); std::isfinite(u))
+                    if (float u = s.nicUtil[n].load(kRelaxed); std::isfinite(u))
                         util = std::max(util, u);
                 }
                 if (t == Topic::LinkUtil) {

@@ -274,7 +274,7 @@ public:
             // A link is down while either end is; close only when the other end is not down.
             auto q = peer(p);
             auto l = s_.L->ports()[p].linkIndex;
-            const bool nicDown = l != kNoIndex && s_.nicUp[l] == 0;
+            const bool nicDown = l != kNoIndex && nicUpOf(l) == 0;
             if ((q == kNoIndex || s_.portDown[q].load(kRelaxed) == 0) && !nicDown)
                 portClose(p, kDown, t);
         }
@@ -292,19 +292,18 @@ public:
 
     void portSample(std::uint32_t p, PortCounter c, double v, std::int64_t t) {
         auto& d = s_.pdet[p];
-        if (t != d.scrapeMs) {
-            d.prevScrapeMs = d.scrapeMs;
-            d.scrapeMs = t;
-        }
-        auto& slot = s_.portSlot(c, p);
-        double old = slot.load(kRelaxed);
-        slot.store(v, kRelaxed);
+        // The last scrape's time is portSeen's (only this writes it).
+        const std::int64_t last = s_.portSeen[p].load(kRelaxed);
+        if (t != last) d.prevScrapeMs = last;
+        auto& col = (*s_.port)[static_cast<std::size_t>(c)];
+        double old = col.load(p);
+        col.store(p, v);
         s_.portSeen[p].store(t, kRelaxed);
         auto rate = [&]() -> double {
             if (!std::isfinite(old) || !std::isfinite(v) || v < old || d.prevScrapeMs == 0 ||
-                d.scrapeMs <= d.prevScrapeMs)
+                t <= d.prevScrapeMs)
                 return kNaN;
-            return (v - old) * 1000.0 / static_cast<double>(d.scrapeMs - d.prevScrapeMs);
+            return (v - old) * 1000.0 / static_cast<double>(t - d.prevScrapeMs);
         };
         switch (c) {
             case PortCounter::OperStatus:
@@ -379,20 +378,28 @@ public:
             for (auto p : {links[l].aPort, links[l].bPort})
                 if (p != kNoIndex && s_.portDown[p].load(kRelaxed) != 0)
                     portOpen(p, kDown, Severity::Critical, "oper status down", t);
-            if (s_.nicUp[l] == 0)
+            if (nicUpOf(l) == 0)
                 linkOpenEv(l, kDown, Severity::Critical, "host NIC port not ACTIVE", t);
         }
     }
 
-    void nicSample(std::uint32_t l, std::uint8_t counter, double v, std::int64_t t) {
+    // -1 unknown, 0 not ACTIVE, 1 ACTIVE: the NIC end of link l (-1: it has none).
+    std::int8_t nicUpOf(std::uint32_t l) const {
+        const auto n = s_.nicOfLink(l);
+        return n == kNoIndex ? std::int8_t{-1} : s_.nicUp[n];
+    }
+
+    // A sample of the NIC n (the GPU whose NIC it is), the end of link l = gpuLink[n].
+    void nicSample(std::uint32_t n, std::uint32_t l, std::uint8_t counter, double v,
+                   std::int64_t t) {
         if (!std::isfinite(v)) return;
         if (counter >= kNicRxBytes) {
-            nicCounter(l, counter, v, t);
+            nicCounter(n, l, counter, v, t);
             return;
         }
         if (counter == kNicStateId) {
             const std::int8_t up = v == 4 ? 1 : 0;  // IB port state 4 = ACTIVE
-            s_.nicUp[l] = up;
+            s_.nicUp[n] = up;
             if (!cfg_.linkDown) return;
             if (!up) {
                 // Every scrape of a down port says so: build the message only to open.
@@ -411,10 +418,10 @@ public:
         }
         // link_downed_total: each rise is the link going down and up again. The first sample
         // and a counter reset (a reboot, a driver reload) count nothing, as rate() would.
-        const double prev = s_.nicDowned[l];
-        s_.nicDowned[l] = v;
+        const double prev = s_.nicDowned[n];
+        s_.nicDowned[n] = v;
         if (!std::isfinite(prev) || v <= prev) return;
-        s_.nicFlapAt[l] = t;
+        s_.nicFlapAt[n] = t;
         if (cfg_.flapTransitions > 0 && linkInService(l))
             linkOpenEv(l, kFlap, Severity::Warning,
                        "host NIC link went down " + formatNumber(v - prev) + " time(s)", t);
@@ -425,8 +432,9 @@ public:
     // first sample gives none. Utilization = max(rx, tx) over the port's speed
     // (rate_bytes_per_second, else the switch end's); received errors over
     // detection.linkErrorsPerSecond open link_errors on the link (closed below half of it).
-    void nicCounter(std::uint32_t l, std::uint8_t counter, double v, std::int64_t t) {
-        auto& n = s_.nicRates[l];
+    void nicCounter(std::uint32_t nic, std::uint32_t l, std::uint8_t counter, double v,
+                    std::int64_t t) {
+        auto& n = s_.nicRates[nic];
         if (counter == kNicRateBytes) {
             if (v > 0) n.speedBytes = static_cast<float>(v);
             return;
@@ -451,8 +459,8 @@ public:
             const double tx = n.rate[kNicTxBytes - kNicRxBytes];
             double u = std::isfinite(rx) ? rx : 0;
             if (std::isfinite(tx)) u = std::max(u, tx);
-            s_.nicUtil[l].store(static_cast<float>(std::min(100.0, u / speed * 100)), kRelaxed);
-            s_.nicSeen[l].store(t, kRelaxed);
+            s_.nicUtil[nic].store(static_cast<float>(std::min(100.0, u / speed * 100)), kRelaxed);
+            s_.nicSeen[nic].store(t, kRelaxed);
             return;
         }
         if (counter == kNicRcvErrors && cfg_.linkErrorsPerSecond > 0) {
@@ -478,7 +486,9 @@ public:
             auto& d = s_.pdet[p];
             if (d.flapCount != 0 && now - d.lastTransition > windowMs) d.flapCount = 0;
             const auto l = s_.L->ports()[p].linkIndex;
-            const bool nicQuiet = l == kNoIndex || now - s_.nicFlapAt[l] >= quietMs;
+            const auto n = l == kNoIndex ? kNoIndex : s_.nicOfLink(l);
+            const bool nicQuiet =
+                l == kNoIndex || now - (n == kNoIndex ? 0 : s_.nicFlapAt[n]) >= quietMs;
             if ((openBits(p) & kFlap) && quiet(p) && quiet(peer(p)) && nicQuiet) {
                 d.flapCount = 0;
                 portClose(p, kFlap, now);

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hub_columns.hpp"
 #include "hub_history.hpp"
 #include "loom/telemetry/telemetry_hub.hpp"
 
@@ -130,8 +131,9 @@ struct TelemetryHub::State {
     std::shared_ptr<const HallLayout> L;
     std::size_t nG = 0, nP = 0, nL = 0;
 
-    // GPU values, field-major (field * nG + gpu); NaN = never reported.
-    detail::AtomicArray<float> gpu;
+    // GPU values, a column per field; NaN = never reported (hub_columns.hpp: blocks of 512
+    // GPUs allocated on a field's first value).
+    std::shared_ptr<detail::ColumnSet<detail::FloatColumn>> gpu;
     detail::AtomicArray<std::int64_t> gpuSeen;
     detail::AtomicArray<std::uint8_t> gpuEventHealth;  // 0 ok, 1 warning, 2 failed
     std::vector<std::uint8_t> gpuOpen, gpuCrit, tempLevel;
@@ -147,13 +149,17 @@ struct TelemetryHub::State {
     std::vector<std::string> gpuJob;
     mutable std::mutex jobMutex;
 
-    // Port values, counter-major; NaN = never reported.
-    detail::AtomicArray<double> port;
+    // Port values, a column per counter; NaN = never reported (hub_columns.hpp: blocks of
+    // 512 port slots allocated on a counter's first value, 4-byte codes while the values are
+    // small whole numbers).
+    std::shared_ptr<detail::ColumnSet<detail::CounterColumn>> port;
     detail::AtomicArray<float> utilIn, utilOut;
     detail::AtomicArray<std::int64_t> portSeen;
     detail::AtomicArray<std::uint8_t> portDown;  // 1 oper down
     struct PortDet {
-        std::int64_t scrapeMs = 0, prevScrapeMs = 0;
+        // The scrape before the last (the last is portSeen: a sample's time, when it differs
+        // from portSeen, makes portSeen the previous scrape).
+        std::int64_t prevScrapeMs = 0;
         std::int64_t flapWindowStart = 0, lastTransition = 0;
         float errRateIn = 0, errRateOut = 0, pfcRateIn = 0, pfcRateOut = 0;
         std::uint16_t flapCount = 0;
@@ -162,14 +168,18 @@ struct TelemetryHub::State {
         std::uint8_t suppressed = 0;  // LinkKind bits closed by hand, ports without a link
     };
     std::vector<PortDet> pdet;
-    // The host (NIC) end of each backend link, from node_exporter's InfiniBand collector:
+    // GPU -> the backend link of its NIC (kNoIndex: none). The same for every State of one
+    // structure (shared, not moved: readers of an older State look links up through it).
+    std::shared_ptr<const std::vector<std::uint32_t>> gpuLink;
+    // The host (NIC) end of a backend link, from node_exporter's InfiniBand collector, kept
+    // per GPU: the NIC of GPU g ends the link gpuLink[g] (nicOfLink). Links between two
+    // switches have no NIC end and take no room (at 98k 98,304 NIC ends of 222,720 links).
     // -1 unknown, 0 not ACTIVE, 1 ACTIVE; link_downed_total's last value; its last rise.
-    std::vector<std::uint32_t> gpuLink;  // GPU -> the backend link of its NIC (kNoIndex: none)
     std::vector<std::int8_t> nicUp;
     std::vector<double> nicDowned;
     std::vector<std::int64_t> nicFlapAt;
-    // Per link, the NIC end's counters: last value and time (NaN/0: none yet), the rate over
-    // the last two samples (NaN: none), and the port speed in bytes/s (NaN: not reported).
+    // Per NIC end, its counters: last value and time (NaN/0: none yet), the rate over the last
+    // two samples (NaN: none), and the port speed in bytes/s (NaN: not reported).
     struct NicRates {
         double last[detail::kNicRateCount];
         std::int64_t at[detail::kNicRateCount] = {};
@@ -182,7 +192,8 @@ struct TelemetryHub::State {
         }
     };
     std::vector<NicRates> nicRates;
-    // Utilization 0..100 at the host end (max of rx, tx over the speed), read by packing.
+    // Utilization 0..100 at the host end (max of rx, tx over the speed), read by packing;
+    // per NIC end, as above.
     detail::AtomicArray<float> nicUtil;
     detail::AtomicArray<std::int64_t> nicSeen;
     std::vector<std::uint8_t> linkOpen;        // LinkKind bits per link
@@ -215,7 +226,8 @@ struct TelemetryHub::State {
         nP = L->portCount();
         nL = L->linkCount();
         if (fill == Fill::Carried) return;
-        gpu = detail::atomicArray<float>(nG * kGpuFieldCount, static_cast<float>(detail::kNaN));
+        gpu = std::make_shared<detail::ColumnSet<detail::FloatColumn>>(
+            kGpuFieldCount, [&](int) { return std::make_unique<detail::FloatColumn>(nG); });
         gpuSeen = detail::atomicArray<std::int64_t>(nG, 0);
         gpuEventHealth = detail::atomicArray<std::uint8_t>(nG, 0);
         gpuOpen.assign(nG, 0);
@@ -227,21 +239,23 @@ struct TelemetryHub::State {
         nvRate.assign(nG, 0);
         throttleRun.assign(nG, 0);
         gpuJob.assign(nG, {});
-        port = detail::atomicArray<double>(nP * kPortCounterCount, detail::kNaN);
+        port = std::make_shared<detail::ColumnSet<detail::CounterColumn>>(
+            kPortCounterCount, [&](int c) { return portColumn(static_cast<PortCounter>(c), nP); });
         utilIn = detail::atomicArray<float>(nP, static_cast<float>(detail::kNaN));
         utilOut = detail::atomicArray<float>(nP, static_cast<float>(detail::kNaN));
         portSeen = detail::atomicArray<std::int64_t>(nP, 0);
         portDown = detail::atomicArray<std::uint8_t>(nP, 0);
         pdet.assign(nP, PortDet{});
-        gpuLink.assign(nG, kNoIndex);
+        auto gl = std::make_shared<std::vector<std::uint32_t>>(nG, kNoIndex);
         for (std::uint32_t l = 0; l < nL; ++l)
-            if (auto g = L->links()[l].gpu; g != kNoIndex && g < nG) gpuLink[g] = l;
-        nicUp.assign(nL, -1);
-        nicDowned.assign(nL, detail::kNaN);
-        nicFlapAt.assign(nL, 0);
-        nicRates.assign(nL, NicRates{});
-        nicUtil = detail::atomicArray<float>(nL, static_cast<float>(detail::kNaN));
-        nicSeen = detail::atomicArray<std::int64_t>(nL, 0);
+            if (auto g = L->links()[l].gpu; g != kNoIndex && g < nG) (*gl)[g] = l;
+        gpuLink = std::move(gl);
+        nicUp.assign(nG, -1);
+        nicDowned.assign(nG, detail::kNaN);
+        nicFlapAt.assign(nG, 0);
+        nicRates.assign(nG, NicRates{});
+        nicUtil = detail::atomicArray<float>(nG, static_cast<float>(detail::kNaN));
+        nicSeen = detail::atomicArray<std::int64_t>(nG, 0);
         linkOpen.assign(nL, 0);
         linkSuppressed.assign(nL, 0);
         linkDegraded = detail::atomicArray<std::uint8_t>(nL, 0);
@@ -265,14 +279,24 @@ struct TelemetryHub::State {
         swDownMax.assign(nS, 0);
     }
 
-    float gpuVal(GpuField f, std::uint32_t g) const {
-        return gpu[static_cast<std::size_t>(f) * nG + g].load(detail::kRelaxed);
+    // The NIC end of link l (an index of the per-NIC arrays), kNoIndex when it has none.
+    std::uint32_t nicOfLink(std::uint32_t l) const {
+        const auto g = L->links()[l].gpu;
+        return g < nG && (*gpuLink)[g] == l ? g : kNoIndex;
     }
-    std::atomic<double>& portSlot(PortCounter c, std::uint32_t p) {
-        return port[static_cast<std::size_t>(c) * nP + p];
+    // A port counter's column: octet and packet counters pass 2^32 within seconds on a 400G
+    // port (8-byte values from the start); the speed is whole Mb/s (ifHighSpeed).
+    static std::unique_ptr<detail::CounterColumn> portColumn(PortCounter c, std::size_t n) {
+        const bool wide = c == PortCounter::InOctets || c == PortCounter::OutOctets ||
+                          c == PortCounter::InPackets || c == PortCounter::OutPackets;
+        return std::make_unique<detail::CounterColumn>(n, c == PortCounter::SpeedBps ? 1e6 : 1,
+                                                       wide);
+    }
+    float gpuVal(GpuField f, std::uint32_t g) const {
+        return (*gpu)[static_cast<std::size_t>(f)].load(g);
     }
     double portVal(PortCounter c, std::uint32_t p) const {
-        return port[static_cast<std::size_t>(c) * nP + p].load(detail::kRelaxed);
+        return (*port)[static_cast<std::size_t>(c)].load(p);
     }
     double speedBps(std::uint32_t p) const {
         double s = portVal(PortCounter::SpeedBps, p);
@@ -298,9 +322,9 @@ struct TelemetryHub::State {
         return seen != 0 && now - seen <= staleMs;
     }
     std::size_t bytes() const {
-        return nG * (kGpuFieldCount * 4 + 8 + 1 + 3 + 4 + 8 + 4) +
-               nP * (kPortCounterCount * 8 + 4 + 4 + 8 + 1 + sizeof(PortDet)) +
-               nL * (2 + sizeof(NicRates) + 4 + 8) + L->racks().size() * 64 +
+        return gpu->bytes() + nG * (8 + 1 + 3 + 4 + 8 + 4) + port->bytes() +
+               nP * (4 + 4 + 8 + 1 + sizeof(PortDet)) +
+               nG * (4 + 1 + 8 + 8 + sizeof(NicRates) + 4 + 8) + nL * 3 + L->racks().size() * 64 +
                L->switches().size() * 48 + (history ? history->bytes() : 0);
     }
 };

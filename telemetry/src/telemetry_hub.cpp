@@ -65,7 +65,7 @@ void carryByIndex(State& old, State& next) {
     next.portSeen = old.portSeen;
     next.portDown = old.portDown;
     next.pdet = std::move(old.pdet);
-    next.gpuLink = std::move(old.gpuLink);
+    next.gpuLink = old.gpuLink;
     next.nicUp = std::move(old.nicUp);
     next.nicDowned = std::move(old.nicDowned);
     next.nicFlapAt = std::move(old.nicFlapAt);
@@ -110,8 +110,7 @@ void carryByName(const State& old, State& next) {
         auto ng = next.L->gpuByName(oldNames[g]);
         gpuMap[g] = ng;
         if (ng == kNoIndex) continue;
-        for (int f = 0; f < kGpuFieldCount; ++f)
-            next.gpu[f * next.nG + ng].store(old.gpu[f * old.nG + g].load(kRelaxed), kRelaxed);
+        for (int f = 0; f < kGpuFieldCount; ++f) (*next.gpu)[f].store(ng, (*old.gpu)[f].load(g));
         next.gpuSeen[ng].store(old.gpuSeen[g].load(kRelaxed), kRelaxed);
         next.gpuEventHealth[ng].store(old.gpuEventHealth[g].load(kRelaxed), kRelaxed);
         next.gpuOpen[ng] = old.gpuOpen[g];
@@ -128,7 +127,7 @@ void carryByName(const State& old, State& next) {
             next.L->portByName(old.L->switches()[op.switchIndex].name, std::to_string(op.number));
         if (np == kNoIndex || op.number == 0) continue;
         for (int c = 0; c < kPortCounterCount; ++c)
-            next.port[c * next.nP + np].store(old.port[c * old.nP + p].load(kRelaxed), kRelaxed);
+            (*next.port)[c].store(np, (*old.port)[c].load(p));
         next.utilIn[np].store(old.utilIn[p].load(kRelaxed), kRelaxed);
         next.utilOut[np].store(old.utilOut[p].load(kRelaxed), kRelaxed);
         next.portSeen[np].store(old.portSeen[p].load(kRelaxed), kRelaxed);
@@ -339,8 +338,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                     }
                 }
                 auto f = static_cast<GpuField>(info.id);
-                s.gpu[static_cast<std::size_t>(info.id) * s.nG + g].store(static_cast<float>(v),
-                                                                          kRelaxed);
+                (*s.gpu)[info.id].store(g, static_cast<float>(v));
                 s.gpuSeen[g].store(t, kRelaxed);
                 if (f == GpuField::Xid || f == GpuField::EccDbe || f == GpuField::RowRemapFailure ||
                     f == GpuField::Temp || f == GpuField::NvlinkCrc ||
@@ -378,13 +376,13 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                 std::uint32_t g = kNoIndex;
                 if (dev.starts_with("mlx5_") && parseSmallInt(dev.substr(5), nic))
                     g = L.gpuOfHost(h, nic);
-                const auto l = g == kNoIndex ? kNoIndex : s.gpuLink[g];
+                const auto l = g == kNoIndex ? kNoIndex : (*s.gpuLink)[g];
                 if (l == kNoIndex) {
                     unknown(UnknownReason::UnknownPort, "nic",
                             std::string(host) + "/" + std::string(dev));
                     return;
                 }
-                work.nicSample(l, info.id, v, t);
+                work.nicSample(g, l, info.id, v, t);
                 ++rep.applied;
                 return;
             }
