@@ -6,16 +6,12 @@
 import { el, clear, fmtTime, link, rackLink } from './dom.js';
 import { api } from './api.js';
 
-// "ok" only when nothing is wrong (the same words as loomctl's HEALTH column).
+// The job's health in one word, loomd's (the same word as loomctl's HEALTH column).
 export function healthWord(j) {
     const h = j.health;
     if (!h) return j.state === 'running' ? '…' : '';
-    if (h.degraded) return 'degraded';
-    if (h.gpus && h.gpus.failed > 0) return 'gpu-failed';
-    if (h.error) return 'unknown';
-    if ((h.linksDown || []).length) return 'links-down';
-    if (h.gpus && (h.gpus.warning > 0 || h.gpus.quarantined > 0)) return 'gpu-warning';
-    return 'ok';
+    // loomd's word (health.status, jobs::jobHealthStatus): the rule is loomd's alone.
+    return h.status || 'unknown';
 }
 
 const severityOf = (word) => ({ degraded: 'bad', 'gpu-failed': 'bad', unknown: 'warn', 'links-down': 'warn', 'gpu-warning': 'warn' })[word] || '';

@@ -38,6 +38,9 @@ Result<QStringList> strings(const QJsonObject& o, QStringView key, const QString
 
 QString Job::healthText() const {
     if (!health.present) return state == u"running" ? QStringLiteral("…") : state;
+    // Whether anything is wrong is loomd's word (health.status); the text says what.
+    const QString word = health.status.isEmpty() ? QStringLiteral("unknown") : health.status;
+    if (word == u"ok") return word;
     QStringList parts;
     if (health.degraded) parts << QStringLiteral("degraded");
     if (health.gpusFailed > 0) parts << QStringLiteral("%1 GPU failed").arg(health.gpusFailed);
@@ -48,16 +51,14 @@ QString Job::healthText() const {
         parts << (health.linksDown.size() == 1
                       ? QStringLiteral("1 link down")
                       : QStringLiteral("%1 links down").arg(health.linksDown.size()));
-    return parts.isEmpty() ? QStringLiteral("ok") : parts.join(QStringLiteral(", "));
+    return parts.isEmpty() ? word : parts.join(QStringLiteral(", "));
 }
 
 int Job::severity() const {
-    if (!health.present) return 0;
-    if ((health.degraded && health.busBw <= 0) || health.gpusFailed > 0) return 2;
-    if (health.degraded || health.gpusWarning > 0 || health.gpusQuarantined > 0 ||
-        !health.linksDown.isEmpty())
-        return 1;
-    return 0;
+    if (!health.present || health.status == u"ok") return 0;
+    if (health.status == u"gpu-failed" || (health.status == u"degraded" && health.busBw <= 0))
+        return 2;
+    return 1;  // degraded with busbw left, links-down, gpu-warning, unknown
 }
 
 Result<JobHealth> parseJobHealth(const QJsonValue& value, const QString& job) {
@@ -81,6 +82,10 @@ Result<JobHealth> parseJobHealth(const QJsonValue& value, const QString& job) {
     h.openEvents = static_cast<int>(*events);
     h.linksDown = *down;
     h.degraded = o.value(u"degraded").toBool();
+    if (const QJsonValue st = o.value(u"status"); st.isString())
+        h.status = st.toString();
+    else if (!st.isUndefined() && !st.isNull())
+        return fail(where + QStringLiteral(".status is not a string"));
     if (const QJsonValue g = o.value(u"gpus"); g.isObject()) {
         const QJsonObject go = g.toObject();
         const QString gw = where + QStringLiteral(".gpus");

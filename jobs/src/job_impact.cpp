@@ -222,4 +222,13 @@ const JobImpact* JobImpactTracker::find(std::string_view name) const {
     return it == byName_.end() ? nullptr : &jobs_[it->second];
 }
 
+std::string_view jobHealthStatus(const JobHealthFacts& f) {
+    if (f.degraded) return "degraded";
+    if (f.gpusFailed > 0) return "gpu-failed";
+    if (f.modelError) return "unknown";
+    if (f.linksDown > 0) return "links-down";
+    if (f.gpusWarning > 0 || f.gpusQuarantined > 0) return "gpu-warning";
+    return "ok";
+}
+
 }  // namespace loom::jobs

@@ -81,6 +81,7 @@ TEST_F(JobsHealth, ALinkDownUnderAJobLowersItsBusbwOpensAnEventAndTheRepairClose
         5s))
         << h.dump();
     EXPECT_FALSE(h["degraded"].get<bool>());
+    EXPECT_EQ(h["status"], "ok");
     EXPECT_EQ(h["gpus"]["total"], 32);
     EXPECT_EQ(h["gpus"]["ok"], 32);
     EXPECT_EQ(h["linksCrossed"], 32 + 4);  // 32 NIC cables, 2 uplinks per rack
@@ -104,6 +105,7 @@ TEST_F(JobsHealth, ALinkDownUnderAJobLowersItsBusbwOpensAnEventAndTheRepairClose
     });
     ASSERT_TRUE(pushed) << get(s, "/api/v1/jobs/llama")["health"].dump();
     EXPECT_TRUE((*pushed)["health"]["degraded"].get<bool>());
+    EXPECT_EQ((*pushed)["health"]["status"], "degraded");
     EXPECT_EQ((*pushed)["health"]["linksDown"], json::array({uplink}));
     const std::string message = "job llama degraded to 12.5% busbw by link " + uplink + " down";
     auto opened = await(ws, [&](const json& m) {
@@ -151,6 +153,7 @@ TEST_F(JobsHealth, ALinkDownUnderAJobLowersItsBusbwOpensAnEventAndTheRepairClose
     h = get(s, "/api/v1/jobs/llama")["health"];
     EXPECT_EQ(h["busBw"], 25.0);
     EXPECT_FALSE(h["degraded"].get<bool>());
+    EXPECT_EQ(h["status"], "ok");
     EXPECT_TRUE(get(s, "/api/v1/events?kind=job_degraded&state=open")["items"].empty());
 
     // A critical XID on one of its GPUs: the job's GPUs say so.
@@ -165,6 +168,8 @@ TEST_F(JobsHealth, ALinkDownUnderAJobLowersItsBusbwOpensAnEventAndTheRepairClose
     EXPECT_EQ(h["gpus"]["ok"], 31);
     EXPECT_EQ(h["gpusNotOk"], json::parse(R"([{"name": "z1-r001-h1-gpu3", "health": "failed"}])"));
     EXPECT_EQ(h["busBw"], 25.0) << "a GPU is not a link: the busbw holds";
+    EXPECT_EQ(h["status"], "gpu-failed");
+    EXPECT_EQ(get(s, "/api/v1/jobs?state=running")["items"][0]["health"]["status"], "gpu-failed");
 
     // The job ends: it leaves the view.
     std::string done = kHealthJob;

@@ -27,7 +27,7 @@ const char* kLlama = R"({"kind": "Job", "name": "llama", "owner": "alice",
   "hosts": ["z1-r001-h0", "z1-r001-h1", "z1-r002-h0"], "nodelist": "z1-r001-h[0-1],z1-r002-h0",
   "hostCount": 3, "gpus": 24, "pattern": "allreduce", "tensorParallel": 8, "state": "running",
   "source": "apply", "health": {"busBw": 25.0, "healthyBusBw": 25.0, "degraded": false,
-  "gpus": {"total": 24, "ok": 24, "warning": 0, "failed": 0, "quarantined": 0},
+  "status": "ok", "gpus": {"total": 24, "ok": 24, "warning": 0, "failed": 0, "quarantined": 0},
   "linksCrossed": 30, "linksDown": [], "openEvents": 0, "updatedAt": "2026-11-25T20:01:02.345Z"}})";
 
 }  // namespace
@@ -53,11 +53,22 @@ TEST(ConsoleJobs, ParsesAJobWithItsHealthAndNamesBadFields) {
 
     // A link down under a job that has not (yet) cost it busbw: not "ok".
     auto under = parseJob(obj(R"({"name": "b", "state": "running", "health": {"busBw": 100,
-        "healthyBusBw": 100, "degraded": false, "gpus": {"total": 8, "ok": 8},
+        "healthyBusBw": 100, "degraded": false, "status": "links-down", "gpus": {"total": 8, "ok": 8},
         "linksDown": ["z1-r002-rtsw/p17--z1-ctsw1/p2", "z1-r002-rtsw/p18--z1-ctsw2/p2"]}})"));
     ASSERT_TRUE(under);
     EXPECT_EQ(under->healthText(), "2 links down");
     EXPECT_EQ(under->severity(), 1);
+    // "ok" is loomd's word, not the console's guess: a job the impact model refused (no link
+    // down, no GPU event) is "unknown", and so is a health without a status.
+    auto refused = parseJob(obj(R"({"name": "c", "state": "running", "health": {"busBw": 0,
+        "healthyBusBw": 0, "degraded": false, "status": "unknown", "gpus": {"total": 8, "ok": 8},
+        "linksDown": [], "error": "no host of the job is in the backend fabric"}})"));
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->healthText(), "unknown");
+    EXPECT_EQ(refused->severity(), 1);
+    auto silent = parseJob(obj(R"({"name": "d", "state": "running", "health": {"busBw": 100}})"));
+    ASSERT_TRUE(silent);
+    EXPECT_EQ(silent->healthText(), "unknown");
 
     auto err = [](const char* json) {
         auto r = parseJob(obj(json));
@@ -72,6 +83,8 @@ TEST(ConsoleJobs, ParsesAJobWithItsHealthAndNamesBadFields) {
               "job a: health.gpus.failed is not a number");
     EXPECT_EQ(err(R"({"name": "a", "health": {"linksDown": "l"}})"),
               "job a: health.linksDown is not an array");
+    EXPECT_EQ(err(R"({"name": "a", "health": {"status": 3}})"),
+              "job a: health.status is not a string");
 }
 
 TEST(ConsoleJobs, TheModelFollowsTheJobsTopic) {
@@ -85,7 +98,7 @@ TEST(ConsoleJobs, TheModelFollowsTheJobsTopic) {
 
     // A link under it goes down: the jobHealth summary moves the row.
     ASSERT_TRUE(m.apply(obj(R"({"type": "jobHealth", "name": "llama", "health": {"busBw": 12.5,
-        "healthyBusBw": 25.0, "degraded": true, "gpus": {"total": 24, "ok": 24}, "linksCrossed": 30,
+        "healthyBusBw": 25.0, "degraded": true, "status": "degraded", "gpus": {"total": 24, "ok": 24}, "linksCrossed": 30,
         "linksDown": ["z1-r002-rtsw/p17--z1-ctsw1/p2"], "openEvents": 1}})")));
     EXPECT_EQ(m.index(llama, JobModel::BusBw).data().toString(), "12.5 % (was 25.0 %)");
     EXPECT_EQ(m.index(llama, JobModel::Health).data().toString(), "degraded");

@@ -154,6 +154,18 @@ TEST(JobImpact, AJobPlacedOnABrokenFabricIsDegradedFromTheStart) {
     EXPECT_FALSE(t.find("e")->error.empty());
 }
 
+// The one word every client shows (health.status): "ok" only when nothing is wrong, and the
+// worst thing first — a degraded job that also has a failed GPU and a link down is "degraded".
+TEST(JobImpact, TheHealthWordIsOkOnlyWhenNothingIsWrongAndNamesTheWorstFirst) {
+    EXPECT_EQ(jobHealthStatus({}), "ok");
+    EXPECT_EQ(jobHealthStatus({.degraded = true, .gpusFailed = 1, .linksDown = 2}), "degraded");
+    EXPECT_EQ(jobHealthStatus({.modelError = true, .gpusFailed = 1}), "gpu-failed");
+    EXPECT_EQ(jobHealthStatus({.modelError = true, .linksDown = 1}), "unknown");
+    EXPECT_EQ(jobHealthStatus({.gpusWarning = 3, .linksDown = 1}), "links-down");
+    EXPECT_EQ(jobHealthStatus({.gpusWarning = 1}), "gpu-warning");
+    EXPECT_EQ(jobHealthStatus({.gpusQuarantined = 1}), "gpu-warning");
+}
+
 TEST(JobImpact, SetJobsKeepsUnchangedJobsAndClosesTheDegradationOfAJobThatEnds) {
     Router r = fabric4();
     JobImpactTracker t;

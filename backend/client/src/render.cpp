@@ -184,14 +184,10 @@ std::optional<std::chrono::seconds> parseDuration(std::string_view s) {
 }
 
 std::string jobHealthWord(const json& h) {
+    // loomd's word (health.status, jobs::jobHealthStatus): the rule is loomd's alone.
     if (!h.is_object()) return "";
-    if (h.value("degraded", false)) return "degraded";
-    if (auto g = h.find("gpus"); g != h.end() && g->is_object() && g->value("failed", 0) > 0)
-        return "gpu-failed";
-    if (h.contains("error")) return "unknown";
-    if (auto d = h.find("linksDown"); d != h.end() && d->is_array() && !d->empty())
-        return "links-down";
-    return "ok";
+    auto s = h.find("status");
+    return s != h.end() && s->is_string() ? s->get<std::string>() : std::string("unknown");
 }
 
 std::vector<Column> columnsForKind(std::string_view kind, bool wide,

@@ -395,6 +395,12 @@ private:
                 {"linksCrossed", j.links.size()},
                 {"linksDown", linksDown},
                 {"openEvents", evs.size()},
+                {"status", std::string(jobs::jobHealthStatus({.degraded = j.degraded(),
+                                                              .modelError = !j.error.empty(),
+                                                              .gpusFailed = failed,
+                                                              .gpusWarning = warning,
+                                                              .gpusQuarantined = quarantined,
+                                                              .linksDown = j.downLinks.size()}))},
             };
             if (!j.error.empty()) summary["error"] = j.error;
             auto prev = snap_.find(j.name);

@@ -22,6 +22,9 @@ struct JobHealth {
     double busBw = -1;
     double healthyBusBw = -1;
     bool degraded = false;
+    // loomd's word for it (jobs::jobHealthStatus: degraded, gpu-failed, unknown, links-down,
+    // gpu-warning, ok); empty when loomd sent none (read as "unknown").
+    QString status;
     int gpusTotal = 0, gpusOk = 0, gpusWarning = 0, gpusFailed = 0, gpusQuarantined = 0;
     int linksCrossed = 0;
     QStringList linksDown;

@@ -105,4 +105,17 @@ std::string degradedMessage(const fabric::Topology& t, const JobImpact& j);
 // "job X recovered to 100% busbw".
 std::string recoveredMessage(const JobImpact& j);
 
+// What a job's health is shown as, in one word: loomd sends it as `health.status`, and
+// loomctl's HEALTH column, the web dashboard and the console show it (one rule, not one per
+// client). The first that holds: "degraded" (JobImpact::degraded), "gpu-failed", "unknown" (the
+// impact model refused the job), "links-down" (a link under the job is down without costing
+// busbw), "gpu-warning" (a GPU with a warning event, or quarantined), else "ok".
+struct JobHealthFacts {
+    bool degraded = false;
+    bool modelError = false;
+    std::int64_t gpusFailed = 0, gpusWarning = 0, gpusQuarantined = 0;
+    std::size_t linksDown = 0;
+};
+std::string_view jobHealthStatus(const JobHealthFacts& f);
+
 }  // namespace loom::jobs

@@ -194,8 +194,9 @@ std::string toYaml(const nlohmann::json& j);
 
 // A JSON scalar as text: strings unquoted, null and missing as "".
 std::string scalarText(const nlohmann::json& j);
-// A running job's health in one word, as `get jobs` HEALTH and `describe job` say it:
-// degraded, gpu-failed, unknown (the impact model refused it), links-down, else ok.
+// A running job's health in one word, as `get jobs` HEALTH and `describe job` say it: loomd's
+// `health.status` (jobs::jobHealthStatus: degraded, gpu-failed, unknown, links-down,
+// gpu-warning, ok); "unknown" when a loomd sends none.
 std::string jobHealthWord(const nlohmann::json& health);
 // obj[key] as text if present; "" otherwise.
 std::string field(const nlohmann::json& obj, std::string_view key);
