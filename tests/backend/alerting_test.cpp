@@ -104,6 +104,14 @@ public:
                "      - url: http://127.0.0.1:"
             << webhookPort << "/hook\n        send_resolved: true\n";
     }
+    // Stopped, and its directory removed unless the test failed (then its log stays to read).
+    ~AlertmanagerProcess() {
+        process_.stop();
+        std::error_code ec;
+        if (!::testing::Test::HasFailure()) fs::remove_all(dir_, ec);
+    }
+    AlertmanagerProcess(const AlertmanagerProcess&) = delete;
+    AlertmanagerProcess& operator=(const AlertmanagerProcess&) = delete;
     bool start() {
         if (!process_.start({kAlertmanager, "--config.file=" + (dir_ / "alertmanager.yml").string(),
                              "--storage.path=" + (dir_ / "data").string(),
