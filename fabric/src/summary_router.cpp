@@ -7,6 +7,8 @@
 #include <optional>
 #include <thread>
 
+#include "adjacency.hpp"
+
 namespace loom::fabric {
 
 namespace {
@@ -311,47 +313,24 @@ SummaryRouter::SummaryRouter(Topology topo) : impl_(std::make_unique<Impl>()) {
         auto& zn = m.zones[z];
         if (!zn.local) continue;
         Topology& st = subs[z];
-        const ZoneLinks& zl = zoneLinks[z];
+        ZoneLinks& zl = zoneLinks[z];
         const auto L = static_cast<std::int32_t>(zl.a.size());
-        // Adjacency as buildTopology orders it: down-links then up-links, each by local port,
-        // so the next hops come in the same order as in the whole fabric.
+        // Adjacency as buildTopology orders it, so the next hops come in the same order as in
+        // the whole fabric.
         const auto N = st.switchCount();
-        std::vector<std::int32_t> adjOffset(N + 1, 0);
-        for (std::int32_t l = 0; l < L; ++l) {
-            ++adjOffset[zl.a[l] + 1];
-            ++adjOffset[zl.b[l] + 1];
-        }
-        for (std::int32_t v = 0; v < N; ++v) adjOffset[v + 1] += adjOffset[v];
-        std::vector<std::int32_t> adjLink(adjOffset[N], 0);
-        std::vector<std::int32_t> fill(adjOffset.begin(), adjOffset.end() - 1);
-        for (std::int32_t l = 0; l < L; ++l) {
-            adjLink[fill[zl.a[l]]++] = l;
-            adjLink[fill[zl.b[l]]++] = l;
-        }
-        std::vector<std::int32_t> adjUpBegin(N, 0);
-        for (std::int32_t v = 0; v < N; ++v) {
-            auto b = adjLink.begin() + adjOffset[v], e = adjLink.begin() + adjOffset[v + 1];
-            auto port = [&](std::int32_t l) { return zl.a[l] == v ? zl.aPort[l] : zl.bPort[l]; };
-            std::sort(b, e, [&](std::int32_t x, std::int32_t y) {
-                bool ux = zl.a[x] == v, uy = zl.a[y] == v;
-                if (ux != uy) return !ux;
-                return port(x) < port(y);
-            });
-            adjUpBegin[v] = static_cast<std::int32_t>(
-                std::find_if(b, e, [&](std::int32_t l) { return zl.a[l] == v; }) - adjLink.begin());
-        }
+        auto adj = detail::buildAdjacency(N, zl.a, zl.b, zl.aPort, zl.bPort);
         auto& names = noNames[L];
         if (names.size() != static_cast<std::size_t>(L))
             names = std::vector<std::string>(static_cast<std::size_t>(L));
         st.linkNames = names;
-        st.linkA = zl.a;
-        st.linkB = zl.b;
-        st.linkAPort = zl.aPort;
-        st.linkBPort = zl.bPort;
-        st.linkCapGbps = zl.cap;
-        st.adjOffset = std::move(adjOffset);
-        st.adjLink = std::move(adjLink);
-        st.adjUpBegin = std::move(adjUpBegin);
+        st.linkA = std::move(zl.a);
+        st.linkB = std::move(zl.b);
+        st.linkAPort = std::move(zl.aPort);
+        st.linkBPort = std::move(zl.bPort);
+        st.linkCapGbps = std::move(zl.cap);
+        st.adjOffset = std::move(adj.offset);
+        st.adjLink = std::move(adj.link);
+        st.adjUpBegin = std::move(adj.upBegin);
         for (std::int32_t v = 0; v < N; ++v) {
             bool out = false;
             for (auto l : t.upLinks(zn.switches[v])) out |= zoneOf(t.linkB[l]) != z;

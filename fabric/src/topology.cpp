@@ -1,5 +1,7 @@
 #include "loom/fabric/topology.hpp"
 
+#include "adjacency.hpp"
+
 #include <algorithm>
 #include <string_view>
 #include <type_traits>
@@ -239,7 +241,6 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     }
 
     const auto N = t.nodeCount();
-    std::vector<std::int32_t> degree(N, 0);
     std::unordered_map<std::uint64_t, std::int32_t> usedPorts;
     std::vector<std::string> linkNames;
     std::vector<std::int32_t> linkA, linkB;
@@ -284,8 +285,6 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
         linkBPort.push_back(b.index);
         linkCapGbps.push_back(static_cast<float>(l.speedGbps > 0 ? l.speedGbps : 400));
         t.linkState.push_back(linkStateFrom(l.state, opt.plannedIsUp && !opt.storedLinkStates));
-        ++degree[a.node];
-        ++degree[b.node];
         if (!t.isSwitch(a.node)) {
             auto nic = a.node - S;
             if (nicLink[nic] != kNone)
@@ -296,27 +295,7 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     }
 
     // CSR: down-links (peer below) first, then up-links, each by local port number.
-    const auto L = static_cast<std::int32_t>(linkNames.size());
-    std::vector<std::int32_t> adjOffset(N + 1, 0);
-    for (std::int32_t v = 0; v < N; ++v) adjOffset[v + 1] = adjOffset[v] + degree[v];
-    std::vector<std::int32_t> adjLink(adjOffset[N], 0);
-    std::vector<std::int32_t> fill(adjOffset.begin(), adjOffset.end() - 1);
-    for (std::int32_t l = 0; l < L; ++l) {
-        adjLink[fill[linkA[l]]++] = l;
-        adjLink[fill[linkB[l]]++] = l;
-    }
-    std::vector<std::int32_t> adjUpBegin(N, 0);
-    for (std::int32_t v = 0; v < N; ++v) {
-        auto b = adjLink.begin() + adjOffset[v], e = adjLink.begin() + adjOffset[v + 1];
-        auto localPort = [&](std::int32_t l) { return linkA[l] == v ? linkAPort[l] : linkBPort[l]; };
-        std::sort(b, e, [&](std::int32_t x, std::int32_t y) {
-            bool ux = linkA[x] == v, uy = linkA[y] == v;  // v is the lower end: up-link
-            if (ux != uy) return !ux;
-            return localPort(x) < localPort(y);
-        });
-        auto firstUp = std::find_if(b, e, [&](std::int32_t l) { return linkA[l] == v; });
-        adjUpBegin[v] = static_cast<std::int32_t>(firstUp - adjLink.begin());
-    }
+    auto adj = detail::buildAdjacency(N, linkA, linkB, linkAPort, linkBPort);
     t.nicLink = std::move(nicLink);
     t.linkNames = std::move(linkNames);
     t.linkA = std::move(linkA);
@@ -324,9 +303,9 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     t.linkAPort = std::move(linkAPort);
     t.linkBPort = std::move(linkBPort);
     t.linkCapGbps = std::move(linkCapGbps);
-    t.adjOffset = std::move(adjOffset);
-    t.adjLink = std::move(adjLink);
-    t.adjUpBegin = std::move(adjUpBegin);
+    t.adjOffset = std::move(adj.offset);
+    t.adjLink = std::move(adj.link);
+    t.adjUpBegin = std::move(adj.upBegin);
     return t;
 }
 
