@@ -336,20 +336,29 @@ void registerFabricRoutes(Router& router, Services& services) {
                                                  ? std::string()
                                                  : t.zoneNames[t.switchZone[s]]},
                                     {"up", t.switchUp[s] != 0}});
-            // Bundles: switch-to-switch links grouped by their two ends.
-            std::map<std::pair<std::int32_t, std::int32_t>, std::array<int, 2>> bundles;
+            // Bundles: switch-to-switch links grouped by their two ends. Besides the usable
+            // ones, how many are down and how many are drained or not yet in service, so a
+            // client draws a zone that is not in service yet grey, not as an outage.
+            std::map<std::pair<std::int32_t, std::int32_t>, std::array<int, 5>> bundles;
             for (std::int32_t l = 0; l < t.linkCount(); ++l) {
                 if (!t.isSwitch(t.linkA[l]) || !t.isSwitch(t.linkB[l])) continue;
                 auto& b = bundles[{t.linkA[l], t.linkB[l]}];
                 ++b[0];
                 if (t.usable(l)) ++b[1];
+                const auto st = t.linkState[l];
+                if (st == fabric::LinkState::Down) ++b[2];
+                if (st == fabric::LinkState::Drained) ++b[3];
+                if (st == fabric::LinkState::NotInService) ++b[4];
             }
             auto out = nlohmann::json::array();
             for (auto& [k, v] : bundles)
                 out.push_back({{"a", t.switchNames[k.first]},
                                {"b", t.switchNames[k.second]},
                                {"links", v[0]},
-                               {"up", v[1]}});
+                               {"up", v[1]},
+                               {"down", v[2]},
+                               {"drained", v[3]},
+                               {"notInService", v[4]}});
             // Stable for users (the switch ids follow the tables' order).
             auto byNames = [](const nlohmann::json& x, const nlohmann::json& y) {
                 const auto& xa = x["a"].get_ref<const std::string&>();

@@ -12,7 +12,9 @@
 
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
+#include "loom/telemetry/failures.hpp"
 #include "loom/telemetry/telemetry_hub.hpp"
+#include "loom/telemetry/xid_catalog.hpp"
 #include "loom/backend/telemetry_service.hpp"
 #include "loom/db/event_repo.hpp"
 #include "loom/inventory/unix_time.hpp"
@@ -295,7 +297,23 @@ Result<Response> getGpuTelemetry(Services& services, const Request& req) {
                    {"throttled", (mask & kThrottleAlarmMask) != 0}};
     }
     const auto job = hub->gpuJob(g);
+    // The GPU's NIC cable (rail i = GPU i) and the switch port at its other end, with the link's
+    // health word, so a client shows "nic3 -> z1-r001-rtsw/p4: down" without parsing names.
+    nlohmann::json nic;
+    const auto& links = layout->links();
+    for (std::uint32_t l = 0; l < links.size(); ++l) {
+        if (links[l].gpu != g) continue;
+        const auto health = hub->packed(Topic::LinkHealth);
+        static constexpr const char* kLinkWords[] = {"up", "degraded", "down", "drained", "not in service"};
+        const std::uint8_t h = l < health.size() ? health[l] : 255;
+        const auto peer = links[l].bPort != kNoIndex ? links[l].bPort : links[l].aPort;
+        nic = {{"link", links[l].name},
+               {"peer", peer != kNoIndex ? nlohmann::json(layout->portName(peer)) : nlohmann::json()},
+               {"health", h < 5 ? nlohmann::json(kLinkWords[h]) : nlohmann::json("no data")}};
+        break;
+    }
     return Response::ofJson({{"name", name},
+                             {"nicLink", std::move(nic)},
                              {"job", job.empty() ? nlohmann::json() : nlohmann::json(job)},
                              {"clockEventReasons", std::move(reasons)},
                              {"powerViolationUs", field(GpuField::PowerViolation)},
@@ -320,6 +338,55 @@ Result<Response> getGpuTelemetry(Services& services, const Request& req) {
                              {"pcieReplay", field(GpuField::PcieReplay)}});
 }
 
+// Open failures by kind, computed here once for every client (telemetry/failures.hpp): the
+// web dashboard's failure counter shows these counts, its hall map marks these items (each
+// names the rack and GPU it is drawn on).
+Result<Response> getFailures(Services& services) {
+    TelemetryHub* hub = services.hub();
+    if (!hub) return fail(Error::unavailable("the telemetry hub is not running"));
+    auto layout = hub->layout();
+    if (!layout) return fail(Error::unavailable("the hall layout is not loaded yet"));
+    const auto gpuHealth = hub->packed(Topic::GpuHealth);
+    const auto linkHealth = hub->packed(Topic::LinkHealth);
+    const auto open = hub->openEvents();
+    const FailureSummary sum = summarizeFailures(*layout, gpuHealth, linkHealth, open);
+    nlohmann::json counts = nlohmann::json::object();
+    for (std::size_t k = 0; k < kFailureKindCount; ++k)
+        counts[std::string(failureKindName(static_cast<FailureKind>(k)))] = sum.counts[k];
+    // The list is bounded (a hall-wide outage at 98k would be ~100k items); the counts are not.
+    constexpr std::size_t kMaxItems = 5000;
+    const auto& racks = layout->racks();
+    const auto& gpus = layout->gpuNames();
+    nlohmann::json items = nlohmann::json::array();
+    for (std::size_t i = 0; i < sum.items.size() && i < kMaxItems; ++i) {
+        const auto& f = sum.items[i];
+        nlohmann::json j{
+            {"kind", failureKindName(f.kind)},
+            {"name", f.name},
+            {"state", f.state},
+            {"failed", f.failed},
+            {"rack", f.rack < racks.size() ? nlohmann::json(racks[f.rack].name) : nlohmann::json()},
+            {"gpu", f.gpu < gpus.size() ? nlohmann::json(gpus[f.gpu]) : nlohmann::json()}};
+        if (!f.event.empty()) j["event"] = f.event;
+        items.push_back(std::move(j));
+    }
+    return Response::ofJson({{"layoutVersion", layout->layoutVersion()},
+                             {"counts", std::move(counts)},
+                             {"total", sum.total()},
+                             {"items", std::move(items)},
+                             {"truncated", sum.items.size() > kMaxItems}});
+}
+
+// The XID catalogue (telemetry/xid_catalog.hpp): what each code means and what to do, for
+// clients that explain an XID (the web dashboard's GPU detail).
+Response getXidCatalog() {
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& x : kXidCatalog)
+        items.push_back(
+            {{"code", x.code}, {"meaning", x.meaning}, {"action", x.action}, {"hardware", x.hardware}});
+    return Response::ofJson({{"items", std::move(items)}});
+}
+
 }  // namespace
 
 void registerTelemetryRoutes(Router& router, Services& services) {
@@ -334,6 +401,14 @@ void registerTelemetryRoutes(Router& router, Services& services) {
                [&services](const Request& req) { return ackOrClose(services, req, true); });
     router.add("GET", "/api/v1/telemetry/rollups", Role::Viewer,
                [&services](const Request& req) { return getRollups(services, req); });
+    router.add(
+        "GET", "/api/v1/failures", Role::Viewer,
+        [&services](const Request&) { return getFailures(services); },
+        RouteOptions{.needsDb = false});
+    router.add(
+        "GET", "/api/v1/catalog/xid", Role::Viewer,
+        [](const Request&) -> Result<Response> { return getXidCatalog(); },
+        RouteOptions{.needsDb = false});
     router.add(
         "GET", "/api/v1/telemetry/gpus/{name}", Role::Viewer,
         [&services](const Request& req) { return getGpuTelemetry(services, req); },
