@@ -3,11 +3,12 @@
 // #/jobs, #/job/llama-70b), and the one live stream that feeds them.
 import { api, token, setToken, clearToken, onUnauthorized, Stream } from './api.js';
 import { ClusterState } from './state.js';
-import { hallView } from './hall.js';
+import { hallView } from './hall_view.js';
 import { eventsView } from './events.js';
 import { provisioningView } from './provisioning.js';
 import { fabricView } from './fabric.js';
 import { jobsView } from './jobs.js';
+import { el, clear } from './dom.js';
 
 const $ = (id) => document.getElementById(id);
 const state = new ClusterState();
@@ -15,11 +16,52 @@ window.loomState = state;
 let stream = null;
 let current = null;  // {view, instance}
 let staleTimer = null;
+let failTimer = null;
+
+// The failure counter: loomd's open failures by kind (GET /api/v1/failures), each a button
+// that shows only that kind on the hall map (and lists them beside it); "all" shows every kind.
+const kKinds = [['gpu', 'GPU', 'GPUs'], ['host', 'host', 'hosts'], ['link', 'link', 'links'],
+    ['switch', 'switch', 'switches'], ['rack', 'rack', 'racks']];
+function renderFailures() {
+    const box = $('failures');
+    clear(box);
+    const f = state.failures;
+    if (!f) return;
+    const filter = state.failureFilter;
+    const pick = (kind) => () => {
+        const next = filter === kind ? null : kind;
+        if (parseRoute(location.hash).view !== 'hall') navigate('#/hall' + (next ? '?f=' + next : ''));
+        else state.setFailureFilter(next);
+    };
+    box.append(el('span', { class: 'failures-title' }, 'Open failures:'),
+        el('button', { type: 'button', class: 'fk fk-all' + (filter ? '' : ' on') + (f.total ? ' bad' : ''),
+                       dataset: { kind: 'all', count: String(f.total) }, title: 'Show every kind of failure on the map',
+                       onclick: () => {
+                           if (parseRoute(location.hash).view !== 'hall') navigate('#/hall');
+                           else state.setFailureFilter(null);
+                       } }, `all ${f.total}`));
+    for (const [k, one, many] of kKinds) {
+        const n = f.counts[k] || 0;
+        box.append(el('button', { type: 'button', class: 'fk' + (filter === k ? ' on' : '') + (n ? ' bad' : ''),
+                                  dataset: { kind: k, count: String(n) },
+                                  title: `Show only ${many} on the map and list them (click again for all)`,
+                                  onclick: pick(k) }, `${n} ${n === 1 ? one : many}`));
+    }
+}
+state.on('failures', renderFailures);
+state.on('filter', renderFailures);
 
 const views = { hall: hallView, fabric: fabricView, provisioning: provisioningView, events: eventsView, jobs: jobsView };
 
-// '#/rack/z1-r001' -> {view: 'hall', kind: 'rack', name: 'z1-r001'}
+// '#/rack/z1-r001?mode=health' -> {view: 'hall', kind: 'rack', name: 'z1-r001', params: {mode: 'health'}}
 function parseRoute(hash) {
+    const r = parsePath(hash.split('?')[0]);
+    const q = hash.includes('?') ? hash.slice(hash.indexOf('?') + 1) : '';
+    r.params = Object.fromEntries(new URLSearchParams(q));
+    return r;
+}
+
+function parsePath(hash) {
     const parts = hash.replace(/^#\/?/, '').split('/').map((p) => { try { return decodeURIComponent(p); } catch { return p; } });
     const [a, b, c] = parts;
     switch (a) {
@@ -66,6 +108,8 @@ function stop() {
     if (current) current.instance.destroy();
     current = null;
     clearInterval(staleTimer);
+    clearInterval(failTimer);
+    state.stopFailures();
 }
 
 function signOut(message) {
@@ -94,6 +138,8 @@ function updateAge() {
     else if (age === null) text = 'waiting for data';
     else text = `data ${age < 10 ? age.toFixed(1) : age.toFixed(0)} s old` + (stale ? ' (stale)' : '');
     document.body.classList.toggle('stale', stale);
+    state.setStale(stale);
+    state.staleText = text;
     if (banner) {
         banner.textContent = text;
         banner.classList.toggle('stale', stale);
@@ -113,12 +159,13 @@ async function start() {
         return;
     }
     $('signin').hidden = true;
+    state.failuresOff = false;
     state.role = me.role;
     state.name = me.name;
     $('who').textContent = `${me.name} (${me.role})`;
     document.body.dataset.role = me.role;
     $('signout').hidden = false;
-    stream = new Stream(['gpu.util', 'gpu.temp', 'gpu.health', 'events', 'provisioning', 'inventory', 'jobs'], {
+    stream = new Stream(['gpu.util', 'gpu.temp', 'gpu.health', 'link.health', 'events', 'provisioning', 'inventory', 'jobs'], {
         onMessage: (msg) => {
             state.handle(msg);
             if (msg.type === 'resync') state.loadHall().catch(() => {});
@@ -129,6 +176,7 @@ async function start() {
                 setConn('live', 'live');
                 if (hello && hello.role) state.role = hello.role;
                 if (!state.hall) state.loadHall().catch(() => {});
+                state.scheduleFailures(0);  // what changed while we were away
             } else if (s === 'unauthorized') {
                 signOut('The stream refused this token (revoked?). Sign in again.');
             } else {
@@ -140,6 +188,9 @@ async function start() {
     stream.start();
     route();
     staleTimer = setInterval(updateAge, 500);
+    // Deltas, rack and event messages refresh the failures at once; this catches the rest
+    // (an event closed by time, a switch event) every 5 s.
+    failTimer = setInterval(() => { if (state.live) state.scheduleFailures(0); }, 5000);
     try {
         await hall;
         const c = $('cluster');

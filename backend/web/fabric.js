@@ -14,7 +14,15 @@ async function topology(force) {
     return data;
 }
 
-const upClass = (b) => (b.up === b.links ? 'up' : b.up === 0 ? 'down' : 'degraded');
+// A bundle's state as loomd counts it: links down are a failure; links drained or not yet in
+// service are a state (grey), never red.
+const idle = (b) => (b.notInService || 0) + (b.drained || 0);
+const upClass = (b) => {
+    if (b.up === b.links) return 'up';
+    if (b.down === undefined) return b.up === 0 ? 'down' : 'degraded';  // an older loomd
+    if (b.down === 0) return idle(b) >= b.links ? 'idle' : 'up';
+    return b.up === 0 ? 'down' : 'degraded';
+};
 
 export function fabricView(state, main, route) {
     const wrap = el('div', { class: 'fabric-view' });
@@ -64,9 +72,11 @@ function renderTiers(body, t) {
     const zb = new Map();
     for (const b of t.bundles) {
         const z = zoneOf.get(b.a) || zoneOf.get(b.b) || '';
-        if (!zb.has(z)) zb.set(z, { bundles: 0, links: 0, up: 0 });
+        if (!zb.has(z)) zb.set(z, { bundles: 0, links: 0, up: 0, down: 0, idle: 0 });
         const x = zb.get(z);
         x.bundles++; x.links += b.links; x.up += b.up;
+        x.down += b.down === undefined ? b.links - b.up : b.down;
+        x.idle += idle(b);
     }
     body.append(el('h2', {}, `${t.cluster} · ${t.fabric} fabric · ${t.switches.length} switches · ${t.bundles.length} bundles`));
     body.append(el('h3', {}, 'Tiers'), el('table', { class: 'tiers' },
@@ -77,10 +87,11 @@ function renderTiers(body, t) {
     body.append(el('h3', {}, 'Zones'), el('table', { class: 'zones' },
         el('tr', {}, ['zone', 'switches', 'links up', ''].map((h) => el('th', {}, h))),
         [...zones.entries()].map(([z, roles]) => {
-            const x = zb.get(z) || { links: 0, up: 0 };
+            const x = zb.get(z) || { links: 0, up: 0, down: 0, idle: 0 };
+            const note = [x.down ? `${x.down} down` : '', x.idle ? `${x.idle} not in service` : ''].filter(Boolean).join(', ');
             return el('tr', {}, el('td', {}, z),
                 el('td', {}, [...roles.entries()].map(([r, n]) => `${n} ${r}`).join(', ')),
-                el('td', { class: x.up < x.links ? 'bad' : '' }, `${x.up} / ${x.links}`),
+                el('td', { class: x.down ? 'bad' : x.idle ? 'dim' : '' }, `${x.up} / ${x.links}` + (note ? ` (${note})` : '')),
                 el('td', {}, z.startsWith('(') ? '' : el('a', { href: '#/fabric/zone/' + encodeURIComponent(z) }, 'CTSW–RTSW matrix')));
         })));
 }
@@ -109,7 +120,7 @@ function renderZone(body, t, zone) {
     ctx.font = `${Math.min(12, cell)}px sans-serif`;
     ctx.textBaseline = 'middle';
     uppers.forEach((s, i) => ctx.fillText(s.name, 2, i * cell + cell / 2 + 2));
-    const colour = { up: '#2ea043', degraded: '#ffc400', down: '#ff1744' };
+    const colour = { up: '#2ea043', degraded: '#ffc400', down: '#ff1744', idle: '#46464f' };
     for (const { u, l, b } of cells) {
         ctx.fillStyle = colour[upClass(b)];
         ctx.fillRect(120 + l * cell, u * cell + 2, Math.max(1, cell - 1), Math.max(1, cell - 1));
@@ -121,16 +132,16 @@ function renderZone(body, t, zone) {
     };
     canvas.addEventListener('mousemove', (e) => {
         const c = at(e);
-        tip.textContent = c ? `${c.b.a} — ${c.b.b}: ${c.b.up} of ${c.b.links} links up` : '';
+        tip.textContent = c ? `${c.b.a} — ${c.b.b}: ${c.b.up} of ${c.b.links} links up` + (idle(c.b) ? `, ${idle(c.b)} not in service` : '') : '';
     });
     canvas.addEventListener('click', (e) => {
         const c = at(e);
         if (c) location.hash = '#/switch/' + encodeURIComponent(lowers[c.l].name);
     });
     body.append(tip, el('div', { class: 'matrix-wrap' }, canvas));
-    const bad = cells.filter((c) => c.b.up < c.b.links);
+    const bad = cells.filter((c) => upClass(c.b) === 'down' || upClass(c.b) === 'degraded');
     if (bad.length) {
-        body.append(el('h3', {}, `Bundles not fully up (${bad.length})`), el('ul', {}, bad.slice(0, 200).map((c) =>
+        body.append(el('h3', {}, `Bundles with links down (${bad.length})`), el('ul', {}, bad.slice(0, 200).map((c) =>
             el('li', {}, switchLink(c.b.a), ' — ', switchLink(c.b.b), `: ${c.b.up} / ${c.b.links}`))));
     }
 }

@@ -2,11 +2,13 @@
 // (24,576 GPUs at 24k: a few hundred thousand pixels), recoloured in place for the entries a
 // delta changed, and drawn scaled onto the visible canvas with zoom and pan. Failures (GPU
 // health failed, quarantined, warning) are drawn over every colour mode, and as markers big
-// enough to see when the map is zoomed out.
-import { el, clear, rackLink } from './dom.js';
-import { api, seg } from './api.js';
-import { luts, words, kRackStates, rackReportsData, kHealthNames, kBackground, css,
-         kFailed, kQuarantined, kDegraded } from './palette.js';
+// enough to see when the map is zoomed out. On top of every mode: loomd's open failures
+// (GET /api/v1/failures) — a marker on each GPU (a NIC cable down rings its GPU), an outline
+// and a count badge on each rack with a failure, a halo that stays visible at Fit (pulsing
+// for the first minute of a failure); a stale map is greyed with its age written on it.
+import { el, clear } from './dom.js';
+import { drawRackGrid, drawStale, drawStaleText, drawFailures, kOutlineScale } from './hall_overlay.js';
+import { luts, words, kRackStates, rackReportsData, kHealthNames, kBackground, css } from './palette.js';
 
 const kRackCols = 8;   // GPUs across a rack (a host per line of 8)
 const kRackGap = 1;    // cells between racks in a row
@@ -38,12 +40,16 @@ export class HallMap {
             state.on('hall', (e) => { if (e.layoutChanged || !this.layout) this.buildLayout(); else this.recolourAll(); }),
             state.on('data', (d) => this.onData(d)),
             state.on('rack', (name) => this.recolourRack(name)),
+            state.on('failures', () => this.schedule()),
+            state.on('filter', () => this.schedule()),
+            state.on('stale', () => this.schedule()),
         ];
         if (state.hall) this.buildLayout();
         window.loomHall = this;
     }
 
     destroy() {
+        clearTimeout(this.animTimer);
         this.unsub.forEach((u) => u());
         this.resizeObserver.disconnect();
         if (window.loomHall === this) window.loomHall = null;
@@ -129,7 +135,26 @@ export class HallMap {
         this.recolourAll();
     }
 
+    // A job's GPUs to pick out (every other cell veiled, its racks outlined); null clears it.
+    setHighlight(gpus, label) {
+        this.highlight = gpus && gpus.size ? gpus : null;
+        this.highlightLabel = this.highlight ? label : '';
+        const racks = new Set();
+        if (this.highlight) for (const g of this.highlight) racks.add(this.state.gpuRack[g]);
+        this.highlightRacks = racks;
+        this.recolourAll();
+    }
+
     colourOf(i) {
+        const w = this.baseColourOf(i);
+        if (!this.highlight || this.highlight.has(i)) return w;
+        // Veiled: a third of the colour over the floor, so the job's GPUs stand out.
+        const r = w & 255, g = (w >> 8) & 255, b = (w >> 16) & 255;
+        return ((255 << 24) | (Math.round(b * 0.3 + 22 * 0.7) << 16) | (Math.round(g * 0.3 + 23 * 0.7) << 8) |
+                Math.round(r * 0.3 + 22 * 0.7)) >>> 0;
+    }
+
+    baseColourOf(i) {
         const st = this.state;
         const health = st.array('gpu.health')[i];
         if (health === 2) return words.failed;
@@ -144,7 +169,7 @@ export class HallMap {
         if (health === 1) return words.degraded;
         if (this.mode === 'health') return luts.health.words[health];
         if (this.mode === 'temp') return luts.temp.words[st.array('gpu.temp')[i]];
-        return luts.util.words[st.array('gpu.util')[i]];
+        return luts.util.words[st.utilValues()[i]];
     }
 
     recolourAll() {
@@ -153,6 +178,7 @@ export class HallMap {
         for (let i = 0; i < gpuPixel.length; ++i) if (gpuPixel[i] >= 0) this.px[gpuPixel[i]] = this.colourOf(i);
         this.collectFailed();
         this.dirty = true;
+        this.cellsDirty = true;
         this.schedule();
     }
 
@@ -164,6 +190,7 @@ export class HallMap {
             if (p >= 0) this.px[p] = this.colourOf(i);
         }
         this.dirty = true;
+        this.cellsDirty = true;
         this.schedule();
     }
 
@@ -185,6 +212,7 @@ export class HallMap {
         }
         if (topic === 'gpu.health') this.collectFailed();
         this.dirty = true;
+        this.cellsDirty = true;
         this.pendingWork = (this.pendingWork || 0) + (performance.now() - t0);
         this.schedule();
     }
@@ -238,6 +266,37 @@ export class HallMap {
         this.view.userMoved = false;
         this.dirty = true;
         this.schedule();
+        this.viewChanged();
+    }
+
+    viewChanged() {
+        if (this.onView) this.onView(this.viewParam());
+    }
+
+    // The view as a URL parameter: the world point at the canvas centre and the scale
+    // ("fit" when the map is fitted), so a reload or a shared link shows the same picture.
+    viewParam() {
+        if (!this.layout || !this.view.userMoved) return null;
+        const cw = this.canvas.clientWidth, ch = this.canvas.clientHeight;
+        const cx = (cw / 2 - this.view.ox) / this.view.scale, cy = (ch / 2 - this.view.oy) / this.view.scale;
+        return `${cx.toFixed(2)},${cy.toFixed(2)},${this.view.scale.toFixed(4)}`;
+    }
+
+    // Restores viewParam(); false when the layout is not there yet or the text is not a view.
+    restoreView(text) {
+        if (!this.layout || !text) return false;
+        const [cx, cy, sc] = String(text).split(',').map(Number);
+        if (![cx, cy, sc].every(Number.isFinite) || sc <= 0) return false;
+        const cw = this.canvas.clientWidth, ch = this.canvas.clientHeight;
+        const s = Math.min(64, Math.max(0.05, sc));
+        this.view.scale = s;
+        this.view.ox = cw / 2 - cx * s;
+        this.view.oy = ch / 2 - cy * s;
+        this.view.fitted = true;
+        this.view.userMoved = true;
+        this.dirty = true;
+        this.schedule();
+        return true;
     }
 
     zoomToRack(name) {
@@ -245,8 +304,7 @@ export class HallMap {
         if (!r || !this.layout) return;
         const rr = this.layout.rackRect[r.index];
         if (!rr) return;
-        const dpr = window.devicePixelRatio || 1;
-        const cw = this.canvas.width / dpr, ch = this.canvas.height / dpr;
+        const cw = this.canvas.clientWidth, ch = this.canvas.clientHeight;
         const s = Math.max(this.view.scale, Math.min(24, Math.min(cw, ch) / 12));
         this.view.scale = s;
         this.view.ox = cw / 2 - (rr.x + rr.w / 2) * s;
@@ -255,6 +313,7 @@ export class HallMap {
         this.view.userMoved = true;
         this.dirty = true;
         this.schedule();
+        this.viewChanged();
     }
 
     select(name) {
@@ -278,34 +337,27 @@ export class HallMap {
         if (!this.view.fitted) this.fit();
         const { scale, ox, oy } = this.view;
         const L = this.layout;
-        this.cctx.putImageData(this.image, 0, 0);
+        if (this.cellsDirty !== false) {
+            this.cctx.putImageData(this.image, 0, 0);  // only when cells changed (not for a pulse)
+            this.cellsDirty = false;
+        }
         ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
         ctx.imageSmoothingEnabled = false;
         ctx.drawImage(this.cells, 0, 0, L.W, L.H, ox, oy, L.W * scale, L.H * scale);
+        if (scale >= kOutlineScale) this.drawRackGrid(ctx, L, scale, ox, oy);
         // Zone labels.
         ctx.fillStyle = '#c8c8d0';
-        ctx.font = '12px sans-serif';
+        ctx.font = 'bold 12px sans-serif';
         ctx.textBaseline = 'bottom';
         for (const z of L.zones) ctx.fillText(z.name, ox + z.x * scale, oy + z.y * scale - 2);
-        // Failures on top, at least 5 px wide so one GPU shows on a 24k map at fit.
-        if (scale < 5) {
-            const m = Math.max(5, scale * 1.6);
-            const health = this.state.array('gpu.health');
-            for (const i of this.failed) {
-                const p = L.gpuPixel[i];
-                if (p < 0) continue;
-                const x = ox + ((p % L.W) + 0.5) * scale, y = oy + (Math.floor(p / L.W) + 0.5) * scale;
-                const h = health[i];
-                ctx.fillStyle = css(...(h === 2 ? kFailed : h === 3 ? kQuarantined : kDegraded));
-                ctx.fillRect(x - m / 2, y - m / 2, m, m);
-            }
+        const filter = this.state.failureFilter;
+        if (filter) {
+            // Only one kind shown: everything else steps back.
+            ctx.fillStyle = 'rgba(0,0,0,0.55)';
+            ctx.fillRect(0, 0, c.width / dpr, c.height / dpr);
         }
-        if (scale >= 6) {
-            // Racks outlined when there is room for it.
-            ctx.strokeStyle = 'rgba(12,12,14,0.9)';
-            ctx.lineWidth = 1;
-            for (const rr of L.rackRect) if (rr) ctx.strokeRect(ox + rr.x * scale, oy + rr.y * scale, rr.w * scale, rr.h * scale);
-        }
+        if (this.state.stale) this.drawStale(ctx, c.width / dpr, c.height / dpr);
+        this.drawFailures(ctx, L, scale, ox, oy, filter);
         if (this.selected) {
             const r = this.state.rackByName.get(this.selected);
             const rr = r && L.rackRect[r.index];
@@ -315,7 +367,35 @@ export class HallMap {
                 ctx.strokeRect(ox + rr.x * scale - 2, oy + rr.y * scale - 2, rr.w * scale + 4, rr.h * scale + 4);
             }
         }
+        if (this.highlight) {
+            ctx.strokeStyle = 'rgb(0,229,255)';
+            ctx.lineWidth = 2;
+            for (const r of this.highlightRacks) {
+                const rr = L.rackRect[r];
+                if (rr) ctx.strokeRect(ox + rr.x * scale - 1.5, oy + rr.y * scale - 1.5, rr.w * scale + 3, rr.h * scale + 3);
+            }
+            ctx.font = 'bold 13px sans-serif';
+            ctx.textBaseline = 'bottom';
+            const tw = ctx.measureText(this.highlightLabel).width;
+            const cw = c.width / dpr, ch = c.height / dpr;
+            ctx.fillStyle = 'rgba(20,20,26,0.88)';
+            ctx.fillRect(cw - tw - 24, ch - 30, tw + 16, 24);
+            ctx.fillStyle = 'rgb(0,229,255)';
+            ctx.fillText(this.highlightLabel, cw - tw - 16, ch - 11);
+        }
+        if (this.state.stale) this.drawStaleText(ctx, c.width / dpr, c.height / dpr);
         this.dirty = false;
+    }
+
+    drawRackGrid(ctx, L, scale, ox, oy) { drawRackGrid(this, ctx, L, scale, ox, oy); }
+    drawStale(ctx, w, h) { drawStale(ctx, w, h); }
+    drawStaleText(ctx, w, h) { drawStaleText(this.state, ctx, w, h); }
+    drawFailures(ctx, L, scale, ox, oy, filter) { if (drawFailures(this, ctx, L, scale, ox, oy, filter)) this.animate(); }
+
+    // Keeps redrawing at ~15 fps while a halo pulses.
+    animate() {
+        if (this.animTimer) return;
+        this.animTimer = setTimeout(() => { this.animTimer = null; this.dirty = true; this.schedule(); }, 66);
     }
 
     // Canvas (CSS px) -> {gpu, rack} under it.
@@ -356,6 +436,7 @@ export class HallMap {
             this.view.scale = s;
             this.view.userMoved = true;
             this.schedule();
+            this.viewChanged();
         }, { passive: false });
         c.addEventListener('pointerdown', (e) => {
             drag = { x: e.clientX, y: e.clientY, ox: this.view.ox, oy: this.view.oy, moved: false };
@@ -378,6 +459,7 @@ export class HallMap {
         c.addEventListener('pointerup', (e) => {
             const d = drag;
             drag = null;
+            if (d && d.moved) this.viewChanged();
             if (d && !d.moved) {
                 const { rack } = this.hit(e.offsetX, e.offsetY);
                 if (this.onSelect) this.onSelect(rack >= 0 && rack !== undefined ? this.state.hall.racks[rack].name : null);
@@ -405,183 +487,4 @@ export class HallMap {
         this.tip.style.top = (y + 14) + 'px';
         this.tip.hidden = false;
     }
-}
-
-// The detail of one rack beside the map: state, hosts and GPUs live, labels, open events, and
-// the operator's actions (only for a token that may use them).
-export class RackPanel {
-    constructor(state, host) {
-        this.state = state;
-        this.host = host;
-        this.name = null;
-        this.unsub = [
-            state.on('data', () => this.refreshLive()),
-            state.on('rack', (n) => { if (n === this.name) this.render(); }),
-        ];
-        this.liveTimer = null;
-    }
-
-    destroy() { this.unsub.forEach((u) => u()); }
-
-    async show(name) {
-        if (name !== this.name) this.gpu = null;
-        this.name = name;
-        this.details = null;
-        this.events = null;
-        this.message = '';
-        this.render();
-        if (!name) return;
-        try {
-            const [details, events] = await Promise.all([
-                api('racks/' + seg(name)),
-                api('events?state=open&rack=' + encodeURIComponent(name) + '&limit=50'),
-            ]);
-            if (this.name !== name) return;
-            this.details = details;
-            this.events = events.items || [];
-        } catch (e) {
-            if (this.name !== name) return;
-            this.message = e.message;
-        }
-        this.render();
-    }
-
-    render() {
-        const h = this.host;
-        clear(h);
-        if (!this.name) {
-            h.hidden = true;
-            return;
-        }
-        h.hidden = false;
-        const st = this.state;
-        const r = st.rackByName.get(this.name);
-        h.append(el('div', { class: 'panel-head' }, el('h2', { class: 'rack-name' }, this.name),
-            el('a', { href: '#/hall', class: 'close', title: 'close' }, '×')));
-        if (!r) {
-            h.append(el('p', { class: 'error' }, 'No rack of that name in the hall.'));
-            return;
-        }
-        h.append(el('p', {}, 'State ', el('b', { class: 'rack-state' }, r.state), ' · row ', r.row,
-                    ' · position ', String(r.position), r.rtsw ? [' · ', el('a', { href: '#/switch/' + encodeURIComponent(r.rtsw) }, r.rtsw)] : null));
-        if (st.canOperate()) {
-            const reason = el('input', { class: 'reason', placeholder: 'reason (required to fail)' });
-            const act = (action) => async () => {
-                try {
-                    const out = await api('racks/' + seg(this.name) + '/' + action, { method: 'POST', body: { reason: reason.value } });
-                    this.message = `${out.from} → ${out.to}`;
-                    r.state = out.to;
-                    st.emit('rack', this.name);
-                } catch (e) {
-                    this.message = `${action}: ${e.message}`;
-                    this.render();
-                }
-            };
-            h.append(el('div', { class: 'actions operator-only' },
-                ['advance', 'drain', 'fail', 'repair'].map((a) => el('button', { type: 'button', class: 'op-' + a, onclick: act(a) }, a)),
-                reason));
-        }
-        if (this.message) h.append(el('p', { class: 'message' }, this.message));
-        if (this.details && this.details.labels && Object.keys(this.details.labels).length) {
-            h.append(el('h3', {}, 'Labels'), el('ul', { class: 'labels' },
-                Object.entries(this.details.labels).map(([k, v]) => el('li', {}, el('code', {}, k), ' = ', el('span', { class: 'label-value' }, v)))));
-        }
-        this.gpuTable = el('table', { class: 'gpus' });
-        this.gpuBox = el('div', { class: 'gpu-box' });
-        h.append(el('h3', {}, 'GPUs'), this.gpuTable, this.gpuBox);
-        this.refreshLive();
-        if (this.gpu && this.gpu.startsWith(this.name + '-')) this.showGpu(this.gpu);
-        if (this.events) {
-            h.append(el('h3', {}, `Open events (${this.events.length})`));
-            h.append(el('ul', { class: 'rack-events' }, this.events.map((e) =>
-                el('li', { class: 'sev-' + e.severity }, el('a', { href: '#/events/' + e.id }, e.message)))));
-        }
-    }
-
-    refreshLive() {
-        if (!this.name || !this.gpuTable) return;
-        const st = this.state, r = st.rackByName.get(this.name);
-        if (!r) return;
-        const u = st.array('gpu.util'), t = st.array('gpu.temp'), hh = st.array('gpu.health');
-        const rows = [el('tr', {}, el('th', {}, 'GPU'), el('th', {}, 'util'), el('th', {}, 'temp'), el('th', {}, 'health'))];
-        for (let k = 0; k < r.gpuCount; ++k) {
-            const i = r.gpuOffset + k;
-            const name = st.hall.gpus[i];
-            rows.push(el('tr', { class: 'health-' + (kHealthNames[hh[i]] || 'unknown') + (name === this.gpu ? ' selected' : '') },
-                el('td', {}, el('a', { href: '#/rack/' + encodeURIComponent(this.name), class: 'gpu-link',
-                                       onclick: (e) => { e.preventDefault(); this.showGpu(name); } }, name)), el('td', {}, u[i] === 255 ? '–' : u[i] + ' %'),
-                el('td', {}, t[i] === 255 ? '–' : t[i] + ' °C'), el('td', {}, kHealthNames[hh[i]] || String(hh[i]))));
-        }
-        clear(this.gpuTable).append(...rows);
-    }
-
-    // One GPU's latest sample from the telemetry hub (GET /api/v1/telemetry/gpus/<name>).
-    async showGpu(name) {
-        this.gpu = name;
-        this.refreshLive();
-        if (!this.gpuBox) return;
-        clear(this.gpuBox).append(el('p', {}, 'loading ', name, '…'));
-        let g;
-        try {
-            g = await api('telemetry/gpus/' + seg(name));
-        } catch (e) {
-            clear(this.gpuBox).append(el('p', { class: 'error' }, e.message));
-            return;
-        }
-        if (this.gpu !== name) return;
-        const v = (x, unit = '') => (x === null || x === undefined ? '–' : `${Math.round(x * 10) / 10}${unit}`);
-        const fields = [['utilization', v(g.util, ' %')], ['temperature', v(g.temp, ' °C')],
-            ['memory temperature', v(g.memTemp, ' °C')], ['power', v(g.power, ' W')],
-            ['framebuffer used / free', `${v(g.fbUsedMiB)} / ${v(g.fbFreeMiB)} MiB`], ['SM clock', v(g.smClock, ' MHz')],
-            ['last XID', v(g.xid)], ['ECC single / double bit', `${v(g.eccSbe)} / ${v(g.eccDbe)}`],
-            ['NVLink CRC errors', v(g.nvlinkCrc)], ['PCIe replays', v(g.pcieReplay)]];
-        clear(this.gpuBox).append(el('h3', { class: 'gpu-name' }, name),
-            el('table', { class: 'gpu-detail' }, fields.map(([k, x]) => el('tr', {}, el('th', {}, k), el('td', {}, x)))));
-    }
-}
-
-export function hallView(state, main, route, nav) {
-    const wrap = el('div', { class: 'hall-view' });
-    const bar = el('div', { class: 'toolbar' });
-    const mapHost = el('div', { class: 'map-host' });
-    const side = el('aside', { class: 'side', hidden: true });
-    wrap.append(bar, el('div', { class: 'hall-body' }, mapHost, side));
-    main.append(wrap);
-    const map = new HallMap(state, mapHost, {
-        onSelect: (name) => nav(name ? '#/rack/' + encodeURIComponent(name) : '#/hall'),
-    });
-    const panel = new RackPanel(state, side);
-    const modes = [['util', 'Utilization'], ['temp', 'Temperature'], ['health', 'Health'], ['provisioning', 'Provisioning']];
-    const select = el('select', { class: 'mode', onchange: () => map.setMode(select.value) },
-        modes.map(([v, t]) => el('option', { value: v }, t)));
-    bar.append(el('label', {}, 'Colour by ', select), el('button', { type: 'button', onclick: () => map.fit() }, 'Fit'),
-        el('span', { class: 'legend' }, legend()));
-    let current = null;
-    const apply = (r) => {
-        const name = r.kind === 'rack' ? r.name : null;
-        if (name !== current) {
-            current = name;
-            map.select(name);
-            panel.show(name);
-            if (name) {
-                if (map.layout) map.zoomToRack(name);
-                else map.pendingZoom = name;
-            }
-        }
-    };
-    const unsubHall = state.on('hall', () => {
-        if (map.pendingZoom && map.layout) { map.zoomToRack(map.pendingZoom); map.pendingZoom = null; }
-        if (current) panel.render();
-    });
-    apply(route);
-    return {
-        route: apply,
-        destroy() { unsubHall(); map.destroy(); panel.destroy(); },
-        map,
-    };
-}
-
-function legend() {
-    return [['failed', kFailed], ['quarantined', kQuarantined], ['warning', kDegraded]].map(([t, c]) =>
-        el('span', { class: 'swatch-item' }, el('span', { class: 'swatch', dataset: { c: t } }), t));
 }

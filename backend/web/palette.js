@@ -24,6 +24,12 @@ function ramp(t) {
     return [0, 1, 2].map((k) => Math.round(a[k] + (b[k] - a[k]) * f));
 }
 
+// A CSS colour of the ramp at t in [0, 1] (legends).
+export const rampCss = (t) => css(...ramp(t));
+
+// The temperature ramp's ends, in °C (the console's: palette.cpp).
+export const kTempMin = 20, kTempMax = 95;
+
 function lut(fn) {
     const words = new Uint32Array(256);
     const rgb = [];
@@ -43,13 +49,14 @@ const kStateColours = [[70, 70, 90], [90, 90, 130], [100, 110, 170], [90, 130, 2
     [235, 110, 30], [170, 120, 200], [130, 90, 170], [110, 80, 140], [40, 40, 40]];
 export const stateColour = (s) => kStateColours[kRackStates.indexOf(s)] || kNoData;
 
+export const kHealthColours = { 0: [46, 160, 67], 1: [230, 170, 20], 2: [220, 40, 40], 3: [160, 70, 200] };
 export const kHealthNames = { 0: 'ok', 1: 'warning', 2: 'failed', 3: 'quarantined', 255: 'unknown' };
 export const kLinkHealthNames = { 0: 'up', 1: 'degraded', 2: 'down', 3: 'drained', 4: 'not in service', 255: 'no data' };
 
 export const luts = {
     util: lut((v) => (v <= 100 ? ramp(v / 100) : null)),
-    temp: lut((v) => (v < 255 ? ramp((v - 20) / 75) : null)),
-    health: lut((v) => ({ 0: [46, 160, 67], 1: [230, 170, 20], 2: [220, 40, 40], 3: [160, 70, 200] })[v]),
+    temp: lut((v) => (v < 255 ? ramp((v - kTempMin) / (kTempMax - kTempMin)) : null)),
+    health: lut((v) => kHealthColours[v]),
     provisioning: lut((v) => kStateColours[v]),
     linkHealth: lut((v) => ({ 0: [46, 160, 67], 1: [230, 170, 20], 2: [220, 40, 40], 3: [120, 120, 140], 4: [70, 70, 80] })[v]),
 };

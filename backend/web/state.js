@@ -22,6 +22,22 @@ export class ClusterState {
         this.listeners = new Map();
         this.etag = null;
         this.hallLoading = null;
+        // Utilization as a mean over a window of samples, as the console draws it (the map
+        // would flicker with every job phase otherwise): a ring of the last samples and sums.
+        this.utilWindow = 1;
+        this.utilRing = [];
+        this.utilNext = 0;
+        this.utilFill = 0;
+        this.utilSum = null;
+        this.utilCount = null;
+        this.utilMean = null;
+        // Open failures by kind as loomd computes them (GET /api/v1/failures), the kind the
+        // counter filters on (null: all), and when each failure was first seen (for halos).
+        this.failures = null;
+        this.failureFilter = null;
+        this.firstSeen = new Map();
+        this.failuresPrimed = false;
+        this.stale = false;
     }
 
     on(what, fn) {
@@ -69,7 +85,9 @@ export class ClusterState {
                 const n = t.startsWith('gpu.') ? h.gpus.length : h.links.length;
                 if (this.arrays[t].length !== n) this.arrays[t] = new Uint8Array(n).fill(kNoData);
             }
+            this.resetUtilWindow();
         }
+        this.scheduleFailures(0);
         this.emit('hall', { layoutChanged: !sameLayout });
         const early = this.early || [];
         this.early = null;
@@ -115,6 +133,7 @@ export class ClusterState {
                 if (msg.rack && this.rackByName.has(msg.rack)) {
                     this.rackByName.get(msg.rack).state = msg.to;
                     this.emit('rack', msg.rack);
+                    this.scheduleFailures();
                 }
                 this.emit('provisioning', msg);
                 break;
@@ -124,6 +143,7 @@ export class ClusterState {
                 break;
             case 'event':
                 this.emit('event', msg.event);
+                this.scheduleFailures();
                 break;
             case 'job':
             case 'jobsSynced':
@@ -182,6 +202,13 @@ export class ClusterState {
                 this.clockSkew = now - msg.ts;
             }
         }
+        if (msg.topic === 'gpu.util' && this.utilWindow > 1) {
+            const moved = this.sampleUtil();
+            changed = msg.type === 'snapshot' ? null : moved;
+        }
+        if (msg.topic === 'gpu.health' || msg.topic === 'link.health') {
+            if (changed === null || changed.length) this.scheduleFailures();
+        }
         this.emit('data', { topic: msg.topic, changed });
     }
 
@@ -190,6 +217,108 @@ export class ClusterState {
     dataAgeSeconds() {
         if (!this.dataAt) return null;
         return (Date.now() - this.dataAt) / 1000;
+    }
+
+    // -- utilization window (mirrors loom-console's ClusterState::setUtilWindow) --
+    setUtilWindow(samples) {
+        samples = Math.max(1, Math.min(3600, Math.round(samples)));
+        if (samples === this.utilWindow) return;
+        this.utilWindow = samples;
+        this.resetUtilWindow();
+        if (this.snapshots.has('gpu.util')) this.sampleUtil();
+        this.emit('data', { topic: 'gpu.util', changed: null });
+    }
+
+    resetUtilWindow() {
+        const n = this.hall ? this.hall.gpus.length : 0;
+        const on = this.utilWindow > 1;
+        this.utilRing = on ? new Array(this.utilWindow).fill(null) : [];
+        this.utilNext = this.utilFill = 0;
+        this.utilSum = on ? new Uint32Array(n) : null;
+        this.utilCount = on ? new Uint16Array(n) : null;
+        this.utilMean = on ? new Uint8Array(n).fill(kNoData) : null;
+    }
+
+    sampleUtil() {
+        if (this.utilWindow <= 1) return;
+        const now = this.array('gpu.util');
+        const n = now.length;
+        if (!this.utilSum || this.utilSum.length !== n) this.resetUtilWindow();
+        const sum = this.utilSum, cnt = this.utilCount, mean = this.utilMean;
+        let slot = this.utilRing[this.utilNext];
+        if (this.utilFill === this.utilRing.length && slot) {
+            for (let g = 0; g < n && g < slot.length; ++g) {
+                if (slot[g] <= 100) { sum[g] -= slot[g]; --cnt[g]; }
+            }
+        } else {
+            ++this.utilFill;
+        }
+        if (!slot || slot.length !== n) slot = new Uint8Array(n);
+        slot.set(now);
+        this.utilRing[this.utilNext] = slot;
+        const changed = [];
+        for (let g = 0; g < n; ++g) {
+            const v = now[g];
+            if (v <= 100) { sum[g] += v; ++cnt[g]; }
+            const m = cnt[g] === 0 ? kNoData : Math.floor((sum[g] + (cnt[g] >> 1)) / cnt[g]);
+            if (m !== mean[g]) { mean[g] = m; changed.push(g); }
+        }
+        this.utilNext = (this.utilNext + 1) % this.utilRing.length;
+        return changed;  // the GPUs whose mean moved (a smoothed map changes few cells a tick)
+    }
+
+    // What the map draws for utilization: the window's mean, or the last sample.
+    utilValues() { return this.utilWindow > 1 && this.utilMean ? this.utilMean : this.array('gpu.util'); }
+
+    // -- failures (loomd's count: never re-derived here) --
+    // Signed out: no failure fetch may go out (it would be a 401) until start() again.
+    stopFailures() {
+        clearTimeout(this.failTimer);
+        this.failTimer = null;
+        this.failuresOff = true;
+    }
+
+    scheduleFailures(delayMs = 250) {
+        if (this.failTimer || this.failuresOff) return;
+        this.failTimer = setTimeout(() => { this.failTimer = null; this.loadFailures(); }, delayMs);
+    }
+
+    async loadFailures() {
+        if (this.failuresOff) return;
+        if (this.failLoading) { this.failAgain = true; return; }
+        this.failLoading = true;
+        try {
+            const f = await api('failures');
+            const now = Date.now();
+            const seen = new Map();
+            for (const it of f.items) {
+                const key = it.kind + '|' + it.name;
+                const at = this.firstSeen.get(key);
+                it.firstSeen = at !== undefined ? at : (this.failuresPrimed ? now : 0);
+                seen.set(key, it.firstSeen);
+            }
+            this.firstSeen = seen;  // forget what is gone: a failure that comes back is new
+            this.failuresPrimed = true;
+            this.failures = f;
+            this.failuresAt = now;
+            this.emit('failures', f);
+        } catch (e) {
+            // Kept as it was; the stale banner says why. A 401 signs out through api().
+        } finally {
+            this.failLoading = false;
+            if (this.failAgain) { this.failAgain = false; this.scheduleFailures(); }
+        }
+    }
+
+    setFailureFilter(kind) {
+        this.failureFilter = kind || null;
+        this.emit('filter', this.failureFilter);
+    }
+
+    setStale(stale) {
+        if (stale === this.stale) return;
+        this.stale = stale;
+        this.emit('stale', stale);
     }
 
     canOperate() { return this.role === 'operator' || this.role === 'admin'; }
