@@ -1,0 +1,104 @@
+// bench/web/browsers.mjs: the web dashboard's figures in Chromium and Firefox ESR (issue 36),
+// driven by puppeteer-core from tests/web/node_modules (scripts/bootstrap; no browser download),
+// against a live `loomd serve --simulate`, the way bench/web/run measures Chromium alone:
+//
+//   node bench/web/browsers.mjs [--build build] [--spec configs/clusters/meta-98k-roce.yaml]
+//        [--browsers chromium,firefox] [--rollout all|N|0] [--seconds 60] [--minutes 0]
+//
+// Per browser, in the page (performance.now()): navigation -> complete hall map (goal <= 1 s),
+// per-tick update + repaint p50/p99/max over --seconds (goal p99 <= 16 ms), bytes transferred by
+// the first load (goal <= 2 MB compressed) and, in Chromium, the JS heap after --minutes (goal
+// <= 200 MB; Firefox exposes no heap figure to a page). --rollout puts that many compute racks
+// into service first (7 operator advances each, 8 at a time) so the simulator feeds them.
+// Prints one JSON line per browser and the load average.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const a = { build: 'build', spec: 'configs/clusters/meta-24k-roce.yaml', browsers: 'chromium,firefox', rollout: 'all',
+            seconds: '60', minutes: '0' };
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; ++i) if (argv[i].startsWith('--')) a[argv[i].slice(2)] = argv[++i];
+const kBrowsers = {
+    chromium: { exe: '/usr/bin/chromium', browser: 'chrome',
+                args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--enable-precise-memory-info'] },
+    firefox: { exe: '/usr/bin/firefox-esr', browser: 'firefox', args: [] },
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const port = await new Promise((res) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
+const url = `http://127.0.0.1:${port}`;
+const loomdBin = path.join(root, a.build, 'bin', 'loomd');
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'loom-web-bench.'));
+const state = path.join(work, 'state');
+const env = { ...process.env, LOOM_PROVISIONING_DELAY_MS: '0' };
+const run = (...x) => execFileSync(loomdBin, [...x, '--state-dir', state], { env, encoding: 'utf8' });
+let proc = null;
+try {
+    let t = Date.now();
+    run('apply', '-f', path.join(root, a.spec));
+    console.log(`== applied ${a.spec} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+    const token = (role) => run('token', 'create', '--role', role, '--name', 'bench-' + role).trim().split('\n').pop();
+    const operator = token('operator'), viewer = token('viewer');
+    proc = spawn(loomdBin, ['serve', '--simulate', '--listen', `127.0.0.1:${port}`, '--state-dir', state],
+                 { env, stdio: ['ignore', fs.openSync(path.join(work, 'loomd.log'), 'w'), 'inherit'] });
+    for (let i = 0; i < 1500; ++i) {
+        try { if ((await fetch(url + '/readyz')).status === 200) break; } catch { /* not yet */ }
+        await sleep(200);
+    }
+    const hall = await (await fetch(url + '/api/v1/hall', { headers: { Authorization: 'Bearer ' + viewer } })).json();
+    const racks = hall.racks.filter((r) => r.gpuCount > 0).map((r) => r.name);
+    console.log(`== loomd on ${url}: ${hall.gpus.length} GPUs, ${racks.length} compute racks`);
+    const n = a.rollout === 'all' ? racks.length : Number(a.rollout);
+    if (n > 0) {
+        t = Date.now();
+        const todo = racks.slice(0, n);
+        const worker = async () => {
+            for (let r; (r = todo.shift());)
+                for (let k = 0; k < 7; ++k)
+                    await fetch(`${url}/api/v1/racks/${r}/advance`, { method: 'POST', body: '{}',
+                        headers: { Authorization: 'Bearer ' + operator, 'Content-Type': 'application/json' } });
+        };
+        await Promise.all(Array.from({ length: 8 }, worker));
+        console.log(`== ${n} racks advanced to in_service in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+        await sleep(5000);
+    }
+    const puppeteer = (await import(path.join(root, 'tests/web/node_modules/puppeteer-core/lib/esm/puppeteer/puppeteer-core.js'))).default;
+    for (const name of a.browsers.split(',')) {
+        const b = kBrowsers[name];
+        if (!b || !fs.existsSync(b.exe)) { console.log(`SKIP ${name}: not installed`); continue; }
+        const browser = await puppeteer.launch({ browser: b.browser, executablePath: b.exe, headless: true, args: b.args,
+                                                 defaultViewport: { width: 1600, height: 1000 } });
+        try {
+            const page = await browser.newPage();
+            await page.goto(url + '/');
+            await page.evaluate((tok) => sessionStorage.setItem('loom.token', tok), viewer);
+            await page.goto(url + '/?bench#/hall');  // a new document, measured from its navigation
+            await page.waitForFunction(() => window.loomPerf && window.loomPerf.hallComplete, { timeout: 120000, polling: 50 });
+            const first = await page.evaluate(() => ({
+                complete: window.loomPerf.hallComplete,
+                bytes: performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+                    .reduce((s, e) => s + (e.transferSize || 0), 0),
+            }));
+            await page.evaluate(() => { window.loomPerf.ticks = []; });
+            await sleep(Number(a.seconds) * 1000);
+            const ticks = (await page.evaluate(() => window.loomPerf.ticks)).sort((x, y) => x - y);
+            await sleep(Math.max(0, Number(a.minutes) * 60 - Number(a.seconds)) * 1000);
+            const heap = await page.evaluate(() => (performance.memory ? performance.memory.usedJSHeapSize : null));
+            const pct = (p) => (ticks.length ? ticks[Math.min(ticks.length - 1, Math.floor(p * ticks.length))] : null);
+            console.log(JSON.stringify({ browser: name, version: await browser.version(), spec: path.basename(a.spec),
+                gpus: hall.gpus.length, racksInService: n, navigationToCompleteHallMs: Math.round(first.complete),
+                tickSamples: ticks.length, tickP50Ms: pct(0.5), tickP99Ms: pct(0.99), tickMaxMs: ticks[ticks.length - 1] ?? null,
+                firstLoadTransferredBytes: first.bytes, jsHeapMB: heap === null ? null : Math.round(heap / 2 ** 20 * 10) / 10,
+                minutes: Number(a.minutes), loadAverage: os.loadavg().map((x) => x.toFixed(2)).join(' ') }));
+        } finally {
+            await browser.close();
+        }
+    }
+} finally {
+    if (proc) { proc.kill('SIGTERM'); await new Promise((r) => proc.once('exit', r)); }
+    fs.rmSync(work, { recursive: true, force: true });
+}
