@@ -25,8 +25,13 @@ void appendInt(std::string& out, std::int64_t v) {
     out.append(buf, r.ptr);
 }
 
-std::string keyOf(const std::string& kind, const std::string& location) {
-    return kind + '\x1f' + location;
+// An open event's identity (the events_one_open index, migration 0027): kind, location and the
+// job it slows (the `job` label; empty for the telemetry rules' events).
+std::string keyOf(const EventRecord& e) {
+    std::string job;
+    for (const auto& [k, v] : e.labels)
+        if (k == "job") job = v;
+    return e.kind + '\x1f' + e.location + '\x1f' + job;
 }
 
 // Every column of an event, in the order readEvent() expects ("e" is the events alias).
@@ -113,7 +118,7 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
         const auto& e = events[i];
         if (!validSource(e.source))
             return fail(Error::invalid("event source " + sourceError(e.source)));
-        if (!seen.emplace(keyOf(e.kind, e.location), true).second) continue;
+        if (!seen.emplace(keyOf(e), true).second) continue;
         if (json.size() > 1) json += ',';
         json += "{\"ord\":";
         appendInt(json, static_cast<std::int64_t>(i));
@@ -141,9 +146,10 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
         json += '}';
     }
     json += ']';
-    // DO NOTHING on either unique index (the key: a retry; the one open event per kind and
-    // location: another loomd's open event), then the id of the row that is there: the
-    // statement's own insert, else the row of that key, else the open row of (kind, location).
+    // DO NOTHING on either unique index (the key: a retry; the one open event per kind,
+    // location and job: another loomd's open event), then the id of the row that is there: the
+    // statement's own insert, else the row of that key, else the open row of (kind, location,
+    // job).
     // The subqueries see the table as it was when the statement began; a row another loomd
     // committed meanwhile yields no id, and a second run of the (idempotent) statement finds it.
     const char* sql =
@@ -154,12 +160,15 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
         "     labels, source, event_key) "
         "  SELECT kind, severity, location, rack, zone, message, to_timestamp(opened_ms / 1000.0), "
         "     labels, source, key FROM x ORDER BY ord "
-        "  ON CONFLICT DO NOTHING RETURNING id, kind, location) "
+        "  ON CONFLICT DO NOTHING "
+        "  RETURNING id, kind, location, COALESCE(labels ->> 'job', '') AS job) "
         "SELECT x.ord, COALESCE(ins.id, "
         "  (SELECT e.id FROM events e WHERE x.key IS NOT NULL AND e.event_key = x.key), "
         "  (SELECT e.id FROM events e WHERE e.kind = x.kind AND e.location = x.location "
+        "     AND COALESCE(e.labels ->> 'job', '') = COALESCE(x.labels ->> 'job', '') "
         "     AND e.closed_at IS NULL), 0) "
-        "FROM x LEFT JOIN ins ON ins.kind = x.kind AND ins.location = x.location";
+        "FROM x LEFT JOIN ins ON ins.kind = x.kind AND ins.location = x.location "
+        "  AND ins.job = COALESCE(x.labels ->> 'job', '')";
     try {
         std::map<std::string, std::int64_t> ids;
         for (int attempt = 0; attempt < 2; ++attempt) {
@@ -171,7 +180,7 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
             for (const auto& r : rows) {
                 auto id = r[1].as<std::int64_t>();
                 const auto& e = events[r[0].as<std::size_t>()];
-                ids[keyOf(e.kind, e.location)] = id;
+                ids[keyOf(e)] = id;
                 missing = missing || id == 0;
             }
             if (!missing) break;
@@ -179,7 +188,7 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
         std::vector<std::int64_t> out;
         out.reserve(events.size());
         for (const auto& e : events) {
-            auto it = ids.find(keyOf(e.kind, e.location));
+            auto it = ids.find(keyOf(e));
             out.push_back(it == ids.end() ? 0 : it->second);
         }
         return out;

@@ -222,55 +222,89 @@ std::vector<StragglerSuspect> mergeSuspects(std::vector<StragglerSuspect> a,
 std::vector<StragglerTransition> StragglerDetector::update(
     const std::string& job, const std::vector<StragglerSuspect>& suspects, std::int64_t) {
     std::vector<StragglerTransition> out;
-    auto& st = jobs_[job];
-    const std::string top = suspects.empty() ? "" : suspects.front().location;
-    if (top.empty()) {
-        st.candidate.clear();
-        st.streak = 0;
-    } else if (top == st.candidate) {
-        ++st.streak;
-    } else {
-        st.candidate = top;
-        st.streak = 1;
-    }
-    const bool stillThere =
-        !st.open.empty() && std::any_of(suspects.begin(), suspects.end(),
-                                        [&](const auto& s) { return s.location == st.open; });
-    if (!st.open.empty()) {
-        st.clean = stillThere ? 0 : st.clean + 1;
-        if (st.clean >= options_.closeAfterTicks) {
-            out.push_back({job, false, st.openSuspect,
-                           "job " + job + ": straggler " + st.open + " recovered"});
-            st.open.clear();
-            st.clean = 0;
+    auto& tracks = jobs_[job];
+    auto find = [&](const std::string& location) {
+        return std::find_if(tracks.begin(), tracks.end(),
+                            [&](const Track& t) { return t.suspect.location == location; });
+    };
+    std::vector<char> seen(tracks.size(), 0);
+    std::vector<std::size_t> ranked;  // the track of each suspect, in suspect order
+    for (const auto& s : suspects) {
+        auto it = find(s.location);
+        if (it == tracks.end()) {
+            tracks.push_back({s, 0, false, 0});
+            seen.push_back(0);
+            it = tracks.end() - 1;
         }
+        const auto k = static_cast<std::size_t>(it - tracks.begin());
+        if (seen[k]) continue;  // a location listed twice counts once
+        seen[k] = 1;
+        ++it->streak;
+        it->clean = 0;
+        it->suspect = s;
+        ranked.push_back(k);
     }
-    if (st.open.empty() && st.streak >= options_.openAfterTicks) {
-        const auto& s = suspects.front();
-        st.open = s.location;
-        st.openSuspect = s;
-        st.clean = 0;
+    std::vector<Track> kept;
+    kept.reserve(tracks.size());
+    std::vector<std::size_t> newIndex(tracks.size(), 0);
+    for (std::size_t k = 0; k < tracks.size(); ++k) {
+        auto& t = tracks[k];
+        if (!seen[k]) {
+            t.streak = 0;
+            if (!t.open) continue;  // a blip that never opened: forgotten
+            if (++t.clean >= options_.closeAfterTicks) {
+                out.push_back({job, false, t.suspect,
+                               "job " + job + ": straggler " + t.suspect.location + " recovered"});
+                continue;
+            }
+        }
+        newIndex[k] = kept.size();
+        kept.push_back(std::move(t));
+    }
+    tracks = std::move(kept);
+    for (auto k : ranked) {
+        auto& t = tracks[newIndex[k]];
+        if (t.open || t.streak < options_.openAfterTicks) continue;
+        t.open = true;
+        const auto& s = t.suspect;
         out.push_back(
             {job, true, s,
              "job " + job + ": straggler " + s.location + " (" + s.cause + "): " + s.evidence});
     }
+    if (tracks.empty()) jobs_.erase(job);
     return out;
 }
 
 void StragglerDetector::adopt(const std::string& job, const StragglerSuspect& suspect) {
-    auto& st = jobs_[job];
-    st.open = suspect.location;
-    st.openSuspect = suspect;
-    st.clean = 0;
+    auto& tracks = jobs_[job];
+    for (auto& t : tracks)
+        if (t.suspect.location == suspect.location) {
+            t.open = true;
+            t.clean = 0;
+            return;
+        }
+    tracks.push_back({suspect, 0, true, 0});
+}
+
+std::vector<StragglerSuspect> StragglerDetector::open(const std::string& job) const {
+    std::vector<StragglerSuspect> out;
+    auto it = jobs_.find(job);
+    if (it == jobs_.end()) return out;
+    for (const auto& t : it->second)
+        if (t.open) out.push_back(t.suspect);
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.score > b.score; });
+    return out;
 }
 
 std::vector<StragglerTransition> StragglerDetector::forget(const std::string& job) {
     std::vector<StragglerTransition> out;
     auto it = jobs_.find(job);
     if (it == jobs_.end()) return out;
-    if (!it->second.open.empty())
-        out.push_back({job, false, it->second.openSuspect,
-                       "job " + job + ": straggler " + it->second.open + " (job ended)"});
+    for (const auto& t : it->second)
+        if (t.open)
+            out.push_back({job, false, t.suspect,
+                           "job " + job + ": straggler " + t.suspect.location + " (job ended)"});
     jobs_.erase(it);
     return out;
 }

@@ -77,8 +77,6 @@ struct StragglerFinder::Impl {
     std::int64_t prevMs = 0;
 
     std::vector<JobSuspects> current;
-    std::unordered_map<std::string, StragglerSuspect> open;
-    std::unordered_set<std::string> unscored;  // adopted open events still without a score
 
     explicit Impl(StragglerOptions o) : options(o), detector(o) {}
 
@@ -201,18 +199,9 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
     auto& m = *impl_;
     std::vector<StragglerTransition> out;
     auto record = [&](std::vector<StragglerTransition> ts) {
-        for (auto& t : ts) {
-            if (t.opened)
-                m.open[t.job] = t.suspect;
-            else
-                m.open.erase(t.job);
-            out.push_back(std::move(t));
-        }
+        for (auto& t : ts) out.push_back(std::move(t));
     };
-    for (const auto& g : m.gone) {
-        record(m.detector.forget(g));
-        m.unscored.erase(g);
-    }
+    for (const auto& g : m.gone) record(m.detector.forget(g));
     m.gone.clear();
 
     auto L = hub.layout();
@@ -270,20 +259,7 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
             mergeSuspects(rankStragglers(r.gpuNames, r.nicNames, r.ranks, m.options),
                           rankLinks(r.uplinkNames, r.links, r.gpus.size(), m.options), m.options);
         record(m.detector.update(r.name, suspects, nowMs));
-        if (!m.unscored.empty() && m.unscored.contains(r.name))
-            if (auto it = m.open.find(r.name); it != m.open.end())
-                for (const auto& s : suspects)
-                    if (s.location == it->second.location) {
-                        it->second.score = s.score;
-                        m.unscored.erase(r.name);
-                        break;
-                    }
-        JobSuspects js{r.name, r.gpus.size(), std::move(suspects), {}, {}};
-        if (auto it = m.open.find(r.name); it != m.open.end()) {
-            js.open = it->second.location;
-            js.openSuspect = it->second;
-        }
-        m.current.push_back(std::move(js));
+        m.current.push_back({r.name, r.gpus.size(), std::move(suspects), m.detector.open(r.name)});
     }
     return out;
 }
@@ -295,8 +271,6 @@ bool StragglerFinder::adopt(const std::string& job, StragglerSuspect suspect) {
     if (std::none_of(m.jobs.begin(), m.jobs.end(), [&](const auto& j) { return j.name == job; }))
         return false;
     m.detector.adopt(job, suspect);
-    m.open[job] = std::move(suspect);
-    m.unscored.insert(job);
     return true;
 }
 
@@ -308,13 +282,8 @@ std::vector<StragglerTransition> StragglerFinder::reset() {
     for (const auto& g : m.gone)
         for (auto& t : m.detector.forget(g)) out.push_back(std::move(t));
     m.gone.clear();
-    m.open.clear();
-    m.unscored.clear();
     m.detector = StragglerDetector(m.options);
-    for (auto& c : m.current) {
-        c.open.clear();
-        c.openSuspect = {};
-    }
+    for (auto& c : m.current) c.open.clear();
     return out;
 }
 

@@ -5,6 +5,7 @@
 // `jobSuspects` message carry it with the evidence; the healthy job gets none. The GPU
 // recovers: the event closes and the suspects go.
 #include <atomic>
+#include <set>
 #include <thread>
 
 #include "beast_client.hpp"
@@ -195,6 +196,59 @@ TEST_F(StragglerLive, AThrottledGpuOpensAStragglerEventNamingItAndItsRecoveryClo
     auto metrics = request(s.port(), "GET", "/metrics", tokens_["viewer"]).body;
     EXPECT_NE(metrics.find("loom_straggler_events_opened_total 1\n"), std::string::npos);
     EXPECT_NE(metrics.find("# TYPE loom_straggler_tick_seconds gauge"), std::string::npos);
+}
+
+// Issue 34 item 4: the event identity includes the job. Two running jobs on the same hosts (an
+// evaluation job sharing its training job's nodes) are both slowed by the throttled GPU: each
+// gets its own open straggler event on that GPU (one per (kind, location) dropped the second),
+// each job's `straggler` names it, and the recovery closes both.
+TEST_F(StragglerLive, TwoJobsSlowedByOneGpuEachGetTheirOwnEvent) {
+    telemetryOptions_.tickSeconds = 0.2;
+    auto& s = startServer({}, Routes::All);
+    putJob(s, "llama", "z1-r[001-002]-h[0-1]");
+    putJob(s, "llama-eval", "z1-r[001-002]-h[0-1]");
+    std::atomic<bool> throttled{true};
+    std::jthread exporter([&](std::stop_token st) {
+        for (int round = 0; !st.stop_requested(); ++round) {
+            request(s.port(), "POST", "/api/v1/telemetry", tokens_["operator"],
+                    scrape(throttled.load(), round));
+            std::this_thread::sleep_for(100ms);
+        }
+    });
+    const std::string gpu = "z1-r002-h1-gpu5";
+    json events;
+    ASSERT_TRUE(eventually(
+        [&] {
+            events = get(s, "/api/v1/events?kind=straggler&state=open")["items"];
+            return events.size() >= 2;
+        },
+        10s))
+        << events.dump();
+    ASSERT_EQ(events.size(), 2u) << events.dump();
+    std::set<std::string> jobs;
+    for (const auto& e : events) {
+        EXPECT_EQ(e["location"], gpu);
+        jobs.insert(e["labels"]["job"].get<std::string>());
+    }
+    EXPECT_EQ(jobs, (std::set<std::string>{"llama", "llama-eval"}));
+    for (const std::string job : {"llama", "llama-eval"}) {
+        json j;
+        ASSERT_TRUE(eventually(
+            [&] {
+                j = get(s, "/api/v1/jobs/" + job);
+                return j["straggler"].is_object();
+            },
+            5s))
+            << j.dump();
+        EXPECT_EQ(j["straggler"]["location"], gpu);
+        ASSERT_EQ(j["stragglers"].size(), 1u) << j.dump();
+        EXPECT_EQ(j["stragglers"][0]["location"], gpu);
+    }
+    throttled = false;
+    ASSERT_TRUE(eventually(
+        [&] { return get(s, "/api/v1/events?kind=straggler&state=open")["items"].empty(); }, 10s))
+        << "each job's event closes with its own suspect gone";
+    EXPECT_EQ(get(s, "/api/v1/events?kind=straggler")["items"].size(), 2u);
 }
 
 // Two loomds on one database, wired through NOTIFY: the leader's suspects reach the other's job

@@ -88,6 +88,51 @@ TEST(Straggler, TheDetectorOpensAfterAStreakAndClosesAfterQuiet) {
     EXPECT_TRUE(d.forget("llama").empty());
 }
 
+// Issue 34 item 4: an open event does not block the next one. A job holds one open event per
+// suspect location; each closes when its own suspect is gone, whatever the others do.
+TEST(Straggler, EachSuspectOfAJobHasItsOwnEvent) {
+    StragglerDetector d({.openAfterTicks = 3, .closeAfterTicks = 2});
+    auto j = healthy();
+    j.samples[9].nicUtil = 30;  // a slow NIC first
+    auto nic = rankStragglers(j.names, j.nics, j.samples);
+    ASSERT_EQ(nic.size(), 1u);
+    std::vector<StragglerTransition> all;
+    for (int t = 1; t <= 3; ++t)
+        for (auto& x : d.update("llama", nic, t * 1000)) all.push_back(x);
+    ASSERT_EQ(all.size(), 1u);
+    EXPECT_EQ(all[0].suspect.location, j.nics[9]);
+    // Then a GPU with ECC pressure tops the job while the NIC is still slow: its own event.
+    j.samples[5].eccSbePerSecond = 100;
+    auto both = rankStragglers(j.names, j.nics, j.samples);
+    ASSERT_EQ(both.size(), 2u);
+    ASSERT_EQ(both[0].location, j.names[5]);
+    all.clear();
+    for (int t = 4; t <= 6; ++t)
+        for (auto& x : d.update("llama", both, t * 1000)) all.push_back(x);
+    ASSERT_EQ(all.size(), 1u);
+    EXPECT_TRUE(all[0].opened);
+    EXPECT_EQ(all[0].suspect.location, j.names[5]);
+    EXPECT_EQ(all[0].suspect.cause, "ecc_pressure");
+    // The NIC recovers: its event closes, the GPU's stays.
+    j.samples[9].nicUtil = 85;
+    auto gpu = rankStragglers(j.names, j.nics, j.samples);
+    ASSERT_EQ(gpu.size(), 1u);
+    all.clear();
+    for (int t = 7; t <= 9; ++t)
+        for (auto& x : d.update("llama", gpu, t * 1000)) all.push_back(x);
+    ASSERT_EQ(all.size(), 1u);
+    EXPECT_FALSE(all[0].opened);
+    EXPECT_EQ(all[0].suspect.location, j.nics[9]);
+    // Another job with the same suspect location has its own event; ending it closes only its.
+    for (int t = 10; t <= 12; ++t) d.update("mistral", gpu, t * 1000);
+    auto ended = d.forget("mistral");
+    ASSERT_EQ(ended.size(), 1u);
+    EXPECT_EQ(ended[0].job, "mistral");
+    auto rest = d.forget("llama");
+    ASSERT_EQ(rest.size(), 1u);
+    EXPECT_EQ(rest[0].suspect.location, j.names[5]);
+}
+
 // An event a leader that died had open (adopt): the next leader's detector neither reopens it
 // while the straggler is still there nor opens a second one; it closes after quiet ticks, and
 // when the job ends, naming the adopted suspect.

@@ -192,6 +192,45 @@ TEST_F(EventRepo, RetriedWritesAreIdempotentAndClosesHitTheirOwnRow) {
     EXPECT_EQ(conn.queryValue("SELECT count(*) FROM events")->value(), "3");
 }
 
+// Issue 34 item 4: a straggler event's identity includes its job. Two jobs slowed by the same
+// uplink each get their own open event (in one batch or two), and closing one job's event by its
+// key leaves the other job's open.
+TEST_F(EventRepo, OneOpenEventPerJobOnTheSameLocation) {
+    auto conn = connect();
+    auto forJob = [](std::string job, std::string key) {
+        auto e = ev("straggler", "z1-r001-rtsw-up7", "warning", kT0);
+        e.source = "jobs";
+        e.labels = {{"cause", "congested_link"}, {"job", std::move(job)}};
+        e.key = std::move(key);
+        return e;
+    };
+    auto a = insertEvents(conn, {forJob("llama", "s:llama:1"), forJob("mistral", "s:mistral:1")});
+    ASSERT_TRUE(a) << a.error().toString();
+    ASSERT_EQ(a->size(), 2u);
+    EXPECT_GT((*a)[0], 0);
+    EXPECT_GT((*a)[1], 0);
+    EXPECT_NE((*a)[0], (*a)[1]) << "one batch, two jobs: two events";
+    auto b = insertEvents(conn, {forJob("gemma", "s:gemma:1")});
+    ASSERT_TRUE(b) << b.error().toString();
+    EXPECT_NE((*b)[0], (*a)[0]) << "a later job's event is not dropped";
+    EXPECT_NE((*b)[0], (*a)[1]);
+    EXPECT_EQ(conn.queryValue("SELECT count(*) FROM events WHERE closed_at IS NULL")->value(), "3");
+    // The same job and location again (another loomd): the open row of that job.
+    auto again = insertEvents(conn, {forJob("mistral", "s:mistral:2")});
+    ASSERT_TRUE(again);
+    EXPECT_EQ((*again)[0], (*a)[1]);
+    // Closing gemma's event by its key closes gemma's row only.
+    auto c = closeEvents(conn, {{"straggler", "z1-r001-rtsw-up7", kT0 + 5000, 0, "s:gemma:1"}});
+    ASSERT_TRUE(c) << c.error().toString();
+    EXPECT_EQ((*c)[0], (*b)[0]);
+    EXPECT_EQ(conn.queryValue("SELECT count(*) FROM events WHERE closed_at IS NULL")->value(), "2");
+    // Telemetry events keep one open row per (kind, location).
+    auto t1 = insertEvents(conn, {ev("link_down", "l9", "critical", kT0)});
+    auto t2 = insertEvents(conn, {ev("link_down", "l9", "critical", kT0 + 1)});
+    ASSERT_TRUE(t1 && t2);
+    EXPECT_EQ((*t1)[0], (*t2)[0]);
+}
+
 TEST_F(EventRepo, AcknowledgeAndCloseByHand) {
     auto conn = connect();
     auto ids = insertEvents(conn, {ev("link_down", "l9", "critical", kT0)});

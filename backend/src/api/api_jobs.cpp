@@ -74,13 +74,18 @@ struct SuspectBoard {
         else
             jobs[name] = msg;
     }
-    // Adds "suspects" (best first) and "straggler" (the open event's suspect, or null).
+    // Adds "suspects" (best first), "stragglers" (the suspects of the job's open straggler
+    // events, highest score first) and "straggler" (the first of them, or null).
     void fill(const std::string& name, nlohmann::json& j, bool detail) {
         std::lock_guard lk(m);
         auto it = jobs.find(name);
         j["straggler"] = it == jobs.end() ? nlohmann::json() : it->second["straggler"];
-        if (detail)
+        if (detail) {
             j["suspects"] = it == jobs.end() ? nlohmann::json::array() : it->second["suspects"];
+            j["stragglers"] = it == jobs.end()
+                                  ? nlohmann::json::array()
+                                  : it->second.value("stragglers", nlohmann::json::array());
+        }
     }
 };
 

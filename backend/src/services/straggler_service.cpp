@@ -34,6 +34,10 @@ nlohmann::json suspectJson(const jobs::StragglerSuspect& s) {
             {"evidence", s.evidence}};
 }
 
+std::string openKey(const std::string& job, const std::string& location) {
+    return job + '\x1f' + location;
+}
+
 }  // namespace
 
 StragglerService::StragglerService(Services& services, Enqueue enqueue, bool persist)
@@ -93,8 +97,9 @@ void StragglerService::reconcile(std::int64_t nowMs) {
         // The message is "job <job>: straggler <location> (<cause>): <evidence>".
         const auto head = "job " + job + ": straggler " + s.location + " (" + s.cause + "): ";
         if (s.evidence.starts_with(head)) s.evidence.erase(0, head.size());
-        if (!open_.contains(job) && finder_.adopt(job, std::move(s))) {
-            auto& ev = open_[job] = fromRecord(e);
+        const auto key = openKey(job, s.location);
+        if (!open_.contains(key) && finder_.adopt(job, std::move(s))) {
+            auto& ev = open_[key] = fromRecord(e);
             ev.source = "jobs";
             continue;
         }
@@ -154,6 +159,7 @@ void StragglerService::tick(const telemetry::TelemetryHub& hub, std::int64_t now
                                            {"name", job},
                                            {"suspects", nlohmann::json::array()},
                                            {"straggler", nullptr},
+                                           {"stragglers", nlohmann::json::array()},
                                            {"updatedAt", db::isoTimeMs(nowMs)}});
             published_.clear();
         }
@@ -183,10 +189,10 @@ void StragglerService::tick(const telemetry::TelemetryHub& hub, std::int64_t now
     for (const auto& t : transitions) {
         if (t.opened) {
             auto e = toEvent(t, *L, nowMs);
-            open_[t.job] = e;
+            open_[openKey(t.job, t.suspect.location)] = e;
             ++opened_;
             enqueue_(std::move(e));
-        } else if (auto it = open_.find(t.job); it != open_.end()) {
+        } else if (auto it = open_.find(openKey(t.job, t.suspect.location)); it != open_.end()) {
             auto e = std::move(it->second);
             open_.erase(it);
             e.closedAtMs = nowMs;
@@ -200,7 +206,9 @@ void StragglerService::publishSuspects(std::int64_t nowMs) {
     std::unordered_set<std::string> seen;
     for (const auto& j : finder_.current()) {
         seen.insert(j.job);
-        std::string sig = j.open + "|";
+        std::string sig;
+        for (const auto& s : j.open) sig += s.location + ";";
+        sig += "|";
         for (const auto& s : j.suspects) sig += s.location + "/" + s.cause + ";";
         auto& p = published_[j.job];
         const bool quiet = j.suspects.empty() && j.open.empty();
@@ -212,17 +220,20 @@ void StragglerService::publishSuspects(std::int64_t nowMs) {
         p = {sig, nowMs};
         nlohmann::json suspects = nlohmann::json::array();
         for (const auto& s : j.suspects) suspects.push_back(suspectJson(s));
-        nlohmann::json straggler = nullptr;
-        if (!j.open.empty()) {
-            straggler = suspectJson(j.openSuspect);
-            if (auto it = open_.find(j.job); it != open_.end())
-                straggler["openedAt"] = db::isoTimeMs(it->second.openedAtMs);
+        nlohmann::json stragglers = nlohmann::json::array();
+        for (const auto& s : j.open) {
+            auto x = suspectJson(s);
+            if (auto it = open_.find(openKey(j.job, s.location)); it != open_.end())
+                x["openedAt"] = db::isoTimeMs(it->second.openedAtMs);
+            stragglers.push_back(std::move(x));
         }
+        nlohmann::json straggler = stragglers.empty() ? nlohmann::json() : stragglers.front();
         services_.publish("jobs", {{"type", "jobSuspects"},
                                    {"name", j.job},
                                    {"ranks", j.ranks},
                                    {"suspects", std::move(suspects)},
                                    {"straggler", std::move(straggler)},
+                                   {"stragglers", std::move(stragglers)},
                                    {"updatedAt", db::isoTimeMs(nowMs)}});
     }
     if (finder_.current().size() >= jobs_.load()) announceAll_ = false;  // every job spoken for
@@ -236,6 +247,7 @@ void StragglerService::publishSuspects(std::int64_t nowMs) {
                                    {"name", it->first},
                                    {"suspects", nlohmann::json::array()},
                                    {"straggler", nullptr},
+                                   {"stragglers", nlohmann::json::array()},
                                    {"updatedAt", db::isoTimeMs(nowMs)}});
         it = published_.erase(it);
     }

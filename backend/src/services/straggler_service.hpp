@@ -5,10 +5,14 @@
 // On the leader only (as the job_degraded events of the jobs view): each tick it ranks every
 // running job's ranks and uplinks; a transition opens or closes a `straggler` event (source
 // `jobs`, location the suspect: a GPU, its NIC cable or an uplink; label `job`) through the
-// telemetry service's durable event writer, which stores and publishes it. A job's suspects
-// are published on the `jobs` topic when they change (and every 30 s while there are any):
+// telemetry service's durable event writer, which stores and publishes it. A job holds one open
+// event per suspect location, and a location one per job it slows (issue 34 item 4). A job's
+// suspects are published on the `jobs` topic when they change (and every 30 s while there are
+// any):
 //   {"type": "jobSuspects", "name": "llama", "ranks": 32, "suspects": [...],
-//    "straggler": {...} | null, "updatedAt": "..."}
+//    "straggler": {...} | null, "stragglers": [...], "updatedAt": "..."}
+// `stragglers`: the suspects of the job's open events, highest score first; `straggler`: the
+// first of them.
 // which api_jobs keeps for GET /api/v1/jobs/{name} (docs/api.md, Jobs). The job list is read
 // from the database every 5 s and at once when a jobs message says it changed. A new leader
 // (or this loomd after a restart) first takes over the straggler events stored open of running
@@ -72,7 +76,8 @@ private:
     std::int64_t nextLoadMs_ = 0;
     bool leading_ = false, reconciled_ = false, announceAll_ = false;
     std::optional<db::Connection> conn_;
-    std::unordered_map<std::string, telemetry::FailureEvent> open_;  // job -> its open event
+    // openKey(job, location) -> the open event: a job holds one per suspect location.
+    std::unordered_map<std::string, telemetry::FailureEvent> open_;
     struct Published {
         std::string signature;
         std::int64_t atMs = 0;

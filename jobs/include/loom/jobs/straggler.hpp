@@ -9,9 +9,10 @@
 //   power below it, correctable ECC errors per second (row-remap pressure), an XID, NIC
 //   utilisation below the median (a slow NIC), PFC pause frames and link errors per second on
 //   the GPU's NIC cable. A rank's score is its strongest signal; suspects are ranked by score.
-// The detector opens a straggler event when the same rank tops a job for `openAfterTicks`
-// consecutive ticks with a score of at least `minScore`, and closes it after `closeAfterTicks`
-// ticks without it.
+// The detector keeps one event per job and suspect location: it opens when a location is among
+// the job's suspects (a score of at least `minScore`) for `openAfterTicks` consecutive ticks, and
+// closes after `closeAfterTicks` ticks without it. An open event never blocks another suspect's:
+// a job can hold several, and the same location one for each job it slows.
 //
 //   auto suspects = rankStragglers(names, samples);  // best first, with evidence text
 //   for (auto& t : detector.update("llama", suspects, nowMs)) if (t.opened) openEvent(t.message);
@@ -89,7 +90,7 @@ struct StragglerTransition {
 class StragglerDetector {
 public:
     explicit StragglerDetector(StragglerOptions options = {}) : options_(options) {}
-    // One tick of one job: its ranked suspects now.
+    // One tick of one job: its ranked suspects now. Closes first, then opens (best first).
     std::vector<StragglerTransition> update(const std::string& job,
                                             const std::vector<StragglerSuspect>& suspects,
                                             std::int64_t nowMs);
@@ -98,17 +99,18 @@ public:
     // An event opened before this detector ran (by an earlier leader, or before a restart) on
     // `suspect`: it stays open as if opened here, and closes after closeAfterTicks without it.
     void adopt(const std::string& job, const StragglerSuspect& suspect);
+    // The job's open events, highest score first (a suspect's latest score while it is one).
+    std::vector<StragglerSuspect> open(const std::string& job) const;
 
 private:
-    struct State {
-        std::string candidate;  // top location seen last tick
-        int streak = 0;
-        std::string open;  // location of the open event, empty if none
-        int clean = 0;
-        StragglerSuspect openSuspect;
+    struct Track {                 // one suspect location of one job
+        StragglerSuspect suspect;  // as last ranked (what opened it, for an adopted event)
+        int streak = 0;            // consecutive ticks among the suspects
+        bool open = false;
+        int clean = 0;  // consecutive ticks without it, while open
     };
     StragglerOptions options_;
-    std::unordered_map<std::string, State> jobs_;
+    std::unordered_map<std::string, std::vector<Track>> jobs_;
 };
 
 }  // namespace loom::jobs

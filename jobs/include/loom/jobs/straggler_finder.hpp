@@ -42,8 +42,9 @@ struct JobSuspects {
     std::string job;
     std::size_t ranks = 0;                   // GPUs found in the layout
     std::vector<StragglerSuspect> suspects;  // best first; empty when nothing stands out
-    std::string open;                        // location of the open straggler event, or empty
-    StragglerSuspect openSuspect;            // what opened it
+    // The job's open straggler events (one per suspect location), highest score first: the
+    // first is the job's `straggler` in the API.
+    std::vector<StragglerSuspect> open;
 };
 
 class StragglerFinder {
@@ -66,7 +67,8 @@ public:
     // Takes over an event opened earlier (by another leader, or before a restart) for a job of
     // the list: open from now on, closed as any other (StragglerDetector::adopt). Its suspect
     // comes from the stored event, with no score; the job's first ranking that names the same
-    // location gives it one. False (nothing taken) for a job not in the list.
+    // location gives it one. A job can take over several (one per location). False (nothing
+    // taken) for a job not in the list.
     bool adopt(const std::string& job, StragglerSuspect suspect);
 
     // Closes every open event (leadership lost, shutdown): their transitions.
