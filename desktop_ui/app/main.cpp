@@ -5,11 +5,13 @@
 // The command line is parsed under a QCoreApplication before any GUI exists, so --help,
 // --version and usage errors work without a display (no platform plugin is loaded for them).
 #include "loom/console/main_window.hpp"
+#include "loom/console/result.hpp"
 #include "loom/console/session.hpp"
 #include "loom/version.hpp"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFile>
 
 #include <cstdio>
 #include <cstring>
@@ -23,12 +25,29 @@ struct Options {
     QCommandLineOption token{QStringLiteral("token"),
                              QStringLiteral("API token (default $LOOM_TOKEN, else the one stored for the server)."),
                              QStringLiteral("TOKEN")};
+    // A file keeps the token out of argv (every user sees argv in `ps`): scripts/demo uses it.
+    QCommandLineOption tokenFile{QStringLiteral("token-file"),
+                                 QStringLiteral("Read the API token from FILE (default $LOOM_TOKEN_FILE); "
+                                                "keeps it out of the process list."),
+                                 QStringLiteral("FILE")};
     QCommandLineOption shots{QStringLiteral("screenshot-dir"), QStringLiteral("Render each view to DIR/<view>.png and exit."),
                              QStringLiteral("DIR")};
     QCommandLineOption shotWait{QStringLiteral("screenshot-wait"),
                                 QStringLiteral("Seconds of live data before the screenshots (default 4)."),
                                 QStringLiteral("S"), QStringLiteral("4")};
 };
+
+// The first line of a token file, trimmed; an error names what is wrong with it.
+loom::console::Result<QString> readTokenFile(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return loom::console::fail(f.errorString());
+    const QString token = QString::fromUtf8(f.read(4096)).section(u'\n', 0, 0).trimmed();
+    if (token.isEmpty())
+        return loom::console::fail(QStringLiteral("the file holds no token"));
+    return token;
+}
 
 void describe(QCoreApplication& app)
 {
@@ -48,7 +67,8 @@ int main(int argc, char** argv)
                        "Tokens are kept in the platform keychain, or in ~/.config/loom/console-tokens.json (mode 0600)."));
     cli.addHelpOption();
     cli.addVersionOption();
-    cli.addOptions({opt.server, opt.token, opt.shots, opt.shotWait});
+    cli.addOptions({opt.server, opt.token, opt.tokenFile, opt.shots, opt.shotWait});
+    QString fileToken;  // from --token-file / $LOOM_TOKEN_FILE
     {
         // No GUI yet: help, version and usage errors need no display.
         auto core = std::make_unique<QCoreApplication>(argc, argv);
@@ -72,6 +92,22 @@ int main(int argc, char** argv)
                 std::fprintf(stderr, "loom-console: --server '%s': expected http://HOST:PORT or https://HOST:PORT\n",
                              qPrintable(cli.value(opt.server)));
                 return 2;
+            }
+        }
+        if (cli.isSet(opt.token) && cli.isSet(opt.tokenFile)) {
+            std::fprintf(stderr, "loom-console: --token and --token-file: give one of them\n");
+            return 2;
+        }
+        // Read now, before any display is needed: a wrong path is a usage error (exit 2).
+        if (!cli.isSet(opt.token)) {
+            const QString path = cli.isSet(opt.tokenFile) ? cli.value(opt.tokenFile) : qEnvironmentVariable("LOOM_TOKEN_FILE");
+            if (!path.isEmpty()) {
+                auto t = readTokenFile(path);
+                if (!t) {
+                    std::fprintf(stderr, "loom-console: --token-file '%s': %s\n", qPrintable(path), qPrintable(t.error()));
+                    return 2;
+                }
+                fileToken = *t;
             }
         }
         bool ok = false;
@@ -98,7 +134,8 @@ int main(int argc, char** argv)
 
     QApplication app(argc, argv);
     describe(app);
-    auto settings = loom::console::ConnectionSettings::resolve(cli.value(opt.server), cli.value(opt.token));
+    const QString token = cli.isSet(opt.token) ? cli.value(opt.token) : fileToken;
+    auto settings = loom::console::ConnectionSettings::resolve(cli.value(opt.server), token);
     loom::console::MainWindow window;
     window.resize(1600, 1000);
     if (cli.isSet(opt.shots)) {

@@ -10,6 +10,7 @@
 #include <QInputDialog>
 #include <QJsonObject>
 #include <QSettings>
+#include <QShortcut>
 #include <QUrl>
 #include <QLineSeries>
 #include <QSplitter>
@@ -175,6 +176,7 @@ EventsView::EventsView(ClusterState* state, ApiClient* api, QWidget* parent)
     connect(fitTimer_, &QTimer::timeout, this, &EventsView::fitColumns);
     connect(model_, &QAbstractItemModel::rowsInserted, fitTimer_, qOverload<>(&QTimer::start));
     connect(model_, &QAbstractItemModel::modelReset, fitTimer_, qOverload<>(&QTimer::start));
+    connect(model_, &QAbstractItemModel::dataChanged, fitTimer_, qOverload<>(&QTimer::start));
     fitTimer_->start();  // events already there when the view is made
 
     ack_ = new QPushButton(tr("Acknowledge…"), this);
@@ -295,8 +297,15 @@ EventsView::EventsView(ClusterState* state, ApiClient* api, QWidget* parent)
         if (e)
             Q_EMIT focusRequested(e->location, e->rack);
     };
-    connect(table_, &QTableView::clicked, this, activate);
-    connect(table_, &QTableView::activated, this, activate);
+    // One click selects the row (acknowledge and close act on it, the tab stays); a double
+    // click or Enter goes to the event's place on the map.
+    connect(table_, &QTableView::doubleClicked, this, activate);
+    auto* enter = new QShortcut(QKeySequence(Qt::Key_Return), table_);
+    enter->setContext(Qt::WidgetShortcut);
+    connect(enter, &QShortcut::activated, this, [this, activate] {
+        if (table_->currentIndex().isValid())
+            activate(table_->currentIndex());
+    });
     connect(state, &ClusterState::eventAdded, this, [this](const Event& e) {
         if (kind_->findData(e.kind) < 0)
             kind_->addItem(e.kind, e.kind);
@@ -350,9 +359,17 @@ void EventsView::fitColumns()
     for (int r = 0; r < model_->rowCount(); ++r)
         widest = std::max(widest, fm.horizontalAdvance(model_->event(r)->location));
     table_->setColumnWidth(EventModel::Location, widest + 16);
+    // The other short columns from the model too: resizeColumnToContents measures only the
+    // rows on screen, none while the Events tab is hidden, which left State and Acknowledged
+    // as wide as their headers (cut off once rows arrived).
+    const int rows = std::min(model_->rowCount(), 5000);
     for (const int c : {EventModel::Time, EventModel::Severity, EventModel::Kind, EventModel::Status,
-                        EventModel::Acknowledged})
-        table_->resizeColumnToContents(c);
+                        EventModel::Acknowledged}) {
+        int w = fm.horizontalAdvance(model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString()) + 24;
+        for (int r = 0; r < rows; ++r)
+            w = std::max(w, fm.horizontalAdvance(model_->index(r, c).data().toString()) + 16);
+        table_->setColumnWidth(c, w);
+    }
 }
 
 const Event* EventsView::selectedEvent() const

@@ -56,6 +56,14 @@ void HallMapWidget::paintEvent(QPaintEvent*) {
             for (int l = 1; l < lines; ++l)
                 p.drawLine(QPointF(s.left(), s.top() + l * scale_),
                            QPointF(s.right(), s.top() + l * scale_));
+            if (scale_ >= kCellBorderScale) {
+                // Zoomed in enough to count GPUs: a line between every two of a host's 8, so a
+                // host is 8 cells, not one bar.
+                const int cols = static_cast<int>(r.width());
+                for (int c = 1; c < cols; ++c)
+                    p.drawLine(QPointF(s.left() + c * scale_, s.top()),
+                               QPointF(s.left() + c * scale_, s.bottom()));
+            }
             if (scale_ >= kLabelScale) {
                 p.setPen(QColor(190, 190, 200));
                 p.drawText(QRectF(s.left(), s.top() - scale_ * 1.1, s.width(), scale_),

@@ -26,17 +26,47 @@ namespace loom::console {
 
 LegendWidget::LegendWidget(QWidget* parent) : QWidget(parent)
 {
-    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Minimum);
+}
+
+void LegendWidget::resizeEvent(QResizeEvent*)
+{
+    // As tall as its lines at this width (the toolbar row grows for the provisioning legend).
+    const int h = heightForWidth(width());
+    if (minimumHeight() != h)
+        setMinimumHeight(h);
 }
 
 void LegendWidget::setMetric(Metric m)
 {
     metric_ = m;
+    setMinimumHeight(heightForWidth(width() > 0 ? width() : 600));
     updateGeometry();
     update();
 }
 
-QSize LegendWidget::sizeHint() const { return {600, 22}; }
+QSize LegendWidget::sizeHint() const { return {600, kLineHeight * lineCount(600)}; }
+
+QSize LegendWidget::minimumSizeHint() const { return {200, kLineHeight}; }
+
+int LegendWidget::heightForWidth(int width) const { return kLineHeight * lineCount(width); }
+
+int LegendWidget::lineCount(int width) const
+{
+    if (legendIsRamp(metric_))
+        return 1;
+    const QFontMetrics fm(font());
+    int x = 4, lines = 1;
+    for (const auto& e : legendFor(metric_)) {
+        const int w = 18 + fm.horizontalAdvance(e.label) + 12;
+        if (x + w > width && x > 4) {
+            ++lines;
+            x = 4;
+        }
+        x += w;
+    }
+    return lines;
+}
 
 void LegendWidget::paintEvent(QPaintEvent*)
 {
@@ -66,11 +96,16 @@ void LegendWidget::paintEvent(QPaintEvent*)
         p.drawText(x + 18, 0, 80, h, Qt::AlignVCenter, entries.back().label);
         return;
     }
+    int y = 0;
     for (const auto& e : entries) {
-        p.fillRect(x, 4, 14, h - 8, e.color);
-        p.setPen(palette().color(QPalette::WindowText));
         const int tw = fm.horizontalAdvance(e.label);
-        p.drawText(x + 18, 0, tw + 2, h, Qt::AlignVCenter, e.label);
+        if (x + 18 + tw + 12 > width() && x > 4) {  // wrap, as lineCount() counted
+            x = 4;
+            y += kLineHeight;
+        }
+        p.fillRect(x, y + 4, 14, kLineHeight - 8, e.color);
+        p.setPen(palette().color(QPalette::WindowText));
+        p.drawText(x + 18, y, tw + 2, kLineHeight, Qt::AlignVCenter, e.label);
         x += 18 + tw + 12;
     }
 }

@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
+#include <QTemporaryFile>
 #include <QProcessEnvironment>
 #include <QSettings>
 #include <QTemporaryDir>
@@ -83,6 +84,20 @@ TEST(ConsoleCli, UsageErrorsExit2NamingTheProblem)
     const ConsoleRun badUrl = runConsole({QStringLiteral("--server"), QStringLiteral("ftp://x")});
     EXPECT_EQ(badUrl.exitCode, 2);
     EXPECT_TRUE(badUrl.err.contains("--server")) << badUrl.err.toStdString();
+
+    // The token from a file (scripts/demo: never on the command line, which `ps` shows).
+    const ConsoleRun both = runConsole({QStringLiteral("--token"), QStringLiteral("t"), QStringLiteral("--token-file"),
+                                        QStringLiteral("/nonexistent")});
+    EXPECT_EQ(both.exitCode, 2);
+    EXPECT_TRUE(both.err.contains("give one of them")) << both.err.toStdString();
+    const ConsoleRun missing = runConsole({QStringLiteral("--token-file"), QStringLiteral("/nonexistent/loom.token")});
+    EXPECT_EQ(missing.exitCode, 2);
+    EXPECT_TRUE(missing.err.contains("--token-file '/nonexistent/loom.token'")) << missing.err.toStdString();
+    QTemporaryFile empty;
+    ASSERT_TRUE(empty.open());
+    const ConsoleRun blank = runConsole({QStringLiteral("--token-file"), empty.fileName()});
+    EXPECT_EQ(blank.exitCode, 2);
+    EXPECT_TRUE(blank.err.contains("holds no token")) << blank.err.toStdString();
 
     const ConsoleRun extra = runConsole({QStringLiteral("stray")});
     EXPECT_EQ(extra.exitCode, 2);

@@ -17,6 +17,8 @@
 #include "live_loomd.hpp"
 
 #include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTextDocument>
 
 #include <gtest/gtest.h>
@@ -225,6 +227,21 @@ TEST_F(LiveLoomd, AnInjectedXidIsVisibleInEveryColourModeAndCounted)
     EXPECT_EQ(state->failures()->count(FailureKind::Rack), 1);
     EXPECT_TRUE(state->failures()->rackMarks()[static_cast<size_t>(rack)].rackFailed);
     EXPECT_TRUE(w.failureCounter()->text().contains("1 rack")) << w.failureCounter()->text().toStdString();
+
+    // One count for both clients: the console's counter and loomd's GET /api/v1/failures (what
+    // the web dashboard's counter shows) agree on every kind for this state (an XID, a failed
+    // rack with its cables).
+    QString loomdSaid;
+    EXPECT_TRUE(waitUntil([&] {
+        const QJsonObject c =
+            QJsonDocument::fromJson(getFrom(url_, token_, QStringLiteral("/api/v1/failures"))).object().value(u"counts").toObject();
+        loomdSaid = QString::fromUtf8(QJsonDocument(c).toJson(QJsonDocument::Compact));
+        const char* kinds[] = {"gpu", "host", "link", "switch", "rack"};
+        for (int k = 0; k < kFailureKindCount; ++k)
+            if (c.value(QLatin1String(kinds[k])).toInt(-1) != state->failures()->count(static_cast<FailureKind>(k)))
+                return false;
+        return true;
+    }, 15000)) << "loomd: " << loomdSaid.toStdString() << ", console: " << w.failureCounter()->text().toStdString();
 
     // The fabric's switch panel: a port opens its link's last hour (the GPU's own link here).
     FabricView* fv = w.fabricView();

@@ -124,7 +124,10 @@ TEST(ConsoleEvents, ClickFocusesAndChartSamples)
     QSignalSpy focus(&view, &EventsView::focusRequested);
     ASSERT_TRUE(f.state->handleMessage(eventMsg(300, 9, "critical", "gpu_xid", "z1-r002-h1-gpu3")));
     ASSERT_EQ(view.proxy()->rowCount(), 1);
+    // A click only selects (the Events tab stays, to acknowledge); a double click goes to the map.
     Q_EMIT view.table()->clicked(view.proxy()->index(0, 0));
+    EXPECT_EQ(focus.count(), 0);
+    Q_EMIT view.table()->doubleClicked(view.proxy()->index(0, 0));
     ASSERT_EQ(focus.count(), 1);
     EXPECT_EQ(focus.at(0).at(0).toString(), "z1-r002-h1-gpu3");
     EXPECT_GE(view.kindBox()->findData("gpu_xid"), 0);

@@ -72,6 +72,8 @@ public:
     // Scale below which rack outlines and labels are skipped (and so are off-screen racks).
     static constexpr double kOutlineScale = 5.0;
     static constexpr double kLabelScale = 12.0;
+    // Scale from which every GPU cell has a border (a host's 8 GPUs can be counted).
+    static constexpr double kCellBorderScale = 8.0;
     // Smallest on-screen size of a failure marker and a rack badge, in pixels.
     static constexpr double kMinMarkerPx = 7.0;
     static constexpr double kBadgePx = 13.0;

@@ -26,11 +26,19 @@ public:
     explicit LegendWidget(QWidget* parent = nullptr);
     void setMetric(Metric m);
     QSize sizeHint() const override;
+    QSize minimumSizeHint() const override;
+    // The provisioning legend (14 states) wraps onto more lines instead of running off the bar.
+    bool hasHeightForWidth() const override { return true; }
+    int heightForWidth(int width) const override;
 
 protected:
     void paintEvent(QPaintEvent*) override;
+    void resizeEvent(QResizeEvent*) override;
 
 private:
+    // Lines the swatches take at `width` (1 for the ramps).
+    int lineCount(int width) const;
+    static constexpr int kLineHeight = 22;
     Metric metric_ = Metric::Utilization;
 };
 
