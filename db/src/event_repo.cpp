@@ -43,7 +43,7 @@ constexpr const char* kEventColumns =
     "   FROM jsonb_each_text(e.labels)), "
     "e.source, COALESCE(e.event_key, ''), COALESCE(e.acknowledged_by, ''), "
     "COALESCE((extract(epoch FROM e.acknowledged_at) * 1000)::bigint, 0), e.ack_comment, "
-    "COALESCE(e.closed_by, ''), e.close_reason";
+    "COALESCE(e.closed_by, ''), e.close_reason, e.origin, e.down_ends";
 
 EventRecord readEvent(const pqxx::row& r) {
     EventRecord e;
@@ -75,6 +75,14 @@ EventRecord readEvent(const pqxx::row& r) {
     e.ackComment = r[14].c_str();
     e.closedBy = r[15].c_str();
     e.closeReason = r[16].c_str();
+    e.origin = r[17].c_str();
+    std::string_view ends = r[18].c_str();
+    while (!ends.empty()) {
+        auto comma = ends.find(',');
+        if (comma != 0) e.downEnds.emplace_back(ends.substr(0, comma));
+        if (comma == std::string_view::npos) break;
+        ends.remove_prefix(comma + 1);
+    }
     return e;
 }
 
@@ -143,6 +151,15 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
         json += ",\"key\":";
         if (e.key.empty()) json += "null";
         else appendJsonString(json, e.key);
+        json += ",\"origin\":";
+        appendJsonString(json, e.origin);
+        std::string ends;
+        for (const auto& end : e.downEnds) {
+            if (!ends.empty()) ends += ',';
+            ends += end;
+        }
+        json += ",\"down_ends\":";
+        appendJsonString(json, ends);
         json += '}';
     }
     json += ']';
@@ -155,11 +172,11 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
     const char* sql =
         "WITH x AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, kind text, "
         "     severity text, location text, rack text, zone text, message text, opened_ms bigint, "
-        "     labels jsonb, source text, key text)), "
+        "     labels jsonb, source text, key text, origin text, down_ends text)), "
         "ins AS (INSERT INTO events (kind, severity, location, rack, zone, message, opened_at, "
-        "     labels, source, event_key) "
+        "     labels, source, event_key, origin, down_ends) "
         "  SELECT kind, severity, location, rack, zone, message, to_timestamp(opened_ms / 1000.0), "
-        "     labels, source, key FROM x ORDER BY ord "
+        "     labels, source, key, origin, down_ends FROM x ORDER BY ord "
         "  ON CONFLICT DO NOTHING "
         "  RETURNING id, kind, location, COALESCE(labels ->> 'job', '') AS job) "
         "SELECT x.ord, COALESCE(ins.id, "
@@ -216,6 +233,8 @@ Result<std::vector<std::int64_t>> closeEvents(Connection& c, const std::vector<E
         appendInt(json, closes[i].id);
         json += ",\"key\":";
         appendJsonString(json, closes[i].key);
+        json += ",\"reason\":";
+        appendJsonString(json, closes[i].reason);
         json += '}';
     }
     json += ']';
@@ -224,9 +243,10 @@ Result<std::vector<std::int64_t>> closeEvents(Connection& c, const std::vector<E
         // Each close names its row: by id, else by the writer's key, else the open event of
         // (kind, location). Only open rows change, so a retried close changes nothing.
         auto rows = tx.exec_params(
-            "UPDATE events e SET closed_at = GREATEST(e.opened_at, to_timestamp(x.closed_ms / 1000.0)) "
+            "UPDATE events e SET closed_at = GREATEST(e.opened_at, to_timestamp(x.closed_ms / 1000.0)), "
+            "  close_reason = COALESCE(NULLIF(x.reason, ''), e.close_reason) "
             "FROM jsonb_to_recordset($1::jsonb) AS x(ord int, kind text, location text, "
-            "     closed_ms bigint, id bigint, key text) "
+            "     closed_ms bigint, id bigint, key text, reason text) "
             "WHERE e.closed_at IS NULL AND CASE WHEN x.id <> 0 THEN e.id = x.id "
             "  WHEN x.key <> '' THEN e.event_key = x.key "
             "  ELSE e.kind = x.kind AND e.location = x.location END "

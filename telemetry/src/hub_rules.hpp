@@ -22,10 +22,25 @@ public:
           keyPrefix_(keyPrefix),
           keySeq_(keySeq) {}
 
+    // What the samples of this ingest came from (IngestIdentity::origin); a tick has none.
+    void setOrigin(std::string_view origin) {
+        originName_ = origin;
+        origin_ = originClass(origin);
+    }
+    // Whether a sample of this work's origin is evidence about an event opened by `stored`:
+    // the same kind of origin, or an event whose origin is not known. The clock (a tick) may
+    // close what it times out.
+    bool sameOrigin(std::uint8_t stored) const {
+        return stored == kOriginAny || origin_ == kOriginAny || stored == origin_;
+    }
+
     void openEvent(std::string_view kind, Severity sev, std::string location, std::uint32_t rack,
                    std::string_view zone, std::string message, std::int64_t t,
-                   std::vector<std::pair<std::string, std::string>> labels = {}) {
+                   std::vector<std::pair<std::string, std::string>> labels = {},
+                   std::vector<std::string> downEnds = {}) {
         FailureEvent e;
+        e.origin = std::string(originName_);
+        e.downEnds = std::move(downEnds);
         e.kind = std::string(kind);
         e.severity = sev;
         e.location = std::move(location);
@@ -46,7 +61,8 @@ public:
         out_.push_back(std::move(e));
     }
 
-    void closeEvent(std::string_view kind, const std::string& location, std::int64_t t) {
+    void closeEvent(std::string_view kind, const std::string& location, std::int64_t t,
+                    std::string reason = {}) {
         FailureEvent e;
         {
             std::lock_guard lk(openMutex_);
@@ -56,10 +72,36 @@ public:
             open_.erase(it);
         }
         e.closedAtMs = std::max(t, e.openedAtMs);
+        e.closeReason = reason.empty() ? recoveredReason() : std::move(reason);
         out_.push_back(std::move(e));
     }
 
+    std::string recoveredReason() const {
+        return originName_.empty() ? std::string("recovered")
+                                   : "recovered (reported by " + std::string(originName_) + ")";
+    }
+
     // ---- GPUs
+    static constexpr std::uint8_t gpuKindOf(GpuField f) {
+        switch (f) {
+            case GpuField::Xid:
+                return kXid;
+            case GpuField::EccDbe:
+                return kEccDbe;
+            case GpuField::RowRemapFailure:
+                return kRowRemap;
+            case GpuField::Temp:
+                return kTemp;
+            case GpuField::NvlinkCrc:
+                return kNvlink;
+            case GpuField::ClockEventReasons:
+                return kThrottled;
+            default:
+                return 0;
+        }
+    }
+    // A push or a scrape holds an event open on this GPU: the simulator leaves it alone.
+    bool gpuReal(std::uint32_t g) const { return (s_.gpuOrigin[g] & kGpuRealMask) != 0; }
     // Whether `kind` is open on g, or closed by hand and held back: opening it does nothing.
     bool gpuHeld(std::uint32_t g, std::uint8_t kind) const {
         return ((s_.gpuOpen[g] | s_.gpuSuppressed[g]) & kind) != 0;
@@ -68,6 +110,7 @@ public:
                  std::vector<std::pair<std::string, std::string>> labels = {}) {
         if (gpuHeld(g, kind)) return;
         s_.gpuOpen[g] |= kind;
+        storeOrigin(s_.gpuOrigin[g], kind, origin_);
         if (sev == Severity::Critical) s_.gpuCrit[g] |= kind;
         updateGpuHealth(g);
         const auto& name = s_.L->gpuNames()[g];
@@ -79,6 +122,7 @@ public:
         if (!(s_.gpuOpen[g] & kind)) return;
         s_.gpuOpen[g] &= static_cast<std::uint8_t>(~kind);
         s_.gpuCrit[g] &= static_cast<std::uint8_t>(~kind);
+        storeOrigin(s_.gpuOrigin[g], kind, kOriginAny);
         updateGpuHealth(g);
         closeEvent(gpuKindName(kind), s_.L->gpuNames()[g], t);
     }
@@ -88,6 +132,11 @@ public:
     }
 
     void gpuSample(std::uint32_t g, GpuField f, double v, std::int64_t t) {
+        // An open event is the business of the source that raised it: another source's sample
+        // of that field neither closes it nor moves its rule state (issue 39).
+        if (const auto k = gpuKindOf(f);
+            k && (s_.gpuOpen[g] & k) && !sameOrigin(originOf(s_.gpuOrigin[g], k)))
+            return;
         switch (f) {
             case GpuField::Xid: {
                 if (!std::isfinite(v)) return;
@@ -193,6 +242,40 @@ public:
         auto l = s_.L->ports()[p].linkIndex;
         return l != kNoIndex ? s_.linkOpen[l] : s_.pdet[p].open;
     }
+    std::uint8_t& originBits(std::uint32_t p) {
+        auto l = s_.L->ports()[p].linkIndex;
+        return l != kNoIndex ? s_.linkOrigin[l] : s_.pdet[p].origin;
+    }
+    // A push or a scrape holds an event open on this port's link: the simulator leaves it alone.
+    bool portReal(std::uint32_t p) { return (originBits(p) & kLinkRealMask) != 0; }
+    bool linkReal(std::uint32_t l) const { return (s_.linkOrigin[l] & kLinkRealMask) != 0; }
+    // link_down is evidence per end (downEnds): any real source may report an end up, but the
+    // simulator never speaks for a link a real source reported, nor the other way round.
+    bool mayClose(std::uint8_t stored, std::uint8_t kind) const {
+        if (kind != kDown) return sameOrigin(stored);
+        return stored == kOriginAny || origin_ == kOriginAny ||
+               (stored == kOriginSim) == (origin_ == kOriginSim);
+    }
+    // The ends of link l (or of the lone port p) that are known down now: "nic", then the
+    // switch ports.
+    std::vector<std::string> downEndsOf(std::uint32_t p) const {
+        std::vector<std::string> ends;
+        auto l = s_.L->ports()[p].linkIndex;
+        if (l == kNoIndex) {
+            ends.push_back(s_.L->portName(p));
+            return ends;
+        }
+        return downEndsOfLink(l);
+    }
+    std::vector<std::string> downEndsOfLink(std::uint32_t l) const {
+        std::vector<std::string> ends;
+        if (nicUpOf(l) == 0) ends.emplace_back("nic");
+        const auto& link = s_.L->links()[l];
+        for (auto q : {link.aPort, link.bPort})
+            if (q != kNoIndex && s_.portDown[q].load(kRelaxed) != 0)
+                ends.push_back(s_.L->portName(q));
+        return ends;
+    }
     std::uint8_t& suppressedBits(std::uint32_t p) {
         auto l = s_.L->ports()[p].linkIndex;
         return l != kNoIndex ? s_.linkSuppressed[l] : s_.pdet[p].suppressed;
@@ -215,16 +298,20 @@ public:
         auto& bits = openBits(p);
         if ((bits | suppressedBits(p)) & kind) return;
         bits |= kind;
+        storeOrigin(originBits(p), kind, origin_);
         updateLinkFlags(p);
         const auto& sw = s_.L->switches()[s_.L->ports()[p].switchIndex];
         openEvent(linkKindName(kind), sev, portLocation(p), portRack(p), sw.zone,
-                  s_.L->portName(p) + ": " + msg, t);
+                  s_.L->portName(p) + ": " + msg, t, {},
+                  kind == kDown ? downEndsOf(p) : std::vector<std::string>{});
     }
     void portClose(std::uint32_t p, std::uint8_t kind, std::int64_t t) {
-        suppressedBits(p) &= static_cast<std::uint8_t>(~kind);  // the condition cleared
         auto& bits = openBits(p);
+        if ((bits & kind) && !mayClose(originOf(originBits(p), kind), kind)) return;
+        suppressedBits(p) &= static_cast<std::uint8_t>(~kind);  // the condition cleared
         if (!(bits & kind)) return;
         bits &= static_cast<std::uint8_t>(~kind);
+        storeOrigin(originBits(p), kind, kOriginAny);
         updateLinkFlags(p);
         closeEvent(linkKindName(kind), portLocation(p), t);
     }
@@ -348,15 +435,18 @@ public:
                     std::int64_t t) {
         if (linkHeld(l, kind)) return;
         s_.linkOpen[l] |= kind;
+        storeOrigin(s_.linkOrigin[l], kind, origin_);
         updateLinkFlagsOf(l);
         const auto& link = s_.L->links()[l];
-        openEvent(linkKindName(kind), sev, link.name, link.rackIndex, {}, link.name + ": " + msg,
-                  t);
+        openEvent(linkKindName(kind), sev, link.name, link.rackIndex, {}, link.name + ": " + msg, t,
+                  {}, kind == kDown ? downEndsOfLink(l) : std::vector<std::string>{});
     }
     void linkCloseEv(std::uint32_t l, std::uint8_t kind, std::int64_t t) {
+        if ((s_.linkOpen[l] & kind) && !mayClose(originOf(s_.linkOrigin[l], kind), kind)) return;
         s_.linkSuppressed[l] &= static_cast<std::uint8_t>(~kind);
         if (!(s_.linkOpen[l] & kind)) return;
         s_.linkOpen[l] &= static_cast<std::uint8_t>(~kind);
+        storeOrigin(s_.linkOrigin[l], kind, kOriginAny);
         updateLinkFlagsOf(l);
         closeEvent(linkKindName(kind), s_.L->links()[l].name, t);
     }
@@ -506,6 +596,7 @@ public:
             auto g = L.gpuByName(e.location);
             if (g == kNoIndex) return false;
             s_.gpuOpen[g] |= k;
+            storeOrigin(s_.gpuOrigin[g], k, originClass(e.origin));
             if (e.severity == Severity::Critical) s_.gpuCrit[g] |= k;
             if (k == kTemp) s_.tempLevel[g] = e.severity == Severity::Critical ? 2 : 1;
             updateGpuHealth(g);
@@ -522,12 +613,35 @@ public:
             }
             if (p == kNoIndex) return false;
             openBits(p) |= k;
+            storeOrigin(originBits(p), k, originClass(e.origin));
+            // The ends that reported down stay down until they say otherwise: a sample of the
+            // other end after a restart does not close the link (issue 39).
+            if (k == kDown) holdEndsDown(p, e.downEnds);
             // A restored flapping event holds down from now: it closes after a quiet period.
             if (k == kFlap && s_.pdet[p].lastTransition < now) s_.pdet[p].lastTransition = now;
             updateLinkFlags(p);
             return true;
         }
         return false;
+    }
+
+    void holdEndsDown(std::uint32_t p, const std::vector<std::string>& ends) {
+        const auto& L = *s_.L;
+        const auto l = L.ports()[p].linkIndex;
+        for (const auto& end : ends) {
+            if (end == "nic") {
+                if (l == kNoIndex) continue;
+                if (auto n = s_.nicOfLink(l); n != kNoIndex && s_.nicUp[n] != 1) s_.nicUp[n] = 0;
+                continue;
+            }
+            auto slash = end.rfind('/');
+            if (slash == std::string::npos) continue;
+            auto q = L.portByName(std::string_view(end).substr(0, slash),
+                                  std::string_view(end).substr(slash + 1));
+            if (q == kNoIndex || (q != p && L.ports()[q].linkIndex != l)) continue;
+            // Not a fresh sample: portSeen stays, so link.health reads the event, not a value.
+            if (s_.pdet[q].lastOper != 1) s_.portDown[q].store(1, kRelaxed);
+        }
     }
 
     // An operator closed the event: forget it, and hold the kind back until the condition clears.
@@ -540,6 +654,7 @@ public:
             if (!(s_.gpuOpen[g] & k)) return;
             s_.gpuOpen[g] &= static_cast<std::uint8_t>(~k);
             s_.gpuCrit[g] &= static_cast<std::uint8_t>(~k);
+            storeOrigin(s_.gpuOrigin[g], k, kOriginAny);
             s_.gpuSuppressed[g] |= k;
             updateGpuHealth(g);
             return;
@@ -555,6 +670,7 @@ public:
             }
             if (p == kNoIndex || !(openBits(p) & k)) return;
             openBits(p) &= static_cast<std::uint8_t>(~k);
+            storeOrigin(originBits(p), k, kOriginAny);
             suppressedBits(p) |= k;
             updateLinkFlags(p);
             return;
@@ -569,6 +685,8 @@ private:
     std::vector<FailureEvent>& out_;
     const std::string& keyPrefix_;
     std::atomic<std::uint64_t>& keySeq_;
+    std::string_view originName_;
+    std::uint8_t origin_ = kOriginAny;
 };
 
 }  // namespace loom::telemetry::detail

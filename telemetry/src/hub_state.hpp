@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -104,6 +105,35 @@ constexpr std::string_view linkKindName(std::uint8_t k) {
     }
 }
 
+// What kind of source reported an event (IngestIdentity::origin), 2 bits per event kind in the
+// per-entity origin words (gpuOrigin, linkOrigin, PortDet::origin). Any: not known (an event
+// stored before origins were recorded, or opened by the hub's own clock): any sample may close
+// it. The high bit of a field is set for the real sources (push, scrape).
+enum OriginClass : std::uint8_t {
+    kOriginAny = 0,
+    kOriginSim = 1,
+    kOriginPush = 2,
+    kOriginScrape = 3
+};
+constexpr std::uint16_t kGpuRealMask = 0xAAA;  // 6 GPU kinds
+constexpr std::uint8_t kLinkRealMask = 0xAA;   // 4 link kinds
+inline std::uint8_t originClass(std::string_view origin) {
+    if (origin == "simulator") return kOriginSim;
+    if (origin == "push") return kOriginPush;
+    if (origin.starts_with("scrape")) return kOriginScrape;
+    return kOriginAny;
+}
+// The shift of an event kind's field in an origin word (kinds are single bits).
+constexpr int originShift(std::uint8_t kind) { return 2 * std::countr_zero(kind); }
+template <class W>
+std::uint8_t originOf(W word, std::uint8_t kind) {
+    return static_cast<std::uint8_t>((word >> originShift(kind)) & 3);
+}
+template <class W>
+void storeOrigin(W& word, std::uint8_t kind, std::uint8_t cls) {
+    word = static_cast<W>((word & ~(W{3} << originShift(kind))) | (W(cls) << originShift(kind)));
+}
+
 inline bool parseSmallInt(std::string_view s, int& out) {
     if (s.empty() || s.size() > 4) return false;
     int v = 0;
@@ -140,6 +170,8 @@ struct TelemetryHub::State {
     // GpuKind bits of events closed by hand while their condition held: no new event of that
     // kind opens until the condition clears (then the bit clears).
     std::vector<std::uint8_t> gpuSuppressed;
+    // The origin class of each open event of a GPU (2 bits per GpuKind, OriginClass).
+    std::vector<std::uint16_t> gpuOrigin;
     std::vector<float> nvPrev;
     std::vector<std::int64_t> nvPrevMs;
     std::vector<float> nvRate;
@@ -166,6 +198,7 @@ struct TelemetryHub::State {
         std::int8_t lastOper = -1;    // -1 unknown, 0 down, 1 up
         std::uint8_t open = 0;        // LinkKind bits, for ports without a backend link
         std::uint8_t suppressed = 0;  // LinkKind bits closed by hand, ports without a link
+        std::uint8_t origin = 0;      // origin classes of open events, ports without a link
     };
     std::vector<PortDet> pdet;
     // GPU -> the backend link of its NIC (kNoIndex: none). The same for every State of one
@@ -198,6 +231,7 @@ struct TelemetryHub::State {
     detail::AtomicArray<std::int64_t> nicSeen;
     std::vector<std::uint8_t> linkOpen;        // LinkKind bits per link
     std::vector<std::uint8_t> linkSuppressed;  // closed by hand, per link
+    std::vector<std::uint8_t> linkOrigin;      // origin classes of open events (2 bits a kind)
     // 2 while link_down is open, else 1 while a warning is open, else 0: what link.health shows
     // when no fresh sample says otherwise (a restored event before the first scrape).
     detail::AtomicArray<std::uint8_t> linkDegraded;
@@ -234,6 +268,7 @@ struct TelemetryHub::State {
         gpuCrit.assign(nG, 0);
         tempLevel.assign(nG, 0);
         gpuSuppressed.assign(nG, 0);
+        gpuOrigin.assign(nG, 0);
         nvPrev.assign(nG, static_cast<float>(detail::kNaN));
         nvPrevMs.assign(nG, 0);
         nvRate.assign(nG, 0);
@@ -258,6 +293,7 @@ struct TelemetryHub::State {
         nicSeen = detail::atomicArray<std::int64_t>(nG, 0);
         linkOpen.assign(nL, 0);
         linkSuppressed.assign(nL, 0);
+        linkOrigin.assign(nL, 0);
         linkDegraded = detail::atomicArray<std::uint8_t>(nL, 0);
         auto nR = L->racks().size(), nS = L->switches().size();
         rackUtilSum.assign(nR, 0);
@@ -322,9 +358,9 @@ struct TelemetryHub::State {
         return seen != 0 && now - seen <= staleMs;
     }
     std::size_t bytes() const {
-        return gpu->bytes() + nG * (8 + 1 + 3 + 4 + 8 + 4) + port->bytes() +
+        return gpu->bytes() + nG * (8 + 1 + 3 + 4 + 8 + 4 + 2) + port->bytes() +
                nP * (4 + 4 + 8 + 1 + sizeof(PortDet)) +
-               nG * (4 + 1 + 8 + 8 + sizeof(NicRates) + 4 + 8) + nL * 3 + L->racks().size() * 64 +
+               nG * (4 + 1 + 8 + 8 + sizeof(NicRates) + 4 + 8) + nL * 4 + L->racks().size() * 64 +
                L->switches().size() * 48 + (history ? history->bytes() : 0);
     }
 };

@@ -50,6 +50,7 @@ void carryByIndex(State& old, State& next) {
     next.gpuCrit = std::move(old.gpuCrit);
     next.tempLevel = std::move(old.tempLevel);
     next.gpuSuppressed = std::move(old.gpuSuppressed);
+    next.gpuOrigin = std::move(old.gpuOrigin);
     next.nvPrev = std::move(old.nvPrev);
     next.nvPrevMs = std::move(old.nvPrevMs);
     next.nvRate = std::move(old.nvRate);
@@ -74,6 +75,7 @@ void carryByIndex(State& old, State& next) {
     next.nicSeen = old.nicSeen;
     next.linkOpen = std::move(old.linkOpen);
     next.linkSuppressed = std::move(old.linkSuppressed);
+    next.linkOrigin = std::move(old.linkOrigin);
     next.linkDegraded = old.linkDegraded;
     // The minute in progress goes on: a rollout refreshes states every few seconds, and a
     // fresh State here lost every rollup minute it cut.
@@ -117,6 +119,7 @@ void carryByName(const State& old, State& next) {
         next.gpuCrit[ng] = old.gpuCrit[g];
         next.tempLevel[ng] = old.tempLevel[g];
         next.gpuSuppressed[ng] = old.gpuSuppressed[g];
+        next.gpuOrigin[ng] = old.gpuOrigin[g];
         next.throttleRun[ng] = old.throttleRun[g];
         std::lock_guard lk(old.jobMutex);
         next.gpuJob[ng] = old.gpuJob[g];
@@ -137,6 +140,7 @@ void carryByName(const State& old, State& next) {
         if (ol != kNoIndex && nl != kNoIndex) {
             next.linkOpen[nl] = old.linkOpen[ol];
             next.linkSuppressed[nl] = old.linkSuppressed[ol];
+            next.linkOrigin[nl] = old.linkOrigin[ol];
             next.linkDegraded[nl].store(old.linkDegraded[ol].load(kRelaxed), kRelaxed);
         }
     }
@@ -268,6 +272,10 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
     HubWork work(s, options_.detection, shared_->open, eventsMutex_, events, shared_->keyPrefix,
                  shared_->keySeq);
     const auto& table = metricTable();
+    work.setOrigin(identity.origin);
+    // The simulator does not speak for a GPU or link on which a push or a scrape holds an
+    // event open: that source says when it recovered (issue 39).
+    const bool simulated = originClass(identity.origin) == kOriginSim;
 
     std::string_view lastName;
     MetricInfo info;
@@ -337,6 +345,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                         return;
                     }
                 }
+                if (simulated && work.gpuReal(g)) return;
                 auto f = static_cast<GpuField>(info.id);
                 (*s.gpu)[info.id].store(g, static_cast<float>(v));
                 s.gpuSeen[g].store(t, kRelaxed);
@@ -382,6 +391,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                             std::string(host) + "/" + std::string(dev));
                     return;
                 }
+                if (simulated && work.linkReal(l)) return;
                 work.nicSample(g, l, info.id, v, t);
                 ++rep.applied;
                 return;
@@ -418,6 +428,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                         std::string(sw) + "/" + std::string(labelValue(pl)));
                 return;
             }
+            if (simulated && work.portReal(p)) return;
             work.portSample(p, static_cast<PortCounter>(info.id), v, t);
             ++rep.applied;
         },

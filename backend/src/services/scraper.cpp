@@ -168,6 +168,10 @@ struct Scraper::Impl {
                                                                  std::string body) {
         telemetry::IngestIdentity id;
         (t->isSwitch ? id.switchName : id.host) = t->entity;
+        // The target, not its URL (which may carry credentials): "scrape dcgm z1-r003-h01".
+        const std::string origin =
+            "scrape " + t->kind + (t->entity.empty() ? "" : " " + t->entity);
+        id.origin = origin;
         auto rep = hub.ingestText(body, unixMs(), id);
         if (!rep)
             co_return std::pair{std::uint64_t{0},

@@ -39,6 +39,9 @@ db::EventRecord toRecord(const FailureEvent& e) {
     r.labels = e.labels;
     r.key = e.key;
     if (!e.source.empty()) r.source = e.source;
+    r.origin = e.origin;
+    r.downEnds = e.downEnds;
+    if (!e.open()) r.closeReason = e.closeReason;
     return r;
 }
 
@@ -55,6 +58,10 @@ FailureEvent fromRecord(const db::EventRecord& r) {
     e.closedAtMs = r.closedAtMs;
     e.labels = r.labels;
     e.key = r.key;
+    if (r.source != "telemetry") e.source = r.source;
+    e.origin = r.origin;
+    e.downEnds = r.downEnds;
+    e.closeReason = r.closeReason;
     return e;
 }
 
@@ -78,7 +85,9 @@ nlohmann::json eventJson(const db::EventRecord& e) {
             {"ackComment", e.ackComment},
             {"closedBy", e.closedBy.empty() ? nlohmann::json() : nlohmann::json(e.closedBy)},
             {"closeReason", e.closeReason},
-            {"source", e.source}};
+            {"source", e.source},
+            {"origin", e.origin},
+            {"downEnds", e.downEnds}};
 }
 
 struct TelemetryService::Impl {
@@ -236,8 +245,10 @@ struct TelemetryService::Impl {
             // In chunks: the whole page of a 98k-GPU step is ~100 MB, a chunk 256 KB; the hub
             // ends with the same values either way (each sample is stored on its own).
             bool bad = false;
+            IngestIdentity simulated;
+            simulated.origin = "simulator";
             simulator->step(now, [&](std::string_view chunk) {
-                if (auto r = hub.ingestText(chunk, now); !r && !bad) {
+                if (auto r = hub.ingestText(chunk, now, simulated); !r && !bad) {
                     bad = true;
                     spdlog::error("simulator produced bad telemetry: {}", r.error().toString());
                 }
@@ -371,7 +382,7 @@ struct TelemetryService::Impl {
         } else {
             std::vector<db::EventClose> closes;
             for (const auto& r : recs) {
-                db::EventClose c{r.kind, r.location, r.closedAtMs, r.id, r.key};
+                db::EventClose c{r.kind, r.location, r.closedAtMs, r.id, r.key, r.closeReason};
                 if (auto it = openIds.find(r.key); !r.key.empty() && it != openIds.end()) c.id = it->second;
                 closes.push_back(std::move(c));
             }

@@ -44,6 +44,10 @@ struct EventRecord {
     std::string ackComment;
     std::string closedBy;  // empty: closed by the rules (or still open); else a token name
     std::string closeReason;
+    // What reported it ("push", "simulator", "scrape <exporter> <entity>"; empty: not recorded)
+    // and, for link_down, the ends that reported down ("nic", "<switch>/p<N>"): migration 0028.
+    std::string origin;
+    std::vector<std::string> downEnds;
 
     bool open() const { return closedAtMs == 0; }
 };
@@ -63,6 +67,7 @@ struct EventClose {
     std::int64_t id = 0;  // when set: exactly this row
     std::string key;      // else when set: the row this key opened
                           // else: the open event of (kind, location)
+    std::string reason;   // close_reason (the rules: "recovered (reported by push)")
 };
 // Closes events in one statement; returns, in input order, the id closed or 0 when nothing
 // open matched (already closed: by hand, by another loomd, or by the first try of a retried

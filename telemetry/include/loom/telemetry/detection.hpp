@@ -81,6 +81,16 @@ struct FailureEvent {
     // Who raised it, when not the hub's rules (empty: "telemetry"); the straggler finder's
     // events are "jobs" (they are not the hub's to restore after a restart).
     std::string source;
+    // What reported the condition (issue 39): "push" (POST /api/v1/telemetry), "simulator", or
+    // "scrape <target>"; empty for events stored before it was recorded. Only a sample of the
+    // same kind of origin closes the event (docs/telemetry.md, "Evidence").
+    std::string origin;
+    // link_down: the ends that reported down, "nic" (the host end) and/or "<switch>/p<N>"; the
+    // event closes only when every one of them says up, and a restored event holds them down
+    // until they do.
+    std::vector<std::string> downEnds;
+    // Why the rules closed it ("recovered: ..."), for closes; empty while open.
+    std::string closeReason;
 
     bool open() const { return closedAtMs == 0; }
 };

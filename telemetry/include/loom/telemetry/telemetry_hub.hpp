@@ -163,9 +163,16 @@ struct LinkMinute {
 // Who a scraped page speaks for, as Prometheus's `instance` label: the host of a dcgm or
 // node_exporter target, the switch of an snmp_exporter target. Samples that name no host
 // (no Hostname and no UUID) or no switch (no switch or instance label) are matched through it.
+//
+// `origin` names what sent the page, and is recorded on the events it opens: "push" (the
+// default: POST /api/v1/telemetry), "simulator", or "scrape <target>". An event closes only on
+// a sample of the same kind of origin (a simulator sample never closes what a push or a scrape
+// reported, nor the other way round), and the simulator's samples of a GPU or link on which a
+// push or a scrape holds an event open are dropped until that event closes.
 struct IngestIdentity {
     std::string_view host;
     std::string_view switchName;
+    std::string_view origin = "push";
 };
 
 struct HubOptions {

@@ -1,0 +1,217 @@
+// Issue 39's fault suite, item 1: a restart changes nothing a user can see. An XID 79 and a
+// NIC-side link_down are pushed, the XID acknowledged; loomd stops and a new one starts on the
+// same database, with and without the simulator. Events (ids, acknowledgement), GPU and link
+// health must be equal before and after, on REST and on the stream, after the simulator's first
+// samples or a switch-side "up"; only the source that reported each failure closes it.
+#include <functional>
+#include <optional>
+#include <set>
+
+#include "server_fixture.hpp"
+
+namespace loom::backend::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class RestartEvidence : public ServerFixture, public ::testing::WithParamInterface<bool> {
+protected:
+    Server& start() {
+        ServerConfig cfg;
+        cfg.streamInterval = 200ms;
+        auto& s = startServer(cfg, Routes::All);
+        EXPECT_TRUE(eventually([&] {
+            auto r = post(s.port(), "/api/v1/telemetry",
+                          "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",Hostname=\"z1-r001-h0\"} 1\n");
+            return r.status == 200 && r.j().value("applied", 0) == 1;
+        })) << "the telemetry hub never took the hall layout";
+        return s;
+    }
+    void stop() {
+        // Telemetry first, as `loomd serve` does; the rows were stored before (the test waits).
+        telemetry_.back()->stop();
+        scrapers_.back()->stop();
+        servers_.back()->stop();
+    }
+    static bool eventually(const std::function<bool()>& cond,
+                           std::chrono::milliseconds limit = 15s) {
+        return loom::testing::eventually(cond, limit);
+    }
+    HttpResult post(std::uint16_t port, const std::string& target, const std::string& body) {
+        return request(
+            port, "POST", target, tokens_["operator"], body,
+            {{"Content-Type", target == "/api/v1/telemetry" ? "text/plain" : "application/json"}});
+    }
+    json get(std::uint16_t port, const std::string& target) {
+        auto r = request(port, "GET", target, tokens_["viewer"]);
+        EXPECT_EQ(r.status, 200) << target << ": " << r.body;
+        return r.j();
+    }
+
+    // What a user sees of the two failures: the open events at their places (id, kind,
+    // acknowledgement, origin, ends), the health of the GPU and the link on REST and in the
+    // stream's first snapshot.
+    struct View {
+        std::set<std::string> events;
+        std::string gpuHealth, linkHealth;
+        int gpuStream = -1, linkStream = -1;
+        bool operator==(const View&) const = default;
+    };
+    View view(std::uint16_t port) {
+        View v;
+        for (const auto& loc : {gpu_, link_}) {
+            const auto doc = get(port, "/api/v1/events?state=open&location=" + loc);
+            for (const auto& e : doc["items"])
+                v.events.insert(
+                    std::to_string(e.value("id", 0)) + " " + e.value("kind", "") + " ack=" +
+                    (e["acknowledgedBy"].is_null() ? "" : e["acknowledgedBy"].get<std::string>()) +
+                    "/" + e.value("ackComment", "") + " origin=" + e.value("origin", "") +
+                    " ends=" + e["downEnds"].dump());
+        }
+        v.gpuHealth = get(port, "/api/v1/gpus/" + gpu_).value("health", "");
+        // Link names hold '/': the list filtered by health, not the object's path.
+        v.linkHealth = "ok";
+        // The document is held: a range-for over get(...)["items"] would dangle.
+        const auto failed = get(port, "/api/v1/links?health=failed");
+        for (const auto& l : failed["items"])
+            if (l.value("name", "") == link_) v.linkHealth = l.value("health", "");
+        const auto hall = get(port, "/api/v1/hall");
+        auto indexOf = [](const json& names, const std::string& n) {
+            for (std::size_t i = 0; i < names.size(); ++i)
+                if (names[i] == n) return i;
+            return names.size();
+        };
+        WsClient c;
+        c.open(port, tokens_["viewer"]);
+        c.send({{"op", "subscribe"}, {"topics", {"gpu.health", "link.health"}}});
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while ((v.gpuStream < 0 || v.linkStream < 0) &&
+               std::chrono::steady_clock::now() < deadline) {
+            auto m = c.readFor(2s);
+            if (!m) break;
+            if (m->value("type", "") != "snapshot") continue;
+            const auto bytes = decodeBase64(m->value("data", ""));
+            const auto topic = m->value("topic", "");
+            if (topic == "gpu.health") {
+                const auto i = indexOf(hall["gpus"], gpu_);
+                if (i < bytes.size()) v.gpuStream = bytes[i];
+            } else if (topic == "link.health") {
+                const auto i = indexOf(hall["links"], link_);
+                if (i < bytes.size()) v.linkStream = bytes[i];
+            }
+        }
+        return v;
+    }
+    static std::string describe(const View& v) {
+        std::string s = "gpu " + v.gpuHealth + "/" + std::to_string(v.gpuStream) + ", link " +
+                        v.linkHealth + "/" + std::to_string(v.linkStream) + ", events:";
+        for (const auto& e : v.events) s += "\n  " + e;
+        return s;
+    }
+
+    const std::string host_ = "z1-r004-h1";
+    const std::string gpu_ = "z1-r004-h1-gpu5";
+    std::string link_;  // the backend link of gpu5's NIC (mlx5_5)
+};
+
+TEST_P(RestartEvidence, FailuresAcksAndHealthSurviveARestart) {
+    const bool simulate = GetParam();
+    ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));
+    View before;
+    std::int64_t xidId = 0, linkId = 0;
+    std::string switchEnd;
+    {
+        auto& s = start();
+        const auto port = s.port();
+        const auto hall = get(port, "/api/v1/hall");
+        for (const auto& l : hall["links"])
+            if (l.get<std::string>().find(host_ + "-nic5/") != std::string::npos) link_ = l;
+        ASSERT_FALSE(link_.empty());
+        switchEnd = link_.substr(0, link_.find("--"));
+        ASSERT_TRUE(eventually(
+            [&] { return !get(port, "/api/v1/links?state=active&limit=1")["items"].empty(); },
+            20s));
+        ASSERT_LT(post(port, "/api/v1/telemetry",
+                       "DCGM_FI_DEV_XID_ERRORS{gpu=\"5\",Hostname=\"" + host_ + "\"} 79\n" +
+                           "node_infiniband_state_id{device=\"mlx5_5\",port=\"1\",instance=\"" +
+                           host_ + ":9100\"} 1\n")
+                      .status,
+                  300);
+        ASSERT_TRUE(eventually([&] {
+            return get(port, "/api/v1/events?state=open&location=" + gpu_)["items"].size() == 1 &&
+                   get(port, "/api/v1/events?state=open&location=" + link_)["items"].size() == 1;
+        }));
+        xidId =
+            get(port, "/api/v1/events?location=" + gpu_)["items"][0].value("id", std::int64_t{0});
+        linkId =
+            get(port, "/api/v1/events?location=" + link_)["items"][0].value("id", std::int64_t{0});
+        auto ack = post(port, "/api/v1/events/" + std::to_string(xidId) + "/ack",
+                        R"({"comment": "INC-42 tech on the way"})");
+        ASSERT_EQ(ack.status, 200) << ack.body;
+        before = view(port);
+        EXPECT_EQ(before.gpuHealth, "failed");
+        EXPECT_EQ(before.linkHealth, "failed");
+        EXPECT_EQ(before.gpuStream, 2);
+        EXPECT_EQ(before.linkStream, 2);
+        ASSERT_EQ(before.events.size(), 2u) << describe(before);
+        stop();
+    }
+
+    telemetryOptions_.simulate = simulate;
+    auto& s = start();
+    const auto port = s.port();
+    if (simulate) {
+        // The simulator has reported the rack (another GPU of the host has fresh data), so its
+        // samples of this GPU and link would have been taken by now.
+        ASSERT_TRUE(eventually(
+            [&] {
+                return get(port, "/api/v1/gpus/" + host_ + "-gpu4").value("health", "") == "ok";
+            },
+            20s));
+        std::this_thread::sleep_for(2500ms);  // two more simulator steps
+    } else {
+        // The switch end of the link reports up (snmp_exporter's names): the NIC is still down.
+        const auto slash = switchEnd.rfind('/');
+        ASSERT_LT(post(port, "/api/v1/telemetry",
+                       "ifOperStatus{instance=\"" + switchEnd.substr(0, slash) + "\",ifName=\"swp" +
+                           switchEnd.substr(slash + 2) + "\"} 1\n")
+                      .status,
+                  300);
+        std::this_thread::sleep_for(500ms);
+    }
+    const View after = view(port);
+    EXPECT_EQ(after, before) << "before: " << describe(before) << "\nafter: " << describe(after);
+    EXPECT_EQ(get(port, "/api/v1/events?location=" + gpu_)["items"].size(), 1u)
+        << "the XID's history split";
+    EXPECT_EQ(get(port, "/api/v1/events?location=" + link_)["items"].size(), 1u)
+        << "the link's history split";
+
+    // The sources that reported them say recovered: both close, by their ids, saying so.
+    ASSERT_LT(post(port, "/api/v1/telemetry",
+                   "DCGM_FI_DEV_XID_ERRORS{gpu=\"5\",Hostname=\"" + host_ + "\"} 0\n" +
+                       "node_infiniband_state_id{device=\"mlx5_5\",port=\"1\",instance=\"" + host_ +
+                       ":9100\"} 4\n")
+                  .status,
+              300);
+    ASSERT_TRUE(eventually([&] {
+        return get(port, "/api/v1/events?state=open&location=" + gpu_)["items"].empty() &&
+               get(port, "/api/v1/events?state=open&location=" + link_)["items"].empty();
+    }));
+    for (const auto& [loc, id] : {std::pair{gpu_, xidId}, std::pair{link_, linkId}}) {
+        const auto items = get(port, "/api/v1/events?location=" + loc)["items"];
+        ASSERT_EQ(items.size(), 1u) << items.dump();
+        const auto& e = items[0];
+        EXPECT_EQ(e.value("id", std::int64_t{0}), id);
+        EXPECT_EQ(e.value("state", ""), "closed") << e.dump();
+        EXPECT_EQ(e.value("closeReason", ""), "recovered (reported by push)") << e.dump();
+        if (id == xidId) {
+            EXPECT_EQ(e.value("ackComment", ""), "INC-42 tech on the way");
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(WithAndWithoutTheSimulator, RestartEvidence, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Simulate" : "NoSimulator"; });
+
+}  // namespace
+}  // namespace loom::backend::testing

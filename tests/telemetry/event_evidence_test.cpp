@@ -1,0 +1,158 @@
+// An event closes only on evidence from what raised it (issue 39 item 1): a sample of another
+// kind of origin (the simulator against a push or a scrape, a push against a scrape) neither
+// closes it nor moves its rule state; the simulator leaves a GPU or link that a real source holds
+// an event on alone; a link_down records which ends reported down, and a restored one holds
+// those ends down, so the other end's first sample after a restart does not close it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "hub_fixture.hpp"
+
+namespace loom::telemetry {
+namespace {
+
+constexpr IngestIdentity kSimulator{.origin = "simulator"};
+constexpr IngestIdentity kScrape{.origin = "scrape dcgm z1-r002-h0"};
+
+class EventEvidence : public HubFixture {
+protected:
+    void SetUp() override { makeHub({.zones = 1, .racksPerZone = 2, .ctswPerZone = 2}); }
+
+    static std::string xid(std::string_view host, int g, int code) {
+        return "DCGM_FI_DEV_XID_ERRORS{gpu=\"" + std::to_string(g) + "\",Hostname=\"" +
+               std::string(host) + "\"} " + std::to_string(code) + "\n";
+    }
+    static std::string temp(std::string_view host, int g, double c) {
+        return "DCGM_FI_DEV_GPU_TEMP{gpu=\"" + std::to_string(g) + "\",Hostname=\"" +
+               std::string(host) + "\"} " + std::to_string(c) + "\n";
+    }
+    static std::string nicState(int state) {
+        return "node_infiniband_state_id{device=\"mlx5_0\",port=\"1\"} " + std::to_string(state) +
+               "\n";
+    }
+    // The backend link of z1-r002-h0's NIC 0 and the switch port at its other end.
+    std::uint32_t link() const {
+        const auto g = layout_->gpuByName("z1-r002-h0-gpu0");
+        for (std::uint32_t l = 0; l < layout_->links().size(); ++l)
+            if (layout_->links()[l].gpu == g) return l;
+        return kNoIndex;
+    }
+    std::uint32_t switchEnd() const {
+        const auto& k = layout_->links()[link()];
+        return k.aPort != kNoIndex ? k.aPort : k.bPort;
+    }
+    std::string portUp(int up) const {
+        const auto name = layout_->portName(switchEnd());
+        const auto slash = name.rfind('/');
+        return "loom_port_oper_status{switch=\"" + name.substr(0, slash) + "\",port=\"" +
+               name.substr(slash + 1) + "\"} " + std::to_string(up) + "\n";
+    }
+};
+
+TEST_F(EventEvidence, TheSimulatorNeverClosesWhatAPushReported) {
+    const auto g = layout_->gpuByName("z1-r002-h0-gpu3");
+    ingest(xid("z1-r002-h0", 3, 79));
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(events_[0].origin, "push");
+    // The simulator's sample of the same GPU (XID 0, a temperature) is dropped: the push owns it.
+    ingest(xid("z1-r002-h0", 3, 0) + temp("z1-r002-h0", 3, 40), kSimulator);
+    EXPECT_EQ(events_.size(), 1u);
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);
+    EXPECT_TRUE(std::isnan(hub_->gpuValue(g, GpuField::Temp)));
+    // Another GPU of the host is the simulator's as before.
+    ingest(temp("z1-r002-h0", 2, 41), kSimulator);
+    EXPECT_EQ(hub_->gpuValue(layout_->gpuByName("z1-r002-h0-gpu2"), GpuField::Temp), 41);
+    // A scrape is another source: its XID 0 is no evidence about the pushed event either.
+    ingest(xid("z1-r002-h0", 3, 0), kScrape);
+    EXPECT_EQ(events_.size(), 1u);
+    // The push says it recovered: closed, saying by whom; the simulator has the GPU back.
+    ingest(xid("z1-r002-h0", 3, 0));
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_FALSE(events_[1].open());
+    EXPECT_EQ(events_[1].closeReason, "recovered (reported by push)");
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuOk);
+    ingest(temp("z1-r002-h0", 3, 42), kSimulator);
+    EXPECT_EQ(hub_->gpuValue(g, GpuField::Temp), 42);
+}
+
+TEST_F(EventEvidence, AScrapedEventClosesOnlyOnTheScrape) {
+    ingest(xid("z1-r002-h0", 1, 48), kScrape);
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(events_[0].origin, "scrape dcgm z1-r002-h0");
+    ingest(xid("z1-r002-h0", 1, 0), kSimulator);
+    ingest(xid("z1-r002-h0", 1, 0));
+    EXPECT_EQ(events_.size(), 1u);
+    ingest(xid("z1-r002-h0", 1, 0), kScrape);
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_FALSE(events_[1].open());
+}
+
+TEST_F(EventEvidence, ALinkDownRecordsItsEndsAndCloseWhenEveryEndIsUp) {
+    const auto l = link();
+    ASSERT_NE(l, kNoIndex);
+    ingest(nicState(1), {.host = "z1-r002-h0"});
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(events_[0].kind, "link_down");
+    EXPECT_EQ(events_[0].downEnds, std::vector<std::string>{"nic"});
+    // The switch end goes down too, then up: the NIC is still down, the link stays down.
+    ingest(portUp(0), {.origin = "scrape snmp z1-r002-rtsw"});
+    ingest(portUp(1), {.origin = "scrape snmp z1-r002-rtsw"});
+    EXPECT_EQ(events_.size(), 1u);
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkDown);
+    // The simulator's port sample is dropped (a push holds the link), not merely outvoted.
+    ingest(portUp(1), kSimulator);
+    ingest(nicState(4), {.host = "z1-r002-h0"});
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_FALSE(events_[1].open());
+}
+
+// Issue 39's reproduction, at the hub: an XID 79 and a NIC-side link_down were pushed, loomd was
+// killed; the new hub restores both from the database. The simulator's first sample (XID 0,
+// every port up) and, without the simulator, a switch-side "up" close nothing; the ends that
+// raised them do.
+TEST_F(EventEvidence, RestoredEventsKeepTheirEvidence) {
+    const auto l = link();
+    const auto g = layout_->gpuByName("z1-r002-h0-gpu3");
+    FailureEvent x;
+    x.id = 7;
+    x.kind = "gpu_xid";
+    x.severity = Severity::Critical;
+    x.location = "z1-r002-h0-gpu3";
+    x.origin = "push";
+    x.openedAtMs = kT0 - 60'000;
+    FailureEvent down = x;
+    down.id = 8;
+    down.kind = "link_down";
+    down.location = layout_->links()[l].name;
+    down.downEnds = {"nic"};
+    for (bool simulate : {true, false}) {
+        SCOPED_TRACE(simulate ? "with the simulator" : "without the simulator");
+        makeHub({.zones = 1, .racksPerZone = 2, .ctswPerZone = 2});
+        events_.clear();
+        EXPECT_EQ(hub_->restoreOpenEvents({x, down}), 2u);
+        EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);
+        EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkDown);
+        if (simulate)
+            ingest(xid("z1-r002-h0", 3, 0) + portUp(1), kSimulator);
+        else
+            ingest(portUp(1), {.origin = "scrape snmp z1-r002-rtsw"});
+        EXPECT_TRUE(events_.empty())
+            << events_.front().kind << " closed by " << events_.front().closeReason;
+        EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);
+        EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkDown);
+        EXPECT_EQ(hub_->openEvents().size(), 2u);
+        // The NIC's own report closes the link event, by its stored id; the push closes the XID.
+        ingest(nicState(4), {.host = "z1-r002-h0"});
+        ingest(xid("z1-r002-h0", 3, 0));
+        ASSERT_EQ(events_.size(), 2u);
+        EXPECT_EQ(events_[0].id, 8);
+        EXPECT_EQ(events_[1].id, 7);
+        EXPECT_TRUE(hub_->openEvents().empty());
+        EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuOk);
+    }
+}
+
+}  // namespace
+}  // namespace loom::telemetry
