@@ -111,15 +111,28 @@ function renderZone(body, t, zone) {
     }
     body.append(el('p', {}, el('a', { href: '#/fabric' }, '← all zones')),
         el('h2', {}, `Zone ${zone}: ${uppers.length} × ${lowers.length} matrix, ${cells.length} bundles`));
-    const cell = Math.max(3, Math.min(14, Math.floor(1100 / Math.max(1, lowers.length))));
-    const canvas = el('canvas', { class: 'matrix', width: lowers.length * cell + 120, height: uppers.length * cell + 4 });
+    const cell = Math.max(8, Math.min(16, Math.floor(1400 / Math.max(1, lowers.length))));
+    // RTSW names along the top, turned, so a cell says which two switches it joins.
+    const top = Math.min(110, 8 + 7 * Math.max(...lowers.map((s) => s.name.length), 4));
+    const canvas = el('canvas', { class: 'matrix', width: lowers.length * cell + 120, height: uppers.length * cell + 4 + top });
     const ctx = canvas.getContext('2d');
     ctx.fillStyle = '#16171b';
     ctx.fillRect(0, 0, canvas.width, canvas.height);
     ctx.fillStyle = '#ccc';
     ctx.font = `${Math.min(12, cell)}px sans-serif`;
     ctx.textBaseline = 'middle';
-    uppers.forEach((s, i) => ctx.fillText(s.name, 2, i * cell + cell / 2 + 2));
+    uppers.forEach((s, i) => ctx.fillText(s.name, 2, top + i * cell + cell / 2 + 2));
+    ctx.save();
+    ctx.font = `${Math.min(11, cell - 1)}px sans-serif`;
+    lowers.forEach((s, i) => {
+        ctx.save();
+        ctx.translate(120 + i * cell + cell / 2 + 3, top - 4);
+        ctx.rotate(-Math.PI / 2);
+        ctx.fillText(s.name, 0, 0);
+        ctx.restore();
+    });
+    ctx.restore();
+    ctx.translate(0, top);
     const colour = { up: '#2ea043', degraded: '#ffc400', down: '#ff1744', idle: '#46464f' };
     for (const { u, l, b } of cells) {
         ctx.fillStyle = colour[upClass(b)];
@@ -127,7 +140,7 @@ function renderZone(body, t, zone) {
     }
     const tip = el('div', { class: 'matrix-tip' }, 'Point at a cell; click it to open the lower switch.');
     const at = (e) => {
-        const l = Math.floor((e.offsetX - 120) / cell), u = Math.floor((e.offsetY - 2) / cell);
+        const l = Math.floor((e.offsetX - 120) / cell), u = Math.floor((e.offsetY - 2 - top) / cell);
         return cells.find((c) => c.u === u && c.l === l);
     };
     canvas.addEventListener('mousemove', (e) => {
@@ -163,9 +176,38 @@ async function renderSwitch(body, t, name) {
     body.append(el('h3', {}, 'Routes'), pre);
     try {
         const r = await api('fabric/routes/' + seg(name));
+        if (r && r.routes && Array.isArray(r.groups)) {
+            pre.replaceWith(routesTable(r));
+            return;
+        }
         const text = JSON.stringify(r, null, 1);
         pre.textContent = text.length > 200000 ? text.slice(0, 200000) + '\n… (truncated)' : text;
     } catch (e) {
         pre.textContent = e.message;
     }
+}
+
+// A RoCE switch's routing table as a network engineer reads it: each prefix with its ECMP
+// next hops (interface → peer switch), groups shared by many prefixes written once per row.
+function routesTable(r) {
+    const box = el('div', { class: 'routes-table' });
+    box.append(el('p', {}, `ASN ${r.asn} · loopback ${r.loopback || '–'} · ${Object.keys(r.routes).length} prefixes · ${r.groups.length} ECMP groups`));
+    const hops = (g) => {
+        const members = r.groups[g] || [];
+        const peers = new Map();
+        for (const m of members) {
+            if (!peers.has(m.peer)) peers.set(m.peer, []);
+            peers.get(m.peer).push(m.interface);
+        }
+        return [...peers.entries()].map(([peer, ifs], i) =>
+            el('span', {}, i ? ', ' : '', switchLink(peer), ` via ${ifs.join(' ')}`));
+    };
+    const rows = Object.entries(r.routes).slice(0, 2000);
+    box.append(el('table', { class: 'routes' },
+        el('tr', {}, el('th', {}, 'prefix'), el('th', {}, 'group'), el('th', {}, 'next hops')),
+        rows.map(([prefix, g]) => el('tr', {}, el('td', {}, el('code', {}, prefix)),
+            el('td', {}, g === 'local' ? 'local' : String(g)),
+            el('td', {}, g === 'local' ? 'directly connected' : [`${(r.groups[g] || []).length} paths: `, hops(g)])))));
+    if (Object.keys(r.routes).length > rows.length) box.append(el('p', { class: 'dim' }, `… and ${Object.keys(r.routes).length - rows.length} more prefixes`));
+    return box;
 }

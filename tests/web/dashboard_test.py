@@ -400,7 +400,7 @@ def main():
         wait_for(lambda: "matrix" in driver.find_element(By.CSS_SELECTOR, ".fabric-body h2").text, 10, "zone matrix")
         driver.get(loomd.url + "/#/switch/z1-r001-rtsw")
         wait_for(lambda: text_of(driver, ".switch-name") == "z1-r001-rtsw", 10, "the switch")
-        wait_for(lambda: len(text_of(driver, "pre.routes")) > 20 and "loading" not in text_of(driver, "pre.routes"),
+        wait_for(lambda: len(text_of(driver, ".routes")) > 20 and "loading" not in text_of(driver, ".routes"),
                  10, "the switch's routes")
         check(True, "the fabric view: tiers, the z1 CTSW-RTSW matrix, a switch with its routes")
         driver.get(loomd.url + "/#/jobs")
