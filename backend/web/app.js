@@ -8,6 +8,7 @@ import { eventsView } from './events.js';
 import { provisioningView } from './provisioning.js';
 import { fabricView } from './fabric.js';
 import { jobsView } from './jobs.js';
+import { networksView } from './networks.js';
 import { el, clear } from './dom.js';
 
 const $ = (id) => document.getElementById(id);
@@ -51,7 +52,7 @@ function renderFailures() {
 state.on('failures', renderFailures);
 state.on('filter', renderFailures);
 
-const views = { hall: hallView, fabric: fabricView, provisioning: provisioningView, events: eventsView, jobs: jobsView };
+const views = { hall: hallView, fabric: fabricView, networks: networksView, provisioning: provisioningView, events: eventsView, jobs: jobsView };
 
 // '#/rack/z1-r001?mode=health' -> {view: 'hall', kind: 'rack', name: 'z1-r001', params: {mode: 'health'}}
 function parseRoute(hash) {
@@ -71,6 +72,7 @@ function parsePath(hash) {
         case 'events': return b ? { view: 'events', kind: 'event', name: b } : { view: 'events' };
         case 'event': return { view: 'events', kind: 'event', name: b };
         case 'job': return { view: 'jobs', kind: 'job', name: b };
+        case 'networks': return { view: 'networks', kind: b ? 'switch' : undefined, name: b };
         case 'jobs': case 'provisioning': case 'hall': return { view: a };
         default: return { view: 'hall' };
     }

@@ -403,6 +403,12 @@ def main():
         wait_for(lambda: len(text_of(driver, ".routes")) > 20 and "loading" not in text_of(driver, ".routes"),
                  10, "the switch's routes")
         check(True, "the fabric view: tiers, the z1 CTSW-RTSW matrix, a switch with its routes")
+        driver.get(loomd.url + "/#/networks")
+        wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "table.net-switches tr")) >= 7 + 3, 15,
+                 "the frontend and storage switches")
+        driver.get(loomd.url + "/#/networks/z1-r001-fsw")
+        wait_for(lambda: "z1-r001-h0-fe0" in text_of(driver, "table.net-cables"), 15, "the FSW's cables")
+        check(True, "the frontend and storage view: 7 switches with their cables; an FSW lists its hosts' cables")
         driver.get(loomd.url + "/#/jobs")
         driver.find_element(By.CSS_SELECTOR, ".jobs-view .f-text").send_keys("xss-job")
         owner = wait_for(lambda: [r.find_element(By.CSS_SELECTOR, "td.owner")
