@@ -2,6 +2,8 @@
 
 #include "loom/db/native.hpp"
 
+#include "loom/db/failover_guard.hpp"
+
 #include <libpq-fe.h>
 
 #include <regex>
@@ -79,8 +81,16 @@ Error translateException(std::string_view context) {
 
 Connection::Connection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Connection::Connection(Connection&&) noexcept = default;
-Connection& Connection::operator=(Connection&&) noexcept = default;
-Connection::~Connection() = default;
+Connection& Connection::operator=(Connection&& other) noexcept {
+    if (this != &other) {
+        if (impl_) failover::untrack(impl_.get());
+        impl_ = std::move(other.impl_);
+    }
+    return *this;
+}
+Connection::~Connection() {
+    if (impl_) failover::untrack(impl_.get());
+}
 
 Result<void> Connection::exec(std::string_view sql) {
     try {
@@ -184,13 +194,17 @@ Result<Connection> Database::connect() const {
     try {
         auto conninfo = resolvedConninfo();
         if (!conninfo) return fail(conninfo.error());
-        auto impl = std::make_unique<Connection::Impl>(*conninfo);
+        auto impl = std::make_unique<Connection::Impl>(failover::preferred(*conninfo));
         // No parallel workers: loomd's statements are short and many run at once (50 list
         // clients on 2 cores), and a Gather forks workers per execution, whose start-up cost
         // more than the scan they share: ports?peer=<ctsw> took 16.4 ms of PostgreSQL CPU per
         // page with two workers against 4.2 ms without, links?switch=&device= 13.1 against 1.5.
         // A session setting, kept by libpqxx across a reconnect.
         impl->conn.set_variable("max_parallel_workers_per_gather", "0");
+        // On a multi-host string: cut when another server becomes the primary
+        // (failover_guard.hpp; a no-op for one host).
+        failover::track(impl.get(), *conninfo, impl->conn.sock(), impl->conn.hostname(),
+                        impl->conn.port());
         return Connection(std::move(impl));
     } catch (...) {
         return fail(translateException("connecting to " + redacted()));

@@ -1,6 +1,7 @@
 // /healthz, /readyz and /metrics.
 #include "server/shared_state.hpp"
 
+#include "loom/db/failover_guard.hpp"
 #include "loom/db/migrations.hpp"
 
 #include <fstream>
@@ -68,6 +69,11 @@ void registerSystemRoutes(Router& router, Server::Impl& s) {
                    "# TYPE loom_db_pool_connect_failures_total counter\n"
                    "loom_db_pool_connect_failures_total " +
                    std::to_string(s.pool->connectFailures()) + "\n";
+            out += "# HELP loom_db_failover_cuts_total Connections cut because another server "
+                   "became the primary (docs/deploy.md).\n"
+                   "# TYPE loom_db_failover_cuts_total counter\n"
+                   "loom_db_failover_cuts_total " +
+                   std::to_string(db::failover::cuts()) + "\n";
             gauge("loom_process_resident_memory_bytes", "Resident set size of loomd.",
                   double(rssBytes()));
             gauge("loom_layout_version", "Current hall layout version.",

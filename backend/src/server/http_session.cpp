@@ -22,6 +22,9 @@ Rendered renderError(const Error& e, bool yaml) {
     nlohmann::json body{{"error", err}};
     Rendered r;
     r.status = httpStatus(e.code);
+    // Every 503 is temporary (the database away or failing over, a limit of the moment):
+    // say when to come back, as kubectl's and browsers' retries expect.
+    if (r.status == 503) r.headers.emplace_back("Retry-After", "1");
     if (yaml) {
         r.contentType = "application/yaml";
         r.body = client::jsonToYaml(body);

@@ -240,7 +240,6 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
             out = renderError(Error::unavailable("too many concurrent " + method + " " +
                                                  routeLabel + " requests; retry shortly"),
                               yaml);
-            out.headers.emplace_back("Retry-After", "1");
             out.closeAfter = true;
             match.route = nullptr;
         } else if (auto cl = parser.content_length(); cl && *cl > limit) {
@@ -262,7 +261,6 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
                                    std::to_string(s.config.maxBodyBytesInFlight >> 20) +
                                    " MiB); retry shortly"),
                 yaml);
-            out.headers.emplace_back("Retry-After", "1");
             out.closeAfter = true;
             match.route = nullptr;
         } else {
