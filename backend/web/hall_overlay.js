@@ -93,7 +93,15 @@ export function drawFailures(map, ctx, L, scale, ox, oy, filter) {
         if (age < kFreshMs) fresh = true;
         halos.push([xy, it.failed, age]);
     }
-    for (const [[x, y], failed, age] of halos) {
+    // One halo per place: a failed rack's many cables would otherwise stack dozens of rings.
+    const byPlace = new Map();
+    for (const [xy, failed, age] of halos) {
+        const key = Math.round(xy[0]) + ',' + Math.round(xy[1]);
+        const h = byPlace.get(key);
+        if (!h) byPlace.set(key, [xy, failed, age]);
+        else { h[1] = h[1] || failed; h[2] = Math.min(h[2], age); }
+    }
+    for (const [[x, y], failed, age] of byPlace.values()) {
         const base = Math.max(kHaloPx, scale * 1.6);
         ctx.lineWidth = 3;
         ctx.strokeStyle = failed ? 'rgba(255,23,68,0.95)' : 'rgba(255,196,0,0.95)';
@@ -109,8 +117,9 @@ export function drawFailures(map, ctx, L, scale, ox, oy, filter) {
             ctx.stroke();
         }
     }
-    // GPU markers from gpu.health (failed, quarantined, warning): a square with a white
-    // edge, so a failure is a shape, not only a hue.
+    // GPU markers from gpu.health, each its own shape so a failure is not only a hue (colour-
+    // blind readers, a grey printout): failed a square with a white edge, warning a diamond,
+    // quarantined a square crossed out.
     const showGpu = !filter || filter === 'gpu' || filter === 'host';
     if (showGpu) {
         const m = Math.max(kMinMarkerPx, scale);
@@ -122,11 +131,29 @@ export function drawFailures(map, ctx, L, scale, ox, oy, filter) {
             const xy = centre(i);
             if (!xy) continue;
             ctx.fillStyle = h === 2 ? red : h === 3 ? purple : amber;
+            ctx.strokeStyle = h === 2 ? '#ffffff' : '#16171b';
+            ctx.lineWidth = 1;
+            if (h === 1) {
+                const r = m * 0.72;
+                ctx.beginPath();
+                ctx.moveTo(xy[0], xy[1] - r);
+                ctx.lineTo(xy[0] + r, xy[1]);
+                ctx.lineTo(xy[0], xy[1] + r);
+                ctx.lineTo(xy[0] - r, xy[1]);
+                ctx.closePath();
+                ctx.fill();
+                ctx.stroke();
+                continue;
+            }
             ctx.fillRect(xy[0] - m / 2, xy[1] - m / 2, m, m);
-            if (h === 2 || scale < kCellBorderScale) {
-                ctx.strokeStyle = h === 2 ? '#ffffff' : '#16171b';
-                ctx.lineWidth = 1;
-                ctx.strokeRect(xy[0] - m / 2 - 0.5, xy[1] - m / 2 - 0.5, m + 1, m + 1);
+            ctx.strokeRect(xy[0] - m / 2 - 0.5, xy[1] - m / 2 - 0.5, m + 1, m + 1);
+            if (h === 3) {
+                ctx.beginPath();
+                ctx.moveTo(xy[0] - m / 2 + 1, xy[1] - m / 2 + 1);
+                ctx.lineTo(xy[0] + m / 2 - 1, xy[1] + m / 2 - 1);
+                ctx.moveTo(xy[0] + m / 2 - 1, xy[1] - m / 2 + 1);
+                ctx.lineTo(xy[0] - m / 2 + 1, xy[1] + m / 2 - 1);
+                ctx.stroke();
             }
         }
     }

@@ -176,7 +176,7 @@ const kindName = (k) => kFailureKindNames[k] || k;
 
 const swatch = (rgb, text, cls) => {
     const sw = el('span', { class: 'swatch' + (cls ? ' ' + cls : '') });
-    sw.style.background = Array.isArray(rgb) ? css(...rgb) : rgb;
+    sw.style.backgroundColor = Array.isArray(rgb) ? css(...rgb) : rgb;
     return el('span', { class: 'swatch-item' }, sw, text);
 };
 
@@ -197,7 +197,7 @@ function legend(mode) {
     }
     if (mode !== 'provisioning') out.push(swatch(kNoData, 'no data / not in service'));
     out.push(el('span', { class: 'legend-sep' }, '·'),
-        swatch(kFailed, 'failed', 'mark'), swatch(kQuarantined, 'quarantined', 'mark'), swatch(kDegraded, 'warning', 'mark'),
+        swatch(kFailed, 'failed', 'mark'), swatch(kQuarantined, 'quarantined', 'mark crossed'), swatch(kDegraded, 'warning', 'mark diamond'),
         el('span', { class: 'swatch-item' }, el('span', { class: 'swatch ring' }), 'link down'),
         el('span', { class: 'swatch-item' }, el('span', { class: 'swatch badge' }, 'n'), 'failures in rack'));
     return out;

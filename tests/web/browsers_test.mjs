@@ -247,6 +247,9 @@ async function runBrowser(name, loomd, t) {
         check(await page.evaluate(() => location.hash.includes('f=link')), `${name}: the filter is in the URL (${await page.evaluate(() => location.hash)})`);
         clearInterval(pusher);
         await page.click('#failures button[data-kind=all]');
+        // The list beside the map closes and the map, wider again, refits: wait for it to settle.
+        await page.waitForFunction(() => document.querySelector('.failure-list').hidden, { timeout: 10000, polling: 100 });
+        await sleep(800);
 
         // Deep link: zoom with the wheel, the URL takes the view; a reload restores it.
         const cp = await page.evaluate((r) => window.loomHall.rackPoint(r), t.cleanRack);
@@ -284,24 +287,31 @@ async function runBrowser(name, loomd, t) {
         await page.evaluate((h) => { location.hash = h; }, `#/hall?v=${vParam}&mode=health`);
         await page.reload({ waitUntil: 'load' });
         await mapReady(page);
-        const okPt = await page.evaluate((g) => window.loomHall.gpuPoint(g), t.okGpu);
-        const live = await waitFor(async () => { const p = await pixelAt(page, okPt.x, okPt.y); return saturation(p) > 60 ? p : null; },
+        // The GPU's place is read again at every look: the view may still be settling.
+        const okPixel = async () => {
+            const pt = await page.evaluate((g) => window.loomHall.gpuPoint(g), t.okGpu);
+            return pixelAt(page, pt.x, pt.y);
+        };
+        const why = () => page.evaluate((g) => JSON.stringify({ hash: location.hash, filter: window.loomState.failureFilter,
+            health: window.loomState.array('gpu.health')[window.loomState.gpuIndex.get(g)], pt: window.loomHall.gpuPoint(g),
+            view: window.loomHall.view }), t.okGpu);
+        const live = await waitFor(async () => { const p = await okPixel(); return saturation(p) > 60 ? p : null; },
                                    20000, `${t.okGpu} drawn live`).catch(() => null);
-        check(!!live, `${name}: ${t.okGpu} is drawn in colour while live (${live})`);
+        check(!!live, `${name}: ${t.okGpu} is drawn in colour while live (${live || await why()})`);
         await loomd.stop();
         const grey = await waitFor(async () => {
             const banner = await page.$eval('.map-banner', (e) => e.textContent);
-            const p = await pixelAt(page, okPt.x, okPt.y);
+            const p = await okPixel();
             return banner.includes('stale') && saturation(p) < 12 ? [banner, p] : null;
         }, 20000, 'the greyed map').catch(() => null);
         check(!!grey, `${name}: loomd stopped: the map is greyed (${grey && grey[1]}) and says "${grey && grey[0]}"`);
         await loomd.start();
         const back = await waitFor(async () => {
             const banner = await page.$eval('.map-banner', (e) => e.textContent);
-            const p = await pixelAt(page, okPt.x, okPt.y);
+            const p = await okPixel();
             return !banner.includes('stale') && saturation(p) > 60 ? [banner, p] : null;
         }, 60000, 'the map in colour again').catch(() => null);
-        check(!!back, `${name}: loomd back: the map is in colour again (${back && back[1]}, "${back && back[0]}")`);
+        check(!!back, `${name}: loomd back: the map is in colour again (${back ? back[1] + ', "' + back[0] + '"' : await why()})`);
 
         // A viewer cannot act.
         await page.click('#signout');
