@@ -23,30 +23,40 @@ let failTimer = null;
 // that shows only that kind on the hall map (and lists them beside it); "all" shows every kind.
 const kKinds = [['gpu', 'GPU', 'GPUs'], ['host', 'host', 'hosts'], ['link', 'link', 'links'],
     ['switch', 'switch', 'switches'], ['rack', 'rack', 'racks']];
+// The buttons are made once and updated in place: the counter refreshes on every health delta,
+// and a button rebuilt under the pointer would swallow the click.
+let failureButtons = null;
 function renderFailures() {
     const box = $('failures');
-    clear(box);
     const f = state.failures;
-    if (!f) return;
+    if (!f) { clear(box); failureButtons = null; return; }
     const filter = state.failureFilter;
-    const pick = (kind) => () => {
-        const next = filter === kind ? null : kind;
-        if (parseRoute(location.hash).view !== 'hall') navigate('#/hall' + (next ? '?f=' + next : ''));
-        else state.setFailureFilter(next);
-    };
-    box.append(el('span', { class: 'failures-title' }, 'Open failures:'),
-        el('button', { type: 'button', class: 'fk fk-all' + (filter ? '' : ' on') + (f.total ? ' bad' : ''),
-                       dataset: { kind: 'all', count: String(f.total) }, title: 'Show every kind of failure on the map',
-                       onclick: () => {
-                           if (parseRoute(location.hash).view !== 'hall') navigate('#/hall');
-                           else state.setFailureFilter(null);
-                       } }, `all ${f.total}`));
-    for (const [k, one, many] of kKinds) {
-        const n = f.counts[k] || 0;
-        box.append(el('button', { type: 'button', class: 'fk' + (filter === k ? ' on' : '') + (n ? ' bad' : ''),
-                                  dataset: { kind: k, count: String(n) },
-                                  title: `Show only ${many} on the map and list them (click again for all)`,
-                                  onclick: pick(k) }, `${n} ${n === 1 ? one : many}`));
+    if (!failureButtons) {
+        const pick = (kind) => () => {
+            const cur = state.failureFilter;
+            const next = kind === 'all' || cur === kind ? null : kind;
+            if (parseRoute(location.hash).view !== 'hall') navigate('#/hall' + (next ? '?f=' + next : ''));
+            else state.setFailureFilter(next);
+        };
+        failureButtons = new Map();
+        clear(box).append(el('span', { class: 'failures-title' }, 'Open failures:'));
+        for (const k of ['all', ...kKinds.map(([x]) => x)]) {
+            const meta = kKinds.find(([x]) => x === k);
+            const b = el('button', { type: 'button', class: 'fk', dataset: { kind: k },
+                                     title: k === 'all' ? 'Show every kind of failure on the map'
+                                                        : `Show only ${meta[2]} on the map and list them (click again for all)`,
+                                     onclick: pick(k) });
+            failureButtons.set(k, b);
+            box.append(b);
+        }
+    }
+    for (const [k, b] of failureButtons) {
+        const n = k === 'all' ? f.total : f.counts[k] || 0;
+        const meta = kKinds.find(([x]) => x === k);
+        const text = k === 'all' ? `all ${n}` : `${n} ${n === 1 ? meta[1] : meta[2]}`;
+        if (b.textContent !== text) b.textContent = text;
+        b.dataset.count = String(n);
+        b.className = 'fk' + ((k === 'all' ? !filter : filter === k) ? ' on' : '') + (n ? ' bad' : '');
     }
 }
 state.on('failures', renderFailures);
