@@ -188,6 +188,10 @@ async function start() {
                 setConn('live', 'live');
                 if (hello && hello.role) state.role = hello.role;
                 if (!state.hall) state.loadHall().catch(() => {});
+                // A reconnect (issue 39): what loomd closed, acknowledged or opened while this
+                // page was away is not replayed after a restart; the views that hold events
+                // re-read them and replace what they held.
+                else state.emit('resync', { reason: 'reconnect' });
                 state.scheduleFailures(0);  // what changed while we were away
             } else if (s === 'unauthorized') {
                 signOut('The stream refused this token (revoked?). Sign in again.');

@@ -126,6 +126,22 @@ public:
         updateGpuHealth(g);
         closeEvent(gpuKindName(kind), s_.L->gpuNames()[g], t);
     }
+    // Hold-down (DetectionConfig::thresholdHoldDownSeconds): the condition of g's open `kind`
+    // event is clear at t; true once it has been clear for the hold-down (then it may close).
+    bool clearLongEnough(std::uint32_t g, std::uint8_t kind, std::int64_t t) {
+        const auto holdMs = static_cast<std::int64_t>(cfg_.thresholdHoldDownSeconds * 1000);
+        if (holdMs <= 0) return true;
+        const std::uint64_t key = std::uint64_t{g} << 8 | kind;
+        auto [it, fresh] = s_.clearSince.try_emplace(key, t);
+        if (t - it->second < holdMs) return false;
+        s_.clearSince.erase(it);
+        return true;
+    }
+    // The condition is back while the event is open: the hold-down starts again.
+    void stillHeld(std::uint32_t g, std::uint8_t kind) {
+        if (!s_.clearSince.empty()) s_.clearSince.erase(std::uint64_t{g} << 8 | kind);
+    }
+
     void updateGpuHealth(std::uint32_t g) {
         std::uint8_t h = s_.gpuCrit[g] ? kGpuFailed : s_.gpuOpen[g] ? kGpuWarning : kGpuOk;
         s_.gpuEventHealth[g].store(h, kRelaxed);
@@ -183,15 +199,33 @@ public:
                     next = 1;
                 else
                     next = 0;
-                if (next == lvl) return;
+                // Hold-down: an open event only escalates (warning -> critical: one more event)
+                // and closes once the GPU has stayed below warning - hysteresis for the
+                // hold-down; cooling from critical to warning changes nothing.
+                if (next > 0 && next <= lvl) {
+                    stillHeld(g, kTemp);
+                    return;
+                }
+                if (next == 0) {
+                    if (lvl == 0) return;
+                    if (!(s_.gpuOpen[g] & kTemp)) {  // closed by hand meanwhile
+                        s_.tempLevel[g] = 0;
+                        gpuClose(g, kTemp, t);
+                        return;
+                    }
+                    if (!clearLongEnough(g, kTemp, t)) return;
+                    s_.tempLevel[g] = 0;
+                    gpuClose(g, kTemp, t);
+                    return;
+                }
                 s_.tempLevel[g] = next;
+                stillHeld(g, kTemp);
                 gpuClose(g, kTemp, t);
-                if (next > 0)
-                    gpuOpen(g, kTemp, next == 2 ? Severity::Critical : Severity::Warning,
-                            "temperature " + formatNumber(v) + " C (threshold " +
-                                formatNumber(next == 2 ? cfg_.tempCriticalC : cfg_.tempWarningC) +
-                                " C)",
-                            t);
+                gpuOpen(g, kTemp, next == 2 ? Severity::Critical : Severity::Warning,
+                        "temperature " + formatNumber(v) + " C (threshold " +
+                            formatNumber(next == 2 ? cfg_.tempCriticalC : cfg_.tempWarningC) +
+                            " C)",
+                        t);
                 return;
             }
             case GpuField::NvlinkCrc: {
@@ -203,11 +237,14 @@ public:
                     return;
                 double rate = (v - prev) * 1000.0 / static_cast<double>(t - pt);
                 s_.nvRate[g] = static_cast<float>(rate);
-                if (rate > cfg_.nvlinkCrcPerSecond)
+                if (rate > cfg_.nvlinkCrcPerSecond) {
+                    stillHeld(g, kNvlink);
                     gpuOpen(g, kNvlink, Severity::Warning,
                             "NVLink CRC errors " + formatNumber(rate) + "/s", t);
-                else if (rate < cfg_.nvlinkCrcPerSecond / 2)
+                } else if (rate < cfg_.nvlinkCrcPerSecond / 2 &&
+                           (!(s_.gpuOpen[g] & kNvlink) || clearLongEnough(g, kNvlink, t))) {
                     gpuClose(g, kNvlink, t);
+                }
                 return;
             }
             case GpuField::ClockEventReasons: {
@@ -217,9 +254,11 @@ public:
                 auto& run = s_.throttleRun[g];
                 if (!bad) {
                     run = 0;
-                    gpuClose(g, kThrottled, t);
+                    if (!(s_.gpuOpen[g] & kThrottled) || clearLongEnough(g, kThrottled, t))
+                        gpuClose(g, kThrottled, t);
                     return;
                 }
+                stillHeld(g, kThrottled);
                 if (run < 255) ++run;
                 if (cfg_.throttledIntervals <= 0 || run < cfg_.throttledIntervals) return;
                 // Already open (every sample of a throttled GPU says so): no message to build.

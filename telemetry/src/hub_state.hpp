@@ -176,6 +176,9 @@ struct TelemetryHub::State {
     std::vector<std::int64_t> nvPrevMs;
     std::vector<float> nvRate;
     std::vector<std::uint8_t> throttleRun;  // consecutive samples with an alarming reason
+    // Since when the condition of an open threshold event has been clear (hold-down), by
+    // (GPU << 8 | GpuKind): only GPUs whose open event is cooling down have an entry.
+    std::unordered_map<std::uint64_t, std::int64_t> clearSince;
     // dcgm-exporter's hpc_job per GPU: written under the ingest lock and jobMutex, read by the
     // API under jobMutex (only when it changes, so ingest rarely takes it).
     std::vector<std::string> gpuJob;

@@ -55,6 +55,7 @@ void carryByIndex(State& old, State& next) {
     next.nvPrevMs = std::move(old.nvPrevMs);
     next.nvRate = std::move(old.nvRate);
     next.throttleRun = std::move(old.throttleRun);
+    next.clearSince = std::move(old.clearSince);
     {
         // The API reads gpuJob through any State it holds: copied, not taken.
         std::lock_guard lk(old.jobMutex);

@@ -92,9 +92,13 @@ TEST_F(DcgmFields, ThrottledOpensAfterNIntervalsUnderBothFieldNames) {
     EXPECT_EQ(hub_->packed(Topic::GpuHealth)[gpu("z1-r001-h0-gpu1")], kGpuWarning);
     EXPECT_EQ(hub_->gpuValue(gpu("z1-r001-h0-gpu2"), GpuField::ClockEventReasons), 0x84);
 
-    // Held: no second event. Then GPU 1's reason clears -> closed; GPU 0 never alarmed.
+    // Held: no second event. Then GPU 1's reason clears: closed once it has stayed clear for
+    // the hold-down (detection.thresholdHoldDownSeconds, 60 s); GPU 0 never alarmed.
     ingest(reasons("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", h, {{0, 0x4, ""}, {1, 0x40, ""}}));
     EXPECT_EQ(events_.size(), 2u);
+    ingest(reasons("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", h, {{0, 0x4, ""}, {1, 0x1, ""}}));
+    EXPECT_EQ(events_.size(), 2u);
+    now_ += 60'000;
     ingest(reasons("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", h, {{0, 0x4, ""}, {1, 0x1, ""}}));
     ASSERT_EQ(events_.size(), 3u);
     EXPECT_FALSE(events_[2].open());

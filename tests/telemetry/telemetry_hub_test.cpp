@@ -329,7 +329,7 @@ TEST_F(HubTest, XidEccRowRemapRules) {
     EXPECT_EQ(hub_->openEvents().size(), 3u);
 }
 
-TEST_F(HubTest, TemperatureHysteresis) {
+TEST_F(HubTest, TemperatureHysteresisAndHoldDown) {
     auto temp = [&](double c) { ingest(gpu("DCGM_FI_DEV_GPU_TEMP", "z1-r003-h0", 4, c)); };
     temp(84);
     EXPECT_TRUE(events_.empty());
@@ -341,18 +341,33 @@ TEST_F(HubTest, TemperatureHysteresis) {
     temp(84.9);
     temp(80.5);
     EXPECT_EQ(events_.size(), 1u);
-    temp(79);  // below 80: closes
+    temp(79);  // below 80: the hold-down starts (60 s by default), still open
+    EXPECT_EQ(events_.size(), 1u);
+    now_ += 60'000;
+    temp(78);  // clear for the hold-down: closes
     ASSERT_EQ(events_.size(), 2u);
     EXPECT_FALSE(events_[1].open());
     temp(93);  // straight to critical
     ASSERT_EQ(events_.size(), 3u);
     EXPECT_EQ(events_[2].severity, Severity::Critical);
     temp(88);  // 92-5 = 87: stays critical
+    temp(86);  // cooling to the warning band: the open event stays as it is (no step down)
+    temp(93);
+    temp(86);
+    temp(93);
+    EXPECT_EQ(events_.size(), 3u) << "one hot GPU, one event";
+    temp(70);  // clear: the hold-down starts
+    now_ += 30'000;
+    temp(95);  // hot again within it: starts over
+    temp(70);
+    now_ += 30'000;
+    temp(70);
     EXPECT_EQ(events_.size(), 3u);
-    temp(86);  // drops to warning: close critical, open warning
-    ASSERT_EQ(events_.size(), 5u);
+    now_ += 30'000;
+    temp(70);
+    ASSERT_EQ(events_.size(), 4u);
     EXPECT_FALSE(events_[3].open());
-    EXPECT_EQ(events_[4].severity, Severity::Warning);
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[layout_->gpuByName("z1-r003-h0-gpu4")], kGpuOk);
 }
 
 TEST_F(HubTest, ErrorRateRuleWithHysteresis) {

@@ -48,6 +48,7 @@ struct JobHealth {
 struct OpenEvent {
     std::string kind, severity, location, message;
     std::int64_t openedAtMs = 0;
+    std::int64_t id = 0;  // the stored row, when known (the job's own events)
 };
 
 // What wakes the worker. Shared with the hub's listener through a weak pointer, so a
@@ -209,7 +210,31 @@ private:
         for (auto& s : *running)
             list.push_back({s.job.name, std::move(s.job.hosts), s.job.pattern});
         jobList_ = std::move(list);
+        loadJobEvents(*conn);
         return true;
+    }
+
+    // The jobs' own open events (source jobs: job_degraded, straggler), by job: a job's open
+    // events are these and those on its GPUs and links, counted once, here (issue 39 item 2),
+    // for the summary's openEvents and the detail's list that every client shows.
+    void loadJobEvents(db::Connection& conn) {
+        auto own = db::listEvents(conn, {.source = "jobs", .open = true, .limit = 5000});
+        if (!own) {
+            spdlog::warn("jobs view: {}", own.error().toString());
+            return;
+        }
+        jobEvents_.clear();
+        for (const auto& e : own->items) noteJobEvent(e);
+    }
+    void noteJobEvent(const db::EventRecord& e) {
+        std::string job = e.location;
+        for (const auto& [k, v] : e.labels)
+            if (k == "job") job = v;
+        auto& list = jobEvents_[job];
+        std::erase_if(list, [&](const OpenEvent& o) { return o.id == e.id; });
+        if (e.open())
+            list.push_back({e.kind, e.severity, e.location, e.message, e.openedAtMs, e.id});
+        if (list.empty()) jobEvents_.erase(job);
     }
 
     // Brings the routing to the live inventory (jobs_routing.hpp). Returns the links whose state
@@ -337,9 +362,11 @@ private:
             nlohmann::json gpusNotOk = nlohmann::json::array();
             nlohmann::json evs = nlohmann::json::array();
             int ok = 0, warning = 0, failed = 0, quarantined = 0, total = 0;
+            // Each place once: a down link is among the job's links and its down links.
+            std::unordered_set<std::string_view> listed;
             auto addEvents = [&](std::string_view loc) {
                 auto it = at.find(loc);
-                if (it == at.end()) return;
+                if (it == at.end() || !listed.insert(loc).second) return;
                 for (const auto* e : it->second)
                     evs.push_back({{"kind", e->kind},
                                    {"severity", e->severity},
@@ -381,6 +408,14 @@ private:
             for (auto l : j.downLinks) linksDown.push_back(t.linkNames[l]);
             for (auto l : j.links) addEvents(t.linkNames[l]);
             for (auto l : j.downLinks) addEvents(t.linkNames[l]);
+            if (auto it = jobEvents_.find(j.name); it != jobEvents_.end())
+                for (const auto& e : it->second)
+                    evs.push_back({{"id", e.id},
+                                   {"kind", e.kind},
+                                   {"severity", e.severity},
+                                   {"location", e.location},
+                                   {"message", e.message},
+                                   {"openedAt", db::isoTimeMs(e.openedAtMs)}});
             degraded += j.degraded();
             nlohmann::json summary{
                 {"busBw", round1(j.busBw)},
@@ -514,8 +549,12 @@ private:
         if (ids.empty()) return;
         auto rows = db::getEvents(*conn, ids);
         if (!rows) return;
-        for (const auto& e : *rows)
+        for (const auto& e : *rows) {
+            noteJobEvent(e);
             services_.publish("events", {{"type", "event"}, {"event", eventJson(e)}});
+        }
+        // The jobs' health counts their own events: again, with what was just written.
+        buildHealth();
     }
 
     db::EventRecord record(const jobs::JobImpact& j, const std::string& message, std::int64_t now) {
@@ -548,6 +587,7 @@ private:
     JobsRouting routing_;
     std::shared_ptr<const telemetry::HallLayout> layout_;
     std::unordered_map<std::string, OpenEvent> open_;  // kind \n location -> event
+    std::unordered_map<std::string, std::vector<OpenEvent>> jobEvents_;  // job -> its own
     jobs::JobImpactTracker tracker_;
     std::vector<jobs::JobImpactInput> jobList_;
     bool reconciled_ = false;

@@ -72,7 +72,7 @@ void readDetection(const YAML::Node& n, telemetry::DetectionConfig& c) {
     MapReader d(n, "detection",
                 {"xid", "temperature", "eccDoubleBit", "rowRemapFailure", "nvlinkCrcPerSecond",
                  "linkDown", "flapping", "linkErrorsPerSecond", "pfcPausePerSecond",
-                 "staleAfterSeconds", "throttledIntervals"});
+                 "staleAfterSeconds", "throttledIntervals", "thresholdHoldDownSeconds"});
     if (d.has("xid")) {
         MapReader x(d.get("xid"), d.at("xid"), {"critical", "ignore"});
         c.criticalXids = xidList(x, "critical", c.criticalXids);
@@ -96,6 +96,8 @@ void readDetection(const YAML::Node& n, telemetry::DetectionConfig& c) {
     c.pfcPausePerSecond = d.number("pfcPausePerSecond", c.pfcPausePerSecond, 0, 1e12);
     c.staleAfterSeconds = d.number("staleAfterSeconds", c.staleAfterSeconds, 1, 86400);
     c.throttledIntervals = int(d.integer("throttledIntervals", c.throttledIntervals, 0, 255));
+    c.thresholdHoldDownSeconds =
+        d.number("thresholdHoldDownSeconds", c.thresholdHoldDownSeconds, 0, 86400);
     if (d.has("flapping")) {
         MapReader f(d.get("flapping"), d.at("flapping"),
                     {"transitions", "windowSeconds", "quietIntervals", "intervalSeconds"});

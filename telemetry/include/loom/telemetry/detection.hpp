@@ -18,6 +18,7 @@
 //     pfcPausePerSecond: 100000
 //     staleAfterSeconds: 30
 //     throttledIntervals: 3
+//     thresholdHoldDownSeconds: 60
 //
 // Kinds (location): gpu_xid, gpu_ecc_dbe, gpu_row_remap_failure, gpu_temp, gpu_nvlink_errors,
 // gpu_throttled (GPU name); link_down, link_flapping, link_errors, link_pfc_storm (backend link name, or
@@ -61,6 +62,11 @@ struct DetectionConfig {
     // gpu_throttled opens when a thermal, power-brake or hw-slowdown clock event reason holds
     // for this many consecutive samples of DCGM_FI_DEV_CLOCKS_EVENT_REASONS; 0 disables.
     int throttledIntervals = 3;
+    // Hold-down of the threshold events (gpu_temp, gpu_throttled, gpu_nvlink_errors): an open
+    // one closes only after its condition has stayed clear (below the hysteresis) for this
+    // long; a gpu_temp event keeps the highest severity it reached until then. One hot GPU is
+    // one event until it has recovered. 0: close on the first clear sample.
+    double thresholdHoldDownSeconds = 60;
     // Read from loomd.yaml's `detection:` section by backend/loomd_config.hpp.
 };
 
