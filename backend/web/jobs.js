@@ -61,7 +61,12 @@ function detailOf(job) {
     parts.push(el('h4', {}, `Open events (${events.length})`));
     if (events.length) parts.push(el('ul', { class: 'rack-events' }, events.map((e) => el('li', { class: 'sev-' + e.severity }, `${fmtTime(e.openedAt)} ${e.severity} ${e.kind} `, el('a', { href: '#/events' }, e.message)))));
     const suspects = job.suspects || [];
-    if (job.straggler) parts.push(el('p', { class: 'bad' }, `Straggler: ${job.straggler.location} (${job.straggler.cause}) since ${fmtTime(job.straggler.openedAt)}`));
+    // One open straggler event per suspect location (issue 34), highest score first.
+    const open = job.stragglers || (job.straggler ? [job.straggler] : []);
+    if (open.length) {
+        parts.push(el('h4', { class: 'bad' }, `Open straggler events (${open.length})`));
+        parts.push(el('ul', {}, open.map((s) => el('li', { class: 'bad' }, `${s.location} (${s.cause}) since ${fmtTime(s.openedAt)}: ${s.evidence || ''}`))));
+    }
     if (suspects.length) {
         parts.push(el('h4', {}, `Straggler suspects (${suspects.length})`));
         parts.push(el('ul', {}, suspects.map((s) => el('li', {}, `${s.location} (${s.cause}, score ${s.score}): ${s.evidence || ''}`))));

@@ -10,6 +10,7 @@
 //
 //   loom_straggler_bench [--seeds N] [--scenarios-per-seed N] [--concurrent N] [--seed S]
 //   loom_straggler_bench --healthy-job-hours H [--seed S]
+//   loom_straggler_bench --farm-zones Z [--minutes M] [--seed S]   (issue 34: see farmRun)
 //
 // --healthy-job-hours: the false-event rate alone. One world with nothing injected, its jobs
 // starting and ending as the simulator runs them (mean 45 min: every start is a cold job the
@@ -24,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <random>
 #include <set>
@@ -34,6 +36,7 @@
 #include "loom/jobs/straggler_finder.hpp"
 #include "loom/telemetry/simulator.hpp"
 #include "loom/telemetry/telemetry_hub.hpp"
+#include "straggler_farm.hpp"
 #include "synthetic_inventory.hpp"
 
 namespace {
@@ -158,11 +161,320 @@ int healthyRun(double jobHours, std::uint64_t seed) {
     return 0;
 }
 
+// --farm: the scenario farm of issue 34 (tests/jobs/straggler_farm.hpp): exporter pages per host
+// and rack switch, each on a clock jittered ±30 %, counter resets, jobs of 1 to 32 racks (a job
+// of one rack is a job of 2 hosts) starting and ending all along (mean 8 min), healthy traps on
+// them (a hot GPU without throttle reasons on 20 % of jobs, a power cap on a whole job on 20 %,
+// a checkpoint every 5 min where every rank idles 20 s, one-sample clock dips), and every 20 s a
+// fault of the next cause in turn on a job older than a minute, for 30 s. Per cause: plays, the
+// right suspect first (the job's first suspect after the fault, and its first event), the time
+// from the fault to the event (median, p90), the cause label; false events (any event of a job
+// without a fault) per 24 job-hours in steady state and within a job's first minute; the
+// finder's CPU per tick.
+double threadCpuMs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+int farmRun(int zones, double minutes, std::uint64_t seed) {
+    using loom::testing::FarmCause;
+    using loom::testing::FarmTarget;
+    using loom::testing::FarmTrap;
+    const double cpu0 = bench::cpuMs();
+    const auto t0 = Clock::now();
+    auto inv = testing::syntheticCluster({.zones = zones, .racksPerZone = 192});
+    auto L = std::make_shared<const telemetry::HallLayout>(telemetry::HallLayout::build(inv));
+    telemetry::TelemetryHub hub(L);
+    loom::testing::StragglerFarm farm(L, {.seed = seed});
+    jobs::StragglerFinder finder;
+    std::mt19937_64 rng(seed * 104729);
+    auto uni = [&] { return std::uniform_real_distribution<double>(0, 1)(rng); };
+    std::int64_t now = 1'700'000'000'000;
+    const std::size_t nR = L->racks().size();
+    std::vector<int> rackJob(nR, -1);
+    struct Live {
+        int id;
+        std::int64_t startMs, endMs;
+        std::int64_t busyUntil = 0;  // a play on it until then
+    };
+    std::vector<Live> live;
+    std::size_t started = 0;
+    // Place a job of `racks` racks on free racks of one zone where possible.
+    auto startJob = [&](std::size_t want) {
+        std::vector<std::uint32_t> free;
+        for (std::uint32_t r = 0; r < nR; ++r)
+            if (rackJob[r] < 0) free.push_back(r);
+        if (free.size() < want) return;
+        const auto at =
+            static_cast<std::size_t>(uni() * static_cast<double>(free.size() - want + 1));
+        std::vector<std::uint32_t> racks(free.begin() + static_cast<std::ptrdiff_t>(at),
+                                         free.begin() + static_cast<std::ptrdiff_t>(at + want));
+        const int id = farm.startJob("job-" + std::to_string(++started), racks, now);
+        for (auto r : racks) rackJob[r] = id;
+        const auto life = static_cast<std::int64_t>(-std::log(1 - uni()) * 8 * 60'000);
+        live.push_back({id, now, now + std::max<std::int64_t>(life, 120'000)});
+        const auto& L0 = *L;
+        const auto gpu0 = L0.racks()[racks[0]].gpuOffset;
+        if (uni() < 0.2)
+            farm.trap(FarmTrap::HotGpu, id, gpu0 + static_cast<std::uint32_t>(uni() * 16), now,
+                      now + 3'600'000 * 24);
+        if (uni() < 0.2)
+            farm.trap(FarmTrap::PowerCapJob, id, telemetry::kNoIndex, now, now + 3'600'000 * 24);
+        for (std::int64_t c = 5 * 60'000; c < 24 * 3'600'000; c += 5 * 60'000) {
+            if (now + c > now + static_cast<std::int64_t>(minutes * 60'000) + 60'000) break;
+            farm.trap(FarmTrap::Checkpoint, id, telemetry::kNoIndex, now + c, now + c + 20'000);
+        }
+    };
+    auto sizeDraw = [&] {
+        const std::size_t sizes[] = {1, 1, 2, 2, 4, 4, 8, 16, 32};
+        return sizes[static_cast<std::size_t>(uni() * 9)];
+    };
+    auto syncJobs = [&] {
+        std::vector<jobs::FinderJob> list;
+        for (const auto& j : live)
+            list.push_back(
+                {farm.jobs()[static_cast<std::size_t>(j.id)].name, farm.hostNames(j.id)});
+        finder.setJobs(std::move(list));
+    };
+    auto busy = [&] {
+        std::size_t n = 0;
+        for (auto r : rackJob) n += r >= 0;
+        return static_cast<double>(n) / static_cast<double>(nR);
+    };
+    while (busy() < 0.85) startJob(sizeDraw());
+    syncJobs();
+
+    struct Play {
+        int job;
+        FarmCause cause;
+        std::string expect;
+        std::int64_t startMs, endMs;
+        bool suspected = false, suspectRight = false, found = false, right = false,
+             labelRight = false;
+        double seconds = NAN;
+        std::string got;
+    };
+    std::vector<Play> plays;
+    std::map<int, std::size_t> playOf;  // job -> its current play
+    std::size_t falseSteady = 0, falseFirstMinute = 0, startsWatched = 0, ticks = 0;
+    double steadySeconds = 0, firstMinuteSeconds = 0, finderMs = 0, farmMs = 0;
+    std::map<std::string, std::size_t> falseByCause;
+    std::vector<std::string> falseExamples;
+    int nextCause = 0;
+    std::int64_t nextFaultMs = now + 60'000;
+    const std::int64_t endMs = now + static_cast<std::int64_t>(minutes * 60'000);
+    std::printf("farm: %d zone(s), %zu GPUs, %zu jobs running, %.0f simulated minutes, seed %llu\n",
+                zones, L->gpuCount(), live.size(), minutes, static_cast<unsigned long long>(seed));
+    std::fflush(stdout);
+    while (now < endMs) {
+        now += 1000;
+        // Jobs end and others start on the racks they free.
+        bool changed = false;
+        for (std::size_t i = 0; i < live.size();) {
+            if (live[i].endMs > now || live[i].busyUntil > now) {
+                ++i;
+                continue;
+            }
+            farm.endJob(live[i].id, now);
+            for (auto& r : rackJob)
+                if (r == live[i].id) r = -1;
+            live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+            changed = true;
+        }
+        if (changed)
+            for (int k = 0; k < 10 && busy() < 0.85; ++k) {
+                startJob(sizeDraw());
+                ++startsWatched;
+            }
+        if (changed) syncJobs();
+        // A fault of the next cause on a job older than a minute, not in a play.
+        if (now >= nextFaultMs) {
+            const auto cause = static_cast<FarmCause>(nextCause % loom::testing::kFarmCauseCount);
+            std::vector<std::size_t> ok;
+            for (std::size_t i = 0; i < live.size(); ++i) {
+                const auto& j = farm.jobs()[static_cast<std::size_t>(live[i].id)];
+                if (now - live[i].startMs < 60'000 || live[i].busyUntil > now ||
+                    live[i].endMs < now + 60'000)
+                    continue;
+                if (loom::testing::farmTargetOf(cause) == FarmTarget::Uplink && j.racks.size() < 2)
+                    continue;
+                ok.push_back(i);
+            }
+            if (!ok.empty()) {
+                auto& lj =
+                    live[ok[static_cast<std::size_t>(uni() * static_cast<double>(ok.size()))]];
+                const auto& j = farm.jobs()[static_cast<std::size_t>(lj.id)];
+                const auto rack =
+                    j.racks[static_cast<std::size_t>(uni() * static_cast<double>(j.racks.size()))];
+                const auto& rk = L->racks()[rack];
+                std::uint32_t target =
+                    rk.gpuOffset + static_cast<std::uint32_t>(uni() * rk.gpuCount);
+                if (loom::testing::farmTargetOf(cause) == FarmTarget::Uplink) {
+                    std::vector<std::uint32_t> ups;
+                    for (std::uint32_t l = 0; l < L->linkCount(); ++l)
+                        if (L->links()[l].tier == 1 && L->links()[l].rackIndex == rack)
+                            ups.push_back(l);
+                    target = ups[static_cast<std::size_t>(uni() * static_cast<double>(ups.size()))];
+                } else if (loom::testing::farmTargetOf(cause) == FarmTarget::Host) {
+                    target = L->hostByName(rk.hosts[uni() < 0.5 ? 0 : 1]);
+                }
+                if (cause == FarmCause::HbmHot)
+                    farm.trap(FarmTrap::PowerCapJob, lj.id, telemetry::kNoIndex, now, now + 30'000);
+                farm.fault(cause, target, now, now + 30'000);
+                Play pl{lj.id, cause, farm.expectedLocation({cause, target, now, now + 30'000}),
+                        now, now + 30'000};
+                playOf[lj.id] = plays.size();
+                plays.push_back(std::move(pl));
+                lj.busyUntil = now + 30'000 + 20'000;
+                ++nextCause;
+            }
+            nextFaultMs = now + 20'000;
+        }
+        // One clock dip on a random busy GPU each second (a healthy trap).
+        if (!live.empty()) {
+            const auto& lj =
+                live[static_cast<std::size_t>(uni() * static_cast<double>(live.size()))];
+            const auto& j = farm.jobs()[static_cast<std::size_t>(lj.id)];
+            const auto g =
+                L->racks()[j.racks[0]].gpuOffset + static_cast<std::uint32_t>(uni() * 16);
+            farm.trap(FarmTrap::ClockDip, lj.id, g, now, now + 1000);
+        }
+        auto a = Clock::now();
+        farm.advance(now, hub);
+        hub.tick(now);
+        farmMs += msSince(a);
+        // The finder's own CPU (this thread's), not wall time: the machine is shared.
+        const double c0 = threadCpuMs();
+        auto transitions = finder.tick(hub, now);
+        finderMs += threadCpuMs() - c0;
+        ++ticks;
+        std::map<std::string, const Live*> byName;
+        for (const auto& j : live) byName[farm.jobs()[static_cast<std::size_t>(j.id)].name] = &j;
+        // The first suspect of each job under a play.
+        for (const auto& js : finder.current()) {
+            auto it = byName.find(js.job);
+            if (it == byName.end()) continue;
+            const auto* lj = it->second;
+            auto p = playOf.find(lj->id);
+            const bool inPlay = p != playOf.end() && now >= plays[p->second].startMs &&
+                                now <= plays[p->second].endMs + 15'000;
+            if (inPlay) {
+                auto& pl = plays[p->second];
+                if (!pl.suspected && !js.suspects.empty() && now <= pl.endMs) {
+                    pl.suspected = true;
+                    pl.suspectRight = js.suspects.front().location == pl.expect;
+                }
+            } else if (now - lj->startMs < 60'000) {
+                firstMinuteSeconds += 1;
+            } else {
+                steadySeconds += 1;
+            }
+        }
+        for (const auto& t : transitions) {
+            if (!t.opened) continue;
+            auto it = byName.find(t.job);
+            const Live* lj = it == byName.end() ? nullptr : it->second;
+            auto p = lj ? playOf.find(lj->id) : playOf.end();
+            if (lj && p != playOf.end() && now >= plays[p->second].startMs &&
+                now <= plays[p->second].endMs + 15'000) {
+                auto& pl = plays[p->second];
+                if (pl.found) continue;
+                pl.found = true;
+                pl.got = t.suspect.location + " (" + t.suspect.cause + ")";
+                pl.right = t.suspect.location == pl.expect;
+                pl.labelRight =
+                    pl.right && t.suspect.cause == loom::testing::farmExpectedLabel(pl.cause);
+                pl.seconds = static_cast<double>(now - pl.startMs) / 1000.0;
+                continue;
+            }
+            const bool young = lj && now - lj->startMs < 60'000;
+            ++(young ? falseFirstMinute : falseSteady);
+            ++falseByCause[t.suspect.cause];
+            if (falseExamples.size() < 8)
+                falseExamples.push_back(std::string(young ? "[first minute] " : "") + t.message);
+        }
+        if (ticks % 600 == 0) {
+            std::printf(
+                "  %4.0f min: %zu plays, %zu false events, %.1f ms finder/tick, %.0f ms "
+                "farm+ingest/tick, load %s\n",
+                static_cast<double>(ticks) / 60, plays.size(), falseSteady + falseFirstMinute,
+                finderMs / static_cast<double>(ticks), farmMs / static_cast<double>(ticks),
+                bench::loadAverage().c_str());
+            std::fflush(stdout);
+        }
+    }
+    std::printf(
+        "\nfarm, %d zone(s) (%zu GPUs), %.0f simulated minutes, %zu job starts watched, "
+        "%zu switch counter resets:\n",
+        zones, L->gpuCount(), minutes, startsWatched, farm.resets_);
+    std::printf("  %-16s %5s %14s %14s %16s %14s\n", "cause", "plays", "first suspect",
+                "first event", "event med/p90 s", "label right");
+    std::size_t aN = 0, aS = 0, aR = 0, aL = 0;
+    std::vector<double> aT;
+    for (int c = 0; c < loom::testing::kFarmCauseCount; ++c) {
+        std::size_t n = 0, sr = 0, r = 0, lr = 0;
+        std::vector<double> t;
+        std::string miss;
+        for (const auto& pl : plays) {
+            if (static_cast<int>(pl.cause) != c) continue;
+            if (pl.startMs + 45'000 > now) continue;  // not over yet
+            ++n;
+            sr += pl.suspectRight;
+            r += pl.right;
+            lr += pl.labelRight;
+            if (pl.right) t.push_back(pl.seconds);
+            if (!pl.labelRight && miss.empty())
+                miss = pl.found ? "named " + pl.got + " for " + pl.expect
+                                : "no event for " + pl.expect;
+        }
+        aN += n;
+        aS += sr;
+        aR += r;
+        aL += lr;
+        aT.insert(aT.end(), t.begin(), t.end());
+        auto pct = [&](std::size_t k) {
+            return n ? 100.0 * static_cast<double>(k) / static_cast<double>(n) : 0.0;
+        };
+        std::printf("  %-16s %5zu %13.0f%% %13.0f%% %7.1f / %-6.1f %13.0f%%%s%s\n",
+                    std::string(loom::testing::farmCauseName(static_cast<FarmCause>(c))).c_str(), n,
+                    pct(sr), pct(r), bench::percentile(t, 0.5), bench::percentile(t, 0.9), pct(lr),
+                    miss.empty() ? "" : "  first miss: ", miss.c_str());
+    }
+    auto pctA = [&](std::size_t k) {
+        return aN ? 100.0 * static_cast<double>(k) / static_cast<double>(aN) : 0.0;
+    };
+    std::printf(
+        "  %-16s %5zu %13.0f%% %13.0f%% %7.1f / %-6.1f %13.0f%%   (goals: 95 %%, 3 s / 6 s, 95 "
+        "%%)\n",
+        "all", aN, pctA(aS), pctA(aR), bench::percentile(aT, 0.5), bench::percentile(aT, 0.9),
+        pctA(aL));
+    const double steadyH = steadySeconds / 3600, firstH = firstMinuteSeconds / 3600;
+    std::printf(
+        "  false events, steady state: %zu in %.1f job-hours = %.2f per 24 job-hours (goal <= 1)\n",
+        falseSteady, steadyH, steadyH > 0 ? static_cast<double>(falseSteady) / steadyH * 24 : 0.0);
+    std::printf(
+        "  false events within a job's first minute: %zu in %.2f job-hours of first minutes "
+        "(goal 0)\n",
+        falseFirstMinute, firstH);
+    for (const auto& [c, k] : falseByCause) std::printf("    %s: %zu\n", c.c_str(), k);
+    for (const auto& e : falseExamples) std::printf("    false: %s\n", e.c_str());
+    std::printf(
+        "  finder: %.2f ms CPU per tick = %.1f %% of a core (goal <= 5 %% at 24k); farm + "
+        "ingest %.0f ms wall per tick\n",
+        finderMs / static_cast<double>(ticks), finderMs / static_cast<double>(ticks) / 10,
+        farmMs / static_cast<double>(ticks));
+    std::printf("  cpu %.0f ms, wall %.0f ms, peak RSS %ld MB, load average %s\n",
+                bench::cpuMs() - cpu0, msSince(t0), bench::peakRssMb(),
+                bench::loadAverage().c_str());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    int seeds = 4, perSeed = 60, concurrent = 6;
-    double healthyHours = 0;
+    int seeds = 4, perSeed = 60, concurrent = 6, zones = 0;
+    double healthyHours = 0, minutes = 30;
     std::uint64_t seed0 = 1;
     for (int i = 1; i < argc; ++i) {
         auto arg = [&](const char* name) { return !std::strcmp(argv[i], name) && i + 1 < argc; };
@@ -176,14 +488,20 @@ int main(int argc, char** argv) {
             seed0 = std::strtoull(argv[++i], nullptr, 10);
         else if (arg("--healthy-job-hours"))
             healthyHours = std::atof(argv[++i]);
+        else if (arg("--farm-zones"))
+            zones = std::atoi(argv[++i]);
+        else if (arg("--minutes"))
+            minutes = std::atof(argv[++i]);
         else {
             std::fprintf(stderr,
                          "usage: loom_straggler_bench [--seeds N] [--scenarios-per-seed N] "
-                         "[--concurrent N] [--seed S] | --healthy-job-hours H [--seed S]\n");
+                         "[--concurrent N] [--seed S] | --healthy-job-hours H [--seed S] | "
+                         "--farm-zones Z [--minutes M] [--seed S]\n");
             return 2;
         }
     }
     if (healthyHours > 0) return healthyRun(healthyHours, seed0);
+    if (zones > 0) return farmRun(zones, minutes, seed0);
     const double cpu0 = bench::cpuMs();
     const auto t0 = Clock::now();
     auto inv = testing::syntheticCluster({.zones = 8, .racksPerZone = 192});

@@ -17,12 +17,32 @@ using telemetry::kNoIndex;
 using telemetry::PortCounter;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-// Smoothing of port utilisation (a NIC's share over the job's compute/exchange rhythm) and the
-// decay of the flap count per tick: about 4 s and 7 s of half-life.
-constexpr float kUtilAlpha = 0.25f, kFlapDecay = 0.9f;
+// Port utilisation is smoothed in time, not per tick (issue 34 item 2): each new sample of a
+// port's octets (the hub's rate over that counter's own interval) moves the average by
+// 1 - exp(-interval / kUtilTauS). Weighting by time makes ports sampled at different moments of
+// the job's compute/exchange rhythm agree; the time constant bounds what a page scraped a
+// second later than its peers reads differently at an exchange's edge (at 10 s, a second of an
+// 80-point swing is 8 points; the NICs of one host share that page, and a NIC is compared with
+// its host's others too). NICs and uplinks alike. A NIC that slows shows in its speed (below
+// rated) at once; its utilisation share takes ~6 s to cross the threshold.
+constexpr double kUtilTauS = 10;
+// A port or GPU value older than this is unknown (not a zero): its exporter went quiet.
+constexpr std::int64_t kStaleMs = 15'000;
+// The time constant of a host's healthy rhythm (RankSample::hostUtilBase).
+constexpr double kBaseTauS = 60;
+// Decay of the flap count per tick (about 7 s of half-life).
+constexpr float kFlapDecay = 0.9f;
+
+// One port as a job sees it: its own average, from the moment the port joined the job.
+struct JobPort {
+    float util = kNaN;
+    std::int64_t atMs = 0;  // the octet sample the average last took
+};
 
 struct Resolved {
-    std::string name;
+    FinderJob job;
+    std::int64_t firstMs = 0;  // the job's first tick: ranked from firstMs + warmupMs
+    std::int64_t lastTickMs = 0;
     std::vector<std::uint32_t> gpus;
     std::vector<std::string> gpuNames, nicNames;
     std::vector<std::uint32_t> nicPorts;  // kNoIndex: no NIC cable known
@@ -30,27 +50,80 @@ struct Resolved {
     std::vector<std::uint32_t> uplinkPorts;
     std::vector<RankSample> ranks;
     std::vector<LinkSample> links;
+    std::vector<std::string> hostNames;  // the job's hosts found in the layout
+    std::vector<std::uint16_t> hostOf;   // rank -> its host, an index of hostNames
+    std::vector<JobPort> nicState, uplinkState;
+    std::vector<std::string> lastSuspects;  // locations of the last tick's suspects
+    // Per host: the job's own rhythm there (median GPU utilisation and SM clock, averaged over
+    // kBaseTauS while the host is no suspect): a job of 2 hosts compares against it.
+    std::vector<float> hostUtilBase, hostClockBase;
 };
 
-struct PortState {
-    float util = kNaN, utilNow = kNaN, pfcRate = 0, errRate = 0, discRate = 0, flaps = 0;
-    double pfc = NAN, err = NAN, disc = NAN;
+struct PortState {  // the port itself, whatever job it serves
+    float flaps = 0;
     std::uint8_t oper = 0;  // 0 unknown, 1 up, 2 down
 };
 
-double sum2(const telemetry::TelemetryHub& hub, std::uint32_t p, PortCounter a, PortCounter b) {
-    const double x = hub.portValue(p, a), y = hub.portValue(p, b);
-    if (!std::isfinite(x) && !std::isfinite(y)) return NAN;
-    return (std::isfinite(x) ? x : 0) + (std::isfinite(y) ? y : 0);
+// The time-weighted average of `s` after the hub's reading `rate` (utilisation and the time
+// of its octet sample): only a new sample moves it; none for kStaleMs makes it unknown.
+float smooth(JobPort& s, const telemetry::TelemetryHub::PortRates& rate, std::int64_t nowMs) {
+    if (rate.utilAtMs != 0 && rate.utilAtMs != s.atMs && std::isfinite(rate.util)) {
+        if (s.atMs == 0 || !std::isfinite(s.util) || rate.utilAtMs < s.atMs) {
+            s.util = rate.util;
+        } else {
+            const double dt = static_cast<double>(rate.utilAtMs - s.atMs) / 1000.0;
+            const auto a = static_cast<float>(1 - std::exp(-dt / kUtilTauS));
+            s.util += a * (rate.util - s.util);
+        }
+        s.atMs = rate.utilAtMs;
+    }
+    if (s.atMs == 0 || nowMs - s.atMs > kStaleMs) return kNaN;
+    return s.util;
 }
 
-// A counter's increase per second since the last tick (0 without two readings or on a reset).
-float rate(double now, double& prev, double dtSeconds) {
-    float r = 0;
-    if (std::isfinite(now) && std::isfinite(prev) && now >= prev && dtSeconds > 0)
-        r = static_cast<float>((now - prev) / dtSeconds);
-    prev = now;
-    return r;
+double medianOf(std::vector<double>& v) {
+    if (v.empty()) return NAN;
+    auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), mid, v.end());
+    return *mid;
+}
+
+// Moves each host's healthy rhythm towards its GPUs' medians now (not while the host is a
+// suspect: a slow host must not become its own baseline) and hands it to its ranks.
+void updateHostBase(Resolved& r, const std::unordered_set<std::string_view>& was,
+                    std::int64_t dtMs) {
+    const auto nh = r.hostNames.size();
+    if (r.hostUtilBase.size() != nh) {
+        r.hostUtilBase.assign(nh, kNaN);
+        r.hostClockBase.assign(nh, kNaN);
+    }
+    std::vector<std::vector<double>> u(nh), c(nh);
+    for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+        const auto h = r.hostOf[i];
+        if (std::isfinite(r.ranks[i].util)) u[h].push_back(r.ranks[i].util);
+        if (std::isfinite(r.ranks[i].smClockMhz)) c[h].push_back(r.ranks[i].smClockMhz);
+    }
+    const auto a = static_cast<float>(
+        1 - std::exp(-std::clamp(static_cast<double>(dtMs), 0.0, 10'000.0) / 1000 / kBaseTauS));
+    for (std::size_t h = 0; h < nh; ++h) {
+        if (was.contains(r.hostNames[h])) continue;
+        auto move = [&](float& base, std::vector<double>& v) {
+            const double m = medianOf(v);
+            if (!std::isfinite(m)) return;
+            base = std::isfinite(base) ? base + a * (static_cast<float>(m) - base)
+                                       : static_cast<float>(m);
+        };
+        move(r.hostUtilBase[h], u[h]);
+        move(r.hostClockBase[h], c[h]);
+    }
+    for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+        r.ranks[i].hostUtilBase = r.hostUtilBase[r.hostOf[i]];
+        r.ranks[i].hostClockBase = r.hostClockBase[r.hostOf[i]];
+    }
+}
+
+float fresh(float v, std::int64_t atMs, std::int64_t nowMs) {
+    return atMs != 0 && nowMs - atMs <= kStaleMs && std::isfinite(v) ? v : 0.f;
 }
 
 }  // namespace
@@ -71,10 +144,10 @@ struct StragglerFinder::Impl {
 
     std::vector<Resolved> resolved;
     std::vector<std::uint32_t> allGpus, allPorts;
-    std::vector<double> prevSbe;
-    std::vector<float> sbeRate;
-    std::vector<PortState> ports;
-    std::int64_t prevMs = 0;
+    std::vector<std::uint32_t> gpuSlot, portSlot;  // GPU / port -> index in allGpus / allPorts
+    std::vector<telemetry::CounterRate> sbe;       // per allGpus
+    std::vector<telemetry::TelemetryHub::PortRates> rates;  // per allPorts
+    std::vector<PortState> ports;                           // per port of the layout
 
     std::vector<JobSuspects> current;
 
@@ -101,33 +174,43 @@ struct StragglerFinder::Impl {
             }
         }
         ports.assign(L.portCount(), {});
-        prevSbe.assign(L.gpuCount(), NAN);
-        sbeRate.assign(L.gpuCount(), 0);
+        resolved.clear();  // another structure: every job starts afresh
     }
 
-    void resolve(const telemetry::HallLayout& L) {
+    // The jobs of the list resolved to GPUs, NIC ports and uplinks. A job already resolved with
+    // the same hosts keeps its state (averages, warm-up); a new job, or one whose hosts
+    // changed, starts fresh: its ports' averages begin with its own first samples.
+    void resolve(const telemetry::HallLayout& L, std::int64_t nowMs) {
+        std::unordered_map<std::string, Resolved> before;
+        for (auto& r : resolved) before.emplace(r.job.name, std::move(r));
         resolved.clear();
-        std::unordered_set<std::uint32_t> gpuSet, portSet;
         for (const auto& j : jobs) {
+            if (auto it = before.find(j.name); it != before.end() && it->second.job == j) {
+                resolved.push_back(std::move(it->second));
+                continue;
+            }
             Resolved r;
-            r.name = j.name;
+            r.job = j;
+            r.firstMs = nowMs;
             std::vector<std::uint32_t> racks;
+            std::uint16_t hostIndex = 0;
             for (const auto& h : j.hosts) {
                 const auto hi = L.hostByName(h);
                 if (hi == kNoIndex) continue;
                 for (int k = 0; k < 16; ++k) {
                     const auto g = L.gpuOfHost(hi, k);
                     if (g == kNoIndex) continue;
+                    r.hostOf.push_back(hostIndex);
                     r.gpus.push_back(g);
                     r.gpuNames.push_back(L.gpuNames()[g]);
                     const auto nl = gpuNicLink[g];
                     r.nicNames.push_back(nl == kNoIndex ? std::string() : L.links()[nl].name);
                     r.nicPorts.push_back(gpuNicPort[g]);
-                    gpuSet.insert(g);
-                    if (gpuNicPort[g] != kNoIndex) portSet.insert(gpuNicPort[g]);
                     const auto rack = L.gpuRack()[g];
                     if (racks.empty() || racks.back() != rack) racks.push_back(rack);
                 }
+                r.hostNames.push_back(h);
+                ++hostIndex;
             }
             std::sort(racks.begin(), racks.end());
             racks.erase(std::unique(racks.begin(), racks.end()), racks.end());
@@ -135,35 +218,38 @@ struct StragglerFinder::Impl {
                 for (auto l : rackUplinks[rack]) {
                     r.uplinkNames.push_back(L.links()[l].name);
                     r.uplinkPorts.push_back(uplinkPort[l]);
-                    if (uplinkPort[l] != kNoIndex) portSet.insert(uplinkPort[l]);
                 }
             r.ranks.resize(r.gpus.size());
             r.links.resize(r.uplinkPorts.size());
+            r.nicState.resize(r.gpus.size());
+            r.uplinkState.resize(r.uplinkPorts.size());
             resolved.push_back(std::move(r));
+        }
+        std::unordered_set<std::uint32_t> gpuSet, portSet;
+        for (const auto& r : resolved) {
+            gpuSet.insert(r.gpus.begin(), r.gpus.end());
+            for (auto p : r.nicPorts)
+                if (p != kNoIndex) portSet.insert(p);
+            for (auto p : r.uplinkPorts)
+                if (p != kNoIndex) portSet.insert(p);
         }
         allGpus.assign(gpuSet.begin(), gpuSet.end());
         allPorts.assign(portSet.begin(), portSet.end());
         std::sort(allGpus.begin(), allGpus.end());
         std::sort(allPorts.begin(), allPorts.end());
+        gpuSlot.assign(L.gpuCount(), kNoIndex);
+        portSlot.assign(L.portCount(), kNoIndex);
+        for (std::uint32_t i = 0; i < allGpus.size(); ++i) gpuSlot[allGpus[i]] = i;
+        for (std::uint32_t i = 0; i < allPorts.size(); ++i) portSlot[allPorts[i]] = i;
     }
 
-    // Rates and smoothed values of every GPU and port a job reads, once per tick.
-    void sample(const telemetry::TelemetryHub& hub, double dt) {
-        for (auto g : allGpus) sbeRate[g] = rate(hub.gpuValue(g, GpuField::EccSbe), prevSbe[g], dt);
+    // What the hub says of every GPU and port a job reads, once per tick: the counters' rates
+    // as the hub keeps them (each over its own samples: issue 34 item 1) and link flaps.
+    void sample(const telemetry::TelemetryHub& hub) {
+        hub.gpuRates(allGpus, GpuField::EccSbe, sbe);
+        hub.portRates(allPorts, rates);
         for (auto p : allPorts) {
             auto& s = ports[p];
-            const double u = hub.portUtil(p);
-            s.utilNow = static_cast<float>(u);
-            if (std::isfinite(u)) {
-                const auto uf = static_cast<float>(u);
-                s.util = std::isfinite(s.util) ? s.util + kUtilAlpha * (uf - s.util) : uf;
-            }
-            s.pfcRate =
-                rate(sum2(hub, p, PortCounter::InPfcPause, PortCounter::OutPfcPause), s.pfc, dt);
-            s.errRate =
-                rate(sum2(hub, p, PortCounter::InErrors, PortCounter::OutErrors), s.err, dt);
-            s.discRate =
-                rate(sum2(hub, p, PortCounter::InDiscards, PortCounter::OutDiscards), s.disc, dt);
             s.flaps *= kFlapDecay;
             const double oper = hub.portValue(p, PortCounter::OperStatus);
             if (std::isfinite(oper)) {
@@ -209,57 +295,82 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
     if (L->layoutVersion() != m.builtVersion || L->gpuCount() != m.gpuNicPort.size()) {
         m.buildIndex(*L);
         m.builtVersion = L->layoutVersion();
-        m.prevMs = 0;
         m.dirty = true;
     }
     m.layout = L;
     if (m.dirty) {
-        m.resolve(*L);
+        m.resolve(*L, nowMs);
         m.dirty = false;
     }
-    const double dt = m.prevMs ? static_cast<double>(nowMs - m.prevMs) / 1000.0 : 0;
-    m.prevMs = nowMs;
-    m.sample(hub, dt);
+    m.sample(hub);
 
     m.current.clear();
     m.current.reserve(m.resolved.size());
     for (auto& r : m.resolved) {
+        // Hysteresis: last tick's suspects of this job stay suspects at lower thresholds.
+        std::unordered_set<std::string_view> was(r.lastSuspects.begin(), r.lastSuspects.end());
         for (std::size_t i = 0; i < r.gpus.size(); ++i) {
             const auto g = r.gpus[i];
             auto& s = r.ranks[i];
             s = {};
             s.smClockMhz = static_cast<float>(hub.gpuValue(g, GpuField::SmClock));
             s.tempC = static_cast<float>(hub.gpuValue(g, GpuField::Temp));
+            s.memTempC = static_cast<float>(hub.gpuValue(g, GpuField::MemTemp));
             s.powerW = static_cast<float>(hub.gpuValue(g, GpuField::Power));
             s.util = static_cast<float>(hub.gpuValue(g, GpuField::Util));
+            s.clockReasons = static_cast<float>(hub.gpuValue(g, GpuField::ClockEventReasons));
             const double xid = hub.gpuValue(g, GpuField::Xid);
             s.xid = std::isfinite(xid) ? static_cast<float>(xid) : 0;
-            s.eccSbePerSecond = m.sbeRate[g];
-            if (const auto p = r.nicPorts[i]; p != kNoIndex) {
-                const auto& ps = m.ports[p];
-                s.nicUtil = ps.util;
-                s.pfcPerSecond = ps.pfcRate;
-                s.linkErrorsPerSecond = ps.errRate;
-                s.nicFlaps = ps.flaps;
+            if (const auto k = m.gpuSlot[g]; k != kNoIndex) {
+                const auto& e = m.sbe[k];
+                s.eccSbePerSecond = fresh(static_cast<float>(e.perSecond), e.atMs, nowMs);
+            }
+            s.host = r.hostOf[i];
+            s.suspect = was.contains(r.gpuNames[i]) || was.contains(r.nicNames[i]) ||
+                        was.contains(r.hostNames[s.host]);
+            if (const auto p = r.nicPorts[i]; p != kNoIndex && m.portSlot[p] != kNoIndex) {
+                const auto& pr = m.rates[m.portSlot[p]];
+                s.nicUtil = smooth(r.nicState[i], pr, nowMs);
+                s.pfcPerSecond = fresh(pr.pfc, pr.atMs, nowMs);
+                s.linkErrorsPerSecond = fresh(pr.errors, pr.atMs, nowMs);
+                s.nicFlaps = m.ports[p].flaps;
+                // A port up below its rated speed (ifHighSpeed / loom_port_speed_bps against
+                // the inventory's): trained down, whatever its utilisation says.
+                const double speed = hub.portValue(p, PortCounter::SpeedBps);
+                const auto rated = L->ports()[p].speedGbps;
+                if (std::isfinite(speed) && speed > 0 && rated > 0)
+                    s.nicSpeedRatio = static_cast<float>(speed / (rated * 1e9));
             }
         }
         for (std::size_t i = 0; i < r.uplinkPorts.size(); ++i) {
             auto& s = r.links[i];
             s = {};
-            if (const auto p = r.uplinkPorts[i]; p != kNoIndex) {
-                const auto& ps = m.ports[p];
-                s.util = ps.utilNow;
-                s.pfcPerSecond = ps.pfcRate;
-                s.errorsPerSecond = ps.errRate;
-                s.discardsPerSecond = ps.discRate;
-                s.flaps = ps.flaps;
+            s.suspect = was.contains(r.uplinkNames[i]);
+            if (const auto p = r.uplinkPorts[i]; p != kNoIndex && m.portSlot[p] != kNoIndex) {
+                const auto& pr = m.rates[m.portSlot[p]];
+                s.util = smooth(r.uplinkState[i], pr, nowMs);
+                s.pfcPerSecond = fresh(pr.pfc, pr.atMs, nowMs);
+                s.errorsPerSecond = fresh(pr.errors, pr.atMs, nowMs);
+                s.discardsPerSecond = fresh(pr.discards, pr.atMs, nowMs);
+                s.flaps = m.ports[p].flaps;
             }
         }
-        auto suspects =
-            mergeSuspects(rankStragglers(r.gpuNames, r.nicNames, r.ranks, m.options),
-                          rankLinks(r.uplinkNames, r.links, r.gpus.size(), m.options), m.options);
-        record(m.detector.update(r.name, suspects, nowMs));
-        m.current.push_back({r.name, r.gpus.size(), std::move(suspects), m.detector.open(r.name)});
+        updateHostBase(r, was, nowMs - r.lastTickMs);
+        r.lastTickMs = nowMs;
+        // Warm-up (issue 34 item 2): a job is ranked once its own averages have settled; until
+        // then the detector does not see it (an event taken over from an earlier leader stays
+        // as it is).
+        std::vector<StragglerSuspect> suspects;
+        if (nowMs - r.firstMs >= m.options.warmupMs) {
+            suspects = mergeSuspects(
+                rankStragglers(r.gpuNames, r.nicNames, r.ranks, m.options, r.hostNames),
+                rankLinks(r.uplinkNames, r.links, r.gpus.size(), m.options), m.options);
+            record(m.detector.update(r.job.name, suspects, nowMs));
+        }
+        r.lastSuspects.clear();
+        for (const auto& s : suspects) r.lastSuspects.push_back(s.location);
+        m.current.push_back(
+            {r.job.name, r.gpus.size(), std::move(suspects), m.detector.open(r.job.name)});
     }
     return out;
 }

@@ -138,6 +138,83 @@ double TelemetryHub::portUtil(std::uint32_t port) const {
     return std::max(a, b);
 }
 
+// The rates live in the ingest mutex's state (PortDet, sbeRate): read under it.
+CounterRate TelemetryHub::portRate(std::uint32_t port, PortCounter c) const {
+    CounterRate out;
+    const int slot = ratedSlot(c);
+    if (slot < 0) return out;
+    std::lock_guard lk(ingestMutex_);
+    auto st = current();
+    if (port >= st->nP) return out;
+    const auto& d = st->pdet[port];
+    if (d.at[slot] == 0) return out;
+    out.atMs = st->portSeen[port].load(kRelaxed) -
+               static_cast<std::int64_t>(rateClock(st->portSeen[port].load(kRelaxed)) - d.at[slot]);
+    if (slot >= 2) {
+        out.perSecond = d.rateOf(slot);
+    } else {
+        // Octets: the utilisation is what the hub keeps; bytes/s back from it.
+        const float u = (slot == 0 ? st->utilIn : st->utilOut)[port].load(kRelaxed);
+        if (std::isfinite(u)) out.perSecond = u / 100.0 * st->speedBps(port) / 8;
+    }
+    return out;
+}
+
+void TelemetryHub::portRates(const std::vector<std::uint32_t>& ports,
+                             std::vector<PortRates>& out) const {
+    constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
+    out.assign(ports.size(), {kNaNf, kNaNf, kNaNf, kNaNf, 0, 0});
+    std::lock_guard lk(ingestMutex_);
+    auto st = current();
+    auto pair = [](const State::PortDet& d, int slot) {
+        const float a = d.rateOf(slot), b = d.rateOf(slot + 1);
+        if (!std::isfinite(a) && !std::isfinite(b)) return kNaNf;
+        return (std::isfinite(a) ? a : 0.f) + (std::isfinite(b) ? b : 0.f);
+    };
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+        const auto p = ports[i];
+        if (p >= st->nP) continue;
+        const auto& d = st->pdet[p];
+        auto& o = out[i];
+        const float a = st->utilIn[p].load(kRelaxed), b = st->utilOut[p].load(kRelaxed);
+        o.util = std::isnan(a) ? b : std::isnan(b) ? a : std::max(a, b);
+        o.errors = pair(d, 2);
+        o.discards = pair(d, 4);
+        o.pfc = pair(d, 6);
+        // Times back from the port's newest sample (portSeen) and each counter's distance to it.
+        const std::int64_t seen = st->portSeen[p].load(kRelaxed);
+        const std::uint32_t now32 = rateClock(seen);
+        auto newest = [&](int from, int to) -> std::int64_t {
+            std::uint32_t best = 0xffffffffu;
+            for (int k = from; k < to; ++k)
+                if (d.at[k] != 0) best = std::min(best, now32 - d.at[k]);
+            return best == 0xffffffffu ? 0 : seen - static_cast<std::int64_t>(best);
+        };
+        o.utilAtMs = newest(0, 2);
+        o.atMs = newest(2, kRatedSlots);
+    }
+}
+
+CounterRate TelemetryHub::gpuRate(std::uint32_t gpu, GpuField f) const {
+    std::vector<CounterRate> out;
+    gpuRates({gpu}, f, out);
+    return out[0];
+}
+
+void TelemetryHub::gpuRates(const std::vector<std::uint32_t>& gpus, GpuField f,
+                            std::vector<CounterRate>& out) const {
+    out.assign(gpus.size(), {});
+    if (f != GpuField::EccSbe) return;
+    std::lock_guard lk(ingestMutex_);
+    auto st = current();
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+        const auto g = gpus[i];
+        if (g >= st->nG) continue;
+        out[i].atMs = st->sbePrevMs[g];
+        out[i].perSecond = st->sbeRate[g];
+    }
+}
+
 std::size_t TelemetryHub::memoryBytes() const { return current()->bytes(); }
 
 void TelemetryHub::appendMetrics(std::string& out) const {
@@ -179,6 +256,10 @@ void TelemetryHub::appendMetrics(std::string& out) const {
     line("loom_telemetry_ingest_seconds_total", "counter",
          "Time spent parsing and storing telemetry.",
          static_cast<double>(sh.ingestMicros.load()) / 1e6);
+    line("loom_telemetry_duplicate_samples_total", "counter",
+         "Samples of a port counter a second source sent while the first still sends it (not "
+         "taken).",
+         sh.duplicates.load());
     line("loom_events_opened_total", "counter", "Failure events opened by detection rules.",
          sh.opened.load());
     line("loom_events_closed_total", "counter", "Failure events closed by detection rules.",

@@ -228,6 +228,19 @@ public:
                         t);
                 return;
             }
+            case GpuField::EccSbe: {
+                // Its rate for the straggler finder, over the counter's own samples.
+                if (!std::isfinite(v)) return;
+                const double prev = s_.sbePrev[g];
+                const std::int64_t pt = s_.sbePrevMs[g];
+                if (t <= pt) return;
+                s_.sbePrev[g] = v;
+                s_.sbePrevMs[g] = t;
+                if (std::isfinite(prev))
+                    s_.sbeRate[g] = static_cast<float>(counterIncrease(prev, v) * 1000.0 /
+                                                       static_cast<double>(t - pt));
+                return;
+            }
             case GpuField::NvlinkCrc: {
                 float prev = s_.nvPrev[g];
                 std::int64_t pt = s_.nvPrevMs[g];
@@ -416,54 +429,77 @@ public:
             portClose(p, kind, t);
     }
 
-    void portSample(std::uint32_t p, PortCounter c, double v, std::int64_t t) {
+    // A second source sends a counter the first still sends (its last sample is younger than
+    // this): the second's samples are counted as duplicates and not taken.
+    static constexpr std::int64_t kSourceHoldMs = 30'000;
+    std::uint64_t duplicates = 0;  // this ingest's
+
+    // `source`: detail::sourceTag of the page's IngestIdentity::source.
+    void portSample(std::uint32_t p, PortCounter c, double v, std::int64_t t,
+                    std::uint8_t source = 0) {
         auto& d = s_.pdet[p];
-        // The last scrape's time is portSeen's (only this writes it).
-        const std::int64_t last = s_.portSeen[p].load(kRelaxed);
-        if (t != last) d.prevScrapeMs = last;
+        const int slot = ratedSlot(c);
         auto& col = (*s_.port)[static_cast<std::size_t>(c)];
-        double old = col.load(p);
+        if (slot < 0) {
+            col.store(p, v);
+            s_.portSeen[p].store(t, kRelaxed);
+            if (c == PortCounter::OperStatus) operStatus(p, v, t);
+            return;
+        }
+        // Each counter on its own (issue 34 item 1): its own previous value and time, so a
+        // page with other counters of the port in between changes nothing.
+        const std::uint32_t now32 = rateClock(t), at = d.at[slot];
+        const std::uint32_t gap = now32 - at;  // wrapping: any gap under 49 days
+        auto& owner = d.src[slot];
+        bool fresh = at == 0;  // no previous sample: no rate yet
+        if (source != 0 && owner != 0 && source != owner) {
+            if (at != 0 && gap < kSourceHoldMs) {
+                ++duplicates;  // the first source still sends it: reported, not mixed in
+                return;
+            }
+            fresh = true;  // the first one went quiet: a new baseline, no rate across two
+        }
+        // Older than its last sample (a late page): not taken, the rate stays.
+        if (!fresh && at != 0 && gap >= 0x80000000u) return;
+        if (source != 0) owner = source;
+        const double old = col.load(p);
         col.store(p, v);
         s_.portSeen[p].store(t, kRelaxed);
-        auto rate = [&]() -> double {
-            if (!std::isfinite(old) || !std::isfinite(v) || v < old || d.prevScrapeMs == 0 ||
-                t <= d.prevScrapeMs)
-                return kNaN;
-            return (v - old) * 1000.0 / static_cast<double>(t - d.prevScrapeMs);
-        };
+        if (!fresh && at != 0 && gap == 0) return;  // the same instant again: nothing to rate
+        d.at[slot] = now32;
+        double r = kNaN;
+        if (!fresh && std::isfinite(old) && std::isfinite(v) && gap > 0)
+            r = counterIncrease(old, v) * 1000.0 / static_cast<double>(gap);
+        if (std::isnan(r)) {
+            if (slot >= 2) d.rate[slot - 2] = static_cast<float>(kNaN);
+            return;
+        }
         switch (c) {
-            case PortCounter::OperStatus:
-                operStatus(p, v, t);
-                return;
             case PortCounter::InOctets:
             case PortCounter::OutOctets: {
-                double r = rate();
-                if (std::isnan(r)) return;
                 float u = static_cast<float>(std::min(100.0, r * 8 / s_.speedBps(p) * 100));
                 (c == PortCounter::InOctets ? s_.utilIn : s_.utilOut)[p].store(u, kRelaxed);
                 return;
             }
             case PortCounter::InErrors:
-            case PortCounter::OutErrors: {
-                double r = rate();
-                if (std::isnan(r)) return;
-                (c == PortCounter::InErrors ? d.errRateIn : d.errRateOut) = static_cast<float>(r);
-                rateRule(p, kErrors, d.errRateIn + d.errRateOut, cfg_.linkErrorsPerSecond, "errors",
-                         t);
+            case PortCounter::OutErrors:
+                d.rate[slot - 2] = static_cast<float>(r);
+                rateRule(p, kErrors, sumRates(d, 2), cfg_.linkErrorsPerSecond, "errors", t);
                 return;
-            }
             case PortCounter::InPfcPause:
-            case PortCounter::OutPfcPause: {
-                double r = rate();
-                if (std::isnan(r)) return;
-                (c == PortCounter::InPfcPause ? d.pfcRateIn : d.pfcRateOut) = static_cast<float>(r);
-                rateRule(p, kPfc, d.pfcRateIn + d.pfcRateOut, cfg_.pfcPausePerSecond,
-                         "PFC pause frames", t);
+            case PortCounter::OutPfcPause:
+                d.rate[slot - 2] = static_cast<float>(r);
+                rateRule(p, kPfc, sumRates(d, 6), cfg_.pfcPausePerSecond, "PFC pause frames", t);
                 return;
-            }
             default:
+                d.rate[slot - 2] = static_cast<float>(r);
                 return;
         }
+    }
+    // In + out of the pair at `slot`, `slot + 1` (a direction never rated adds nothing).
+    static double sumRates(const State::PortDet& d, int slot) {
+        const float a = d.rateOf(slot), b = d.rateOf(slot + 1);
+        return (std::isfinite(a) ? a : 0.0) + (std::isfinite(b) ? b : 0.0);
     }
 
     // ---- the host end of a backend link (node_exporter InfiniBand)

@@ -40,6 +40,54 @@ std::unique_ptr<std::atomic<T>[]> atomicArray(std::size_t n, T init) {
     return p;
 }
 
+// The port counters whose rates the hub keeps, one slot each (-1: not rated). Slots 0 and 1
+// (octets) become utilIn/utilOut; 2.. keep their rate in PortDet::rate.
+inline constexpr int kRatedSlots = 8;
+constexpr int ratedSlot(PortCounter c) {
+    switch (c) {
+        case PortCounter::InOctets:
+            return 0;
+        case PortCounter::OutOctets:
+            return 1;
+        case PortCounter::InErrors:
+            return 2;
+        case PortCounter::OutErrors:
+            return 3;
+        case PortCounter::InDiscards:
+            return 4;
+        case PortCounter::OutDiscards:
+            return 5;
+        case PortCounter::InPfcPause:
+            return 6;
+        case PortCounter::OutPfcPause:
+            return 7;
+        default:
+            return -1;
+    }
+}
+// A sample time as 32 bits: ms since 2023-11-14, wrapping every 49.7 days; 0 means "none", so
+// the one ms in 49 days that maps to 0 is stored as 1. The gap between two samples of one
+// counter is (now - then) in uint32 arithmetic: right for any gap under 49 days.
+inline std::uint32_t rateClock(std::int64_t ms) {
+    const auto v = static_cast<std::uint32_t>(static_cast<std::uint64_t>(ms - 1'700'000'000'000));
+    return v ? v : 1;
+}
+// The 8-bit tag of a source (IngestIdentity::source): 0 for none, else 1..255. Two sources
+// with the same tag (1 in 255) are taken for one, as before there were tags.
+inline std::uint8_t sourceTag(std::string_view source) {
+    if (source.empty()) return 0;
+    return static_cast<std::uint8_t>(1 + std::hash<std::string_view>{}(source) % 255);
+}
+// The increase of a counter from `old` to `v`: a value below the last one is a counter that
+// restarted from 0 (its increase is the value itself, as rate() takes it), unless the last was
+// in the upper half of 32 bits and the new one below it: a 32-bit counter that wrapped.
+inline double counterIncrease(double old, double v) {
+    if (v >= old) return v - old;
+    constexpr double k32 = 4294967296.0;
+    if (old < k32 && old >= k32 / 2) return k32 - old + v;
+    return v;
+}
+
 // What a metric name means to the hub.
 struct MetricInfo {
     enum Type : std::uint8_t { Ignored, Gpu, Port, Nic } type = Ignored;
@@ -179,6 +227,11 @@ struct TelemetryHub::State {
     // Since when the condition of an open threshold event has been clear (hold-down), by
     // (GPU << 8 | GpuKind): only GPUs whose open event is cooling down have an entry.
     std::unordered_map<std::uint64_t, std::int64_t> clearSince;
+    // The correctable ECC counter's last value and time, and its rate over its last two
+    // samples (NaN: fewer): what the straggler finder reads (issue 34 item 1).
+    std::vector<double> sbePrev;
+    std::vector<std::int64_t> sbePrevMs;
+    std::vector<float> sbeRate;
     // dcgm-exporter's hpc_job per GPU: written under the ingest lock and jobMutex, read by the
     // API under jobMutex (only when it changes, so ingest rarely takes it).
     std::vector<std::string> gpuJob;
@@ -192,16 +245,26 @@ struct TelemetryHub::State {
     detail::AtomicArray<std::int64_t> portSeen;
     detail::AtomicArray<std::uint8_t> portDown;  // 1 oper down
     struct PortDet {
-        // The scrape before the last (the last is portSeen: a sample's time, when it differs
-        // from portSeen, makes portSeen the previous scrape).
-        std::int64_t prevScrapeMs = 0;
+        // The rated counters (detail::ratedSlot: octets, errors, discards and PFC pause frames,
+        // in and out), each on its own, as Prometheus's rate() takes them (issue 34 item 1):
+        // the time of its last sample (detail::rateClock: ms, wrapping every 49 days; 0 =
+        // none), the source that sends it (detail::sourceTag; 0 = unnamed) and, but for the
+        // octets (utilIn/utilOut), its rate over its last two samples (NaN: fewer).
+        std::uint32_t at[detail::kRatedSlots] = {};
+        std::uint8_t src[detail::kRatedSlots] = {};
+        float rate[detail::kRatedSlots - 2] = {};  // slots 2.. (errors, discards, PFC)
         std::int64_t flapWindowStart = 0, lastTransition = 0;
-        float errRateIn = 0, errRateOut = 0, pfcRateIn = 0, pfcRateOut = 0;
         std::uint16_t flapCount = 0;
         std::int8_t lastOper = -1;    // -1 unknown, 0 down, 1 up
         std::uint8_t open = 0;        // LinkKind bits, for ports without a backend link
         std::uint8_t suppressed = 0;  // LinkKind bits closed by hand, ports without a link
         std::uint8_t origin = 0;      // origin classes of open events, ports without a link
+        PortDet() {
+            for (auto& r : rate) r = static_cast<float>(detail::kNaN);
+        }
+        float rateOf(int slot) const {
+            return slot >= 2 ? rate[slot - 2] : static_cast<float>(detail::kNaN);
+        }
     };
     std::vector<PortDet> pdet;
     // GPU -> the backend link of its NIC (kNoIndex: none). The same for every State of one
@@ -276,6 +339,9 @@ struct TelemetryHub::State {
         nvPrevMs.assign(nG, 0);
         nvRate.assign(nG, 0);
         throttleRun.assign(nG, 0);
+        sbePrev.assign(nG, detail::kNaN);
+        sbePrevMs.assign(nG, 0);
+        sbeRate.assign(nG, static_cast<float>(detail::kNaN));
         gpuJob.assign(nG, {});
         port = std::make_shared<detail::ColumnSet<detail::CounterColumn>>(
             kPortCounterCount, [&](int c) { return portColumn(static_cast<PortCounter>(c), nP); });
@@ -362,7 +428,7 @@ struct TelemetryHub::State {
     }
     std::size_t bytes() const {
         return gpu->bytes() + nG * (8 + 1 + 3 + 4 + 8 + 4 + 2) + port->bytes() +
-               nP * (4 + 4 + 8 + 1 + sizeof(PortDet)) +
+               nP * (4 + 4 + 8 + 1 + sizeof(PortDet)) + nG * (8 + 8 + 4) +
                nG * (4 + 1 + 8 + 8 + sizeof(NicRates) + 4 + 8) + nL * 4 + L->racks().size() * 64 +
                L->switches().size() * 48 + (history ? history->bytes() : 0);
     }
@@ -377,6 +443,9 @@ struct TelemetryHub::Shared {
     // Cumulative counters for /metrics.
     std::atomic<std::uint64_t> bodies{0}, badBodies{0}, samples{0}, applied{0}, ignored{0},
         opened{0}, closed{0};
+    // Samples of a rated port counter that a second source sent while the first still does
+    // (not taken: issue 34 item 1).
+    std::atomic<std::uint64_t> duplicates{0};
     std::atomic<std::uint64_t> unknown[kUnknownReasonCount] = {};
     std::atomic<std::uint64_t> ingestMicros{0};
     // Event keys: a random prefix per hub (per loomd run) and a sequence.

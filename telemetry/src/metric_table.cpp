@@ -183,6 +183,7 @@ nlohmann::json IngestReport::toJson() const {
                         {"unknown", std::move(unk)},
                         {"ms", std::round(ms * 1000) / 1000}};
     if (!unknownExamples.empty()) j["unknownExamples"] = unknownExamples;
+    if (duplicates) j["duplicates"] = duplicates;
     return j;
 }
 

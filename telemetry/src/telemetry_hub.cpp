@@ -56,6 +56,9 @@ void carryByIndex(State& old, State& next) {
     next.nvRate = std::move(old.nvRate);
     next.throttleRun = std::move(old.throttleRun);
     next.clearSince = std::move(old.clearSince);
+    next.sbePrev = std::move(old.sbePrev);
+    next.sbePrevMs = std::move(old.sbePrevMs);
+    next.sbeRate = std::move(old.sbeRate);
     {
         // The API reads gpuJob through any State it holds: copied, not taken.
         std::lock_guard lk(old.jobMutex);
@@ -122,6 +125,9 @@ void carryByName(const State& old, State& next) {
         next.gpuSuppressed[ng] = old.gpuSuppressed[g];
         next.gpuOrigin[ng] = old.gpuOrigin[g];
         next.throttleRun[ng] = old.throttleRun[g];
+        next.sbePrev[ng] = old.sbePrev[g];
+        next.sbePrevMs[ng] = old.sbePrevMs[g];
+        next.sbeRate[ng] = old.sbeRate[g];
         std::lock_guard lk(old.jobMutex);
         next.gpuJob[ng] = old.gpuJob[g];
     }
@@ -277,6 +283,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
     // The simulator does not speak for a GPU or link on which a push or a scrape holds an
     // event open: that source says when it recovered (issue 39).
     const bool simulated = originClass(identity.origin) == kOriginSim;
+    const std::uint8_t sourceTag = detail::sourceTag(identity.source);
 
     std::string_view lastName;
     MetricInfo info;
@@ -351,7 +358,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                 (*s.gpu)[info.id].store(g, static_cast<float>(v));
                 s.gpuSeen[g].store(t, kRelaxed);
                 if (f == GpuField::Xid || f == GpuField::EccDbe || f == GpuField::RowRemapFailure ||
-                    f == GpuField::Temp || f == GpuField::NvlinkCrc ||
+                    f == GpuField::Temp || f == GpuField::NvlinkCrc || f == GpuField::EccSbe ||
                     f == GpuField::ClockEventReasons)
                     work.gpuSample(g, f, v, t);
                 // dcgm-exporter's HPC job mapping labels every field of a GPU with its job; a
@@ -430,13 +437,15 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                 return;
             }
             if (simulated && work.portReal(p)) return;
-            work.portSample(p, static_cast<PortCounter>(info.id), v, t);
+            work.portSample(p, static_cast<PortCounter>(info.id), v, t, sourceTag);
             ++rep.applied;
         },
         options_.limits);
 
     rep.ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    rep.duplicates = work.duplicates;
+    shared_->duplicates.fetch_add(work.duplicates, kRelaxed);
     shared_->bodies.fetch_add(1, kRelaxed);
     shared_->ingestMicros.fetch_add(static_cast<std::uint64_t>(rep.ms * 1000), kRelaxed);
     shared_->applied.fetch_add(rep.applied, kRelaxed);

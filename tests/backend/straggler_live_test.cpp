@@ -89,7 +89,8 @@ std::string scrape(bool throttled, int round) {
 }
 
 TEST_F(StragglerLive, AThrottledGpuOpensAStragglerEventNamingItAndItsRecoveryClosesIt) {
-    telemetryOptions_.tickSeconds = 0.2;  // the detector's 3-tick streak in 0.6 s
+    telemetryOptions_.tickSeconds = 0.2;           // the detector's 3-tick streak in 0.6 s
+    telemetryOptions_.stragglerWarmupSeconds = 1;  // ranked from 1 s after the jobs are seen
     auto& s = startServer({}, Routes::All);
     putJob(s, "llama", "z1-r[001-002]-h[0-1]");
     putJob(s, "mistral", "z1-r[003-004]-h[0-1]");
@@ -204,6 +205,7 @@ TEST_F(StragglerLive, AThrottledGpuOpensAStragglerEventNamingItAndItsRecoveryClo
 // each job's `straggler` names it, and the recovery closes both.
 TEST_F(StragglerLive, TwoJobsSlowedByOneGpuEachGetTheirOwnEvent) {
     telemetryOptions_.tickSeconds = 0.2;
+    telemetryOptions_.stragglerWarmupSeconds = 1;
     auto& s = startServer({}, Routes::All);
     putJob(s, "llama", "z1-r[001-002]-h[0-1]");
     putJob(s, "llama-eval", "z1-r[001-002]-h[0-1]");
@@ -258,6 +260,7 @@ TEST_F(StragglerLive, TwoJobsSlowedByOneGpuEachGetTheirOwnEvent) {
 // suspects, and the event closed.
 TEST_F(StragglerLive, TheNextLeaderReplacesWhatALeaderThatDiedSaid) {
     telemetryOptions_.tickSeconds = 0.2;
+    telemetryOptions_.stragglerWarmupSeconds = 1;
     std::atomic<bool> aLeads{true}, bLeads{false};
     auto& a = startServer({}, Routes::All);
     a.setLeaderFlag([&] { return aLeads.load(); });
@@ -308,6 +311,7 @@ TEST_F(StragglerLive, TheNextLeaderReplacesWhatALeaderThatDiedSaid) {
 // openedAt in the job's detail, a score again), and closes when the GPU recovers.
 TEST_F(StragglerLive, TheNextLeaderKeepsTheOpenEventOfALeaderThatDied) {
     telemetryOptions_.tickSeconds = 0.2;
+    telemetryOptions_.stragglerWarmupSeconds = 1;
     std::atomic<bool> aLeads{true}, bLeads{false};
     auto& a = startServer({}, Routes::All);
     a.setLeaderFlag([&] { return aLeads.load(); });

@@ -155,15 +155,14 @@ TEST(HubColumns, AConcurrentReaderSeesOnlyStoredValuesInOrder) {
 
 // ---------------------------------------------------------------------------------------------
 // Through the hub: a model of the dense layout (the last value per port slot and counter, the
-// last two scrape times per port, utilization from the octet counters' rate), fed the same
+// last sample time per rated counter, utilization from the octet counters' rate), fed the same
 // pages, must give the same answer for every slot.
 class HubPortModel {
 public:
     explicit HubPortModel(const HallLayout& L)
         : L_(L),
           val_(L.portCount() * kPortCounterCount, kNaN),
-          seen_(L.portCount(), 0),
-          prev_(L.portCount(), 0),
+          at_(L.portCount() * detail::kRatedSlots, 0),
           util_(L.portCount() * 2, NAN) {}
 
     // The page's samples, as the hub applies them (the switch from `switch` or the identity).
@@ -184,17 +183,28 @@ public:
         });
         ASSERT_TRUE(r) << r.error().toString();
     }
+    // Each rated counter on its own (issue 34): its own last time; a sample older than it is
+    // not taken, one at the same instant gives no rate; a value below the last is a reset (or a
+    // 32-bit wrap), whose increase counts.
     void sample(std::uint32_t p, int c, double v, std::int64_t t) {
-        if (t != seen_[p]) prev_[p] = seen_[p];
-        seen_[p] = t;
         double& slot = val_[p * kPortCounterCount + c];
         const double old = slot;
+        const int rated = detail::ratedSlot(static_cast<PortCounter>(c));
+        if (rated < 0) {
+            slot = v;
+            return;
+        }
+        auto& at = at_[p * detail::kRatedSlots + static_cast<std::size_t>(rated)];
+        if (at != 0 && t < at) return;
         slot = v;
+        if (at != 0 && t == at) return;
+        const std::int64_t prevT = at;
+        at = t;
         const bool in = c == static_cast<int>(PortCounter::InOctets);
         if (!in && c != static_cast<int>(PortCounter::OutOctets)) return;
-        if (!std::isfinite(old) || !std::isfinite(v) || v < old || prev_[p] == 0 || t <= prev_[p])
-            return;
-        const double rate = (v - old) * 1000.0 / static_cast<double>(t - prev_[p]);
+        if (!std::isfinite(old) || !std::isfinite(v) || prevT == 0) return;
+        const double rate =
+            detail::counterIncrease(old, v) * 1000.0 / static_cast<double>(t - prevT);
         double speed = val_[p * kPortCounterCount + static_cast<int>(PortCounter::SpeedBps)];
         if (!(std::isfinite(speed) && speed > 0))
             speed = (L_.ports()[p].speedGbps ? L_.ports()[p].speedGbps : 400) * 1e9;
@@ -222,7 +232,7 @@ public:
 private:
     const HallLayout& L_;
     std::vector<double> val_;
-    std::vector<std::int64_t> seen_, prev_;
+    std::vector<std::int64_t> at_;
     std::vector<float> util_;
 };
 

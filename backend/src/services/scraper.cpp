@@ -172,6 +172,9 @@ struct Scraper::Impl {
         const std::string origin =
             "scrape " + t->kind + (t->entity.empty() ? "" : " " + t->entity);
         id.origin = origin;
+        // Its URL only hashed (sourceTag), never kept: a counter a second target also sends is
+        // reported, not mixed in (issue 34).
+        id.source = t->url;
         auto rep = hub.ingestText(body, unixMs(), id);
         if (!rep)
             co_return std::pair{std::uint64_t{0},

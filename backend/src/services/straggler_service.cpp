@@ -40,8 +40,12 @@ std::string openKey(const std::string& job, const std::string& location) {
 
 }  // namespace
 
-StragglerService::StragglerService(Services& services, Enqueue enqueue, bool persist)
-    : services_(services), enqueue_(std::move(enqueue)), persist_(persist) {
+StragglerService::StragglerService(Services& services, Enqueue enqueue, bool persist,
+                                   std::int64_t warmupMs)
+    : services_(services),
+      enqueue_(std::move(enqueue)),
+      persist_(persist),
+      finder_(jobs::StragglerOptions{.warmupMs = warmupMs}) {
     // A job stored, deleted or synced (here or on another loomd): reload the list next tick.
     // Not the per-job messages the views publish themselves.
     services_.onPublish("jobs", [dirty = jobsDirty_](const nlohmann::json& m) {

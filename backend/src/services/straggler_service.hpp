@@ -54,7 +54,8 @@ public:
     using Enqueue = std::function<void(telemetry::FailureEvent)>;
     // `enqueue` hands an event to the durable writer; `persist` false: no database (no job list,
     // so the finder idles).
-    StragglerService(Services& services, Enqueue enqueue, bool persist);
+    StragglerService(Services& services, Enqueue enqueue, bool persist,
+                     std::int64_t warmupMs = jobs::StragglerOptions{}.warmupMs);
 
     // One pass, on the telemetry loop's thread after the hub's tick.
     void tick(const telemetry::TelemetryHub& hub, std::int64_t nowMs, bool leader);

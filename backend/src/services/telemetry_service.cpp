@@ -121,7 +121,8 @@ struct TelemetryService::Impl {
 
     // The straggler finder reads `hub` on this loop's thread: declared after it, gone before it.
     StragglerService stragglers{services, [this](FailureEvent e) { enqueue(std::move(e)); },
-                                options.persist};
+                                options.persist,
+                                static_cast<std::int64_t>(options.stragglerWarmupSeconds * 1000)};
 
     std::mutex loopMutex;
     std::condition_variable loopCv;

@@ -49,6 +49,9 @@ struct TelemetryServiceOptions {
     bool simulate = false;
     telemetry::SimulatorConfig simulator;
     double tickSeconds = 1.0;
+    // The straggler finder ranks a job this long after it first sees it (jobs::StragglerOptions::
+    // warmupMs: its averages settle); tests that drive ticks faster than 1 s shorten it.
+    double stragglerWarmupSeconds = 30;
     std::size_t eventQueueLimit = 100000;
     bool persist = true;  // false: no database writes (tests of the loop alone)
     // The leader's fencing token (db::LeaderLock::fence). Rollups are leader-only: each minute

@@ -30,11 +30,20 @@ namespace loom::jobs {
 struct RankSample {
     static constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
     float smClockMhz = kNaN, tempC = kNaN, powerW = kNaN, util = kNaN;
+    float memTempC = kNaN;      // HBM temperature (DCGM_FI_DEV_MEMORY_TEMP)
+    float clockReasons = kNaN;  // NVML clock event reasons, the bit mask (kClockEventReasons)
     float eccSbePerSecond = 0;  // correctable ECC errors per second
     float xid = 0;              // the last XID (0: none)
     float nicUtil = kNaN;       // utilisation of the GPU's NIC cable, %, smoothed over a few s
     float pfcPerSecond = 0, linkErrorsPerSecond = 0;  // on the NIC cable
     float nicFlaps = 0;  // up-to-down transitions of the NIC cable, recently (decaying count)
+    float nicSpeedRatio = kNaN;  // the NIC cable's speed now / its rated speed (1: full)
+    // The job's own healthy rhythm on the rank's host (StragglerFinder: the median utilisation
+    // and SM clock of the host's GPUs, averaged over a minute while the host is no suspect):
+    // what a job of 2 hosts, with no majority, compares a host against.
+    float hostUtilBase = kNaN, hostClockBase = kNaN;
+    std::uint32_t host = 0;  // the rank's host, an index within the job
+    bool suspect = false;    // a suspect at the last tick: the lower thresholds hold it
 };
 
 // A fabric link the job's traffic crosses (its racks' RTSW uplinks): what the switch port at
@@ -43,30 +52,38 @@ struct LinkSample {
     static constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
     float util = kNaN;  // %, now
     float pfcPerSecond = 0, errorsPerSecond = 0, discardsPerSecond = 0;
-    float flaps = 0;  // up-to-down transitions, recently (decaying count)
+    float flaps = 0;       // up-to-down transitions, recently (decaying count)
+    bool suspect = false;  // a suspect at the last tick: the lower thresholds hold it
 };
 
 struct StragglerOptions {
     double minScore = 8;  // robust z below which a rank is not a suspect
     std::size_t maxSuspects = 5;
     int openAfterTicks = 3, closeAfterTicks = 10;
+    // StragglerFinder: a job (or a job whose hosts changed) is ranked only this long after the
+    // finder first saw it: three time constants of its port averages (10 s: the first sample's
+    // weight down to 5 %) and a few seconds for every rank's first samples to arrive.
+    std::int64_t warmupMs = 30'000;
 };
 
 struct StragglerSuspect {
     std::size_t rank = 0;
-    std::string location;  // the GPU, its NIC cable (network causes) or an uplink
-    std::string gpu;       // the rank's GPU (empty for an uplink)
-    std::string cause;     // thermal_throttle, low_sm_clock, hot, low_power, ecc_pressure, xid,
-                           // slow_nic, pfc_storm, link_errors, flapping_link, congested_link
+    std::string location;  // the GPU, its NIC cable (network causes), a host or an uplink
+    std::string gpu;       // the rank's GPU (empty for a host or an uplink)
+    std::string cause;     // thermal_throttle, power_brake, hw_slowdown, low_sm_clock,
+                           // ecc_pressure, xid, slow_nic, pfc_storm, link_errors,
+                           // flapping_link, host_contention, host_slow, congested_link
     double score = 0;
     std::string evidence;  // "z3-r017-h1-gpu5: SM clock 1,140 MHz vs job median 1,980, ..."
 };
 
-// Ranks the suspects of one job (names[i] is rank i's GPU; nicNames[i] its NIC cable or empty).
+// Ranks the suspects of one job (names[i] is rank i's GPU; nicNames[i] its NIC cable or empty;
+// hostNames[h] the host of the ranks whose RankSample::host is h — empty: no host-level cause).
 std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
                                              std::span<const std::string> nicNames,
                                              std::span<const RankSample> samples,
-                                             const StragglerOptions& options = {});
+                                             const StragglerOptions& options = {},
+                                             std::span<const std::string> hostNames = {});
 
 // Ranks the uplinks of one job (names[i] is link i) against each other: a PFC storm, link
 // errors, a flapping optic, or a link far busier than the job's others (a noisy neighbour's

@@ -41,6 +41,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -115,6 +116,7 @@ struct IngestReport {
     std::uint64_t ignored = 0;  // metric names the hub does not track
     std::uint64_t unknown[kUnknownReasonCount] = {};
     std::vector<std::string> unknownExamples;  // up to 10 distinct "host z9-r1-h0" etc.
+    std::uint64_t duplicates = 0;  // rated port counters a second source sent (not taken)
     double ms = 0;
     std::uint64_t unknownTotal() const;
     // {"samples": N, "applied": N, "ignored": N, "unknown": {"unknown_host": 3, ...},
@@ -169,10 +171,24 @@ struct LinkMinute {
 // a sample of the same kind of origin (a simulator sample never closes what a push or a scrape
 // reported, nor the other way round), and the simulator's samples of a GPU or link on which a
 // push or a scrape holds an event open are dropped until that event closes.
+//
+// `source` names where the page came from (a scrape target's URL): a rated port counter keeps
+// the source that sends it, and the same counter from a second source while the first still
+// sends it is counted (IngestReport::duplicates) and not taken: two copies of one counter read 0
+// and then a spike (issue 34 item 1). Empty: an unnamed source.
 struct IngestIdentity {
     std::string_view host;
     std::string_view switchName;
     std::string_view origin = "push";
+    std::string_view source;
+};
+
+// A counter's rate per second over its last two samples (Prometheus's rate() on the last two
+// points: a reset counts the new value, a 32-bit wrap its distance through 2^32), and the time
+// of its last sample. NaN: fewer than two samples. The reader decides how old is too old.
+struct CounterRate {
+    double perSecond = std::numeric_limits<double>::quiet_NaN();
+    std::int64_t atMs = 0;  // 0: never sampled
 };
 
 struct HubOptions {
@@ -213,6 +229,23 @@ public:
     double portValue(std::uint32_t port, PortCounter c) const;
     // Utilization 0..100 of a port (max of in/out), NaN when unknown.
     double portUtil(std::uint32_t port) const;
+    // The rate of a port's octet, error, discard or PFC pause counter (other counters: NaN;
+    // octets in bytes/s), over that counter's own last two samples.
+    CounterRate portRate(std::uint32_t port, PortCounter c) const;
+    // The same for many ports at once, under one lock (the straggler finder's read): per port
+    // its utilisation (portUtil) with the time of its newest octet sample, and in + out of its
+    // errors, discards and PFC pause frames per second (NaN where neither direction has a
+    // rate) with the newest of their times (0: never sampled).
+    struct PortRates {
+        float util, errors, discards, pfc;
+        std::int64_t utilAtMs, atMs;
+    };
+    void portRates(const std::vector<std::uint32_t>& ports, std::vector<PortRates>& out) const;
+    // The rate of a GPU's correctable ECC counter (GpuField::EccSbe; other fields: NaN), for
+    // one GPU or many under one lock.
+    CounterRate gpuRate(std::uint32_t gpu, GpuField f) const;
+    void gpuRates(const std::vector<std::uint32_t>& gpus, GpuField f,
+                  std::vector<CounterRate>& out) const;
     // The job dcgm-exporter's `hpc_job` label names for this GPU (its HPC job mapping), empty
     // when the last sample carried none.
     std::string gpuJob(std::uint32_t gpu) const;

@@ -1,0 +1,187 @@
+// The straggler finder on the scenario farm (issue 34): telemetry in the exporters' own formats
+// from separate pages per exporter, each on a jittered clock, with counter resets. Every cause
+// is named first with its own label within a few seconds and nothing else opens; healthy traps
+// (a hot GPU without throttle reasons, a one-sample clock dip, a checkpoint, a power cap on a
+// whole job) and jobs starting on ports with a previous job's history open nothing.
+#include "straggler_farm.hpp"
+
+#include <gtest/gtest.h>
+
+#include "loom/jobs/straggler_finder.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
+#include "synthetic_inventory.hpp"
+
+namespace loom::jobs {
+namespace {
+
+using loom::testing::FarmCause;
+using loom::testing::FarmTarget;
+using loom::testing::FarmTrap;
+using loom::testing::StragglerFarm;
+
+struct World {
+    std::shared_ptr<const telemetry::HallLayout> L;
+    std::unique_ptr<telemetry::TelemetryHub> hub;
+    std::unique_ptr<StragglerFarm> farm;
+    StragglerFinder finder;
+    std::int64_t now = 1'700'000'000'000;
+    std::vector<StragglerTransition> events;
+    std::vector<std::int64_t> at;
+
+    explicit World(std::uint64_t seed, int racks = 16) {
+        auto inv = loom::testing::syntheticCluster({.zones = 1, .racksPerZone = racks});
+        L = std::make_shared<const telemetry::HallLayout>(telemetry::HallLayout::build(inv));
+        hub = std::make_unique<telemetry::TelemetryHub>(L);
+        farm = std::make_unique<StragglerFarm>(L, loom::testing::FarmOptions{.seed = seed});
+    }
+    void sync() {
+        std::vector<FinderJob> list;
+        for (std::size_t i = 0; i < farm->jobs().size(); ++i)
+            if (farm->jobs()[i].endMs == 0)
+                list.push_back({farm->jobs()[i].name, farm->hostNames(static_cast<int>(i))});
+        finder.setJobs(std::move(list));
+    }
+    int start(std::string name, std::vector<std::uint32_t> racks, int hostsOfRack = 0) {
+        const int id = farm->startJob(std::move(name), std::move(racks), now, hostsOfRack);
+        sync();
+        return id;
+    }
+    void run(int seconds) {
+        for (int i = 0; i < seconds; ++i) {
+            now += 1000;
+            farm->advance(now, *hub);
+            hub->tick(now);
+            for (auto& t : finder.tick(*hub, now)) {
+                events.push_back(std::move(t));
+                at.push_back(now);
+            }
+        }
+    }
+    std::string eventsText() const {
+        std::string s;
+        for (const auto& e : events) s += (e.opened ? "open: " : "close: ") + e.message + "\n";
+        return s;
+    }
+};
+
+TEST(StragglerFarm, JobsStartingOnPortsWithHistoryRaiseNothing) {
+    World w(3);
+    const int a = w.start("a", {0, 1, 2, 3, 4, 5, 6, 7});
+    w.start("c", {12, 13, 14, 15});
+    w.run(120);
+    w.farm->endJob(a, w.now);
+    w.sync();
+    w.run(20);
+    // b reuses four of a's racks (ports whose averages a left behind) and four idle ones.
+    w.start("b", {4, 5, 6, 7, 8, 9, 10, 11});
+    w.run(30);
+    w.start("d", {0, 1});  // and a job that goes running while telemetry flows
+    w.run(150);
+    EXPECT_TRUE(w.events.empty()) << w.eventsText();
+}
+
+TEST(StragglerFarm, HealthyTrapsRaiseNothing) {
+    World w(5);
+    const int a = w.start("a", {0, 1, 2, 3});
+    const int b = w.start("b", {4, 5, 6, 7});
+    const int c = w.start("c", {8, 9, 10, 11});
+    const int pair = w.start("pair", {12}, 2);  // a job of 2 hosts
+    w.run(40);
+    const auto& L = *w.L;
+    const auto t = w.now;
+    w.farm->trap(FarmTrap::HotGpu, a, L.racks()[1].gpuOffset + 3, t, t + 120'000);
+    for (int k = 0; k < 6; ++k)
+        w.farm->trap(FarmTrap::ClockDip, b, L.racks()[5].gpuOffset + 2 * k, t + 10'000 * k,
+                     t + 10'000 * k + 1000);
+    w.farm->trap(FarmTrap::Checkpoint, c, telemetry::kNoIndex, t + 20'000, t + 40'000);
+    w.farm->trap(FarmTrap::PowerCapJob, pair, telemetry::kNoIndex, t, t + 120'000);
+    w.farm->trap(FarmTrap::PowerCapJob, a, telemetry::kNoIndex, t + 60'000, t + 120'000);
+    w.run(150);
+    EXPECT_TRUE(w.events.empty()) << w.eventsText();
+}
+
+// A job of 2 hosts has no majority: a host falling out of the job's own rhythm (its GPUs idle,
+// or their clocks down) while the other keeps it is the suspect.
+TEST(StragglerFarm, AJobOfTwoHostsNamesTheHostThatLeftItsRhythm) {
+    for (auto cause : {FarmCause::HostContention, FarmCause::HostSlow}) {
+        World w(21 + static_cast<std::uint64_t>(cause));
+        w.start("big", {0, 1, 2, 3});
+        w.start("pair", {12}, 2);
+        w.run(90);
+        ASSERT_TRUE(w.events.empty()) << w.eventsText();
+        const auto host = w.L->hostByName(w.L->racks()[12].hosts[0]);
+        const auto start = w.now;
+        w.farm->fault(cause, host, start, start + 30'000);
+        w.run(60);
+        ASSERT_FALSE(w.events.empty()) << loom::testing::farmCauseName(cause);
+        const auto& e = w.events.front();
+        EXPECT_EQ(e.job, "pair");
+        EXPECT_EQ(e.suspect.location, w.L->racks()[12].hosts[0]) << e.message;
+        EXPECT_EQ(e.suspect.cause, loom::testing::farmExpectedLabel(cause)) << e.message;
+        EXPECT_LE(w.at.front() - start, 6'000) << e.message;
+        EXPECT_EQ(w.events.size(), 2u) << w.eventsText();
+    }
+}
+
+class StragglerFarmCauses : public ::testing::TestWithParam<FarmCause> {};
+
+TEST_P(StragglerFarmCauses, TheCauseIsNamedFirstWithItsLabelAndNothingElseOpens) {
+    const FarmCause cause = GetParam();
+    World w(11 + static_cast<std::uint64_t>(cause));
+    const int big = w.start("big", {0, 1, 2, 3, 4, 5, 6, 7});
+    w.start("small", {8, 9, 10, 11});
+    w.start("pair", {12}, 2);
+    const auto& L = *w.L;
+    if (cause == FarmCause::HbmHot)  // a hot-HBM GPU under a power-capped job
+        w.farm->trap(FarmTrap::PowerCapJob, big, telemetry::kNoIndex, w.now, w.now + 1'000'000);
+    w.run(45);
+    ASSERT_TRUE(w.events.empty()) << w.eventsText();
+
+    std::uint32_t target = L.racks()[2].gpuOffset + 13;  // host 1 of rack 2, GPU 5
+    switch (loom::testing::farmTargetOf(cause)) {
+        case FarmTarget::Uplink:
+            for (std::uint32_t l = 0; l < L.linkCount(); ++l)
+                if (L.links()[l].tier == 1 && L.links()[l].rackIndex == 2 &&
+                    L.links()[l].name.find("ctsw07") != std::string::npos)
+                    target = l;
+            break;
+        case FarmTarget::Host:
+            target = L.hostByName(L.racks()[2].hosts[1]);
+            break;
+        default:
+            break;
+    }
+    const auto start = w.now;
+    w.farm->fault(cause, target, start, start + 30'000);
+    const std::string expect = w.farm->expectedLocation({cause, target, start, start + 30'000});
+    w.run(60);
+    ASSERT_FALSE(w.events.empty()) << "no event for " << loom::testing::farmCauseName(cause);
+    const auto& e = w.events.front();
+    EXPECT_TRUE(e.opened);
+    EXPECT_EQ(e.job, "big");
+    EXPECT_EQ(e.suspect.location, expect) << e.message;
+    EXPECT_EQ(e.suspect.cause, loom::testing::farmExpectedLabel(cause)) << e.message;
+    EXPECT_LE(w.at.front() - start, 6'000) << e.message;
+    std::size_t opened = 0;
+    for (const auto& x : w.events) opened += x.opened;
+    EXPECT_EQ(opened, 1u) << w.eventsText();
+    ASSERT_EQ(w.events.size(), 2u) << w.eventsText();
+    EXPECT_FALSE(w.events[1].opened);
+    EXPECT_GE(w.at[1] - start, 30'000) << "open while the cause lasts";
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCause, StragglerFarmCauses,
+                         ::testing::Values(FarmCause::ThermalThrottle, FarmCause::PowerBrake,
+                                           FarmCause::HwSlowdown, FarmCause::HbmHot,
+                                           FarmCause::EccPressure, FarmCause::SlowNic,
+                                           FarmCause::PfcStorm, FarmCause::FlappingOptic,
+                                           FarmCause::NoisyNeighbour, FarmCause::HostContention,
+                                           FarmCause::HostSlow),
+                         [](const auto& info) {
+                             std::string n(loom::testing::farmCauseName(info.param));
+                             std::erase(n, '_');
+                             return n;
+                         });
+
+}  // namespace
+}  // namespace loom::jobs
