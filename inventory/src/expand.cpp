@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "expand_internal.hpp"
+#include "loom/inventory/name_limits.hpp"
 #include "spec_pattern.hpp"
 
 #if defined(__linux__)
@@ -578,12 +579,39 @@ private:
     int suCount_ = 0;
 };
 
+// Names the patterns made: at most kMaxNameChars characters, as every name written in a spec
+// (a longer one failed at apply with PostgreSQL's 54000 once past an index's row size).
+// Checked here, so `loomd apply --dry-run` refuses what apply would.
+void checkNameLengths(const Inventory& inv) {
+    auto check = [](const auto& list, auto pathOf) {
+        for (const auto& e : list)
+            if (e.name.size() > kMaxNameChars)
+                throw ExpandFailure{Error::invalid(
+                    "makes the name \"" + std::string(e.name).substr(0, 40) + "...\" of " +
+                        std::to_string(e.name.size()) + " characters, above the limit of " +
+                        std::to_string(kMaxNameChars),
+                    pathOf(e))};
+    };
+    auto fixed = [](const char* key) {
+        return [key](const auto&) { return std::string("spec.naming.") + key; };
+    };
+    check(inv.zones, fixed("zone"));
+    check(inv.rows, fixed("row"));
+    check(inv.racks, fixed("rack"));
+    check(inv.hosts, fixed("host"));
+    check(inv.switches,
+          [](const Switch& s) { return "spec.naming." + std::string(switchRoleName(s.role)); });
+    check(inv.storageNodes, fixed("storageNode"));
+}
+
 }  // namespace
 
 Result<Inventory> expandClusterSpec(const ClusterSpec& spec) {
     try {
         Expander e(spec);
-        return e.run();
+        auto inv = e.run();
+        checkNameLengths(inv);
+        return inv;
     } catch (const ExpandFailure& f) {
         return fail(f.error);
     } catch (const std::bad_alloc&) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "loom/inventory/name_limits.hpp"
 #include "loom/inventory/yaml_reader.hpp"
 #include "spec_pattern.hpp"
 
@@ -46,7 +47,14 @@ void checkPatterns(ClusterSpec& spec, NamingLines& lines) {
         if (f.key == "fsw" && spec.frontend.fswPerRow) allowed &= ~varBit(PatternVar::Rack);
         std::string path = "spec.naming." + std::string(f.key);
         int line = lines.count(std::string(f.key)) ? lines[std::string(f.key)] : 0;
-        if (auto err = p.compile(spec.naming.*(f.field), allowed)) failAt(*err, path, line);
+        const std::string& text = spec.naming.*(f.field);
+        // The names a pattern makes are at most kMaxNameChars (checked after expansion too);
+        // a longer pattern cannot make a valid one.
+        if (text.size() > kMaxNameChars)
+            failAt("must be at most " + std::to_string(kMaxNameChars) + " characters, not " +
+                       std::to_string(text.size()),
+                   path, line);
+        if (auto err = p.compile(text, allowed)) failAt(*err, path, line);
     }
     // Patterns that name many things must tell them apart.
     auto needs = [&](std::string_view key, const std::string& text, std::string_view var) {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "loom/inventory/input_guard.hpp"
+#include "loom/inventory/name_limits.hpp"
 #include "spec_pattern.hpp"
 
 namespace loom::inventory::yaml {
@@ -61,7 +62,8 @@ std::string minMessage(long long min) {
 
 void MapReader::checkName(const std::string& s, const std::string& path, int line) {
     if (s.empty()) failAt("must not be empty", path, line);
-    if (s.size() > 128) failAt("must be at most 128 characters", path, line);
+    if (s.size() > kMaxNameChars)
+        failAt("must be at most " + std::to_string(kMaxNameChars) + " characters", path, line);
     for (char c : s)
         if (!detail::isNameChar(c))
             failAt("character '" + detail::showChar(c) +

@@ -92,6 +92,22 @@ std::uint64_t groupSize(const Group& g) {
     return n;
 }
 
+std::size_t digitsOf(std::uint64_t v) {
+    std::size_t d = 1;
+    while (v >= 10) {
+        v /= 10;
+        ++d;
+    }
+    return d;
+}
+
+// The most characters one number of the group is written with (its padding or its digits).
+std::size_t groupWidth(const Group& g) {
+    std::size_t w = 0;
+    for (auto& r : g) w = std::max({w, r.width, digitsOf(r.hi)});
+    return w;
+}
+
 void appendNumber(std::string& out, std::uint64_t v, std::size_t width) {
     std::string digits = std::to_string(v);
     if (digits.size() < width) out.append(width - digits.size(), '0');
@@ -122,19 +138,36 @@ void expandParts(const std::vector<Part>& parts, std::size_t k, std::string& pre
 
 }  // namespace
 
-Result<std::vector<std::string>> expandHostlist(std::string_view text) {
+Result<std::vector<std::string>> expandHostlist(std::string_view text,
+                                                const HostlistLimits& limits) {
     if (text.size() > kMaxHostlistChars)
         return fail(Error{Errc::TooLarge, "hostlist of " + std::to_string(text.size()) +
                                               " characters, above the limit of " +
                                               std::to_string(kMaxHostlistChars)});
     std::vector<std::vector<Part>> exprs;
-    std::uint64_t total = 0;
+    // Names and their characters, counted before any name is built: each factor is <= 1e9 and
+    // each product is checked against the limits before it grows again, so nothing overflows.
+    std::uint64_t total = 0, bytes = 0;
+    auto tooMany = [&](std::size_t col) {
+        return fail(Error{Errc::TooLarge, "column " + std::to_string(col + 1) +
+                                              ": the hostlist names more than " +
+                                              std::to_string(limits.maxHosts) + " hosts"});
+    };
     std::size_t i = 0;
     while (i <= text.size()) {
         std::vector<Part> parts;
         std::string literal;
         std::uint64_t count = 1;
+        std::size_t nameChars = 0;  // the longest name this expression makes
+        const std::size_t exprStart = i;
         bool any = false;
+        auto checkNameChars = [&](std::size_t col) -> Result<void> {
+            if (nameChars > limits.maxNameChars)
+                return fail(at(col, "names of more than " + std::to_string(limits.maxNameChars) +
+                                        " characters (a host name has at most " +
+                                        std::to_string(limits.maxNameChars) + ")"));
+            return {};
+        };
         while (i < text.size() && text[i] != ',') {
             const char c = text[i];
             if (c == '[') {
@@ -143,18 +176,19 @@ Result<std::vector<std::string>> expandHostlist(std::string_view text) {
                 const std::size_t open = i;
                 auto g = bracket(text, i);
                 if (!g) return fail(g.error());
-                count *= groupSize(*g);  // each factor <= 1e9, checked below before it grows
-                if (count > kMaxHostlistHosts || total + count > kMaxHostlistHosts)
-                    return fail(Error{Errc::TooLarge, "column " + std::to_string(open + 1) +
-                                                          ": the hostlist names more than " +
-                                                          std::to_string(kMaxHostlistHosts) +
-                                                          " hosts"});
+                count *= groupSize(*g);
+                if (count > limits.maxHosts || total + count > limits.maxHosts)
+                    return tooMany(open);
+                nameChars += groupWidth(*g);
+                if (auto ok = checkNameChars(exprStart); !ok) return fail(ok.error());
                 parts.emplace_back(std::move(*g));
                 any = true;
             } else if (c == ']') {
                 return fail(at(i, "']' without '['"));
             } else if (isNameChar(c)) {
                 literal += c;
+                ++nameChars;
+                if (auto ok = checkNameChars(exprStart); !ok) return fail(ok.error());
                 any = true;
                 ++i;
             } else {
@@ -167,6 +201,12 @@ Result<std::vector<std::string>> expandHostlist(std::string_view text) {
         // Empty entries (",,", a trailing comma) are skipped, as Slurm skips them.
         if (any) {
             total += count;
+            bytes += count * nameChars;  // <= maxHosts * maxNameChars: no overflow
+            if (bytes > limits.maxBytes)
+                return fail(Error{Errc::TooLarge, "column " + std::to_string(exprStart + 1) +
+                                                      ": the hostlist's names come to more than " +
+                                                      std::to_string(limits.maxBytes) +
+                                                      " characters"});
             exprs.push_back(std::move(parts));
         }
         ++i;  // past the ',' (or the end)

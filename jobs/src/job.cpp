@@ -69,7 +69,8 @@ Result<Job> parseJobDocument(std::string_view text, JobSource source) {
             y::failAt("must be at most 128 characters", "spec.owner", spec.keyLine("owner"));
         YAML::Node hosts = spec.require("hosts");
         if (hosts.IsScalar()) {
-            auto expanded = expandHostlist(hosts.Scalar());
+            // A job's hosts: the job limit, and names as every stored name (128 characters).
+            auto expanded = expandHostlist(hosts.Scalar(), {.maxHosts = kMaxJobHosts});
             if (!expanded) {
                 Error e = std::move(expanded.error());
                 e.message = "hostlist \"" + hosts.Scalar().substr(0, 80) + "\": " + e.message;

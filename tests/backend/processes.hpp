@@ -64,6 +64,9 @@ public:
         pid_ = 0;
     }
 
+    // The child's process id; 0 when it is not running.
+    pid_t pid() const { return pid_; }
+
 private:
     pid_t pid_ = 0;
 };

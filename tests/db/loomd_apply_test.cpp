@@ -100,6 +100,38 @@ TEST_F(LoomdApply, BadSpecExitsTwoWithFileLineAndPath) {
     EXPECT_EQ(conn.queryValue("SELECT count(*) FROM racks")->value(), "0");
 }
 
+// Issue 39: --dry-run runs every check apply runs. An 8,000-character rack name pattern passed
+// --dry-run and failed at apply with PostgreSQL's 54000; a pattern that makes 3,001-character
+// rack names was stored. Both are exit 2 naming spec.naming.rack, dry run or not, and nothing is
+// written.
+TEST_F(LoomdApply, OverlongNamesFailTheDryRunAsTheyFailApply) {
+    std::string spec = slurp(devSmall());
+    const auto at = spec.find("\nspec:\n");
+    ASSERT_NE(at, std::string::npos);
+    auto withRack = [&](const std::string& pattern) {
+        std::string s = spec;
+        s.insert(at + 7, "  naming:\n    rack: \"" + pattern + "\"\n");
+        return s;
+    };
+    const std::pair<std::string, std::string> cases[] = {
+        {"{zone}-" + std::string(7990, 'r') + "{n}", "must be at most 128 characters, not 8000"},
+        {"{zone}-" + std::string(2994, 'r') + "{n}", "must be at most 128 characters, not 3004"},
+    };
+    for (const auto& [pattern, message] : cases) {
+        fs::path file = tmp_ / "long.yaml";
+        std::ofstream(file) << withRack(pattern);
+        for (const std::string mode : {"apply --dry-run", "apply"}) {
+            ProcessRun r = loomd(mode + " -f " + file.string() + " " + dbArg());
+            EXPECT_EQ(r.exitCode, 2) << mode << ": " << r.out << r.err;
+            EXPECT_NE(r.err.find("spec.naming.rack: " + message), std::string::npos)
+                << mode << ": " << r.err;
+            EXPECT_EQ(r.err.find("54000"), std::string::npos) << r.err;
+        }
+    }
+    auto conn = connect();
+    EXPECT_EQ(conn.queryValue("SELECT count(*) FROM racks")->value(), "0");
+}
+
 TEST_F(LoomdApply, MissingFileIsAUsageError) {
     ProcessRun r = loomd("apply -f /nonexistent.yaml " + dbArg());
     EXPECT_EQ(r.exitCode, 2);

@@ -95,7 +95,10 @@ const BadDoc kBadDocs[] = {
      "spec.zones[0].racks", 17},
     {"description_nul", with("    name: lab\n", "    name: lab\n    description: \"a\\0b\"\n"),
      "the value contains the control character 0x00 at byte 1", "spec.site.description", 8},
-    {"description_control", with("    name: lab\n", "    name: lab\n    description: \"a\x01" "b\"\n"),
+    {"description_control",
+     with("    name: lab\n",
+          "    name: lab\n    description: \"a\x01"
+          "b\"\n"),
      "the value contains the control character 0x01 at byte 1", "spec.site.description", 8},
     {"description_not_utf8", with("    name: lab\n", "    name: lab\n    description: caf\xe9\n"),
      "the value is not valid UTF-8 at byte 3", "spec.site.description", 8},
@@ -157,6 +160,18 @@ const BadDoc kBadDocs[] = {
     {"pattern_without_number",
      with("  zones:\n", "  naming:\n    rack: \"{zone}-rack\"\n  zones:\n"),
      "must contain {n so that the names are unique", "spec.naming.rack", 16},
+    // Issue 39: names are at most 128 characters, written or made by a pattern; an 8,000-
+    // character pattern reached PostgreSQL (54000) at apply.
+    {"pattern_too_long",
+     with("  zones:\n",
+          "  naming:\n    rack: \"{zone}-" + std::string(8000, 'r') + "{n}\"\n  zones:\n"),
+     "must be at most 128 characters, not 8010", "spec.naming.rack", 16},
+    {"generated_name_too_long",
+     with("  zones:\n    - rows: 2", "  naming:\n    rack: \"{zone}-" + std::string(30, 'r') +
+                                         "{n}\"\n  zones:\n    - name: " + std::string(100, 'z') +
+                                         "\n      rows: 2"),
+     "makes the name \"" + std::string(40, 'z') + "...\" of 132 characters, above the limit of 128",
+     "spec.naming.rack", 0},
     {"generated_names_collide",
      with("  zones:\n    - rows: 2",
           "  naming:\n    rack: \"r{n:03}\"\n  zones:\n    - count: 2\n      rows: 2"),

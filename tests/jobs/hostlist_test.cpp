@@ -106,6 +106,38 @@ TEST(Hostlist, ExpansionIsBoundedBeforeAnyNameIsBuilt) {
     EXPECT_EQ(ok->back(), "h65536");
 }
 
+// Issue 39: bounded in bytes too, before any name is built. A 16 KB document (16,000
+// characters times [1-65536]) grew loomd to 1 GB before it was refused.
+TEST(Hostlist, ExpansionIsBoundedInBytesBeforeAnyNameIsBuilt) {
+    // Names longer than a stored name (128): the column of the expression.
+    for (auto [in, col] : {std::pair{std::string(16'000, 'a') + "[1-65536]", 1},
+                           std::pair{"ok,z" + std::string(124, 'b') + "[1-10000]", 4},
+                           std::pair{std::string(120, 'c') + "[1-3][000000001-000000002]", 1}}) {
+        auto r = expandHostlist(in);
+        ASSERT_FALSE(r.has_value()) << in.size();
+        EXPECT_EQ(r.error().code, Errc::InvalidArgument);
+        EXPECT_NE(r.error().message.find("column " + std::to_string(col) +
+                                         ": names of more than 128 characters"),
+                  std::string::npos)
+            << r.error().message;
+    }
+    // 128 characters is a name.
+    auto longest = expandHostlist(std::string(123, 'h') + "[00001-16384]");
+    ASSERT_TRUE(longest.has_value()) << longest.error().message;
+    EXPECT_EQ(longest->size(), 16384u);
+    EXPECT_EQ(longest->back().size(), 128u);
+    // The bytes of all names: 65,536 names of 64 characters are 4 MiB, above 2 MiB.
+    auto bytes = expandHostlist(std::string(59, 'd') + "[00001-65536]");
+    ASSERT_FALSE(bytes.has_value());
+    EXPECT_EQ(bytes.error().code, Errc::TooLarge);
+    EXPECT_NE(bytes.error().message.find("more than 2097152 characters"), std::string::npos)
+        << bytes.error().message;
+    // A caller's own limits.
+    auto job = expandHostlist("h[1-16385]", {.maxHosts = 16384});
+    ASSERT_FALSE(job.has_value());
+    EXPECT_NE(job.error().message.find("more than 16384 hosts"), std::string::npos);
+}
+
 TEST(Hostlist, FormatsTheReferenceRackNamesInTwoDimensions) {
     std::vector<std::string> names;
     for (int r = 16; r >= 1; --r)

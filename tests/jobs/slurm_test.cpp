@@ -92,5 +92,73 @@ TEST(Slurm, BadOutputIsAnErrorNamingThePlace) {
     EXPECT_EQ(slurmJobState("COMPLETED"), JobState::Completed);
 }
 
+// Issue 39: what a Slurm output may hold is bounded before a name is built. A 2 KB body stored
+// 134 MB of names; an 8 MB body cost +167 MB before its 400.
+TEST(Slurm, OutputsAreBoundedInNamesAndBytes) {
+    auto job = [](int id, const std::string& nodes) {
+        return R"({"job_id": )" + std::to_string(id) + R"(, "job_state": "RUNNING", "nodes": ")" +
+               nodes + "\"}";
+    };
+    // One job of names longer than a stored name: refused at the column, nothing expanded.
+    auto longNames =
+        parseSqueueJson(R"({"jobs": [)" + job(1, std::string(1990, 'n') + "[1-65536]") + "]}");
+    ASSERT_FALSE(longNames);
+    EXPECT_EQ(longNames.error().path, "jobs[0].nodes");
+    EXPECT_NE(longNames.error().message.find("names of more than 128 characters"),
+              std::string::npos)
+        << longNames.error().message;
+    // One job over the hosts of a job.
+    auto bigJob = parseSqueueJson(R"({"jobs": [)" + job(1, "h[1-16385]") + "]}");
+    ASSERT_FALSE(bigJob);
+    EXPECT_EQ(bigJob.error().code, Errc::TooLarge);
+    // Jobs each within a job's limit, together over the output's: 9 x 16,384 > 131,072 hosts.
+    std::string body = R"({"jobs": [)";
+    for (int i = 0; i < 9; ++i) body += (i ? "," : "") + job(i + 1, "h[00001-16384]");
+    auto many = parseSqueueJson(body + "]}");
+    ASSERT_FALSE(many);
+    EXPECT_EQ(many.error().code, Errc::TooLarge);
+    EXPECT_EQ(many.error().path, "jobs[8].nodes");
+    EXPECT_NE(many.error().message.find("131072 hosts"), std::string::npos) << many.error().message;
+    // 8 jobs of 16,384 hosts fit.
+    body = R"({"jobs": [)";
+    for (int i = 0; i < 8; ++i) body += (i ? "," : "") + job(i + 1, "h[00001-16384]");
+    auto fits = parseSqueueJson(body + "]}");
+    ASSERT_TRUE(fits) << fits.error().toString();
+    EXPECT_EQ(fits->size(), 8u);
+    // Fields that are not read are skipped while parsing, whatever their size...
+    std::string skipped = R"({"meta": {"x": [)";
+    for (int i = 0; i < 300'000; ++i) skipped += "1,";
+    skipped += R"(1]}, "jobs": [{"job_id": 5, "flags": [)";
+    for (int i = 0; i < 300'000; ++i) skipped += "1,";
+    skipped += R"(1], "job_state": "PENDING"}]})";
+    auto ok = parseSqueueJson(skipped);
+    ASSERT_TRUE(ok) << ok.error().toString();
+    ASSERT_EQ(ok->size(), 1u);
+    EXPECT_EQ((*ok)[0].name, "slurm-5");
+    // ... and what is kept is at most 200,000 values, as every request body.
+    std::string kept = R"({"jobs": [)";
+    for (int i = 0; i < 200'001; ++i) kept += i ? ",{}" : "{}";
+    auto tooMany = parseSqueueJson(kept + "]}");
+    ASSERT_FALSE(tooMany);
+    EXPECT_EQ(tooMany.error().code, Errc::TooLarge);
+    EXPECT_NE(tooMany.error().message.find("200000 JSON values"), std::string::npos);
+    auto deep = parseSqueueJson(R"({"jobs": [{"name": )" + std::string(100, '[') +
+                                std::string(100, ']') + "}]}");
+    ASSERT_FALSE(deep);
+    EXPECT_NE(deep.error().message.find("deeper than 64"), std::string::npos)
+        << deep.error().message;
+    // A user name of 10,000 characters is not an owner.
+    auto user = parseSqueueJson(R"({"jobs": [{"job_id": 5, "user_name": ")" +
+                                std::string(10'000, 'u') + R"("}]})");
+    ASSERT_FALSE(user);
+    EXPECT_EQ(user.error().path, "jobs[0].user_name");
+    EXPECT_NE(user.error().message.find("at most 256 characters"), std::string::npos);
+    // scontrol's text gets the same bounds.
+    auto scontrol =
+        parseScontrolShowJob("JobId=1 JobName=a\n   NodeList=" + std::string(200, 'n') + "[1-3]\n");
+    ASSERT_FALSE(scontrol);
+    EXPECT_EQ(scontrol.error().path, "job 0.NodeList");
+}
+
 }  // namespace
 }  // namespace loom::jobs

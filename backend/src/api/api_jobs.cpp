@@ -16,6 +16,8 @@ namespace loom::backend {
 
 namespace {
 
+constexpr std::size_t kJobBodyLimit = std::size_t{4} << 20;
+
 nlohmann::json jobJson(const db::StoredJob& s) {
     const auto& j = s.job;
     auto labels = nlohmann::json::object();
@@ -157,12 +159,18 @@ void registerJobRoutes(Router& router, Services& services) {
                    board->fill(s->job.name, j, true);
                    return withEtag(std::move(j), s->resourceVersion);
                });
-    router.add("PUT", "/api/v1/jobs/{name}", Role::Operator, [&services, view](const Request& req) {
-        return putDocument(req, services, view, req.param("name"));
-    });
-    router.add("POST", "/api/v1/jobs", Role::Operator, [&services, view](const Request& req) {
-        return putDocument(req, services, view, {});
-    });
+    // A job document lists at most 16,384 hosts of 128 characters (~2.2 MB as a YAML list).
+    const RouteOptions documentLimits{.bodyLimit = kJobBodyLimit};
+    router.add(
+        "PUT", "/api/v1/jobs/{name}", Role::Operator,
+        [&services, view](const Request& req) {
+            return putDocument(req, services, view, req.param("name"));
+        },
+        documentLimits);
+    router.add(
+        "POST", "/api/v1/jobs", Role::Operator,
+        [&services, view](const Request& req) { return putDocument(req, services, view, {}); },
+        documentLimits);
     // Slurm's jobs (backend/slurm_sync.hpp): the body is `squeue --json -t all` output; the
     // jobs of source `slurm` become what it lists (`loomctl jobs sync-slurm`).
     router.add("POST", "/api/v1/jobs/sync/slurm", Role::Operator,
@@ -184,10 +192,13 @@ void registerJobRoutes(Router& router, Services& services) {
             auto g = body->find("gpus");
             if (g == body->end() || !g->is_number_integer())
                 return fail(Error::invalid("gpus must be an integer", "gpus"));
+            // The number as sent: 2^63 and above parse as unsigned and must not read as
+            // negative in the answer.
+            if (g->is_number_unsigned()
+                    ? g->get<std::uint64_t>() - 1 >= 1'000'000
+                    : g->get<std::int64_t>() <= 0 || g->get<std::int64_t>() > 1'000'000)
+                return fail(Error::invalid("gpus must be 1..1000000, not " + g->dump(), "gpus"));
             const auto gpus = g->get<std::int64_t>();
-            if (gpus <= 0 || gpus > 1'000'000)
-                return fail(
-                    Error::invalid("gpus must be 1..1000000, not " + std::to_string(gpus), "gpus"));
             auto pattern = fabric::Collective::AllReduce;
             if (auto p = body->find("pattern"); p != body->end()) {
                 auto c =

@@ -1,17 +1,18 @@
 // Phased provisioning over HTTP (docs/api.md, "Provisioning"). The reconciler loop is not
 // started here: `loomd serve` owns it (serve_command.cpp), with the executor chosen by
 // executorSettings() (provisioning_service.hpp), so registering these routes starts nothing.
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "loom/backend/provisioning_service.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
 #include "loom/db/provisioning_repo.hpp"
+#include "loom/inventory/input_guard.hpp"
 #include "loom/provisioning/executor.hpp"
 #include "loom/provisioning/reconciler.hpp"
 
@@ -21,12 +22,33 @@ using nlohmann::json;
 
 namespace {
 
-std::string bodyReason(const Request& req) {
-    if (req.body.empty()) return {};
+// The optional body of a rack action or a quarantine: nothing, or {"reason": "..."}. Checked
+// whole before anything changes: malformed JSON/YAML, invalid UTF-8, `null`, another type, an
+// unknown field or a reason that is not a string (or is too long) is a 400 naming the place.
+constexpr std::size_t kMaxReasonChars = 1000;
+
+Result<std::string> bodyReason(const Request& req) {
+    if (req.body.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::string();
     auto j = req.jsonBody();
-    if (!j || !j->is_object()) return {};
-    auto it = j->find("reason");
-    return it != j->end() && it->is_string() ? it->get<std::string>() : std::string();
+    if (!j) return fail(j.error());
+    if (!j->is_object())
+        return fail(Error::invalid("the body must be an object like {\"reason\": \"...\"}, not " +
+                                   std::string(j->type_name())));
+    std::string reason;
+    for (auto it = j->begin(); it != j->end(); ++it) {
+        if (it.key() != "reason")
+            return fail(
+                Error::invalid("unknown field '" + it.key() + "'; expected reason", it.key()));
+        if (it->is_null()) continue;
+        if (!it->is_string()) return fail(Error::invalid("must be a string", "reason"));
+        reason = it->get<std::string>();
+        // "\u0000" is valid JSON, but PostgreSQL text cannot hold it.
+        if (auto ok = checkText(reason, "the reason", "reason"); !ok) return fail(ok.error());
+        if (reason.size() > kMaxReasonChars)
+            return fail(Error::invalid(
+                "must be at most " + std::to_string(kMaxReasonChars) + " characters", "reason"));
+    }
+    return reason;
 }
 
 json phaseJson(const db::ProvisioningPhase& p) {
@@ -144,10 +166,12 @@ void registerProvisioningRoutes(Router& router, Services& services) {
         }
         if (action != "advance" && action != "fail" && action != "drain" && action != "repair")
             return fail(Error::notFound("no rack action '" + action + "' (advance, fail, drain, repair, lldp)"));
+        auto reason = bodyReason(req);
+        if (!reason) return fail(reason.error());
         // The rack's own cables change state with it, in the same transaction; the links that
         // serve its zone follow from the leader's live-state sync (link_service.hpp).
-        auto r = repo.rackAction(rack, action, bodyReason(req), req.principal.name,
-                                 services.linksOfRack(rack));
+        auto r =
+            repo.rackAction(rack, action, *reason, req.principal.name, services.linksOfRack(rack));
         if (!r) return fail(r.error());
         services.inventoryChanged(Services::Change::States);
         json msg{{"type", "provisioning"},
@@ -161,19 +185,22 @@ void registerProvisioningRoutes(Router& router, Services& services) {
                                  {"to", prov::stateName(r->to)}});
     });
 
-    router.add("POST", "/api/v1/hosts/{name}/quarantine", Role::Operator, [&services](const Request& req) -> Result<Response> {
-        db::ProvisioningRepo repo(req.db());
-        auto r = repo.quarantineHost(req.param("name"), bodyReason(req), req.principal.name);
-        if (!r) return fail(r.error());
-        services.inventoryChanged(Services::Change::States);
-        services.publish("provisioning", {{"type", "provisioning"},
-                                          {"host", r->host},
-                                          {"from", prov::stateName(r->from)},
-                                          {"to", prov::stateName(r->to)}});
-        return Response::ofJson({{"host", r->host},
-                                 {"from", prov::stateName(r->from)},
-                                 {"to", prov::stateName(r->to)}});
-    });
+    router.add("POST", "/api/v1/hosts/{name}/quarantine", Role::Operator,
+               [&services](const Request& req) -> Result<Response> {
+                   auto reason = bodyReason(req);
+                   if (!reason) return fail(reason.error());
+                   db::ProvisioningRepo repo(req.db());
+                   auto r = repo.quarantineHost(req.param("name"), *reason, req.principal.name);
+                   if (!r) return fail(r.error());
+                   services.inventoryChanged(Services::Change::States);
+                   services.publish("provisioning", {{"type", "provisioning"},
+                                                     {"host", r->host},
+                                                     {"from", prov::stateName(r->from)},
+                                                     {"to", prov::stateName(r->to)}});
+                   return Response::ofJson({{"host", r->host},
+                                            {"from", prov::stateName(r->from)},
+                                            {"to", prov::stateName(r->to)}});
+               });
 
     router.add("GET", "/api/v1/provisioning/audit", Role::Viewer, [](const Request& req) -> Result<Response> {
         db::ProvisioningRepo repo(req.db());

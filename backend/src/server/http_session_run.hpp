@@ -283,6 +283,16 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
                                   yaml);
                 out.closeAfter = true;
                 match.route = nullptr;
+            } else if (ec &&
+                       ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
+                       ec != http::error::partial_message && ec != http::error::end_of_stream) {
+                // A malformed body framing (a bad chunk size, a bad chunk extension): answered,
+                // then the connection closes, since where the next request starts is unknown.
+                out = renderError(Error::invalid("malformed HTTP request body: " + ec.message()),
+                                  yaml);
+                out.closeAfter = true;
+                match.route = nullptr;
+                ec = {};
             } else if (ec) {
                 break;
             }
@@ -308,7 +318,11 @@ net::awaitable<bool> runSession(Server::Impl& s, Stream& stream, beast::flat_buf
         s.metrics.observeRequest(routeLabel, method, out.status, elapsed.count());
         bool close = out.closeAfter || !keepAlive;
         const bool bodyUnread = out.closeAfter;
-        bool heavy = req.body().size() >= kTrimAfterBytes || slot.held();
+        // A big body or a big answer (a 16,384-host job, a long list): what building it
+        // allocated on the pool threads is free now, but stays resident in their malloc
+        // arenas (+42 MB after storing and listing such a job) unless trimmed.
+        bool heavy = req.body().size() >= kTrimAfterBytes || out.body.size() >= kTrimAfterBytes ||
+                     slot.held();
         bigBody.reset();
         co_await writeResponse(stream, req, req.version(), std::move(out), !close, ec);
         if (bodyUnread && !ec) co_await lingerClose(stream);

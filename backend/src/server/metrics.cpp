@@ -19,10 +19,22 @@ std::string promEscape(const std::string& v) {
     return out;
 }
 
-void Metrics::observeRequest(const std::string& route, const std::string& method, int status,
+std::string_view methodLabel(std::string_view method) {
+    // The methods of RFC 9110 and PATCH; anything a client makes up is one series.
+    static constexpr std::string_view kKnown[] = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
+                                                  "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+    for (auto m : kKnown)
+        if (m == method) return m;
+    return "other";
+}
+
+void Metrics::observeRequest(const std::string& route, std::string_view method, int status,
                              double seconds) {
+    // Every label is from a closed set: route patterns (or "unmatched"), methodLabel(), and a
+    // status the server chose; clamped anyway so no caller can add series.
+    if (status < 100 || status > 599) status = 0;
     std::lock_guard lock(mutex_);
-    ++requests_[{route, method, status}];
+    ++requests_[{route, std::string(methodLabel(method)), status}];
     auto& h = latency_[route];
     for (std::size_t i = 0; i < kBuckets.size(); ++i)
         if (seconds <= kBuckets[i]) ++h.counts[i];
@@ -74,6 +86,9 @@ void Metrics::appendTo(std::string& out) const {
     counter("loom_http_connections_rejected_total",
             "Connections closed at accept because of the connection cap.",
             double(connectionsRejected.load()));
+    counter("loom_http_accept_errors_total",
+            "Failed accepts (out of file descriptors: EMFILE); each backs the accept loop off.",
+            double(acceptErrors.load()));
     gauge("loom_ws_clients", "Connected WebSocket stream clients.", double(wsClients.load()));
     counter("loom_ws_frames_sent_total", "WebSocket frames written.",
             double(wsFramesSent.load()));

@@ -1,22 +1,26 @@
-#include "shared_state.hpp"
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 
 #include "loom/backend/auth.hpp"
-#include "loom/telemetry/hall_layout.hpp"
 #include "loom/db/inventory_query.hpp"
 #include "loom/db/inventory_repository.hpp"
 #include "loom/db/notify.hpp"
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/db/token_repo.hpp"
 #include "loom/inventory/unix_time.hpp"
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/error.hpp>
-#include <spdlog/spdlog.h>
-
-#include <csignal>
+#include "loom/telemetry/hall_layout.hpp"
+#include "shared_state.hpp"
 
 namespace loom::backend {
 
@@ -100,7 +104,23 @@ bool isLoopback(const std::string& host) {
            host.rfind("127.", 0) == 0;
 }
 
+// Errors of accept() that say "out of descriptors or memory": the pending connection stays in
+// the backlog, so retrying at once fails again at once (1,100 idle connections at
+// `ulimit -n 1024` spun 76 % of a core and wrote 2.3 M log lines in ~6 s).
+constexpr std::size_t kReservedDescriptors = 128;
+constexpr std::size_t kMaxReplayBytes = std::size_t{32} << 20;
+
+bool outOfResources(const beast::error_code& ec) {
+    return ec == net::error::no_descriptors || ec == net::error::no_buffer_space ||
+           ec == net::error::no_memory || ec.value() == ENFILE;
+}
+
 net::awaitable<void> acceptLoop(Server::Impl& s) {
+    using namespace std::chrono_literals;
+    net::steady_timer backoff(s.acceptor->get_executor());
+    auto pause = 10ms;         // doubles while accept keeps failing, up to 1 s
+    std::uint64_t failed = 0;  // accept errors since the last log line
+    std::chrono::steady_clock::time_point lastLog{};
     for (;;) {
         beast::error_code ec;
         // Each connection gets its own strand: its coroutine never runs concurrently.
@@ -108,9 +128,26 @@ net::awaitable<void> acceptLoop(Server::Impl& s) {
                                                         net::redirect_error(net::use_awaitable, ec));
         if (ec) {
             if (s.stopping || ec == net::error::operation_aborted) co_return;
-            spdlog::warn("accept: {}", ec.message());
+            s.metrics.acceptErrors.fetch_add(1);
+            ++failed;
+            // One line per 10 s at most, saying how many failed since the last one.
+            const auto now = std::chrono::steady_clock::now();
+            if (now - lastLog >= 10s) {
+                spdlog::warn(
+                    "accept: {} ({} failed accepts since the last report; open "
+                    "connections: {}; retrying in up to 1 s)",
+                    ec.message(), failed, s.metrics.httpConnections.load());
+                lastLog = now;
+                failed = 0;
+            }
+            // Out of descriptors: wait for connections to end (their timeouts free them).
+            backoff.expires_after(outOfResources(ec) ? pause : 1ms);
+            co_await backoff.async_wait(net::redirect_error(net::use_awaitable, ec));
+            if (s.stopping) co_return;
+            pause = std::min<std::chrono::milliseconds>(pause * 2, 1s);
             continue;
         }
+        pause = 10ms;
         if (std::size_t(s.metrics.httpConnections.load()) >= s.config.maxConnections) {
             s.metrics.connectionsRejected.fetch_add(1);
             beast::error_code ignored;
@@ -180,8 +217,13 @@ void Server::Impl::publishLocal(const std::string& topic, nlohmann::json message
     {
         std::lock_guard lock(replayMutex);
         replay.emplace_back(seqValue, f);
-        while (replay.size() > config.replayBuffer) {
+        replayBytes += f.text->size();
+        // Bounded in bytes too: a job's message carries its hosts (up to ~2.3 MB), and 4,096
+        // of them would be gigabytes held for a resume.
+        while (replay.size() > config.replayBuffer ||
+               (replayBytes > kMaxReplayBytes && replay.size() > 1)) {
             replayEvicted = replay.front().first;
+            replayBytes -= replay.front().second.text->size();
             replay.pop_front();
         }
     }
@@ -463,6 +505,22 @@ Result<void> Server::start() {
         return fail(Error::unavailable("cannot listen on " + s.config.host + ":" +
                                        std::to_string(s.config.port) + ": " + ec.message()));
     s.boundPort = s.acceptor->local_endpoint().port();
+    // Connections beyond what the descriptor limit leaves (the database pool, scrapes, files
+    // and the stream need some) are closed at accept like those over maxConnections, instead
+    // of making accept fail with EMFILE.
+    if (rlimit nofile{};
+        ::getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY) {
+        const std::size_t fit = std::max<std::size_t>(
+            16,
+            nofile.rlim_cur > kReservedDescriptors ? nofile.rlim_cur - kReservedDescriptors : 0);
+        if (s.config.maxConnections > fit) {
+            spdlog::info(
+                "server.maxConnections {} lowered to {}: the open-file limit is {} "
+                "(ulimit -n), {} kept for the database and files",
+                s.config.maxConnections, fit, nofile.rlim_cur, kReservedDescriptors);
+            s.config.maxConnections = fit;
+        }
+    }
     s.pool = std::make_unique<DbPool>(s.database, s.config.dbThreads);
     s.maintenance = std::make_unique<DbPool>(s.database, 1);
     net::co_spawn(s.acceptor->get_executor(), acceptLoop(s), [](std::exception_ptr e) {

@@ -112,6 +112,7 @@ struct Server::Impl {
     std::vector<std::weak_ptr<WsClient>> clients;
     std::mutex replayMutex;
     std::deque<std::pair<std::uint64_t, StreamFrame>> replay;  // non-data messages by seq
+    std::size_t replayBytes = 0;  // text bytes held by `replay` (at most kMaxReplayBytes)
     std::uint64_t replayEvicted = seqStart;  // highest seq dropped from `replay`
     // The base of each data topic's next delta: what the last tick published (or, before
     // any tick, what the first subscriber was sent). A subscriber's snapshot is this base,

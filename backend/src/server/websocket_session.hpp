@@ -6,20 +6,22 @@
 // client does touches another client's queue or strand.
 #pragma once
 
-#include "shared_state.hpp"
-#include "loom/version.hpp"
+#include <malloc.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
-#include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
-
 #include <deque>
+#include <nlohmann/json.hpp>
 #include <set>
+
+#include "loom/version.hpp"
+#include "shared_state.hpp"
 
 namespace loom::backend {
 
@@ -82,6 +84,14 @@ public:
         closed_ = true;
         signal_.cancel();
         s_.metrics.wsClients.fetch_sub(1);
+        // The queue's frames are freed by now (or with the writer's last one); a session that
+        // held megabytes gives them back to the system instead of leaving them in this I/O
+        // thread's malloc arena (20 flooding clients left +335 MB resident).
+        if (peakQueuedBytes_ >= kTrimAfterQueueBytes) {
+            queue_.clear();
+            queuedBytes_ = 0;
+            ::malloc_trim(0);
+        }
     }
 
     void deliver(StreamFrame frame) override {
@@ -102,6 +112,17 @@ public:
     }
 
 private:
+    // A client's queue holds at most this many bytes of frames (shared frames counted for
+    // each client): beyond, it is too slow and is cut like one whose queue stays full.
+    static constexpr std::size_t kMaxQueueBytes = std::size_t{32} << 20;
+    static constexpr std::size_t kTrimAfterQueueBytes = std::size_t{4} << 20;
+
+    // On the strand: queuedBytes_ after frames were dropped from the queue.
+    void recount() {
+        queuedBytes_ = 0;
+        for (const auto& q : queue_) queuedBytes_ += q.text ? q.text->size() : 0;
+    }
+
     // On the strand.
     void enqueue(StreamFrame f) {
         if (closed_ || byeQueued_) return;
@@ -110,6 +131,7 @@ private:
             // now counts as behind until the writer has emptied the queue (caughtUp()).
             std::size_t before = queue_.size();
             std::erase_if(queue_, [](const StreamFrame& q) { return q.data; });
+            recount();
             s_.metrics.wsDropped.fetch_add(before - queue_.size());
             if (!behind_) {
                 behind_ = true;
@@ -143,6 +165,7 @@ private:
                 std::erase_if(queue_, [&](const StreamFrame& q) {
                     return q.data && q.topic == f.topic;
                 });
+                recount();
                 s_.metrics.wsDropped.fetch_add(before - queue_.size());
             }
         }
@@ -151,7 +174,16 @@ private:
             sayBye("client too slow: " + std::to_string(queue_.size()) + " frames behind");
             return;
         }
+        const std::size_t bytes = f.text ? f.text->size() : 0;
+        if (!queue_.empty() && queuedBytes_ + bytes > kMaxQueueBytes) {
+            s_.metrics.wsSlowDisconnects.fetch_add(1);
+            sayBye("client too slow: " + std::to_string((queuedBytes_ + bytes) >> 20) +
+                   " MiB queued");
+            return;
+        }
         queue_.push_back(std::move(f));
+        queuedBytes_ += bytes;
+        peakQueuedBytes_ = std::max(peakQueuedBytes_, queuedBytes_);
         signal_.cancel();
     }
 
@@ -165,6 +197,7 @@ private:
     void sayBye(const std::string& reason) {
         if (closed_ || byeQueued_) return;
         queue_.clear();
+        queuedBytes_ = 0;
         nlohmann::json bye{{"type", "bye"}, {"reason", reason}};
         queue_.push_back(StreamFrame{std::make_shared<const std::string>(bye.dump()), "", false,
                                      {}});
@@ -195,6 +228,7 @@ private:
             if (closed_) break;
             StreamFrame f = std::move(queue_.front());
             queue_.pop_front();
+            queuedBytes_ -= std::min(queuedBytes_, f.text ? f.text->size() : 0);
             ws_.text(true);
             co_await ws_.async_write(net::buffer(*f.text), net::redirect_error(use_awaitable, ec));
             if (ec) break;
@@ -281,6 +315,11 @@ private:
             }
             for (auto& t : topics) {
                 if (kMessageTopics.count(t)) continue;
+                // A fresh snapshot supersedes every queued frame of its topic: subscribing again
+                // and again (2,000 frames a connection) queues one snapshot per topic, not one
+                // per request.
+                std::erase_if(queue_, [&](const StreamFrame& q) { return q.topic == t; });
+                recount();
                 if (auto snap = s_.snapshotBase(t)) enqueue(StreamFrame{snap, t, false, {}});
             }
         }
@@ -304,6 +343,7 @@ private:
     std::string subprotocol_;
     net::steady_timer signal_;
     std::deque<StreamFrame> queue_;
+    std::size_t queuedBytes_ = 0, peakQueuedBytes_ = 0;
     mutable std::mutex topicsMutex_;
     std::set<std::string> topics_;
     bool closed_ = false, byeQueued_ = false, resync_ = false;

@@ -10,8 +10,10 @@
 // 8 9 10). Several groups multiply, the first one outermost, as Slurm expands them. Nested
 // brackets, empty groups, `hi < lo`, numbers of more than 9 digits and characters other than
 // letters, digits, '.', '_' and '-' in a name are errors naming the 1-based column.
-// The expansion is bounded: at most kMaxHostlistHosts names (counted before any is built), so
-// `h[0-999999999]` costs nothing but its error.
+// The expansion is bounded in count and in bytes before any name is built: at most
+// HostlistLimits::maxHosts names, each at most maxNameChars characters (the 128 of every stored
+// name), and at most maxBytes characters of names in all. So `h[0-999999999]` and a 16 KB
+// literal times `[1-65536]` cost nothing but their error.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "loom/inventory/error.hpp"
+#include "loom/inventory/name_limits.hpp"
 #include "loom/inventory/natural_order.hpp"  // naturalLess, the order of formatHostlist
 
 namespace loom::jobs {
@@ -28,10 +31,23 @@ namespace loom::jobs {
 // 4x the hosts of the 98k reference cluster (12,288 hosts).
 inline constexpr std::size_t kMaxHostlistHosts = 65'536;
 inline constexpr std::size_t kMaxHostlistChars = 1 << 20;
+// A host name, as every name Loom stores (inventory's MapReader::checkName).
+inline constexpr std::size_t kMaxHostNameChars = inventory::kMaxNameChars;
+// The characters of all names of one expansion: 65,536 names of 32 characters. Expanded, that
+// is at most ~5 MB of std::string (inline up to 15 characters, a heap block above).
+inline constexpr std::size_t kMaxHostlistBytes = std::size_t{2} << 20;
+
+struct HostlistLimits {
+    std::size_t maxHosts = kMaxHostlistHosts;
+    std::size_t maxNameChars = kMaxHostNameChars;
+    std::size_t maxBytes = kMaxHostlistBytes;  // sum of the lengths of the names
+};
 
 // The names in the order Slurm lists them (duplicates kept, as scontrol keeps them).
-// Errors: InvalidArgument "column N: ...", TooLarge above kMaxHostlistHosts.
-Result<std::vector<std::string>> expandHostlist(std::string_view text);
+// Errors: InvalidArgument "column N: ..." (a name longer than maxNameChars too), TooLarge above
+// maxHosts names or maxBytes characters of names -- both counted before a name is built.
+Result<std::vector<std::string>> expandHostlist(std::string_view text,
+                                                const HostlistLimits& limits = {});
 
 // The shortest form this formatter finds of the set of names (sorted, duplicates dropped):
 // names are grouped by their last number into ranges, then groups that differ only in the
