@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/inventory/port_naming.hpp"
 #include "loom/inventory/spec.hpp"
 #include "loom/telemetry/simulator.hpp"
 #include "loom/telemetry/telemetry_hub.hpp"
@@ -69,7 +70,7 @@ struct Digest {
 };
 
 // Two IF-MIB walks of every switch, as snmp_exporter's if_mib module pages them (the target's
-// switch is the identity; ifName swpN).
+// switch is the identity; ifName as its port naming scheme names port k).
 void snmpWalks(TelemetryHub& hub, const HallLayout& L, std::int64_t& t) {
     std::string page;
     for (int round = 0; round < 2; ++round) {
@@ -81,8 +82,8 @@ void snmpWalks(TelemetryHub& hub, const HallLayout& L, std::int64_t& t) {
             auto put = [&](const char* metric, auto value) {
                 for (std::uint32_t k = 1; k <= n; ++k) {
                     page += metric;
-                    page += "{ifIndex=\"" + std::to_string(k) + "\",ifName=\"swp" +
-                            std::to_string(k) + "\"} ";
+                    page += "{ifIndex=\"" + std::to_string(k) + "\",ifName=\"" +
+                            inventory::interfaceName(*sw.naming, static_cast<int>(k)) + "\"} ";
                     page += std::to_string(value(k));
                     page += '\n';
                 }

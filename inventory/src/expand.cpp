@@ -204,19 +204,22 @@ private:
         s.model = Text::shared(model);
         s.zone = zone;
         s.rack = rack;
+        const SwitchOverride* over = nullptr;
         if (!switchOverride_.empty()) {
             auto it = switchOverride_.find(s.name.str());
             if (it != switchOverride_.end()) {
-                const SwitchOverride& o = spec_.switchOverrides[it->second];
+                over = &spec_.switchOverrides[it->second];
                 switchOverrideUsed_[it->second] = true;
-                if (o.model) s.model = *o.model;
-                mergeLabels(s.labels, o.labels);
-                source = &o.source;
+                if (over->model) s.model = *over->model;
+                mergeLabels(s.labels, over->labels);
+                source = &over->source;
             }
         }
         const SwitchModelSpec& m = *spec_.switchModel(s.model);
         s.portCount = m.ports;
         s.speedGbps = m.speedGbps;
+        // The model's scheme, unless this switch runs another NOS (spec.overrides.switches).
+        s.portNaming = Text::shared(over && over->portNaming ? *over->portNaming : m.portNaming);
         inv_.switches.push_back(std::move(s));
         switchLoc_.push_back(loc);
         switchMaxPort_.push_back(0);

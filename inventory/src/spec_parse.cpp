@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "loom/inventory/input_guard.hpp"
+#include "loom/inventory/port_naming.hpp"
 #include "loom/inventory/spec.hpp"
 #include "loom/inventory/yaml_reader.hpp"
 #include "spec_checks.hpp"
@@ -152,11 +153,12 @@ private:
             failAt("must list at least one host model", models.at("hosts"), models.line());
         forEachItem(models.require("switches"), models.at("switches"), 1000,
                     [&](const YAML::Node& n, const std::string& p) {
-                        MapReader m(n, p, {"name", "ports", "speedGbps"});
+                        MapReader m(n, p, {"name", "ports", "speedGbps", "portNaming"});
                         SwitchModelSpec s;
                         s.name = m.name("name");
                         s.ports = int(m.requireInteger("ports", 1, limits_.maxSwitchPorts));
                         s.speedGbps = int(m.integer("speedGbps", s.speedGbps, 1, 3200));
+                        if (m.has("portNaming")) s.portNaming = portNaming(m);
                         s.source = {p, m.line()};
                         for (auto& o : spec_.switchModels)
                             if (o.name == s.name)
@@ -451,6 +453,28 @@ private:
                    lineOf(ssw.get("uplinks")));
     }
 
+    // portNaming: the canonical text ("sonic lanes=8") or a map {scheme: sonic, lanes: 8};
+    // stored as the canonical text (port_naming.hpp).
+    std::string portNaming(const MapReader& m) {
+        const YAML::Node v = m.get("portNaming");
+        std::string text;
+        if (v.IsMap()) {
+            MapReader n(v, m.at("portNaming"),
+                        {"scheme", "lanes", "firstSlot", "portsPerSlot", "base", "pattern"});
+            text = n.requireString("scheme");
+            for (std::string_view key : {"lanes", "firstSlot", "portsPerSlot", "base"})
+                if (n.has(key))
+                    text += " " + std::string(key) + "=" +
+                            std::to_string(n.integer(key, 0, 0, 1 << 20));
+            if (n.has("pattern")) text += " pattern=" + n.requireString("pattern");
+        } else {
+            text = m.requireString("portNaming");
+        }
+        auto parsed = parsePortNaming(text);
+        if (!parsed) failAt(parsed.error().message, m.at("portNaming"), lineOf(v));
+        return portNamingText(*parsed);
+    }
+
     void readOverrides(const YAML::Node& v, const std::string& path) {
         MapReader m(v, path, {"racks", "switches", "labels", "cabling"});
         std::size_t budget = limits_.maxOverrides;
@@ -474,10 +498,11 @@ private:
             spec_.rackOverrides.push_back(std::move(o));
         });
         listOf("switches", [&](const YAML::Node& n, const std::string& p) {
-            MapReader r(n, p, {"name", "model", "labels"});
+            MapReader r(n, p, {"name", "model", "portNaming", "labels"});
             SwitchOverride o;
             o.name = r.requireString("name");
             if (r.has("model")) o.model = switchModelRef(r, "model");
+            if (r.has("portNaming")) o.portNaming = portNaming(r);
             o.labels = r.labels("labels");
             o.source = {p, r.line()};
             spec_.switchOverrides.push_back(std::move(o));

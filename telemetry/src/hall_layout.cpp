@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <tuple>
-
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "loom/provisioning/link_service.hpp"
 
@@ -20,8 +19,10 @@ bool isBackendRole(SwitchRole r) {
         case SwitchRole::Atsw:
         case SwitchRole::Leaf:
         case SwitchRole::Spine:
-        case SwitchRole::Core: return true;
-        default: return false;
+        case SwitchRole::Core:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -43,16 +44,21 @@ int trailingNumber(std::string_view s) {
 
 AdminState adminOf(provisioning::LinkService s) {
     switch (s) {
-        case provisioning::LinkService::Active: return AdminState::InService;
-        case provisioning::LinkService::Drained: return AdminState::Drained;
-        case provisioning::LinkService::Down: return AdminState::Down;
-        case provisioning::LinkService::NotInService: break;
+        case provisioning::LinkService::Active:
+            return AdminState::InService;
+        case provisioning::LinkService::Drained:
+            return AdminState::Drained;
+        case provisioning::LinkService::Down:
+            return AdminState::Down;
+        case provisioning::LinkService::NotInService:
+            break;
     }
     return AdminState::NotInService;
 }
 
 AdminState linkAdminOf(std::string_view state) {
-    return adminOf(provisioning::parseLinkService(state).value_or(provisioning::LinkService::Active));
+    return adminOf(
+        provisioning::parseLinkService(state).value_or(provisioning::LinkService::Active));
 }
 
 // A GPU is in service exactly when its rack's cables are (link_service.hpp: in_service and
@@ -187,6 +193,9 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
             int& m = maxPort[p.device];
             m = std::max(m, p.index);
         }
+    std::unordered_map<std::string_view, std::shared_ptr<const inventory::PortNaming>, NameHash,
+                       std::equal_to<>>
+        namings;
     for (std::uint32_t si = 0; si < sws.size(); ++si) {
         const auto& s = *sws[si];
         HallSwitch hs;
@@ -200,6 +209,16 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
         hs.portOffset = static_cast<std::uint32_t>(S.ports_.size());
         hs.portSlots = static_cast<std::uint32_t>(slots + 1);
         hs.declaredPorts = static_cast<std::uint32_t>(std::max(slots, s.portCount));
+        {
+            auto& naming = namings[std::string_view(s.portNaming)];
+            if (!naming) {
+                auto parsed = inventory::parsePortNaming(s.portNaming);
+                // apply validated it; a row edited by hand falls back to Loom's own names.
+                naming = std::make_shared<const inventory::PortNaming>(
+                    parsed ? std::move(*parsed) : inventory::PortNaming{});
+            }
+            hs.naming = naming;
+        }
         for (int n = 0; n <= slots; ++n)
             S.ports_.push_back(HallPort{si, kNoIndex, n, static_cast<std::uint32_t>(s.speedGbps)});
         if (hs.rackIndex != kNoIndex && s.role == SwitchRole::Rtsw &&
@@ -225,8 +244,8 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
         End e;
         const inventory::Port* p = nullptr;
         if (auto it = portOf.find(portName); it != portOf.end()) p = it->second;
-        std::string_view device = p ? std::string_view(p->device)
-                                    : portName.substr(0, portName.rfind('/'));
+        std::string_view device =
+            p ? std::string_view(p->device) : portName.substr(0, portName.rfind('/'));
         int number = p ? p->index : trailingNumber(portName);
         if (auto s = L.switchByName(device); s != kNoIndex) {
             const auto& hs = S.switches_[s];
@@ -279,11 +298,9 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
     }
     // Now that the names stay where they are. The first of a duplicate name wins, as before.
     S.gpuByName_.reserve(S.gpuNames_.size());
-    for (std::uint32_t g = 0; g < S.gpuNames_.size(); ++g)
-        S.gpuByName_.emplace(S.gpuNames_[g], g);
+    for (std::uint32_t g = 0; g < S.gpuNames_.size(); ++g) S.gpuByName_.emplace(S.gpuNames_[g], g);
     S.linkByName_.reserve(S.links_.size());
-    for (std::uint32_t l = 0; l < S.links_.size(); ++l)
-        S.linkByName_.emplace(S.links_[l].name, l);
+    for (std::uint32_t l = 0; l < S.links_.size(); ++l) S.linkByName_.emplace(S.links_[l].name, l);
 
     if (layoutVersion == 0) {
         // A digest of the structure: the same inventory always gets the same version, so two
@@ -292,7 +309,8 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
         std::uint64_t h = NameHash::mix(NameHash::kBasis, S.cluster_);
         for (const auto& r : L.racks_) h = NameHash::mix(h, r.name);
         for (const auto& g : S.gpuNames_) h = NameHash::mix(h, g);
-        for (const auto& s : S.switches_) h = NameHash::mix(h, s.name);
+        for (const auto& s : S.switches_)
+            h = NameHash::mix(NameHash::mix(h, s.name), inventory::portNamingText(*s.naming));
         for (const auto& l : S.links_) h = NameHash::mix(h, l.name);
         layoutVersion = static_cast<std::int64_t>(h & ((1ull << 53) - 1));
         if (layoutVersion == 0) layoutVersion = 1;
@@ -309,14 +327,15 @@ std::shared_ptr<const HallLayout::Shape> HallLayout::emptyShape() {
 
 void HallLayout::computeStates(const inventory::Inventory& inv) {
     const Shape& S = *shape_;
-    for (std::size_t i = 0; i < racks_.size(); ++i) racks_[i].state = inv.racks[S.rackInv_[i]].state;
+    for (std::size_t i = 0; i < racks_.size(); ++i)
+        racks_[i].state = inv.racks[S.rackInv_[i]].state;
     gpuAdmin_.resize(S.gpuInv_.size());
     for (std::size_t i = 0; i < S.gpuInv_.size(); ++i) {
         const auto& g = inv.gpus[S.gpuInv_[i]];
         const auto& h = inv.hosts[S.gpuHostInv_[i]];
         const bool quarantined = g.state == "quarantined" || h.state == "quarantined";
-        gpuAdmin_[i] = quarantined ? AdminState::Quarantined
-                                   : rackAdminOf(racks_[S.gpuRack_[i]].state);
+        gpuAdmin_[i] =
+            quarantined ? AdminState::Quarantined : rackAdminOf(racks_[S.gpuRack_[i]].state);
     }
     linkAdmin_.resize(S.linkInv_.size());
     for (std::size_t i = 0; i < S.linkInv_.size(); ++i)
@@ -325,10 +344,10 @@ void HallLayout::computeStates(const inventory::Inventory& inv) {
     // stateVersion (the packed telemetry arrays keep their order; clients refetch /hall).
     std::uint64_t h = NameHash::mix(NameHash::kBasis, std::to_string(S.layoutVersion_));
     for (const auto& r : racks_) h = NameHash::mix(h, r.state);
-    h = NameHash::mix(h, std::string_view(reinterpret_cast<const char*>(gpuAdmin_.data()),
-                                          gpuAdmin_.size()));
-    h = NameHash::mix(h, std::string_view(reinterpret_cast<const char*>(linkAdmin_.data()),
-                                          linkAdmin_.size()));
+    h = NameHash::mix(
+        h, std::string_view(reinterpret_cast<const char*>(gpuAdmin_.data()), gpuAdmin_.size()));
+    h = NameHash::mix(
+        h, std::string_view(reinterpret_cast<const char*>(linkAdmin_.data()), linkAdmin_.size()));
     stateVersion_ = static_cast<std::int64_t>(h & ((1ull << 53) - 1));
 }
 
@@ -344,18 +363,29 @@ std::optional<HallLayout> HallLayout::withStates(const inventory::Inventory& inv
     return L;
 }
 
-std::uint32_t HallLayout::gpuByName(std::string_view name) const { return find(shape_->gpuByName_, name); }
-std::uint32_t HallLayout::gpuByUuid(std::string_view uuid) const { return find(shape_->gpuByUuid_, uuid); }
-std::uint32_t HallLayout::switchByName(std::string_view n) const { return find(shape_->switchByName_, n); }
-std::uint32_t HallLayout::rackByName(std::string_view n) const { return find(shape_->rackByName_, n); }
-std::uint32_t HallLayout::linkByName(std::string_view n) const { return find(shape_->linkByName_, n); }
+std::uint32_t HallLayout::gpuByName(std::string_view name) const {
+    return find(shape_->gpuByName_, name);
+}
+std::uint32_t HallLayout::gpuByUuid(std::string_view uuid) const {
+    return find(shape_->gpuByUuid_, uuid);
+}
+std::uint32_t HallLayout::switchByName(std::string_view n) const {
+    return find(shape_->switchByName_, n);
+}
+std::uint32_t HallLayout::rackByName(std::string_view n) const {
+    return find(shape_->rackByName_, n);
+}
+std::uint32_t HallLayout::linkByName(std::string_view n) const {
+    return find(shape_->linkByName_, n);
+}
 
 std::uint32_t HallLayout::hostByName(std::string_view host) const {
     auto h = find(shape_->hostByName_, host);
     if (h == kNoIndex) {
         // DCGM reports the node's hostname, often fully qualified.
         auto dot = host.find('.');
-        if (dot != std::string_view::npos && dot > 0) h = find(shape_->hostByName_, host.substr(0, dot));
+        if (dot != std::string_view::npos && dot > 0)
+            h = find(shape_->hostByName_, host.substr(0, dot));
     }
     return h;
 }
@@ -379,11 +409,45 @@ std::uint32_t HallLayout::gpuOfHost(std::uint32_t h, int gpuIndex) const {
 std::uint32_t HallLayout::portBySwitch(std::uint32_t s, std::string_view port, bool* exists) const {
     if (exists) *exists = false;
     if (s >= shape_->switches_.size()) return kNoIndex;
-    int n = trailingNumber(port);
     const auto& hs = shape_->switches_[s];
-    if (exists) *exists = n > 0 && static_cast<std::uint32_t>(n) <= hs.declaredPorts;
-    if (n <= 0 || static_cast<std::uint32_t>(n) >= hs.portSlots) return kNoIndex;
+    // "<switch>/p17": the switch's own prefix only.
+    if (auto slash = port.rfind('/');
+        slash != std::string_view::npos && port.substr(0, slash) == std::string_view(hs.name))
+        port.remove_prefix(slash + 1);
+    // Loom's own names first (pN, N), then the front-panel names of the switch's scheme.
+    static const inventory::PortNaming kLoomNames;
+    auto m = inventory::matchPort(kLoomNames, port);
+    if (m.kind != inventory::PortMatch::Port || port.starts_with("swp") ||
+        port.starts_with("Ethernet"))
+        m = inventory::matchPort(*hs.naming, port);
+    if (m.kind != inventory::PortMatch::Port) return kNoIndex;
+    const int n = m.port;
+    if (exists) *exists = static_cast<std::uint32_t>(n) <= hs.declaredPorts;
+    if (static_cast<std::uint32_t>(n) >= hs.portSlots) return kNoIndex;
     return hs.portOffset + static_cast<std::uint32_t>(n);
+}
+
+InterfacePort HallLayout::interfacePort(std::uint32_t s, std::string_view ifName,
+                                        std::string_view ifAlias) const {
+    InterfacePort r;
+    if (s >= shape_->switches_.size()) return r;
+    const auto& hs = shape_->switches_[s];
+    const auto m = inventory::matchPort(*hs.naming, ifName, ifAlias);
+    if (m.kind == inventory::PortMatch::NotAPort) return r;
+    r.number = m.port;
+    const auto n = static_cast<std::uint32_t>(m.port);
+    if (m.kind == inventory::PortMatch::SubPort)
+        r.kind = InterfacePort::SubPort;
+    else if (n > hs.declaredPorts && n >= hs.portSlots)
+        r.kind = InterfacePort::OutOfRange;
+    else if (n >= hs.portSlots || ports()[hs.portOffset + n].linkIndex == kNoIndex)
+        r.kind = InterfacePort::Uncabled;
+    else
+        r.kind = InterfacePort::Tracked;
+    // Uncabled ports within the slots still have a slot (oper status, counters are kept).
+    if (r.kind != InterfacePort::OutOfRange && r.kind != InterfacePort::SubPort && n < hs.portSlots)
+        r.port = hs.portOffset + n;
+    return r;
 }
 
 std::string HallLayout::portName(std::uint32_t port) const {
@@ -404,7 +468,9 @@ nlohmann::json HallLayout::toJson() const {
     j["zones"] = std::move(zones);
     auto rows = json::array();
     for (std::size_t i = 0; i < shape_->rows_.size(); ++i)
-        rows.push_back({{"name", shape_->rows_[i].first}, {"zone", shape_->rows_[i].second}, {"index", shape_->rowIndex_[i]}});
+        rows.push_back({{"name", shape_->rows_[i].first},
+                        {"zone", shape_->rows_[i].second},
+                        {"index", shape_->rowIndex_[i]}});
     j["rows"] = std::move(rows);
     auto racks = json::array();
     for (const auto& r : racks_)

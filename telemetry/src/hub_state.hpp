@@ -21,6 +21,7 @@
 #include "hub_columns.hpp"
 #include "hub_history.hpp"
 #include "loom/telemetry/telemetry_hub.hpp"
+#include "unknown_catalog.hpp"
 
 namespace loom::telemetry {
 namespace detail {
@@ -452,6 +453,8 @@ struct TelemetryHub::Shared {
     std::string keyPrefix = randomKeyPrefix();
     std::atomic<std::uint64_t> keySeq{0};
     std::atomic<std::uint64_t> closedByHand{0}, restored{0};
+    // Names the hub could not place or ignored; `unknown` above counts the distinct ones.
+    detail::UnknownCatalog unknownNames;
 
     static std::string randomKeyPrefix() {
         std::random_device rd;

@@ -162,6 +162,10 @@ std::string_view unknownReasonName(UnknownReason r) {
             return "unknown_port";
         case UnknownReason::MissingLabels:
             return "missing_labels";
+        case UnknownReason::NotAPort:
+            return "not_a_port";
+        case UnknownReason::PortConflict:
+            return "port_conflict";
     }
     return "unknown";
 }

@@ -3,6 +3,9 @@
 // hub_state.hpp, the packed arrays and /metrics in hub_packing.cpp.
 #include "loom/telemetry/telemetry_hub.hpp"
 
+#include <charconv>
+#include <unordered_set>
+
 #include "hub_rules.hpp"
 #include "hub_state.hpp"
 #include "loom/inventory/unix_time.hpp"
@@ -290,7 +293,24 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
     std::string_view lastHost, lastSwitch;
     std::uint32_t lastHostIdx = kNoIndex, lastSwitchIdx = kNoIndex;
     std::string scratch;
-    auto unknown = [&](UnknownReason r, std::string_view what, std::string_view name) {
+    // snmp_exporter pages: port samples held until the page is read (conflict check).
+    struct Held {
+        std::uint32_t port;
+        std::uint8_t counter;
+        double value;
+        std::int64_t t;
+    };
+    std::vector<Held> held;
+    std::unordered_map<std::uint32_t, std::pair<std::uint64_t, std::string>> pagePorts;
+    std::unordered_set<std::uint32_t> conflicts;
+    UnknownCatalog::Page names;
+    auto unknown = [&](UnknownReason r, std::string_view what, std::string_view name,
+                       std::string_view detail = {}) {
+        names.add(r, name.substr(0, 128), detail);
+        if (r == UnknownReason::NotAPort || r == UnknownReason::PortConflict) {
+            ++rep.ignored;  // by design: listed, never counted as unknown
+            return;
+        }
         ++rep.unknown[static_cast<int>(r)];
         if (rep.unknownExamples.size() < 10) {
             std::string ex = std::string(what) + " " + std::string(name.substr(0, 128));
@@ -404,11 +424,13 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                 ++rep.applied;
                 return;
             }
-            // Switch port.
+            // Switch port: Loom's `port` label, or an interface as the switch names it (ifName,
+            // snmp_exporter's IF-MIB lookup), read by the switch's port naming scheme.
             const PromLabel* swl = smp.findLabel("switch");
             if (!swl) swl = smp.findLabel("instance");
             const PromLabel* pl = smp.findLabel("port");
-            if (!pl) pl = smp.findLabel("ifName");
+            const PromLabel* ifl = pl ? nullptr : smp.findLabel("ifName");
+            if (!pl) pl = ifl;
             if ((!swl && identity.switchName.empty()) || !pl) {
                 unknown(UnknownReason::MissingLabels, "metric", smp.name);
                 return;
@@ -423,6 +445,71 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
             }
             if (lastSwitchIdx == kNoIndex) {
                 unknown(UnknownReason::UnknownSwitch, "switch", sw);
+                return;
+            }
+            if (ifl) {
+                const auto ifName = labelValue(ifl);
+                const auto ip = L.interfacePort(lastSwitchIdx, ifName, smp.label("ifAlias"));
+                switch (ip.kind) {
+                    case InterfacePort::NotAPort:
+                    case InterfacePort::SubPort: {
+                        const auto& naming = *L.switches()[lastSwitchIdx].naming;
+                        unknown(UnknownReason::NotAPort, "interface",
+                                std::string(sw) + "/" + std::string(ifName),
+                                ip.kind == InterfacePort::SubPort
+                                    ? "breakout sub-port of p" + std::to_string(ip.number)
+                                    : "no front-panel port of scheme " +
+                                          std::string(naming.scheme ==
+                                                              inventory::PortNaming::Scheme::Default
+                                                          ? "default"
+                                                          : inventory::portNamingText(naming)));
+                        return;
+                    }
+                    case InterfacePort::OutOfRange:
+                        unknown(UnknownReason::UnknownPort, "port",
+                                std::string(sw) + "/" + std::string(ifName),
+                                "port " + std::to_string(ip.number) +
+                                    " is above the model's port count");
+                        return;
+                    case InterfacePort::Uncabled:
+                        if (ip.port == kNoIndex) {
+                            ++rep.ignored;  // an uncabled port of a known switch
+                            return;
+                        }
+                        break;
+                    case InterfacePort::Tracked:
+                        break;
+                }
+                // Held until the page is read: two ifIndexes naming one port (a deleted
+                // interface net-snmp keeps in ifTable beside its successor) are a conflict,
+                // and neither is believed.
+                std::uint64_t ifIndex = 0;  // the label's value + 1; 0 = none
+                if (auto ix = smp.label("ifIndex"); !ix.empty() && ix.size() <= 10) {
+                    std::uint64_t n = 0;
+                    if (std::from_chars(ix.data(), ix.data() + ix.size(), n).ptr ==
+                        ix.data() + ix.size())
+                        ifIndex = n + 1;
+                }
+                if (ifIndex != 0) {
+                    auto [it, fresh] = pagePorts.try_emplace(ip.port, ifIndex, std::string());
+                    if (fresh) it->second.second = std::string(ifName.substr(0, 64));
+                    if (it->second.first != ifIndex) {
+                        if (conflicts.emplace(ip.port).second)
+                            unknown(UnknownReason::PortConflict, "port", L.portName(ip.port),
+                                    "ifIndex " + std::to_string(it->second.first - 1) + " (" +
+                                        it->second.second + ") and ifIndex " +
+                                        std::to_string(ifIndex - 1) + " (" +
+                                        std::string(ifName.substr(0, 64)) +
+                                        ") both name this port; neither is believed");
+                        else
+                            names.add(UnknownReason::PortConflict, L.portName(ip.port), {});
+                        return;
+                    }
+                    held.push_back({ip.port, static_cast<std::uint8_t>(info.id), v, t});
+                    return;
+                }
+                work.portSample(ip.port, static_cast<PortCounter>(info.id), v, t);
+                ++rep.applied;
                 return;
             }
             bool exists = false;
@@ -441,6 +528,20 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
             ++rep.applied;
         },
         options_.limits);
+    for (const auto& h : held) {
+        if (conflicts.count(h.port)) {
+            ++rep.ignored;
+            continue;
+        }
+        work.portSample(h.port, static_cast<PortCounter>(h.counter), h.value, h.t);
+        ++rep.applied;
+    }
+    {
+        std::uint64_t fresh[kUnknownReasonCount] = {};
+        shared_->unknownNames.merge(names, identity.origin, now, fresh);
+        for (int i = 0; i < kUnknownReasonCount; ++i)
+            if (fresh[i]) shared_->unknown[i].fetch_add(fresh[i], kRelaxed);
+    }
 
     rep.ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -450,8 +551,6 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
     shared_->ingestMicros.fetch_add(static_cast<std::uint64_t>(rep.ms * 1000), kRelaxed);
     shared_->applied.fetch_add(rep.applied, kRelaxed);
     shared_->ignored.fetch_add(rep.ignored, kRelaxed);
-    for (int i = 0; i < kUnknownReasonCount; ++i)
-        shared_->unknown[i].fetch_add(rep.unknown[i], kRelaxed);
     if (parsed)
         rep.samples = parsed->samples;
     else
@@ -597,6 +696,11 @@ void TelemetryHub::tick(std::int64_t nowMs) {
         s.swDownMax[si] = std::max(s.swDownMax[si], down);
     }
     deliver(lock, events);
+}
+
+std::vector<UnknownName> TelemetryHub::unknownNames(std::string_view reason,
+                                                    std::size_t limit) const {
+    return shared_->unknownNames.list(reason, limit);
 }
 
 std::vector<Rollup> TelemetryHub::takeRollups() {

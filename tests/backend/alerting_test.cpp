@@ -154,7 +154,7 @@ protected:
         sender_.reset();  // before the server it reads
         ServerFixture::TearDown();
     }
-    Server& startWithAlerts(const std::string& alertmanagerUrl) {
+    Server& startWithAlerts(const std::string& alertmanagerUrl, std::chrono::seconds resend = 2s) {
         ServerConfig cfg;
         cfg.streamInterval = 200ms;
         auto& s = startServer(cfg, Routes::All);
@@ -168,7 +168,7 @@ protected:
             15s));
         AlertingConfig a;
         a.alertmanagers = {alertmanagerUrl};
-        a.resendInterval = 2s;
+        a.resendInterval = resend;
         a.maxBackoff = 1s;
         a.timeout = 2s;
         a.externalUrl = "https://loom.example/";
@@ -409,6 +409,38 @@ TEST_F(Alerting, AlertmanagerDownLosesNothing) {
         metrics(s).find("loom_alert_posts_failed_total{alertmanager=\"" + am.url() + "\"} 0\n"),
         std::string::npos)
         << "the failed POSTs of the outage are not counted";
+}
+
+// Issue 35: a dead Alertmanager showed loom_alertmanager_up 1 for ~55 s (until the next
+// resend) on a quiet cluster. loomd asks its /-/healthy every 3 s: 0 within 10 s of it stopping,
+// 1 again once it is back.
+TEST_F(Alerting, AStoppedAlertmanagerIsDownWithinTenSeconds) {
+    if (!fs::exists(kAlertmanager))
+        GTEST_SKIP() << "prometheus-alertmanager not installed (scripts/bootstrap installs it)";
+    WebhookSink sink;
+    AlertmanagerProcess am(
+        fs::temp_directory_path() / ("loom-am-probe-" + std::to_string(::getpid())), freePort(),
+        sink.port());
+    ASSERT_TRUE(am.start()) << am.log();
+    // Resent once a minute, as configs/loomd.yaml has it: only the probe can tell.
+    auto& s = startWithAlerts(am.url(), 60s);
+    const std::string up = "loom_alertmanager_up{alertmanager=\"" + am.url() + "\"} ";
+    ASSERT_TRUE(loom::testing::eventually(
+        [&] { return metrics(s).find(up + "1") != std::string::npos; }, 15s))
+        << metrics(s);
+    am.stop();
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(loom::testing::eventually(
+        [&] { return metrics(s).find(up + "0") != std::string::npos; }, 15s))
+        << metrics(s);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    std::cout << "[ MEASURED ] Alertmanager stopped -> loom_alertmanager_up 0: "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms\n";
+    EXPECT_LT(took, 10s);
+    ASSERT_TRUE(am.start()) << am.log();
+    EXPECT_TRUE(loom::testing::eventually(
+        [&] { return metrics(s).find(up + "1") != std::string::npos; }, 15s))
+        << metrics(s);
 }
 
 }  // namespace

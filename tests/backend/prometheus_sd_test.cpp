@@ -2,14 +2,16 @@
 // the exporters of the hosts and switches whose rack is rolled in, following the live
 // inventory, and the real `prometheus` (Debian's 2.42, scripts/bootstrap) with http_sd_configs
 // pointed at loomd lists those hosts in its /api/v1/targets with Loom's labels.
-#include "server_fixture.hpp"
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <vector>
 
 #include "loom/backend/loomd_config.hpp"
 #include "loom/backend/scrape_targets.hpp"
 #include "processes.hpp"
-
-#include <filesystem>
-#include <fstream>
+#include "server_fixture.hpp"
 
 namespace loom::backend::testing {
 namespace {
@@ -96,13 +98,15 @@ TEST_F(PrometheusSd, TemplatesAreCheckedWhenLoomdYamlIsRead) {
         "    snmpExporter: \"exp:9116\"\n");
     ASSERT_TRUE(ok) << ok.error().toString();
     EXPECT_EQ(ok->targets.dcgm, "http://{host}:9400/metrics");
-    auto typo = readLoomdConfig("telemetry:\n  targets:\n    dcgm: \"http://{hots}:9400/metrics\"\n");
+    auto typo =
+        readLoomdConfig("telemetry:\n  targets:\n    dcgm: \"http://{hots}:9400/metrics\"\n");
     ASSERT_FALSE(typo);
     EXPECT_NE(typo.error().message.find("{hots}"), std::string::npos) << typo.error().toString();
     EXPECT_EQ(typo.error().line, 3) << typo.error().toString();
     auto noHost = readLoomdConfig("telemetry:\n  targets:\n    node: \"http://n1:9100/metrics\"\n");
     ASSERT_FALSE(noHost);
-    EXPECT_NE(noHost.error().message.find("{host}"), std::string::npos) << noHost.error().toString();
+    EXPECT_NE(noHost.error().message.find("{host}"), std::string::npos)
+        << noHost.error().toString();
     auto noExporter = readLoomdConfig(
         "telemetry:\n  targets:\n    snmp: \"http://{exporter}/snmp?target={switch}\"\n");
     ASSERT_FALSE(noExporter);
@@ -172,25 +176,54 @@ TEST_F(PrometheusSd, AddressMapReachesHostsByAddress) {
 }
 
 // The real Prometheus, its http_sd_configs pointed at loomd (bearer token of a viewer).
-TEST_F(PrometheusSd, RealPrometheusListsTheHostsWithLoomsLabels) {
+// Every template docs/telemetry.md shows (node with collect[]=infiniband, dcgm, snmp through
+// the exporter by {switch} and by {address}), discovered by the real Prometheus 2.42 with the
+// job stanzas the docs give: each job keeps its targets (an invalid label name in an SD answer
+// made Prometheus drop all of them), and `state` is the rack's lifecycle state.
+TEST_F(PrometheusSd, RealPrometheusDiscoversEveryDocumentedTemplate) {
     const char* bin = "/usr/bin/prometheus";
     if (!fs::exists(bin))
-        GTEST_SKIP() << "prometheus not installed (apt-get install prometheus; see scripts/bootstrap)";
-    auto& s = startSd();
+        GTEST_SKIP()
+            << "prometheus not installed (apt-get install prometheus; see scripts/bootstrap)";
+    TargetTemplates& t = targetTemplates_;
+    t.dcgm = "http://{host}:9400/metrics";
+    t.node = "http://{host}:9100/metrics?collect[]=infiniband";
+    t.snmp = "http://{exporter}/snmp?target={address}&module=if_mib";
+    t.snmpExporter = "127.0.0.1:9116";
+    t.addresses["z1-r002-rtsw"] = "10.0.2.1";
+    scrapeOptions_.interval = std::chrono::hours(1);  // these hosts do not exist: SD only
+    auto& s = startServer({}, Routes::All);
     advance(s, "z1-r002", 4);
     ASSERT_TRUE(eventually([&] { return groups(s, "node").size() == 2; }));
+    const auto node = groups(s, "node");
+    for (const auto& [name, g] : node) {
+        for (const auto& [label, value] : g["labels"].items())
+            EXPECT_EQ(label.find_first_not_of(
+                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"),
+                      std::string::npos)
+                << "not a Prometheus label name: " << label;
+        EXPECT_EQ(g["labels"].value("state", ""), "powered") << "the rack's state: " << g.dump();
+    }
 
     const std::uint16_t webPort = freePort();  // Prometheus's web API
     const fs::path dir = fs::temp_directory_path() / ("loom-prom-sd-" + std::to_string(::getpid()));
     fs::create_directories(dir);
+    auto job = [&](const std::string& name, const std::string& exporter, const std::string& extra) {
+        return "  - job_name: " + name + "\n" + extra +
+               "    http_sd_configs:\n"
+               "      - url: http://127.0.0.1:" +
+               std::to_string(s.port()) + "/api/v1/sd/prometheus?exporter=" + exporter +
+               "\n"
+               "        refresh_interval: 1s\n"
+               "        authorization: {type: Bearer, credentials: " +
+               tokens_["viewer"] + "}\n";
+    };
+    // The stanzas of docs/telemetry.md ("Your own Prometheus").
     std::ofstream(dir / "prometheus.yml")
         << "global: {scrape_interval: 5s, scrape_timeout: 1s}\n"
            "scrape_configs:\n"
-           "  - job_name: loom-node\n"
-           "    http_sd_configs:\n"
-           "      - url: http://127.0.0.1:" << s.port() << "/api/v1/sd/prometheus?exporter=node\n"
-           "        refresh_interval: 1s\n"
-           "        authorization: {type: Bearer, credentials: " << tokens_["viewer"] << "}\n";
+        << job("loom-node", "node", "    params: {'collect[]': [infiniband]}\n")
+        << job("loom-dcgm", "dcgm", "") << job("loom-snmp", "snmp", "");
     const fs::path log = dir / "prometheus.log";
     fs::remove(log);  // this run's only
     struct RemoveDir {
@@ -207,27 +240,34 @@ TEST_F(PrometheusSd, RealPrometheusListsTheHostsWithLoomsLabels) {
                                  log));
 
     json got;
+    std::map<std::string, std::vector<std::string>> urls;  // job -> scrape URLs
     bool listed = eventually(
         [&] {
             auto r = request(webPort, "GET", "/api/v1/targets?state=active", "");
             if (r.status != 200) return false;
             got = r.j();
-            int found = 0;
+            urls.clear();
             for (const auto& t : got["data"]["activeTargets"]) {
                 const auto& l = t["labels"];
-                if (l.value("rack", "") == "z1-r002" && l.value("zone", "") == "z1" &&
-                    l.value("role", "") == "host" && !l.value("state", "").empty() &&
-                    (l.value("host", "") == "z1-r002-h0" || l.value("host", "") == "z1-r002-h1") &&
-                    t.value("scrapeUrl", "").find(":9100/metrics") != std::string::npos)
-                    ++found;
+                if (l.value("state", "") != "powered" || l.value("rack", "z1-r002") != "z1-r002")
+                    continue;
+                urls[l.value("job", "")].push_back(t.value("scrapeUrl", ""));
             }
-            return found == 2 && got["data"]["activeTargets"].size() == 2;
+            return urls["loom-node"].size() == 2 && urls["loom-dcgm"].size() == 2 &&
+                   !urls["loom-snmp"].empty();
         },
         30s);
     std::ifstream logIn(log);
     std::string logText((std::istreambuf_iterator<char>(logIn)), {});
-    EXPECT_TRUE(listed) << got.dump().substr(0, 2000) << "\nprometheus log:\n"
+    ASSERT_TRUE(listed) << got.dump().substr(0, 3000) << "\nprometheus log:\n"
                         << logText.substr(logText.size() > 3000 ? logText.size() - 3000 : 0);
+    std::sort(urls["loom-node"].begin(), urls["loom-node"].end());
+    EXPECT_EQ(urls["loom-node"][0], "http://z1-r002-h0:9100/metrics?collect%5B%5D=infiniband");
+    bool rtsw = false;
+    for (const auto& u : urls["loom-snmp"])
+        rtsw = rtsw || u == "http://127.0.0.1:9116/snmp?module=if_mib&target=10.0.2.1";
+    EXPECT_TRUE(rtsw) << "z1-r002-rtsw by its address; got " << got.dump().substr(0, 3000);
+    EXPECT_EQ(logText.find("not a valid label name"), std::string::npos) << logText;
 }
 
 }  // namespace

@@ -387,9 +387,45 @@ Response getXidCatalog() {
     return Response::ofJson({{"items", std::move(items)}});
 }
 
+// GET /api/v1/telemetry/unknown[?reason=R][&limit=N]: the names telemetry could not place or
+// ignored, most recently seen first (docs/telemetry.md, "What Loom ignores").
+Result<Response> getUnknown(Services& services, const Request& req) {
+    TelemetryHub* hub = services.hub();
+    if (!hub) return fail(Error::unavailable("the telemetry hub is not running"));
+    auto limit = intParam(req, "limit", 1, 10'000);
+    if (!limit) return fail(limit.error());
+    const auto reason = strParam(req, "reason").value_or("");
+    if (!reason.empty()) {
+        bool known = false;
+        std::string all;
+        for (int i = 0; i < kUnknownReasonCount; ++i) {
+            const auto n = unknownReasonName(static_cast<UnknownReason>(i));
+            known = known || n == reason;
+            all += (all.empty() ? "" : ", ") + std::string(n);
+        }
+        if (!known)
+            return fail(Error::invalid(
+                "unknown reason '" + reason.substr(0, 64) + "' (" + all + ")", "reason"));
+    }
+    auto items = nlohmann::json::array();
+    for (const auto& u : hub->unknownNames(reason, limit->value_or(100)))
+        items.push_back({{"reason", u.reason},
+                         {"name", u.name},
+                         {"source", u.source},
+                         {"detail", u.detail},
+                         {"firstSeen", db::isoTimeMs(u.firstSeenMs)},
+                         {"lastSeen", db::isoTimeMs(u.lastSeenMs)},
+                         {"samples", u.samples}});
+    return Response::ofJson({{"items", std::move(items)}});
+}
+
 }  // namespace
 
 void registerTelemetryRoutes(Router& router, Services& services) {
+    router.add(
+        "GET", "/api/v1/telemetry/unknown", Role::Viewer,
+        [&services](const Request& req) { return getUnknown(services, req); },
+        RouteOptions{.needsDb = false});
     router.add(
         "POST", "/api/v1/telemetry", Role::Operator,
         [&services](const Request& req) { return postTelemetry(services, req); },

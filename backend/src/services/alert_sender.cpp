@@ -32,6 +32,10 @@ constexpr std::int64_t kResolvedRetentionMs = 15 * 60 * 1000;  // as Prometheus 
 constexpr std::size_t kAlertsPerPost = 1000;
 constexpr auto kPoll = std::chrono::seconds(5);
 constexpr auto kCoalesce = std::chrono::milliseconds(200);
+// Each Alertmanager's /-/healthy is asked this often (and with this deadline), so
+// loom_alertmanager_up drops within seconds of it stopping, not at the next resend.
+constexpr std::int64_t kProbeMs = 3000;
+constexpr auto kProbeTimeout = std::chrono::milliseconds(2000);
 
 // Alertmanager label names are [a-zA-Z_][a-zA-Z0-9_]*; anything else becomes '_'.
 std::string labelName(std::string_view s) {
@@ -106,9 +110,12 @@ struct AlertSender::Impl {
         Manager(std::string base, std::chrono::milliseconds timeout)
             : url(trimSlash(std::move(base))),
               client(client::ClientConfig{.server = url, .timeout = timeout}),
+              probe(
+                  client::ClientConfig{.server = url, .timeout = std::min(timeout, kProbeTimeout)}),
               resolvedWatermarkMs(unixMs() - kResolvedRetentionMs) {}
         std::string url;
         client::Client client;
+        client::Client probe;  // GET /-/healthy
         // Resolutions closed at or after this were all taken (plus the 15-minute retention).
         std::int64_t resolvedWatermarkMs = 0;
         // What this Alertmanager last took per event id: 0 firing, else the close time sent.
@@ -121,6 +128,7 @@ struct AlertSender::Impl {
     };
     std::vector<std::unique_ptr<Manager>> managers;
     std::atomic<std::int64_t> firing{0};
+    std::int64_t lastProbeMs = 0;
 
     std::mutex mutex;
     std::condition_variable wake;
@@ -236,6 +244,25 @@ struct AlertSender::Impl {
         m.nextAttemptMs = now + m.backoff.count();
     }
 
+    // Alertmanager's own health endpoint: up follows it between POSTs. Back from down while
+    // alerts wait in backoff: retried now, not at the end of the backoff.
+    void probeAll() {
+        lastProbeMs = unixMs();
+        for (auto& m : managers) {
+            auto r = m->probe.send("GET", "/-/healthy", {});
+            const bool healthy = r && r->status == 200;
+            if (!healthy) {
+                if (m->up.exchange(false))
+                    spdlog::warn("alerting: {}: /-/healthy: {}", m->url,
+                                 r ? "HTTP " + std::to_string(r->status) : r.error().toString());
+            } else if (!m->up && m->nextAttemptMs != 0) {
+                m->nextAttemptMs = lastProbeMs;
+            } else if (!m->up && m->lastSuccessMs.load() != 0) {
+                m->up = true;
+            }
+        }
+    }
+
     void run() {
         std::optional<db::Connection> conn;
         bool wasLeader = false;
@@ -255,6 +282,11 @@ struct AlertSender::Impl {
                         auto in = std::chrono::milliseconds(std::max<std::int64_t>(0, due - now));
                         deadline = std::min(deadline, std::chrono::steady_clock::now() + in);
                     }
+                {
+                    auto in = std::chrono::milliseconds(
+                        std::max<std::int64_t>(0, lastProbeMs + kProbeMs - now));
+                    deadline = std::min(deadline, std::chrono::steady_clock::now() + in);
+                }
                 wake.wait_until(lock, deadline, [&] { return stopping || dirty; });
                 if (stopping) return;
                 const bool wasDirty = dirty;
@@ -266,6 +298,7 @@ struct AlertSender::Impl {
                     dirty = false;
                 }
             }
+            if (unixMs() - lastProbeMs >= kProbeMs) probeAll();
             if (!services.isLeader()) {
                 if (wasLeader) {
                     for (auto& m : managers) m->taken.clear();  // a later term sends all again
@@ -348,7 +381,8 @@ void AlertSender::appendMetrics(std::string& out) const {
         for (const auto& m : impl_->managers)
             out += std::string(name) + "{alertmanager=\"" + m->url + "\"} " + value(*m) + "\n";
     };
-    series("loom_alertmanager_up", "gauge", "1 if the last POST to this Alertmanager succeeded.",
+    series("loom_alertmanager_up", "gauge",
+           "1 if this Alertmanager answers /-/healthy (asked every 3 s) and took the last POST.",
            [](const Impl::Manager& m) { return std::string(m.up ? "1" : "0"); });
     series("loom_alerts_sent_total", "counter", "Alerts this Alertmanager took.",
            [](const Impl::Manager& m) { return std::to_string(m.alertsSent.load()); });

@@ -15,6 +15,37 @@ namespace {
 constexpr std::array<std::string_view, 4> kPlaceholders = {"{host}", "{switch}", "{exporter}",
                                                            "{address}"};
 
+bool validLabelName(std::string_view s) {
+    auto alpha = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    };
+    if (s.empty() || !alpha(s[0])) return false;
+    for (char c : s)
+        if (!alpha(c) && !(c >= '0' && c <= '9')) return false;
+    return true;
+}
+
+// A query component as Prometheus will send it again (it encodes __param_ values itself).
+std::string percentDecode(std::string_view s) {
+    auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+            out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+            i += 2;
+        } else {
+            out += s[i] == '+' ? ' ' : s[i];
+        }
+    }
+    return out;
+}
+
 std::string_view entityPlaceholder(ExporterKind k) {
     return k == ExporterKind::Snmp ? "{switch}" : "{host}";
 }
@@ -178,10 +209,12 @@ std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
             auto it = racks.find(h.rack);
             if (it == racks.end() || !rackIsScraped(it->second->state)) continue;
             if (h.state == "rma" || h.state == "decommissioned") continue;
+            // `state` is the rack's lifecycle state (docs/api.md: hosts and switches in a rack
+            // follow it): a Prometheus job keeping state="in_service" keeps a rolled-in rack.
             out.push_back({kind, h.name.str(),
                            expandTemplate(tmpl, h.name, templates.snmpExporter, address(h.name)),
-                           h.rack.str(), it->second->zone.str(), "host", h.state.str(), ko.interval,
-                           ko.timeout});
+                           h.rack.str(), it->second->zone.str(), "host", it->second->state.str(),
+                           ko.interval, ko.timeout});
         }
         return out;
     }
@@ -191,14 +224,16 @@ std::vector<ExporterTarget> expandTargets(const TargetTemplates& templates,
         if (!ko.roles.empty() &&
             std::find(ko.roles.begin(), ko.roles.end(), role) == ko.roles.end())
             continue;
+        std::string state = sw.state.str();  // a switch outside racks: its own
         if (!sw.rack.empty()) {
             auto it = racks.find(sw.rack);
             if (it != racks.end() && !rackIsScraped(it->second->state)) continue;
+            if (it != racks.end()) state = it->second->state.str();
         }
         out.push_back({kind, sw.name.str(),
                        expandTemplate(tmpl, sw.name, templates.snmpExporter, address(sw.name)),
-                       sw.rack.str(), sw.zone.str(), std::string(role), sw.state.str(), ko.interval,
-                       ko.timeout});
+                       sw.rack.str(), sw.zone.str(), std::string(role), std::move(state),
+                       ko.interval, ko.timeout});
     }
     return out;
 }
@@ -226,8 +261,13 @@ nlohmann::json prometheusSd(const std::vector<ExporterTarget>& targets, std::str
                 query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
                 if (kv.empty()) continue;
                 const auto eq = kv.find('=');
-                labels["__param_" + std::string(kv.substr(0, eq))] =
-                    eq == std::string_view::npos ? std::string() : std::string(kv.substr(eq + 1));
+                // Prometheus refuses a whole SD answer with one invalid label name
+                // ([a-zA-Z_][a-zA-Z0-9_]*): a parameter such as node_exporter's collect[] goes
+                // in the job's `params:` instead (docs/telemetry.md).
+                const std::string name = percentDecode(kv.substr(0, eq));
+                if (!validLabelName(name)) continue;
+                labels["__param_" + name] =
+                    eq == std::string_view::npos ? std::string() : percentDecode(kv.substr(eq + 1));
             }
         }
         groups.push_back({{"targets", {u->host + ":" + u->port}}, {"labels", std::move(labels)}});

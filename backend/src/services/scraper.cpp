@@ -158,8 +158,20 @@ struct Scraper::Impl {
             stream.close();
             connected = false;
         }
-        if (parser.get().result_int() != 200)
-            co_return std::pair{std::string(), "HTTP " + std::to_string(parser.get().result_int())};
+        if (parser.get().result_int() != 200) {
+            // The exporter's own reason: its body's last line, bounded. snmp_exporter's 500 is
+            // "An error has occurred while serving metrics:\n\nerror collecting metric
+            // Desc{...}: error connecting to target atsw01: ... no such host"; the Desc goes.
+            std::string_view why = parser.get().body();
+            while (!why.empty() && (why.back() == '\n' || why.back() == '\r' || why.back() == ' '))
+                why.remove_suffix(1);
+            if (auto nl = why.rfind('\n'); nl != std::string_view::npos) why.remove_prefix(nl + 1);
+            if (auto desc = why.rfind("}: "); desc != std::string_view::npos)
+                why.remove_prefix(desc + 3);
+            std::string error = "HTTP " + std::to_string(parser.get().result_int());
+            if (!why.empty()) error += ": " + std::string(why.substr(0, 300));
+            co_return std::pair{std::string(), std::move(error)};
+        }
         co_return std::pair{std::move(parser.get().body()), std::string()};
     }
 
@@ -169,8 +181,7 @@ struct Scraper::Impl {
         telemetry::IngestIdentity id;
         (t->isSwitch ? id.switchName : id.host) = t->entity;
         // The target, not its URL (which may carry credentials): "scrape dcgm z1-r003-h01".
-        const std::string origin =
-            "scrape " + t->kind + (t->entity.empty() ? "" : " " + t->entity);
+        const std::string origin = "scrape " + t->kind + (t->entity.empty() ? "" : " " + t->entity);
         id.origin = origin;
         // Its URL only hashed (sourceTag), never kept: a counter a second target also sends is
         // reported, not mixed in (issue 34).

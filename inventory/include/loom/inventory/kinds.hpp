@@ -226,6 +226,7 @@ struct KindDesc<Switch> {
         refField("rack", &Switch::rack, "rack_id", Kind::Rack),
         specField("portCount", &Switch::portCount, "port_count").head("PORTS"),
         specField("speedGbps", &Switch::speedGbps, "speed_gbps"),
+        specField("portNaming", &Switch::portNaming, "port_naming"),
         specField("labels", &Switch::labels),
         opsField("state", &Switch::state),
         opsField("serial", &Switch::serial).patch(),

@@ -17,15 +17,15 @@
 // std::string_view (and convert to std::string); assign a string, a view or a literal.
 #pragma once
 
-#include "loom/inventory/kind_vector.hpp"
-#include "loom/inventory/text.hpp"
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "loom/inventory/kind_vector.hpp"
+#include "loom/inventory/text.hpp"
 
 namespace loom::inventory {
 
@@ -44,9 +44,9 @@ enum class Kind : std::uint8_t {
 };
 inline constexpr int kKindCount = 11;
 // In dependency order: parents before children. Creates run in this order, deletes reversed.
-inline constexpr Kind kAllKinds[kKindCount] = {Kind::Site,   Kind::Zone, Kind::Row,  Kind::Rack,
-                                               Kind::Host,   Kind::Gpu,  Kind::Nic,  Kind::Switch,
-                                               Kind::Port,   Kind::Link, Kind::StorageNode};
+inline constexpr Kind kAllKinds[kKindCount] = {
+    Kind::Site, Kind::Zone,   Kind::Row,  Kind::Rack, Kind::Host,       Kind::Gpu,
+    Kind::Nic,  Kind::Switch, Kind::Port, Kind::Link, Kind::StorageNode};
 
 std::string_view kindName(Kind k);    // "site", "zone", ..., "storage_node"
 std::string_view kindPlural(Kind k);  // "sites", ..., "storage_nodes" (API paths, table names)
@@ -146,8 +146,8 @@ struct Gpu {
 
 struct Nic {
     Text name;
-    Text host;  // host or storage node
-    int index = 0;     // backend NICs: the rail (0..7, one per GPU)
+    Text host;      // host or storage node
+    int index = 0;  // backend NICs: the rail (0..7, one per GPU)
     Network network = Network::Backend;
     Text model;
     int speedGbps = 400;
@@ -165,6 +165,9 @@ struct Switch {
     Text rack;  // empty for switches not in a compute rack
     int portCount = 0;
     int speedGbps = 400;
+    // How its network OS names the front-panel ports (port_naming.hpp's canonical text, from
+    // the switch model or a per-switch override; empty = Loom's own pN/swpN/EthernetN/N).
+    Text portNaming;
     Labels labels;
     // operational
     Text state = Text::shared("planned");

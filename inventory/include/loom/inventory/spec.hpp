@@ -70,6 +70,7 @@ struct SwitchModelSpec {
     std::string name;
     int ports = 0;
     int speedGbps = 400;
+    std::string portNaming;  // port_naming.hpp's canonical text; empty = Loom's own names
     SpecSource source;
 };
 
@@ -178,6 +179,7 @@ struct RackOverride {
 struct SwitchOverride {
     std::string name;
     std::optional<std::string> model;
+    std::optional<std::string> portNaming;  // canonical text (port_naming.hpp)
     Labels labels;
     SpecSource source;
 };

@@ -19,15 +19,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "loom/inventory/model.hpp"
+#include "loom/inventory/port_naming.hpp"
 
 namespace loom::telemetry {
 
@@ -69,7 +69,24 @@ struct HallSwitch {
     // Highest port number in the inventory + 1 (all of portCount when the inventory lists no
     // ports of the switch): uncabled ports above the last cabled one take no memory.
     std::uint32_t portSlots = 0;
-    std::uint32_t declaredPorts = 0;     // the model's port count (telemetry up to it is valid)
+    std::uint32_t declaredPorts = 0;  // the model's port count (telemetry up to it is valid)
+    // How its NOS names its ports (inventory Switch::portNaming); shared by the switches of one
+    // scheme. Never null.
+    std::shared_ptr<const inventory::PortNaming> naming;
+};
+
+// What an interface name of a switch denotes (HallLayout::interfacePort).
+struct InterfacePort {
+    enum Kind : std::uint8_t {
+        Tracked,     // a cabled port: `port` is its slot
+        Uncabled,    // a front-panel port of the model with no cable in the inventory
+        OutOfRange,  // a port number above the model's port count
+        SubPort,     // a breakout sub-port (Loom tracks the front-panel port only)
+        NotAPort,    // no port of the switch's scheme (lo, mgmt0, PortChannel0001, Vlan1000)
+    };
+    Kind kind = NotAPort;
+    std::uint32_t port = kNoIndex;
+    int number = 0;  // the front-panel port number (Tracked, Uncabled, OutOfRange, SubPort)
 };
 
 struct HallPort {
@@ -112,7 +129,9 @@ public:
     const std::vector<std::string>& zones() const { return shape_->zones_; }
     const std::vector<HallRack>& racks() const { return racks_; }
     const std::vector<std::string>& gpuNames() const { return shape_->gpuNames_; }
-    const std::vector<std::uint32_t>& gpuRack() const { return shape_->gpuRack_; }  // GPU -> rack index
+    const std::vector<std::uint32_t>& gpuRack() const {
+        return shape_->gpuRack_;
+    }  // GPU -> rack index
     const std::vector<std::string>& gpuHost() const { return shape_->gpuHostName_; }
     const std::vector<AdminState>& gpuAdmin() const { return gpuAdmin_; }
     const std::vector<HallSwitch>& switches() const { return shape_->switches_; }
@@ -130,11 +149,16 @@ public:
     std::uint32_t gpuOfHost(std::uint32_t hostIndex, int gpuIndex) const;
     std::size_t hostCount() const { return shape_->hostGpuOffset_.size(); }
     std::uint32_t switchByName(std::string_view name) const;
-    // port: "p17", "Ethernet17", "swp17", "17" or the full "<switch>/p17" (trailing number).
+    // port: Loom's own name ("p17", "17", the full "<switch>/p17") or a front-panel port name
+    // of the switch's scheme ("swp17" on cumulus, "Ethernet128" on sonic lanes=8, ...).
     // kNoIndex when unknown; `exists` (optional) tells a real but untracked port of the switch
     // (number <= declaredPorts) from a bogus one.
     std::uint32_t portBySwitch(std::uint32_t switchIndex, std::string_view port,
                                bool* exists = nullptr) const;
+    // An interface name as the switch reports it (IF-MIB ifName, and ifAlias, which SONiC sets
+    // to the front-panel name), by the switch's port naming scheme only.
+    InterfacePort interfacePort(std::uint32_t switchIndex, std::string_view ifName,
+                                std::string_view ifAlias = {}) const;
     std::uint32_t portByName(std::string_view sw, std::string_view port) const {
         auto s = switchByName(sw);
         return s == kNoIndex ? kNoIndex : portBySwitch(s, port);

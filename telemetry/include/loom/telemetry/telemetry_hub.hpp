@@ -44,13 +44,12 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "loom/telemetry/detection.hpp"
 #include "loom/telemetry/hall_layout.hpp"
@@ -65,19 +64,52 @@ std::optional<Topic> parseTopic(std::string_view s);
 
 // Packed-array values (docs/api.md).
 inline constexpr std::uint8_t kNoData = 255;
-enum GpuHealthValue : std::uint8_t { kGpuOk = 0, kGpuWarning = 1, kGpuFailed = 2, kGpuQuarantined = 3 };
+enum GpuHealthValue : std::uint8_t {
+    kGpuOk = 0,
+    kGpuWarning = 1,
+    kGpuFailed = 2,
+    kGpuQuarantined = 3
+};
 enum LinkHealthValue : std::uint8_t {
-    kLinkUp = 0, kLinkDegraded = 1, kLinkDown = 2, kLinkDrained = 3, kLinkNotInService = 4
+    kLinkUp = 0,
+    kLinkDegraded = 1,
+    kLinkDown = 2,
+    kLinkDrained = 3,
+    kLinkNotInService = 4
 };
 
 enum class GpuField : std::uint8_t {
-    Util, Temp, MemTemp, Power, SmClock, MemClock, FbUsed, FbFree, Xid, EccSbe, EccDbe,
-    RowRemapFailure, UncorrectableRemappedRows, CorrectableRemappedRows, NvlinkCrc, PcieReplay,
-    Energy, MemCopyUtil, GrEngineActive, TensorActive,
+    Util,
+    Temp,
+    MemTemp,
+    Power,
+    SmClock,
+    MemClock,
+    FbUsed,
+    FbFree,
+    Xid,
+    EccSbe,
+    EccDbe,
+    RowRemapFailure,
+    UncorrectableRemappedRows,
+    CorrectableRemappedRows,
+    NvlinkCrc,
+    PcieReplay,
+    Energy,
+    MemCopyUtil,
+    GrEngineActive,
+    TensorActive,
     // Clock event reasons (NVML bit mask, clockEventReasonNames()), throttle time counters (us),
     // profiling ratios 0..1 and byte counters.
-    ClockEventReasons, PowerViolation, ThermalViolation, SmActive, DramActive, PcieTxBytes,
-    PcieRxBytes, NvlinkTxBytes, NvlinkRxBytes,
+    ClockEventReasons,
+    PowerViolation,
+    ThermalViolation,
+    SmActive,
+    DramActive,
+    PcieTxBytes,
+    PcieRxBytes,
+    NvlinkTxBytes,
+    NvlinkRxBytes,
 };
 inline constexpr int kGpuFieldCount = 29;
 
@@ -88,9 +120,11 @@ struct ClockEventReason {
     std::string_view name;
 };
 inline constexpr ClockEventReason kClockEventReasons[] = {
-    {0x1, "gpu_idle"},        {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
-    {0x8, "hw_slowdown"},     {0x10, "sync_boost"},                 {0x20, "sw_thermal"},
-    {0x40, "hw_thermal"},     {0x80, "hw_power_brake"},             {0x100, "display_clocks"},
+    {0x1, "gpu_idle"},         {0x2, "applications_clocks_setting"},
+    {0x4, "sw_power_cap"},     {0x8, "hw_slowdown"},
+    {0x10, "sync_boost"},      {0x20, "sw_thermal"},
+    {0x40, "hw_thermal"},      {0x80, "hw_power_brake"},
+    {0x100, "display_clocks"},
 };
 // The reasons that make a gpu_throttled event (thermal, power brake, hw slowdown); sw_power_cap
 // and gpu_idle are normal operation.
@@ -99,16 +133,49 @@ inline constexpr std::uint32_t kThrottleAlarmMask = 0x8 | 0x20 | 0x40 | 0x80;
 std::vector<std::string> clockEventReasonNames(std::uint32_t mask);
 
 enum class PortCounter : std::uint8_t {
-    OperStatus, InOctets, OutOctets, InPackets, OutPackets, InErrors, OutErrors, InDiscards,
-    OutDiscards, InPfcPause, OutPfcPause, FecUncorrectable, SpeedBps,
+    OperStatus,
+    InOctets,
+    OutOctets,
+    InPackets,
+    OutPackets,
+    InErrors,
+    OutErrors,
+    InDiscards,
+    OutDiscards,
+    InPfcPause,
+    OutPfcPause,
+    FecUncorrectable,
+    SpeedBps,
 };
 inline constexpr int kPortCounterCount = 13;
 
+// Why a sample was not stored. The first six are unknown entities (counted in the report's
+// `unknown`); not_a_port (an interface of a switch that is no front-panel port of its scheme:
+// lo, mgmt0, PortChannel0001, Vlan1000, a breakout sub-port) and port_conflict (two ifIndexes
+// of one page naming the same port: neither is believed) are ignored by design and counted in
+// `ignored`. Every reason's names are listed by unknownNames().
 enum class UnknownReason : std::uint8_t {
-    UnknownHost, UnknownGpu, UnknownUuid, UnknownSwitch, UnknownPort, MissingLabels,
+    UnknownHost,
+    UnknownGpu,
+    UnknownUuid,
+    UnknownSwitch,
+    UnknownPort,
+    MissingLabels,
+    NotAPort,
+    PortConflict,
 };
-inline constexpr int kUnknownReasonCount = 6;
+inline constexpr int kUnknownReasonCount = 8;
 std::string_view unknownReasonName(UnknownReason r);  // "unknown_host", ...
+
+// One name the hub could not place or ignored (GET /api/v1/telemetry/unknown).
+struct UnknownName {
+    std::string reason;  // unknownReasonName()
+    std::string name;    // "z1-r001-rtsw/PortChannel0001", "z9-r001-h0", "z1-r001-h0/mlx5_9"
+    std::string source;  // the page's origin ("scrape snmp z1-r001-rtsw", "push")
+    std::string detail;  // why, in words ("no port of scheme sonic lanes=8")
+    std::int64_t firstSeenMs = 0, lastSeenMs = 0;
+    std::uint64_t samples = 0;  // samples seen with it (while it stayed in the catalogue)
+};
 
 struct IngestReport {
     std::uint64_t samples = 0;  // parsed
@@ -275,7 +342,13 @@ public:
     // Completed one-minute rollups since the last call (usually 0 or 1).
     std::vector<Rollup> takeRollups();
 
-    // Prometheus text for /metrics: ingest counters, unknown per reason, open events, memory.
+    // The names the hub could not place or ignored, most recently seen first, at most `limit`
+    // (the catalogue keeps the last 256 per reason); `reason` empty = every reason.
+    std::vector<UnknownName> unknownNames(std::string_view reason = {},
+                                          std::size_t limit = 100) const;
+
+    // Prometheus text for /metrics: ingest counters, distinct unknown names per reason, open
+    // events, memory.
     void appendMetrics(std::string& out) const;
     // Bytes held by the value arrays and detection state (benchmarks, /metrics).
     std::size_t memoryBytes() const;

@@ -1,0 +1,203 @@
+// Real switches as sites run them (issue 35): snmp_exporter 0.21 if_mib pages (its exact
+// format: ifIndex, then the ifAlias and ifName lookups) of SONiC, EOS chassis and Cumulus
+// boxes, with everything else such boxes carry. Only front-panel ports of the switch's
+// declared scheme map; port-channels, VLANs, loopbacks and management never open an event,
+// and are listed once by name; two ifIndexes naming one port are a conflict nobody believes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hub_fixture.hpp"
+
+namespace loom::telemetry {
+namespace {
+
+struct If {
+    int ifIndex;
+    std::string name, alias;
+    int oper;  // 1 up, 2 down
+};
+
+// One if_mib page as snmp_exporter 0.21 writes it for the shipped configs/exporters/snmp.yml
+// (families sorted by name, labels sorted, ifAlias and ifName lookups on every object).
+std::string page(const std::vector<If>& ifs) {
+    std::string out;
+    auto family = [&](std::string_view name, std::string_view type, auto value) {
+        out += "# HELP " + std::string(name) + " x\n# TYPE " + std::string(name) + " " +
+               std::string(type) + "\n";
+        for (const auto& i : ifs)
+            out += std::string(name) + "{ifAlias=\"" + i.alias + "\",ifIndex=\"" +
+                   std::to_string(i.ifIndex) + "\",ifName=\"" + i.name + "\"} " + value(i) + "\n";
+    };
+    family("ifHCInOctets", "counter", [](const If&) { return std::string("1000"); });
+    family("ifHighSpeed", "gauge", [](const If&) { return std::string("400000"); });
+    family("ifInErrors", "counter", [](const If&) { return std::string("0"); });
+    family("ifOperStatus", "gauge", [](const If& i) { return std::to_string(i.oper); });
+    return out;
+}
+
+class SwitchNaming : public HubFixture {
+protected:
+    void SetUp() override {
+        shape_ = {.zones = 1, .racksPerZone = 2, .ctswPerZone = 2, .ctswUplinks = 2, .atsw = 1};
+    }
+    void build(const std::map<std::string, std::string>& naming) {
+        makeHub(shape_);
+        for (auto& s : inv_.switches)
+            if (auto it = naming.find(s.name.str()); it != naming.end()) s.portNaming = it->second;
+        layout_ = std::make_shared<const HallLayout>(HallLayout::build(inv_));
+        hub_->setLayout(layout_);
+    }
+    std::vector<std::string> openLinkDown() const {
+        std::vector<std::string> out;
+        for (const auto& e : hub_->openEvents())
+            if (e.kind == "link_down") out.push_back(e.location);
+        return out;
+    }
+    std::string linkAt(std::string_view sw, int port) const {
+        const auto p = layout_->portByName(sw, "p" + std::to_string(port));
+        EXPECT_NE(p, kNoIndex);
+        const auto l = p == kNoIndex ? kNoIndex : layout_->ports()[p].linkIndex;
+        EXPECT_NE(l, kNoIndex) << sw << " p" << port << " has no link";
+        return l == kNoIndex ? "" : layout_->links()[l].name;
+    }
+    std::string metric(std::string_view reason) const {
+        std::string m;
+        hub_->appendMetrics(m);
+        const std::string key =
+            "loom_telemetry_unknown_total{reason=\"" + std::string(reason) + "\"} ";
+        auto at = m.find(key);
+        return at == std::string::npos
+                   ? "absent"
+                   : m.substr(at + key.size(), m.find('\n', at) - at - key.size());
+    }
+
+    loom::testing::SyntheticShape shape_;
+};
+
+TEST_F(SwitchNaming, SonicLaneNamesMapAndAPortChannelDownOpensNothing) {
+    build({{"z1-r001-rtsw", "sonic lanes=8"}});
+    const std::vector<If> box = {
+        {1, "Ethernet0", "etp1", 1},     {9, "Ethernet8", "etp2", 1},
+        {17, "Ethernet16", "", 1},       {1001, "PortChannel0001", "", 2},
+        {2000, "Vlan1000", "", 1},       {3000, "Loopback0", "", 1},
+        {4000, "mgmt0", "", 2},          {5000, "lo", "", 1},
+        {6000, "Ethernet4", "etp1b", 2},  // the second half of a broken-out etp1
+    };
+    for (int i = 0; i < 3; ++i) {
+        auto rep =
+            ingest(page(box), {.switchName = "z1-r001-rtsw", .origin = "scrape snmp z1-r001-rtsw"});
+        EXPECT_EQ(rep.unknownTotal(), 0u);
+    }
+    EXPECT_TRUE(openLinkDown().empty()) << openLinkDown()[0];
+    EXPECT_TRUE(events_.empty()) << events_[0].kind << " " << events_[0].location;
+
+    // Ethernet8 (front-panel port 2) down: link_down on port 2's link, nowhere else.
+    auto down = box;
+    down[1].oper = 2;
+    ingest(page(down), {.switchName = "z1-r001-rtsw", .origin = "scrape snmp z1-r001-rtsw"});
+    ASSERT_EQ(openLinkDown().size(), 1u);
+    EXPECT_EQ(openLinkDown()[0], linkAt("z1-r001-rtsw", 2));
+
+    // The ignored interfaces are listed once each, by name, with why and from where.
+    const auto names = hub_->unknownNames("not_a_port");
+    std::map<std::string, UnknownName> byName;
+    for (const auto& u : names) byName[u.name] = u;
+    for (auto n : {"PortChannel0001", "Vlan1000", "Loopback0", "mgmt0", "lo", "Ethernet4"})
+        EXPECT_TRUE(byName.count("z1-r001-rtsw/" + std::string(n))) << n;
+    EXPECT_EQ(names.size(), 6u);
+    const auto& pc = byName["z1-r001-rtsw/PortChannel0001"];
+    EXPECT_EQ(pc.detail, "no front-panel port of scheme sonic lanes=8");
+    EXPECT_EQ(pc.source, "scrape snmp z1-r001-rtsw");
+    EXPECT_EQ(pc.firstSeenMs, kT0 + 1000);
+    EXPECT_EQ(pc.lastSeenMs, kT0 + 4000);
+    EXPECT_EQ(byName["z1-r001-rtsw/Ethernet4"].detail, "breakout sub-port of p1");
+    // Counted once by name, not per sample (4 pages x 4 families x 6 names = 96 samples).
+    EXPECT_EQ(metric("not_a_port"), "6");
+    EXPECT_EQ(metric("unknown_port"), "0");
+}
+
+// EOS chassis names recorded from an Arista 7800R3 (line cards from slot 3, 36 ports each):
+// Linux cannot carry a '/' in an interface name, so this is the page, not a namespace.
+TEST_F(SwitchNaming, EosChassisPortsBySlotAndPort) {
+    build({{"z1-ctsw01", "eos firstSlot=3 portsPerSlot=36"}});
+    // z1-ctsw01: p1, p2 to the racks' RTSWs, p3.. uplinks; 4 ports declared.
+    const std::vector<If> box = {
+        {3001, "Ethernet3/1/1", "", 1},    {3009, "Ethernet3/2/1", "", 1},
+        {3005, "Ethernet3/1/5", "", 2},    {999001, "Management1/1", "", 2},
+        {1000001, "Port-Channel1", "", 2}, {5000001, "Loopback0", "", 1},
+        {4001, "Ethernet4/1/1", "", 2},  // port 37: above what the model declares
+    };
+    ingest(page(box), {.switchName = "z1-ctsw01"});
+    EXPECT_TRUE(openLinkDown().empty()) << openLinkDown()[0];
+    auto down = box;
+    down[1].oper = 2;  // Ethernet3/2/1 = front-panel port 2
+    ingest(page(down), {.switchName = "z1-ctsw01"});
+    ASSERT_EQ(openLinkDown().size(), 1u);
+    EXPECT_EQ(openLinkDown()[0], linkAt("z1-ctsw01", 2));
+    const auto unknown = hub_->unknownNames("unknown_port");
+    ASSERT_EQ(unknown.size(), 1u);
+    EXPECT_EQ(unknown[0].name, "z1-ctsw01/Ethernet4/1/1");
+    EXPECT_EQ(metric("unknown_port"), "1") << "one name, however many samples";
+    EXPECT_EQ(hub_->unknownNames("not_a_port").size(), 4u);
+}
+
+// The defect as reported: a Cumulus box with no scheme declared took PortChannel0001 for port
+// 1 and flapped link_down on swp1's link every scrape.
+TEST_F(SwitchNaming, WithoutADeclaredSchemeOnlyLoomsOwnNamesMap) {
+    build({});
+    const std::vector<If> box = {
+        {1, "swp1", "", 1},      {2, "swp2", "", 1},         {10, "PortChannel0001", "", 2},
+        {11, "Vlan1000", "", 2}, {12, "Management1", "", 2}, {13, "Ethernet3/1/1", "", 2},
+    };
+    for (int i = 0; i < 5; ++i) ingest(page(box), {.switchName = "z1-r001-rtsw"});
+    EXPECT_TRUE(events_.empty()) << events_[0].kind << " " << events_[0].location;
+}
+
+TEST_F(SwitchNaming, TwoIfIndexesNamingOnePortAreAConflictNeitherBelieved) {
+    build({{"z1-r001-rtsw", "cumulus"}});
+    // swp1 deleted and made again: net-snmp keeps the old row (down) beside the new one (up).
+    std::vector<If> box = {{5, "swp1", "", 2}, {9, "swp1", "", 1}, {2, "swp2", "", 1}};
+    for (int i = 0; i < 3; ++i) {
+        auto rep = ingest(page(box), {.switchName = "z1-r001-rtsw"});
+        EXPECT_EQ(rep.applied, 4u) << "swp2's four samples only";
+    }
+    EXPECT_TRUE(events_.empty()) << events_[0].kind << " " << events_[0].location;
+    const auto p1 = layout_->portByName("z1-r001-rtsw", "p1");
+    EXPECT_TRUE(std::isnan(hub_->portValue(p1, PortCounter::OperStatus))) << "not believed";
+    const auto c = hub_->unknownNames("port_conflict");
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0].name, "z1-r001-rtsw/p1");
+    EXPECT_EQ(c[0].detail,
+              "ifIndex 5 (swp1) and ifIndex 9 (swp1) both name this port; neither "
+              "is believed");
+    // Resolved (snmpd restarted, the stale row gone): believed again.
+    box.erase(box.begin());
+    ingest(page(box), {.switchName = "z1-r001-rtsw"});
+    EXPECT_EQ(hub_->portValue(p1, PortCounter::OperStatus), 1);
+    box[0].oper = 2;
+    ingest(page(box), {.switchName = "z1-r001-rtsw"});
+    ASSERT_EQ(openLinkDown().size(), 1u);
+    EXPECT_EQ(openLinkDown()[0], linkAt("z1-r001-rtsw", 1));
+}
+
+TEST_F(SwitchNaming, TheCatalogueIsBoundedPerReason) {
+    build({{"z1-r001-rtsw", "cumulus"}});
+    for (int round = 0; round < 3; ++round) {
+        std::vector<If> box;
+        for (int i = 0; i < 200; ++i)
+            box.push_back({1000 + i, "Vlan" + std::to_string(round * 200 + i), "", 1});
+        ingest(page(box), {.switchName = "z1-r001-rtsw"});
+    }
+    const auto all = hub_->unknownNames("not_a_port", 10'000);
+    EXPECT_EQ(all.size(), 256u);
+    EXPECT_EQ(all.front().lastSeenMs, now_) << "newest first";
+    EXPECT_EQ(metric("not_a_port"), "600") << "distinct names seen";
+    EXPECT_EQ(hub_->unknownNames("", 5).size(), 5u);
+}
+
+}  // namespace
+}  // namespace loom::telemetry
