@@ -1,8 +1,10 @@
 #include "loom/console/cluster_state.hpp"
 
 #include <QJsonArray>
+#include <QSet>
 
 #include <algorithm>
+#include <utility>
 
 namespace loom::console {
 
@@ -189,6 +191,8 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
 
 void ClusterState::upsertEvent(const Event& ev)
 {
+    if (reloading_ && sinceReload_.size() < kMaxEvents)
+        sinceReload_.push_back(ev);
     // An update (acknowledged, closed) replaces the event with the same id.
     auto it = std::find_if(events_.begin(), events_.end(),
                            [&](const Event& e) { return e.id != 0 && e.id == ev.id; });
@@ -224,6 +228,40 @@ void ClusterState::addEvents(const std::vector<Event>& events)
     std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
         return a.openedAt < b.openedAt;
     });
+    while (events_.size() > kMaxEvents)
+        events_.pop_front();
+    Q_EMIT eventsReset();
+}
+
+void ClusterState::beginEventsReload()
+{
+    reloading_ = true;
+    sinceReload_.clear();
+}
+
+void ClusterState::replaceEvents(std::vector<Event> events)
+{
+    std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+        return a.openedAt < b.openedAt;
+    });
+    events_.clear();
+    QSet<qint64> seen;
+    for (auto& ev : events) {
+        if (ev.id != 0 && seen.contains(ev.id))
+            continue;
+        seen.insert(ev.id);
+        events_.push_back(std::move(ev));
+    }
+    reloading_ = false;
+    // The stream's messages since the GETs were sent carry every change after them, in order.
+    for (const auto& ev : std::exchange(sinceReload_, {})) {
+        auto it = std::find_if(events_.begin(), events_.end(),
+                               [&](const Event& e) { return e.id != 0 && e.id == ev.id; });
+        if (it != events_.end())
+            *it = ev;
+        else
+            events_.push_back(ev);
+    }
     while (events_.size() > kMaxEvents)
         events_.pop_front();
     Q_EMIT eventsReset();

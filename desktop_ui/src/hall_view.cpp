@@ -162,6 +162,14 @@ HallView::HallView(ClusterState* state, ApiClient* api, QWidget* parent)
         applyWindow();
     });
     connect(state, &ClusterState::helloReceived, this, &HallView::applyWindow);
+    // The selected GPU's events follow loomd: a change there (or a re-read of the list after a
+    // reconnect) fetches its last XID again.
+    connect(state, &ClusterState::eventAdded, this, [this](const Event& e) {
+        const HallLayout& h = state_->layout();
+        if (gpu_ >= 0 && gpu_ < h.gpus.size() && e.location == h.gpus[gpu_])
+            fetchLastXid();
+    });
+    connect(state, &ClusterState::eventsReset, this, [this] { fetchLastXid(); });
     applyWindow();
     connect(fit, &QPushButton::clicked, map_, &HallMapWidget::fitAll);
     connect(map_, &HallMapWidget::gpuClicked, this, &HallView::showGpu);
@@ -265,6 +273,19 @@ void HallView::showGpu(int gpu)
               });
     fetchGpuTelemetry();
     fetchHistory();
+    fetchLastXid();
+    if (rack_ >= 0)
+        showRack(-2 - rack_);  // history of the GPU's rack, keeping the GPU view
+}
+
+void HallView::fetchLastXid()
+{
+    const HallLayout& h = state_->layout();
+    if (!api_ || gpu_ < 0 || gpu_ >= h.gpus.size())
+        return;
+    const int gen = generation_;
+    const QString name = h.gpus[gpu_];
+    QPointer<HallView> self(this);
     QUrlQuery q;
     q.addQueryItem(QStringLiteral("location"), name);
     q.addQueryItem(QStringLiteral("limit"), QStringLiteral("20"));
@@ -291,8 +312,6 @@ void HallView::showGpu(int gpu)
                   }
                   self->render();
               });
-    if (rack_ >= 0)
-        showRack(-2 - rack_);  // history of the GPU's rack, keeping the GPU view
 }
 
 void HallView::fetchGpuTelemetry()

@@ -171,7 +171,8 @@ JobsView::JobsView(ClusterState* state, ApiClient* api, QWidget* parent)
     });
     connect(state, &ClusterState::eventAdded, this, [this](const Event& e) {
         if (selected_.isEmpty()) return;
-        if (eventOfJob(e, selected_)) render();
+        // The job's own event moved: loomd's detail lists it (or no longer does).
+        if (eventOfJob(e, selected_)) fetchDetail();
     });
     render();
 }
@@ -322,8 +323,9 @@ void JobsView::fetchDetail() {
 void JobsView::emitHighlight() { Q_EMIT highlightChanged(selected_, gpus_, links_); }
 
 QString JobsView::eventsHtml(const Job& job) const {
-    // The detail's events are those on the job's GPUs and links; the job's own events
-    // (job_degraded, stragglers) are in the console's event list.
+    Q_UNUSED(job);
+    // loomd's list (issue 39): the open events on the job's GPUs and links and the job's own
+    // (job_degraded, straggler), counted once by loomd; the table's count is its length.
     QString rows;
     int n = 0;
     auto row = [&](const QString& severity, const QString& kind, const QString& location,
@@ -336,10 +338,6 @@ QString JobsView::eventsHtml(const Job& job) const {
                          htmlCell(locationLink(location)), htmlCell(message.toHtmlEscaped()));
         ++n;
     };
-    if (state_)
-        for (auto it = state_->events().rbegin(); it != state_->events().rend(); ++it)
-            if (it->open() && eventOfJob(*it, job.name))
-                row(it->severity, it->kind, it->location, it->message);
     const QJsonArray evs = detailJson_.value(u"health").toObject().value(u"events").toArray();
     for (const auto& v : evs) {
         const QJsonObject e = v.toObject();

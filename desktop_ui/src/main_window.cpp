@@ -18,6 +18,8 @@
 #include <QStatusBar>
 #include <QTimer>
 
+#include <memory>
+
 namespace loom::console {
 
 ConnectDialog::ConnectDialog(const ConnectionSettings& current, QWidget* parent, const QString& message)
@@ -112,6 +114,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
         board_->setRole(state->role());
         events_->setRole(state->role());
         updateStatus();
+        // A reconnect (the first connect reads them with the layout): what loomd closed,
+        // acknowledged or opened meanwhile replaces what this console holds.
+        if (state->hasLayout())
+            reloadEvents();
     });
     connect(state, &ClusterState::layoutChanged, this, &MainWindow::loadInitialData);
     connect(events_, &EventsView::focusRequested, this, &MainWindow::focus);
@@ -224,22 +230,49 @@ void MainWindow::loadInitialData()
     const auto& h = session_.cluster()->layout();
     setWindowTitle(tr("Loom console — %1 (%2 racks, %3 GPUs)").arg(h.cluster).arg(h.racks.size()).arg(h.gpus.size()));
     // Events from before we connected; the stream only carries new ones.
-    QPointer<MainWindow> self(this);
-    session_.api()->get(QStringLiteral("/api/v1/events?limit=1000"), [self](Result<QJsonDocument> r) {
-        if (!self)
-            return;
-        if (!r) {
-            self->errorLabel_->setText(QStringLiteral("GET /api/v1/events: %1").arg(r.error()));
-            return;
-        }
-        const QJsonArray arr = r->isArray() ? r->array() : r->object().value(u"items").toArray();
-        std::vector<Event> evs;
-        for (const auto& v : arr)
-            if (auto e = parseEvent(v.toObject()))
-                evs.push_back(*e);
-        self->session_.cluster()->addEvents(evs);
-    });
+    reloadEvents();
     board_->refreshPhases();
+}
+
+void MainWindow::reloadEvents()
+{
+    // Two reads: every open event (the failures, however old) and the newest 1,000 (history).
+    // The list is replaced once both answered; stream events meanwhile are applied on top.
+    struct Reads {
+        std::vector<Event> events;
+        int pending = 2;
+        QString error;
+    };
+    auto reads = std::make_shared<Reads>();
+    session_.cluster()->beginEventsReload();
+    QPointer<MainWindow> self(this);
+    for (const QString& path : {QStringLiteral("/api/v1/events?state=open&limit=5000"),
+                                QStringLiteral("/api/v1/events?limit=1000")}) {
+        session_.api()->get(path, [self, reads, path](Result<QJsonDocument> r) {
+            if (!self)
+                return;
+            if (!r) {
+                reads->error = QStringLiteral("GET %1: %2").arg(path, r.error());
+            } else {
+                const QJsonArray arr =
+                    r->isArray() ? r->array() : r->object().value(u"items").toArray();
+                for (const auto& v : arr)
+                    if (auto e = parseEvent(v.toObject()))
+                        reads->events.push_back(*e);
+            }
+            if (--reads->pending > 0)
+                return;
+            if (!reads->error.isEmpty()) {
+                // Keep what is held (and keep applying the stream) rather than show a half list.
+                self->errorLabel_->setText(reads->error);
+                self->session_.cluster()->replaceEvents(
+                    {self->session_.cluster()->events().begin(),
+                     self->session_.cluster()->events().end()});
+                return;
+            }
+            self->session_.cluster()->replaceEvents(std::move(reads->events));
+        });
+    }
 }
 
 void MainWindow::focus(const QString& location, const QString& rack)

@@ -228,6 +228,40 @@ TEST(ConsoleFailures, RacksThatAreNotPoweredDrawAsNoData)
     EXPECT_NE(rgb(map.gpuColor(g)), rgb(noDataColor()));
 }
 
+// Issue 39 item 3: a host quarantined by burn-in is counted (its GPUs' gpu.health 3) and its
+// host_quarantined event (what loomd opens with the quarantine) is what the counter's host
+// filter lists, naming the GPU, the diagnostic and the threshold.
+TEST(ConsoleFailures, AQuarantinedHostsCounterFindsItsEvent)
+{
+    test::Fed f;
+    const auto& h = f.state->layout();
+    std::vector<std::uint8_t> zeroG(static_cast<size_t>(h.gpus.size()), 0);
+    ASSERT_TRUE(f.state->handleMessage(makeSnapshotMessage(100, Topic::GpuHealth, zeroG)));
+    std::vector<std::pair<std::uint32_t, std::uint8_t>> quarantined;
+    for (int k = 0; k < 8; ++k)
+        quarantined.emplace_back(
+            static_cast<std::uint32_t>(h.gpuIndex(QStringLiteral("z1-r003-h1-gpu%1").arg(k))), 3);
+    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(101, Topic::GpuHealth, quarantined)));
+    ASSERT_TRUE(f.state->handleMessage(json(R"J({"type":"event","seq":102,"event":{"id":77,
+        "severity":"warning","kind":"host_quarantined","location":"z1-r003-h1","rack":"z1-r003",
+        "message":"z1-r003-h1: quarantined by burn-in: dcgmi diag -r 3 (simulated) failed on z1-r003-h1-gpu5",
+        "labels":{"gpu":"z1-r003-h1-gpu5","diagnostic":"dcgmi diag -r 3 (simulated)",
+                  "threshold":"every GPU passes"},
+        "openedAt":"2026-11-22T08:00:00Z","closedAt":null,"source":"provisioning"}})J")));
+    // A GPU event elsewhere, which the host filter must not list.
+    ASSERT_TRUE(f.state->handleMessage(json(R"({"type":"event","seq":103,"event":{"id":78,
+        "severity":"critical","kind":"gpu_xid","location":"z1-r002-h0-gpu5","rack":"z1-r002",
+        "message":"XID 79","openedAt":"2026-11-22T08:00:01Z","closedAt":null}})")));
+    FailureIndex* fi = f.state->failures();
+    EXPECT_EQ(fi->count(FailureKind::Host), 1);
+    FailureCounter counter(fi);
+    EventsView events(f.state.get());
+    counter.button(FailureKind::Host)->click();
+    ASSERT_EQ(events.proxy()->rowCount(), 1);
+    EXPECT_EQ(events.proxy()->index(0, EventModel::Kind).data().toString(), "host_quarantined");
+    EXPECT_TRUE(events.proxy()->index(0, EventModel::Message).data().toString().contains("gpu5"));
+}
+
 TEST(ConsoleFailures, UtilizationIsTheMeanOverTheChosenWindow)
 {
     test::Fed f;

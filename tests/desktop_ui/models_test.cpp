@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 using namespace loom::console;
 
 namespace {
@@ -115,6 +117,55 @@ TEST(ConsoleEvents, NewestFirstFilteredAndUpdatedInPlace)
     ASSERT_TRUE(f.state->handleMessage(eventMsg(203, 2, "critical", "gpu_xid", "z1-r002-h1-gpu3", "2026-11-22T08:09:00Z")));
     EXPECT_EQ(model.rowCount(), 3);
     EXPECT_EQ(model.index(1, EventModel::Status).data().toString(), "closed");
+}
+
+// Issue 39: after a reconnect the console re-reads the events and replaces what it held. Three
+// events it holds as open (one acknowledged) were closed by loomd while it was away; the re-read
+// says so, an event the stream delivered while the GETs were in flight stays, and the list,
+// the failure count and the acknowledged column all follow loomd.
+TEST(ConsoleEvents, AReloadReplacesWhatTheConsoleHeld)
+{
+    test::Fed f;
+    EventModel model(f.state.get());
+    ASSERT_TRUE(f.state->handleMessage(eventMsg(300, 11, "critical", "gpu_xid", "z1-r002-h1-gpu3")));
+    ASSERT_TRUE(f.state->handleMessage(eventMsg(301, 12, "critical", "link_down", "z1-r001-rtsw/p17--z1-ctsw01/p1")));
+    ASSERT_TRUE(f.state->handleMessage(eventMsg(302, 13, "warning", "gpu_temp", "z1-r002-h0-gpu1")));
+    ASSERT_EQ(f.state->openFailures(), 3);
+
+    f.state->beginEventsReload();
+    // While the GETs are in flight the stream opens a new one.
+    ASSERT_TRUE(f.state->handleMessage(eventMsg(400, 14, "critical", "gpu_xid", "z1-r002-h0-gpu2")));
+    // loomd's answer: the three were closed (11 acknowledged first) while the console was away.
+    std::vector<Event> fromLoomd;
+    for (auto [id, kind, loc] : {std::tuple{11, "gpu_xid", "z1-r002-h1-gpu3"},
+                                 std::tuple{12, "link_down", "z1-r001-rtsw/p17--z1-ctsw01/p1"},
+                                 std::tuple{13, "gpu_temp", "z1-r002-h0-gpu1"}}) {
+        auto e = parseEvent(eventMsg(0, id, "critical", kind, loc, "2026-11-22T08:30:00Z")
+                                .value(u"event")
+                                .toObject());
+        ASSERT_TRUE(e);
+        if (id == 11) {
+            e->acknowledgedBy = QStringLiteral("operator-token");
+            e->acknowledgedAt = QDateTime::currentDateTimeUtc();
+        }
+        fromLoomd.push_back(*e);
+    }
+    QSignalSpy reset(f.state.get(), &ClusterState::eventsReset);
+    f.state->replaceEvents(fromLoomd);
+    EXPECT_EQ(reset.count(), 1);
+    EXPECT_FALSE(f.state->eventsReloading());
+    ASSERT_EQ(model.rowCount(), 4);
+    EXPECT_EQ(f.state->openFailures(), 1);  // only the one the stream opened meanwhile
+    int open = 0, acked = 0;
+    for (int r = 0; r < model.rowCount(); ++r) {
+        open += model.index(r, EventModel::Status).data().toString() != u"closed";
+        acked += !model.index(r, EventModel::Acknowledged).data().toString().isEmpty();
+    }
+    EXPECT_EQ(open, 1);
+    EXPECT_EQ(acked, 1);
+    // After the reload the stream applies as before (no buffering left behind).
+    ASSERT_TRUE(f.state->handleMessage(eventMsg(401, 14, "critical", "gpu_xid", "z1-r002-h0-gpu2", "2026-11-22T08:31:00Z")));
+    EXPECT_EQ(f.state->openFailures(), 0);
 }
 
 TEST(ConsoleEvents, ClickFocusesAndChartSamples)

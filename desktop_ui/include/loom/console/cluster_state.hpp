@@ -42,6 +42,13 @@ public:
     // Events seen (bounded; newest last).
     const std::deque<Event>& events() const { return events_; }
     void addEvents(const std::vector<Event>& events);  // from GET /events, deduplicated by id
+    // A re-read of the events (every connect and reconnect, issue 39): beginEventsReload()
+    // before the GETs are sent; replaceEvents() with their answer replaces every event held
+    // (loomd's list is the truth: what it closed while this console was away is closed here)
+    // and then applies the stream's events that arrived in between, which are newer.
+    void beginEventsReload();
+    void replaceEvents(std::vector<Event> events);
+    bool eventsReloading() const { return reloading_; }
     // One event, new or an update of one already seen (same id): the stream's "event" message
     // and the reply of an acknowledge/close both come through here.
     void upsertEvent(const Event& event);
@@ -97,6 +104,8 @@ private:
     int intervalMs_ = 1000;
     QElapsedTimer dataClock_;
     std::deque<Event> events_;
+    bool reloading_ = false;
+    std::vector<Event> sinceReload_;  // stream events while a re-read is in flight
     int utilWindow_ = 1;
     std::vector<std::vector<std::uint8_t>> utilRing_;  // the last utilWindow_ samples
     size_t utilNext_ = 0;

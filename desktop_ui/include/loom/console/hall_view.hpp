@@ -61,6 +61,10 @@ private:
     void applyWindow();
     void render();
     void fetchGpuTelemetry();
+    // The selected GPU's last XID event (GET /api/v1/events?location=): at selection, and
+    // again whenever the stream changes an event there or the event list is re-read, so the
+    // panel's "Last XID ... (open)" never outlives the event loomd closed (issue 39).
+    void fetchLastXid();
     void fetchHistory();
     void updateSparklines();
     QString historyChartsHtml() const;

@@ -63,6 +63,9 @@ private:
     void askForToken(const QString& why);
     void updateStatus();
     void loadInitialData();
+    // Re-reads the events from loomd (the open ones and the newest 1,000) and replaces what the
+    // console holds: at the first layout and after every reconnect (issue 39).
+    void reloadEvents();
     void focus(const QString& location, const QString& rack);
 
     Session session_;
