@@ -480,6 +480,8 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                     case InterfacePort::Tracked:
                         break;
                 }
+                // The simulator does not speak for a port a real source holds (issue 39).
+                if (simulated && work.portReal(ip.port)) return;
                 // Held until the page is read: two ifIndexes naming one port (a deleted
                 // interface net-snmp keeps in ifTable beside its successor) are a conflict,
                 // and neither is believed.
@@ -508,7 +510,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                     held.push_back({ip.port, static_cast<std::uint8_t>(info.id), v, t});
                     return;
                 }
-                work.portSample(ip.port, static_cast<PortCounter>(info.id), v, t);
+                work.portSample(ip.port, static_cast<PortCounter>(info.id), v, t, sourceTag);
                 ++rep.applied;
                 return;
             }
@@ -533,7 +535,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
             ++rep.ignored;
             continue;
         }
-        work.portSample(h.port, static_cast<PortCounter>(h.counter), h.value, h.t);
+        work.portSample(h.port, static_cast<PortCounter>(h.counter), h.value, h.t, sourceTag);
         ++rep.applied;
     }
     {

@@ -57,6 +57,7 @@ std::vector<Case> cases() {
     add("POST", "/api/v1/events/{id}/close", "/api/v1/events/987654321/close", Role::Operator, "{}");
     add("GET", "/api/v1/telemetry/rollups", "/api/v1/telemetry/rollups?scope=rack", Role::Viewer);
     add("GET", "/api/v1/telemetry/targets", "/api/v1/telemetry/targets?kind=node", Role::Viewer);
+    add("GET", "/api/v1/telemetry/unknown", "/api/v1/telemetry/unknown?limit=5", Role::Viewer);
     add("GET", "/api/v1/sd/prometheus", "/api/v1/sd/prometheus?exporter=dcgm", Role::Viewer);
     add("GET", "/api/v1/telemetry/gpus/{name}", "/api/v1/telemetry/gpus/z1-r001-h0-gpu0", Role::Viewer);
     add("GET", "/api/v1/failures", "/api/v1/failures", Role::Viewer);
