@@ -81,7 +81,7 @@ float smooth(JobPort& s, const telemetry::TelemetryHub::PortRates& rate, std::in
     return s.util;
 }
 
-double medianOf(std::vector<double>& v) {
+double medianInPlace(std::vector<double>& v) {
     if (v.empty()) return NAN;
     auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
     std::nth_element(v.begin(), mid, v.end());
@@ -108,7 +108,7 @@ void updateHostBase(Resolved& r, const std::unordered_set<std::string_view>& was
     for (std::size_t h = 0; h < nh; ++h) {
         if (was.contains(r.hostNames[h])) continue;
         auto move = [&](float& base, std::vector<double>& v) {
-            const double m = medianOf(v);
+            const double m = medianInPlace(v);
             if (!std::isfinite(m)) return;
             base = std::isfinite(base) ? base + a * (static_cast<float>(m) - base)
                                        : static_cast<float>(m);
