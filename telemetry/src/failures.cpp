@@ -6,8 +6,8 @@
 namespace loom::telemetry {
 
 namespace {
-constexpr std::uint8_t kGpuWarning = 1, kGpuFailed = 2, kGpuQuarantined = 3;
-constexpr std::uint8_t kLinkUp = 0, kLinkDegraded = 1, kLinkDown = 2;
+constexpr std::uint8_t kFailGpuWarning = 1, kFailGpuFailed = 2, kFailGpuQuarantined = 3;
+constexpr std::uint8_t kFailLinkUp = 0, kFailLinkDegraded = 1, kFailLinkDown = 2;
 
 std::uint8_t at(std::span<const std::uint8_t> a, std::size_t i) {
     return i < a.size() ? a[i] : 255;
@@ -45,9 +45,9 @@ FailureSummary summarizeFailures(const HallLayout& layout, std::span<const std::
     std::string lastQuarantined;
     for (std::size_t g = 0; g < gpus.size(); ++g) {
         const auto v = at(gpuHealth, g);
-        if (v != kGpuWarning && v != kGpuFailed && v != kGpuQuarantined) continue;
+        if (v != kFailGpuWarning && v != kFailGpuFailed && v != kFailGpuQuarantined) continue;
         const auto rack = g < gpuRack.size() ? gpuRack[g] : kNoIndex;
-        if (v == kGpuQuarantined) {
+        if (v == kFailGpuQuarantined) {
             const std::string& host = g < gpuHost.size() ? gpuHost[g] : gpus[g];
             if (host == lastQuarantined) continue;  // a host's GPUs are contiguous
             lastQuarantined = host;
@@ -62,8 +62,8 @@ FailureSummary summarizeFailures(const HallLayout& layout, std::span<const std::
         }
         add({FailureKind::Gpu,
              gpus[g],
-             v == kGpuFailed ? "failed" : "warning",
-             v == kGpuFailed,
+             v == kFailGpuFailed ? "failed" : "warning",
+             v == kFailGpuFailed,
              rack,
              static_cast<std::uint32_t>(g),
              {}});
@@ -87,11 +87,11 @@ FailureSummary summarizeFailures(const HallLayout& layout, std::span<const std::
     const auto& links = layout.links();
     for (std::size_t l = 0; l < links.size(); ++l) {
         const auto v = at(linkHealth, l);
-        if (v != kLinkDown && v != kLinkDegraded) continue;
+        if (v != kFailLinkDown && v != kFailLinkDegraded) continue;
         add({FailureKind::Link,
              links[l].name,
-             v == kLinkDown ? "down" : "degraded",
-             v == kLinkDown,
+             v == kFailLinkDown ? "down" : "degraded",
+             v == kFailLinkDown,
              links[l].rackIndex,
              links[l].gpu,
              {}});
@@ -110,8 +110,8 @@ FailureSummary summarizeFailures(const HallLayout& layout, std::span<const std::
             const auto l = ports[p].linkIndex;
             if (l == kNoIndex) continue;
             const auto v = at(linkHealth, l);
-            if (v == kLinkUp || v == kLinkDegraded || v == kLinkDown) ++live;
-            if (v == kLinkDown) ++down;
+            if (v == kFailLinkUp || v == kFailLinkDegraded || v == kFailLinkDown) ++live;
+            if (v == kFailLinkDown) ++down;
         }
         if (live >= 2 && down == live) {
             add({FailureKind::Switch,
