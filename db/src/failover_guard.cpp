@@ -1,6 +1,8 @@
 #include "loom/db/failover_guard.hpp"
 
 #include <libpq-fe.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -36,7 +38,7 @@ struct State {
     std::unordered_map<const void*, Entry> entries;
     std::map<std::string, Server> primaries;  // by connection string: where the last probe landed
     bool running = false;
-    std::atomic<std::uint64_t> cuts{0};
+    std::atomic<std::uint64_t> cuts{0}, probes{0};
 };
 
 // Never destroyed: the guard's thread may still run while static destructors do.
@@ -155,10 +157,45 @@ std::optional<Server> probe(const std::string& conninfo) {
     return out;
 }
 
+// A server that hangs shows on a connection as a request it has not answered: data sent after
+// the last data received, and nothing back for a while. The kernel keeps both times per TCP
+// socket (tcp_info, in ms), so no query path has to report what it is waiting for. A socket
+// that is no longer established (the server closed or died) is as good a reason to look.
+// A socket without tcp_info (a Unix socket) is always worth a look.
+constexpr unsigned kUnansweredMs = 1000;
+constexpr auto kQuietProbeEvery = std::chrono::seconds(30);
+
+bool worthAProbe(const Entry& e) {
+    if (e.fd < 0) return false;
+    struct stat st {};
+    if (fstat(e.fd, &st) != 0 || st.st_ino != e.inode) return false;  // gone: nothing to cut
+    tcp_info info{};
+    socklen_t len = sizeof info;
+    if (getsockopt(e.fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return true;
+    if (info.tcpi_state != TCP_ESTABLISHED) return true;
+    return info.tcpi_last_data_sent < info.tcpi_last_data_recv &&
+           info.tcpi_last_data_sent >= kUnansweredMs;
+}
+
 void loop() {
     auto& s = state();
     std::unique_lock lock(s.mutex);
+    auto lastProbe = std::chrono::steady_clock::time_point{};
     while (!s.entries.empty()) {
+        // A probe is a new connection (a forked backend on the server): made when a connection
+        // has waited a second for an answer, or its socket closed, and every 30 s otherwise (so
+        // that preferred() knows the primary before anyone needs it) — not once a second
+        // whatever happens.
+        bool look = std::chrono::steady_clock::now() - lastProbe >= kQuietProbeEvery;
+        for (const auto& [_, e] : s.entries) {
+            if (look) break;
+            look = !s.primaries.count(e.conninfo) || worthAProbe(e);
+        }
+        if (!look) {
+            s.cv.wait_for(lock, std::chrono::seconds(1));
+            continue;
+        }
+        lastProbe = std::chrono::steady_clock::now();
         // Each string once, the server its last probe reached tried last: when that one hangs,
         // the probe still finds the new primary at once.
         std::map<std::string, std::string> strings;
@@ -171,8 +208,10 @@ void loop() {
         }
         lock.unlock();
         std::map<std::string, Server> primaries;
-        for (const auto& [ci, ordered] : strings)
+        for (const auto& [ci, ordered] : strings) {
+            s.probes.fetch_add(1);
             if (auto p = probe(ordered)) primaries.emplace(ci, std::move(*p));
+        }
         lock.lock();
         for (const auto& [ci, server] : primaries) s.primaries[ci] = server;
         for (auto& [_, e] : s.entries) {
@@ -226,5 +265,7 @@ std::string preferred(const std::string& conninfo) {
 }
 
 std::uint64_t cuts() { return state().cuts.load(); }
+
+std::uint64_t probes() { return state().probes.load(); }
 
 }  // namespace loom::db::failover

@@ -419,6 +419,20 @@ def main():
         loomds = [Loomd(args.bin, root, "loomd-a", db), Loomd(args.bin, root, "loomd-b", db)]
         for d in loomds:
             wait(lambda: http("GET", d.url + "/readyz", timeout=2)[0] == 200, 60, d.name + " ready")
+        # The failover guard probes (a new connection to find the primary) only when a
+        # connection waits on the server or its socket closed, and every 30 s otherwise.
+        def probes(d):
+            s, body, _ = http("GET", d.url + "/metrics", viewer, timeout=5)
+            for line in body.splitlines() if s == 200 else []:
+                if line.startswith("loom_db_failover_probes_total "):
+                    return int(float(line.split()[1]))
+            return -1
+        quiet0 = [probes(d) for d in loomds]
+        time.sleep(12)
+        quiet = [probes(d) - q for d, q in zip(loomds, quiet0)]
+        log(f"failover guard while quiet: {quiet} probes in 12 s (loomd-a, loomd-b)")
+        if any(q < 0 or q > 2 for q in quiet):
+            fail(f"the failover guard probed {quiet} times in 12 quiet seconds (goal at most 2)")
         load = Load(loomds, admin, viewer)
         load.start()
         time.sleep(3)
@@ -515,6 +529,7 @@ def main():
             time.sleep(1)
             worst = max(worst, load.gap_around(t0, t1))
         rss1 = [d.rss_mb() for d in loomds]
+        log(f"failover guard: {[probes(d) for d in loomds]} probes over the whole test")
         log(f"{switchovers} switchovers: writes unavailable at most {worst:.2f} s; loomd RSS "
             f"{rss0[0]:.0f} -> {rss1[0]:.0f} MB, {rss0[1]:.0f} -> {rss1[1]:.0f} MB")
         if worst > 5:

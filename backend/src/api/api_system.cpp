@@ -74,6 +74,11 @@ void registerSystemRoutes(Router& router, Server::Impl& s) {
                    "# TYPE loom_db_failover_cuts_total counter\n"
                    "loom_db_failover_cuts_total " +
                    std::to_string(db::failover::cuts()) + "\n";
+            out += "# HELP loom_db_failover_probes_total Probe connections made to find the "
+                   "primary (docs/deploy.md).\n"
+                   "# TYPE loom_db_failover_probes_total counter\n"
+                   "loom_db_failover_probes_total " +
+                   std::to_string(db::failover::probes()) + "\n";
             gauge("loom_process_resident_memory_bytes", "Resident set size of loomd.",
                   double(rssBytes()));
             gauge("loom_layout_version", "Current hall layout version.",
