@@ -3,12 +3,15 @@
 //   scrape_farm serve --list FILE --control ADDR:PORT [--node-page FILE]
 //   scrape_farm probe --control ADDR:PORT --loomd ADDR:PORT --token T [--count N]
 //                     [--gap-ms MS] [--hosts FILE]
-//   scrape_farm page dcgm HOST | page snmp PORTS
+//   scrape_farm page dcgm HOST | page snmp PORTS [NAMING]
 //
 // serve: one process, one thread, one Asio io_context (epoll). FILE has one line per exporter:
 //   dcgm ENTITY ADDRESS PORT            a dcgm-exporter of host ENTITY (8 H100s) at ADDRESS:PORT
 //   node ENTITY ADDRESS PORT            a node_exporter (InfiniBand collector, 8 ConnectX ports)
-//   snmp ENTITY ADDRESS PORTS           a switch of PORTS interfaces behind the one snmp_exporter
+//   snmp ENTITY ADDRESS PORTS [NAMING]  a switch of PORTS front-panel ports behind the one
+//                                       snmp_exporter, named as its NOS names them (NAMING: the
+//                                       switch's portNaming, port_naming.hpp's canonical text,
+//                                       e.g. "eos firstSlot=3 portsPerSlot=36"; none: swpN)
 //   snmp-exporter - ADDRESS PORT        where that snmp_exporter listens (?target=ADDRESS picks)
 // Every page is rendered once, in the exporter's own format, with its HTTP header in front
 // (keep-alive); a request costs one read and one write of that buffer. The node page is the
@@ -48,6 +51,8 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
+
+#include "loom/inventory/port_naming.hpp"
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -169,8 +174,32 @@ std::string dcgmPage(const Host& h) {
     return out;
 }
 
-// snmp_exporter 0.21's if_mib walk of one switch (configs/exporters/snmp.yml: ifName lookup).
-std::string snmpPage(int ports, std::uint64_t seed) {
+// The interfaces a switch of that NOS carries beside its front-panel ports (management,
+// loopback, a port-channel, a VLAN): a real walk lists them, and Loom must ignore them.
+std::vector<std::string> otherInterfaces(const loom::inventory::PortNaming& n) {
+    using Scheme = loom::inventory::PortNaming::Scheme;
+    switch (n.scheme) {
+        case Scheme::Sonic:
+            return {"eth0", "lo", "Loopback0", "PortChannel0001", "Vlan1000", "docker0"};
+        case Scheme::Eos:
+            return {"Management1", "Loopback0", "Port-Channel1", "Vlan1000"};
+        case Scheme::Cumulus:
+            return {"eth0", "lo", "bond0", "vlan1000", "mgmt"};
+        default:
+            return {"lo", "mgmt0"};
+    }
+}
+
+// snmp_exporter 0.21's if_mib walk of one switch (configs/exporters/snmp.yml: ifName lookup):
+// its front-panel ports by the switch's port naming (swpN, Ethernet<lane>, Ethernet3/1/1),
+// then its other interfaces, each with its own ifIndex.
+std::string snmpPage(int ports, std::uint64_t seed, const loom::inventory::PortNaming& naming) {
+    std::vector<std::string> names;
+    for (int p = 1; p <= ports; ++p)
+        names.push_back(naming.scheme == loom::inventory::PortNaming::Scheme::Default
+                            ? "swp" + std::to_string(p)
+                            : loom::inventory::interfaceName(naming, p));
+    for (auto& o : otherInterfaces(naming)) names.push_back(std::move(o));
     struct Obj {
         const char* name;
         const char* type;
@@ -216,7 +245,7 @@ std::string snmpPage(int ports, std::uint64_t seed) {
     for (const auto& o : objs) {
         out += std::string("# HELP ") + o.name + " " + o.help + "\n# TYPE " + o.name + " " +
                o.type + "\n";
-        for (int p = 1; p <= ports; ++p) {
+        for (int p = 1; p <= int(names.size()); ++p) {
             double v = 0;
             const std::string n(o.name);
             if (n == "ifOperStatus")
@@ -227,8 +256,8 @@ std::string snmpPage(int ports, std::uint64_t seed) {
                 v = double((seed * 7919 + p) % 1000000) * 1e6;
             else if (n.find("Pkts") != std::string::npos)
                 v = double((seed * 104729 + p) % 1000000) * 1e3;
-            out += n + "{ifIndex=\"" + std::to_string(p) + "\",ifName=\"swp" + std::to_string(p) +
-                   "\"} " + num(v) + "\n";
+            out += n + "{ifIndex=\"" + std::to_string(p) + "\",ifName=\"" + names[p - 1] + "\"} " +
+                   num(v) + "\n";
         }
     }
     out +=
@@ -236,7 +265,7 @@ std::string snmpPage(int ports, std::uint64_t seed) {
         "# TYPE snmp_scrape_duration_seconds gauge\nsnmp_scrape_duration_seconds 0.042107\n"
         "# HELP snmp_scrape_pdus_returned PDUs returned from walk.\n"
         "# TYPE snmp_scrape_pdus_returned gauge\nsnmp_scrape_pdus_returned " +
-        std::to_string(ports * 11) +
+        std::to_string(names.size() * 11) +
         "\n# HELP snmp_scrape_walk_duration_seconds Time SNMP walk/bulkwalk took.\n"
         "# TYPE snmp_scrape_walk_duration_seconds gauge\n"
         "snmp_scrape_walk_duration_seconds 0.041882\n";
@@ -415,8 +444,17 @@ int serve(const std::map<std::string, std::string>& opt) {
             }
             page = node;
         } else if (kind == "snmp") {
-            farm.pages["snmp:" + address] =
-                std::make_shared<const std::string>(httpWrap(snmpPage(std::stoi(port), seed)));
+            // The rest of the line: the switch's port naming ("eos firstSlot=3 ...").
+            std::string text;
+            std::getline(in >> std::ws, text);
+            auto naming = loom::inventory::parsePortNaming(text);
+            if (!naming) {
+                std::cerr << "scrape_farm: " << opt.at("--list") << ":" << lineNo << ": "
+                          << naming.error().message << "\n";
+                return 2;
+            }
+            farm.pages["snmp:" + address] = std::make_shared<const std::string>(
+                httpWrap(snmpPage(std::stoi(port), seed, *naming)));
             bytes += farm.pages["snmp:" + address]->size();
             ++endpoints;
             continue;
@@ -534,7 +572,7 @@ int probe(const std::map<std::string, std::string>& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc == 4 && std::string(argv[1]) == "page") {
+    if ((argc == 4 || argc == 5) && std::string(argv[1]) == "page") {
         const std::string kind = argv[2];
         if (kind == "dcgm") {
             Host h{argv[3], {}, 2 * 0x9e3779b97f4a7c15ULL};
@@ -543,7 +581,12 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (kind == "snmp") {
-            std::cout << snmpPage(std::atoi(argv[3]), 2);
+            auto naming = loom::inventory::parsePortNaming(argc == 5 ? argv[4] : "");
+            if (!naming) {
+                std::cerr << "scrape_farm: " << naming.error().message << "\n";
+                return 2;
+            }
+            std::cout << snmpPage(std::atoi(argv[3]), 2, *naming);
             return 0;
         }
     }
@@ -551,7 +594,7 @@ int main(int argc, char** argv) {
         std::cerr << "usage: scrape_farm serve --list FILE --control ADDR:PORT [--node-page FILE]\n"
                      "       scrape_farm probe --control ADDR:PORT --loomd ADDR:PORT --token T "
                      "--hosts FILE [--count N] [--gap-ms MS]\n"
-                     "       scrape_farm page dcgm HOST | page snmp PORTS\n";
+                     "       scrape_farm page dcgm HOST | page snmp PORTS [NAMING]\n";
         return 2;
     }
     std::map<std::string, std::string> opt;

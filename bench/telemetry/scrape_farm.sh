@@ -11,7 +11,8 @@
 # Loom reads) and a node_exporter (:9100, the real node_exporter 1.5 InfiniBand page of 8 ConnectX
 # ports, bench/telemetry/pages/) on 127.1.x.y per host, and one snmp_exporter (127.0.0.1:19116)
 # answering for every switch by `target=` (an if_mib walk of the switch model's ports, or
-# --snmp-ports N). loomd scrapes it every second through its telemetry.targets templates and
+# --snmp-ports N, named by the switch's portNaming: swpN on Cumulus, Ethernet<lane> on SONiC,
+# Ethernet3/1/1 on an EOS chassis, plus its management, loopback, port-channel and VLAN). loomd scrapes it every second through its telemetry.targets templates and
 # `addressFile` ({address}: host -> 127.1.x.y, switch -> 127.2.x.y). --snmp-roles rtsw limits
 # the snmp template to those switch roles (the issue's 3,072 + 3,072 + 1,536 setup), and
 # --snmp-interval-ms its interval (a real snmp_exporter walk is scraped every 10-30 s).
@@ -110,7 +111,8 @@ with open(f"{work}/exporters.hosts", "w") as hf, open(f"{work}/farm.list", "w") 
     for i, s in enumerate(switches):
         a = addr(2, i)
         hf.write(f"{a} {s['name']}\n")
-        fl.write(f"snmp {s['name']} {a} {snmpPorts or models.get(s.get('model'), 64)}\n")
+        # The switch's own port names (its portNaming: swpN, Ethernet<lane>, Ethernet3/1/1).
+        fl.write(f"snmp {s['name']} {a} {snmpPorts or models.get(s.get('model'), 64)} {s.get('portNaming', '')}\n")
 open(f"{work}/probe.hosts", "w").write("\n".join(hosts) + "\n")
 print(f"   {len(hosts)} hosts (dcgm + node), {len(switches)} switches (snmp)")
 PY
@@ -132,8 +134,11 @@ farm=$!
 for _ in $(seq 1 300); do grep -q 'farm listening' "$work/farm.log" && break; kill -0 "$farm" || { cat "$work/farm.log"; exit 1; }; sleep 0.2; done
 echo "== $(cat "$work/farm.log"); load $(load)"
 h0=$(sed -n 1p "$work/probe.hosts"); a0=$(awk -v h="$h0" '$2 == h {print $1}' "$work/exporters.hosts")
-awk '$1 == "snmp" && !seen[$4]++ {print $2, $3, $4}' "$work/farm.list" | while read -r sw sa n; do
-  echo "   snmp page of a $n-port switch ($sw, $(awk -v n="$n" '$1 == "snmp" && $4 == n' "$work/farm.list" | wc -l) such): $(curl -s "http://127.0.0.1:19116/snmp?target=$sa&module=if_mib" | wc -c) bytes"
+# One line per kind of switch (port count and naming: the rest of the line after field 4).
+awk '$1 == "snmp" {k = $4; for (i = 5; i <= NF; i++) k = k " " $i; if (!n[k]++) first[k] = $2 " " $3} END {for (k in n) print first[k], n[k], k}' "$work/farm.list" |
+  while read -r sw sa count ports scheme; do
+  page=$(curl -s "http://127.0.0.1:19116/snmp?target=$sa&module=if_mib")
+  echo "   snmp page of a $ports-port ${scheme:-default} switch ($sw, $count such): $(printf '%s' "$page" | wc -c) bytes, ifName $(printf '%s\n' "$page" | grep '^ifOperStatus{' | sed 's/.*ifName="\([^"]*\)".*/\1/' | sed -n '1p;2p;$p' | tr '\n' ' ')"
 done
 echo "   dcgm page: $(curl -s "http://$a0:9400/metrics" | wc -c) bytes, node page: $(curl -s "http://$a0:9100/metrics?collect[]=infiniband" | wc -c) bytes"
 t0=$(date +%s.%N)
@@ -161,12 +166,15 @@ print(f"== {wall:.0f} s of scraping: loomd {($c1 - $c0) / wall:.2f} cores, farm 
       f"scrape errors {int($e1 - $e0)}; {($b1 - $b0) / wall:.0f} pages/s, parse+ingest {($i1 - $i0) / wall:.2f} s/s; "
       f"load before {'$l0'}, after {'$(load)'}")
 PY
-curl -s -H "Authorization: Bearer $viewer" "$url/metrics" | grep -E '^loom_scrape_(targets|targets_up|kind_samples|duration_seconds_max|kind_errors_total)\{' | sort
+curl -s -H "Authorization: Bearer $viewer" "$url/metrics" | grep -E '^loom_(scrape_(targets|targets_up|kind_samples|duration_seconds_max|kind_errors_total)|telemetry_unknown_total)\{' | sort
+# What loomd ignored: each switch's management, loopback, port-channel and VLAN interfaces
+# (not_a_port); an unknown_port here is a front-panel name its naming scheme did not map.
+echo "   ignored as not a port (first 5): $(curl -s -H "Authorization: Bearer $viewer" "$url/api/v1/telemetry/unknown?reason=not_a_port&limit=5" | python3 -c 'import json,sys; print(", ".join(i["name"] for i in json.load(sys.stdin)["items"]))')"
 echo "== scrape-to-map ($probes probes); load $(load)"
 "$bin/scrape_farm" probe --control 127.0.0.1:19117 --loomd "${url#http://}" --token "$viewer" \
   --hosts "$work/probe.hosts" --count "$probes"
 rss2=$(rss "$pid")
 echo "== loomd VmRSS: idle without scraping ${idleRss} MB; scraping ${rss0} MB at the start of the window, ${rss1} MB after ${seconds} s, ${rss2} MB after the probes (VmHWM $(hwm "$pid") MB): growth $((rss2 - idleRss)) MB over idle"
 echo "== load average: $(load)"
-grep -c 'scrape .*:' "$work/loomd.log" | xargs echo "   loomd log lines about scrapes:"
+echo "   loomd log lines about scrapes: $(grep -c 'scrape .*:' "$work/loomd.log" || true)"
 grep 'scrape .*:' "$work/loomd.log" | head -5 || true
