@@ -2,6 +2,7 @@
 
 #include "loom/db/native.hpp"
 
+#include "conninfo_quote.hpp"
 #include "loom/db/failover_guard.hpp"
 
 #include <libpq-fe.h>
@@ -137,17 +138,6 @@ Database Database::fromUrl(std::string url) {
     return d;
 }
 
-namespace {
-// A libpq key=value value in single quotes (handles spaces in state dir paths).
-std::string quoteConninfoValue(const std::string& v) {
-    std::string out = "'";
-    for (char c : v) {
-        if (c == '\'' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out + "'";
-}
-}  // namespace
 
 Database Database::fromSocket(std::string socketDir, int port, std::string dbname,
                               std::string user) {

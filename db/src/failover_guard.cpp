@@ -19,6 +19,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "conninfo_quote.hpp"
+
 namespace loom::db::failover {
 
 namespace {
@@ -83,15 +85,6 @@ std::vector<std::string> splitList(const char* v) {
     return out;
 }
 
-std::string quoted(const std::string& v) {
-    std::string out = "'";
-    for (char c : v) {
-        if (c == '\'' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out + "'";
-}
-
 // `conninfo` as key=value with its host, hostaddr and port lists rotated so that `server` comes
 // first (or last): libpq tries hosts in order, and a hung server costs a whole connect_timeout
 // to each connection that tries it first. Unchanged when `server` is not in the list.
@@ -138,7 +131,7 @@ std::string reordered(const std::string& conninfo, const Server& server, bool fi
         if (key == "host") val = rotate(hosts);
         if (key == "hostaddr") val = rotate(addrs);
         if (key == "port") val = rotate(ports);
-        rebuilt += (rebuilt.empty() ? "" : " ") + key + "=" + quoted(val);
+        rebuilt += (rebuilt.empty() ? "" : " ") + key + "=" + quoteConninfoValue(val);
     }
     PQconninfoFree(opts);
     return rebuilt;
