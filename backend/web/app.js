@@ -10,6 +10,7 @@ import { fabricView } from './fabric.js';
 import { jobsView } from './jobs.js';
 import { networksView } from './networks.js';
 import { el, clear } from './dom.js';
+import { applyScales } from './palette.js';
 
 const $ = (id) => document.getElementById(id);
 const state = new ClusterState();
@@ -193,6 +194,8 @@ async function start() {
                 // re-read them and replace what they held.
                 else state.emit('resync', { reason: 'reconnect' });
                 state.scheduleFailures(0);  // what changed while we were away
+                // The legends' scales and thresholds are loomd's (GET /api/v1/legends).
+                api('legends').then((a) => { if (applyScales(a)) state.emit('legends'); }).catch(() => {});
             } else if (s === 'unauthorized') {
                 signOut('The stream refused this token (revoked?). Sign in again.');
             } else {
@@ -201,6 +204,7 @@ async function start() {
             updateAge();
         },
     });
+    state.stream = stream;  // views add topics they need while open (the fabric's link.util)
     stream.start();
     route();
     staleTimer = setInterval(updateAge, 500);

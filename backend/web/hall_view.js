@@ -5,7 +5,7 @@ import { el, clear } from './dom.js';
 import { api } from './api.js';
 import { HallMap } from './hall.js';
 import { RackPanel } from './rack_panel.js';
-import { kRackStates, css, kFailed, kQuarantined, kDegraded, kNoData, stateColour, rampCss, kTempMin, kTempMax,
+import { kRackStates, css, kFailed, kQuarantined, kDegraded, kNoData, stateColour, rampCss, scales,
          kHealthColours } from './palette.js';
 
 const kModes = [['util', 'Utilization'], ['temp', 'Temperature'], ['health', 'Health'], ['provisioning', 'Provisioning']];
@@ -69,6 +69,8 @@ export function hallView(state, main, route, nav) {
         windowLabel.hidden = m !== 'util';
         clear(legendBox).append(...legend(m));
     };
+    // loomd's scales arrived or changed: the legend and the map's colours follow.
+    const unsubLegends = state.on('legends', () => { clear(legendBox).append(...legend(select.value)); map.recolourAll(); });
     const setWindow = (secs) => {
         if (!kWindows.some(([v]) => v === secs)) secs = 30;
         windowBox.value = String(secs);
@@ -120,6 +122,7 @@ export function hallView(state, main, route, nav) {
         }
         map.setHighlight(gpus, `job ${name}: ${gpus.size} GPUs`);
         jobNote.append(`job ${name} highlighted `, el('a', { href: '#/job/' + encodeURIComponent(name) }, 'detail'), ' ',
+            el('a', { href: '#/fabric?job=' + encodeURIComponent(name) }, 'on the fabric'), ' ',
             el('a', { href: '#/hall', onclick: (e) => { e.preventDefault(); params.job = ''; showJob(); writeUrl(); } }, 'clear'));
     };
     const unsubJobHall = state.on('hall', () => { if (params.job) showJob(); });
@@ -167,7 +170,7 @@ export function hallView(state, main, route, nav) {
     apply(route);
     return {
         route: apply,
-        destroy() { unsubHall(); unsubJobHall(); unsubFail.forEach((u) => u()); clearTimeout(urlTimer); map.destroy(); panel.destroy(); },
+        destroy() { unsubHall(); unsubJobHall(); unsubLegends(); unsubFail.forEach((u) => u()); clearTimeout(urlTimer); map.destroy(); panel.destroy(); },
         map,
     };
 }
@@ -184,11 +187,24 @@ const swatch = (rgb, text, cls) => {
 function legend(mode) {
     const out = [];
     if (mode === 'util' || mode === 'temp') {
+        // loomd's scale (GET /api/v1/legends): its ends, and the detection thresholds marked.
+        const sc = scales[mode];
         const bar = el('canvas', { class: 'ramp', width: 120, height: 10 });
         const ctx = bar.getContext('2d');
         for (let x = 0; x < 120; ++x) { ctx.fillStyle = rampCss(x / 119); ctx.fillRect(x, 0, 1, 10); }
-        out.push(el('span', { class: 'swatch-item ramp-item' }, mode === 'util' ? '0 %' : `${kTempMin} °C`, bar,
-                    mode === 'util' ? '100 %' : `${kTempMax} °C`));
+        const marks = [];
+        for (const t of sc.thresholds) {
+            const x = Math.round(((t.value - sc.min) / (sc.max - sc.min)) * 119);
+            ctx.fillStyle = '#fff';
+            ctx.fillRect(x - 1, 0, 3, 10);
+            ctx.fillStyle = css(...(t.severity === 'critical' ? kFailed : kDegraded));
+            ctx.fillRect(x, 0, 1, 10);
+            marks.push(`${t.severity} ${t.value} ${sc.unit}`);
+        }
+        out.push(el('span', { class: 'swatch-item ramp-item', 'data-min': String(sc.min), 'data-max': String(sc.max),
+                              'data-thresholds': sc.thresholds.map((t) => t.value).join(',') },
+                    `${sc.min} ${sc.unit}`, bar, `${sc.max} ${sc.unit}`));
+        if (marks.length) out.push(el('span', { class: 'swatch-item scale-marks', title: sc.thresholds.map((t) => t.name).join(', ') }, '| ' + marks.join(' · ')));
     } else if (mode === 'health') {
         out.push(swatch(kHealthColours[0], 'ok'), swatch(kHealthColours[1], 'warning'),
                  swatch(kHealthColours[2], 'failed'), swatch(kHealthColours[3], 'quarantined'));

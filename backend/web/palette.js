@@ -27,8 +27,15 @@ function ramp(t) {
 // A CSS colour of the ramp at t in [0, 1] (legends).
 export const rampCss = (t) => css(...ramp(t));
 
-// The temperature ramp's ends, in °C (the console's: palette.cpp).
-export const kTempMin = 20, kTempMax = 95;
+// The ramps' scales are loomd's (GET /api/v1/legends, telemetry/legends.hpp): ends, labelled
+// ticks and the detection thresholds marked on the legend, the same for the console. Until
+// loomd answers, what it serves for its default configuration.
+export const scales = {
+    util: { unit: '%', min: 0, max: 100, ticks: [0, 25, 50, 75, 100], thresholds: [] },
+    temp: { unit: '°C', min: 20, max: 95, ticks: [20, 35, 50, 65, 80, 95],
+            thresholds: [{ name: 'gpu_temp warning', value: 85, severity: 'warning' },
+                         { name: 'gpu_temp critical', value: 92, severity: 'critical' }] },
+};
 
 function lut(fn) {
     const words = new Uint32Array(256);
@@ -53,9 +60,12 @@ export const kHealthColours = { 0: [46, 160, 67], 1: [230, 170, 20], 2: [220, 40
 export const kHealthNames = { 0: 'ok', 1: 'warning', 2: 'failed', 3: 'quarantined', 255: 'unknown' };
 export const kLinkHealthNames = { 0: 'up', 1: 'degraded', 2: 'down', 3: 'drained', 4: 'not in service', 255: 'no data' };
 
+// The wire byte is the value (% or °C; 255 no data): the ramp runs over the scale.
+const rampLut = (sc, last) => lut((v) => (v <= last ? ramp((v - sc.min) / Math.max(1e-9, sc.max - sc.min)) : null));
+
 export const luts = {
-    util: lut((v) => (v <= 100 ? ramp(v / 100) : null)),
-    temp: lut((v) => (v < 255 ? ramp((v - kTempMin) / (kTempMax - kTempMin)) : null)),
+    util: rampLut(scales.util, 100),
+    temp: rampLut(scales.temp, 254),
     health: lut((v) => kHealthColours[v]),
     provisioning: lut((v) => kStateColours[v]),
     linkHealth: lut((v) => ({ 0: [46, 160, 67], 1: [230, 170, 20], 2: [220, 40, 40], 3: [120, 120, 140], 4: [70, 70, 80] })[v]),
@@ -72,3 +82,23 @@ export const words = {
     quarantined: rgbWord(...kQuarantined),
     floor: rgbWord(...kFloor),
 };
+
+// Applies loomd's answer to GET /api/v1/legends; true when a scale changed (the tables are
+// refilled in place: whoever holds `luts` sees the new colours).
+export function applyScales(answer) {
+    let changed = false;
+    for (const [key, name, last] of [['util', 'utilization', 100], ['temp', 'temperature', 254]]) {
+        const o = answer && answer.scales && answer.scales[name];
+        if (!o || typeof o.min !== 'number' || typeof o.max !== 'number' || !(o.max > o.min) || o.min < 0 || o.max > 254) continue;
+        const next = { unit: String(o.unit || ''), min: o.min, max: o.max,
+                       ticks: Array.isArray(o.ticks) && o.ticks.length ? o.ticks.map(Number) : [o.min, o.max],
+                       thresholds: Array.isArray(o.thresholds) ? o.thresholds.map((t) => ({ name: String(t.name), value: Number(t.value), severity: String(t.severity) })) : [] };
+        if (JSON.stringify(next) === JSON.stringify(scales[key])) continue;
+        scales[key] = next;
+        const fresh = rampLut(next, last);
+        luts[key].words.set(fresh.words);
+        luts[key].rgb.splice(0, luts[key].rgb.length, ...fresh.rgb);
+        changed = true;
+    }
+    return changed;
+}

@@ -25,10 +25,12 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QSet>
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <cstdio>
 #include <cstdlib>
@@ -259,11 +261,39 @@ int main(int argc, char** argv)
             linkH.emplace_back(static_cast<std::uint32_t>((i * 6151L + 5) % h.links.size()), 2);
         (void)state->handleMessage(makeDeltaMessage(1000000, Topic::GpuHealth, gpuH));
         (void)state->handleMessage(makeDeltaMessage(1000001, Topic::LinkHealth, linkH));
+        // What loomd's GET /api/v1/failures answers for this state (the console draws only
+        // loomd's answer): written here from what was injected, with the places loomd names.
+        QJsonArray items;
+        std::array<int, kFailureKindCount> counts{};
+        auto item = [&](FailureKind k, const QString& name, const QString& st, bool failed, int rack, int gpu) {
+            ++counts[static_cast<size_t>(k)];
+            static const char* kinds[] = {"gpu", "host", "link", "switch", "rack"};
+            items.append(QJsonObject{{u"kind"_qs, QLatin1String(kinds[static_cast<int>(k)])}, {u"name"_qs, name},
+                                     {u"state"_qs, st}, {u"failed"_qs, failed},
+                                     {u"rack"_qs, rack >= 0 ? QJsonValue(h.racks[static_cast<size_t>(rack)].name) : QJsonValue()},
+                                     {u"gpu"_qs, gpu >= 0 ? QJsonValue(h.gpus[gpu]) : QJsonValue()}});
+        };
+        for (const auto& [g, v] : gpuH) {
+            const int gi = static_cast<int>(g);
+            if (v != 3)
+                item(FailureKind::Gpu, h.gpus[gi], v == 2 ? u"failed"_qs : u"warning"_qs, v == 2, h.gpuRack[g], gi);
+            else if (g % 8 == 0)
+                item(FailureKind::Host, h.gpus[gi].left(h.gpus[gi].lastIndexOf(u'-')), u"quarantined"_qs, false, h.gpuRack[g], gi);
+        }
+        for (const auto& [l, v] : linkH)
+            item(FailureKind::Link, h.links[l], u"down"_qs, true, h.linkEnds[l].rack, h.linkEnds[l].gpu);
         for (int i = 0; i < racks; ++i) {
-            const auto& r = h.racks[static_cast<size_t>((i * 97 + 11) % static_cast<int>(h.racks.size()))];
+            const int ri = (i * 97 + 11) % static_cast<int>(h.racks.size());
+            const auto& r = h.racks[static_cast<size_t>(ri)];
             (void)state->handleMessage(QJsonObject{{u"type"_qs, u"provisioning"_qs}, {u"seq"_qs, 1000002 + i},
                                                    {u"rack"_qs, r.name}, {u"from"_qs, r.state}, {u"to"_qs, u"failed"_qs}});
+            item(FailureKind::Rack, r.name, u"failed"_qs, true, ri, -1);
         }
+        QJsonObject byKind;
+        static const char* kindKeys[] = {"gpu", "host", "link", "switch", "rack"};
+        for (int k = 0; k < kFailureKindCount; ++k)
+            byKind.insert(QLatin1String(kindKeys[k]), counts[static_cast<size_t>(k)]);
+        state->failures()->applyLoomd(QJsonObject{{u"counts"_qs, byKind}, {u"items"_qs, items}});
     }
     w.show();
     QCoreApplication::processEvents();

@@ -3,16 +3,11 @@
 #include "loom/console/cluster_state.hpp"
 
 #include <QDateTime>
-#include <QSet>
+#include <QJsonArray>
 
 #include <algorithm>
 
 namespace loom::console {
-
-namespace {
-constexpr std::uint8_t kGpuWarning = 1, kGpuFailed = 2, kGpuQuarantined = 3;
-constexpr std::uint8_t kLinkUp = 0, kLinkDegraded = 1, kLinkDown = 2;
-}  // namespace
 
 QString failureKindName(FailureKind k, bool plural)
 {
@@ -46,18 +41,24 @@ FailureKind eventFailureKind(const Event& e, const HallLayout& layout)
 
 FailureIndex::FailureIndex(ClusterState* state, QObject* parent) : QObject(parent), state_(state)
 {
+    // A new layout: the old answer names places of another hall.
     connect(state, &ClusterState::layoutChanged, this, [this] {
-        rebuildIndexes();
+        failures_.clear();
+        counts_.fill(0);
+        truncated_ = false;
         primed_ = false;
-        recompute();
+        firstSeen_.clear();
+        rebuildMarks();
+        Q_EMIT changed();
+        Q_EMIT refreshWanted();
     });
     connect(state, &ClusterState::metricsUpdated, this, [this](unsigned mask) {
         if (mask & (topicBit(Topic::GpuHealth) | topicBit(Topic::LinkHealth)))
-            recompute();
+            Q_EMIT refreshWanted();
     });
-    connect(state, &ClusterState::rackStateChanged, this, [this] { recompute(); });
-    connect(state, &ClusterState::eventAdded, this, [this] { recompute(); });
-    connect(state, &ClusterState::eventsReset, this, [this] { recompute(); });
+    connect(state, &ClusterState::rackStateChanged, this, [this] { Q_EMIT refreshWanted(); });
+    connect(state, &ClusterState::eventAdded, this, [this] { Q_EMIT refreshWanted(); });
+    connect(state, &ClusterState::eventsReset, this, [this] { Q_EMIT refreshWanted(); });
 }
 
 int FailureIndex::total() const
@@ -76,152 +77,75 @@ void FailureIndex::setFilter(unsigned kindMask)
     if (kindMask == filter_)
         return;
     filter_ = kindMask;
-    recompute();
+    rebuildMarks();
+    Q_EMIT changed();
     Q_EMIT filterChanged(filter_);
 }
 
-void FailureIndex::rebuildIndexes()
+void FailureIndex::rebuildMarks()
 {
-    const HallLayout& h = state_->layout();
-    switchLinks_.assign(h.switches.size(), {});
-    for (size_t l = 0; l < h.linkEnds.size(); ++l)
-        for (const int s : {h.linkEnds[l].aSwitch, h.linkEnds[l].bSwitch})
-            if (s >= 0)
-                switchLinks_[static_cast<size_t>(s)].push_back(static_cast<int>(l));
-    switchRack_.assign(h.switches.size(), -1);
-    for (size_t r = 0; r < h.racks.size(); ++r)
-        if (const int s = h.switchIndex(h.racks[r].rtsw); s >= 0)
-            switchRack_[static_cast<size_t>(s)] = static_cast<int>(r);
-}
-
-void FailureIndex::add(Failure f, qint64 nowMs)
-{
-    const QString key = QString::number(static_cast<int>(f.kind)) + u'|' + f.name;
-    auto it = firstSeen_.find(key);
-    if (it == firstSeen_.end())
-        it = firstSeen_.insert(key, primed_ ? nowMs : 0);
-    f.firstSeenMs = *it;
-    ++counts_[static_cast<size_t>(f.kind)];
-    if (shown(f.kind) && f.rack >= 0 && f.rack < static_cast<int>(rackMarks_.size())) {
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    rackMarks_.assign(state_ ? state_->layout().racks.size() : 0, RackMark{});
+    for (const Failure& f : failures_) {
+        if (!shown(f.kind) || f.rack < 0 || f.rack >= static_cast<int>(rackMarks_.size()))
+            continue;
         auto& m = rackMarks_[static_cast<size_t>(f.rack)];
         ++m.count;
         m.failed |= f.failed;
         m.rackFailed |= f.kind == FailureKind::Rack;
-        m.fresh |= isNew(f, nowMs);
+        m.fresh |= isNew(f, now);
     }
-    failures_.push_back(std::move(f));
 }
 
-void FailureIndex::recompute()
+bool FailureIndex::applyLoomd(const QJsonObject& answer)
 {
     if (!state_)
-        return;
+        return false;
     const HallLayout& h = state_->layout();
-    if (switchLinks_.size() != h.switches.size())
-        rebuildIndexes();
+    const QJsonValue version = answer.value(u"layoutVersion");
+    if (version.isDouble() && static_cast<qint64>(version.toDouble()) != h.layoutVersion)
+        return false;
+    static const QHash<QString, FailureKind> kinds{{QStringLiteral("gpu"), FailureKind::Gpu},
+                                                  {QStringLiteral("host"), FailureKind::Host},
+                                                  {QStringLiteral("link"), FailureKind::Link},
+                                                  {QStringLiteral("switch"), FailureKind::Switch},
+                                                  {QStringLiteral("rack"), FailureKind::Rack}};
+    const QJsonObject counts = answer.value(u"counts").toObject();
+    for (auto it = kinds.begin(); it != kinds.end(); ++it)
+        counts_[static_cast<size_t>(*it)] = std::max(0, counts.value(it.key()).toInt());
+    truncated_ = answer.value(u"truncated").toBool();
+
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
-    failures_.clear();
-    counts_.fill(0);
-    rackMarks_.assign(h.racks.size(), RackMark{});
-
-    // GPUs: failed and warning from gpu.health; quarantined GPUs make their host a failure.
-    const auto& gh = state_->values(Topic::GpuHealth);
-    QString lastQuarantinedHost;
-    for (size_t g = 0; g < gh.size() && g < static_cast<size_t>(h.gpus.size()); ++g) {
-        const auto v = gh[g];
-        if (v != kGpuWarning && v != kGpuFailed && v != kGpuQuarantined)
-            continue;
-        const int rack = h.gpuRack[g];
-        const QString& name = h.gpus[static_cast<qsizetype>(g)];
-        if (v == kGpuQuarantined) {
-            const QString host = name.left(name.lastIndexOf(u'-'));
-            if (host == lastQuarantinedHost)  // GPUs of a host are contiguous
-                continue;
-            lastQuarantinedHost = host;
-            add({FailureKind::Host, rack, rack, static_cast<int>(g), false, host,
-                 QStringLiteral("quarantined"), 0},
-                now);
-            continue;
-        }
-        add({FailureKind::Gpu, static_cast<int>(g), rack, static_cast<int>(g), v == kGpuFailed, name,
-             v == kGpuFailed ? QStringLiteral("failed") : QStringLiteral("warning"), 0},
-            now);
+    const QJsonArray items = answer.value(u"items").toArray();
+    std::vector<Failure> next;
+    next.reserve(static_cast<size_t>(items.size()));
+    QHash<QString, qint64> seen;
+    seen.reserve(items.size());
+    for (const QJsonValue& v : items) {
+        const QJsonObject o = v.toObject();
+        const auto kind = kinds.find(o.value(u"kind").toString());
+        if (kind == kinds.end())
+            continue;  // a kind a newer loomd counts: its count is shown, there is no mark
+        Failure f;
+        f.kind = *kind;
+        f.name = o.value(u"name").toString();
+        f.what = o.value(u"state").toString();
+        f.failed = o.value(u"failed").toBool();
+        // Where loomd draws it: by name, so a console never guesses a cable's GPU.
+        f.rack = o.value(u"rack").isString() ? h.rackIndex(o.value(u"rack").toString()) : -1;
+        f.gpu = o.value(u"gpu").isString() ? h.gpuIndex(o.value(u"gpu").toString()) : -1;
+        const QString key = QString::number(static_cast<int>(f.kind)) + u'|' + f.name;
+        const auto at = firstSeen_.constFind(key);
+        f.firstSeenMs = at != firstSeen_.cend() ? *at : (primed_ ? now : 0);
+        seen.insert(key, f.firstSeenMs);
+        next.push_back(std::move(f));
     }
-
-    // Links: down and degraded; drained / not in service are states, not failures.
-    const auto& lh = state_->values(Topic::LinkHealth);
-    for (size_t l = 0; l < lh.size() && l < h.linkEnds.size(); ++l) {
-        const auto v = lh[l];
-        if (v != kLinkDown && v != kLinkDegraded)
-            continue;
-        const auto& e = h.linkEnds[l];
-        add({FailureKind::Link, static_cast<int>(l), e.rack, e.gpu, v == kLinkDown,
-             h.links[static_cast<qsizetype>(l)], v == kLinkDown ? QStringLiteral("down") : QStringLiteral("degraded"),
-             0},
-            now);
-    }
-
-    // Switches: every in-service link with data down (at least two of them: one link down is
-    // that link's failure, not its switch's).
-    for (size_t s = 0; s < switchLinks_.size(); ++s) {
-        int live = 0, down = 0;
-        for (const int l : switchLinks_[s]) {
-            if (static_cast<size_t>(l) >= lh.size())
-                continue;
-            const auto v = lh[static_cast<size_t>(l)];
-            if (v == kLinkUp || v == kLinkDegraded || v == kLinkDown)
-                ++live;
-            if (v == kLinkDown)
-                ++down;
-        }
-        if (live >= 2 && down == live)
-            add({FailureKind::Switch, static_cast<int>(s), switchRack_[s], -1, true, h.switches[s].name,
-                 QStringLiteral("all %1 links down").arg(live), 0},
-                now);
-    }
-
-    // Racks whose lifecycle state is failed.
-    for (size_t r = 0; r < h.racks.size(); ++r)
-        if (h.racks[r].state == u"failed")
-            add({FailureKind::Rack, static_cast<int>(r), static_cast<int>(r), -1, true, h.racks[r].name,
-                 QStringLiteral("failed"), 0},
-                now);
-
-    // Open events on a switch or a host (GPU and link events show in the health arrays).
-    QSet<QString> named;
-    for (const auto& f : failures_)
-        if (f.kind == FailureKind::Switch || f.kind == FailureKind::Host)
-            named.insert(f.name);
-    for (const auto& e : state_->events()) {
-        if (!e.open() || severityRank(e.severity) < 1 || named.contains(e.location))
-            continue;
-        if (const int s = h.switchIndex(e.location); s >= 0) {
-            named.insert(e.location);
-            add({FailureKind::Switch, s, switchRack_[static_cast<size_t>(s)], -1,
-                 severityRank(e.severity) >= 2, e.location, e.kind, 0},
-                now);
-        } else if (const int r = h.hostRack.value(e.location, -1); r >= 0) {
-            named.insert(e.location);
-            add({FailureKind::Host, r, r, h.gpuIndex(e.location + QStringLiteral("-gpu0")),
-                 severityRank(e.severity) >= 2, e.location, e.kind, 0},
-                now);
-        }
-    }
-
-    // Forget what is gone, so a failure that comes back is new again.
-    if (firstSeen_.size() > static_cast<qsizetype>(failures_.size())) {
-        QHash<QString, qint64> keep;
-        keep.reserve(static_cast<qsizetype>(failures_.size()));
-        for (const auto& f : failures_) {
-            const QString key = QString::number(static_cast<int>(f.kind)) + u'|' + f.name;
-            keep.insert(key, f.firstSeenMs);
-        }
-        firstSeen_ = std::move(keep);
-    }
-    // The first picture with health data is what was already open at connect.
-    if (state_->hasSnapshot(Topic::GpuHealth) && state_->hasSnapshot(Topic::LinkHealth))
-        primed_ = true;
+    failures_ = std::move(next);
+    firstSeen_ = std::move(seen);  // forget what is gone: a failure that comes back is new
+    primed_ = true;
+    rebuildMarks();
     Q_EMIT changed();
+    return true;
 }
 
 }  // namespace loom::console

@@ -77,21 +77,36 @@ void LegendWidget::paintEvent(QPaintEvent*)
     int x = 4;
     const int h = height();
     if (legendIsRamp(metric_)) {
-        // A continuous ramp with its end labels, then the no-data swatch.
+        // A continuous ramp over loomd's scale with its end labels and the detection
+        // thresholds marked on it (GET /api/v1/legends), then the no-data swatch.
         const Lut& lut = metric_ == Metric::Utilization ? utilizationLut() : temperatureLut();
-        const int lo = metric_ == Metric::Utilization ? 0 : 20;
-        const int hi = metric_ == Metric::Utilization ? 100 : 95;
+        const MetricScale& sc = metricScale(metric_);
+        const double lo = sc.min, hi = sc.max;
         p.setPen(palette().color(QPalette::WindowText));
         const QString l0 = entries.front().label;
         p.drawText(x, 0, fm.horizontalAdvance(l0) + 4, h, Qt::AlignVCenter, l0);
         x += fm.horizontalAdvance(l0) + 6;
         const int w = 160;
         for (int i = 0; i < w; ++i)
-            p.fillRect(x + i, 4, 1, h - 8, QColor(lut[static_cast<size_t>(lo + (hi - lo) * i / (w - 1))]));
+            p.fillRect(x + i, 4, 1, h - 8,
+                       QColor(lut[static_cast<size_t>(std::clamp(static_cast<int>(lo + (hi - lo) * i / (w - 1)), 0, 254))]));
+        QStringList marks;
+        for (const auto& t : sc.thresholds) {
+            const int at = x + static_cast<int>((t.value - lo) / (hi - lo) * (w - 1));
+            const QColor c(t.severity == u"critical" ? failedColor() : degradedColor());
+            p.fillRect(at - 1, 1, 3, h - 2, QColor(255, 255, 255));
+            p.fillRect(at, 2, 1, h - 4, c);
+            marks << QStringLiteral("%1 %2%3").arg(t.severity).arg(t.value).arg(sc.unit);
+        }
         x += w + 4;
         const QString l1 = entries[entries.size() - 2].label;
         p.drawText(x, 0, fm.horizontalAdvance(l1) + 4, h, Qt::AlignVCenter, l1);
         x += fm.horizontalAdvance(l1) + 16;
+        if (!marks.isEmpty()) {
+            const QString m = QStringLiteral("| ") + marks.join(QStringLiteral(" · "));
+            p.drawText(x, 0, fm.horizontalAdvance(m) + 4, h, Qt::AlignVCenter, m);
+            x += fm.horizontalAdvance(m) + 16;
+        }
         p.fillRect(x, 4, 14, h - 8, entries.back().color);
         p.drawText(x + 18, 0, 80, h, Qt::AlignVCenter, entries.back().label);
         return;
@@ -192,6 +207,10 @@ HallView::HallView(ClusterState* state, ApiClient* api, QWidget* parent)
         if (gpu_ >= 0 && (liveTicks_ % 20 == 0 || (liveTicks_ % 3 == 0 && !historyHasPoints())))
             fetchHistory();
         render();
+    });
+    connect(state, &ClusterState::legendsChanged, this, [this] {
+        map_->setMetric(map_->metric());  // recoloured with loomd's scale
+        legend_->update();
     });
     connect(state, &ClusterState::layoutChanged, this, [this] {
         gpu_ = rack_ = -1;

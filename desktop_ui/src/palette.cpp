@@ -1,6 +1,9 @@
 #include "loom/console/palette.hpp"
 
+#include <QJsonArray>
+
 #include <algorithm>
+#include <cmath>
 
 namespace loom::console {
 
@@ -23,21 +26,49 @@ QRgb ramp(double t)
     return lerp(stops[i], stops[i + 1], t - i);
 }
 
-Lut makeUtil()
+MetricScale defaultScale(Metric m)
 {
-    Lut l;
+    // What loomd serves for its default detection config (telemetry/legends.cpp).
+    if (m == Metric::Temperature)
+        return {QStringLiteral("°C"), 20, 95, {20, 35, 50, 65, 80, 95},
+                {{85, QStringLiteral("gpu_temp warning"), QStringLiteral("warning")},
+                 {92, QStringLiteral("gpu_temp critical"), QStringLiteral("critical")}}};
+    return {QStringLiteral("%"), 0, 100, {0, 25, 50, 75, 100}, {}};
+}
+
+MetricScale& scaleOf(Metric m)
+{
+    static MetricScale util = defaultScale(Metric::Utilization);
+    static MetricScale temp = defaultScale(Metric::Temperature);
+    return m == Metric::Temperature ? temp : util;
+}
+
+// The wire byte is the value (% or °C; 255 no data): the ramp runs from the scale's min to max.
+void fillRamp(Lut& l, const MetricScale& s, int lastValue)
+{
     l.fill(noDataColor());
-    for (int v = 0; v <= 100; ++v)
-        l[static_cast<size_t>(v)] = ramp(v / 100.0);
+    const double span = std::max(1e-9, s.max - s.min);
+    for (int v = 0; v <= lastValue; ++v)
+        l[static_cast<size_t>(v)] = ramp((v - s.min) / span);
+}
+
+Lut& utilLut()
+{
+    static Lut l = [] {
+        Lut x;
+        fillRamp(x, scaleOf(Metric::Utilization), 100);
+        return x;
+    }();
     return l;
 }
 
-Lut makeTemp()
+Lut& tempLut()
 {
-    Lut l;
-    l.fill(noDataColor());
-    for (int v = 0; v < 255; ++v)
-        l[static_cast<size_t>(v)] = ramp((v - 20) / 75.0);
+    static Lut l = [] {
+        Lut x;
+        fillRamp(x, scaleOf(Metric::Temperature), 254);
+        return x;
+    }();
     return l;
 }
 
@@ -139,15 +170,52 @@ bool rackReportsData(const QString& state)
 QRgb floorColor() { return qRgb(32, 34, 40); }
 QRgb backgroundColor() { return qRgb(22, 23, 27); }
 
-const Lut& utilizationLut()
+const Lut& utilizationLut() { return utilLut(); }
+const Lut& temperatureLut() { return tempLut(); }
+
+const MetricScale& metricScale(Metric m) { return scaleOf(m); }
+
+bool applyLegendScales(const QJsonObject& answer)
 {
-    static const Lut l = makeUtil();
-    return l;
-}
-const Lut& temperatureLut()
-{
-    static const Lut l = makeTemp();
-    return l;
+    const QJsonObject scales = answer.value(u"scales").toObject();
+    bool changed = false;
+    for (const Metric m : {Metric::Utilization, Metric::Temperature}) {
+        const QJsonObject o =
+            scales.value(m == Metric::Temperature ? QLatin1String("temperature") : QLatin1String("utilization")).toObject();
+        if (!o.value(u"min").isDouble() || !o.value(u"max").isDouble())
+            continue;  // an older loomd: keep the defaults
+        MetricScale next;
+        next.unit = o.value(u"unit").toString();
+        next.min = o.value(u"min").toDouble();
+        next.max = o.value(u"max").toDouble();
+        if (!(next.max > next.min) || next.min < 0 || next.max > 254)
+            continue;  // not a ramp over the wire's byte values
+        for (const auto& t : o.value(u"ticks").toArray())
+            next.ticks.push_back(t.toDouble());
+        if (next.ticks.empty())
+            next.ticks = {next.min, next.max};
+        for (const auto& t : o.value(u"thresholds").toArray()) {
+            const QJsonObject x = t.toObject();
+            next.thresholds.push_back({x.value(u"value").toDouble(), x.value(u"name").toString(),
+                                       x.value(u"severity").toString()});
+        }
+        MetricScale& cur = scaleOf(m);
+        const bool same = cur.unit == next.unit && cur.min == next.min && cur.max == next.max &&
+                          cur.ticks == next.ticks && cur.thresholds.size() == next.thresholds.size() &&
+                          std::equal(cur.thresholds.begin(), cur.thresholds.end(), next.thresholds.begin(),
+                                     [](const ScaleMark& a, const ScaleMark& b) {
+                                         return a.value == b.value && a.name == b.name && a.severity == b.severity;
+                                     });
+        if (same)
+            continue;
+        cur = std::move(next);
+        if (m == Metric::Temperature)
+            fillRamp(tempLut(), cur, 254);
+        else
+            fillRamp(utilLut(), cur, 100);
+        changed = true;
+    }
+    return changed;
 }
 const Lut& healthLut()
 {
@@ -179,13 +247,14 @@ std::vector<LegendEntry> legendFor(Metric m)
     std::vector<LegendEntry> out;
     switch (m) {
     case Metric::Utilization:
-        for (int v = 0; v <= 100; v += 25)
-            out.push_back({QColor(utilizationLut()[static_cast<size_t>(v)]), QStringLiteral("%1%").arg(v)});
+    case Metric::Temperature: {
+        const MetricScale& s = scaleOf(m);
+        const Lut& lut = m == Metric::Temperature ? temperatureLut() : utilizationLut();
+        for (const double v : s.ticks)
+            out.push_back({QColor(lut[static_cast<size_t>(std::clamp(static_cast<int>(std::lround(v)), 0, 254))]),
+                           QStringLiteral("%1%2").arg(v).arg(s.unit)});
         break;
-    case Metric::Temperature:
-        for (int v = 20; v <= 95; v += 15)
-            out.push_back({QColor(temperatureLut()[static_cast<size_t>(v)]), QStringLiteral("%1°C").arg(v)});
-        break;
+    }
     case Metric::Health: {
         const char* names[] = {"ok", "warning", "failed", "quarantined"};
         for (int i = 0; i < 4; ++i)

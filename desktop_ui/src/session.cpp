@@ -1,10 +1,12 @@
 #include "loom/console/session.hpp"
 
+#include "loom/console/palette.hpp"
 #include "loom/console/token_store.hpp"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QNetworkRequest>
+#include <QPointer>
 #include <QRandomGenerator>
 #include <QSettings>
 
@@ -70,7 +72,28 @@ Session::Session(QObject* parent) : QObject(parent)
     });
     // Subscribing waits for hello: it lists the data topics this server streams, and loomd
     // refuses a subscription that names a topic it does not know.
-    connect(&ws_, &QWebSocket::connected, this, [this] { setState(State::Live); });
+    connect(&ws_, &QWebSocket::connected, this, [this] {
+        setState(State::Live);
+        fetchFailures();  // what changed while this console was away
+        // The legends' scales and thresholds (loomd's detection config may differ per site).
+        QPointer<Session> self(this);
+        api_.get(QStringLiteral("/api/v1/legends"), [self](Result<QJsonDocument> r) {
+            if (self && r && applyLegendScales(r->object()))
+                Q_EMIT self->cluster_.legendsChanged();
+        });
+    });
+    failuresSoon_.setSingleShot(true);
+    failuresSoon_.setInterval(250);
+    connect(&failuresSoon_, &QTimer::timeout, this, &Session::fetchFailures);
+    connect(cluster_.failures(), &FailureIndex::refreshWanted, this, [this] {
+        if (wanted_ && cluster_.hasLayout() && !failuresSoon_.isActive())
+            failuresSoon_.start();
+    });
+    failuresPoll_.setInterval(5000);
+    connect(&failuresPoll_, &QTimer::timeout, this, [this] {
+        if (state_ == State::Live)
+            fetchFailures();
+    });
     connect(&ws_, &QWebSocket::textMessageReceived, this, &Session::onText);
     connect(&ws_, &QWebSocket::disconnected, this, [this] {
         if (!wanted_)
@@ -132,6 +155,8 @@ void Session::close()
 {
     wanted_ = false;
     backoffTimer_.stop();
+    failuresSoon_.stop();
+    failuresPoll_.stop();
     ws_.abort();
     setState(State::Disconnected);
 }
@@ -161,6 +186,31 @@ void Session::report(const QString& message)
 {
     lastError_ = message;
     Q_EMIT errorOccurred(message);
+}
+
+void Session::fetchFailures()
+{
+    if (!wanted_ || !cluster_.hasLayout())
+        return;
+    if (failuresInFlight_) {
+        failuresAgain_ = true;  // the answer on its way may predate what changed
+        return;
+    }
+    failuresInFlight_ = true;
+    failuresPoll_.start();  // the next poll counts from this request
+    QPointer<Session> self(this);
+    api_.get(QStringLiteral("/api/v1/failures"), [self](Result<QJsonDocument> r) {
+        if (!self)
+            return;
+        self->failuresInFlight_ = false;
+        // A failed request keeps what is shown: the stale banner and the status bar say why.
+        if (r && self->wanted_)
+            self->cluster_.failures()->applyLoomd(r->object());
+        if (self->failuresAgain_) {
+            self->failuresAgain_ = false;
+            self->failuresSoon_.start();
+        }
+    });
 }
 
 void Session::fetchHall()

@@ -62,6 +62,7 @@ std::vector<Case> cases() {
     add("GET", "/api/v1/telemetry/gpus/{name}", "/api/v1/telemetry/gpus/z1-r001-h0-gpu0", Role::Viewer);
     add("GET", "/api/v1/failures", "/api/v1/failures", Role::Viewer);
     add("GET", "/api/v1/catalog/xid", "/api/v1/catalog/xid", Role::Viewer);
+    add("GET", "/api/v1/legends", "/api/v1/legends", Role::Viewer);
     add("POST", "/api/v1/phaseplans", "/api/v1/phaseplans", Role::Admin, "{}");
     add("GET", "/api/v1/phases", "/api/v1/phases", Role::Viewer);
     add("POST", "/api/v1/phases/{name}/{op}", "/api/v1/phases/no-such-phase/pause", Role::Admin);

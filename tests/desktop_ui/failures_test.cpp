@@ -1,7 +1,9 @@
 // Failures on top of every colour mode: the overlay on the 24k hall at Fit (pixels of the
 // painted image at the failed GPU's place), rack badges, the counter and its filter, racks
 // that report no data, and the utilization window. Fed with the wire shapes of the 24k
-// cluster (synthetic.hpp); the same against a real loomd is in live_test.cpp.
+// cluster (synthetic.hpp) and loomd's answers to GET /api/v1/failures (the console draws and
+// counts only those: it derives no failure itself); the same against a real loomd is in
+// live_test.cpp.
 #include "loom/console/events_view.hpp"
 #include "loom/console/failure_counter.hpp"
 #include "loom/console/hall_map_widget.hpp"
@@ -14,7 +16,9 @@
 #include <QElapsedTimer>
 #include <QFontMetrics>
 #include <QImage>
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QSignalSpy>
 
 #include <gtest/gtest.h>
 
@@ -41,6 +45,37 @@ QRgb healthyColour(const ClusterState& s, Metric m, int g)
     case Metric::Provisioning: return provisioningLut()[provisioningCode(rack.state)];
     }
     return 0;
+}
+
+// loomd's answer to GET /api/v1/failures (docs/api.md) for these items; `counts` overrides
+// the count of a kind (loomd cuts its list at 5,000 items, never its counts).
+struct Item {
+    const char* kind;
+    QString name;
+    const char* state;
+    bool failed;
+    QString rack;
+    QString gpu;
+};
+QJsonObject loomdAnswer(const ClusterState& s, const std::vector<Item>& items, QJsonObject counts = {})
+{
+    QJsonArray arr;
+    QHash<QString, int> tally;
+    for (const auto& i : items) {
+        arr.append(QJsonObject{{"kind", i.kind}, {"name", i.name}, {"state", i.state}, {"failed", i.failed},
+                               {"rack", i.rack.isEmpty() ? QJsonValue() : QJsonValue(i.rack)},
+                               {"gpu", i.gpu.isEmpty() ? QJsonValue() : QJsonValue(i.gpu)}});
+        ++tally[QLatin1String(i.kind)];
+    }
+    for (const char* k : {"gpu", "host", "link", "switch", "rack"})
+        if (!counts.contains(QLatin1String(k)))
+            counts.insert(QLatin1String(k), tally.value(QLatin1String(k)));
+    return {{"layoutVersion", s.layout().layoutVersion}, {"counts", counts}, {"items", arr}, {"truncated", false}};
+}
+
+QString rackOfGpu(const ClusterState& s, int g)
+{
+    return s.layout().racks[static_cast<size_t>(s.layout().gpuRack[static_cast<size_t>(g)])].name;
 }
 
 // A GPU with no failure of any kind in its rack, away from the floor's edges.
@@ -74,12 +109,16 @@ TEST(ConsoleFailures, AFailedGpuIsVisibleAtFitInEveryColourModeAt24k)
         map.setMetric(m);
         EXPECT_EQ(rgb(paint(map).pixel(at)), rgb(healthyColour(*f.state, m, g))) << metricName(m).toStdString();
     }
-    // An XID: the server marks the GPU failed in gpu.health.
+    // An XID: the server marks the GPU failed in gpu.health; the console asks loomd for the
+    // failures (it counts none itself) and draws loomd's answer.
+    QSignalSpy asks(f.state->failures(), &FailureIndex::refreshWanted);
     ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(5000, Topic::GpuHealth, {{static_cast<std::uint32_t>(g), 2}})));
-    EXPECT_EQ(f.state->failures()->count(FailureKind::Gpu),
-              static_cast<int>(std::count_if(f.state->values(Topic::GpuHealth).begin(),
-                                             f.state->values(Topic::GpuHealth).end(),
-                                             [](auto v) { return v == 1 || v == 2; })));
+    EXPECT_GE(asks.count(), 1);
+    EXPECT_EQ(f.state->failures()->count(FailureKind::Gpu), 0);  // not until loomd says so
+    const QString gpu = f.state->layout().gpus[g];
+    ASSERT_TRUE(f.state->failures()->applyLoomd(
+        loomdAnswer(*f.state, {{"gpu", gpu, "failed", true, rackOfGpu(*f.state, g), gpu}})));
+    EXPECT_EQ(f.state->failures()->count(FailureKind::Gpu), 1);
     for (auto m : {Metric::Utilization, Metric::Temperature, Metric::Health, Metric::Provisioning}) {
         map.setMetric(m);
         const QImage img = paint(map);
@@ -103,6 +142,7 @@ TEST(ConsoleFailures, AFailedRackGetsItsBadgeAndTheCounterCounts)
     paint(map);
     map.fitAll();
     FailureCounter counter(f.state->failures());
+    ASSERT_TRUE(f.state->failures()->applyLoomd(loomdAnswer(*f.state, {})));  // at connect
     const int racksBefore = f.state->failures()->count(FailureKind::Rack);
     EXPECT_EQ(racksBefore, 0);
     EXPECT_TRUE(counter.text().contains("0 racks")) << counter.text().toStdString();
@@ -114,6 +154,7 @@ TEST(ConsoleFailures, AFailedRackGetsItsBadgeAndTheCounterCounts)
     ASSERT_TRUE(f.state->handleMessage(QJsonDocument::fromJson(
         QStringLiteral(R"({"type":"provisioning","seq":9000,"rack":"%1","from":"in_service","to":"failed"})")
             .arg(name).toUtf8()).object()));
+    ASSERT_TRUE(f.state->failures()->applyLoomd(loomdAnswer(*f.state, {{"rack", name, "failed", true, name, {}}})));
     EXPECT_EQ(f.state->failures()->count(FailureKind::Rack), 1);
     const RackMark& m = f.state->failures()->rackMarks()[static_cast<size_t>(rack)];
     EXPECT_TRUE(m.rackFailed);
@@ -142,56 +183,59 @@ TEST(ConsoleFailures, AFailedRackGetsItsBadgeAndTheCounterCounts)
     ASSERT_TRUE(f.state->handleMessage(QJsonDocument::fromJson(
         QStringLiteral(R"({"type":"provisioning","seq":9001,"rack":"%1","from":"failed","to":"repair"})")
             .arg(name).toUtf8()).object()));
+    ASSERT_TRUE(f.state->failures()->applyLoomd(loomdAnswer(*f.state, {})));
     EXPECT_EQ(f.state->failures()->count(FailureKind::Rack), 0);
+    EXPECT_EQ(f.state->failures()->rackMarks()[static_cast<size_t>(rack)].count, 0);
+    // Back again: new again (a halo), not "seen at connect".
+    ASSERT_TRUE(f.state->failures()->applyLoomd(loomdAnswer(*f.state, {{"rack", name, "failed", true, name, {}}})));
+    EXPECT_TRUE(f.state->failures()->rackMarks()[static_cast<size_t>(rack)].fresh);
 }
 
-TEST(ConsoleFailures, CountsByKindAndTheFilterReachesMapAndEvents)
+// loomd's counts are what the counter shows, whole even when its list is cut; its items are
+// drawn where loomd places them (a NIC cable on its rail GPU, as loomd says, not as the console
+// would guess); an answer for another layout is not applied.
+TEST(ConsoleFailures, LoomdsCountsAndPlacesReachCounterMapAndEvents)
 {
     test::Fed f;
     const auto& h = f.state->layout();
-    // Start clean, then one of each kind.
-    std::vector<std::uint8_t> zeroG(static_cast<size_t>(h.gpus.size()), 0), zeroL(h.links.size(), 0);
-    ASSERT_TRUE(f.state->handleMessage(makeSnapshotMessage(100, Topic::GpuHealth, zeroG)));
-    ASSERT_TRUE(f.state->handleMessage(makeSnapshotMessage(101, Topic::LinkHealth, zeroL)));
-    EXPECT_EQ(f.state->failures()->total(), 0);
-    const auto gpu = static_cast<std::uint32_t>(h.gpuIndex("z1-r002-h0-gpu5"));
-    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(102, Topic::GpuHealth,
-        {{gpu, 2}, {static_cast<std::uint32_t>(h.gpuIndex("z1-r003-h1-gpu0")), 3},
-         {static_cast<std::uint32_t>(h.gpuIndex("z1-r003-h1-gpu1")), 3}})));
-    const auto link = static_cast<std::uint32_t>(h.links.indexOf("z1-r001-h1-nic4/p1--z1-r001-rtsw/p13"));
-    ASSERT_LT(link, h.links.size());
-    // Every link of z1-ctsw02 down: the switch is down, and each of its links too.
-    std::vector<std::pair<std::uint32_t, std::uint8_t>> down{{link, 2}};
-    int ctswLinks = 0;
-    for (qsizetype j = 0; j < h.links.size(); ++j)
-        if (h.links[j].contains("z1-ctsw02/")) {
-            down.emplace_back(static_cast<std::uint32_t>(j), 2);
-            ++ctswLinks;
-        }
-    ASSERT_GE(ctswLinks, 2);
-    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(103, Topic::LinkHealth, down)));
-    // A drained link is a state, not a failure.
-    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(104, Topic::LinkHealth, {{0, 3}})));
-
     FailureIndex* fi = f.state->failures();
+    EXPECT_FALSE(fi->hasAnswer());
+    EXPECT_EQ(fi->total(), 0);
+    const QString link = QStringLiteral("z1-r001-h1-nic4/p1--z1-r001-rtsw/p13");
+    ASSERT_GE(h.links.indexOf(link), 0);
+    const QJsonObject answer = loomdAnswer(
+        *f.state,
+        {{"gpu", "z1-r002-h0-gpu5", "failed", true, "z1-r002", "z1-r002-h0-gpu5"},
+         {"host", "z1-r003-h1", "quarantined", false, "z1-r003", "z1-r003-h1-gpu0"},
+         {"link", link, "down", true, "z1-r001", "z1-r001-h1-gpu4"},
+         {"switch", "z1-ctsw02", "down", true, {}, {}}},
+        QJsonObject{{"link", 6001}});  // more than loomd lists: the count is loomd's
+    // Another layout version: not applied.
+    QJsonObject other = answer;
+    other.insert("layoutVersion", h.layoutVersion + 1);
+    EXPECT_FALSE(fi->applyLoomd(other));
+    EXPECT_EQ(fi->total(), 0);
+    ASSERT_TRUE(fi->applyLoomd(answer));
+    EXPECT_TRUE(fi->hasAnswer());
     EXPECT_EQ(fi->count(FailureKind::Gpu), 1);
-    EXPECT_EQ(fi->count(FailureKind::Host), 1);  // quarantined z1-r003-h1, once for its GPUs
-    EXPECT_EQ(fi->count(FailureKind::Link), 1 + ctswLinks);
+    EXPECT_EQ(fi->count(FailureKind::Host), 1);
+    EXPECT_EQ(fi->count(FailureKind::Link), 6001);
     EXPECT_EQ(fi->count(FailureKind::Switch), 1);
     EXPECT_EQ(fi->count(FailureKind::Rack), 0);
-    // The NIC link's failure marks its rail GPU's cell (NIC 4 of h1 -> GPU 4 of h1).
     bool nicMarked = false;
     for (const auto& fl : fi->failures())
-        if (fl.kind == FailureKind::Link && fl.name == h.links[link])
-            nicMarked = fl.gpu == h.gpuIndex("z1-r001-h1-gpu4") && fl.rack == 0;
+        if (fl.kind == FailureKind::Link && fl.name == link)
+            nicMarked = fl.gpu == h.gpuIndex("z1-r001-h1-gpu4") && fl.rack == h.rackIndex("z1-r001");
     EXPECT_TRUE(nicMarked);
+    EXPECT_EQ(fi->rackMarks()[static_cast<size_t>(h.rackIndex("z1-r001"))].count, 1);
+    FailureCounter counter(fi);
+    EXPECT_TRUE(counter.text().contains("6001 links")) << counter.text().toStdString();
 
     // The counter's GPU button filters the map's overlay and the event list.
     f.state->addEvents({{1, 0, "critical", "gpu_xid", "z1-r002-h0-gpu5", "z1-r002", "XID 79",
                          QDateTime::currentDateTimeUtc(), {}},
-                        {2, 0, "critical", "link_down", h.links[link], "z1-r001", "down",
+                        {2, 0, "critical", "link_down", link, "z1-r001", "down",
                          QDateTime::currentDateTimeUtc(), {}}});
-    FailureCounter counter(fi);
     EventsView events(f.state.get());
     EXPECT_EQ(events.proxy()->rowCount(), 2);
     counter.button(FailureKind::Gpu)->click();
@@ -253,6 +297,9 @@ TEST(ConsoleFailures, AQuarantinedHostsCounterFindsItsEvent)
         "severity":"critical","kind":"gpu_xid","location":"z1-r002-h0-gpu5","rack":"z1-r002",
         "message":"XID 79","openedAt":"2026-11-22T08:00:01Z","closedAt":null}})")));
     FailureIndex* fi = f.state->failures();
+    ASSERT_TRUE(fi->applyLoomd(loomdAnswer(
+        *f.state, {{"host", "z1-r003-h1", "quarantined", false, "z1-r003", "z1-r003-h1-gpu0"},
+                   {"gpu", "z1-r002-h0-gpu5", "failed", true, "z1-r002", "z1-r002-h0-gpu5"}})));
     EXPECT_EQ(fi->count(FailureKind::Host), 1);
     FailureCounter counter(fi);
     EventsView events(f.state.get());
@@ -348,4 +395,43 @@ TEST(ConsoleEvents, XidsAreExplainedFiltersPersistLocationsFit)
     again.severityBox()->setCurrentIndex(0);
     again.kindBox()->setCurrentIndex(0);
     again.locationEdit()->clear();
+}
+
+// Issue 36: the legends' scales are loomd's (GET /api/v1/legends): a site whose gpu_temp
+// thresholds are higher gets a longer ramp and its marks, in the map's colours and the legend.
+TEST(ConsoleLegends, TheTemperatureScaleAndItsMarksAreLoomds)
+{
+    auto answer = [](double max, double warn, double crit) {
+        QJsonArray ticks;
+        for (double v = 20; v <= max; v += 15)
+            ticks.append(v);
+        return QJsonObject{{"scales", QJsonObject{
+            {"utilization", QJsonObject{{"unit", "%"}, {"min", 0}, {"max", 100}, {"ticks", QJsonArray{0, 25, 50, 75, 100}},
+                                        {"thresholds", QJsonArray{}}}},
+            {"temperature", QJsonObject{{"unit", "°C"}, {"min", 20}, {"max", max}, {"ticks", ticks},
+                                        {"thresholds", QJsonArray{
+                                            QJsonObject{{"name", "gpu_temp warning"}, {"value", warn}, {"severity", "warning"}},
+                                            QJsonObject{{"name", "gpu_temp critical"}, {"value", crit}, {"severity", "critical"}}}}}}}}};
+    };
+    // The defaults are what loomd serves for its default config: applying them changes nothing.
+    EXPECT_FALSE(applyLegendScales(answer(95, 85, 92)));
+    EXPECT_EQ(metricScale(Metric::Temperature).max, 95);
+    const QRgb at95 = temperatureLut()[95];
+    EXPECT_EQ(temperatureLut()[100], at95);  // past the end of the ramp: its last colour
+
+    EXPECT_TRUE(applyLegendScales(answer(110, 90, 98)));
+    EXPECT_EQ(metricScale(Metric::Temperature).max, 110);
+    ASSERT_EQ(metricScale(Metric::Temperature).thresholds.size(), 2u);
+    EXPECT_EQ(metricScale(Metric::Temperature).thresholds[1].value, 98);
+    EXPECT_NE(temperatureLut()[95], at95);  // 95 °C is no longer the hottest colour
+    EXPECT_EQ(temperatureLut()[110], at95);
+    const auto legend = legendFor(Metric::Temperature);
+    EXPECT_EQ(legend.front().label, QStringLiteral("20°C"));
+    EXPECT_EQ(legend[legend.size() - 2].label, QStringLiteral("110°C"));
+    // A scale that is not a ramp over the wire's bytes is refused, the last good one kept.
+    EXPECT_FALSE(applyLegendScales(answer(10, 5, 8)));  // max below min
+    EXPECT_EQ(metricScale(Metric::Temperature).max, 110);
+
+    EXPECT_TRUE(applyLegendScales(answer(95, 85, 92)));  // back to the defaults for other tests
+    EXPECT_EQ(temperatureLut()[95], at95);
 }

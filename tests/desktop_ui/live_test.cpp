@@ -142,7 +142,9 @@ TEST_F(LiveLoomd, AnInjectedXidIsVisibleInEveryColourModeAndCounted)
               300);
     ASSERT_TRUE(waitUntil([&] { return state->values(Topic::GpuHealth)[static_cast<size_t>(g)] == 2; }, 15000))
         << "gpu.health of z1-r002-h1-gpu3 never became failed";
-    EXPECT_GE(state->failures()->count(FailureKind::Gpu), gpusBefore + 1);
+    // The count is loomd's (GET /api/v1/failures, asked again when gpu.health moved).
+    EXPECT_TRUE(waitUntil([&] { return state->failures()->count(FailureKind::Gpu) >= gpusBefore + 1; }, 15000))
+        << w.failureCounter()->text().toStdString();
     EXPECT_TRUE(w.failureCounter()->text().contains(QStringLiteral("%1 GPU").arg(state->failures()->count(FailureKind::Gpu))))
         << w.failureCounter()->text().toStdString();
 
@@ -224,7 +226,8 @@ TEST_F(LiveLoomd, AnInjectedXidIsVisibleInEveryColourModeAndCounted)
     const int rack = state->layout().rackIndex("z1-r003");
     ASSERT_TRUE(waitUntil([&] { return state->layout().racks[static_cast<size_t>(rack)].state == "failed"; }, 15000))
         << "no provisioning message took z1-r003 to failed";
-    EXPECT_EQ(state->failures()->count(FailureKind::Rack), 1);
+    EXPECT_TRUE(waitUntil([&] { return state->failures()->count(FailureKind::Rack) == 1; }, 15000))
+        << w.failureCounter()->text().toStdString();
     EXPECT_TRUE(state->failures()->rackMarks()[static_cast<size_t>(rack)].rackFailed);
     EXPECT_TRUE(w.failureCounter()->text().contains("1 rack")) << w.failureCounter()->text().toStdString();
 
@@ -242,6 +245,35 @@ TEST_F(LiveLoomd, AnInjectedXidIsVisibleInEveryColourModeAndCounted)
                 return false;
         return true;
     }, 15000)) << "loomd: " << loomdSaid.toStdString() << ", console: " << w.failureCounter()->text().toStdString();
+    // And the same places: every item loomd lists is one the console marks, on loomd's rack
+    // and GPU (the console derives none of them).
+    // The legend's temperature scale and its marks are loomd's (GET /api/v1/legends).
+    const QJsonObject temp = QJsonDocument::fromJson(getFrom(url_, token_, QStringLiteral("/api/v1/legends")))
+                                 .object().value(u"scales").toObject().value(u"temperature").toObject();
+    ASSERT_TRUE(temp.value(u"max").isDouble());
+    EXPECT_EQ(metricScale(Metric::Temperature).max, temp.value(u"max").toDouble());
+    ASSERT_EQ(static_cast<qsizetype>(metricScale(Metric::Temperature).thresholds.size()), temp.value(u"thresholds").toArray().size());
+    for (qsizetype i = 0; i < temp.value(u"thresholds").toArray().size(); ++i)
+        EXPECT_EQ(metricScale(Metric::Temperature).thresholds[static_cast<size_t>(i)].value,
+                  temp.value(u"thresholds").toArray()[i].toObject().value(u"value").toDouble());
+
+    QString unmatched;
+    EXPECT_TRUE(waitUntil([&] {
+        const QJsonArray items = QJsonDocument::fromJson(getFrom(url_, token_, QStringLiteral("/api/v1/failures")))
+                                     .object().value(u"items").toArray();
+        unmatched = items.isEmpty() ? QStringLiteral("(loomd lists none)") : QString();
+        for (const auto& v : items) {
+            const QJsonObject o = v.toObject();
+            bool found = false;
+            for (const auto& f : state->failures()->failures())
+                if (f.name == o.value(u"name").toString())
+                    found = f.rack == state->layout().rackIndex(o.value(u"rack").toString()) &&
+                            f.gpu == (o.value(u"gpu").isString() ? state->layout().gpuIndex(o.value(u"gpu").toString()) : -1);
+            if (!found)
+                unmatched = QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact));
+        }
+        return unmatched.isEmpty() && static_cast<int>(state->failures()->failures().size()) == items.size();
+    }, 15000)) << unmatched.toStdString();
 
     // The fabric's switch panel: a port opens its link's last hour (the GPU's own link here).
     FabricView* fv = w.fabricView();

@@ -282,6 +282,17 @@ async function runBrowser(name, loomd, t) {
         check(Math.abs(restored.scale - view1.scale) / view1.scale < 0.01 && restored.mode === 'temp' &&
               restored.filter === 'gpu' && restored.selected === t.cleanRack,
               `${name}: #/rack/${t.cleanRack}?v=..&mode=temp&f=gpu restores ${JSON.stringify(restored)}`);
+        // The temperature legend is loomd's scale (GET /api/v1/legends): its ends and the
+        // gpu_temp thresholds it marks, as the console's legend shows them (tests/desktop_ui).
+        const [, leg] = await loomd.call('GET', '/api/v1/legends', t.viewer);
+        const want = leg.scales.temperature;
+        const shown = await waitFor(() => page.evaluate(() => {
+            const r = document.querySelector('.legend .ramp-item');
+            return r && r.dataset.thresholds ? { min: r.dataset.min, max: r.dataset.max, th: r.dataset.thresholds } : null;
+        }), 10000, 'the temperature legend').catch(() => null);
+        check(shown && Number(shown.min) === want.min && Number(shown.max) === want.max &&
+              shown.th === want.thresholds.map((x) => x.value).join(','),
+              `${name}: the temperature legend is loomd's: ${JSON.stringify(shown)} vs ${JSON.stringify(want)}`);
 
         // Stale: stopping loomd greys the map; starting it again brings the colour back.
         await page.evaluate((h) => { location.hash = h; }, `#/hall?v=${vParam}&mode=health`);

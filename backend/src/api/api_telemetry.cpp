@@ -13,6 +13,7 @@
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
 #include "loom/telemetry/failures.hpp"
+#include "loom/telemetry/legends.hpp"
 #include "loom/telemetry/telemetry_hub.hpp"
 #include "loom/telemetry/xid_catalog.hpp"
 #include "loom/backend/telemetry_service.hpp"
@@ -387,6 +388,21 @@ Response getXidCatalog() {
     return Response::ofJson({{"items", std::move(items)}});
 }
 
+// The hall map's metric scales (telemetry/legends.hpp): ramp ends, ticks and the detection
+// thresholds, so every client's legend and colours are loomd's.
+Result<Response> getLegends(Services& services) {
+    TelemetryHub* hub = services.hub();
+    if (!hub) return fail(Error::unavailable("the telemetry hub is not running"));
+    nlohmann::json scales = nlohmann::json::object();
+    for (const auto& s : legendScales(hub->detection())) {
+        nlohmann::json th = nlohmann::json::array();
+        for (const auto& t : s.thresholds)
+            th.push_back({{"name", t.name}, {"value", t.value}, {"severity", t.severity}});
+        scales[s.metric] = {{"unit", s.unit}, {"min", s.min}, {"max", s.max}, {"ticks", s.ticks}, {"thresholds", th}};
+    }
+    return Response::ofJson({{"scales", std::move(scales)}});
+}
+
 // GET /api/v1/telemetry/unknown[?reason=R][&limit=N]: the names telemetry could not place or
 // ignored, most recently seen first (docs/telemetry.md, "What Loom ignores").
 Result<Response> getUnknown(Services& services, const Request& req) {
@@ -440,6 +456,10 @@ void registerTelemetryRoutes(Router& router, Services& services) {
     router.add(
         "GET", "/api/v1/failures", Role::Viewer,
         [&services](const Request&) { return getFailures(services); },
+        RouteOptions{.needsDb = false});
+    router.add(
+        "GET", "/api/v1/legends", Role::Viewer,
+        [&services](const Request&) { return getLegends(services); },
         RouteOptions{.needsDb = false});
     router.add(
         "GET", "/api/v1/catalog/xid", Role::Viewer,

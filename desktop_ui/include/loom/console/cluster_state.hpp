@@ -89,6 +89,8 @@ Q_SIGNALS:
     // Jobs view.
     void jobMessage(const QJsonObject& msg);
     void byeReceived(const QString& reason);
+    // loomd's legend scales (palette.hpp applyLegendScales) changed: recolour and repaint.
+    void legendsChanged();
 
 private:
     void resetValues();

@@ -1,17 +1,20 @@
-// FailureIndex: every open failure the console knows of, by kind (GPU, host, link, switch,
-// rack), derived from the live stream: gpu.health (failed, warning, quarantined hosts),
-// link.health (down, degraded; drained and not-in-service links are not failures), rack states
-// (failed), switches whose in-service links are all down, and open events located on a host or
-// a switch. The maps draw it on top of whatever metric they colour by; the counter shows its
-// counts and sets the kind filter the maps and the event list follow.
+// FailureIndex: every open failure by kind (GPU, host, link, switch, rack) as loomd counts it
+// (GET /api/v1/failures, telemetry/failures.hpp): the console never re-derives a count, so its
+// counter, its hall marks and the web dashboard's are one answer. The maps draw the items on top
+// of whatever metric they colour by (each names the rack and GPU it is drawn on: a NIC cable
+// down marks its GPU); the counter shows the counts and sets the kind filter the maps and the
+// event list follow.
 //
-// Recomputed from the packed arrays on every health delta (a linear scan of ~80k bytes at 24k
-// GPUs, well under a millisecond), so it can never drift from what the stream says.
+// When the stream says something changed (a gpu.health or link.health delta, a rack state, an
+// event) the index emits refreshWanted; the Session asks loomd again (debounced, one request in
+// flight, and every 5 s while live for what changes without a frame) and hands the answer to
+// applyLoomd.
 #pragma once
 
 #include "loom/console/protocol.hpp"
 
 #include <QHash>
+#include <QJsonObject>
 #include <QObject>
 #include <QPointer>
 
@@ -35,12 +38,11 @@ FailureKind eventFailureKind(const Event& e, const HallLayout& layout);
 
 struct Failure {
     FailureKind kind = FailureKind::Gpu;
-    int index = -1;        // GPU, link, switch or rack index of the layout; host: its rack
     int rack = -1;         // rack marked on the hall map, -1 when none (spine links, CTSW, ATSW)
     int gpu = -1;          // GPU cell marked on the hall map (GPU failures, a NIC's host link)
     bool failed = true;    // failed (red) or degraded/quarantined (amber/purple)
     QString name;          // what it is: the GPU, host, link, switch or rack name
-    QString what;          // "failed", "degraded", "down", "quarantined", rack state, event kind
+    QString what;          // loomd's state: "failed", "warning", "down", "quarantined", an event kind
     qint64 firstSeenMs = 0;  // when this console first saw it; 0 = already there at connect
 };
 
@@ -58,8 +60,12 @@ public:
     explicit FailureIndex(ClusterState* state, QObject* parent = nullptr);
 
     const std::vector<Failure>& failures() const { return failures_; }
+    // loomd's counts: whole even when its list of items is cut at 5,000.
     int count(FailureKind k) const { return counts_[static_cast<size_t>(k)]; }
     int total() const;
+    bool truncated() const { return truncated_; }
+    // Whether an answer from loomd has been applied since the layout was (re)loaded.
+    bool hasAnswer() const { return primed_; }
     // Rack marks for the kinds the filter shows, indexed like layout().racks.
     const std::vector<RackMark>& rackMarks() const { return rackMarks_; }
 
@@ -73,26 +79,26 @@ public:
     }
     static constexpr qint64 kNewMs = 60'000;  // a halo for a minute after it appears
 
-    void recompute();
+    // loomd's answer to GET /api/v1/failures. An answer for another layout version is ignored
+    // (returns false): the Session is fetching the new hall, and asks again after it.
+    bool applyLoomd(const QJsonObject& answer);
 
 Q_SIGNALS:
     void changed();
     void filterChanged(unsigned kindMask);
+    void refreshWanted();  // the stream says the failures may have changed: ask loomd
 
 private:
-    void rebuildIndexes();
-    void add(Failure f, qint64 nowMs);
+    void rebuildMarks();
 
     QPointer<ClusterState> state_;
     std::vector<Failure> failures_;
     std::array<int, kFailureKindCount> counts_{};
     std::vector<RackMark> rackMarks_;
     unsigned filter_ = kAllFailureKinds;
-    bool primed_ = false;  // the first complete picture is "at connect", not new
+    bool truncated_ = false;
+    bool primed_ = false;  // the first answer is "at connect", not new
     QHash<QString, qint64> firstSeen_;
-    // Layout indexes: switch -> its links, RTSW -> rack.
-    std::vector<std::vector<int>> switchLinks_;
-    std::vector<int> switchRack_;
 };
 
 }  // namespace loom::console

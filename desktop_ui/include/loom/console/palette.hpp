@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QColor>
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 
@@ -17,8 +18,28 @@ enum class Metric { Utilization, Temperature, Health, Provisioning };
 QString metricName(Metric m);
 
 using Lut = std::array<QRgb, 256>;
-const Lut& utilizationLut();  // 0..100 %, 255 = no data
-const Lut& temperatureLut();  // 20..95 degC ramp, 255 = no data
+const Lut& utilizationLut();  // the utilization scale's ramp (0..100 %), 255 = no data
+const Lut& temperatureLut();  // the temperature scale's ramp (20..95 degC by default), 255 = no data
+
+// The ramps' scales are loomd's (GET /api/v1/legends, telemetry/legends.hpp): ends, labelled
+// ticks and the detection thresholds marked on the legend, so the console and the web colour
+// and mark alike. Until loomd answers, the scales loomd serves for its default configuration.
+struct ScaleMark {
+    double value = 0;
+    QString name;      // "gpu_temp warning"
+    QString severity;  // "warning", "critical"
+};
+struct MetricScale {
+    QString unit;
+    double min = 0;
+    double max = 100;
+    std::vector<double> ticks;
+    std::vector<ScaleMark> thresholds;
+};
+const MetricScale& metricScale(Metric m);  // Utilization or Temperature (others: utilization's)
+// Applies loomd's answer, rebuilding the ramps' lookup tables; true when a scale changed
+// (maps recolour, legends repaint).
+bool applyLegendScales(const QJsonObject& answer);
 const Lut& healthLut();       // 0 ok, 1 warning, 2 failed, 3 quarantined, 255 unknown
 const Lut& linkHealthLut();   // 0 up, 1 degraded, 2 down, 3 drained, 4 not in service
 

@@ -5,6 +5,10 @@
 // Connection settings come from, in order: command-line flags, LOOM_SERVER/LOOM_TOKEN, and the
 // last server remembered in QSettings with its token from the TokenStore.
 //
+// The open failures are loomd's (GET /api/v1/failures): asked for when the stream says they
+// may have changed (FailureIndex::refreshWanted, 250 ms debounce, one request in flight), on
+// every (re)connect, and every 5 s while live (an event closed by time sends no health frame).
+//
 // A 401 (token unknown, revoked or expired) is not a network problem: the session stops
 // retrying, forgets the role, goes to State::Unauthorized and emits authRequired so the
 // window can ask for a token.
@@ -67,11 +71,16 @@ private:
     void onText(const QString& text);
     void subscribe(const QJsonObject& hello);
     void report(const QString& message);
+    void fetchFailures();
 
     ApiClient api_;
     ClusterState cluster_;
     QWebSocket ws_;
     QTimer backoffTimer_;
+    QTimer failuresSoon_;  // debounce of refreshWanted
+    QTimer failuresPoll_;  // every 5 s while live
+    bool failuresInFlight_ = false;
+    bool failuresAgain_ = false;
     State state_ = State::Disconnected;
     int backoffMs_ = 500;
     int reconnects_ = 0;

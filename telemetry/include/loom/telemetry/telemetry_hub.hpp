@@ -352,6 +352,8 @@ public:
     void appendMetrics(std::string& out) const;
     // Bytes held by the value arrays and detection state (benchmarks, /metrics).
     std::size_t memoryBytes() const;
+    // The detection rules' configuration (fixed at construction): legends mark its thresholds.
+    const DetectionConfig& detection() const { return options_.detection; }
 
     struct State;  // defined in telemetry/src/hub_state.hpp
 
