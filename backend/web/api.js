@@ -141,6 +141,22 @@ export class Stream {
         ws.onerror = () => {};
     }
 
+    // Topics a view wants while it is open (the fabric map's link.util): subscribed now and
+    // on every reconnect until dropped.
+    addTopics(topics) {
+        const add = topics.filter((t) => !this.topics.includes(t));
+        if (!add.length) return;
+        this.topics = [...this.topics, ...add];
+        if (this.ws && this.ws.readyState === 1) this.ws.send(JSON.stringify({ op: 'subscribe', topics: add }));
+    }
+
+    dropTopics(topics) {
+        const drop = topics.filter((t) => this.topics.includes(t));
+        if (!drop.length) return;
+        this.topics = this.topics.filter((t) => !drop.includes(t));
+        if (this.ws && this.ws.readyState === 1) this.ws.send(JSON.stringify({ op: 'unsubscribe', topics: drop }));
+    }
+
     retry() {
         if (this.stopped) return;
         this.handlers.onState('down');

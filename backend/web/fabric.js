@@ -1,9 +1,13 @@
-// The fabric map: the tiers of the fabric (GET /api/v1/fabric/topology) by zone with the state
-// of their bundles, a zone's CTSW–RTSW matrix (#/fabric/zone/<zone>: one cell per bundle,
-// coloured by the share of its links up), and one switch (#/switch/<name>): its bundles and
-// its routing table (GET /api/v1/fabric/routes/<name>).
+// The fabric: the drawn tiered map (fabric_map.js: every switch, bundles by zone and tier pair,
+// a job's links with #/fabric?job=<name>) over the tiers and zones as tables (GET
+// /api/v1/fabric/topology), a zone's CTSW–RTSW matrix (#/fabric/zone/<zone>: one cell per
+// bundle, coloured by the share of its links up), and one switch (#/switch/<name>): its bundles,
+// its routing table (GET /api/v1/fabric/routes/<name>) and what its last reroute changed in its
+// config, as a diff (GET /api/v1/fabric/config/<name>?previous=true).
 import { el, clear, switchLink } from './dom.js';
 import { api, seg } from './api.js';
+import { FabricMap } from './fabric_map.js';
+import { rampCss } from './palette.js';
 
 let topologyCache = null;  // {at, data}: the topology is large at 24k; refetched on change
 
@@ -24,13 +28,35 @@ const upClass = (b) => {
     return b.up === 0 ? 'down' : 'degraded';
 };
 
-export function fabricView(state, main, route) {
+export function fabricView(state, main, route, nav) {
     const wrap = el('div', { class: 'fabric-view' });
     const msg = el('p', { class: 'message' });
     const body = el('div', { class: 'fabric-body' });
     wrap.append(msg, body);
     main.append(wrap);
     let current = route;
+    let map = null;
+    // The bundles' utilization: link.util while this view is open (the hall does not need it).
+    if (state.stream) state.stream.addTopics(['link.util']);
+    const jobNote = el('p', { class: 'job-note' });
+    const showJob = async () => {
+        const name = (current.params || {}).job;
+        clear(jobNote);
+        if (!map) return;
+        if (!name) { map.setJob(null); return; }
+        try {
+            const job = await api('jobs/' + encodeURIComponent(name));
+            if ((current.params || {}).job !== name || !map) return;
+            const links = new Set((job.health && job.health.links) || []);
+            map.setJob({ name, links });
+            jobNote.append(`job ${name}: ${links.size.toLocaleString('en')} links crossed, outlined on the map · `,
+                el('a', { href: '#/job/' + encodeURIComponent(name) }, 'detail'), ' · ',
+                el('a', { href: '#/hall?job=' + encodeURIComponent(name) }, 'on the hall'), ' · ',
+                el('a', { href: '#/fabric' }, 'clear'));
+        } catch (e) {
+            jobNote.append(el('span', { class: 'error' }, `job ${name}: ${e.message}`));
+        }
+    };
     const render = async (force) => {
         let t;
         try {
@@ -40,17 +66,55 @@ export function fabricView(state, main, route) {
             msg.textContent = e.message;
             return;
         }
+        if (map && !current.kind && body.contains(map.canvas)) {
+            map.setTopology(t);  // in place: the view and its job stay
+            return;
+        }
         clear(body);
+        if (map) { map.destroy(); map = null; }
         if (current.kind === 'switch') return renderSwitch(body, t, current.name);
         if (current.kind === 'zone') return renderZone(body, t, current.name);
-        return renderTiers(body, t);
+        const host = el('div', { class: 'fabric-map-host' });
+        // Classes, not style attributes: the page's Content-Security-Policy refuses inline styles.
+        const sw = (cls, text) => el('span', { class: 'swatch-item' }, el('span', { class: 'swatch ' + cls }), text);
+        body.append(jobNote, el('p', { class: 'fabric-legend legend' },
+            'Switches: ', sw('sw-up', 'links up'), sw('sw-some', 'some down'), sw('sw-down', 'all down'),
+            sw('sw-idle', 'not in service / drained'), ' · bundles: width by links, colour by state, when all up by mean utilization ',
+            el('canvas', { class: 'ramp fabric-ramp', width: 80, height: 10 }), ' 0–100 %'), host);
+        const rc = body.querySelector('.fabric-ramp').getContext('2d');
+        for (let x = 0; x < 80; ++x) { rc.fillStyle = rampCss(x / 79); rc.fillRect(x, 0, 1, 10); }
+        map = new FabricMap(state, host, {
+            onSwitch: (n) => nav('#/switch/' + encodeURIComponent(n)),
+            onZone: (z) => nav('#/fabric/zone/' + encodeURIComponent(z)),
+        });
+        window.loomFabric = map;  // tests and benchmarks read what it drew
+        map.setTopology(t);
+        showJob();
+        renderTiers(body, t);
     };
     let timer = null;
-    const unsub = state.on('degradation', () => { clearTimeout(timer); timer = setTimeout(() => render(true), 500); });
+    let drawTimer = null;
+    const redraw = () => { if (map && !drawTimer) drawTimer = setTimeout(() => { drawTimer = null; if (map) map.draw(); }, 1000); };
+    const unsub = [
+        state.on('degradation', () => { clearTimeout(timer); timer = setTimeout(() => render(true), 500); }),
+        state.on('data', (d) => { if (d.topic === 'link.util' || d.topic === 'link.health') redraw(); }),
+        state.on('stale', () => { if (map) map.draw(); }),
+        state.on('hall', () => { if (map) { map.indexLinks(); map.draw(); } }),
+    ];
     render(false);
     return {
-        route(r) { current = r; render(false); },
-        destroy() { unsub(); clearTimeout(timer); },
+        route(r) {
+            const sameMap = !r.kind && !current.kind && map;
+            current = r;
+            if (sameMap) showJob();
+            else render(false);
+        },
+        destroy() {
+            unsub.forEach((u) => u());
+            clearTimeout(timer); clearTimeout(drawTimer);
+            if (map) map.destroy();
+            if (state.stream) state.stream.dropTopics(['link.util']);
+        },
     };
 }
 
@@ -78,7 +142,6 @@ function renderTiers(body, t) {
         x.down += b.down === undefined ? b.links - b.up : b.down;
         x.idle += idle(b);
     }
-    body.append(el('h2', {}, `${t.cluster} · ${t.fabric} fabric · ${t.switches.length} switches · ${t.bundles.length} bundles`));
     body.append(el('h3', {}, 'Tiers'), el('table', { class: 'tiers' },
         el('tr', {}, el('th', {}, 'tier'), el('th', {}, 'roles'), el('th', {}, 'switches'), el('th', {}, 'down')),
         [...tiers.entries()].sort((a, b) => b[0] - a[0]).map(([tier, x]) =>
@@ -173,7 +236,10 @@ async function renderSwitch(body, t, name) {
         el('tr', {}, el('th', {}, 'peer'), el('th', {}, 'links up')),
         mine.slice(0, 500).map((b) => el('tr', { class: upClass(b) }, el('td', {}, switchLink(b.a === name ? b.b : b.a)), el('td', {}, `${b.up} / ${b.links}`)))));
     const pre = el('pre', { class: 'routes' }, 'loading routes…');
-    body.append(el('h3', {}, 'Routes'), pre);
+    const cfg = el('div', { class: 'config-diff' }, 'loading config…');
+    body.append(el('h3', {}, 'Routes'), pre, el('h3', {}, 'Config: what the last reroute changed'), cfg);
+    api('fabric/config/' + seg(name) + '?previous=true').then((c) => cfg.replaceWith(configDiff(c)),
+        (e) => { cfg.textContent = e.message; });
     try {
         const r = await api('fabric/routes/' + seg(name));
         if (r && r.routes && Array.isArray(r.groups)) {
@@ -209,5 +275,64 @@ function routesTable(r) {
             el('td', {}, g === 'local' ? 'local' : String(g)),
             el('td', {}, g === 'local' ? 'directly connected' : [`${(r.groups[g] || []).length} paths: `, hops(g)])))));
     if (Object.keys(r.routes).length > rows.length) box.append(el('p', { class: 'dim' }, `… and ${Object.keys(r.routes).length - rows.length} more prefixes`));
+    return box;
+}
+
+// Lines of a and b as a list of {kind: ' ' | '-' | '+', text}: the common head and tail cut
+// first (a reroute changes a few lines of a long config), the middle by longest common
+// subsequence when small enough, else all of it removed and added.
+export function diffLines(a, b) {
+    let head = 0;
+    while (head < a.length && head < b.length && a[head] === b[head]) ++head;
+    let tail = 0;
+    while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) ++tail;
+    const x = a.slice(head, a.length - tail), y = b.slice(head, b.length - tail);
+    const out = a.slice(0, head).map((text) => ({ kind: ' ', text }));
+    if (x.length * y.length > 4e6) {
+        out.push(...x.map((text) => ({ kind: '-', text })), ...y.map((text) => ({ kind: '+', text })));
+    } else {
+        const n = x.length, m = y.length;
+        const L = new Uint32Array((n + 1) * (m + 1));
+        for (let i = n - 1; i >= 0; --i)
+            for (let j = m - 1; j >= 0; --j)
+                L[i * (m + 1) + j] = x[i] === y[j] ? L[(i + 1) * (m + 1) + j + 1] + 1 : Math.max(L[(i + 1) * (m + 1) + j], L[i * (m + 1) + j + 1]);
+        let i = 0, j = 0;
+        while (i < n || j < m) {
+            if (i < n && j < m && x[i] === y[j]) { out.push({ kind: ' ', text: x[i] }); ++i; ++j; }
+            else if (i < n && (j === m || L[(i + 1) * (m + 1) + j] >= L[i * (m + 1) + j + 1])) out.push({ kind: '-', text: x[i++] });
+            else out.push({ kind: '+', text: y[j++] });
+        }
+    }
+    out.push(...a.slice(a.length - tail).map((text) => ({ kind: ' ', text })));
+    return out;
+}
+
+// GET /api/v1/fabric/config/<switch>?previous=true as the console's switch panel shows it: the
+// version, and what changed from the previous one, with two lines of context around each change.
+function configDiff(c) {
+    const box = el('div', { class: 'config-diff' });
+    const version = c.version === undefined || c.version === null ? '–' : String(c.version);
+    if (!c.previous || typeof c.previous.config !== 'string') {
+        box.append(el('p', {}, `Config version ${version} · no earlier version of this switch's config is kept ` +
+            '(unchanged since loomd built the fabric, or changed more than 16 routing versions ago)'));
+        return box;
+    }
+    const d = diffLines(c.previous.config.split('\n'), String(c.config || '').split('\n'));
+    const removed = d.filter((l) => l.kind === '-').length, added = d.filter((l) => l.kind === '+').length;
+    box.append(el('p', {}, `Config version ${version} · changed from version ${c.previous.version}: ${removed} lines removed, ${added} added`));
+    const keep = new Uint8Array(d.length);
+    d.forEach((l, i) => { if (l.kind !== ' ') for (let k = Math.max(0, i - 2); k <= Math.min(d.length - 1, i + 2); ++k) keep[k] = 1; });
+    const pre = el('pre', { class: 'diff' });
+    let shown = 0, gap = false;
+    for (let i = 0; i < d.length; ++i) {
+        if (!keep[i]) { gap = true; continue; }
+        if (gap && shown) pre.append(el('span', { class: 'dim' }, '⋯\n'));
+        gap = false;
+        if (++shown > 400) { pre.append(el('span', { class: 'dim' }, `… (${removed + added} changed lines in all)\n`)); break; }
+        const l = d[i];
+        pre.append(el('span', { class: l.kind === '-' ? 'del' : l.kind === '+' ? 'add' : '' }, `${l.kind} ${l.text}\n`));
+    }
+    if (!removed && !added) pre.append(el('span', { class: 'dim' }, 'no line changed\n'));
+    box.append(pre);
     return box;
 }

@@ -39,7 +39,8 @@ function linkCell(name) {
 function detailOf(job) {
     const h = job.health;
     const parts = [el('h3', {}, job.name), el('p', {}, `${job.owner || ''} · ${job.state} · ${job.hostCount} hosts, ${job.gpus} GPUs · ${job.pattern}`), el('p', {}, el('code', {}, job.nodelist || '')),
-        el('p', {}, el('a', { class: 'job-on-map', href: '#/hall?job=' + encodeURIComponent(job.name) }, 'Show its GPUs on the hall map'))];
+        el('p', {}, el('a', { class: 'job-on-map', href: '#/hall?job=' + encodeURIComponent(job.name) }, 'Show its GPUs on the hall map'), ' · ',
+            el('a', { class: 'job-on-fabric', href: '#/fabric?job=' + encodeURIComponent(job.name) }, 'its links on the fabric map'))];
     if (!h) {
         parts.push(el('p', { class: 'dim' }, job.state === 'running' ? 'health: being computed' : 'health is kept for running jobs only'));
         return parts;

@@ -94,6 +94,16 @@ export class ClusterState {
         for (const m of early) this.data(m);
     }
 
+    // Link name -> index of the packed link arrays (built once per layout).
+    linkIndex() {
+        if (!this.hall) return new Map();
+        if (!this.linkIdx || this.linkIdxOf !== this.hall) {
+            this.linkIdx = new Map(this.hall.links.map((n, i) => [n, i]));
+            this.linkIdxOf = this.hall;
+        }
+        return this.linkIdx;
+    }
+
     array(topic) {
         if (!this.arrays[topic]) {
             const n = !this.hall ? 0 : topic.startsWith('gpu.') ? this.hall.gpus.length : this.hall.links.length;

@@ -443,6 +443,23 @@ def main():
         healthy = wait_for(lambda: job_cell("td.health") not in (None, "", "…") and job_cell("td.health"),
                            15, "the job's health")
         check(healthy != "degraded", f"a job on a rack in service is not degraded ({healthy})")
+        # The drawn fabric map: every switch of the topology drawn, and the job's links picked
+        # out (#/fabric?job=web-job: the links loomd says it crosses, its switches outlined).
+        topo = loomd.call("GET", "/api/v1/fabric/topology", viewer)[1]
+        crossed = loomd.call("GET", "/api/v1/jobs/web-job", viewer)[1].get("health", {}).get("links", [])
+        driver.get(loomd.url + "/#/fabric?job=web-job")
+        driver.refresh()
+        drawn = wait_for(lambda: driver.execute_script(
+            "const m = window.loomFabric; return m && m.job && m.hits.length ? "
+            "{job: m.job.links.size, switches: m.hits.filter((h) => h.sw).length, zones: m.hits.filter((h) => h.zone).length} : null"),
+            15, "the fabric map with the job")
+        check(drawn["switches"] == len(topo["switches"]) and drawn["job"] == len(crossed) and len(crossed) > 0
+              and "links crossed" in text_of(driver, ".job-note"),
+              f"the fabric map draws {drawn['switches']} of {len(topo['switches'])} switches and the job's "
+              f"{drawn['job']} links ({len(crossed)} by loomd)")
+        driver.get(loomd.url + "/#/job/web-job")
+        driver.refresh()
+        wait_for(lambda: text_of(driver, ".job-detail h3") == "web-job", 15, "the job's detail again")
         st, body = loomd.call("POST", f"/api/v1/racks/{live_rack}/drain", operator, {"reason": "web test"})
         assert st == 200, body
         wait_for(lambda: job_cell("td.health") == "degraded", 20, "the row turning degraded")
@@ -453,6 +470,23 @@ def main():
               "draining the job's rack: the row and the detail say degraded and name the links down")
         wait_for(lambda: loomd.call("GET", f"/api/v1/racks/{live_rack}", viewer)[1].get("state") == "drained",
                  20, "the rack drained")
+        # A CTSW's switch view: what the drain changed in its config, as a diff (the console's
+        # switch panel shows the same: tests/desktop_ui/live_test.cpp).
+        ctsw = [x["name"] for x in topo["switches"] if x["role"] == "ctsw"][0]
+
+        def diff_shows_drain():
+            driver.get(loomd.url + "/#/switch/" + ctsw)
+            driver.refresh()
+            wait_for(lambda: "Config version" in text_of(driver, ".config-diff"), 10, "the config")
+            t = text_of(driver, ".config-diff")
+            return (re.search(r"changed from version \d+: [1-9]\d* lines removed, [1-9]\d* added", t)
+                    and re.search(r"\+ .*" + re.escape(live_rack) + r"-rtsw.*\(drained\)", t) and t)
+        diff = wait_for(diff_shows_drain, 30, f"{ctsw}'s config diff naming {live_rack}-rtsw drained")
+        check(re.search(r"- .*" + re.escape(live_rack) + r"-rtsw", diff),
+              f"{ctsw}'s config diff: the drained rack's line removed and added as drained")
+        driver.get(loomd.url + "/#/job/web-job")
+        driver.refresh()
+        wait_for(lambda: text_of(driver, ".job-detail h3") == "web-job", 15, "the job's detail again")
         st, body = loomd.call("POST", f"/api/v1/racks/{live_rack}/advance", operator, {})
         assert st == 200, body
         wait_for(lambda: job_cell("td.health") not in (None, "degraded", "links-down"), 20, "the row recovering")
