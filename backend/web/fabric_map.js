@@ -258,7 +258,7 @@ export class FabricMap {
         });
         // Bundles: per zone, from each tier's band to the next one up (hosts to tier 1, tier 1
         // to 2, tier 2 to the site's spine).
-        const bundle = (x1, y1, x2, y2, a, label) => {
+        const bundle = (x1, y1, x2, y2, a, label, colX) => {
             const w = Math.max(2, Math.min(colW / 6, 1.5 * Math.log2(1 + a.links)));
             // A light rim under it: the ramp's low end is dark, like the floor.
             ctx.globalAlpha = this.job && !a.job ? 0.35 : 1;
@@ -278,8 +278,13 @@ export class FabricMap {
             if (this.job && a.job) parts.push(`job ${a.job}`);
             // Narrow columns (many zones): the label is in the zone's tooltip instead.
             if (colW >= 140) {
+                // What fits beside the bundle in its column, most important first.
+                const tx = (x1 + x2) / 2 + w / 2 + 4;
+                const room = colX + colW - tx - 6;
+                const shown = parts.slice();
+                while (shown.length > 1 && ctx.measureText(shown.join(' · ')).width > room) shown.pop();
                 ctx.fillStyle = a.down ? css(...kFailed) : '#ddd';
-                ctx.fillText(parts.join(' · '), (x1 + x2) / 2 + w / 2 + 4, (y1 + y2) / 2);
+                ctx.fillText(shown.join(' · '), tx, (y1 + y2) / 2);
             }
             return `${label}: ${parts.join(', ')}`;
         };
@@ -292,11 +297,11 @@ export class FabricMap {
                 const lo = bands[i][levels[l]], hi = bands[i][levels[l + 1]];
                 const a = agg[zIdx] && agg[zIdx][levels[l]];
                 if (!lo || !hi || !a || !a.links) continue;
-                said.push(bundle(lo.x + 10, lo.y - 2, hi.x + 10, hi.y + hi.h + 2, a, pairName[levels[l]]));
+                said.push(bundle(lo.x + 10, lo.y - 2, hi.x + 10, hi.y + hi.h + 2, a, pairName[levels[l]], 10 + i * colW));
             }
             const top = bands[i][tiers[0]];
             const a = agg[zIdx] && agg[zIdx][tiers[0]];
-            if (site.length && top && a && a.links) said.push(bundle(top.x + 10, top.y - 18, top.x + 10 + colW / 4, siteBottom + 2, a, 'tier 2 – tier 3'));
+            if (site.length && top && a && a.links) said.push(bundle(top.x + 10, top.y - 18, top.x + 10 + colW / 4, siteBottom + 2, a, 'tier 2 – tier 3', 10 + i * colW));
             const h = zoneHit.get(z);
             if (h) h.tip = `zone ${z}: ${said.join('; ')} · click for its CTSW–RTSW matrix`;
         });

@@ -8,7 +8,7 @@
 // Per browser, in the page (performance.now()): navigation -> complete hall map (goal <= 1 s),
 // per-tick update + repaint p50/p99/max over --seconds (goal p99 <= 16 ms), bytes transferred by
 // the first load (goal <= 2 MB compressed) and, in Chromium, the JS heap after --minutes (goal
-// <= 200 MB; Firefox exposes no heap figure to a page). --rollout puts that many compute racks
+// <= 200 MB, sampled every 5 minutes; Firefox exposes no heap figure to a page). --rollout puts that many compute racks
 // into service first (7 operator advances each, 8 at a time) so the simulator feeds them.
 // Prints one JSON line per browser and the load average.
 import { spawn, execFileSync } from 'node:child_process';
@@ -31,7 +31,7 @@ const kBrowsers = {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const port = await new Promise((res) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
 const url = `http://127.0.0.1:${port}`;
-const loomdBin = path.join(root, a.build, 'bin', 'loomd');
+const loomdBin = path.resolve(root, a.build, 'bin', 'loomd');  // --build may be absolute
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'loom-web-bench.'));
 const state = path.join(work, 'state');
 const env = { ...process.env, LOOM_PROVISIONING_DELAY_MS: '0' };
@@ -86,13 +86,23 @@ try {
             await page.evaluate(() => { window.loomPerf.ticks = []; });
             await sleep(Number(a.seconds) * 1000);
             const ticks = (await page.evaluate(() => window.loomPerf.ticks)).sort((x, y) => x - y);
-            await sleep(Math.max(0, Number(a.minutes) * 60 - Number(a.seconds)) * 1000);
-            const heap = await page.evaluate(() => (performance.memory ? performance.memory.usedJSHeapSize : null));
+            // The heap every 5 minutes of a long run, so growth shows as a trend, not one figure.
+            const heapNow = () => page.evaluate(() => (performance.memory ? performance.memory.usedJSHeapSize : null));
+            const heapTrend = [];
+            for (let left = Math.max(0, Number(a.minutes) * 60 - Number(a.seconds)); left > 0;) {
+                const step = Math.min(left, 300);
+                await sleep(step * 1000);
+                left -= step;
+                const h = await heapNow();
+                if (h !== null) heapTrend.push(Math.round(h / 2 ** 20 * 10) / 10);
+            }
+            const heap = await heapNow();
             const pct = (p) => (ticks.length ? ticks[Math.min(ticks.length - 1, Math.floor(p * ticks.length))] : null);
             console.log(JSON.stringify({ browser: name, version: await browser.version(), spec: path.basename(a.spec),
                 gpus: hall.gpus.length, racksInService: n, navigationToCompleteHallMs: Math.round(first.complete),
                 tickSamples: ticks.length, tickP50Ms: pct(0.5), tickP99Ms: pct(0.99), tickMaxMs: ticks[ticks.length - 1] ?? null,
                 firstLoadTransferredBytes: first.bytes, jsHeapMB: heap === null ? null : Math.round(heap / 2 ** 20 * 10) / 10,
+                jsHeapEvery5MinMB: heapTrend,
                 minutes: Number(a.minutes), loadAverage: os.loadavg().map((x) => x.toFixed(2)).join(' ') }));
         } finally {
             await browser.close();
