@@ -64,10 +64,13 @@ function detailOf(job) {
     const suspects = job.suspects || [];
     // One open straggler event per suspect location (issue 34), highest score first.
     const open = job.stragglers || (job.straggler ? [job.straggler] : []);
-    if (open.length) {
-        parts.push(el('h4', { class: 'bad' }, `Open straggler events (${open.length})`));
-        parts.push(el('ul', {}, open.map((s) => el('li', { class: 'bad' }, `${s.location} (${s.cause}) since ${fmtTime(s.openedAt)}: ${s.evidence || ''}`))));
-    }
+    parts.push(el('h4', { class: open.length ? 'bad job-stragglers' : 'job-stragglers' }, `Open straggler events (${open.length})`));
+    if (open.length) parts.push(el('ul', { class: 'job-straggler-list' }, open.map((s) => el('li', { class: 'bad' }, `${s.location} (${s.cause}, score ${s.score ?? '–'}) since ${fmtTime(s.openedAt)}: ${s.evidence || ''}`))));
+    else parts.push(el('p', { class: 'dim' }, 'none: no rank or uplink holds the job back'));
+    // Its hosts and GPUs that are lemons (issue 34): the suspect or a failure in several jobs.
+    const lemons = job.lemons || [];
+    parts.push(el('h4', { class: lemons.length ? 'bad job-lemons' : 'job-lemons' }, `Lemons among its hosts and GPUs (${lemons.length})`));
+    if (lemons.length) parts.push(el('ul', { class: 'job-lemon-list' }, lemons.map((l) => el('li', { class: 'bad' }, `${l.name} (${l.kind}): ${l.jobs} jobs — ${(l.strikes || []).join(', ')}`))));
     if (suspects.length) {
         parts.push(el('h4', {}, `Straggler suspects (${suspects.length})`));
         parts.push(el('ul', {}, suspects.map((s) => el('li', {}, `${s.location} (${s.cause}, score ${s.score}): ${s.evidence || ''}`))));

@@ -26,17 +26,20 @@ export class RackPanel {
         this.name = name;
         this.details = null;
         this.events = null;
+        this.lemons = null;
         this.message = '';
         this.render();
         if (!name) return;
         try {
-            const [details, events] = await Promise.all([
+            const [details, events, lemons] = await Promise.all([
                 api('racks/' + seg(name)),
                 api('events?state=open&rack=' + encodeURIComponent(name) + '&limit=50'),
+                api('lemons').catch(() => null),
             ]);
             if (this.name !== name) return;
             this.details = details;
             this.events = events.items || [];
+            this.lemons = lemons ? this.lemonsOfRack(lemons.items || []) : null;
         } catch (e) {
             if (this.name !== name) return;
             this.message = e.message;
@@ -89,11 +92,36 @@ export class RackPanel {
         h.append(el('h3', {}, 'GPUs'), this.gpuTable, this.gpuBox);
         this.refreshLive();
         if (this.gpu && this.gpu.startsWith(this.name + '-')) this.showGpu(this.gpu);
+        if (this.lemons) {
+            // Lemons (issue 34): the suspect or a failure in several jobs within loomd's window.
+            h.append(el('h3', {}, `Lemon strikes (${this.lemons.length})`));
+            if (this.lemons.length) {
+                h.append(el('ul', { class: 'rack-lemons' }, this.lemons.map((l) =>
+                    el('li', { class: l.lemon ? 'sev-warning' : '' }, el('b', {}, l.name), l.lemon ? ' lemon: ' : ': ',
+                       `${l.jobs} job${l.jobs === 1 ? '' : 's'} (${(l.strikes || []).join(', ')})`))));
+            } else {
+                h.append(el('p', { class: 'dim' }, 'none: no host or GPU of the rack was the suspect or failed in a job this week'));
+            }
+        }
         if (this.events) {
             h.append(el('h3', {}, `Open events (${this.events.length})`));
             h.append(el('ul', { class: 'rack-events' }, this.events.map((e) =>
                 el('li', { class: 'sev-' + e.severity }, el('a', { href: '#/events/' + e.id }, e.message)))));
         }
+    }
+
+    // The hosts and GPUs of this rack with lemon strikes (GET /api/v1/lemons, issue 34): a GPU's
+    // host is the part of its name before "-gpu".
+    lemonsOfRack(items) {
+        const r = this.state.rackByName.get(this.name);
+        if (!r) return [];
+        const hosts = new Set();
+        for (let k = 0; k < r.gpuCount; ++k) {
+            const g = this.state.hall.gpus[r.gpuOffset + k] || '';
+            const cut = g.lastIndexOf('-gpu');
+            hosts.add(cut > 0 ? g.slice(0, cut) : g);
+        }
+        return items.filter((l) => hosts.has(l.host));
     }
 
     refreshLive() {

@@ -253,6 +253,10 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
         bool suspected = false, suspectRight = false, found = false, right = false,
              labelRight = false;
         double seconds = NAN;
+        // When the cause could first be seen: its start, or the end of a checkpoint of its job
+        // that hid it (a host's contention while every rank idles for a checkpoint).
+        std::int64_t visibleMs = 0;
+        double secondsVisible = NAN;
         std::string got;
     };
     std::vector<Play> plays;
@@ -361,6 +365,9 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
                                 now <= plays[p->second].endMs + 15'000;
             if (inPlay) {
                 auto& pl = plays[p->second];
+                if (pl.visibleMs == 0 && now <= pl.endMs &&
+                    (pl.cause != FarmCause::HostContention || !farm.checkpointing(pl.job, now)))
+                    pl.visibleMs = now - 1000;
                 if (!pl.suspected && !js.suspects.empty() && now <= pl.endMs) {
                     pl.suspected = true;
                     pl.suspectRight = js.suspects.front().location == pl.expect;
@@ -386,6 +393,9 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
                 pl.labelRight =
                     pl.right && t.suspect.cause == loom::testing::farmExpectedLabel(pl.cause);
                 pl.seconds = static_cast<double>(now - pl.startMs) / 1000.0;
+                if (pl.visibleMs != 0)
+                    pl.secondsVisible =
+                        static_cast<double>(now - std::max(pl.startMs, pl.visibleMs)) / 1000.0;
                 continue;
             }
             const bool young = lj && now - lj->startMs < 60'000;
@@ -408,13 +418,13 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
         "\nfarm, %d zone(s) (%zu GPUs), %.0f simulated minutes, %zu job starts watched, "
         "%zu switch counter resets:\n",
         zones, L->gpuCount(), minutes, startsWatched, farm.resets_);
-    std::printf("  %-16s %5s %14s %14s %16s %14s\n", "cause", "plays", "first suspect",
-                "first event", "event med/p90 s", "label right");
+    std::printf("  %-16s %5s %14s %14s %16s %14s %18s\n", "cause", "plays", "first suspect",
+                "first event", "event med/p90 s", "label right", "from visible m/p90");
     std::size_t aN = 0, aS = 0, aR = 0, aL = 0;
     std::vector<double> aT;
     for (int c = 0; c < loom::testing::kFarmCauseCount; ++c) {
         std::size_t n = 0, sr = 0, r = 0, lr = 0;
-        std::vector<double> t;
+        std::vector<double> t, tv;
         std::string miss;
         for (const auto& pl : plays) {
             if (static_cast<int>(pl.cause) != c) continue;
@@ -424,6 +434,7 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
             r += pl.right;
             lr += pl.labelRight;
             if (pl.right) t.push_back(pl.seconds);
+            if (pl.right && std::isfinite(pl.secondsVisible)) tv.push_back(pl.secondsVisible);
             if (!pl.labelRight && miss.empty())
                 miss = pl.found ? "named " + pl.got + " for " + pl.expect
                                 : "no event for " + pl.expect;
@@ -436,10 +447,15 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
         auto pct = [&](std::size_t k) {
             return n ? 100.0 * static_cast<double>(k) / static_cast<double>(n) : 0.0;
         };
-        std::printf("  %-16s %5zu %13.0f%% %13.0f%% %7.1f / %-6.1f %13.0f%%%s%s\n",
+        std::printf("  %-16s %5zu %13.0f%% %13.0f%% %7.1f / %-6.1f %13.0f%% %8.1f / %-6.1f%s%s\n",
                     std::string(loom::testing::farmCauseName(static_cast<FarmCause>(c))).c_str(), n,
                     pct(sr), pct(r), bench::percentile(t, 0.5), bench::percentile(t, 0.9), pct(lr),
+                    bench::percentile(tv, 0.5), bench::percentile(tv, 0.9),
                     miss.empty() ? "" : "  first miss: ", miss.c_str());
+        for (const auto& pl : plays)
+            if (static_cast<int>(pl.cause) == c && pl.right && pl.seconds > 6)
+                std::printf("      slow: %.0f s (%.0f s from visible) %s\n", pl.seconds,
+                            pl.secondsVisible, pl.got.c_str());
     }
     auto pctA = [&](std::size_t k) {
         return aN ? 100.0 * static_cast<double>(k) / static_cast<double>(aN) : 0.0;

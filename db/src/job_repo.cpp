@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <pqxx/pqxx>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "copy_text.hpp"
 #include "list_sql.hpp"
@@ -28,7 +31,7 @@ Error toError(const std::exception& e) {
 constexpr const char* kCols =
     "name, owner, array_to_string(ARRAY(SELECT jsonb_array_elements_text(j.hosts)), ','), "
     "nodelist, pattern, tensor_parallel, state, source, labels::text, resource_version, " LOOM_TS(
-        "created_at") ", " LOOM_TS("updated_at") ", " LOOM_TS("finished_at");
+        "created_at") ", " LOOM_TS("updated_at") ", " LOOM_TS("finished_at") ", shares_hosts";
 #undef LOOM_TS
 
 StoredJob rowToJob(const pqxx::row& r) {
@@ -52,6 +55,7 @@ StoredJob rowToJob(const pqxx::row& r) {
     s.createdAt = col(r[10]);
     s.updatedAt = col(r[11]);
     s.finishedAt = col(r[12]);
+    s.job.sharesHosts = r[13].as<bool>();
     return s;
 }
 
@@ -85,9 +89,42 @@ void appendJobRecord(std::string& out, const jobs::Job& j) {
     out += ",\"tensor_parallel\":" + std::to_string(j.tensorParallel);
     out += ",\"state\":\"" + std::string(jobs::jobStateName(j.state)) + "\"";
     out += ",\"labels\":" + detail::labelsJson(j.labels);
+    out += j.sharesHosts ? ",\"shares_hosts\":true" : ",\"shares_hosts\":false";
     out += ",\"sort_key\":";  // natural order (0024)
     appendJsonString(out, naturalSortKey(j.name));
     out += "}";
+}
+
+// Two documents claiming the same hosts at once are decided one after the other (issue 34
+// item 5): a transaction that makes a job running takes this lock before it looks for overlaps.
+constexpr std::int64_t kJobHostsLock = 0x4c6f6f6d4a6f6273;  // "LoomJobs"
+
+// The running jobs other than `self` that name any of `hosts` (a jsonb array): every source but
+// the simulator's, whose jobs give way (the simulator moves them off racks a real job holds).
+// `otherThan`: a source whose jobs are left out too (a sync replaces them).
+std::vector<jobs::Job> runningJobsOnHosts(pqxx::work& tx, const std::string& self,
+                                          const std::string& hosts,
+                                          const std::string& otherThan = "simulator") {
+    auto rows = tx.exec_params(
+        "SELECT name, array_to_string(ARRAY(SELECT jsonb_array_elements_text(j.hosts)), ',') "
+        "FROM jobs j WHERE state = 'running' AND source <> 'simulator' AND source <> $3 AND "
+        "name <> $1 AND j.hosts ?| ARRAY(SELECT jsonb_array_elements_text($2::jsonb)) "
+        "ORDER BY sort_key",
+        self, hosts, otherThan);
+    std::vector<jobs::Job> out;
+    for (const auto& r : rows) {
+        jobs::Job j;
+        j.name = col(r[0]);
+        std::string list = col(r[1]);
+        for (std::size_t i = 0; i < list.size();) {
+            auto e = list.find(',', i);
+            if (e == std::string::npos) e = list.size();
+            j.hosts.push_back(list.substr(i, e - i));
+            i = e + 1;
+        }
+        out.push_back(std::move(j));
+    }
+    return out;
 }
 
 constexpr const char* kFinished =
@@ -128,10 +165,29 @@ Result<PutJobResult> putJob(Connection& c, const jobs::Job& job, const PutJobOpt
     const std::string labels = detail::labelsJson(job.labels);
     try {
         pqxx::work tx(native(c));
+        if (job.state == jobs::JobState::Running && !job.sharesHosts && o.refuseOverlap)
+            tx.exec_params("SELECT pg_advisory_xact_lock($1)", kJobHostsLock);
         auto cur = tx.exec_params(
-            "SELECT resource_version, to_jsonb(j) - 'id' - 'sort_key' FROM jobs j WHERE name = $1 "
-            "FOR UPDATE",
+            "SELECT resource_version, to_jsonb(j) - 'id' - 'sort_key', state, "
+            "array_to_string(ARRAY(SELECT jsonb_array_elements_text(j.hosts)), ',') "
+            "FROM jobs j WHERE name = $1 FOR UPDATE",
             job.name);
+        if (job.state == jobs::JobState::Running && !job.sharesHosts && o.refuseOverlap) {
+            // Only the hosts it newly claims: a job already running on a host keeps it even if
+            // a sharing job came there since (re-applying the same document changes nothing).
+            std::vector<std::string> claimed = job.hosts;
+            if (!cur.empty() && col(cur[0][2]) == "running") {
+                std::string held = "," + col(cur[0][3]) + ",";
+                std::erase_if(claimed, [&](const std::string& h) {
+                    return held.find("," + h + ",") != std::string::npos;
+                });
+            }
+            if (!claimed.empty()) {
+                auto others = runningJobsOnHosts(tx, job.name, hostsJson(claimed));
+                if (auto ov = jobs::hostOverlaps(job.name, claimed, others); !ov.empty())
+                    return fail(jobs::overlapError(job, ov));
+            }
+        }
         PutJobResult out;
         if (cur.empty()) {
             if (o.ifMatch)
@@ -141,13 +197,14 @@ Result<PutJobResult> putJob(Connection& c, const jobs::Job& job, const PutJobOpt
             auto r = tx.exec_params(
                 std::string("INSERT INTO jobs AS j (name, owner, hosts, nodelist, host_count, "
                             "pattern, tensor_parallel, state, source, labels, finished_at, "
-                            "sort_key) "
+                            "sort_key, shares_hosts) "
                             "VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10::jsonb, "
-                            "CASE WHEN $8 IN ('completed', 'failed') THEN now() END, $11) "
+                            "CASE WHEN $8 IN ('completed', 'failed') THEN now() END, $11, $12) "
                             "RETURNING ") +
                     kCols,
                 job.name, job.owner, hosts, nodelist, static_cast<int>(job.hosts.size()), pattern,
-                job.tensorParallel, state, source, labels, naturalSortKey(job.name));
+                job.tensorParallel, state, source, labels, naturalSortKey(job.name),
+                job.sharesHosts);
             tx.exec_params(
                 "INSERT INTO change_log (actor, kind, name, action, after) "
                 "SELECT $1, 'job', $2, 'create', to_jsonb(j) - 'id' - 'sort_key' FROM jobs j "
@@ -165,15 +222,16 @@ Result<PutJobResult> putJob(Connection& c, const jobs::Job& job, const PutJobOpt
             auto r = tx.exec_params(
                 std::string("UPDATE jobs j SET owner = $2, hosts = $3::jsonb, nodelist = $4, "
                             "host_count = $5, pattern = $6, tensor_parallel = $7, state = $8, "
-                            "source = $9, labels = $10::jsonb, resource_version = "
-                            "resource_version + 1, updated_at = now(), finished_at = CASE WHEN "
-                            "$8 IN ('completed', 'failed') THEN coalesce(finished_at, now()) END "
+                            "source = $9, labels = $10::jsonb, shares_hosts = $11, "
+                            "resource_version = resource_version + 1, updated_at = now(), "
+                            "finished_at = CASE WHEN $8 IN ('completed', 'failed') THEN "
+                            "coalesce(finished_at, now()) END "
                             "WHERE name = $1 AND (owner, hosts, pattern, tensor_parallel, state, "
-                            "source, labels) IS DISTINCT FROM ($2, $3::jsonb, $6, $7, $8, $9, "
-                            "$10::jsonb) RETURNING ") +
+                            "source, labels, shares_hosts) IS DISTINCT FROM ($2, $3::jsonb, $6, "
+                            "$7, $8, $9, $10::jsonb, $11) RETURNING ") +
                     kCols,
                 job.name, job.owner, hosts, nodelist, static_cast<int>(job.hosts.size()), pattern,
-                job.tensorParallel, state, source, labels);
+                job.tensorParallel, state, source, labels, job.sharesHosts);
             if (r.empty()) {
                 auto same = tx.exec_params(
                     std::string("SELECT ") + kCols + " FROM jobs j WHERE name = $1", job.name);
@@ -305,36 +363,70 @@ Result<std::vector<StoredJob>> jobsInState(Connection& c, jobs::JobState state) 
 Result<SyncResult> syncJobs(Connection& c, jobs::JobSource source,
                             const std::vector<jobs::Job>& running, int keepFinishedSeconds) {
     const std::string src(jobs::jobSourceName(source));
-    std::string records = "[";
-    for (std::size_t i = 0; i < running.size(); ++i) {
-        if (i) records += ',';
-        appendJobRecord(records, running[i]);
-    }
-    records += ']';
     try {
         pqxx::work tx(native(c));
+        // Slurm's word on its nodes is final (it gives one node's GPUs to several jobs, with or
+        // without OverSubscribe): a job of the list on hosts another running job holds (of the
+        // list, or stored from another source) is stored as sharing them, never refused. The
+        // simulator's jobs never share (it keeps off racks real jobs hold).
+        std::vector<char> shared(running.size(), 0);
+        if (source != jobs::JobSource::Simulator) {
+            std::unordered_map<std::string_view, int> holders;
+            std::vector<std::string> all;
+            for (const auto& j : running)
+                if (j.state == jobs::JobState::Running)
+                    for (const auto& h : j.hosts)
+                        if (++holders[h] == 1) all.push_back(h);
+            std::unordered_set<std::string> elsewhere;
+            if (!all.empty())
+                for (const auto& o : runningJobsOnHosts(tx, "", hostsJson(all), src))
+                    elsewhere.insert(o.hosts.begin(), o.hosts.end());
+            for (std::size_t i = 0; i < running.size(); ++i) {
+                if (running[i].state != jobs::JobState::Running) continue;
+                for (const auto& h : running[i].hosts)
+                    if (holders[h] > 1 || elsewhere.contains(h)) {
+                        shared[i] = 1;
+                        break;
+                    }
+            }
+        }
+        std::string records = "[";
+        for (std::size_t i = 0; i < running.size(); ++i) {
+            if (i) records += ',';
+            if (shared[i] && !running[i].sharesHosts) {
+                auto j = running[i];
+                j.sharesHosts = true;
+                appendJobRecord(records, j);
+            } else {
+                appendJobRecord(records, running[i]);
+            }
+        }
+        records += ']';
         // One statement for every job: insert the new, update the changed (a job of another
         // source keeps its name: ON CONFLICT ... WHERE leaves it untouched).
         auto up = tx.exec_params(
             std::string(
                 "INSERT INTO jobs AS j (name, owner, hosts, nodelist, host_count, pattern, "
-                "tensor_parallel, state, source, labels, finished_at, sort_key) "
+                "tensor_parallel, state, source, labels, finished_at, sort_key, shares_hosts) "
                 "SELECT x.name, x.owner, x.hosts, x.nodelist, x.host_count, x.pattern, "
                 "x.tensor_parallel, x.state, $2, x.labels, "
-                "CASE WHEN x.state IN ('completed', 'failed') THEN now() END, x.sort_key "
+                "CASE WHEN x.state IN ('completed', 'failed') THEN now() END, x.sort_key, "
+                "x.shares_hosts "
                 "FROM jsonb_to_recordset($1::jsonb) AS x(name text, owner text, hosts jsonb, "
                 "nodelist text, host_count integer, pattern text, tensor_parallel integer, "
-                "state text, labels jsonb, sort_key text) "
+                "state text, labels jsonb, sort_key text, shares_hosts boolean) "
                 "ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, hosts = EXCLUDED.hosts, "
                 "nodelist = EXCLUDED.nodelist, host_count = EXCLUDED.host_count, "
                 "pattern = EXCLUDED.pattern, tensor_parallel = EXCLUDED.tensor_parallel, "
                 "state = EXCLUDED.state, labels = EXCLUDED.labels, "
+                "shares_hosts = EXCLUDED.shares_hosts, "
                 "resource_version = j.resource_version + 1, updated_at = now(), "
                 "finished_at = CASE WHEN EXCLUDED.state IN ('completed', 'failed') THEN "
                 "coalesce(j.finished_at, now()) END "
                 "WHERE j.source = $2 AND (j.owner, j.hosts, j.pattern, j.tensor_parallel, j.state, "
-                "j.labels) IS DISTINCT FROM (EXCLUDED.owner, EXCLUDED.hosts, EXCLUDED.pattern, "
-                "EXCLUDED.tensor_parallel, EXCLUDED.state, EXCLUDED.labels) "
+                "j.labels, j.shares_hosts) IS DISTINCT FROM (EXCLUDED.owner, EXCLUDED.hosts, "
+                "EXCLUDED.pattern, EXCLUDED.tensor_parallel, EXCLUDED.state, EXCLUDED.labels, "
+                "EXCLUDED.shares_hosts) "
                 "RETURNING (xmax = 0)"),
             records, src);
         SyncResult out;

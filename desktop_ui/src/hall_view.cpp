@@ -453,6 +453,7 @@ void HallView::showRack(int rackArg)
         ++generation_;
         identityHtml_.clear();
         xidHtml_.clear();
+        lemonsHtml_.clear();
         elevation_ = {};
         map_->selectRack(rack);
     }
@@ -490,6 +491,27 @@ void HallView::showRack(int rackArg)
               });
     if (keepGpu)
         return;
+    // Lemons (issue 34): the rack's hosts and their GPUs that were the suspect, or failed, in
+    // several jobs within loomd's window.
+    for (const auto& host : h.racks[static_cast<size_t>(rack)].hosts) {
+        api_->get(QStringLiteral("/api/v1/lemons?host=") + QString::fromLatin1(QUrl::toPercentEncoding(host)),
+                  [self, gen](Result<QJsonDocument> r) {
+                      if (!self || gen != self->generation_ || !r)
+                          return;
+                      QString rows;
+                      for (const auto& v : r->object().value(u"items").toArray()) {
+                          const QJsonObject o = v.toObject();
+                          const bool lemon = o.value(u"lemon").toBool();
+                          rows += QStringLiteral("<li%1><b>%2</b>%3 %4</li>")
+                                      .arg(lemon ? QStringLiteral(" style='color:%1'").arg(QColor(degradedColor()).name()) : QString(),
+                                           o.value(u"name").toString().toHtmlEscaped(),
+                                           lemon ? tr(" is a lemon:") : QStringLiteral(":"),
+                                           o.value(u"message").toString().section(u':', 1).trimmed().toHtmlEscaped());
+                      }
+                      self->lemonsHtml_ += rows;
+                      self->render();
+                  });
+    }
     // The elevation: what is in the rack, by slot, with states (inventory list filters).
     const QString enc = QString::fromLatin1(QUrl::toPercentEncoding(rackName));
     for (const auto& [kind, key] : {std::pair{QStringLiteral("hosts"), QStringLiteral("hosts")},
@@ -529,6 +551,9 @@ void HallView::render()
         if (!storage)
             html += tr("<p>%1 hosts · %2 GPUs · RTSW %3</p>").arg(r.hosts.size()).arg(r.gpuCount).arg(r.rtsw.toHtmlEscaped());
         html += rackFailuresHtml(rack_);
+        html += lemonsHtml_.isEmpty()
+                    ? tr("<p><b>Lemons:</b> none here</p>")
+                    : tr("<p><b>Lemon strikes</b> (the suspect or a failure in several jobs)</p><ul>%1</ul>").arg(lemonsHtml_);
         html += elevationHtml(rack_);
         for (const auto& host : r.hosts)
             html += QStringLiteral("<p><b>Backend links of %1</b></p>").arg(host.toHtmlEscaped()) + linksHtml(host);

@@ -1,5 +1,6 @@
 #include "loom/console/jobs_view.hpp"
 
+#include <QDateTime>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -402,6 +403,69 @@ QString JobsView::suspectsHtml() const {
                .arg(rows);
 }
 
+QString JobsView::stragglersHtml() const {
+    // GET /api/v1/jobs/<name> "stragglers": one open straggler event per suspect location,
+    // highest score first (location, cause, score, evidence, openedAt).
+    const QJsonValue v = detailJson_.value(u"stragglers");
+    if (!v.isArray()) return {};
+    const QJsonArray arr = v.toArray();
+    if (arr.isEmpty())
+        return tr(
+            "<h4>Open straggler events</h4><p>none: no rank or uplink holds the job "
+            "back</p>");
+    QString rows;
+    for (const auto& s : arr) {
+        const QJsonObject o = s.toObject();
+        const QJsonValue score = o.value(u"score");
+        const QDateTime at =
+            QDateTime::fromString(o.value(u"openedAt").toString(), Qt::ISODateWithMs);
+        rows +=
+            QStringLiteral("<tr>%1%2%3%4%5</tr>")
+                .arg(htmlCell(locationLink(o.value(u"location").toString())),
+                     htmlCell(o.value(u"cause").toString().toHtmlEscaped(),
+                              colorStyle(failedColor(), false)),
+                     htmlCell(score.isDouble() ? QString::number(score.toDouble(), 'f', 1)
+                                               : QStringLiteral("–")),
+                     htmlCell(at.isValid()
+                                  ? at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
+                                  : QStringLiteral("–")),
+                     htmlCell(o.value(u"evidence").toString().toHtmlEscaped()));
+    }
+    return tr("<h4>Open straggler events (%1)</h4>").arg(arr.size()) +
+           QStringLiteral(
+               "<table cellspacing=0 cellpadding=2><tr><th align=left>straggler</th><th "
+               "align=left>cause</th><th align=left>score</th><th align=left>since</th><th "
+               "align=left>evidence</th></tr>%1</table>")
+               .arg(rows);
+}
+
+QString JobsView::lemonsHtml() const {
+    // GET /api/v1/jobs/<name> "lemons": its hosts and GPUs that were the suspect, or failed, in
+    // several jobs within loomd's window (jobs/lemon.hpp).
+    const QJsonValue v = detailJson_.value(u"lemons");
+    if (!v.isArray()) return {};
+    const QJsonArray arr = v.toArray();
+    if (arr.isEmpty()) return tr("<h4>Lemons among its hosts and GPUs</h4><p>none</p>");
+    QString rows;
+    for (const auto& l : arr) {
+        const QJsonObject o = l.toObject();
+        QStringList strikes;
+        for (const auto& s : o.value(u"strikes").toArray()) strikes << s.toString();
+        rows += QStringLiteral("<tr>%1%2%3%4</tr>")
+                    .arg(htmlCell(locationLink(o.value(u"name").toString())),
+                         htmlCell(o.value(u"kind").toString().toHtmlEscaped()),
+                         htmlCell(QString::number(o.value(u"jobs").toInt()),
+                                  colorStyle(degradedColor(), false)),
+                         htmlCell(strikes.join(QStringLiteral(", ")).toHtmlEscaped()));
+    }
+    return tr("<h4>Lemons among its hosts and GPUs (%1)</h4>").arg(arr.size()) +
+           QStringLiteral(
+               "<table cellspacing=0 cellpadding=2><tr><th align=left>lemon</th><th "
+               "align=left>kind</th><th align=left>jobs</th><th align=left>struck by</th></tr>"
+               "%1</table>")
+               .arg(rows);
+}
+
 void JobsView::render() {
     const Job* j = selected_.isEmpty() ? nullptr : model_->job(model_->find(selected_));
     if (!j) {
@@ -467,6 +531,8 @@ void JobsView::render() {
                     .arg(colorStyle(failedColor(), false), detailError_.toHtmlEscaped());
     else if (detailJson_.isEmpty())
         html += tr("<p><i>loading the job's detail…</i></p>");
+    html += stragglersHtml();
+    html += lemonsHtml();
     html += suspectsHtml();
     html += eventsHtml(*j);
     if (!h.linksDown.isEmpty()) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <unordered_set>
 
 #include "loom/inventory/input_guard.hpp"
 #include "loom/inventory/yaml_reader.hpp"
@@ -44,6 +45,38 @@ std::vector<std::string> normalizedHosts(std::vector<std::string> hosts) {
     return hosts;
 }
 
+std::vector<HostOverlap> hostOverlaps(std::string_view self, const std::vector<std::string>& hosts,
+                                      const std::vector<Job>& others) {
+    std::vector<HostOverlap> out;
+    std::unordered_set<std::string_view> mine(hosts.begin(), hosts.end());
+    for (const auto& o : others) {
+        if (o.name == self) continue;
+        std::unordered_set<std::string_view> theirs;
+        for (const auto& h : o.hosts)
+            if (mine.contains(h)) theirs.insert(h);
+        if (theirs.empty()) continue;
+        HostOverlap ov{o.name, {}};
+        for (const auto& h : hosts)
+            if (theirs.contains(h)) ov.hosts.push_back(h);
+        out.push_back(std::move(ov));
+    }
+    return out;
+}
+
+Error overlapError(const Job& job, const std::vector<HostOverlap>& overlaps) {
+    std::string msg = "job '" + job.name + "' would run on ";
+    if (overlaps.empty()) return Error{Errc::Conflict, msg + "no shared host", "spec.hosts"};
+    const auto& first = overlaps.front();
+    msg += std::to_string(first.hosts.size()) + (first.hosts.size() == 1 ? " host" : " hosts") +
+           " of running job '" + first.job + "' (" + formatHostlist(first.hosts) + ")";
+    if (overlaps.size() > 1)
+        msg += " and of " + std::to_string(overlaps.size() - 1) + " other running job" +
+               (overlaps.size() > 2 ? "s" : "") + " ('" + overlaps[1].job + "'" +
+               (overlaps.size() > 2 ? ", ..." : "") + ")";
+    msg += "; set spec.sharesHosts: true if it is meant to share them";
+    return Error{Errc::Conflict, std::move(msg), "spec.hosts"};
+}
+
 Result<Job> parseJobDocument(std::string_view text, JobSource source) {
     namespace y = inventory::yaml;
     if (auto shape = checkYamlShape(text, {.maxNodes = 100'000, .maxDepth = 16}); !shape)
@@ -63,7 +96,7 @@ Result<Job> parseJobDocument(std::string_view text, JobSource source) {
         job.name = meta.name("name");
         job.labels = meta.labels("labels");
         y::MapReader spec(doc.require("spec"), "spec",
-                          {"owner", "hosts", "pattern", "tensorParallel", "state"});
+                          {"owner", "hosts", "pattern", "tensorParallel", "state", "sharesHosts"});
         job.owner = spec.string("owner");
         if (job.owner.size() > 128)
             y::failAt("must be at most 128 characters", "spec.owner", spec.keyLine("owner"));
@@ -117,6 +150,7 @@ Result<Job> parseJobDocument(std::string_view text, JobSource source) {
                     "spec.state", y::lineOf(spec.get("state")));
             job.state = *st;
         }
+        job.sharesHosts = spec.boolean("sharesHosts", false);
         return job;
     } catch (const y::Failure& f) {
         return fail(f.error);

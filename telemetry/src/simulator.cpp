@@ -91,7 +91,8 @@ void Simulator::write(std::int64_t nowMs, std::string& out, const ChunkSink* sin
 
     auto endJob = [&](std::int32_t j, bool failed) {
         auto& job = m.jobs[j];
-        if (!job.live) return;
+        // A held job (setHeldRacks) is not ours to end: its owner says when.
+        if (!job.live || job.held) return;
         job.live = false;
         for (auto r : job.racks) {
             m.rackJob[r] = -1;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <string_view>
 
 #include "loom/inventory/splitmix.hpp"
@@ -140,10 +141,78 @@ void Simulator::setLayout(std::shared_ptr<const HallLayout> layout) {
 std::vector<Simulator::RunningJob> Simulator::runningJobs() const {
     std::vector<RunningJob> out;
     for (const auto& j : m_->jobs)
-        if (j.live) out.push_back({j.serial, j.racks, j.startMs});
+        if (j.live && !j.held) out.push_back({j.serial, j.racks, j.startMs});
     std::sort(out.begin(), out.end(),
               [](const RunningJob& a, const RunningJob& b) { return a.serial < b.serial; });
     return out;
+}
+
+void Simulator::setHeldRacks(const std::vector<std::vector<std::uint32_t>>& racksPerJob) {
+    auto& m = *m_;
+    const auto& L = *m.L;
+    const auto nR = static_cast<std::uint32_t>(L.racks().size());
+    // What each list can hold: racks in service with GPUs, each rack once (the first list).
+    std::vector<std::vector<std::uint32_t>> want;
+    std::vector<char> taken(nR, 0);
+    for (const auto& list : racksPerJob) {
+        std::vector<std::uint32_t> racks;
+        for (auto r : list)
+            if (r < nR && !taken[r] && L.racks()[r].gpuCount > 0 &&
+                m.rackMode[r] == sim::RackMode::Serving) {
+                taken[r] = 1;
+                racks.push_back(r);
+            }
+        std::sort(racks.begin(), racks.end());
+        if (!racks.empty()) want.push_back(std::move(racks));
+    }
+    std::vector<std::vector<std::uint32_t>> have;
+    for (const auto& j : m.jobs)
+        if (j.live && j.held) have.push_back(j.racks);
+    auto sorted = [](auto v) {
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    if (sorted(want) == sorted(have)) return;
+    auto end = [&](sim::Job& job) {
+        job.live = false;
+        for (auto r : job.racks) {
+            m.rackJob[r] = -1;
+            m.gpusBusy -= L.racks()[r].gpuCount;
+        }
+    };
+    for (auto& j : m.jobs) {
+        if (!j.live) continue;
+        bool onHeld = j.held;
+        for (auto r : j.racks) onHeld |= taken[r] != 0;
+        if (onHeld) end(j);
+    }
+    for (auto& racks : want) {
+        sim::Job job;
+        job.held = true;
+        job.racks = std::move(racks);
+        job.startMs = m.lastMs;
+        job.endMs = std::numeric_limits<std::int64_t>::max();
+        job.periodMs = 5000;
+        job.offsetMs = static_cast<std::int64_t>(job.racks.front() * 977 % 5000);
+        job.spansRacks = job.racks.size() > 1;
+        for (auto r : job.racks)
+            job.spansZones |= L.racks()[r].zoneIndex != L.racks()[job.racks[0]].zoneIndex;
+        std::int32_t slot = -1;
+        for (std::int32_t k = 0; k < static_cast<std::int32_t>(m.jobs.size()); ++k)
+            if (!m.jobs[k].live) {
+                slot = k;
+                break;
+            }
+        if (slot < 0) {
+            slot = static_cast<std::int32_t>(m.jobs.size());
+            m.jobs.emplace_back();
+        }
+        for (auto r : job.racks) {
+            m.rackJob[r] = slot;
+            m.gpusBusy += L.racks()[r].gpuCount;
+        }
+        m.jobs[slot] = std::move(job);
+    }
 }
 
 void Simulator::injectStraggler(StragglerCause cause, std::uint32_t target, std::int64_t startMs,

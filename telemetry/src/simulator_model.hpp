@@ -34,6 +34,9 @@ struct Job {
     std::int64_t startMs = 0, endMs = 0, periodMs = 5000, offsetMs = 0;
     bool spansRacks = false, spansZones = false;
     bool live = true;
+    // A job of another source (setHeldRacks): run as one of ours, never reported by
+    // runningJobs(), never ended by the simulated world.
+    bool held = false;
 };
 
 }  // namespace sim

@@ -77,6 +77,7 @@ std::vector<Case> cases() {
     add("DELETE", "/api/v1/jobs/{name}", "/api/v1/jobs/no-such-job", Role::Operator);
     add("POST", "/api/v1/jobs/sync/slurm", "/api/v1/jobs/sync/slurm", Role::Operator, "{}");
     add("POST", "/api/v1/placement", "/api/v1/placement", Role::Viewer, R"({"gpus": 16})");
+    add("GET", "/api/v1/lemons", "/api/v1/lemons", Role::Viewer);
     // The web dashboard is public (the page holds no data); whoami needs any token.
     add("GET", "/", "/", Role::None);
     add("GET", "/assets/{file}", "/assets/no-such-asset.js", Role::None);

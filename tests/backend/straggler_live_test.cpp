@@ -24,10 +24,12 @@ protected:
         EXPECT_EQ(r.status, 200) << path << ": " << r.body;
         return r.j();
     }
-    void putJob(Server& s, const std::string& name, const std::string& hosts) {
+    void putJob(Server& s, const std::string& name, const std::string& hosts,
+                bool sharesHosts = false) {
         const std::string doc = "apiVersion: loom/v1\nkind: Job\nmetadata: {name: " + name +
                                 "}\nspec:\n  owner: alice\n  hosts: " + hosts +
-                                "\n  state: running\n";
+                                "\n  state: running\n" +
+                                (sharesHosts ? "  sharesHosts: true\n" : "");
         auto r = request(s.port(), "PUT", "/api/v1/jobs/" + name, tokens_["operator"], doc,
                          {{"Content-Type", "application/yaml"}});
         ASSERT_EQ(r.status, 201) << r.body;
@@ -208,7 +210,7 @@ TEST_F(StragglerLive, TwoJobsSlowedByOneGpuEachGetTheirOwnEvent) {
     telemetryOptions_.stragglerWarmupSeconds = 1;
     auto& s = startServer({}, Routes::All);
     putJob(s, "llama", "z1-r[001-002]-h[0-1]");
-    putJob(s, "llama-eval", "z1-r[001-002]-h[0-1]");
+    putJob(s, "llama-eval", "z1-r[001-002]-h[0-1]", /*sharesHosts=*/true);
     std::atomic<bool> throttled{true};
     std::jthread exporter([&](std::stop_token st) {
         for (int round = 0; !st.stop_requested(); ++round) {

@@ -98,7 +98,8 @@ TEST_F(JobRepo, ListsWithFiltersLookupsAndPages) {
 TEST_F(JobRepo, ListsAreInNaturalOrderWhoeverWroteTheJob) {
     auto conn = connect();
     for (int i : {10, 2, 1})
-        ASSERT_TRUE(loom::db::putJob(conn, makeJob("train-" + std::to_string(i), {"h1"})));
+        ASSERT_TRUE(loom::db::putJob(
+            conn, makeJob("train-" + std::to_string(i), {"h1-" + std::to_string(i)})));
     std::vector<Job> sim;
     for (int i : {12, 9, 11, 3}) sim.push_back(makeJob("train-" + std::to_string(i), {"h2"}));
     ASSERT_TRUE(loom::db::syncJobs(conn, JobSource::Simulator, sim));
@@ -136,6 +137,74 @@ TEST_F(JobRepo, ListsAreInNaturalOrderWhoeverWroteTheJob) {
                               "'jobs_sort_key_set'")
                   ->value(),
               "true");
+}
+
+// Overlap (issue 34 item 5): a running job on hosts another running job holds is refused,
+// naming the other job and the hosts, unless it says it shares them; the simulator's jobs give
+// way; a job keeps the hosts it already runs on; Slurm's jobs are stored as Slurm reports them,
+// marked shared.
+TEST_F(JobRepo, ARunningJobOnAnotherRunningJobsHostsIsRefusedUnlessItSharesThem) {
+    auto conn = connect();
+    ASSERT_TRUE(
+        loom::db::putJob(conn, makeJob("llama", {"z1-r001-h0", "z1-r001-h1", "z1-r002-h0"})));
+    auto clash =
+        loom::db::putJob(conn, makeJob("mixtral", {"z1-r001-h1", "z1-r002-h0", "z1-r003-h0"}));
+    ASSERT_FALSE(clash);
+    EXPECT_EQ(clash.error().code, loom::Errc::Conflict);
+    EXPECT_EQ(clash.error().path, "spec.hosts");
+    EXPECT_NE(clash.error().message.find("running job 'llama'"), std::string::npos)
+        << clash.error().message;
+    EXPECT_NE(clash.error().message.find("z1-r001-h1"), std::string::npos);
+    EXPECT_NE(clash.error().message.find("z1-r002-h0"), std::string::npos);
+    EXPECT_EQ(clash.error().message.find("z1-r003-h0"), std::string::npos);
+    EXPECT_FALSE(loom::db::getJob(conn, "mixtral")) << "nothing half-written";
+
+    // Pending there is fine; it is refused when it becomes running.
+    ASSERT_TRUE(loom::db::putJob(
+        conn, makeJob("mixtral", {"z1-r001-h1", "z1-r002-h0", "z1-r003-h0"}, JobState::Pending)));
+    EXPECT_FALSE(
+        loom::db::putJob(conn, makeJob("mixtral", {"z1-r001-h1", "z1-r002-h0", "z1-r003-h0"})));
+    // A finished job holds nothing.
+    ASSERT_TRUE(loom::db::putJob(conn, makeJob("old", {"z1-r009-h0"}, JobState::Completed)));
+    ASSERT_TRUE(loom::db::putJob(conn, makeJob("new", {"z1-r009-h0"})));
+
+    auto shared = makeJob("mixtral", {"z1-r001-h1", "z1-r002-h0", "z1-r003-h0"});
+    shared.sharesHosts = true;
+    auto w = loom::db::putJob(conn, shared);
+    ASSERT_TRUE(w) << w.error().toString();
+    EXPECT_TRUE(w->stored.job.sharesHosts);
+    // llama re-applied unchanged keeps its hosts although mixtral shares them now; a new host
+    // of mixtral's is refused.
+    auto again =
+        loom::db::putJob(conn, makeJob("llama", {"z1-r001-h0", "z1-r001-h1", "z1-r002-h0"}));
+    ASSERT_TRUE(again) << again.error().toString();
+    EXPECT_FALSE(again->changed);
+    EXPECT_FALSE(loom::db::putJob(
+        conn, makeJob("llama", {"z1-r001-h0", "z1-r001-h1", "z1-r002-h0", "z1-r003-h0"})));
+
+    // The simulator's jobs give way: an applied job is not refused on them.
+    ASSERT_TRUE(
+        loom::db::syncJobs(conn, JobSource::Simulator, {makeJob("sim-0001", {"z1-r020-h0"})}));
+    ASSERT_TRUE(loom::db::putJob(conn, makeJob("real", {"z1-r020-h0"})));
+
+    // Slurm: two of its jobs on one node (4 GPUs each) and one on llama's host are stored,
+    // marked shared; one alone is not.
+    std::vector<Job> slurm{makeJob("slurm-1", {"n1"}), makeJob("slurm-2", {"n1"}),
+                           makeJob("slurm-3", {"z1-r001-h0"}), makeJob("slurm-4", {"n2"})};
+    for (auto& j : slurm) j.source = JobSource::Slurm;
+    auto r = loom::db::syncJobs(conn, JobSource::Slurm, slurm);
+    ASSERT_TRUE(r) << r.error().toString();
+    EXPECT_EQ(r->created, 4);
+    for (auto [name, want] :
+         {std::pair{"slurm-1", true}, {"slurm-2", true}, {"slurm-3", true}, {"slurm-4", false}}) {
+        auto s = loom::db::getJob(conn, name);
+        ASSERT_TRUE(s) << name;
+        EXPECT_EQ(s->job.sharesHosts, want) << name;
+    }
+    // The same list again changes nothing.
+    r = loom::db::syncJobs(conn, JobSource::Slurm, slurm);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->updated, 0);
 }
 
 TEST_F(JobRepo, SyncWritesOneSourcesJobsInBulkAndFinishesTheGoneOnes) {

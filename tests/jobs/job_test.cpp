@@ -104,3 +104,47 @@ TEST(JobDocument, ErrorsNamePathAndLine) {
 
 }  // namespace
 }  // namespace loom::jobs
+
+namespace loom::jobs {
+namespace {
+
+// Overlap (issue 34 item 5): the document says whether it shares; the overlap names each other
+// job with the hosts both name, and the error names the first job and its hosts as a hostlist.
+TEST(JobOverlap, SharesHostsIsReadAndOverlapsNameTheJobAndTheHosts) {
+    auto doc = [](std::string extra) {
+        return parseJobDocument(
+            "apiVersion: loom/v1\nkind: Job\nmetadata: {name: b}\nspec:\n"
+            "  hosts: z1-r[001-003]-h[0-1]\n  state: running\n" +
+            extra);
+    };
+    auto plain = doc("");
+    ASSERT_TRUE(plain) << plain.error().toString();
+    EXPECT_FALSE(plain->sharesHosts);
+    auto shares = doc("  sharesHosts: true\n");
+    ASSERT_TRUE(shares);
+    EXPECT_TRUE(shares->sharesHosts);
+    auto bad = doc("  sharesHosts: maybe\n");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().path, "spec.sharesHosts");
+
+    Job a{.name = "a", .hosts = {"z1-r001-h1", "z1-r002-h0", "z1-r009-h0"}};
+    Job c{.name = "c", .hosts = {"z1-r003-h1"}};
+    Job d{.name = "d", .hosts = {"z2-r001-h0"}};
+    auto ov = hostOverlaps("b", plain->hosts, {a, *plain, c, d});
+    ASSERT_EQ(ov.size(), 2u) << "b itself and d are not overlaps";
+    EXPECT_EQ(ov[0].job, "a");
+    EXPECT_EQ(ov[0].hosts, (std::vector<std::string>{"z1-r001-h1", "z1-r002-h0"}));
+    EXPECT_EQ(ov[1].job, "c");
+    auto e = overlapError(*plain, ov);
+    EXPECT_EQ(e.code, Errc::Conflict);
+    EXPECT_EQ(e.path, "spec.hosts");
+    EXPECT_NE(e.message.find("2 hosts of running job 'a' (z1-r001-h1,z1-r002-h0)"),
+              std::string::npos)
+        << e.message;
+    EXPECT_NE(e.message.find("1 other running job ('c')"), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("sharesHosts"), std::string::npos);
+    EXPECT_TRUE(hostOverlaps("b", plain->hosts, {d}).empty());
+}
+
+}  // namespace
+}  // namespace loom::jobs

@@ -258,6 +258,12 @@ public:
         return n;
     }
 
+    // Every rank of `job` idles for a checkpoint at `t` (a trap): a host's contention cannot
+    // be seen then (every GPU waits alike).
+    bool checkpointing(int job, std::int64_t t) const {
+        return trapOn(FarmTrap::Checkpoint, job, telemetry::kNoIndex, t);
+    }
+
 private:
     struct Page {
         enum Kind : std::uint8_t { Dcgm, IfMib, Pfc } kind;
@@ -447,7 +453,8 @@ private:
             }
             if (faultOn(FarmCause::EccPressure, g, t)) clock *= 0.85;
             if (faultOn(FarmCause::HostContention, hi, t)) {
-                util = 30 + 4 * n;
+                // Starved of input: busy at most 30 % (idle in a checkpoint, like every rank).
+                util = std::min(util, 30 + 4 * n);
                 power = 90 + 6.2 * util + gpuOffsetW_[g];
             }
             if (faultOn(FarmCause::HostSlow, hi, t)) clock *= 0.8;

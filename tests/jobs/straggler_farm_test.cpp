@@ -123,6 +123,28 @@ TEST(StragglerFarm, AJobOfTwoHostsNamesTheHostThatLeftItsRhythm) {
     }
 }
 
+// Issue 34 (host_contention p90 23 s): a host starved of input while its job checkpoints is
+// idle like every rank and cannot be told apart; the finder names it within 6 s of the
+// checkpoint's end, and raises nothing during it.
+TEST(StragglerFarm, HostContentionHiddenByACheckpointIsNamedSoonAfterIt) {
+    World w(31);
+    const int big = w.start("big", {0, 1, 2, 3, 4, 5, 6, 7});
+    w.run(45);
+    ASSERT_TRUE(w.events.empty()) << w.eventsText();
+    const auto host = w.L->hostByName(w.L->racks()[2].hosts[1]);
+    const auto start = w.now;
+    w.farm->trap(FarmTrap::Checkpoint, big, telemetry::kNoIndex, start, start + 15'000);
+    w.farm->fault(FarmCause::HostContention, host, start, start + 40'000);
+    w.run(15);
+    EXPECT_TRUE(w.events.empty()) << "every rank idles: " << w.eventsText();
+    w.run(30);
+    ASSERT_FALSE(w.events.empty());
+    EXPECT_EQ(w.events.front().suspect.location, w.L->racks()[2].hosts[1])
+        << w.events.front().message;
+    EXPECT_EQ(w.events.front().suspect.cause, "host_contention");
+    EXPECT_LE(w.at.front() - (start + 15'000), 6'000) << w.events.front().message;
+}
+
 class StragglerFarmCauses : public ::testing::TestWithParam<FarmCause> {};
 
 TEST_P(StragglerFarmCauses, TheCauseIsNamedFirstWithItsLabelAndNothingElseOpens) {

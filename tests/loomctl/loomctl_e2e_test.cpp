@@ -127,8 +127,10 @@ TEST_F(LoomctlE2e, JobsAreAppliedListedWithTheirBusbwAndDescribed) {
                              "  Links down (0): <none>\n", "  Open events (0): <none>\n"})
         EXPECT_NE(described.out.find(part), std::string::npos) << part << " in:\n" << described.out;
     EXPECT_EQ(described.out.find("z1-r001-h0\n"), std::string::npos) << "hosts listed one by one";
-    EXPECT_NE(described.out.find("Straggler: <none>\nSuspects: <none>\n"), std::string::npos)
+    EXPECT_NE(described.out.find("Straggler: <none>\nStragglers: <none>\nSuspects: <none>\n"),
+              std::string::npos)
         << described.out;
+    EXPECT_NE(described.out.find("Lemons: <none>\n"), std::string::npos) << described.out;
 
     // One GPU of the job throttles (dcgm-exporter text pushed as an exporter would): within a
     // few of loomd's 1 Hz ticks the straggler finder names it, with the evidence.
@@ -158,6 +160,8 @@ TEST_F(LoomctlE2e, JobsAreAppliedListedWithTheirBusbwAndDescribed) {
             described = loomctl({"describe", "job", "llama"});
             return described.out.find("Suspects:\n  1. z1-r002-h1-gpu5 (thermal_throttle, score ") !=
                        std::string::npos &&
+                   described.out.find("Stragglers:\n  1. z1-r002-h1-gpu5 (thermal_throttle, score ") !=
+                       std::string::npos &&
                    described.out.find("Straggler: z1-r002-h1-gpu5 (thermal_throttle, since ") !=
                        std::string::npos;
         },
@@ -168,6 +172,21 @@ TEST_F(LoomctlE2e, JobsAreAppliedListedWithTheirBusbwAndDescribed) {
                                  "1,140 MHz vs job median 1,980, 90 °C; the other 31 ranks wait\n"),
               std::string::npos)
         << described.out;
+
+    // The straggler event struck the GPU and its host once (issue 34 item 6): one job, no lemon.
+    std::string host;
+    ASSERT_TRUE(eventually(
+        [&] {
+            host = loomctl({"describe", "host", "z1-r002-h1"}).out;
+            return host.find("  z1-r002-h1: 1 job: llama (thermal_throttle)\n") != std::string::npos;
+        },
+        std::chrono::seconds(10), std::chrono::milliseconds(300)))
+        << host;
+    EXPECT_NE(host.find("Lemon: no (a lemon: the suspect or a failure in 3 jobs within 7 days)\n"),
+              std::string::npos)
+        << host;
+    EXPECT_NE(host.find("  z1-r002-h1-gpu5: 1 job: llama (thermal_throttle)\n"), std::string::npos)
+        << host;
 
     // Placement: both racks in service are in the job: nothing is free (exit 1, says why).
     auto full = loomctl({"jobs", "place", "--gpus", "16"});

@@ -87,6 +87,54 @@ TEST(Simulator, FeedsTheHubWithALivingCluster) {
     EXPECT_GT(sim.stats().xids, 0u);
 }
 
+// Issue 34 item 5: the simulator's jobs give way to jobs it does not own (an operator's, Slurm's)
+// and runs their racks as jobs of its world, unreported; released racks are its again.
+TEST(Simulator, ItsJobsGiveWayToHeldRacksWhichRunAsJobsItDoesNotReport) {
+    auto L = layout(1, 16);
+    SimulatorConfig c;
+    c.seed = 5;
+    c.fill = 1.0;
+    c.xidPerGpuHour = 0.2;  // a fatal XID on a held rack must not end the held job
+    Simulator sim(L, c);
+    HubOptions o;
+    std::int64_t now = 1'700'000'000'000;
+    o.clock = [&] { return now; };
+    TelemetryHub hub(L, o);
+    std::string body;
+    auto step = [&] {
+        sim.step(now, body);
+        ASSERT_TRUE(hub.ingestText(body, now));
+        hub.tick(now);
+        now += 1000;
+    };
+    for (int i = 0; i < 3; ++i) step();
+    auto onRacks = [&](std::vector<std::uint32_t> racks) {
+        int n = 0;
+        for (const auto& j : sim.runningJobs())
+            for (auto r : j.racks) n += std::count(racks.begin(), racks.end(), r) > 0;
+        return n;
+    };
+    ASSERT_GT(onRacks({0, 1, 2, 5}), 0) << "the simulator fills every rack first";
+    sim.setHeldRacks({{0, 1, 2}, {5}});
+    EXPECT_EQ(onRacks({0, 1, 2, 5}), 0) << "its jobs there ended at once";
+    int busyHeld = 0;
+    for (int i = 0; i < 40; ++i) {
+        step();
+        ASSERT_EQ(onRacks({0, 1, 2, 5}), 0) << "no job of its own starts there (step " << i << ")";
+        auto util = hub.packed(Topic::GpuUtil, now - 1000);
+        const auto& rk = L->racks()[1];
+        for (std::uint32_t g = rk.gpuOffset; g < rk.gpuOffset + rk.gpuCount; ++g)
+            busyHeld += util[g] != kNoData && util[g] >= 30;
+    }
+    EXPECT_GT(busyHeld, 40) << "held racks run as a job";
+    EXPECT_GE(sim.stats().gpusBusy, 4 * L->racks()[0].gpuCount) << "held GPUs count as busy";
+    sim.setHeldRacks({{0, 1, 2}, {5}});  // the same lists: nothing moves
+    EXPECT_EQ(onRacks({0, 1, 2, 5}), 0);
+    sim.setHeldRacks({});
+    for (int i = 0; i < 5; ++i) step();
+    EXPECT_GT(onRacks({0, 1, 2, 5}), 0) << "released racks are the simulator's again";
+}
+
 TEST(Simulator, FullFidelityWritesEveryField) {
     auto L = layout(1, 4);
     SimulatorConfig c;

@@ -223,6 +223,7 @@ JobPlan planJob(client::Client& client, const std::string& file, const std::stri
     change("pattern", s.value("pattern", ""), std::string(fabric::collectiveName(doc->pattern)));
     change("tensorParallel", s.value("tensorParallel", 0), doc->tensorParallel);
     change("state", s.value("state", ""), std::string(jobs::jobStateName(doc->state)));
+    change("sharesHosts", s.value("sharesHosts", false), doc->sharesHosts);
     json labels = json::object();
     for (const auto& [k, v] : doc->labels) labels[k] = v;
     change("labels", s.value("labels", json::object()), labels);

@@ -375,11 +375,19 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         return;
     }
     if (auto tmpl = jsonPathOf(output)) return printJsonPath(obj, *tmpl);
-    json suspects, straggler, health;
+    json suspects, straggler, stragglers, lemons, health;
     if (kind == "jobs") {
         // The straggler finder's suspects get their own section, after the rest.
         if (auto it = obj.find("suspects"); it != obj.end()) {
             suspects = *it;
+            obj.erase(it);
+        }
+        if (auto it = obj.find("stragglers"); it != obj.end()) {
+            stragglers = *it;
+            obj.erase(it);
+        }
+        if (auto it = obj.find("lemons"); it != obj.end()) {
+            lemons = *it;
             obj.erase(it);
         }
         if (auto it = obj.find("straggler"); it != obj.end()) {
@@ -450,6 +458,24 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
                       << shownTime(client::field(straggler, "openedAt")) << ")\n";
         else
             std::cout << " <none>\n";
+        // Every open straggler event of the job (one per suspect location, highest score
+        // first): the first is the Straggler above.
+        std::cout << "Stragglers:";
+        if (!stragglers.is_array() || stragglers.empty()) std::cout << " <none>";
+        std::cout << '\n';
+        if (stragglers.is_array()) {
+            std::string text;
+            int k = 0;
+            for (const auto& sp : stragglers) {
+                char score[32];
+                std::snprintf(score, sizeof score, "%.1f", sp.value("score", 0.0));
+                text += std::to_string(++k) + ". " + client::field(sp, "location") + " (" +
+                        client::field(sp, "cause") + ", score " + score + ", since " +
+                        shownTime(client::field(sp, "openedAt")) + ")\n   " +
+                        client::field(sp, "evidence") + "\n";
+            }
+            printIndented(text);
+        }
         std::cout << "Suspects:";
         if (suspects.empty()) std::cout << " <none>";
         std::cout << '\n';
@@ -463,6 +489,46 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
                     client::field(sp, "evidence") + "\n";
         }
         printIndented(text);
+    }
+    // The lemons among the job's hosts and GPUs (issue 34): the suspect, or a failure, in
+    // several jobs within loomd's window.
+    if (kind == "jobs") {
+        std::cout << "Lemons:";
+        if (!lemons.is_array() || lemons.empty()) std::cout << " <none>";
+        std::cout << '\n';
+        if (lemons.is_array())
+            for (const auto& l : lemons)
+                printIndented(client::field(l, "name") + " (" + client::field(l, "kind") + "): " +
+                              std::to_string(l.value("jobs", 0)) + " jobs: " +
+                              client::field(l, "message") + "\n");
+    }
+    // A host's lemon strikes: its own and its GPUs' (GET /api/v1/lemons?host=).
+    if (kind == "hosts") {
+        auto l = client.getJson("/api/v1/lemons?host=" + client::urlEncode(name));
+        std::cout << "Lemon:";
+        if (!l) {
+            std::cout << " <unknown: " << l.error().message << ">\n";
+        } else {
+            const auto items = l->value("items", json::array());
+            bool lemon = false;
+            for (const auto& x : items) lemon |= x.value("lemon", false);
+            const auto rule = l->value("rule", json::object());
+            std::cout << (lemon ? " yes" : " no") << " (a lemon: the suspect or a failure in "
+                      << rule.value("jobs", 0) << " jobs within "
+                      << rule.value("windowSeconds", 0) / 86400 << " days)\n";
+            for (const auto& x : items)
+                printIndented(client::field(x, "name") + ": " +
+                              std::to_string(x.value("jobs", 0)) + " job" +
+                              (x.value("jobs", 0) == 1 ? "" : "s") +
+                              (x.value("lemon", false) ? " (lemon)" : "") + ": " +
+                              [&] {
+                                  std::string s;
+                                  for (const auto& k : x.value("strikes", json::array()))
+                                      s += (s.empty() ? "" : ", ") + client::scalarText(k);
+                                  return s;
+                              }() +
+                              "\n");
+        }
     }
 
     // What is inside: the children a person asks about next.

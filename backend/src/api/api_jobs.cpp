@@ -9,8 +9,12 @@
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
 #include "loom/backend/slurm_sync.hpp"
+#include "loom/db/event_repo.hpp"
 #include "loom/db/job_repo.hpp"
+#include "loom/db/lemon_repo.hpp"
+#include "loom/inventory/unix_time.hpp"
 #include "loom/jobs/job.hpp"
+#include "loom/jobs/lemon.hpp"
 
 namespace loom::backend {
 
@@ -33,6 +37,7 @@ nlohmann::json jobJson(const db::StoredJob& s) {
             {"tensorParallel", j.tensorParallel},
             {"state", std::string(jobs::jobStateName(j.state))},
             {"source", std::string(jobs::jobSourceName(j.source))},
+            {"sharesHosts", j.sharesHosts},
             {"labels", std::move(labels)},
             {"resourceVersion", s.resourceVersion},
             {"createdAt", s.createdAt},
@@ -90,6 +95,33 @@ struct SuspectBoard {
         }
     }
 };
+
+// Lemons (jobs/lemon.hpp): each host or GPU with a strike in the window, lemons first.
+nlohmann::json lemonJson(const jobs::Lemon& l) {
+    return {{"name", l.entity},
+            {"kind", l.kind},
+            {"host", l.host},
+            {"jobs", l.jobs},
+            {"lemon", l.lemon},
+            {"strikes", l.list},
+            {"lastStrikeAt", db::isoTimeMs(l.lastMs)},
+            {"message", jobs::lemonMessage(l)}};
+}
+nlohmann::json lemonRuleJson() {
+    return {{"jobs", jobs::kLemonJobs}, {"windowSeconds", jobs::kLemonWindowMs / 1000}};
+}
+
+// The lemons among these hosts and their GPUs (only == lemons: at the threshold).
+Result<nlohmann::json> lemonsOn(db::Connection& c, const std::vector<std::string>& hosts,
+                                bool onlyLemons) {
+    const auto now = unixMs();
+    auto strikes = db::strikesOnHosts(c, hosts, now - jobs::kLemonWindowMs);
+    if (!strikes) return fail(strikes.error());
+    auto out = nlohmann::json::array();
+    for (const auto& l : jobs::countLemons(*strikes, now))
+        if (l.lemon || !onlyLemons) out.push_back(lemonJson(l));
+    return out;
+}
 
 // PUT /jobs/{name} and POST /jobs: the body is a `kind: Job` document (YAML or JSON).
 Result<Response> putDocument(const Request& req, Services& services,
@@ -157,6 +189,10 @@ void registerJobRoutes(Router& router, Services& services) {
                    auto j = jobJson(*s);
                    if (auto v = view.lock()) j["health"] = v->health(s->job.name, /*detail=*/true);
                    board->fill(s->job.name, j, true);
+                   // The lemons among its hosts and GPUs (issue 34 item 6).
+                   auto lemons = lemonsOn(req.db(), s->job.hosts, /*onlyLemons=*/true);
+                   if (!lemons) return fail(lemons.error());
+                   j["lemons"] = std::move(*lemons);
                    return withEtag(std::move(j), s->resourceVersion);
                });
     // A job document lists at most 16,384 hosts of 128 characters (~2.2 MB as a YAML list).
@@ -214,6 +250,32 @@ void registerJobRoutes(Router& router, Services& services) {
             if (!r) return fail(r.error());
             return Response::ofJson(std::move(*r));
         });
+    // Lemons (jobs/lemon.hpp): every host and GPU with a strike in the window (lemons first),
+    // or those of one host (?host=NAME: the host and its GPUs).
+    router.add("GET", "/api/v1/lemons", Role::Viewer, [](const Request& req) -> Result<Response> {
+        std::string host;
+        for (auto& [k, v] : req.query) {
+            if (k == "host") {
+                if (auto ok = jobs::checkJobName(v, "host"); !ok) return fail(ok.error());
+                host = v;
+            } else if (k != "token") {
+                return fail(Error::invalid("unknown parameter '" + k + "'; valid: host", k));
+            }
+        }
+        nlohmann::json items;
+        if (!host.empty()) {
+            auto l = lemonsOn(req.db(), {host}, /*onlyLemons=*/false);
+            if (!l) return fail(l.error());
+            items = std::move(*l);
+        } else {
+            const auto now = unixMs();
+            auto strikes = db::strikesSince(req.db(), now - jobs::kLemonWindowMs);
+            if (!strikes) return fail(strikes.error());
+            items = nlohmann::json::array();
+            for (const auto& l : jobs::countLemons(*strikes, now)) items.push_back(lemonJson(l));
+        }
+        return Response::ofJson({{"rule", lemonRuleJson()}, {"items", std::move(items)}});
+    });
     router.add(
         "DELETE", "/api/v1/jobs/{name}", Role::Operator,
         [&services](const Request& req) -> Result<Response> {

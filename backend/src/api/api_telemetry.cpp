@@ -83,7 +83,8 @@ Result<Response> postTelemetry(Services& services, const Request& req) {
 
 // The rules' kinds and rack_transition (kEventKinds), job_degraded of the per-job view and
 // straggler of the straggler finder.
-constexpr std::string_view kJobDegraded = "job_degraded", kStraggler = "straggler";
+constexpr std::string_view kJobDegraded = "job_degraded", kStraggler = "straggler",
+                           kLemon = "lemon";  // issue 34 item 6
 
 std::string knownKinds() {
     std::string s;
@@ -91,7 +92,8 @@ std::string knownKinds() {
         if (!s.empty()) s += ", ";
         s += k;
     }
-    return s + ", " + std::string(kJobDegraded) + ", " + std::string(kStraggler);
+    return s + ", " + std::string(kJobDegraded) + ", " + std::string(kStraggler) + ", " +
+           std::string(kLemon);
 }
 
 Result<std::optional<bool>> boolParam(const Request& req, std::string_view name) {
@@ -108,7 +110,7 @@ Result<Response> getEvents(const Request& req) {
     if (f.severity && *f.severity != "info" && *f.severity != "warning" && *f.severity != "critical")
         return fail(Error::invalid("must be info, warning or critical", "severity"));
     f.kind = strParam(req, "kind");
-    if (f.kind && *f.kind != kJobDegraded && *f.kind != kStraggler &&
+    if (f.kind && *f.kind != kJobDegraded && *f.kind != kStraggler && *f.kind != kLemon &&
         std::find(std::begin(kEventKinds), std::end(kEventKinds), *f.kind) == std::end(kEventKinds))
         return fail(Error::invalid("unknown event kind '" + f.kind->substr(0, 64) +
                                        "'; known kinds: " + knownKinds(),

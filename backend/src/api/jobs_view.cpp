@@ -19,6 +19,7 @@
 #include "loom/db/database.hpp"
 #include "loom/db/event_repo.hpp"
 #include "loom/db/job_repo.hpp"
+#include "loom/db/lemon_repo.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
 #include "loom/inventory/natural_order.hpp"
@@ -282,8 +283,36 @@ private:
                 gpuRack(L.gpuByName(e.location));
         for (std::uint32_t g = 0; g < L.gpuAdmin().size(); ++g)
             if (L.gpuAdmin()[g] == telemetry::AdminState::Quarantined) gpuRack(g);
-        const auto avail = jobs::availableRacks(t, free);
+        // Lemons (issue 34 item 6, docs/api.md): racks with a lemon host or GPU are left out
+        // while the job fits without them, and taken (last resort) only when it does not.
+        std::vector<std::uint8_t> lemonFree = free;
+        std::vector<std::string> lemonRacks;
+        std::vector<jobs::Lemon> lemons;
+        if (auto* conn = connection()) {
+            const auto now = unixMs();
+            if (auto s = db::strikesSince(*conn, now - jobs::kLemonWindowMs))
+                lemons = jobs::countLemons(*s, now);
+            else
+                conn_.reset();  // placed without them rather than not at all
+        }
+        for (const auto& lemon : lemons) {
+            if (!lemon.lemon) break;  // lemons come first
+            auto g = L.gpuByHost(lemon.host, 0);
+            if (g == telemetry::kNoIndex || L.gpuRack()[g] >= L.racks().size()) continue;
+            const auto& rack = L.racks()[L.gpuRack()[g]].name;
+            if (auto it = rackId.find(rack); it != rackId.end() && free[it->second]) {
+                lemonFree[it->second] = 0;
+                lemonRacks.push_back(rack);
+            }
+        }
+        auto avail = jobs::availableRacks(t, lemonFree);
         auto p = jobs::placeJob(routing(), {.gpus = gpus, .pattern = pattern}, avail);
+        bool lemonsUsed = false;
+        if (!p && !lemonRacks.empty() && p.error().code == Errc::Conflict) {
+            avail = jobs::availableRacks(t, free);
+            p = jobs::placeJob(routing(), {.gpus = gpus, .pattern = pattern}, avail);
+            lemonsUsed = true;
+        }
         if (!p) return fail(p.error());
         auto f = jobs::placeFirstFit(routing(), {.gpus = gpus, .pattern = pattern}, avail);
         if (!f) return fail(f.error());
@@ -304,6 +333,8 @@ private:
                               {"zones", p->zones},
                               {"busBw", round1(p->busBw)},
                               {"availableRacks", available},
+                              {"lemonRacksAvoided", lemonsUsed ? 0 : lemonRacks.size()},
+                              {"lemonRacksUsed", lemonsUsed ? lemonRacks.size() : 0},
                               {"firstFit",
                                {{"racks", names(*f)},
                                 {"nodelist", jobs::formatHostlist(f->hosts)},

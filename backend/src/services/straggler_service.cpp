@@ -10,6 +10,7 @@
 #include "loom/backend/telemetry_service.hpp"
 #include "loom/db/event_repo.hpp"
 #include "loom/db/job_repo.hpp"
+#include "loom/db/lemon_repo.hpp"
 #include "loom/telemetry/hall_layout.hpp"
 #include "loom/telemetry/telemetry_hub.hpp"
 
@@ -19,6 +20,8 @@ namespace {
 
 constexpr std::string_view kKind = "straggler";
 constexpr std::int64_t kReloadMs = 5000, kRepublishMs = 30000;
+constexpr std::string_view kLemonKind = "lemon";
+constexpr std::int64_t kLemonReadMs = 30'000, kLemonPruneMs = 3'600'000;
 
 double threadCpuSeconds() {
     timespec ts{};
@@ -71,7 +74,11 @@ void StragglerService::loadJobs() {
     }
     std::vector<jobs::FinderJob> list;
     list.reserve(running->size());
-    for (auto& s : *running) list.push_back({s.job.name, std::move(s.job.hosts)});
+    hostJob_.clear();
+    for (auto& s : *running) {
+        for (const auto& h : s.job.hosts) hostJob_.emplace(h, s.job.name);
+        list.push_back({s.job.name, std::move(s.job.hosts)});
+    }
     jobs_.store(list.size());
     finder_.setJobs(std::move(list));
     jobsDirty_->store(false);
@@ -89,6 +96,20 @@ void StragglerService::reconcile(std::int64_t nowMs) {
         conn_.reset();
         return;
     }
+    // The open lemon events: held as they are until their host or GPU is no longer a lemon.
+    auto lemons = db::listEvents(
+        *conn_, {.kind = std::string(kLemonKind), .source = "jobs", .open = true, .limit = 5000});
+    if (!lemons) {
+        spdlog::warn("straggler finder: {}", lemons.error().toString());
+        conn_.reset();
+        return;
+    }
+    lemonOpen_.clear();
+    for (const auto& e : lemons->items) {
+        auto& ev = lemonOpen_[e.location] = fromRecord(e);
+        ev.source = "jobs";
+    }
+    nextLemonMs_ = 0;
     std::vector<db::EventClose> closes;
     for (const auto& e : stored->items) {
         auto label = [&](std::string_view k) {
@@ -192,6 +213,7 @@ void StragglerService::tick(const telemetry::TelemetryHub& hub, std::int64_t now
     auto L = hub.layout();
     for (const auto& t : transitions) {
         if (t.opened) {
+            strike(t, *L, nowMs);
             auto e = toEvent(t, *L, nowMs);
             open_[openKey(t.job, t.suspect.location)] = e;
             ++opened_;
@@ -204,6 +226,100 @@ void StragglerService::tick(const telemetry::TelemetryHub& hub, std::int64_t now
         }
     }
     publishSuspects(nowMs);
+    tendLemons(*L, nowMs);
+}
+
+void StragglerService::noteFailure(const telemetry::FailureEvent& e) {
+    if (!persist_ || !e.open() || !e.kind.starts_with("gpu_")) return;
+    std::lock_guard lk(failuresMutex_);
+    if (failures_.size() < 10'000) failures_.push_back(e);
+}
+
+void StragglerService::strike(const jobs::StragglerTransition& t, const telemetry::HallLayout& L,
+                              std::int64_t nowMs) {
+    std::string host;
+    if (auto g = L.gpuByName(t.suspect.gpu); g != telemetry::kNoIndex)
+        host = L.gpuHost()[g];
+    else if (L.hostByName(t.suspect.location) != telemetry::kNoIndex)
+        host = t.suspect.location;
+    for (auto& s : jobs::lemonStrikes(t.job, t.suspect, host, nowMs))
+        strikes_.push_back(std::move(s));
+}
+
+void StragglerService::tendLemons(const telemetry::HallLayout& L, std::int64_t nowMs) {
+    std::vector<telemetry::FailureEvent> failed;
+    {
+        std::lock_guard lk(failuresMutex_);
+        failed.swap(failures_);
+    }
+    for (const auto& e : failed) {
+        auto g = L.gpuByName(e.location);
+        if (g == telemetry::kNoIndex) continue;
+        const auto& host = L.gpuHost()[g];
+        auto j = hostJob_.find(host);
+        if (j == hostJob_.end()) continue;  // a GPU failing outside a job strikes no job
+        for (auto& s : jobs::failureStrikes(j->second, e.kind, telemetry::severityName(e.severity),
+                                            e.location, host, nowMs))
+            strikes_.push_back(std::move(s));
+    }
+    if (!conn_) return;
+    const bool struck = !strikes_.empty();
+    if (struck) {
+        if (auto r = db::recordStrikes(*conn_, strikes_); !r) {
+            spdlog::warn("lemons: {}", r.error().toString());
+            conn_.reset();
+            return;  // kept: written at the next tick
+        }
+        strikes_.clear();
+    }
+    if (!struck && nowMs < nextLemonMs_) return;
+    nextLemonMs_ = nowMs + kLemonReadMs;
+    if (nowMs >= nextPruneMs_) {
+        nextPruneMs_ = nowMs + kLemonPruneMs;
+        if (auto r = db::pruneStrikes(*conn_, nowMs - jobs::kLemonWindowMs); !r)
+            spdlog::warn("lemons: {}", r.error().toString());
+    }
+    auto strikes = db::strikesSince(*conn_, nowMs - jobs::kLemonWindowMs);
+    if (!strikes) {
+        spdlog::warn("lemons: {}", strikes.error().toString());
+        conn_.reset();
+        return;
+    }
+    std::unordered_set<std::string> lemons;
+    for (const auto& l : jobs::countLemons(*strikes, nowMs)) {
+        if (!l.lemon) break;  // lemons come first
+        lemons.insert(l.entity);
+        if (lemonOpen_.contains(l.entity)) continue;
+        telemetry::FailureEvent e;
+        e.kind = std::string(kLemonKind);
+        e.severity = telemetry::Severity::Warning;
+        e.location = l.entity;
+        e.message = jobs::lemonMessage(l);
+        e.openedAtMs = nowMs;
+        e.source = "jobs";
+        if (auto g = L.gpuByHost(l.host, 0); g != telemetry::kNoIndex) {
+            const auto r = L.gpuRack()[g];
+            if (r < L.racks().size()) {
+                e.rack = L.racks()[r].name;
+                e.zone = L.racks()[r].zone;
+            }
+        }
+        e.labels = {{"entity", l.kind}, {"host", l.host}, {"jobs", std::to_string(l.jobs)}};
+        e.key = "lemon:" + l.entity + ":" + std::to_string(nowMs);
+        lemonOpen_[l.entity] = e;
+        ++lemonsOpened_;
+        enqueue_(std::move(e));
+    }
+    for (auto it = lemonOpen_.begin(); it != lemonOpen_.end();) {
+        if (lemons.contains(it->first)) {
+            ++it;
+            continue;
+        }
+        auto e = std::move(it->second);
+        it = lemonOpen_.erase(it);
+        e.closedAtMs = nowMs;
+        enqueue_(std::move(e));
+    }
 }
 
 void StragglerService::publishSuspects(std::int64_t nowMs) {
@@ -275,7 +391,11 @@ void StragglerService::appendMetrics(std::string& out) const {
         std::to_string(jobs_.load()) +
         "\n# HELP loom_straggler_events_opened_total Straggler events opened by this loomd.\n"
         "# TYPE loom_straggler_events_opened_total counter\nloom_straggler_events_opened_total " +
-        std::to_string(opened_.load()) + "\n";
+        std::to_string(opened_.load()) +
+        "\n# HELP loom_lemon_events_opened_total Lemon events opened by this loomd (a host or GPU "
+        "the suspect or a failure in several jobs).\n"
+        "# TYPE loom_lemon_events_opened_total counter\nloom_lemon_events_opened_total " +
+        std::to_string(lemonsOpened_.load()) + "\n";
 }
 
 }  // namespace loom::backend

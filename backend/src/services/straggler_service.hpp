@@ -19,17 +19,25 @@
 // jobs (the same events stay open, same id and openedAt; they close as any other once the
 // straggler is gone) and closes the others, then publishes every running job's suspects once,
 // quiet ones too, so that no loomd keeps what a leader that died had said.
+// Lemons (jobs/lemon.hpp): each straggler event opened on a host or GPU cause, and each GPU
+// failure in a running job, is a strike (db/lemon_repo.hpp); every 30 s and after a strike the
+// counts are read, and a host or GPU at the threshold holds an open `lemon` event (source jobs,
+// location the host or GPU) until its strikes age out of the window.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "loom/db/database.hpp"
+#include "loom/jobs/lemon.hpp"
 #include "loom/jobs/straggler_finder.hpp"
 #include "loom/telemetry/detection.hpp"
 
@@ -62,12 +70,20 @@ public:
 
     void appendMetrics(std::string& out) const;
 
+    // A failure event the hub raised (any thread): a GPU failing in a running job strikes the
+    // GPU and its host (jobs/lemon.hpp); taken at the next tick.
+    void noteFailure(const telemetry::FailureEvent& e);
+
 private:
     void loadJobs();
     void reconcile(std::int64_t nowMs);
     void publishSuspects(std::int64_t nowMs);
     telemetry::FailureEvent toEvent(const jobs::StragglerTransition& t,
                                     const telemetry::HallLayout& L, std::int64_t nowMs) const;
+    // Lemons (issue 34 item 6): strikes of this tick written, lemon events opened and closed.
+    void strike(const jobs::StragglerTransition& t, const telemetry::HallLayout& L,
+                std::int64_t nowMs);
+    void tendLemons(const telemetry::HallLayout& L, std::int64_t nowMs);
 
     Services& services_;
     Enqueue enqueue_;
@@ -85,8 +101,17 @@ private:
     };
     std::unordered_map<std::string, Published> published_;  // job -> last suspects message
 
+    // Lemons: strikes waiting to be written, the host -> running job map, the open lemon events
+    // by entity, and when the counts are next read.
+    std::vector<jobs::LemonStrike> strikes_;
+    std::unordered_map<std::string, std::string> hostJob_;
+    std::unordered_map<std::string, telemetry::FailureEvent> lemonOpen_;
+    std::int64_t nextLemonMs_ = 0, nextPruneMs_ = 0;
+    std::mutex failuresMutex_;
+    std::vector<telemetry::FailureEvent> failures_;  // from noteFailure
+
     std::atomic<double> lastCpuSeconds_{0}, cpuSecondsTotal_{0};
-    std::atomic<std::uint64_t> ticks_{0}, opened_{0}, jobs_{0};
+    std::atomic<std::uint64_t> ticks_{0}, opened_{0}, jobs_{0}, lemonsOpened_{0};
 };
 
 }  // namespace loom::backend

@@ -1,5 +1,7 @@
 #include "loom/backend/telemetry_service.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -101,6 +103,10 @@ struct TelemetryService::Impl {
     std::vector<std::uint64_t> syncedJobs;
     bool jobsSynced = false;
     std::optional<db::Connection> jobConn;
+    // The racks of running jobs of other sources, which the simulator's jobs give way to (issue
+    // 34 item 5): read every 5 s and at once when a jobs message says the list changed.
+    std::shared_ptr<std::atomic<bool>> heldDirty = std::make_shared<std::atomic<bool>>(true);
+    std::int64_t nextHeldMs = 0;
 
     // Writer queue: events in rule order, and completed rollup minutes (leader only) with the
     // fencing token of the term that computed them.
@@ -130,7 +136,42 @@ struct TelemetryService::Impl {
     bool started = false;
 
     Impl(Services& s, TelemetryServiceOptions o)
-        : services(s), options(std::move(o)), hub(s.layout(), options.hub) {}
+        : services(s), options(std::move(o)), hub(s.layout(), options.hub) {
+        services.onPublish("jobs", [dirty = heldDirty](const nlohmann::json& m) {
+            const auto type = m.is_object() ? m.value("type", std::string()) : std::string();
+            if (type == "job") dirty->store(true);
+        });
+    }
+
+    // Hands the simulator the racks of every running job it does not own, one list per job.
+    void holdRealJobs(const HallLayout& L, std::int64_t now) {
+        if (!options.persist || (!heldDirty->load() && now < nextHeldMs)) return;
+        nextHeldMs = now + 5000;
+        if (!jobConn) {
+            auto c = db::Database::fromUrl(services.databaseUrl()).connect();
+            if (!c) return;
+            jobConn.emplace(std::move(*c));
+        }
+        auto running = db::jobsInState(*jobConn, jobs::JobState::Running);
+        if (!running) {
+            jobConn.reset();
+            return;
+        }
+        heldDirty->store(false);
+        std::vector<std::vector<std::uint32_t>> held;
+        for (const auto& s : *running) {
+            if (s.job.source == jobs::JobSource::Simulator) continue;
+            std::vector<std::uint32_t> racks;
+            for (const auto& h : s.job.hosts) {
+                auto g = L.gpuByHost(h, 0);
+                if (g == kNoIndex) continue;
+                auto r = L.gpuRack()[g];
+                if (std::find(racks.begin(), racks.end(), r) == racks.end()) racks.push_back(r);
+            }
+            if (!racks.empty()) held.push_back(std::move(racks));
+        }
+        simulator->setHeldRacks(held);
+    }
 
     void enqueue(Item item) {
         {
@@ -242,7 +283,9 @@ struct TelemetryService::Impl {
                 else
                     simulator = std::make_unique<Simulator>(L, options.simulator);
                 simLayout = L;
+                heldDirty->store(true);  // jobs on racks that left service ended: hold again
             }
+            holdRealJobs(*L, now);
             // In chunks: the whole page of a 98k-GPU step is ~100 MB, a chunk 256 KB; the hub
             // ends with the same values either way (each sample is stored on its own).
             bool bad = false;
@@ -476,7 +519,10 @@ TelemetryService::TelemetryService(Services& services, TelemetryServiceOptions o
       alive_(std::make_shared<Alive>()) {
     auto* impl = impl_.get();
     alive_->impl = impl;
-    impl->hub.addEventListener([impl](const FailureEvent& e) { impl->enqueue(e); });
+    impl->hub.addEventListener([impl](const FailureEvent& e) {
+        impl->enqueue(e);
+        impl->stragglers.noteFailure(e);  // a GPU failing in a job strikes it (lemons)
+    });
     // The hub takes a new live state (rack and link states, a new structure) at once, not at
     // the next tick: detection of a rack that just entered service starts with it.
     services.onLiveChange([alive = alive_, &services] {

@@ -29,6 +29,9 @@ struct StoredJob {
 struct PutJobOptions {
     std::optional<std::int64_t> ifMatch;  // expected resourceVersion; stale -> 412
     std::string actor;
+    // A running job on hosts another running job (not the simulator's) holds is refused
+    // (Conflict: jobs::overlapError) unless job.sharesHosts; only the hosts it newly claims.
+    bool refuseOverlap = true;
 };
 struct PutJobResult {
     StoredJob stored;
@@ -68,6 +71,9 @@ struct SyncResult {
 // jobs of that source that are not in the list and not finished become `completed`, and
 // finished jobs of that source older than `keepFinishedSeconds` are deleted. Jobs of other
 // sources with the same name are left alone (the name belongs to them). One transaction.
+// Never refuses an overlap: a running job of the list on hosts another running job holds (of
+// the list or of another source, not the simulator) is stored with sharesHosts (Slurm gives one
+// node's GPUs to several jobs); the simulator's jobs are stored as given.
 Result<SyncResult> syncJobs(Connection& conn, jobs::JobSource source,
                             const std::vector<jobs::Job>& running, int keepFinishedSeconds = 3600);
 

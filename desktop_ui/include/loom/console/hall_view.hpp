@@ -88,6 +88,7 @@ private:
     QString identityHtml_;
     QString xidHtml_;
     QString historyHtml_;
+    QString lemonsHtml_;  // the rack's hosts and GPUs with lemon strikes (GET /api/v1/lemons)
     QJsonObject gpuTelemetry_;     // GET /api/v1/telemetry/gpus/<name>
     QString gpuTelemetryError_;
     QJsonArray gpuHistory_, linkHistory_;  // GET /api/v1/telemetry/rollups?scope=gpu|link

@@ -84,6 +84,8 @@ private:
     void emitHighlight();
     QString eventsHtml(const Job& job) const;
     QString suspectsHtml() const;
+    QString stragglersHtml() const;  // the job's open straggler events (issue 34)
+    QString lemonsHtml() const;      // the lemons among its hosts and GPUs (issue 34)
 
     QPointer<ClusterState> state_;
     QPointer<ApiClient> api_;

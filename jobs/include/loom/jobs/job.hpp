@@ -14,6 +14,7 @@
 //     pattern: allreduce          # allgather | alltoall
 //     tensorParallel: 8           # GPUs per tensor-parallel group, inside the host (1..8)
 //     state: running              # pending | running | completed | failed
+//     sharesHosts: false          # true: may run on hosts another running job holds
 //
 //   auto job = parseJobDocument(text);  // errors name path and line: "spec.hosts (line 7)"
 #pragma once
@@ -49,6 +50,9 @@ struct Job {
     int tensorParallel = 1;  // 1..kGpusPerHost: GPUs per TP group inside a host
     JobState state = JobState::Pending;
     JobSource source = JobSource::Apply;
+    // Runs on hosts another running job holds, knowingly (issue 34 item 5): without it a running
+    // job is refused on them (hostOverlaps, db::putJob).
+    bool sharesHosts = false;
     inventory::Labels labels;
 
     int gpus() const { return static_cast<int>(hosts.size()) * kGpusPerHost; }
@@ -65,5 +69,17 @@ Result<Job> parseJobDocument(std::string_view text, JobSource source = JobSource
 
 // Hosts sorted naturally, duplicates dropped (what a Job keeps).
 std::vector<std::string> normalizedHosts(std::vector<std::string> hosts);
+
+// Overlap (issue 34 item 5): the hosts of `hosts` that each job of `others` also names (in the
+// order of `hosts`), one entry per job that shares any; a job named `self` is skipped.
+struct HostOverlap {
+    std::string job;
+    std::vector<std::string> hosts;
+};
+std::vector<HostOverlap> hostOverlaps(std::string_view self, const std::vector<std::string>& hosts,
+                                      const std::vector<Job>& others);
+// The 409 of a running job refused on hosts others hold: names the first job and its shared
+// hosts as a Slurm hostlist (and how many other jobs), path spec.hosts.
+Error overlapError(const Job& job, const std::vector<HostOverlap>& overlaps);
 
 }  // namespace loom::jobs

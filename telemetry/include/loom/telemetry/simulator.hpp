@@ -111,6 +111,14 @@ public:
     };
     std::vector<RunningJob> runningJobs() const;
 
+    // The racks of jobs the simulator does not own (an operator's or Slurm's running jobs; issue
+    // 34 item 5), one list per job: the simulator's own jobs give way (one on such a rack ends
+    // now, the work moves away, and none starts there), and each list runs as one job of the
+    // simulated world (load, traffic, injected stragglers) that runningJobs() does not report
+    // and that only the next call ends. Racks not in service are skipped. The same lists as
+    // the jobs held now change nothing.
+    void setHeldRacks(const std::vector<std::vector<std::uint32_t>>& racksPerJob);
+
     // Makes a job straggle (issue 15 item 3; the straggler finder's tests, benchmarks and
     // demos) from `startMs` for `seconds`. `target` is a GPU index for the GPU causes and
     // SlowNic (its NIC cable), a link index for the link causes:
