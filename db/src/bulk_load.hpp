@@ -30,7 +30,8 @@
 namespace loom::db::detail {
 
 // Indexes a bulk load drops and leaves to after the apply's commit (db::buildNameIndexes)
-// instead of rebuilding them in restore(): the name trigram GINs of migration 0022, ~570 ms of
+// instead of rebuilding them in restore(): the name trigram GINs of migration 0022 (on
+// lower(name) since 0032, so they never serve an equality on the name), ~570 ms of
 // server CPU at 24k that would otherwise hold the apply's locks, and those of 0026 for ports'
 // `peer` (the btree (peer, sort_key), ~70 ms, and the switch and NIC name GINs). Lists are
 // correct without them (a scan) until they are built.
@@ -39,12 +40,14 @@ struct AfterCommitIndex {
     const char* definition;
 };
 inline constexpr AfterCommitIndex kAfterCommitIndexes[] = {
-    {"ports_name_trgm", "CREATE INDEX ports_name_trgm ON ports USING gin (name gin_trgm_ops)"},
-    {"links_name_trgm", "CREATE INDEX links_name_trgm ON links USING gin (name gin_trgm_ops)"},
+    {"ports_name_trgm",
+     "CREATE INDEX ports_name_trgm ON ports USING gin (lower(name) gin_trgm_ops)"},
+    {"links_name_trgm",
+     "CREATE INDEX links_name_trgm ON links USING gin (lower(name) gin_trgm_ops)"},
     {"ports_peer", "CREATE INDEX ports_peer ON ports (peer, sort_key)"},
     {"switches_name_trgm",
-     "CREATE INDEX switches_name_trgm ON switches USING gin (name gin_trgm_ops)"},
-    {"nics_name_trgm", "CREATE INDEX nics_name_trgm ON nics USING gin (name gin_trgm_ops)"}};
+     "CREATE INDEX switches_name_trgm ON switches USING gin (lower(name) gin_trgm_ops)"},
+    {"nics_name_trgm", "CREATE INDEX nics_name_trgm ON nics USING gin (lower(name) gin_trgm_ops)"}};
 
 class BulkLoad {
 public:

@@ -72,12 +72,15 @@ inline Result<std::string> lookupCondition(const std::string& expr, const std::s
     if (op.empty()) return text + " = " + param(value);
     if (op == "n") return "(" + text + " IS DISTINCT FROM " + param(value) + ")";
     if (op == "ie") return "lower(" + text + ") = lower(" + param(value) + ")";
-    if (op == "ic") return text + " ILIKE '%' || " + param(likeEscaped(value)) + " || '%'";
+    // Case-insensitive patterns as lower(x) LIKE lower(p): the name trigram indexes are on
+    // lower(name) (migration 0032), so they serve these and never an equality on the name.
+    const std::string lowered = "lower(" + text + ")";
+    if (op == "ic") return lowered + " LIKE '%' || lower(" + param(likeEscaped(value)) + ") || '%'";
     if (op == "nic")
-        return "NOT coalesce(" + text + " ILIKE '%' || " + param(likeEscaped(value)) +
-               " || '%', false)";
-    if (op == "isw") return text + " ILIKE " + param(likeEscaped(value)) + " || '%'";
-    if (op == "iew") return text + " ILIKE '%' || " + param(likeEscaped(value));
+        return "NOT coalesce(" + lowered + " LIKE '%' || lower(" + param(likeEscaped(value)) +
+               ") || '%', false)";
+    if (op == "isw") return lowered + " LIKE lower(" + param(likeEscaped(value)) + ") || '%'";
+    if (op == "iew") return lowered + " LIKE '%' || lower(" + param(likeEscaped(value)) + ")";
     if (op == "empty") {
         if (value != "true" && value != "false")
             return fail(Error::invalid("__empty takes true or false, not '" + value + "'"));

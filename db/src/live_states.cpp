@@ -4,6 +4,7 @@
 
 #include "copy_text.hpp"
 
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -64,6 +65,31 @@ bool readKind(pqxx::transaction_base& tx, const char* table, const std::vector<T
     return ok && seen == rows.size();
 }
 
+// The rows of `table` written since the horizon `sinceXmin` (live_states.hpp), matched to
+// `rows` by name. Returns false when one is not there (a row added or renamed behind us).
+template <class T>
+bool readChangedKind(pqxx::transaction_base& tx, const char* table, const std::vector<T>& rows,
+                     std::int64_t sinceXmin, std::vector<Change>& changes, std::size_t& read) {
+    // The horizon is our own number (never input); xid has no bind-parameter form in COPY.
+    auto r = tx.exec(std::string("SELECT name, state, resource_version FROM ") + table +
+                     " WHERE age(xmin) <= age('" + std::to_string(sinceXmin) + "'::xid)");
+    if (r.empty()) return true;
+    read += r.size();
+    std::unordered_map<std::string_view, std::uint32_t> byName;
+    byName.reserve(rows.size());
+    for (std::uint32_t k = 0; k < rows.size(); ++k) byName.emplace(rows[k].name, k);
+    for (const auto& row : r) {
+        auto it = byName.find(std::string_view(row[0].c_str(), row[0].size()));
+        if (it == byName.end()) return false;
+        const auto i = it->second;
+        const std::string_view state(row[1].c_str(), row[1].size());
+        const auto rv = row[2].as<std::int64_t>();
+        if (rows[i].state != state || rows[i].resourceVersion != rv)
+            changes.push_back(Change{i, std::string(state), rv});
+    }
+    return true;
+}
+
 // Only a kind with changes is written, so only that kind is copied out of the snapshot it
 // shares with (inventory/kind_vector.hpp); the others stay shared.
 template <class T>
@@ -78,23 +104,33 @@ void patch(inventory::KindVector<T>& kind, const std::vector<Change>& changes) {
 
 }  // namespace
 
-Result<StateRefresh> refreshStates(Connection& c, const Inventory& current,
-                                   std::int64_t generation) {
+Result<StateRefresh> refreshStates(Connection& c, const Inventory& current, std::int64_t generation,
+                                   std::int64_t sinceXmin) {
     try {
         pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(native(c), "states");
         StateRefresh out;
-        const auto gen = tx.exec1("SELECT generation FROM inventory_state WHERE id = 1")[0]
-                             .as<std::int64_t>();
+        // The first statement takes the snapshot: its horizon is the next delta's start.
+        const auto head = tx.exec1(
+            "SELECT generation, (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % "
+            "4294967296)::bigint FROM inventory_state WHERE id = 1");
+        const auto gen = head[0].as<std::int64_t>();
+        out.snapshotXmin = head[1].as<std::int64_t>();
         if (gen != generation) {
             out.outcome = StateRefresh::Outcome::Structure;
             return out;
         }
         std::vector<Change> racks, hosts, gpus, links;
         std::size_t& n = out.rowsRead;
-        const bool same = readKind(tx, "racks", current.racks.vec(), racks, n) &&
-                          readKind(tx, "hosts", current.hosts.vec(), hosts, n) &&
-                          readKind(tx, "gpus", current.gpus.vec(), gpus, n) &&
-                          readKind(tx, "links", current.links.vec(), links, n);
+        const bool same =
+            sinceXmin >= 0
+                ? readChangedKind(tx, "racks", current.racks.vec(), sinceXmin, racks, n) &&
+                      readChangedKind(tx, "hosts", current.hosts.vec(), sinceXmin, hosts, n) &&
+                      readChangedKind(tx, "gpus", current.gpus.vec(), sinceXmin, gpus, n) &&
+                      readChangedKind(tx, "links", current.links.vec(), sinceXmin, links, n)
+                : readKind(tx, "racks", current.racks.vec(), racks, n) &&
+                      readKind(tx, "hosts", current.hosts.vec(), hosts, n) &&
+                      readKind(tx, "gpus", current.gpus.vec(), gpus, n) &&
+                      readKind(tx, "links", current.links.vec(), links, n);
         tx.commit();
         if (!same) {
             out.outcome = StateRefresh::Outcome::Structure;

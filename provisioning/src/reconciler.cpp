@@ -90,16 +90,42 @@ std::vector<Action> Reconciler::step(const State& s) const {
         return p < static_cast<int>(s.phases.size()) ? s.phases[p] : PhaseView{};
     };
 
+    // A phase's gate is met once its successThreshold is in service and every one of its racks
+    // has been admitted: the next phase may start then (autoStartNext), while this one's last
+    // racks — retries waiting out their backoff — finish; it completes when all are settled.
+    // Waiting for those few (30 s and more of backoff each) held every 192-rack zone of a 98k
+    // rollout for a retry, one zone at a time.
+    auto gateMet = [&](int q) {
+        const auto v = phaseView(q);
+        if (v.status == PhaseStatus::Completed) return true;
+        if (v.status != PhaseStatus::Running || members[q].empty()) return false;
+        int inService = 0;
+        for (int i : members[q]) {
+            const auto st = s.racks[i].state;
+            if (st == RackState::Planned) return false;
+            if (st == RackState::InService) ++inService;
+        }
+        const double pct = 100.0 * inService / static_cast<double>(members[q].size());
+        return pct + 1e-9 >= plan_.phases[q].successThreshold;
+    };
+
     for (int p = 0; p < nPhases; ++p) {
         const auto& ph = plan_.phases[p];
         const auto pv = phaseView(p);
         const bool prevDone = p == 0 || phaseView(p - 1).status == PhaseStatus::Completed;
+        const bool prevGate = p == 0 || prevDone || (plan_.autoStartNext && gateMet(p - 1));
 
         if (pv.status == PhaseStatus::Pending) {
             const bool wanted = pv.startRequested || (p > 0 && plan_.autoStartNext &&
                                                       phaseView(0).status != PhaseStatus::Pending);
-            if (wanted && prevDone)
-                out.push_back({ActionKind::StartPhase, p, -1, {}, {}, "gate of previous phase passed"});
+            if (wanted && prevGate)
+                out.push_back({ActionKind::StartPhase,
+                               p,
+                               -1,
+                               {},
+                               {},
+                               prevDone ? "gate of previous phase passed"
+                                        : "gate of previous phase met; its last racks finish"});
             continue;
         }
         if (pv.status == PhaseStatus::Aborted || pv.status == PhaseStatus::Pending) continue;

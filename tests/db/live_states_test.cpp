@@ -2,19 +2,20 @@
 // (db/live_states.hpp) sees every state change, keeps the snapshot's order, copies nothing
 // when nothing moved (and only the changed kinds when something did: the others are shared
 // with the old snapshot), and hands structural changes back for a full load.
-#include "loom/db/inventory_repository.hpp"
 #include "loom/db/live_states.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <unordered_map>
+
+#include "loom/db/inventory_repository.hpp"
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/inventory/kinds.hpp"
 #include "loom/inventory/plan.hpp"
 #include "loom/provisioning/link_service.hpp"
 #include "loom/testing/postgres.hpp"
 #include "loom/testing/sample_cluster.hpp"
-
-#include <gtest/gtest.h>
-
-#include <random>
-#include <unordered_map>
 
 namespace {
 
@@ -184,6 +185,52 @@ TEST_F(LiveStates, StateChangesArePatchedInTheSnapshotsOrder) {
     EXPECT_EQ(again->outcome, Outcome::Unchanged);
 }
 
+// A delta read (sinceXmin: the previous read's horizon) reads only what was written since,
+// and misses nothing: not even a write whose transaction was already open, uncommitted, when
+// the previous read took its snapshot, and committed after it.
+TEST_F(LiveStates, ADeltaReadTakesOnlyNewWritesAndMissesNone) {
+    auto conn = connect();
+    auto snap = applied(conn, loom::testing::sampleCluster(1, 3));
+    const auto& inv = snap.inventory;
+    const std::size_t all =
+        inv.racks.size() + inv.hosts.size() + inv.gpus.size() + inv.links.size();
+    auto first = loom::db::refreshStates(conn, inv, snap.generation);
+    ASSERT_TRUE(first) << first.error().toString();
+    EXPECT_EQ(first->rowsRead, all);
+    ASSERT_GE(first->snapshotXmin, 0);
+    auto quiet = loom::db::refreshStates(conn, inv, snap.generation, first->snapshotXmin);
+    ASSERT_TRUE(quiet) << quiet.error().toString();
+    EXPECT_EQ(quiet->outcome, Outcome::Unchanged);
+    EXPECT_LT(quiet->rowsRead, all / 4) << "a delta reads the recent writes, not the tables";
+
+    // A writer opens its transaction and writes before the next read, commits after it.
+    auto writer = connect();
+    const std::string late = inv.links[2].name.str(), early = inv.racks[1].name.str();
+    exec(writer,
+         "BEGIN; UPDATE links SET state = 'drained', resource_version = "
+         "resource_version + 1 WHERE name = '" +
+             late + "'; SELECT 1");
+    exec(conn,
+         "UPDATE racks SET state = 'racked', resource_version = resource_version + 1 "
+         "WHERE name = '" +
+             early + "' RETURNING 1");
+    auto second = loom::db::refreshStates(conn, inv, snap.generation, quiet->snapshotXmin);
+    ASSERT_TRUE(second) << second.error().toString();
+    ASSERT_EQ(second->outcome, Outcome::Patched);
+    EXPECT_EQ(second->changedRows, 1u);
+    EXPECT_EQ(byName(second->inventory.racks, early).state, "racked");
+    exec(writer, "COMMIT; SELECT 1");
+    const Inventory held = second->inventory;
+    auto third = loom::db::refreshStates(conn, held, snap.generation, second->snapshotXmin);
+    ASSERT_TRUE(third) << third.error().toString();
+    ASSERT_EQ(third->outcome, Outcome::Patched) << "the late commit was missed";
+    EXPECT_EQ(byName(third->inventory.links, late).state, "drained");
+    EXPECT_EQ(byName(third->inventory.racks, early).state, "racked");
+    auto fresh = loom::db::loadSnapshot(conn);
+    ASSERT_TRUE(fresh);
+    expectSameInventory(third->inventory, fresh->inventory, "the delta reads");
+}
+
 TEST_F(LiveStates, AnApplyOrARowBehindItsBackIsAStructuralChange) {
     auto conn = connect();
     auto snap = applied(conn, loom::testing::sampleCluster(1, 3));
@@ -215,7 +262,8 @@ TEST_F(LiveStates, RandomChangesEqualAFreshFullLoad) {
     const char* actions[] = {"advance", "advance", "advance", "drain", "fail", "repair"};
     const char* linkStates[] = {"down", "drained", "active", "planned"};
     const char* gpuStates[] = {"ok", "quarantined", "failed"};
-    int patched = 0, reloaded = 0, sharedKinds = 0;
+    int patched = 0, reloaded = 0, sharedKinds = 0, deltas = 0;
+    std::int64_t horizon = -1;  // loomd's way: only the rows written since the last read
     for (int step = 0; step < 60; ++step) {
         const Inventory& inv = *live;
         auto pick = [&](std::size_t n) {
@@ -261,8 +309,10 @@ TEST_F(LiveStates, RandomChangesEqualAFreshFullLoad) {
 
         const auto heldStates = statesOf(inv);
         auto held = live;  // a reader holding the old snapshot
-        auto res = loom::db::refreshStates(conn, inv, generation);
+        auto res = loom::db::refreshStates(conn, inv, generation, horizon);
         ASSERT_TRUE(res) << res.error().toString();
+        deltas += horizon >= 0 ? 1 : 0;
+        horizon = res->outcome == Outcome::Structure ? -1 : res->snapshotXmin;
         if (res->outcome == Outcome::Patched) {
             ++patched;
             const Inventory& p = res->inventory;
@@ -294,6 +344,7 @@ TEST_F(LiveStates, RandomChangesEqualAFreshFullLoad) {
     // The run exercised both paths and the sharing.
     EXPECT_GT(patched, 20);
     EXPECT_GT(reloaded, 0);
+    EXPECT_GT(deltas, 30);
     EXPECT_GT(sharedKinds, 4 * patched);
 }
 

@@ -87,10 +87,20 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
     std::shared_ptr<const inventory::Inventory> snapshot;
     std::shared_ptr<const provisioning::LinkOwners> owners;
     std::size_t changedRows = 0;
+    std::int64_t nextXmin = -1;
+    bool nextFullRead = false;
     if (!full && current && currentOwners && currentLayout) {
         // Only states moved (a rack action, the reconciler, link states): read those and
         // patch the current snapshot, whose vector order — and so the link owners — stay.
-        auto r = db::refreshStates(conn, *current, generation);
+        // Only the rows written since the last read, but all of them every 30 s (a row added
+        // without an apply, or a change a frozen tuple hid: db/live_states.hpp).
+        const bool fullRead = stateXmin < 0 || t0 - lastFullStateRead > std::chrono::seconds(30);
+        auto r = db::refreshStates(conn, *current, generation, fullRead ? -1 : stateXmin);
+        // The horizon moves with the snapshot it describes: only once that is published.
+        if (r && r->outcome != db::StateRefresh::Outcome::Structure) {
+            nextXmin = r->snapshotXmin;
+            nextFullRead = fullRead;
+        }
         if (!r) {
             metrics.liveReloadFailures.fetch_add(1);
             reloadRetry = true;
@@ -100,7 +110,11 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
             return false;
         }
         using O = db::StateRefresh::Outcome;
-        if (r->outcome == O::Unchanged) return false;
+        if (r->outcome == O::Unchanged) {
+            stateXmin = nextXmin;
+            if (nextFullRead) lastFullStateRead = t0;
+            return false;
+        }
         if (r->outcome == O::Patched) {
             snapshot = std::make_shared<const inventory::Inventory>(std::move(r->inventory));
             owners = currentOwners;
@@ -123,6 +137,7 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
         // another loomd): the name search indexes a bulk apply leaves unbuilt, in the background.
         if (snap->generation != generation) buildNameIndexesLater();
         generation = snap->generation;
+        nextXmin = -1;  // the next state read is a full one (and gives the horizon)
         snapshot = std::make_shared<const inventory::Inventory>(std::move(snap->inventory));
         // Indexed like this snapshot's vectors, whose order is the tables' (it moves when rows
         // are updated): rebuilt with every loaded snapshot, kept by a state refresh.
@@ -171,6 +186,8 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
         layout = newLayout;
         linkOwners = owners;
     }
+    stateXmin = nextXmin;
+    if (nextFullRead) lastFullStateRead = t0;
     layoutVersion.store(newLayout->layoutVersion());
     if (stateChanged)
         publishLocal("inventory", {{"type", "inventory"},

@@ -151,6 +151,11 @@ struct Server::Impl {
     bool reloadRunning = false, reloadPending = false;  // under reloadMutex
     bool reloadFull = true;                              // under reloadMutex
     std::int64_t generation = -1;  // inventory_state.generation of `inventory` (reload thread)
+    // The last state read's snapshot horizon (db::StateRefresh::snapshotXmin): the next read
+    // takes only the rows written since; -1 after a full load. A full state read every 30 s
+    // (reload thread).
+    std::int64_t stateXmin = -1;
+    std::chrono::steady_clock::time_point lastFullStateRead{};
     std::atomic<bool> reloadRetry{false};  // a reload failed: the tick tries again
     std::function<bool()> peerConnected;   // LISTEN connection up (a reconnect reloads)
     bool peerWasConnected = true;          // tick strand only

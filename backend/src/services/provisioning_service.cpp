@@ -7,6 +7,7 @@
 
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <atomic>
 #include <optional>
@@ -203,6 +204,13 @@ ProvisioningService::~ProvisioningService() = default;
 Result<PassStats> ProvisioningService::runOnce() {
     auto& I = *impl_;
     PassStats stats;
+    auto mark = std::chrono::steady_clock::now();
+    auto lap = [&mark] {
+        const auto now = std::chrono::steady_clock::now();
+        const double ms = std::chrono::duration<double, std::milli>(now - mark).count();
+        mark = now;
+        return ms;
+    };
     auto c = I.connection();
     if (!c) return fail(c.error());
     db::ProvisioningRepo repo(**c);
@@ -220,8 +228,10 @@ Result<PassStats> ProvisioningService::runOnce() {
         I.planDoc = st->planDocument;
     }
     const auto& plan = *I.plan;
+    stats.loadMs = lap();
     if (auto ok = I.loadContext(repo); !ok) return fail(ok.error());
     I.syncRouter();
+    stats.contextMs = lap();
     auto hs = repo.hostStates();
     if (!hs) return fail(hs.error());
     std::unordered_map<std::string, HostState> hostState;
@@ -510,7 +520,9 @@ Result<PassStats> ProvisioningService::runOnce() {
         if (fabricRacks.size() > 20) batch.configReason += ", ...";
     }
 
+    stats.workMs += lap();
     auto res = repo.commit(batch);
+    stats.commitMs = lap();
     if (!res) {
         I.fabricDirty = true;  // the router ran ahead of the database: rebuild it from there
         I.conn.reset();
@@ -576,6 +588,14 @@ void ProvisioningService::runLoop(std::stop_token stop) {
             std::this_thread::sleep_for(seconds(1));
             continue;
         }
+        if (!s->idle())
+            spdlog::debug(
+                "provisioning: pass: {} action(s), {} rack transition(s), {} retry(ies), {} "
+                "audit row(s) in {:.0f} ms (state {:.0f}, context {:.0f}, steps {:.0f}, commit "
+                "{:.0f})",
+                s->actions, s->rackTransitions, s->retries, s->transitions,
+                s->loadMs + s->contextMs + s->workMs + s->commitMs, s->loadMs, s->contextMs,
+                s->workMs, s->commitMs);
         if (s->idle()) std::this_thread::sleep_for(impl_->opt.idleInterval);
     }
 }

@@ -72,6 +72,10 @@ struct PassStats {
     int skipped = 0;       // CAS lost (state changed under us): redone next pass
     std::int64_t nextDueMs = 0;  // earliest backoff expiry when idle, 0 if none
     bool planPresent = false;
+    // Where the pass's wall time went (runLoop logs it at debug level): reading the state,
+    // the inventory context and router (0 unless the inventory changed), executors and
+    // fabric, and the batch's commit.
+    double loadMs = 0, contextMs = 0, workMs = 0, commitMs = 0;
     bool idle() const { return actions == 0; }
 };
 
