@@ -257,7 +257,7 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
         // that hid it (a host's contention while every rank idles for a checkpoint).
         std::int64_t visibleMs = 0;
         double secondsVisible = NAN;
-        std::string got;
+        std::string got, firstSuspect;  // the event's suspect; the job's first suspect
     };
     std::vector<Play> plays;
     std::map<int, std::size_t> playOf;  // job -> its current play
@@ -371,6 +371,9 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
                 if (!pl.suspected && !js.suspects.empty() && now <= pl.endMs) {
                     pl.suspected = true;
                     pl.suspectRight = js.suspects.front().location == pl.expect;
+                    pl.firstSuspect = js.suspects.front().location + " (" +
+                                      js.suspects.front().cause + ", score " +
+                                      std::to_string(js.suspects.front().score) + ")";
                 }
             } else if (now - lj->startMs < 60'000) {
                 firstMinuteSeconds += 1;
@@ -452,6 +455,11 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
                     pct(sr), pct(r), bench::percentile(t, 0.5), bench::percentile(t, 0.9), pct(lr),
                     bench::percentile(tv, 0.5), bench::percentile(tv, 0.9),
                     miss.empty() ? "" : "  first miss: ", miss.c_str());
+        for (const auto& pl : plays)
+            if (static_cast<int>(pl.cause) == c && pl.suspected && !pl.suspectRight &&
+                pl.startMs + 45'000 <= now)
+                std::printf("      first suspect %s for %s\n", pl.firstSuspect.c_str(),
+                            pl.expect.c_str());
         for (const auto& pl : plays)
             if (static_cast<int>(pl.cause) == c && pl.right && pl.seconds > 6)
                 std::printf("      slow: %.0f s (%.0f s from visible) %s\n", pl.seconds,
