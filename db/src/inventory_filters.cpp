@@ -98,6 +98,14 @@ constexpr const char* kHealthSql =
     "(SELECT CASE WHEN bool_or(e.severity = 'critical') THEN 'failed' "
     "WHEN count(*) > 0 THEN 'degraded' ELSE 'ok' END "
     "FROM events e WHERE e.location = t.name AND e.closed_at IS NULL AND e.source = 'telemetry')";
+// A link's health in the words of the stream's link.health (docs/api.md, "Link health"): down
+// while a critical event is open on it (link_down), degraded while a warning one is
+// (link_flapping, link_errors, link_pfc_storm, link_speed), else up. The stream folds the
+// link's state in (drained, not in service) and adds no data; REST has `state` beside it.
+constexpr const char* kLinkHealthSql =
+    "(SELECT CASE WHEN bool_or(e.severity = 'critical') THEN 'down' "
+    "WHEN count(*) > 0 THEN 'degraded' ELSE 'up' END "
+    "FROM events e WHERE e.location = t.name AND e.closed_at IS NULL AND e.source = 'telemetry')";
 // A switch: failed while a critical event names the switch itself, degraded while any event is
 // open on one of its ports or links ("<switch>/p<N>", "...--<switch>/p<N>"), else ok. The two
 // split_part expressions are indexed (migration 0009).
@@ -173,7 +181,7 @@ const KindSql& kindSql(Kind k) {
                {}, kPortRelations);
     static const KindSql link = derive(
         Kind::Link, "JOIN ports pa ON pa.id = t.a_port_id JOIN ports pb ON pb.id = t.b_port_id",
-        {{"aPort", "pa.name"}, {"bPort", "pb.name"}}, {{"health", kHealthSql}}, kLinkRelations);
+        {{"aPort", "pa.name"}, {"bPort", "pb.name"}}, {{"health", kLinkHealthSql}}, kLinkRelations);
     static const KindSql storage = derive(
         Kind::StorageNode, "LEFT JOIN racks r ON r.id = t.rack_id", {{"rack", "r.name"}}, {});
     switch (k) {
@@ -320,16 +328,22 @@ Result<std::string> filterCondition(Kind kind, const std::string& field, const s
 #define LOOM_OPEN_EVENTS \
     "SELECT e.location FROM events e WHERE e.closed_at IS NULL AND e.source = 'telemetry'"
         std::string cond;
-        if (value == "failed")
+        // A link's words are up, degraded, down (kLinkHealthSql); ok and failed stay accepted
+        // for links as the words they were before.
+        const bool link = kind == Kind::Link;
+        if (value == "failed" || (link && value == "down"))
             cond = "t.name IN (" LOOM_OPEN_EVENTS " AND e.severity = 'critical')";
         else if (value == "degraded")
             cond = "(t.name IN (" LOOM_OPEN_EVENTS ") AND t.name NOT IN (" LOOM_OPEN_EVENTS
                    " AND e.severity = 'critical'))";
-        else if (value == "ok")
+        else if (value == "ok" || (link && value == "up"))
             cond = "t.name NOT IN (" LOOM_OPEN_EVENTS ")";
         else
-            return fail(Error::invalid("health must be ok, degraded or failed, not '" + value + "'",
-                                       field));
+            return fail(
+                Error::invalid(std::string("health must be ") +
+                                   (link ? "up, degraded or down" : "ok, degraded or failed") +
+                                   ", not '" + value + "'",
+                               field));
 #undef LOOM_OPEN_EVENTS
         return op == "n" ? "NOT " + cond : cond;
     }

@@ -245,7 +245,8 @@ private:
     }
 
     std::uint32_t addNic(std::string name, const Text& owner, int index, Network net,
-                         const std::string& model, int speed) {
+                         const std::string& model, int speed, const std::string& hcaType = {},
+                         const std::string& pci = {}) {
         Nic n;
         n.name = std::move(name);
         n.host = owner;
@@ -253,6 +254,8 @@ private:
         n.network = net;
         n.model = Text::shared(model);
         n.speedGbps = speed;
+        if (!hcaType.empty()) n.hcaType = Text::shared(hcaType);
+        if (!pci.empty()) n.pci = Text::shared(pci);
         Port p;
         p.name = n.name + "/p1";
         p.device = n.name;
@@ -338,15 +341,17 @@ private:
             buf = hn;
             buf += "-nic";
             NamePattern::appendNumber(buf, i, 0);
-            addNic(std::move(buf), hn, i, Network::Backend, hm.backendNicModel,
-                   hm.backendSpeedGbps);
+            addNic(std::move(buf), hn, i, Network::Backend, hm.backendNicModel, hm.backendSpeedGbps,
+                   hm.backendNicHcaType,
+                   hm.backendNicPci.empty() ? std::string() : hm.backendNicPci[i]);
         }
         for (int i = 0; i < hm.frontendNics; ++i) {
             buf = hn;
             buf += "-fe";
             NamePattern::appendNumber(buf, i, 0);
             addNic(std::move(buf), hn, i, Network::Frontend, hm.frontendNicModel,
-                   hm.frontendSpeedGbps);
+                   hm.frontendSpeedGbps, hm.frontendNicHcaType,
+                   hm.frontendNicPci.empty() ? std::string() : hm.frontendNicPci[i]);
         }
         return first;
     }

@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include <unordered_map>
 
 #include "loom/inventory/input_guard.hpp"
+#include "loom/inventory/nic_identity.hpp"
 #include "loom/inventory/port_naming.hpp"
 #include "loom/inventory/spec.hpp"
 #include "loom/inventory/yaml_reader.hpp"
@@ -123,7 +125,8 @@ private:
                 MapReader m(
                     n, p,
                     {"name", "gpus", "gpuModel", "backendNics", "backendNicModel",
-                     "backendSpeedGbps", "frontendNics", "frontendNicModel", "frontendSpeedGbps"});
+                     "backendSpeedGbps", "frontendNics", "frontendNicModel", "frontendSpeedGbps",
+                     "backendNicHcaType", "frontendNicHcaType", "backendNicPci", "frontendNicPci"});
                 HostModelSpec h;
                 h.name = m.name("name");
                 h.gpus = int(m.integer("gpus", h.gpus, 0, limits_.maxGpusPerHost));
@@ -141,6 +144,10 @@ private:
                 h.frontendNicModel = m.string("frontendNicModel", h.frontendNicModel);
                 h.frontendSpeedGbps =
                     int(m.integer("frontendSpeedGbps", h.frontendSpeedGbps, 1, 3200));
+                h.backendNicHcaType = hcaType(m, "backendNicHcaType", h.backendNicModel);
+                h.frontendNicHcaType = hcaType(m, "frontendNicHcaType", h.frontendNicModel);
+                h.backendNicPci = pciList(m, "backendNicPci", h.backendNics);
+                h.frontendNicPci = pciList(m, "frontendNicPci", h.frontendNics);
                 h.source = {p, m.line()};
                 for (auto& o : spec_.hostModels)
                     if (o.name == h.name)
@@ -451,6 +458,42 @@ private:
         if (st.sswUplinks > 0 && spec_.frontend.fcswCount == 0)
             failAt("ssw uplinks go to the frontend fcsws, and there are none", ssw.at("uplinks"),
                    lineOf(ssw.get("uplinks")));
+    }
+
+    // backendNicHcaType / frontendNicHcaType: what node_infiniband_info{hca_type} reports for
+    // the NIC ("MT4129"); by default the NIC model's (nic_identity.hpp's table).
+    std::string hcaType(const MapReader& m, std::string_view key, const std::string& model) {
+        if (!m.has(key)) return std::string(hcaTypeOfNicModel(model));
+        std::string t = m.string(key);
+        const bool ok =
+            !t.empty() && t.size() <= 32 && std::all_of(t.begin(), t.end(), [](unsigned char c) {
+                return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+            });
+        if (!ok)
+            failAt("must be an hca_type as node_infiniband_info reports it (e.g. MT4129)",
+                   m.at(key), lineOf(m.get(key)));
+        return t;
+    }
+    // backendNicPci / frontendNicPci: one PCI address per NIC, in NIC (rail) order, canonical.
+    std::vector<std::string> pciList(const MapReader& m, std::string_view key, int nics) {
+        std::vector<std::string> out;
+        if (!m.has(key)) return out;
+        const YAML::Node v = m.get(key);
+        forEachItem(v, m.at(key), static_cast<std::size_t>(limits_.maxNicsPerHost),
+                    [&](const YAML::Node& n, const std::string& p) {
+                        auto pci = canonicalPci(MapReader::asString(n, p));
+                        if (!pci) failAt(pci.error().message, p, lineOf(n));
+                        for (std::size_t i = 0; i < out.size(); ++i)
+                            if (out[i] == *pci)
+                                failAt("the same PCI address as entry " + std::to_string(i), p,
+                                       lineOf(n));
+                        out.push_back(std::move(*pci));
+                    });
+        if (static_cast<int>(out.size()) != nics)
+            failAt("has " + std::to_string(out.size()) + " addresses for " + std::to_string(nics) +
+                       " NICs: one per NIC, in NIC order",
+                   m.at(key), lineOf(v));
+        return out;
     }
 
     // portNaming: the canonical text ("sonic lanes=8") or a map {scheme: sonic, lanes: 8};

@@ -154,6 +154,7 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
             hr.hosts.emplace_back(h->name);
             auto hi = static_cast<std::uint32_t>(S.hostGpuOffset_.size());
             S.hostByName_.emplace(h->name, hi);
+            S.hostNames_.emplace_back(h->name);
             S.hostGpuOffset_.push_back(static_cast<std::uint32_t>(S.gpuNames_.size()));
             auto& gpus = gpusOfHost[find(hostIdxInv, h->name)];
             std::sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) {
@@ -174,6 +175,36 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
         }
         hr.gpuCount = static_cast<std::uint32_t>(S.gpuNames_.size()) - hr.gpuOffset;
         L.racks_.push_back(std::move(hr));
+    }
+
+    // Each host's NIC identity, by NIC index, shared between hosts whose NICs say the same.
+    {
+        std::vector<inventory::HostNicIdentity> ofHost(S.hostNames_.size());
+        for (const auto& n : inv.nics) {
+            if (n.network == inventory::Network::Storage || n.index < 0 || n.index > 255) continue;
+            const auto h = find(S.hostByName_, n.host);
+            if (h == kNoIndex) continue;
+            auto& list =
+                n.network == inventory::Network::Backend ? ofHost[h].backend : ofHost[h].frontend;
+            if (list.size() <= static_cast<std::size_t>(n.index))
+                list.resize(static_cast<std::size_t>(n.index) + 1);
+            list[static_cast<std::size_t>(n.index)] = {std::string(n.hcaType), std::string(n.pci)};
+        }
+        std::unordered_map<std::string, std::uint32_t> seen;
+        std::string key;
+        S.hostNics_.reserve(ofHost.size());
+        for (auto& id : ofHost) {
+            key.clear();
+            for (const auto* list : {&id.backend, &id.frontend}) {
+                for (const auto& n : *list) key.append(n.hcaType).append("@").append(n.pci) += ';';
+                key += '|';
+            }
+            auto [it, fresh] =
+                seen.try_emplace(key, static_cast<std::uint32_t>(S.nicIdentities_.size()));
+            if (fresh) S.nicIdentities_.push_back(std::move(id));
+            S.hostNics_.push_back(it->second);
+        }
+        if (S.nicIdentities_.empty()) S.nicIdentities_.emplace_back();
     }
 
     // Switches: backend first, by tier, zone, rack order, name.
@@ -311,6 +342,9 @@ HallLayout HallLayout::build(const inventory::Inventory& inv, std::int64_t layou
         for (const auto& g : S.gpuNames_) h = NameHash::mix(h, g);
         for (const auto& s : S.switches_)
             h = NameHash::mix(NameHash::mix(h, s.name), inventory::portNamingText(*s.naming));
+        for (const auto& id : S.nicIdentities_)
+            for (const auto* list : {&id.backend, &id.frontend})
+                for (const auto& n : *list) h = NameHash::mix(NameHash::mix(h, n.hcaType), n.pci);
         for (const auto& l : S.links_) h = NameHash::mix(h, l.name);
         layoutVersion = static_cast<std::int64_t>(h & ((1ull << 53) - 1));
         if (layoutVersion == 0) layoutVersion = 1;

@@ -54,19 +54,13 @@ void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int6
             const auto& admin = L.linkAdmin();
             for (std::uint32_t l = 0; l < s.nL; ++l) {
                 const auto& link = links[l];
-                bool any = false, down = false, slow = false;
+                bool any = false, down = false;
                 float util = -1;
                 for (auto p : {link.aPort, link.bPort}) {
                     if (p == kNoIndex || !s.fresh(s.portSeen[p].load(kRelaxed), now, staleMs))
                         continue;
                     any = true;
                     if (s.portDown[p].load(kRelaxed)) down = true;
-                    // Up below its inventory speed (ifHighSpeed 200000 on a 400G port: a lane or
-                    // an optic gone, the link renegotiated): degraded.
-                    const double bps = s.portVal(PortCounter::SpeedBps, p);
-                    const auto want = L.ports()[p].speedGbps;
-                    if (want > 0 && std::isfinite(bps) && bps > 0 && bps < want * 1e9 * 0.999)
-                        slow = true;
                     float u = std::max(s.utilIn[p].load(kRelaxed), s.utilOut[p].load(kRelaxed));
                     if (std::isfinite(u)) util = std::max(util, u);
                 }
@@ -91,7 +85,7 @@ void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int6
                     h = kLinkDown;
                 else if (auto ev = s.linkDegraded[l].load(kRelaxed); ev == 2)
                     h = kLinkDown;
-                else if (ev == 1 || slow)
+                else if (ev == 1)  // an open warning event (docs/api.md, "Link health")
                     h = kLinkDegraded;
                 else if (any)
                     h = kLinkUp;

@@ -294,7 +294,7 @@ public:
         auto l = s_.L->ports()[p].linkIndex;
         return l != kNoIndex ? s_.linkOpen[l] : s_.pdet[p].open;
     }
-    std::uint8_t& originBits(std::uint32_t p) {
+    std::uint16_t& originBits(std::uint32_t p) {
         auto l = s_.L->ports()[p].linkIndex;
         return l != kNoIndex ? s_.linkOrigin[l] : s_.pdet[p].origin;
     }
@@ -372,9 +372,9 @@ public:
         if (l != kNoIndex) updateLinkFlagsOf(l);
     }
     void updateLinkFlagsOf(std::uint32_t l) {
-        s_.linkDegraded[l].store((s_.linkOpen[l] & kDown)                      ? 2
-                                 : (s_.linkOpen[l] & (kFlap | kErrors | kPfc)) ? 1
-                                                                               : 0,
+        s_.linkDegraded[l].store((s_.linkOpen[l] & kDown)                              ? 2
+                                 : (s_.linkOpen[l] & (kFlap | kErrors | kPfc | kSlow)) ? 1
+                                                                                       : 0,
                                  kRelaxed);
     }
 
@@ -419,6 +419,23 @@ public:
         }
     }
 
+    // A port up below its inventory speed (ifHighSpeed 200000 on a 400G port: a lane or an
+    // optic gone, the link renegotiated) opens link_speed, a warning, on its link; its full
+    // speed closes it. A port known down says nothing about its speed (link_down covers it), nor
+    // does a speed of 0 (an interface that reports none).
+    void speedRule(std::uint32_t p, double bps, std::int64_t t) {
+        const double want = s_.L->ports()[p].speedGbps * 1e9;
+        if (want <= 0 || !std::isfinite(bps) || bps <= 0) return;
+        if (bps >= want * 0.999) {
+            portClose(p, kSlow, t);
+        } else if (s_.pdet[p].lastOper != 0 && inService(p)) {
+            portOpen(p, kSlow, Severity::Warning,
+                     "up at " + formatNumber(bps / 1e9) + " Gb/s, rated " +
+                         formatNumber(want / 1e9) + " Gb/s",
+                     t);
+        }
+    }
+
     void rateRule(std::uint32_t p, std::uint8_t kind, double rate, double threshold,
                   std::string_view what, std::int64_t t) {
         if (threshold <= 0) return;
@@ -444,6 +461,7 @@ public:
             col.store(p, v);
             s_.portSeen[p].store(t, kRelaxed);
             if (c == PortCounter::OperStatus) operStatus(p, v, t);
+            if (c == PortCounter::SpeedBps) speedRule(p, v, t);
             return;
         }
         // Each counter on its own (issue 34 item 1): its own previous value and time, so a
@@ -677,7 +695,7 @@ public:
             updateGpuHealth(g);
             return true;
         }
-        for (std::uint8_t k = 1; k <= kPfc; k <<= 1) {
+        for (std::uint8_t k = 1; k <= kLastLinkKind; k <<= 1) {
             if (linkKindName(k) != e.kind) continue;
             std::uint32_t p = kNoIndex;
             if (auto l = L.linkByName(e.location); l != kNoIndex) {
@@ -734,7 +752,7 @@ public:
             updateGpuHealth(g);
             return;
         }
-        for (std::uint8_t k = 1; k <= kPfc; k <<= 1) {
+        for (std::uint8_t k = 1; k <= kLastLinkKind; k <<= 1) {
             if (linkKindName(k) != kind) continue;
             std::uint32_t p = kNoIndex;
             if (auto l = L.linkByName(location); l != kNoIndex) {

@@ -108,6 +108,8 @@ enum NicCounter : std::uint8_t {
     kNicRcvErrors = 5,
     kNicErrRecovery = 6,
     kNicRateBytes = 7,  // node_infiniband_rate_bytes_per_second: the port's speed
+    // node_infiniband_info{device, hca_type}: no value, which NIC the device is (issue 35).
+    kNicInfo = 255,
 };
 inline constexpr int kNicRateCount = 5;  // kNicRxBytes .. kNicErrRecovery
 
@@ -124,7 +126,9 @@ enum GpuKind : std::uint8_t {
     kThrottled = 32
 };
 constexpr std::uint8_t kLastGpuKind = kThrottled;
-enum LinkKind : std::uint8_t { kDown = 1, kFlap = 2, kErrors = 4, kPfc = 8 };
+// kSlow: a port up below its inventory speed (link_speed, issue 35 item 6).
+enum LinkKind : std::uint8_t { kDown = 1, kFlap = 2, kErrors = 4, kPfc = 8, kSlow = 16 };
+inline constexpr std::uint8_t kLastLinkKind = kSlow;
 constexpr std::string_view gpuKindName(std::uint8_t k) {
     switch (k) {
         case kXid:
@@ -149,6 +153,8 @@ constexpr std::string_view linkKindName(std::uint8_t k) {
             return "link_flapping";
         case kErrors:
             return "link_errors";
+        case kSlow:
+            return "link_speed";
         default:
             return "link_pfc_storm";
     }
@@ -164,8 +170,8 @@ enum OriginClass : std::uint8_t {
     kOriginPush = 2,
     kOriginScrape = 3
 };
-constexpr std::uint16_t kGpuRealMask = 0xAAA;  // 6 GPU kinds
-constexpr std::uint8_t kLinkRealMask = 0xAA;   // 4 link kinds
+constexpr std::uint16_t kGpuRealMask = 0xAAA;   // 6 GPU kinds
+constexpr std::uint16_t kLinkRealMask = 0x2AA;  // 5 link kinds
 inline std::uint8_t originClass(std::string_view origin) {
     if (origin == "simulator") return kOriginSim;
     if (origin == "push") return kOriginPush;
@@ -259,7 +265,7 @@ struct TelemetryHub::State {
         std::int8_t lastOper = -1;    // -1 unknown, 0 down, 1 up
         std::uint8_t open = 0;        // LinkKind bits, for ports without a backend link
         std::uint8_t suppressed = 0;  // LinkKind bits closed by hand, ports without a link
-        std::uint8_t origin = 0;      // origin classes of open events, ports without a link
+        std::uint16_t origin = 0;     // origin classes of open events, ports without a link
         PortDet() {
             for (auto& r : rate) r = static_cast<float>(detail::kNaN);
         }
@@ -298,7 +304,7 @@ struct TelemetryHub::State {
     detail::AtomicArray<std::int64_t> nicSeen;
     std::vector<std::uint8_t> linkOpen;        // LinkKind bits per link
     std::vector<std::uint8_t> linkSuppressed;  // closed by hand, per link
-    std::vector<std::uint8_t> linkOrigin;      // origin classes of open events (2 bits a kind)
+    std::vector<std::uint16_t> linkOrigin;     // origin classes of open events (2 bits a kind)
     // 2 while link_down is open, else 1 while a warning is open, else 0: what link.health shows
     // when no fresh sample says otherwise (a restored event before the first scrape).
     detail::AtomicArray<std::uint8_t> linkDegraded;
@@ -430,7 +436,7 @@ struct TelemetryHub::State {
     std::size_t bytes() const {
         return gpu->bytes() + nG * (8 + 1 + 3 + 4 + 8 + 4 + 2) + port->bytes() +
                nP * (4 + 4 + 8 + 1 + sizeof(PortDet)) + nG * (8 + 8 + 4) +
-               nG * (4 + 1 + 8 + 8 + sizeof(NicRates) + 4 + 8) + nL * 4 + L->racks().size() * 64 +
+               nG * (4 + 1 + 8 + 8 + sizeof(NicRates) + 4 + 8) + nL * 5 + L->racks().size() * 64 +
                L->switches().size() * 48 + (history ? history->bytes() : 0);
     }
 };

@@ -50,6 +50,7 @@ detail::metricTable() {
         gpu("DCGM_FI_PROF_NVLINK_TX_BYTES", GpuField::NvlinkTxBytes);
         gpu("DCGM_FI_PROF_NVLINK_RX_BYTES", GpuField::NvlinkRxBytes);
         // node_exporter 1.5's InfiniBand collector (ConnectX ports, InfiniBand and RoCE alike).
+        t["node_infiniband_info"] = {detail::MetricInfo::Nic, detail::kNicInfo};
         t["node_infiniband_state_id"] = {detail::MetricInfo::Nic, detail::kNicStateId};
         t["node_infiniband_link_downed_total"] = {detail::MetricInfo::Nic, detail::kNicLinkDowned};
         t["node_infiniband_port_data_received_bytes_total"] = {detail::MetricInfo::Nic,
@@ -166,6 +167,8 @@ std::string_view unknownReasonName(UnknownReason r) {
             return "not_a_port";
         case UnknownReason::PortConflict:
             return "port_conflict";
+        case UnknownReason::NicIdentity:
+            return "nic_identity";
     }
     return "unknown";
 }

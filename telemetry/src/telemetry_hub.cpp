@@ -303,6 +303,22 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
     std::vector<Held> held;
     std::unordered_map<std::uint32_t, std::pair<std::uint64_t, std::string>> pagePorts;
     std::unordered_set<std::uint32_t> conflicts;
+    // node_exporter pages: NIC samples held until the page is read, since which device is which
+    // NIC needs every device's node_infiniband_info line (inventory/nic_identity.hpp).
+    struct NicHost {
+        std::uint32_t host;
+        std::vector<std::string> device, hcaType;  // device names as the page gives them
+    };
+    struct NicHeld {
+        std::uint32_t host;  // index into nicHosts
+        std::uint32_t device;
+        std::uint8_t counter;
+        double value;
+        std::int64_t t;
+    };
+    std::vector<NicHost> nicHosts;
+    std::unordered_map<std::uint32_t, std::uint32_t> nicHostSlot;  // layout host -> nicHosts
+    std::vector<NicHeld> nicHeld;
     UnknownCatalog::Page names;
     auto unknown = [&](UnknownReason r, std::string_view what, std::string_view name,
                        std::string_view detail = {}) {
@@ -407,21 +423,31 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                     unknown(UnknownReason::UnknownHost, "host", host);
                     return;
                 }
-                // mlx5_N is the host's backend NIC N (NIC order = GPU index): anything else is
-                // reported, never guessed.
-                int nic = -1;
-                std::uint32_t g = kNoIndex;
-                if (dev.starts_with("mlx5_") && parseSmallInt(dev.substr(5), nic))
-                    g = L.gpuOfHost(h, nic);
-                const auto l = g == kNoIndex ? kNoIndex : (*s.gpuLink)[g];
-                if (l == kNoIndex) {
-                    unknown(UnknownReason::UnknownPort, "nic",
-                            std::string(host) + "/" + std::string(dev));
+                // Which NIC the device is, is known once the page is read (its hca_type, its
+                // PCI address, the host model's NICs): held until then.
+                auto [slot, fresh] =
+                    nicHostSlot.try_emplace(h, static_cast<std::uint32_t>(nicHosts.size()));
+                if (fresh) nicHosts.push_back(NicHost{h, {}, {}});
+                const auto hi = nicHosts.begin() + slot->second;
+                auto di = std::find(hi->device.begin(), hi->device.end(), dev);
+                if (di == hi->device.end()) {
+                    if (hi->device.size() >= 64) {  // no host has more: a bound, not a rule
+                        unknown(UnknownReason::UnknownPort, "nic",
+                                std::string(host) + "/" + std::string(dev.substr(0, 64)),
+                                "more than 64 RDMA devices on one host");
+                        return;
+                    }
+                    di = hi->device.insert(hi->device.end(), std::string(dev.substr(0, 64)));
+                    hi->hcaType.emplace_back();
+                }
+                const auto dIdx = static_cast<std::uint32_t>(di - hi->device.begin());
+                if (info.id == detail::kNicInfo) {
+                    hi->hcaType[dIdx] = std::string(smp.label("hca_type").substr(0, 32));
+                    ++rep.ignored;  // read, not stored
                     return;
                 }
-                if (simulated && work.linkReal(l)) return;
-                work.nicSample(g, l, info.id, v, t);
-                ++rep.applied;
+                nicHeld.push_back(
+                    {static_cast<std::uint32_t>(hi - nicHosts.begin()), dIdx, info.id, v, t});
                 return;
             }
             // Switch port: Loom's `port` label, or an interface as the switch names it (ifName,
@@ -530,6 +556,47 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
             ++rep.applied;
         },
         options_.limits);
+    // The held NIC samples, each host's devices told apart by its model's NICs.
+    std::vector<inventory::NicResolution> nicRoles;
+    nicRoles.reserve(nicHosts.size());
+    for (const auto& nh : nicHosts) {
+        std::vector<inventory::RdmaDevice> devs;
+        devs.reserve(nh.device.size());
+        for (std::size_t d = 0; d < nh.device.size(); ++d)
+            devs.push_back({nh.device[d], nh.hcaType[d]});
+        nicRoles.push_back(inventory::resolveNicDevices(L.hostNics(nh.host), devs));
+    }
+    {
+        for (const auto& h : nicHeld) {
+            const auto& nh = nicHosts[h.host];
+            const auto& roles = nicRoles[h.host];
+            const std::string& hostName = L.hostName(nh.host);
+            const auto& role = roles.devices[h.device];
+            const std::string name = hostName + "/" + nh.device[h.device];
+            if (!roles.hostProblem.empty()) {
+                unknown(UnknownReason::NicIdentity, "host", hostName, roles.hostProblem);
+                continue;
+            }
+            if (role.kind == inventory::DeviceRole::Frontend) {
+                unknown(UnknownReason::NotAPort, "nic", name, role.why);
+                continue;
+            }
+            if (role.kind != inventory::DeviceRole::Backend) {
+                unknown(UnknownReason::UnknownPort, "nic", name, role.why);
+                continue;
+            }
+            const auto g = L.gpuOfHost(nh.host, role.rail);
+            const auto l = g == kNoIndex ? kNoIndex : (*s.gpuLink)[g];
+            if (l == kNoIndex) {
+                unknown(UnknownReason::UnknownPort, "nic", name,
+                        "backend NIC " + std::to_string(role.rail) + " has no backend link");
+                continue;
+            }
+            if (simulated && work.linkReal(l)) continue;
+            work.nicSample(g, l, h.counter, h.value, h.t);
+            ++rep.applied;
+        }
+    }
     for (const auto& h : held) {
         if (conflicts.count(h.port)) {
             ++rep.ignored;

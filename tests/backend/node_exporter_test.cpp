@@ -5,9 +5,14 @@
 // metrics` and telemetry.targets.addresses (each host of the cluster on its own loopback
 // address, two of them with a node_exporter there): a port whose state
 // file says DOWN opens link_down on that host's backend link and ACTIVE closes it; a rising
-// link_downed opens link_flapping; a counter reset opens nothing.
+// link_downed opens link_flapping; a counter reset opens nothing. Issue 35 item 4: a host whose
+// frontend ConnectX-6 Dx enumerated first (mlx5_0, hca_type MT4125) has its backend NIC 3 at
+// mlx5_4, and a host showing seven ConnectX-7 for eight backend NICs is listed under
+// `unknown` (nic_identity) with no event, whatever its ports say.
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "beast_client.hpp"
 #include "processes.hpp"
@@ -25,19 +30,23 @@ void writeFile(const fs::path& p, const std::string& text) {
     std::ofstream(p) << text << "\n";
 }
 
-// One host's sysfs: mlx5_0..7, port 1 ACTIVE at 400 Gb/s, every counter 0.
+// One host's sysfs: its RDMA devices mlx5_0.. of the given hca_types (default: eight
+// ConnectX-7), port 1 ACTIVE at 400 Gb/s, every counter 0.
 class NodeExporterProcess {
 public:
-    NodeExporterProcess(fs::path dir, std::string address, std::uint16_t port)
+    NodeExporterProcess(fs::path dir, std::string address, std::uint16_t port,
+                        std::vector<std::string> hcaTypes = std::vector<std::string>(8, "MT4129"))
         : dir_(std::move(dir)), address_(std::move(address)), port_(port) {
-        for (int n = 0; n < 8; ++n) {
+        for (std::size_t n = 0; n < hcaTypes.size(); ++n) {
             const auto dev = dir_ / "sys/class/infiniband" / ("mlx5_" + std::to_string(n));
-            writeFile(dev / "board_id", "MT_0000000838");
-            writeFile(dev / "fw_ver", "28.39.1002");
-            writeFile(dev / "hca_type", "MT4129");
+            const bool frontend = hcaTypes[n] == "MT4125";  // a ConnectX-6 Dx
+            writeFile(dev / "board_id", frontend ? "MT_0000000359" : "MT_0000000838");
+            writeFile(dev / "fw_ver", frontend ? "22.39.1002" : "28.39.1002");
+            writeFile(dev / "hca_type", hcaTypes[n]);
             writeFile(dev / "ports/1/state", "4: ACTIVE");
             writeFile(dev / "ports/1/phys_state", "5: LinkUp");
-            writeFile(dev / "ports/1/rate", "400 Gb/sec (4X NDR)");
+            writeFile(dev / "ports/1/rate",
+                      frontend ? "100 Gb/sec (4X EDR)" : "400 Gb/sec (4X NDR)");
             for (const char* c : {"link_downed", "link_error_recovery", "port_rcv_errors",
                                   "port_xmit_wait", "port_rcv_data", "port_xmit_data",
                                   "port_rcv_packets", "port_xmit_packets", "symbol_error"})
@@ -60,9 +69,9 @@ public:
             },
             10s);
     }
-    void set(int nic, const std::string& file, const std::string& text) {
+    void set(int device, const std::string& file, const std::string& text) {
         writeFile(
-            dir_ / "sys/class/infiniband" / ("mlx5_" + std::to_string(nic)) / "ports/1" / file,
+            dir_ / "sys/class/infiniband" / ("mlx5_" + std::to_string(device)) / "ports/1" / file,
             text);
     }
 
@@ -89,10 +98,18 @@ TEST_F(NodeExporter, HostNicStateAndLinkDownedOnTheBackendLinks) {
         for (int h = 0; h < 2; ++h)
             targetTemplates_.addresses["z1-r00" + std::to_string(r) + "-h" + std::to_string(h)] =
                 "127.0.0." + std::to_string(10 + 2 * r + h);
-    NodeExporterProcess h0(dir / "z1-r001-h0", targetTemplates_.addresses["z1-r001-h0"], port),
-        h1(dir / "z1-r002-h1", targetTemplates_.addresses["z1-r002-h1"], port);
+    // z1-r001-h0 as a Grand Teton may enumerate: the frontend ConnectX-6 Dx first (mlx5_0),
+    // the eight ConnectX-7 after it (mlx5_1..8). z1-r003-h0 shows seven ConnectX-7 only.
+    std::vector<std::string> frontendFirst = {"MT4125"};
+    frontendFirst.resize(9, "MT4129");
+    NodeExporterProcess h0(dir / "z1-r001-h0", targetTemplates_.addresses["z1-r001-h0"], port,
+                           frontendFirst),
+        h1(dir / "z1-r002-h1", targetTemplates_.addresses["z1-r002-h1"], port),
+        odd(dir / "z1-r003-h0", targetTemplates_.addresses["z1-r003-h0"], port,
+            std::vector<std::string>(7, "MT4129"));
     ASSERT_TRUE(h0.start()) << "node_exporter did not start";
     ASSERT_TRUE(h1.start()) << "node_exporter did not start";
+    ASSERT_TRUE(odd.start()) << "node_exporter did not start";
     targetTemplates_.node = "http://{address}:" + std::to_string(port) + "/metrics";
     scrapeOptions_.interval = 200ms;
     auto& s = startServer({}, Routes::All);
@@ -103,9 +120,9 @@ TEST_F(NodeExporter, HostNicStateAndLinkDownedOnTheBackendLinks) {
         return r.j();
     };
     ASSERT_TRUE(loom::testing::eventually(
-        [&] { return get("/api/v1/telemetry/targets?kind=node&up=true")["total"] == 2; }, 10s))
+        [&] { return get("/api/v1/telemetry/targets?kind=node&up=true")["total"] == 3; }, 10s))
         << get("/api/v1/telemetry/targets").dump(1);
-    // The other six hosts are targets too, on their own addresses, refused (no exporter there).
+    // The other five hosts are targets too, on their own addresses, refused (no exporter there).
     const auto all = get("/api/v1/telemetry/targets?kind=node");
     EXPECT_EQ(all["total"], 8) << all.dump(1);
     for (const auto& t : all["items"])
@@ -125,12 +142,28 @@ TEST_F(NodeExporter, HostNicStateAndLinkDownedOnTheBackendLinks) {
     EXPECT_TRUE(open("link_down").empty());
     EXPECT_TRUE(open("link_flapping").empty());
 
-    // mlx5_3 of z1-r001-h0 goes DOWN: link_down on its NIC 3's link, nowhere else.
-    h0.set(3, "state", "1: DOWN");
+    // z1-r003-h0's devices do not match its model: listed, and nothing of it believed.
+    ASSERT_TRUE(loom::testing::eventually(
+        [&] { return !get("/api/v1/telemetry/unknown?reason=nic_identity")["items"].empty(); },
+        10s));
+    const auto listed = get("/api/v1/telemetry/unknown?reason=nic_identity")["items"];
+    ASSERT_EQ(listed.size(), 1u) << listed.dump(1);
+    EXPECT_EQ(listed[0]["name"], "z1-r003-h0");
+    EXPECT_NE(listed[0]["detail"].get<std::string>().find("the host reports 7"), std::string::npos)
+        << listed[0].dump();
+    odd.set(2, "state", "1: DOWN");
+    // The frontend NIC of z1-r001-h0 is listed as ignored, not as unknown.
+    const auto ignored = get("/api/v1/telemetry/unknown?reason=not_a_port")["items"];
+    ASSERT_EQ(ignored.size(), 1u) << ignored.dump(1);
+    EXPECT_EQ(ignored[0]["name"], "z1-r001-h0/mlx5_0");
+
+    // mlx5_4 of z1-r001-h0 (its fourth ConnectX-7) goes DOWN: link_down on its backend NIC 3's
+    // link, nowhere else -- and nothing from z1-r003-h0's down port.
+    h0.set(4, "state", "1: DOWN");
     ASSERT_TRUE(loom::testing::eventually([&] { return open("link_down").size() == 1; }, 10s));
     const auto down = open("link_down")[0];
     EXPECT_NE(down.find("z1-r001-h0-nic3/p1"), std::string::npos) << down;
-    h0.set(3, "state", "4: ACTIVE");
+    h0.set(4, "state", "4: ACTIVE");
     ASSERT_TRUE(loom::testing::eventually([&] { return open("link_down").empty(); }, 10s));
 
     // link_downed of z1-r002-h1's mlx5_5 rises: link_flapping there.

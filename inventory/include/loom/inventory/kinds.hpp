@@ -208,11 +208,13 @@ struct KindDesc<Nic> {
         specField("network", &Nic::network),
         specField("model", &Nic::model),
         specField("speedGbps", &Nic::speedGbps, "speed_gbps"),
+        specField("hcaType", &Nic::hcaType, "hca_type"),
+        specField("pci", &Nic::pci, "pci_address"),
         opsField("state", &Nic::state),
         opsField("mac", &Nic::mac).patch(),
     };
     static constexpr std::string_view columns = "host index network speedGbps state";
-    static constexpr std::string_view wide = "model mac";
+    static constexpr std::string_view wide = "model hcaType pci mac";
 };
 
 template <>

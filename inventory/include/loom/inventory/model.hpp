@@ -151,6 +151,11 @@ struct Nic {
     Network network = Network::Backend;
     Text model;
     int speedGbps = 400;
+    // How telemetry tells it from the host's other RDMA devices (nic_identity.hpp): the
+    // hca_type node_exporter reports ("MT4129") and its PCI address ("0000:18:00.0"); "" when
+    // the spec does not say.
+    Text hcaType;
+    Text pci;
     // operational
     Text state = Text::shared("ok");
     Text mac;

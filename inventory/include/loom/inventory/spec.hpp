@@ -63,6 +63,13 @@ struct HostModelSpec {
     int frontendNics = 1;
     std::string frontendNicModel = "ConnectX-6-Dx";
     int frontendSpeedGbps = 100;
+    // NIC identity (nic_identity.hpp): what node_infiniband_info{hca_type} reports for each
+    // kind of NIC (default: from the model's name, "" when not in the table) and, optionally,
+    // each NIC's PCI address in NIC (rail) order, canonical.
+    std::string backendNicHcaType;
+    std::string frontendNicHcaType;
+    std::vector<std::string> backendNicPci;
+    std::vector<std::string> frontendNicPci;
     SpecSource source;
 };
 

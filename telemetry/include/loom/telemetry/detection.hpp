@@ -21,7 +21,7 @@
 //     thresholdHoldDownSeconds: 60
 //
 // Kinds (location): gpu_xid, gpu_ecc_dbe, gpu_row_remap_failure, gpu_temp, gpu_nvlink_errors,
-// gpu_throttled (GPU name); link_down, link_flapping, link_errors, link_pfc_storm (backend link name, or
+// gpu_throttled (GPU name); link_down, link_flapping, link_errors, link_pfc_storm, link_speed (backend link name, or
 // "<switch>/p<N>" for a port without a backend link).
 #pragma once
 
@@ -105,6 +105,6 @@ struct FailureEvent {
 // other `kind` filter naming these.
 inline constexpr std::string_view kEventKinds[] = {
     "gpu_xid", "gpu_ecc_dbe", "gpu_row_remap_failure", "gpu_temp", "gpu_nvlink_errors", "gpu_throttled",
-    "link_down", "link_flapping", "link_errors", "link_pfc_storm", "rack_transition"};
+    "link_down", "link_flapping", "link_errors", "link_pfc_storm", "link_speed", "rack_transition"};
 
 }  // namespace loom::telemetry

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "loom/inventory/model.hpp"
+#include "loom/inventory/nic_identity.hpp"
 #include "loom/inventory/port_naming.hpp"
 
 namespace loom::telemetry {
@@ -148,6 +149,14 @@ public:
     // The same in two steps, for callers that cache the host lookup.
     std::uint32_t gpuOfHost(std::uint32_t hostIndex, int gpuIndex) const;
     std::size_t hostCount() const { return shape_->hostGpuOffset_.size(); }
+    // What the inventory says about the host's NICs (Nic::hcaType, Nic::pci, by NIC index):
+    // how node_exporter's devices are told apart (inventory/nic_identity.hpp).
+    const inventory::HostNicIdentity& hostNics(std::uint32_t hostIndex) const {
+        return shape_->nicIdentities_[shape_->hostNics_[hostIndex]];
+    }
+    const std::string& hostName(std::uint32_t hostIndex) const {
+        return shape_->hostNames_[hostIndex];
+    }
     std::uint32_t switchByName(std::string_view name) const;
     // port: Loom's own name ("p17", "17", the full "<switch>/p17") or a front-panel port name
     // of the switch's scheme ("swp17" on cumulus, "Ethernet128" on sonic lanes=8, ...).
@@ -188,6 +197,10 @@ private:
         std::vector<std::string> gpuNames_, gpuHostName_;
         std::vector<std::uint32_t> gpuRack_;
         std::vector<std::uint32_t> hostGpuOffset_, hostGpuCount_;
+        std::vector<std::string> hostNames_;
+        // Host -> its NIC identity, one per distinct identity (every host of a model shares it).
+        std::vector<std::uint32_t> hostNics_;
+        std::vector<inventory::HostNicIdentity> nicIdentities_;
         std::vector<std::int8_t> gpuLocal_;  // GPU -> its index on the host
         std::vector<HallSwitch> switches_;
         std::vector<HallPort> ports_;

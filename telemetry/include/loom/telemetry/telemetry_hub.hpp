@@ -163,8 +163,11 @@ enum class UnknownReason : std::uint8_t {
     MissingLabels,
     NotAPort,
     PortConflict,
+    // A host whose RDMA devices do not match its model's NICs (inventory/nic_identity.hpp):
+    // none of its devices is believed.
+    NicIdentity,
 };
-inline constexpr int kUnknownReasonCount = 8;
+inline constexpr int kUnknownReasonCount = 9;
 std::string_view unknownReasonName(UnknownReason r);  // "unknown_host", ...
 
 // One name the hub could not place or ignored (GET /api/v1/telemetry/unknown).
