@@ -80,6 +80,11 @@ spec:
     EXPECT_TRUE(jv->detail()->toPlainText().contains("100.0 % of the NIC rate"))
         << jv->detail()->toPlainText().toStdString();
     EXPECT_TRUE(jv->detail()->toPlainText().contains("Straggler suspects"));
+    // Issue 34: the job's open straggler events and its lemons, each said even when none.
+    for (const char* part : {"Open straggler events", "none: no rank or uplink holds the job back",
+                             "Lemons among its hosts and GPUs"})
+        EXPECT_TRUE(jv->detail()->toPlainText().contains(QString::fromUtf8(part)))
+            << part << " in: " << jv->detail()->toPlainText().toStdString();
     // Nothing changes: the detail is not fetched again (its own answer, upserted into the list,
     // once asked for the next one, hundreds a second).
     const double detailGets = requestsOn(url_, token_, "/api/v1/jobs/{name}");
