@@ -82,6 +82,8 @@ try {
                 complete: window.loomPerf.hallComplete,
                 bytes: performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
                     .reduce((s, e) => s + (e.transferSize || 0), 0),
+                // When the page asked for the hall: what the module imports cost before it.
+                hallRequestAt: (performance.getEntriesByType('resource').find((e) => e.name.includes('/api/v1/hall')) || {}).startTime,
             }));
             await page.evaluate(() => { window.loomPerf.ticks = []; });
             await sleep(Number(a.seconds) * 1000);
@@ -102,6 +104,7 @@ try {
             const pct = (p) => (ticks.length ? ticks[Math.min(ticks.length - 1, Math.floor(p * ticks.length))] : null);
             console.log(JSON.stringify({ browser: name, version: await browser.version(), spec: path.basename(a.spec),
                 gpus: hall.gpus.length, racksInService: n, navigationToCompleteHallMs: Math.round(first.complete),
+                navigationToHallRequestMs: first.hallRequestAt === undefined ? null : Math.round(first.hallRequestAt),
                 tickSamples: ticks.length, tickP50Ms: pct(0.5), tickP99Ms: pct(0.99), tickMaxMs: ticks[ticks.length - 1] ?? null,
                 firstLoadTransferredBytes: first.bytes, jsHeapMB: heap === null ? null : Math.round(heap / 2 ** 20 * 10) / 10,
                 jsHeapEvery5MinMB: heapTrend,
