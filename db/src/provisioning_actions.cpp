@@ -15,6 +15,7 @@ namespace prov = loom::provisioning;
 using detail::activePlan;
 using detail::arrayOf;
 using detail::col;
+using detail::openQuarantineEvents;
 
 Result<ProvisioningPhase> ProvisioningRepo::controlPhase(std::string_view phase,
                                                          std::string_view op,
@@ -239,9 +240,15 @@ Result<HostChange> ProvisioningRepo::quarantineHost(std::string_view host, std::
             "'operator', 'host:' || $2 || ':op:' || gen_random_uuid())",
             std::string(actor), std::string(host), std::string(prov::stateName(*from)),
             reason.empty() ? "quarantined by " + std::string(actor) : std::string(reason));
+        auto opened = openQuarantineEvents(
+            tx, {std::string(host)}, {""}, {""},
+            {reason.empty() ? std::string() : "operator: " + std::string(reason)},
+            std::string(actor));
         notifyLiveChange(tx, "host");
         tx.commit();
-        return HostChange{std::string(host), *from, prov::HostState::Quarantined};
+        HostChange hc{std::string(host), *from, prov::HostState::Quarantined};
+        if (!opened.empty()) hc.openedEvent = opened.front();
+        return hc;
     } catch (...) {
         return fail(translateException("host quarantine"));
     }

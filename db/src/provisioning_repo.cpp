@@ -25,6 +25,7 @@ namespace prov = loom::provisioning;
 using detail::activePlan;
 using detail::arrayOf;
 using detail::col;
+using detail::openQuarantineEvents;
 namespace {
 
 constexpr const char* kIso = "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'";
@@ -246,6 +247,7 @@ Result<BatchResult> ProvisioningRepo::commit(const Batch& b) {
         }
         // What goes with an applied change: hosts, GPUs, links, events.
         std::vector<std::string> hNames, hFrom, hTo, hKey, hReason, gNames, gFrom, gTo, gKey;
+        std::vector<std::string> qNames, qGpus, qDiag, qThreshold;
         std::vector<std::string> evKind, evRack, evPhase, evMsg;
         std::map<std::string, std::vector<std::string>> linksByState;
         for (std::size_t i = 0; i < b.racks.size(); ++i) {
@@ -259,6 +261,12 @@ Result<BatchResult> ProvisioningRepo::commit(const Batch& b) {
                 hTo.emplace_back(prov::stateName(h.to));
                 hKey.push_back("host:" + h.host + ":" + c.rack + ":" + tag);
                 hReason.push_back(c.reason);
+                if (h.to == prov::HostState::Quarantined) {
+                    qNames.push_back(h.host);
+                    qGpus.push_back(h.gpus);
+                    qDiag.push_back(h.diagnostic);
+                    qThreshold.push_back(h.threshold);
+                }
             }
             for (const auto& g : c.gpus) {
                 gNames.push_back(g.gpu);
@@ -289,6 +297,22 @@ Result<BatchResult> ProvisioningRepo::commit(const Batch& b) {
                 "  to_state, reason, key FROM u",
                 arrayOf(hNames), arrayOf(hFrom), arrayOf(hTo), arrayOf(hKey), arrayOf(hReason));
             res.transitions += static_cast<int>(r.affected_rows());
+            res.openedEvents =
+                openQuarantineEvents(tx, qNames, qGpus, qDiag, qThreshold, "burn-in");
+            // Hosts that left quarantine: their events were closed by migration 0030's trigger
+            // in this transaction (closed_at is its now()); their ids go on the events topic.
+            std::vector<std::string> leftQuarantine;
+            for (std::size_t i = 0; i < hNames.size(); ++i)
+                if (hFrom[i] == prov::stateName(prov::HostState::Quarantined) && hTo[i] != hFrom[i])
+                    leftQuarantine.push_back(hNames[i]);
+            if (!leftQuarantine.empty()) {
+                auto closed = tx.exec_params(
+                    "SELECT id FROM events WHERE kind = 'host_quarantined' AND "
+                    "location = ANY($1::text[]) AND closed_at >= now()",
+                    arrayOf(leftQuarantine));
+                for (const auto& row : closed)
+                    res.closedEvents.push_back(row[0].as<std::int64_t>());
+            }
         }
         if (!gNames.empty()) {
             auto r = tx.exec_params(

@@ -3,6 +3,7 @@
 // Internal to db/.
 #pragma once
 
+#include <cstdint>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
@@ -20,6 +21,39 @@ inline Result<std::string> activePlan(pqxx::transaction_base& tx) {
     auto r = tx.exec("SELECT name FROM phase_plans WHERE active");
     if (r.empty()) return fail(Error::notFound("no phase plan has been applied"));
     return col(r[0][0]);
+}
+
+// Opens a `host_quarantined` event (issue 39 item 3) for each host that is now quarantined:
+// location the host, its rack and zone, labels {gpu, diagnostic, threshold}, source
+// provisioning; none when one is open already. `by` says who ("burn-in", "operator alice").
+// Returns the ids opened. Closed by the trigger of migration 0030 when the host leaves
+// quarantine.
+inline std::vector<std::int64_t> openQuarantineEvents(pqxx::transaction_base& tx,
+                                                      const std::vector<std::string>& hosts,
+                                                      const std::vector<std::string>& gpus,
+                                                      const std::vector<std::string>& diagnostics,
+                                                      const std::vector<std::string>& thresholds,
+                                                      const std::string& by) {
+    std::vector<std::int64_t> ids;
+    if (hosts.empty()) return ids;
+    auto r = tx.exec_params(
+        "INSERT INTO events (kind, severity, location, rack, zone, message, opened_at, labels, "
+        "  source) "
+        "SELECT 'host_quarantined', 'warning', i.name, COALESCE(r.name, ''), COALESCE(z.name, ''), "
+        "  i.name || ': quarantined by ' || $5 || CASE WHEN i.diagnostic <> '' "
+        "    THEN ': ' || i.diagnostic || ' failed' ELSE '' END "
+        "    || CASE WHEN i.gpus <> '' THEN ' on ' || i.gpus ELSE '' END "
+        "    || CASE WHEN i.threshold <> '' THEN ' (required: ' || i.threshold || ')' ELSE '' END, "
+        "  now(), jsonb_build_object('gpu', i.gpus, 'diagnostic', i.diagnostic, "
+        "    'threshold', i.threshold, 'by', $5), 'provisioning' "
+        "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) "
+        "  AS i(name, gpus, diagnostic, threshold) "
+        "JOIN hosts h ON h.name = i.name AND h.state = 'quarantined' "
+        "LEFT JOIN racks r ON r.id = h.rack_id LEFT JOIN zones z ON z.id = r.zone_id "
+        "ON CONFLICT DO NOTHING RETURNING id",
+        arrayOf(hosts), arrayOf(gpus), arrayOf(diagnostics), arrayOf(thresholds), by);
+    for (const auto& row : r) ids.push_back(row[0].as<std::int64_t>());
+    return ids;
 }
 
 }  // namespace loom::db::detail

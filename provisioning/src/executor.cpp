@@ -70,6 +70,7 @@ Result<BurnInResult> SimulatedExecutor::burnIn(const RackContext& ctx) {
     for (std::size_t h = 0; h < ctx.hosts.size(); ++h) {
         HostDiag d;
         d.host = ctx.hosts[h];
+        d.diagnostic = "dcgmi diag -r " + std::to_string(ctx.burnIn.gpuDiagLevel) + " (simulated)";
         const auto key = attemptKey(ctx, "diag:" + d.host);
         d.passed = draw(key) >= cfg_.hostDiagFailRate;
         if (!d.passed) {
@@ -269,6 +270,9 @@ Result<BurnInResult> CommandExecutor::burnIn(const RackContext& ctx) {
         d.host = ctx.hosts[h];
         d.passed = runs[h].exitCode == 0 && !runs[h].timedOut;
         d.output = "$ " + cmds[h] + "\n" + runs[h].output;
+        d.diagnostic = cmds[h].substr(0, 200) +
+                       (runs[h].timedOut ? " (timed out)"
+                                         : " (exit " + std::to_string(runs[h].exitCode) + ")");
         if (!d.passed && h < ctx.gpus.size()) {
             std::istringstream in(runs[h].output);
             std::string line;

@@ -76,6 +76,10 @@ BurnInVerdict judgeBurnIn(const BurnInResult& r, const BurnInPolicy& policy) {
         }
         v.quarantineHosts.push_back(h.host);
         v.quarantineGpus.insert(v.quarantineGpus.end(), h.failedGpus.begin(), h.failedGpus.end());
+        v.quarantineDiagnostics.push_back(h.diagnostic.empty() ? "GPU diagnostic" : h.diagnostic);
+        v.quarantineThresholds.push_back("every GPU passes (at most " +
+                                         std::to_string(policy.maxQuarantinedHosts) +
+                                         " hosts of a rack may be quarantined)");
     }
     char bw[64];
     std::snprintf(bw, sizeof bw, "%.1f GB/s", r.busBwGBps);

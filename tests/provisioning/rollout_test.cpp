@@ -253,6 +253,61 @@ TEST_F(Provisioning, ThreePhaseRolloutOfDevSmallWithInjectedFailures) {
     EXPECT_NE(value("SELECT count(*) FROM hosts WHERE state = 'in_service'"), "0");
 }
 
+// Issue 39 item 3: every quarantine explains itself. Each host burn-in quarantined has one open
+// host_quarantined event naming the GPU the diagnostic blamed, the diagnostic and the bar it
+// missed, published on the events topic; the operator's quarantine opens one too; a host that
+// leaves quarantine closes its event, saying so.
+TEST_F(Provisioning, AQuarantineOpensAnEventThatSaysWhy) {
+    applyPlanText(kPlan);
+    ASSERT_TRUE(repo().controlPhase("canary", "start", "admin"));
+    SimulatedConfig cfg;
+    cfg.seed = 5;
+    cfg.hostDiagFailRate = 0.3;
+    std::vector<nlohmann::json> published;
+    ProvisioningService svc(database(), std::make_shared<SimulatedExecutor>(cfg),
+                            {.publish = [&](std::string_view topic, nlohmann::json m) {
+                                if (topic == "events") published.push_back(std::move(m));
+                            }});
+    runToIdle(svc);
+    const auto quarantined = value("SELECT count(*) FROM hosts WHERE state = 'quarantined'");
+    ASSERT_NE(quarantined, "0") << "seed 5 at 30 % quarantines no host: pick another seed";
+    EXPECT_EQ(value("SELECT count(*) FROM events WHERE kind = 'host_quarantined' AND closed_at IS "
+                    "NULL"),
+              quarantined);
+    // Each names a quarantined GPU of its host, the diagnostic and the threshold.
+    EXPECT_EQ(value("SELECT count(*) FROM events e JOIN hosts h ON h.name = e.location "
+                    "WHERE e.kind = 'host_quarantined' AND h.state = 'quarantined' "
+                    "AND e.source = 'provisioning' AND e.severity = 'warning' AND e.rack <> '' "
+                    "AND e.labels->>'diagnostic' LIKE 'dcgmi diag -r % (simulated)' "
+                    "AND e.labels->>'threshold' LIKE 'every GPU passes%' "
+                    "AND e.labels->>'gpu' LIKE h.name || '-gpu%' "
+                    "AND EXISTS (SELECT 1 FROM gpus g WHERE g.name = e.labels->>'gpu' "
+                    "            AND g.state = 'quarantined')"),
+              quarantined);
+    EXPECT_EQ(std::to_string(published.size()), quarantined);
+    for (const auto& m : published) EXPECT_EQ(m["event"]["kind"], "host_quarantined") << m.dump();
+
+    // Out of quarantine (whatever path): the event closes, saying where the host went.
+    const auto host = value("SELECT min(name) FROM hosts WHERE state = 'quarantined'");
+    ASSERT_TRUE(connect().exec("UPDATE hosts SET state = 'ready' WHERE name = '" + host + "'"));
+    EXPECT_EQ(value("SELECT close_reason FROM events WHERE kind = 'host_quarantined' AND "
+                    "location = '" +
+                    host + "'"),
+              "host left quarantine (now ready)");
+    // The operator's quarantine: an event naming who and why.
+    auto q = repo().quarantineHost(host, "fan alarm", "alice");
+    ASSERT_TRUE(q);
+    // Its id, for the events topic (the API publishes it).
+    EXPECT_EQ(std::to_string(q->openedEvent),
+              value("SELECT id FROM events WHERE kind = 'host_quarantined' AND location = '" +
+                    host + "' AND closed_at IS NULL"));
+    EXPECT_EQ(
+        value("SELECT (labels->>'by') || ': ' || (labels->>'threshold') FROM events WHERE kind "
+              "= 'host_quarantined' AND location = '" +
+              host + "' AND closed_at IS NULL"),
+        "alice: operator: fan alarm");
+}
+
 TEST_F(Provisioning, SameSeedSameRollout) {
     applyPlanText(kPlan);
     ASSERT_TRUE(repo().controlPhase("canary", "start", "admin"));

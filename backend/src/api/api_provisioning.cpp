@@ -11,6 +11,8 @@
 #include "loom/backend/provisioning_service.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
+#include "loom/backend/telemetry_service.hpp"
+#include "loom/db/event_repo.hpp"
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/inventory/input_guard.hpp"
 #include "loom/provisioning/executor.hpp"
@@ -197,6 +199,12 @@ void registerProvisioningRoutes(Router& router, Services& services) {
                                                      {"host", r->host},
                                                      {"from", prov::stateName(r->from)},
                                                      {"to", prov::stateName(r->to)}});
+                   // Its host_quarantined event, as stored, for the event lists and counters.
+                   if (r->openedEvent != 0)
+                       if (auto rows = db::getEvents(req.db(), {r->openedEvent}))
+                           for (const auto& e : *rows)
+                               services.publish("events",
+                                                {{"type", "event"}, {"event", eventJson(e)}});
                    return Response::ofJson({{"host", r->host},
                                             {"from", prov::stateName(r->from)},
                                             {"to", prov::stateName(r->to)}});

@@ -83,8 +83,10 @@ Result<Response> postTelemetry(Services& services, const Request& req) {
 
 // The rules' kinds and rack_transition (kEventKinds), job_degraded of the per-job view and
 // straggler of the straggler finder.
+// host_quarantined: burn-in or an operator quarantined a host (source provisioning).
 constexpr std::string_view kJobDegraded = "job_degraded", kStraggler = "straggler",
-                           kLemon = "lemon";  // issue 34 item 6
+                           kLemon = "lemon",  // issue 34 item 6
+                           kHostQuarantined = "host_quarantined";
 
 std::string knownKinds() {
     std::string s;
@@ -93,7 +95,7 @@ std::string knownKinds() {
         s += k;
     }
     return s + ", " + std::string(kJobDegraded) + ", " + std::string(kStraggler) + ", " +
-           std::string(kLemon);
+           std::string(kLemon) + ", " + std::string(kHostQuarantined);
 }
 
 Result<std::optional<bool>> boolParam(const Request& req, std::string_view name) {
@@ -111,6 +113,7 @@ Result<Response> getEvents(const Request& req) {
         return fail(Error::invalid("must be info, warning or critical", "severity"));
     f.kind = strParam(req, "kind");
     if (f.kind && *f.kind != kJobDegraded && *f.kind != kStraggler && *f.kind != kLemon &&
+        *f.kind != kHostQuarantined &&
         std::find(std::begin(kEventKinds), std::end(kEventKinds), *f.kind) == std::end(kEventKinds))
         return fail(Error::invalid("unknown event kind '" + f.kind->substr(0, 64) +
                                        "'; known kinds: " + knownKinds(),

@@ -18,6 +18,8 @@
 #include <unordered_set>
 
 #include "loom/db/inventory_repository.hpp"
+#include "loom/backend/telemetry_service.hpp"
+#include "loom/db/event_repo.hpp"
 #include "loom/db/leader.hpp"
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/fabric/export.hpp"
@@ -482,7 +484,19 @@ Result<PassStats> ProvisioningService::runOnce() {
             hostsIn(HostState::Ready, HostState::BurnIn);
         }
         if (j.kind == prov::StepKind::BurnIn && d.transition) {
-            for (const auto& h : j.verdict.quarantineHosts) ch.hosts.push_back({h, HostState::BurnIn, HostState::Quarantined});
+            const auto& v = j.verdict;
+            for (std::size_t q = 0; q < v.quarantineHosts.size(); ++q) {
+                const auto& h = v.quarantineHosts[q];
+                db::HostChange hc{h, HostState::BurnIn, HostState::Quarantined};
+                // What its host_quarantined event names: the GPUs blamed (a GPU's name is its
+                // host's plus "-gpuN"), the diagnostic and the bar it missed.
+                for (const auto& g : v.quarantineGpus)
+                    if (g.size() > h.size() && g.starts_with(h) && g[h.size()] == '-')
+                        hc.gpus += (hc.gpus.empty() ? "" : ",") + g;
+                if (q < v.quarantineDiagnostics.size()) hc.diagnostic = v.quarantineDiagnostics[q];
+                if (q < v.quarantineThresholds.size()) hc.threshold = v.quarantineThresholds[q];
+                ch.hosts.push_back(std::move(hc));
+            }
             for (const auto& g : j.verdict.quarantineGpus)
                 ch.gpus.push_back({g, prov::GpuState::Ok, prov::GpuState::Quarantined});
             if (d.to == RackState::Validated && rc)
@@ -554,6 +568,15 @@ Result<PassStats> ProvisioningService::runOnce() {
                                     {"phase", {{"name", batch.phases[i].phase},
                                                {"status", prov::phaseStatusName(batch.phases[i].to)},
                                                {"message", batch.phases[i].message}}}});
+    // The quarantines' host_quarantined events, as stored, on the events topic (one shape
+    // with REST): the console's failure counter and event list see them at once.
+    if ((!res->openedEvents.empty() || !res->closedEvents.empty()) && I.opt.publish) {
+        auto ids = res->openedEvents;
+        ids.insert(ids.end(), res->closedEvents.begin(), res->closedEvents.end());
+        if (auto rows = db::getEvents(**c, ids))
+            for (const auto& r : *rows)
+                I.opt.publish("events", {{"type", "event"}, {"event", eventJson(r)}});
+    }
     total_ += stats.transitions;
     return stats;
 }

@@ -60,6 +60,12 @@ struct ProvisioningState {
 struct HostChange {
     std::string host;
     provisioning::HostState from, to;
+    // A host quarantined by burn-in: what its `host_quarantined` event names (the GPUs the
+    // diagnostic blamed, comma-separated; the diagnostic; the bar it missed).
+    std::string gpus, diagnostic, threshold;
+    // Set by ProvisioningRepo::quarantineHost: the host_quarantined event it opened (0: none,
+    // one was open already).
+    std::int64_t openedEvent = 0;
 };
 
 struct GpuChange {
@@ -126,6 +132,10 @@ struct BatchResult {
     std::vector<bool> phaseApplied;  // per Batch::phases
     int transitions = 0;             // audit rows written (racks, hosts, GPUs, phases)
     std::int64_t configSet = 0;      // 0 when no configs
+    // host_quarantined events opened by the commit (for the `events` topic).
+    std::vector<std::int64_t> openedEvents;
+    // host_quarantined events closed by the commit (hosts that left quarantine).
+    std::vector<std::int64_t> closedEvents;
 };
 
 struct AuditRecord {

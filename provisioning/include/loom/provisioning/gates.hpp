@@ -55,6 +55,7 @@ struct HostDiag {
     bool passed = false;
     std::vector<std::string> failedGpus;  // GPU names the diagnostic blamed
     std::string output;                   // capped command output, for the audit record
+    std::string diagnostic;               // what ran ("dcgmi diag -r 3"), for the event
 };
 
 struct BurnInResult {
@@ -67,6 +68,10 @@ struct BurnInVerdict {
     bool passed = false;
     std::vector<std::string> quarantineHosts;
     std::vector<std::string> quarantineGpus;
+    // Per quarantined host (same order): the diagnostic that failed, and the bar it missed —
+    // what its host_quarantined event says (issue 39 item 3).
+    std::vector<std::string> quarantineDiagnostics;
+    std::vector<std::string> quarantineThresholds;
     std::string reason;  // why it failed, or what was quarantined when it passed
 };
 
