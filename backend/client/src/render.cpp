@@ -217,6 +217,8 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
         // while a failure holds it below its healthy value (or cuts part of it off), gpu-failed
         // while a GPU of it is, links-down while a link it crosses is down without costing
         // busbw (yet), unknown when the impact model refused it; ok only when none holds.
+        // EVENTS: its open events as loomd counts them (health.openEvents, issue 39): the
+        // number the console, the web and `describe job` show.
         auto health = [](const json& o) -> const json* {
             auto it = o.find("health");
             return it != o.end() && it->is_object() ? &*it : nullptr;
@@ -228,9 +230,15 @@ std::vector<Column> columnsForKind(std::string_view kind, bool wide,
                         return h && h->contains("busBw") ? scalarText((*h)["busBw"]) + "%"
                                                          : std::string();
                     }},
-             Column{"HEALTH", [health](const json& o) -> std::string {
+             Column{"HEALTH",
+                    [health](const json& o) -> std::string {
                         auto* h = health(o);
                         return h ? jobHealthWord(*h) : std::string();
+                    }},
+             Column{"EVENTS", [health](const json& o) -> std::string {
+                        auto* h = health(o);
+                        return h && h->contains("openEvents") ? scalarText((*h)["openEvents"])
+                                                              : std::string();
                     }}});
         if (wide) add({c("SOURCE", "source"), c("NODELIST", "nodelist"), labelsColumn()});
     } else {
