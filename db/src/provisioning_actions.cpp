@@ -177,8 +177,11 @@ Result<ProvisioningRepo::RackActionResult> ProvisioningRepo::rackAction(
             reason.empty() ? std::string(action) + " by " + std::string(actor)
                            : std::string(reason),
             "rack:" + std::string(rack) + ":" + std::to_string(seq));
-        // The rack's cables follow it in the same transaction (link_service.hpp); the links
+        // Its hosts follow it (follow_rack.hpp), and its cables, in
+        // the same transaction (link_service.hpp); the links
         // that serve its zone are the leader's live-state sync's to fix.
+        detail::followRacks(tx, {std::string(rack)}, {std::string(prov::stateName(to))},
+                            {std::to_string(seq)}, std::string(actor));
         if (!rackLinks.empty())
             tx.exec_params(
                 "UPDATE links SET state = $1, updated_at = now(), "

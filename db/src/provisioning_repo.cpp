@@ -327,6 +327,19 @@ Result<BatchResult> ProvisioningRepo::commit(const Batch& b) {
                 arrayOf(gNames), arrayOf(gFrom), arrayOf(gTo), arrayOf(gKey));
             res.transitions += static_cast<int>(r.affected_rows());
         }
+        // Hosts follow their racks (after the explicit host changes above, which
+        // CAS on the hosts' states: a quarantined host then keeps its own).
+        {
+            std::vector<std::string> fr, fs, ft;
+            for (std::size_t i = 0; i < b.racks.size(); ++i) {
+                const auto& c = b.racks[i];
+                if (!res.rackApplied[i] || !c.transition) continue;
+                fr.push_back(c.rack);
+                fs.emplace_back(prov::stateName(c.to));
+                ft.push_back(std::to_string(appliedSeq[c.rack]));
+            }
+            detail::followRacks(tx, fr, fs, ft, "reconciler");
+        }
         for (const auto& [state, links] : linksByState)
             if (!links.empty())
                 tx.exec_params("UPDATE links SET state = $1, updated_at = now(), "

@@ -10,6 +10,7 @@
 
 #include "copy_text.hpp"
 #include "loom/db/database.hpp"
+#include "loom/provisioning/follow_rack.hpp"
 
 namespace loom::db::detail {
 
@@ -54,6 +55,37 @@ inline std::vector<std::int64_t> openQuarantineEvents(pqxx::transaction_base& tx
         arrayOf(hosts), arrayOf(gpus), arrayOf(diagnostics), arrayOf(thresholds), by);
     for (const auto& row : r) ids.push_back(row[0].as<std::int64_t>());
     return ids;
+}
+
+// Hosts follow their racks (provisioning/follow_rack.hpp; the rule in docs/api.md): after
+// racks[i] moved to rackStates[i] (its transition tagged tags[i]), each of its hosts that keeps
+// no state of its own takes hostStateFor(rack state), audited. One statement per batch, through
+// hosts_rack_id.
+inline void followRacks(pqxx::transaction_base& tx, const std::vector<std::string>& racks,
+                        const std::vector<std::string>& rackStates,
+                        const std::vector<std::string>& tags, const std::string& actor) {
+    if (racks.empty()) return;
+    namespace prov = loom::provisioning;
+    std::vector<std::string> hostStates, keep;
+    for (const auto& st : rackStates)
+        hostStates.emplace_back(prov::stateName(
+            prov::hostStateFor(prov::parseRackState(st).value_or(prov::RackState::Planned))));
+    for (int h = 0; h < prov::kHostStateCount; ++h)
+        if (prov::hostKeepsOwnState(static_cast<prov::HostState>(h)))
+            keep.emplace_back(prov::stateName(static_cast<prov::HostState>(h)));
+    tx.exec_params(
+        "WITH i AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) "
+        "  AS t(rack, host_state, tag)), "
+        "u AS (UPDATE hosts h SET state = i.host_state, updated_at = now(), "
+        "  resource_version = h.resource_version + 1 FROM racks r, i, hosts o "
+        "  WHERE r.name = i.rack AND h.rack_id = r.id AND o.id = h.id "
+        "  AND h.state <> i.host_state AND NOT (h.state = ANY($4::text[])) "
+        "  RETURNING h.name, o.state AS from_state, i.host_state, i.rack, i.tag) "
+        "INSERT INTO provisioning_audit (actor, entity_kind, entity, from_state, to_state, "
+        "  reason, idempotency_key) SELECT $5, 'host', name, from_state, host_state, "
+        "  'follows rack ' || rack, 'host:' || name || ':' || rack || ':' || tag || ':follow' "
+        "FROM u",
+        arrayOf(racks), arrayOf(hostStates), arrayOf(tags), arrayOf(keep), actor);
 }
 
 }  // namespace loom::db::detail

@@ -1,4 +1,5 @@
 #include "loom/provisioning/lifecycle.hpp"
+#include "loom/provisioning/follow_rack.hpp"
 
 #include <array>
 
@@ -92,6 +93,24 @@ std::optional<RackState> nextOnPath(RackState s) {
     const int i = pathIndex(s);
     if (i < 0 || s == RackState::InService) return std::nullopt;
     return static_cast<RackState>(i + 1);
+}
+
+HostState hostStateFor(RackState rack) {
+    switch (rack) {
+        case RackState::BurnIn: return HostState::BurnIn;
+        case RackState::Validated:
+        case RackState::Drained:
+        case RackState::Maintenance: return HostState::Ready;
+        case RackState::InService:
+        case RackState::Draining: return HostState::InService;
+        case RackState::Decommissioned: return HostState::Decommissioned;
+        default: return HostState::Planned;
+    }
+}
+
+bool hostKeepsOwnState(HostState s) {
+    return s == HostState::Quarantined || s == HostState::Rma || s == HostState::Repair ||
+           s == HostState::Decommissioned;
 }
 
 bool isSettled(RackState s) {

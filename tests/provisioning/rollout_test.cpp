@@ -8,8 +8,8 @@
 
 #include <chrono>
 #include <map>
-#include <set>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "loom/backend/provisioning_service.hpp"
@@ -251,6 +251,35 @@ TEST_F(Provisioning, ThreePhaseRolloutOfDevSmallWithInjectedFailures) {
     EXPECT_FALSE(published.empty());
     // In-service hosts, quarantined ones recorded.
     EXPECT_NE(value("SELECT count(*) FROM hosts WHERE state = 'in_service'"), "0");
+    // Hosts follow their racks (follow_rack.hpp hostStateFor).
+    EXPECT_EQ(value("SELECT count(*) FROM hosts h JOIN racks r ON r.id = h.rack_id "
+                    "WHERE r.state = 'in_service' AND h.state NOT IN ('in_service', 'quarantined')"),
+              "0");
+}
+
+// The operator's path (`loomctl rack advance|drain`) moves a rack's hosts with it, by the same
+// rule as the reconciler; a host quarantined on its own keeps its state.
+TEST_F(Provisioning, HostsFollowTheirRackOnOperatorActions) {
+    applyPlanText(kPlan);
+    auto hosts = [&] {
+        return value(
+            "SELECT string_agg(name || '=' || state, ',' ORDER BY name) FROM hosts "
+            "WHERE name LIKE 'z1-r001-%'");
+    };
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(repo().rackAction("z1-r001", "advance", "", "op"));
+    EXPECT_EQ(hosts(), "z1-r001-h0=planned,z1-r001-h1=planned");  // powered
+    ASSERT_TRUE(repo().rackAction("z1-r001", "advance", "", "op"));
+    EXPECT_EQ(hosts(), "z1-r001-h0=burn_in,z1-r001-h1=burn_in");
+    ASSERT_TRUE(repo().rackAction("z1-r001", "advance", "", "op"));
+    ASSERT_TRUE(repo().rackAction("z1-r001", "advance", "", "op"));
+    EXPECT_EQ(hosts(), "z1-r001-h0=in_service,z1-r001-h1=in_service");
+    ASSERT_TRUE(repo().quarantineHost("z1-r001-h0", "bad fan", "op"));
+    ASSERT_TRUE(repo().rackAction("z1-r001", "drain", "", "op"));
+    ASSERT_TRUE(repo().rackAction("z1-r001", "advance", "", "op"));
+    EXPECT_EQ(hosts(), "z1-r001-h0=quarantined,z1-r001-h1=ready");  // drained
+    EXPECT_EQ(value("SELECT count(*) FROM provisioning_audit WHERE entity = 'z1-r001-h1' "
+                    "AND reason = 'follows rack z1-r001'"),
+              "4");  // burn_in, ready, in_service, ready
 }
 
 // Issue 39 item 3: every quarantine explains itself. Each host burn-in quarantined has one open

@@ -152,7 +152,7 @@ struct Server::Impl {
     bool reloadFull = true;                              // under reloadMutex
     std::int64_t generation = -1;  // inventory_state.generation of `inventory` (reload thread)
     // The last state read's snapshot horizon (db::StateRefresh::snapshotXmin): the next read
-    // takes only the rows written since; -1 after a full load. A full state read every 30 s
+    // takes only the rows written since; -1 after a full load. A full state read every 5 min
     // (reload thread).
     std::int64_t stateXmin = -1;
     std::chrono::steady_clock::time_point lastFullStateRead{};

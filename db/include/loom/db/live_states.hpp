@@ -45,7 +45,7 @@ struct StateRefresh {
 // minute). Every transaction that committed after that earlier snapshot has an xid at or
 // after its horizon, so no change is missed; rows from before it may come back and count as
 // unchanged. Rows added or renamed without an apply are not seen by a delta read (Structure is
-// reported only by a full one): callers read in full now and then (loomd: every 30 s), and
+// reported only by a full one): callers read in full now and then (loomd: every 5 minutes), and
 // always after a frozen tuple could hide a change (VACUUM FREEZE resets xmin; autovacuum
 // freezes only tuples ~50M transactions old).
 Result<StateRefresh> refreshStates(Connection& conn, const inventory::Inventory& current,
