@@ -88,6 +88,14 @@ TEST_F(NodeExporter, HostNicStateAndLinkDownedOnTheBackendLinks) {
     if (!fs::exists(kNodeExporter))
         GTEST_SKIP() << kNodeExporter << " is not installed (scripts/bootstrap installs it)";
     ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));
+    // What apply stores for a Grand Teton (docs/cluster-spec.md, "NIC identity"): ConnectX-7
+    // backend NICs (MT4129) and a ConnectX-6 Dx frontend NIC (MT4125); the sample cluster has
+    // no frontend NICs, so each host gets one.
+    ASSERT_TRUE(connect().exec("UPDATE nics SET hca_type = 'MT4129' WHERE network = 'backend'"));
+    ASSERT_TRUE(connect().exec(
+        "INSERT INTO nics (name, sort_key, host_id, index, network, model, speed_gbps, hca_type) "
+        "SELECT name || '-fe0', name || '-fe0', id, 0, 'frontend', 'ConnectX-6-Dx', 100, 'MT4125' "
+        "FROM hosts"));
     const fs::path dir =
         fs::temp_directory_path() / ("loom-node-exporter-" + std::to_string(::getpid()));
     fs::remove_all(dir);
