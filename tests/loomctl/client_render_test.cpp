@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <sstream>
@@ -58,7 +59,7 @@ TEST(Render, InventoryKindsColumnsComeFromKindsHpp) {
         {"gpus", "NAME HOST INDEX STATE HEALTH AGE",
          "NAME HOST INDEX STATE HEALTH MODEL UUID SERIAL AGE"},
         {"nics", "NAME HOST INDEX NETWORK SPEED-GBPS STATE AGE",
-         "NAME HOST INDEX NETWORK SPEED-GBPS STATE MODEL MAC AGE"},
+         "NAME HOST INDEX NETWORK SPEED-GBPS STATE MODEL HCA-TYPE PCI MAC AGE"},
         {"switches", "NAME ROLE ZONE RACK STATE HEALTH AGE",
          "NAME ROLE ZONE RACK STATE HEALTH MODEL PORTS SPEED-GBPS SERIAL LABELS AGE"},
         {"ports", "NAME DEVICE INDEX SPEED-GBPS STATE PEER-PORT AGE",
@@ -83,11 +84,16 @@ TEST(Render, InventoryKindsColumnsComeFromKindsHpp) {
 TEST(Render, JobHealthIsLoomdsWord) {
     auto health = [](json h) {
         std::vector<json> jobs{{{"name", "llama"}, {"state", "running"}, {"health", std::move(h)}}};
-        std::string t = renderTable(columnsForKind("jobs", false), jobs, false);
+        const auto columns = columnsForKind("jobs", false);
+        std::string t = renderTable(columns, jobs, false);
+        // The HEALTH column's cell of the one row (every cell is one word; an empty one <none>).
         std::istringstream in(t);
         std::vector<std::string> cells;
         for (std::string w; in >> w;) cells.push_back(w);
-        return cells.size() >= 3 ? cells[cells.size() - 2] : std::string("?");
+        auto at = std::find_if(columns.begin(), columns.end(),
+                               [](const Column& c) { return c.header == "HEALTH"; });
+        const auto i = std::size_t(at - columns.begin());
+        return at != columns.end() && i < cells.size() ? cells[i] : "?" + t;
     };
     const json gpusOk = {{"total", 8}, {"ok", 8}, {"failed", 0}};
     for (const char* word : {"ok", "degraded", "gpu-failed", "links-down", "gpu-warning", "unknown"})
