@@ -208,34 +208,6 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
             auto it = ids.find(keyOf(e));
             out.push_back(it == ids.end() ? 0 : it->second);
         }
-        // An open link_down sent again (the hub's update when the other end went down, or one
-        // end came back while the other is still down): its stored ends follow, the last in the
-        // batch winning, so a restarted loomd holds the right ends down (issue 39). Only open
-        // rows change; a closed one keeps the ends it closed with.
-        std::map<std::int64_t, std::string> ends;
-        for (std::size_t i = 0; i < events.size(); ++i) {
-            if (events[i].kind != "link_down" || out[i] == 0) continue;
-            std::string joined;
-            for (const auto& end : events[i].downEnds) {
-                if (!joined.empty()) joined += ',';
-                joined += end;
-            }
-            ends[out[i]] = std::move(joined);
-        }
-        if (!ends.empty()) {
-            std::vector<std::string> idList, endList;
-            for (const auto& [id, e] : ends) {
-                idList.push_back(std::to_string(id));
-                endList.push_back(e);
-            }
-            pqxx::work tx(native(c));
-            tx.exec_params(
-                "UPDATE events e SET down_ends = u.ends FROM unnest($1::bigint[], $2::text[]) "
-                "AS u(id, ends) WHERE e.id = u.id AND e.closed_at IS NULL AND e.down_ends <> "
-                "u.ends",
-                detail::pgTextArray(idList), detail::pgTextArray(endList));
-            tx.commit();
-        }
         return out;
     } catch (...) {
         return fail(translateException("insert events"));
@@ -398,16 +370,16 @@ Result<std::vector<EventRecord>> listAlertEvents(Connection& c, std::int64_t clo
     }
 }
 
-namespace {
-
-// The WHERE clause of listEvents and countEvents, from fixed fragments; every value is a
-// parameter (appended to params).
-Result<std::string> eventWhere(const EventFilter& f, std::vector<std::string>& params) {
+Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
+    if (f.limit < 1 || f.limit > 5000)
+        return fail(Error::invalid("limit must be between 1 and 5000", "limit"));
     if (f.severity && *f.severity != "info" && *f.severity != "warning" && *f.severity != "critical")
         return fail(Error::invalid("severity must be info, warning or critical", "severity"));
+    // The WHERE clause is assembled from fixed fragments; every value is a parameter.
     if (f.source && !validSource(*f.source))
         return fail(Error::invalid("source " + sourceError(*f.source), "source"));
-    std::string sql = " WHERE true";
+    std::string sql = std::string("SELECT ") + kEventColumns + " FROM events e WHERE true";
+    std::vector<std::string> params;
     auto cond = [&](const char* expr, std::string value) {
         params.push_back(std::move(value));
         sql += " AND ";
@@ -425,13 +397,6 @@ Result<std::string> eventWhere(const EventFilter& f, std::vector<std::string>& p
         auto n = std::to_string(params.size());
         sql += " AND (location = $" + n + " OR rack = $" + n + ")";
     }
-    if (f.host) {
-        params.push_back(*f.host);
-        auto n = std::to_string(params.size());
-        const auto h = "$" + n + "::text";
-        sql += " AND (location = " + h + " OR left(location, length(" + h + ") + 1) = " + h +
-               " || '-' OR strpos(location, '--' || " + h + " || '-') > 0)";
-    }
     if (f.rack) cond("rack =", *f.rack);
     if (f.zone) cond("zone =", *f.zone);
     if (f.sinceMs) {
@@ -443,32 +408,6 @@ Result<std::string> eventWhere(const EventFilter& f, std::vector<std::string>& p
         sql += " AND opened_at < to_timestamp($" + std::to_string(params.size()) + "::bigint / 1000.0)";
     }
     if (f.open) sql += *f.open ? " AND closed_at IS NULL" : " AND closed_at IS NOT NULL";
-    return sql;
-}
-
-}  // namespace
-
-Result<std::int64_t> countEvents(Connection& c, const EventFilter& f) {
-    std::vector<std::string> params;
-    auto where = eventWhere(f, params);
-    if (!where) return fail(where.error());
-    try {
-        pqxx::read_transaction tx(native(c));
-        auto rows = tx.exec_params("SELECT count(*) FROM events e" + *where,
-                                   pqxx::prepare::make_dynamic_params(params));
-        return rows[0][0].as<std::int64_t>();
-    } catch (...) {
-        return fail(translateException("count events"));
-    }
-}
-
-Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
-    if (f.limit < 1 || f.limit > 5000)
-        return fail(Error::invalid("limit must be between 1 and 5000", "limit"));
-    std::vector<std::string> params;
-    auto where = eventWhere(f, params);
-    if (!where) return fail(where.error());
-    std::string sql = std::string("SELECT ") + kEventColumns + " FROM events e" + *where;
     if (f.cursor) {
         params.push_back(std::to_string(*f.cursor));
         sql += " AND id < $" + std::to_string(params.size()) + "::bigint";

@@ -367,24 +367,6 @@ public:
         updateLinkFlags(p);
         closeEvent(linkKindName(kind), portLocation(p), t);
     }
-    // The ends of link l's open link_down changed (the other end went down after it opened,
-    // or one end came back while another is still down): the event is sent again with the
-    // same key and its new ends, which the writer stores (db::insertEvents), so a restarted
-    // loomd holds down the ends that are down now, not those of the moment it opened.
-    void refreshDownEnds(std::uint32_t l) {
-        if (!(s_.linkOpen[l] & kDown)) return;
-        auto ends = downEndsOfLink(l);
-        if (ends.empty()) return;  // every end up: the close says so
-        FailureEvent e;
-        {
-            std::lock_guard lk(openMutex_);
-            auto it = open_.find(std::string(linkKindName(kDown)) + '\0' + s_.L->links()[l].name);
-            if (it == open_.end() || it->second.downEnds == ends) return;
-            it->second.downEnds = std::move(ends);
-            e = it->second;
-        }
-        out_.push_back(std::move(e));
-    }
     void updateLinkFlags(std::uint32_t p) {
         auto l = s_.L->ports()[p].linkIndex;
         if (l != kNoIndex) updateLinkFlagsOf(l);
@@ -435,8 +417,6 @@ public:
             if ((q == kNoIndex || s_.portDown[q].load(kRelaxed) == 0) && !nicDown)
                 portClose(p, kDown, t);
         }
-        if (was != up)
-            if (auto l = s_.L->ports()[p].linkIndex; l != kNoIndex) refreshDownEnds(l);
     }
 
     // A port up below its inventory speed (ifHighSpeed 200000 on a 400G port: a lane or an
@@ -602,7 +582,6 @@ public:
         }
         if (counter == kNicStateId) {
             const std::int8_t up = v == 4 ? 1 : 0;  // IB port state 4 = ACTIVE
-            const std::int8_t was = s_.nicUp[n];
             s_.nicUp[n] = up;
             if (!cfg_.linkDown) return;
             if (!up) {
@@ -610,8 +589,6 @@ public:
                 if (linkInService(l) && !linkHeld(l, kDown))
                     linkOpenEv(l, kDown, Severity::Critical,
                                "host NIC port state " + formatNumber(v) + " (not ACTIVE)", t);
-                else if (was != up)
-                    refreshDownEnds(l);
                 return;
             }
             // A link is down while either end is: close only when no switch end is down.
@@ -619,10 +596,7 @@ public:
             auto down = [&](std::uint32_t p) {
                 return p != kNoIndex && s_.portDown[p].load(kRelaxed) != 0;
             };
-            if (!down(link.aPort) && !down(link.bPort))
-                linkCloseEv(l, kDown, t);
-            else if (was != up)
-                refreshDownEnds(l);
+            if (!down(link.aPort) && !down(link.bPort)) linkCloseEv(l, kDown, t);
             return;
         }
         // link_downed_total: each rise is the link going down and up again. The first sample
