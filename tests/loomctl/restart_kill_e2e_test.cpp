@@ -109,10 +109,15 @@ TEST_F(RestartKill, FailuresAndAcknowledgementsSurviveKillNine) {
         ASSERT_TRUE(put);
         ASSERT_EQ(put->status, 201) << put->body;
     }
-    const std::string failing =
-        "DCGM_FI_DEV_XID_ERRORS{gpu=\"5\",Hostname=\"" + host_ + "\"} 79\n" +
-        "node_infiniband_state_id{device=\"mlx5_5\",port=\"1\",instance=\"" + host_ +
-        ":9100\"} 1\n";
+    // node_exporter's page names the devices by hca_type (docs/cluster-spec.md, "NIC identity"):
+    // dev-small's 8 backend ConnectX-7 (MT4129) and its frontend ConnectX-6 Dx (MT4125).
+    std::string failing = "DCGM_FI_DEV_XID_ERRORS{gpu=\"5\",Hostname=\"" + host_ + "\"} 79\n";
+    for (int d = 0; d <= 8; ++d)
+        failing += "node_infiniband_info{device=\"mlx5_" + std::to_string(d) + "\",hca_type=\"" +
+                   (d < 8 ? "MT4129" : "MT4125") + "\",instance=\"" + host_ + ":9100\"} 1\n";
+    for (int d = 0; d <= 8; ++d)
+        failing += "node_infiniband_state_id{device=\"mlx5_" + std::to_string(d) +
+                   "\",port=\"1\",instance=\"" + host_ + ":9100\"} " + (d == 5 ? "1" : "4") + "\n";
     // The cables follow the rack into service before a down NIC is a failure: wait for the
     // link (a NIC reported down before then opens its event from the clock, with no origin —
     // a known gap, see issue 39's closing note), then push until both events are open.
