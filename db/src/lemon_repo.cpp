@@ -2,6 +2,7 @@
 
 #include <pqxx/pqxx>
 
+#include "copy_text.hpp"
 #include "loom/db/native.hpp"
 #include "loom/inventory/json_text.hpp"
 
@@ -80,19 +81,13 @@ Result<std::vector<jobs::LemonStrike>> strikesOnHosts(Connection& c,
                                                       const std::vector<std::string>& hosts,
                                                       std::int64_t sinceMs) {
     if (hosts.empty()) return std::vector<jobs::LemonStrike>{};
-    std::string list = "[";
-    for (std::size_t i = 0; i < hosts.size(); ++i) {
-        if (i) list += ',';
-        appendJsonString(list, hosts[i]);
-    }
-    list += ']';
     try {
         pqxx::read_transaction tx(native(c));
-        auto rows = tx.exec_params(
-            std::string("SELECT ") + kStrikeCols +
-                " FROM lemon_strikes WHERE host IN (SELECT jsonb_array_elements_text($1::jsonb)) "
-                "AND struck_at >= to_timestamp($2 / 1000.0) ORDER BY struck_at",
-            list, sinceMs);
+        auto rows =
+            tx.exec_params(std::string("SELECT ") + kStrikeCols +
+                               " FROM lemon_strikes WHERE host = ANY($1::text[]) "
+                               "AND struck_at >= to_timestamp($2 / 1000.0) ORDER BY struck_at",
+                           detail::pgTextArray(hosts), sinceMs);
         return rowsToStrikes(rows);
     } catch (const std::exception&) {
         return fail(translateException("lemon strikes"));

@@ -463,32 +463,25 @@ void runDescribe(const std::string& kindArg, const std::string& name, const std:
         std::cout << "Stragglers:";
         if (!stragglers.is_array() || stragglers.empty()) std::cout << " <none>";
         std::cout << '\n';
-        if (stragglers.is_array()) {
+        // One numbered list for both: "N. location (cause, score S[, since T])" and its evidence.
+        auto ranked = [&](const json& list, bool since) {
             std::string text;
             int k = 0;
-            for (const auto& sp : stragglers) {
+            for (const auto& sp : list) {
                 char score[32];
                 std::snprintf(score, sizeof score, "%.1f", sp.value("score", 0.0));
                 text += std::to_string(++k) + ". " + client::field(sp, "location") + " (" +
-                        client::field(sp, "cause") + ", score " + score + ", since " +
-                        shownTime(client::field(sp, "openedAt")) + ")\n   " +
-                        client::field(sp, "evidence") + "\n";
+                        client::field(sp, "cause") + ", score " + score +
+                        (since ? ", since " + shownTime(client::field(sp, "openedAt")) : "") +
+                        ")\n   " + client::field(sp, "evidence") + "\n";
             }
             printIndented(text);
-        }
+        };
+        if (stragglers.is_array()) ranked(stragglers, true);
         std::cout << "Suspects:";
         if (suspects.empty()) std::cout << " <none>";
         std::cout << '\n';
-        std::string text;
-        int i = 0;
-        for (const auto& sp : suspects) {
-            char score[32];
-            std::snprintf(score, sizeof score, "%.1f", sp.value("score", 0.0));
-            text += std::to_string(++i) + ". " + client::field(sp, "location") + " (" +
-                    client::field(sp, "cause") + ", score " + score + ")\n   " +
-                    client::field(sp, "evidence") + "\n";
-        }
-        printIndented(text);
+        ranked(suspects, false);
     }
     // The lemons among the job's hosts and GPUs (issue 34): the suspect, or a failure, in
     // several jobs within loomd's window.
