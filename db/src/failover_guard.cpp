@@ -155,7 +155,7 @@ std::optional<Server> probe(const std::string& conninfo) {
 // socket (tcp_info, in ms), so no query path has to report what it is waiting for. A socket
 // that is no longer established (the server closed or died) is as good a reason to look.
 // A socket without tcp_info (a Unix socket) is always worth a look.
-constexpr unsigned kUnansweredMs = 1000;
+constexpr unsigned kUnansweredMs = 500;
 constexpr auto kQuietProbeEvery = std::chrono::seconds(30);
 
 bool worthAProbe(const Entry& e) {
@@ -176,7 +176,7 @@ void loop() {
     auto lastProbe = std::chrono::steady_clock::time_point{};
     while (!s.entries.empty()) {
         // A probe is a new connection (a forked backend on the server): made when a connection
-        // has waited a second for an answer, or its socket closed, and every 30 s otherwise (so
+        // has waited 0.5 s for an answer, or its socket closed, and every 30 s otherwise (so
         // that preferred() knows the primary before anyone needs it) — not once a second
         // whatever happens.
         bool look = std::chrono::steady_clock::now() - lastProbe >= kQuietProbeEvery;
@@ -185,7 +185,7 @@ void loop() {
             look = !s.primaries.count(e.conninfo) || worthAProbe(e);
         }
         if (!look) {
-            s.cv.wait_for(lock, std::chrono::seconds(1));
+            s.cv.wait_for(lock, std::chrono::milliseconds(250));
             continue;
         }
         lastProbe = std::chrono::steady_clock::now();

@@ -6,9 +6,9 @@
 // fail and loomd reconnects to the new primary by itself. When it *hangs* instead (a frozen VM,
 // a SIGSTOPped postmaster, a host whose kernel still acknowledges TCP), every query on it waits
 // forever, and neither TCP keepalives nor a server-side statement_timeout end the wait. So when
-// one of its connections has waited a second for an answer (or its socket closed), and every
+// one of its connections has waited 0.5 s for an answer (or its socket closed), and every
 // 30 s otherwise, the guard opens a probe connection with the same string (connect_timeout 2 s;
-// checked once a second, from the kernel's tcp_info of each socket): if it reaches a writable
+// checked every 250 ms, from the kernel's tcp_info of each socket): if it reaches a writable
 // server other than the one a connection is on, that connection's socket is shut down, its blocked
 // query fails as a lost connection (503 to the client, retried by the loops), and its owner
 // reconnects — to the new primary first (preferred()). A probe that reaches no server changes
