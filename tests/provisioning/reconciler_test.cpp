@@ -214,14 +214,17 @@ TEST(Reconciler, NextPhaseStartsOnceTheGateIsMetWhileTheLastRacksRetry) {
     below.racks[1].state = RackState::InService;
     below.racks[2].state = RackState::BurnIn;
     below.racks[3].state = RackState::Cabled;
-    Reconciler rec2(plan(2, 10, 0, 75));
+    const auto p2 = plan(2, 10, 0, 75);
+    Reconciler rec2(p2);
     EXPECT_TRUE(only(rec2.step(below), ActionKind::StartPhase).empty());
     below.racks[2].state = RackState::InService;
     EXPECT_EQ(only(rec2.step(below), ActionKind::StartPhase).size(), 1u);
     below.phases[0].status = PhaseStatus::Paused;
     EXPECT_TRUE(only(rec2.step(below), ActionKind::StartPhase).empty());
     below.phases[0].status = PhaseStatus::Running;
-    Reconciler manual(plan(2, 10, 0, 75, false));
+    const auto pManual = plan(2, 10, 0, 75, false);
+    Reconciler manual(pManual);
+    EXPECT_TRUE(only(manual.step(below), ActionKind::StartPhase).empty()) << "not automatic";
     below.phases[1].startRequested = true;
     EXPECT_TRUE(only(manual.step(below), ActionKind::StartPhase).empty())
         << "a requested start still waits for the previous phase to complete";

@@ -38,7 +38,8 @@ TEST(Legends, ASiteWithHotterThresholdsGetsARampThatShowsThem) {
     DetectionConfig d;
     d.tempWarningC = 90;
     d.tempCriticalC = 98;
-    const auto& t = scale(legendScales(d), "temperature");
+    const auto all = legendScales(d);
+    const auto& t = scale(all, "temperature");
     EXPECT_EQ(t.max, 105);  // 5 °C past critical, on a multiple of 5
     EXPECT_EQ(t.ticks.back(), 105);
     ASSERT_EQ(t.thresholds.size(), 2u);

@@ -110,7 +110,10 @@ struct PhaseProgress {
 
 class Reconciler {
 public:
+    // The reconciler reads the plan it is given and does not copy it: the plan must outlive it
+    // (a temporary would dangle, so it does not compile).
     explicit Reconciler(const PhasePlan& plan) : plan_(plan) {}
+    explicit Reconciler(PhasePlan&&) = delete;
 
     std::vector<Action> step(const State& s) const;
     Decision judge(const RackView& rack, const Action& a, const StepOutcome& o,
