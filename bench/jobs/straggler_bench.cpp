@@ -196,7 +196,8 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
     struct Live {
         int id;
         std::int64_t startMs, endMs;
-        std::int64_t busyUntil = 0;  // a play on it until then
+        std::int64_t busyUntil = 0;     // a play on it until then
+        std::int64_t checkpointMs = 0;  // its next checkpoint
     };
     std::vector<Live> live;
     std::size_t started = 0;
@@ -221,10 +222,9 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
                       now + 3'600'000 * 24);
         if (uni() < 0.2)
             farm.trap(FarmTrap::PowerCapJob, id, telemetry::kNoIndex, now, now + 3'600'000 * 24);
-        for (std::int64_t c = 5 * 60'000; c < 24 * 3'600'000; c += 5 * 60'000) {
-            if (now + c > now + static_cast<std::int64_t>(minutes * 60'000) + 60'000) break;
-            farm.trap(FarmTrap::Checkpoint, id, telemetry::kNoIndex, now + c, now + c + 20'000);
-        }
+        // A checkpoint every 5 minutes, each handed to the farm a second before it starts (the
+        // farm scans its traps on every sample: a long run must not hold them all at once).
+        live.back().checkpointMs = now + 5 * 60'000;
     };
     auto sizeDraw = [&] {
         const std::size_t sizes[] = {1, 1, 2, 2, 4, 4, 8, 16, 32};
@@ -335,6 +335,12 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
             }
             nextFaultMs = now + 20'000;
         }
+        for (auto& j : live)
+            if (j.checkpointMs <= now + 1000) {
+                farm.trap(FarmTrap::Checkpoint, j.id, telemetry::kNoIndex, j.checkpointMs,
+                          j.checkpointMs + 20'000);
+                j.checkpointMs += 5 * 60'000;
+            }
         // One clock dip on a random busy GPU each second (a healthy trap).
         if (!live.empty()) {
             const auto& lj =

@@ -526,6 +526,7 @@ std::vector<StragglerTransition> StragglerDetector::update(
     for (auto k : ranked) {
         auto& t = tracks[newIndex[k]];
         if (t.open || t.streak < options_.openAfterTicks) continue;
+        if (t.suspect.samples != 0 && t.suspect.samples < options_.minSamples) continue;
         t.open = true;
         const auto& s = t.suspect;
         out.push_back(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -54,6 +55,15 @@ struct Resolved {
     std::vector<std::uint16_t> hostOf;   // rank -> its host, an index of hostNames
     std::vector<JobPort> nicState, uplinkState;
     std::vector<std::string> lastSuspects;  // locations of the last tick's suspects
+    std::vector<std::int64_t> gpuAtMs;      // per rank: its GPU's newest sample
+    // Per suspect location of the last tick: the sample its evidence came from and in how many
+    // distinct samples in a row it has been a suspect (StragglerOptions::minSamples).
+    struct Persist {
+        std::string location;
+        std::int64_t atMs = 0;
+        std::uint32_t samples = 0;
+    };
+    std::vector<Persist> persist;
     // Per host: the job's own rhythm there (median GPU utilisation and SM clock, averaged over
     // kBaseTauS while the host is no suspect): a job of 2 hosts compares against it.
     std::vector<float> hostUtilBase, hostClockBase;
@@ -222,6 +232,7 @@ struct StragglerFinder::Impl {
             r.ranks.resize(r.gpus.size());
             r.links.resize(r.uplinkPorts.size());
             r.nicState.resize(r.gpus.size());
+            r.gpuAtMs.resize(r.gpus.size());
             r.uplinkState.resize(r.uplinkPorts.size());
             resolved.push_back(std::move(r));
         }
@@ -241,6 +252,59 @@ struct StragglerFinder::Impl {
         portSlot.assign(L.portCount(), kNoIndex);
         for (std::uint32_t i = 0; i < allGpus.size(); ++i) gpuSlot[allGpus[i]] = i;
         for (std::uint32_t i = 0; i < allPorts.size(); ++i) portSlot[allPorts[i]] = i;
+    }
+
+    // The time of the sample a suspect's evidence comes from: its GPU's page for a GPU's own
+    // cause or a host's (one dcgm-exporter page per host), the port's counter behind a network
+    // cause (octets, speed and oper status come with the interface counters; PFC, errors and
+    // discards each with their own). 0: unknown.
+    std::int64_t evidenceMs(const Resolved& r, const StragglerSuspect& s) const {
+        auto port = [&](std::uint32_t p) -> const telemetry::TelemetryHub::PortRates* {
+            return p != kNoIndex && portSlot[p] != kNoIndex ? &rates[portSlot[p]] : nullptr;
+        };
+        auto byCause = [&](const telemetry::TelemetryHub::PortRates& pr) {
+            const std::string_view c = s.cause;
+            std::int64_t t = c == "pfc_storm"        ? pr.pfcAtMs
+                             : c == "link_errors"    ? pr.errorsAtMs
+                             : c == "congested_link" ? std::max(pr.utilAtMs, pr.discardsAtMs)
+                                                     : pr.utilAtMs;
+            return t != 0 ? t : std::max(pr.utilAtMs, pr.atMs);
+        };
+        if (s.gpu.empty()) {
+            if (s.rank < r.uplinkNames.size() && r.uplinkNames[s.rank] == s.location) {
+                const auto* pr = port(r.uplinkPorts[s.rank]);
+                return pr ? byCause(*pr) : 0;
+            }
+            return s.rank < r.gpuAtMs.size() ? r.gpuAtMs[s.rank] : 0;  // a host: its page
+        }
+        if (s.rank >= r.gpus.size()) return 0;
+        if (s.location == r.nicNames[s.rank]) {
+            const auto* pr = port(r.nicPorts[s.rank]);
+            return pr ? byCause(*pr) : 0;
+        }
+        return r.gpuAtMs[s.rank];
+    }
+
+    // Counts, per suspect location, the distinct samples in a row its evidence held in
+    // (StragglerSuspect::samples). A location missing from a tick's suspects starts again.
+    void countSamples(Resolved& r, std::vector<StragglerSuspect>& suspects, std::int64_t nowMs) {
+        std::vector<Resolved::Persist> next;
+        next.reserve(suspects.size());
+        for (auto& s : suspects) {
+            // Unknown time: each tick counts as a sample (what the detector did before).
+            std::int64_t at = evidenceMs(r, s);
+            if (at == 0) at = nowMs;
+            std::uint32_t n = 1;
+            for (const auto& p : r.persist)
+                if (p.location == s.location) {
+                    n = at > p.atMs ? p.samples + 1 : std::max<std::uint32_t>(p.samples, 1);
+                    if (at < p.atMs) at = p.atMs;
+                    break;
+                }
+            s.samples = n;
+            next.push_back({s.location, at, n});
+        }
+        r.persist = std::move(next);
     }
 
     // What the hub says of every GPU and port a job reads, once per tick: the counters' rates
@@ -313,6 +377,7 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
             const auto g = r.gpus[i];
             auto& s = r.ranks[i];
             s = {};
+            r.gpuAtMs[i] = hub.gpuSampleMs(g);
             s.smClockMhz = static_cast<float>(hub.gpuValue(g, GpuField::SmClock));
             s.tempC = static_cast<float>(hub.gpuValue(g, GpuField::Temp));
             s.memTempC = static_cast<float>(hub.gpuValue(g, GpuField::MemTemp));
@@ -365,10 +430,15 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
             suspects = mergeSuspects(
                 rankStragglers(r.gpuNames, r.nicNames, r.ranks, m.options, r.hostNames),
                 rankLinks(r.uplinkNames, r.links, r.gpus.size(), m.options), m.options);
+            m.countSamples(r, suspects, nowMs);
             record(m.detector.update(r.job.name, suspects, nowMs));
         }
         r.lastSuspects.clear();
         for (const auto& s : suspects) r.lastSuspects.push_back(s.location);
+        // Listed (GET /api/v1/jobs/<job>) once the evidence held in minSamples samples: a
+        // one-sample clock dip or bit error never stands first, even for a tick.
+        std::erase_if(suspects,
+                      [&](const StragglerSuspect& s) { return s.samples < m.options.minSamples; });
         m.current.push_back(
             {r.job.name, r.gpus.size(), std::move(suspects), m.detector.open(r.job.name)});
     }

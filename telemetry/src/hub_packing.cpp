@@ -111,6 +111,11 @@ double TelemetryHub::gpuValue(std::uint32_t gpu, GpuField f) const {
     return gpu < st->nG ? st->gpuVal(f, gpu) : kNaN;
 }
 
+std::int64_t TelemetryHub::gpuSampleMs(std::uint32_t gpu) const {
+    auto st = current();
+    return gpu < st->nG ? st->gpuSeen[gpu].load(kRelaxed) : 0;
+}
+
 std::string TelemetryHub::gpuJob(std::uint32_t gpu) const {
     auto st = current();
     if (gpu >= st->nG) return {};
@@ -157,7 +162,7 @@ CounterRate TelemetryHub::portRate(std::uint32_t port, PortCounter c) const {
 void TelemetryHub::portRates(const std::vector<std::uint32_t>& ports,
                              std::vector<PortRates>& out) const {
     constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
-    out.assign(ports.size(), {kNaNf, kNaNf, kNaNf, kNaNf, 0, 0});
+    out.assign(ports.size(), {kNaNf, kNaNf, kNaNf, kNaNf, 0, 0, 0, 0, 0});
     std::lock_guard lk(ingestMutex_);
     auto st = current();
     auto pair = [](const State::PortDet& d, int slot) {
@@ -186,6 +191,9 @@ void TelemetryHub::portRates(const std::vector<std::uint32_t>& ports,
         };
         o.utilAtMs = newest(0, 2);
         o.atMs = newest(2, kRatedSlots);
+        o.errorsAtMs = newest(2, 4);
+        o.discardsAtMs = newest(4, 6);
+        o.pfcAtMs = newest(6, 8);
     }
 }
 

@@ -18,9 +18,9 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -173,6 +173,9 @@ public:
             if (rackJob_[r] == id) rackJob_[r] = -1;
         for (auto& g : gpuJob_)
             if (g == id) g = -1;
+        // Its traps are moot now (its GPUs and racks belong to no job): a long run would
+        // otherwise scan every ended job's future checkpoints on each sample.
+        std::erase_if(traps_, [&](const Trap& x) { return x.job == id; });
     }
     const std::vector<Job>& jobs() const { return jobs_; }
     std::vector<std::string> hostNames(int id) const {
@@ -399,10 +402,12 @@ private:
         ++resets_;
     }
 
+    // What "%.0f" writes (the same bytes), without printf: a long farm run spent a quarter of
+    // its time formatting.
     static void num(std::string& out, double v) {
-        char buf[40];
-        std::snprintf(buf, sizeof buf, "%.0f", v);
-        out += buf;
+        char buf[64];
+        const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 0);
+        out.append(buf, r.ptr);
     }
     void writeDcgm(std::uint32_t rack, std::uint32_t hostSlot, std::int64_t t, std::string& out) {
         const auto& L = *L_;

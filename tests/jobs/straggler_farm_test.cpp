@@ -145,6 +145,46 @@ TEST(StragglerFarm, HostContentionHiddenByACheckpointIsNamedSoonAfterIt) {
     EXPECT_LE(w.at.front() - (start + 15'000), 6'000) << w.events.front().message;
 }
 
+// Issue 34 (first suspect right 5/6 for ecc_pressure): a one-sample clock dip on another GPU
+// (SM clock 1,500 MHz: a robust z of ~30) stood first for a tick, above the faulty GPU's ECC
+// pressure. A suspect is listed once its evidence held in two samples of its page: the dips
+// never are, the faulty GPU is listed first from its second sample on, and its event opens as
+// soon as before (within 3 s of the fault's first sample).
+TEST(StragglerFarm, AOneSampleClockDipNeverStandsFirst) {
+    World w(41);
+    const int big = w.start("big", {0, 1, 2, 3, 4, 5, 6, 7});
+    w.run(45);
+    ASSERT_TRUE(w.events.empty()) << w.eventsText();
+    const auto& L = *w.L;
+    const std::uint32_t faulty = L.racks()[3].gpuOffset + 4;
+    const auto start = w.now;
+    w.farm->fault(FarmCause::EccPressure, faulty, start, start + 30'000);
+    // Every 200 ms for the first 4 s, another GPU's clock dips for 200 ms: each dip falls in at
+    // most one sample of its page (pages come every 0.7-1.3 s), and some page reads one.
+    for (int k = 0; k < 20; ++k)
+        w.farm->trap(FarmTrap::ClockDip, big, L.racks()[k % 8].gpuOffset + 2 + k % 3,
+                     start + 200 * k, start + 200 * k + 200);
+    std::string first;
+    std::size_t listedDips = 0;
+    for (int s = 0; s < 12; ++s) {
+        w.run(1);
+        for (const auto& j : w.finder.current()) {
+            if (j.job != "big") continue;
+            if (first.empty() && !j.suspects.empty())
+                first = j.suspects.front().location + " (" + j.suspects.front().cause + ")";
+            for (const auto& x : j.suspects) listedDips += x.cause == "low_sm_clock";
+        }
+    }
+    EXPECT_EQ(first, L.gpuNames()[faulty] + " (ecc_pressure)");
+    EXPECT_EQ(listedDips, 0u);
+    ASSERT_FALSE(w.events.empty());
+    EXPECT_EQ(w.events.front().suspect.location, L.gpuNames()[faulty]) << w.eventsText();
+    EXPECT_LE(w.at.front() - start, 4'000) << w.eventsText();
+    std::size_t opened = 0;
+    for (const auto& e : w.events) opened += e.opened;
+    EXPECT_EQ(opened, 1u) << w.eventsText();
+}
+
 class StragglerFarmCauses : public ::testing::TestWithParam<FarmCause> {};
 
 TEST_P(StragglerFarmCauses, TheCauseIsNamedFirstWithItsLabelAndNothingElseOpens) {

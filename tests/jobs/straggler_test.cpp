@@ -88,6 +88,23 @@ TEST(Straggler, TheDetectorOpensAfterAStreakAndClosesAfterQuiet) {
     EXPECT_TRUE(d.forget("llama").empty());
 }
 
+// Issue 34: a suspect's event opens once its evidence held in two samples, however many ticks
+// read the one sample it has (a page late by a tick or two).
+TEST(Straggler, TheDetectorWaitsForASecondSample) {
+    StragglerDetector d({.openAfterTicks = 3, .closeAfterTicks = 2});
+    auto j = healthy();
+    j.samples[3].smClockMhz = 1200;
+    auto s = rankStragglers(j.names, j.nics, j.samples);
+    ASSERT_FALSE(s.empty());
+    s[0].samples = 1;
+    for (std::int64_t t = 1000; t <= 5000; t += 1000)
+        EXPECT_TRUE(d.update("llama", s, t).empty()) << "one sample read at " << t;
+    s[0].samples = 2;
+    auto opened = d.update("llama", s, 6000);
+    ASSERT_EQ(opened.size(), 1u);
+    EXPECT_EQ(opened[0].suspect.location, j.names[3]);
+}
+
 // Issue 34 item 4: an open event does not block the next one. A job holds one open event per
 // suspect location; each closes when its own suspect is gone, whatever the others do.
 TEST(Straggler, EachSuspectOfAJobHasItsOwnEvent) {

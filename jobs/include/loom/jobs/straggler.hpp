@@ -10,7 +10,8 @@
 //   utilisation below the median (a slow NIC), PFC pause frames and link errors per second on
 //   the GPU's NIC cable. A rank's score is its strongest signal; suspects are ranked by score.
 // The detector keeps one event per job and suspect location: it opens when a location is among
-// the job's suspects (a score of at least `minScore`) for `openAfterTicks` consecutive ticks, and
+// the job's suspects (a score of at least `minScore`) for `openAfterTicks` consecutive ticks (and,
+// where the caller counts them, `minSamples` distinct samples: StragglerSuspect::samples), and
 // closes after `closeAfterTicks` ticks without it. An open event never blocks another suspect's:
 // a job can hold several, and the same location one for each job it slows.
 //
@@ -60,6 +61,12 @@ struct StragglerOptions {
     double minScore = 8;  // robust z below which a rank is not a suspect
     std::size_t maxSuspects = 5;
     int openAfterTicks = 3, closeAfterTicks = 10;
+    // StragglerFinder: a location is listed as a suspect, and its event opens, only once its
+    // evidence held in this many distinct samples of the page it comes from (a one-sample clock
+    // dip, one bit error, a host's page read at a checkpoint's edge are one sample; the finder's
+    // ticks can read one sample twice). Opening still takes openAfterTicks ticks: 3 ticks span
+    // 2 s, more than a page's interval, so a real cause opens no later for it.
+    std::uint32_t minSamples = 2;
     // StragglerFinder: a job (or a job whose hosts changed) is ranked only this long after the
     // finder first saw it: three time constants of its port averages (10 s: the first sample's
     // weight down to 5 %) and a few seconds for every rank's first samples to arrive.
@@ -75,6 +82,9 @@ struct StragglerSuspect {
                            // flapping_link, host_contention, host_slow, congested_link
     double score = 0;
     std::string evidence;  // "z3-r017-h1-gpu5: SM clock 1,140 MHz vs job median 1,980, ..."
+    // In how many distinct samples in a row (of the page its evidence comes from) it has been
+    // a suspect; 0: not counted (the detector then goes by ticks alone).
+    std::uint32_t samples = 0;
 };
 
 // Ranks the suspects of one job (names[i] is rank i's GPU; nicNames[i] its NIC cable or empty;

@@ -296,6 +296,8 @@ public:
 
     // Latest raw values (NaN when none).
     double gpuValue(std::uint32_t gpu, GpuField f) const;
+    // When the GPU's newest sample arrived (0: never): how old its values are.
+    std::int64_t gpuSampleMs(std::uint32_t gpu) const;
     double portValue(std::uint32_t port, PortCounter c) const;
     // Utilization 0..100 of a port (max of in/out), NaN when unknown.
     double portUtil(std::uint32_t port) const;
@@ -305,10 +307,13 @@ public:
     // The same for many ports at once, under one lock (the straggler finder's read): per port
     // its utilisation (portUtil) with the time of its newest octet sample, and in + out of its
     // errors, discards and PFC pause frames per second (NaN where neither direction has a
-    // rate) with the newest of their times (0: never sampled).
+    // rate) with the newest of their times (0: never sampled), and each one's own time: a
+    // reader that wants evidence from two samples tells a new sample from the same one read
+    // again (the straggler finder; the pages that carry them arrive on their own clocks).
     struct PortRates {
         float util, errors, discards, pfc;
         std::int64_t utilAtMs, atMs;
+        std::int64_t errorsAtMs, discardsAtMs, pfcAtMs;
     };
     void portRates(const std::vector<std::uint32_t>& ports, std::vector<PortRates>& out) const;
     // The rate of a GPU's correctable ECC counter (GpuField::EccSbe; other fields: NaN), for
