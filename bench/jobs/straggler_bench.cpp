@@ -12,6 +12,10 @@
 //   loom_straggler_bench --healthy-job-hours H [--seed S]
 //   loom_straggler_bench --farm-zones Z [--minutes M] [--seed S]   (issue 34: see farmRun)
 //
+// The farm runs on a simulated clock (1 s per tick, as fast as the machine allows). SIGINT or
+// SIGTERM ends a long run early with the figures of the simulated time it ran; every 10
+// simulated minutes it prints the running false-event count and steady job-hours.
+//
 // --healthy-job-hours: the false-event rate alone. One world with nothing injected, its jobs
 // starting and ending as the simulator runs them (mean 45 min: every start is a cold job the
 // finder must not flag), driven on a virtual clock as fast as the machine allows (1 simulated
@@ -21,7 +25,9 @@
 // link), time from injection to event (median, p90), and false events per 24 job-hours of
 // jobs with nothing injected; the finder's CPU per tick (goal <= 0.2 core).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -177,7 +183,12 @@ double threadCpuMs() {
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
+std::atomic<bool> gFarmStop{false};
+extern "C" void farmStopHandler(int) { gFarmStop.store(true); }
+
 int farmRun(int zones, double minutes, std::uint64_t seed) {
+    std::signal(SIGINT, farmStopHandler);
+    std::signal(SIGTERM, farmStopHandler);
     using loom::testing::FarmCause;
     using loom::testing::FarmTarget;
     using loom::testing::FarmTrap;
@@ -271,7 +282,7 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
     std::printf("farm: %d zone(s), %zu GPUs, %zu jobs running, %.0f simulated minutes, seed %llu\n",
                 zones, L->gpuCount(), live.size(), minutes, static_cast<unsigned long long>(seed));
     std::fflush(stdout);
-    while (now < endMs) {
+    while (now < endMs && !gFarmStop.load()) {
         now += 1000;
         // Jobs end and others start on the racks they free.
         bool changed = false;
@@ -415,18 +426,20 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
         }
         if (ticks % 600 == 0) {
             std::printf(
-                "  %4.0f min: %zu plays, %zu false events, %.1f ms finder/tick, %.0f ms "
-                "farm+ingest/tick, load %s\n",
-                static_cast<double>(ticks) / 60, plays.size(), falseSteady + falseFirstMinute,
-                finderMs / static_cast<double>(ticks), farmMs / static_cast<double>(ticks),
-                bench::loadAverage().c_str());
+                "  %4.0f min: %zu plays, false events %zu in %.1f steady job-hours and %zu in "
+                "%.2f job-hours of first minutes, %.1f ms finder/tick, %.0f ms farm+ingest/tick, "
+                "load %s\n",
+                static_cast<double>(ticks) / 60, plays.size(), falseSteady, steadySeconds / 3600,
+                falseFirstMinute, firstMinuteSeconds / 3600, finderMs / static_cast<double>(ticks),
+                farmMs / static_cast<double>(ticks), bench::loadAverage().c_str());
             std::fflush(stdout);
         }
     }
     std::printf(
-        "\nfarm, %d zone(s) (%zu GPUs), %.0f simulated minutes, %zu job starts watched, "
+        "\nfarm, %d zone(s) (%zu GPUs), %.1f simulated minutes%s, %zu job starts watched, "
         "%zu switch counter resets:\n",
-        zones, L->gpuCount(), minutes, startsWatched, farm.resets_);
+        zones, L->gpuCount(), static_cast<double>(ticks) / 60,
+        gFarmStop.load() ? " (stopped early)" : "", startsWatched, farm.resets_);
     std::printf("  %-16s %5s %14s %14s %16s %14s %18s\n", "cause", "plays", "first suspect",
                 "first event", "event med/p90 s", "label right", "from visible m/p90");
     std::size_t aN = 0, aS = 0, aR = 0, aL = 0;
@@ -480,9 +493,23 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
         "all", aN, pctA(aS), pctA(aR), bench::percentile(aT, 0.5), bench::percentile(aT, 0.9),
         pctA(aL));
     const double steadyH = steadySeconds / 3600, firstH = firstMinuteSeconds / 3600;
+    // The one-sided 95 % upper bound of a Poisson rate with k events seen: the mean at which
+    // seeing k or fewer has probability 5 % (3.0 for k = 0).
+    auto poissonUpper95 = [](std::size_t k) {
+        auto cdf = [&](double mu) {
+            double term = std::exp(-mu), sum = term;
+            for (std::size_t i = 1; i <= k; ++i) sum += term *= mu / static_cast<double>(i);
+            return sum;
+        };
+        double lo = 0, hi = 10 + 5 * static_cast<double>(k);
+        for (int i = 0; i < 100; ++i) (cdf((lo + hi) / 2) > 0.05 ? lo : hi) = (lo + hi) / 2;
+        return hi;
+    };
     std::printf(
-        "  false events, steady state: %zu in %.1f job-hours = %.2f per 24 job-hours (goal <= 1)\n",
-        falseSteady, steadyH, steadyH > 0 ? static_cast<double>(falseSteady) / steadyH * 24 : 0.0);
+        "  false events, steady state: %zu in %.1f job-hours = %.2f per 24 job-hours, 95 %% upper "
+        "bound %.2f (goal <= 1)\n",
+        falseSteady, steadyH, steadyH > 0 ? static_cast<double>(falseSteady) / steadyH * 24 : 0.0,
+        steadyH > 0 ? poissonUpper95(falseSteady) / steadyH * 24 : NAN);
     std::printf(
         "  false events within a job's first minute: %zu in %.2f job-hours of first minutes "
         "(goal 0)\n",

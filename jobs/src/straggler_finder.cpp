@@ -56,6 +56,10 @@ struct Resolved {
     std::vector<JobPort> nicState, uplinkState;
     std::vector<std::string> lastSuspects;  // locations of the last tick's suspects
     std::vector<std::int64_t> gpuAtMs;      // per rank: its GPU's newest sample
+    // Per host: shared (the job shares its hosts, or another listed job holds this one). Per
+    // rank: from when its NIC's utilisation is compared again (a warm-up after sharing ends).
+    std::vector<char> hostShared;
+    std::vector<std::int64_t> nicFromMs;
     // Per suspect location of the last tick: the sample its evidence came from and in how many
     // distinct samples in a row it has been a suspect (StragglerOptions::minSamples).
     struct Persist {
@@ -233,8 +237,18 @@ struct StragglerFinder::Impl {
             r.links.resize(r.uplinkPorts.size());
             r.nicState.resize(r.gpus.size());
             r.gpuAtMs.resize(r.gpus.size());
+            r.nicFromMs.assign(r.gpus.size(), 0);
             r.uplinkState.resize(r.uplinkPorts.size());
             resolved.push_back(std::move(r));
+        }
+        // Shared hosts: a job's own flag, or a host more than one listed job holds.
+        std::unordered_map<std::string_view, int> holders;
+        for (const auto& r : resolved)
+            for (const auto& h : r.hostNames) ++holders[h];
+        for (auto& r : resolved) {
+            r.hostShared.assign(r.hostNames.size(), 0);
+            for (std::size_t h = 0; h < r.hostNames.size(); ++h)
+                r.hostShared[h] = r.job.sharesHosts || holders[r.hostNames[h]] > 1;
         }
         std::unordered_set<std::uint32_t> gpuSet, portSet;
         for (const auto& r : resolved) {
@@ -395,7 +409,16 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
                         was.contains(r.hostNames[s.host]);
             if (const auto p = r.nicPorts[i]; p != kNoIndex && m.portSlot[p] != kNoIndex) {
                 const auto& pr = m.rates[m.portSlot[p]];
-                s.nicUtil = smooth(r.nicState[i], pr, nowMs);
+                // A shared host's NIC carries another job's traffic too: its utilisation says
+                // nothing against this job's median. Its average starts afresh when the sharing
+                // ends and is compared a warm-up later, as a new job's.
+                if (r.hostShared[s.host]) {
+                    r.nicState[i] = {};
+                    r.nicFromMs[i] = nowMs + m.options.warmupMs;
+                } else {
+                    const float u = smooth(r.nicState[i], pr, nowMs);
+                    if (nowMs >= r.nicFromMs[i]) s.nicUtil = u;
+                }
                 s.pfcPerSecond = fresh(pr.pfc, pr.atMs, nowMs);
                 s.linkErrorsPerSecond = fresh(pr.errors, pr.atMs, nowMs);
                 s.nicFlaps = m.ports[p].flaps;

@@ -133,6 +133,7 @@ public:
         }
         ctr_.assign(L.portCount(), {});
         sbe_.assign(L.gpuCount(), 0);
+        lent_.assign(L.gpuCount(), 0);
     }
 
     struct Job {
@@ -176,6 +177,13 @@ public:
         // Its traps are moot now (its GPUs and racks belong to no job): a long run would
         // otherwise scan every ended job's future checkpoints on each sample.
         std::erase_if(traps_, [&](const Trap& x) { return x.job == id; });
+    }
+    // GPUs `fromGpu`..7 of a host run something else besides their job from now on (a job that
+    // shares the host: Slurm's GRES split, an inference server): busy computing on their own
+    // rhythm, with nothing on their NICs.
+    void lendGpus(std::uint32_t host, int fromGpu) {
+        for (int k = fromGpu; k < 8; ++k)
+            if (auto g = L_->gpuOfHost(host, k); g != telemetry::kNoIndex) lent_[g] = 1;
     }
     const std::vector<Job>& jobs() const { return jobs_; }
     std::vector<std::string> hostNames(int id) const {
@@ -346,7 +354,7 @@ private:
             if (faultOn(FarmCause::FlappingOptic, g, t) &&
                 (t - faultOn(FarmCause::FlappingOptic, g, t)->fromMs) % 3000 < 1000)
                 return 0;
-            double u = ph < 0 || ph == 2 ? 0.2 : ph == 1 ? 85 + 5 * n : 5 + n;
+            double u = ph < 0 || ph == 2 || lent_[g] ? 0.2 : ph == 1 ? 85 + 5 * n : 5 + n;
             // At 200G carrying its share: twice the utilisation of its own speed.
             if (faultOn(FarmCause::SlowNic, g, t)) u = std::min(100.0, 2 * u);
             return u;
@@ -418,7 +426,7 @@ private:
             const auto g = L.gpuOfHost(hi, k);
             if (g == telemetry::kNoIndex) continue;
             const int job = gpuJob_[g];
-            const int ph = phase(job, t);
+            const int ph = lent_[g] ? 0 : phase(job, t);
             const double n = noise(o_.seed + 5, g, step);
             // GPU_UTIL counts time a kernel runs: the collectives' kernels keep a rank busy
             // while it exchanges (or spins waiting for a late peer).
@@ -536,6 +544,7 @@ private:
     std::vector<std::vector<std::uint32_t>> rackPorts_;
     std::vector<Counters> ctr_;
     std::vector<double> sbe_;
+    std::vector<char> lent_;  // per GPU: lendGpus
     std::vector<Fault> faults_;
     std::vector<Trap> traps_;
     std::int64_t integratedMs_ = 0;

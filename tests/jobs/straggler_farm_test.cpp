@@ -145,6 +145,35 @@ TEST(StragglerFarm, HostContentionHiddenByACheckpointIsNamedSoonAfterIt) {
     EXPECT_LE(w.at.front() - (start + 15'000), 6'000) << w.events.front().message;
 }
 
+// Issue 34: a host another job shares (here its GPUs 4-7 run a second, local job that sends
+// nothing) is no slow NIC of its training job: its idle NICs are not compared with the job's
+// median, in the job that holds it nor in the one that shares it (a job of that one host). The
+// host's GPUs are still watched: a throttled one is named.
+TEST(StragglerFarm, ASharedHostsNicsAreNotComparedWithTheJobsMedian) {
+    World w(43);
+    w.start("big", {0, 1, 2, 3, 4, 5, 6, 7});
+    const auto& L = *w.L;
+    const auto& shared = L.racks()[2].hosts[0];
+    w.farm->lendGpus(L.hostByName(shared), 4);
+    auto list = std::vector<FinderJob>{{"big", w.farm->hostNames(0)}, {"local", {shared}, true}};
+    w.finder.setJobs(list);
+    w.run(150);
+    EXPECT_TRUE(w.events.empty()) << w.eventsText();
+    // Told only by the flag (the other job is not listed): the same.
+    list.pop_back();
+    list[0].sharesHosts = true;
+    w.finder.setJobs(list);
+    w.run(60);
+    EXPECT_TRUE(w.events.empty()) << w.eventsText();
+    const auto gpu = L.gpuOfHost(L.hostByName(shared), 1);
+    const auto start = w.now;
+    w.farm->fault(FarmCause::ThermalThrottle, gpu, start, start + 30'000);
+    w.run(10);
+    ASSERT_FALSE(w.events.empty());
+    EXPECT_EQ(w.events.front().suspect.location, L.gpuNames()[gpu]) << w.eventsText();
+    EXPECT_EQ(w.events.front().suspect.cause, "thermal_throttle") << w.eventsText();
+}
+
 // Issue 34 (first suspect right 5/6 for ecc_pressure): a one-sample clock dip on another GPU
 // (SM clock 1,500 MHz: a robust z of ~30) stood first for a tick, above the faulty GPU's ECC
 // pressure. A suspect is listed once its evidence held in two samples of its page: the dips

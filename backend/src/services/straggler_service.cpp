@@ -77,7 +77,7 @@ void StragglerService::loadJobs() {
     hostJob_.clear();
     for (auto& s : *running) {
         for (const auto& h : s.job.hosts) hostJob_.emplace(h, s.job.name);
-        list.push_back({s.job.name, std::move(s.job.hosts)});
+        list.push_back({s.job.name, std::move(s.job.hosts), s.job.sharesHosts});
     }
     jobs_.store(list.size());
     finder_.setJobs(std::move(list));

@@ -4,7 +4,8 @@
 //
 // For each running job it reads its GPUs (SM clock, temperature, power, the correctable ECC
 // counter, XID), the switch port of each GPU's NIC cable (utilisation smoothed over a few
-// seconds, PFC pause and error counters, up/down transitions) and the RTSW uplinks of the
+// seconds, PFC pause and error counters, up/down transitions; a shared host's NIC utilisation is
+// not compared: FinderJob::sharesHosts) and the RTSW uplinks of the
 // job's racks (the same, plus discards); counters become rates since the previous tick. Then
 // rankStragglers + rankLinks rank the suspects and the StragglerDetector turns a steady top
 // suspect into an event.
@@ -34,6 +35,10 @@ namespace loom::jobs {
 struct FinderJob {
     std::string name;
     std::vector<std::string> hosts;  // inventory host names
+    // The job says it may share its hosts (spec.sharesHosts; Slurm's jobs): its NICs carry
+    // traffic that is not only its own, so none of them is compared with its job's median. A
+    // host two listed jobs hold is left out of both jobs' NIC comparisons the same way.
+    bool sharesHosts = false;
     bool operator==(const FinderJob&) const = default;
 };
 
