@@ -98,14 +98,20 @@ constexpr const char* kHealthSql =
     "(SELECT CASE WHEN bool_or(e.severity = 'critical') THEN 'failed' "
     "WHEN count(*) > 0 THEN 'degraded' ELSE 'ok' END "
     "FROM events e WHERE e.location = t.name AND e.closed_at IS NULL AND e.source = 'telemetry')";
-// A link's health in the words of the stream's link.health (docs/api.md, "Link health"): down
-// while a critical event is open on it (link_down), degraded while a warning one is
-// (link_flapping, link_errors, link_pfc_storm, link_speed), else up. The stream folds the
-// link's state in (drained, not in service) and adds no data; REST has `state` beside it.
+// A link's health in the words of the stream's link.health (docs/api.md, "Link health"), as
+// far as the database knows it: its state first (drained; not in service while planned), then
+// down while a critical event is open on it (link_down), degraded while a warning one is
+// (link_flapping, link_errors, link_pfc_storm, link_speed), down when its state is (a failed
+// rack's cable, no sample to say otherwise), else up. loomd's REST handlers put the hub's word
+// (the stream's, with `no data`) in its place for every backend link (api_inventory.cpp).
+#define LOOM_LINK_OPEN_EVENTS \
+    "FROM events e WHERE e.location = t.name AND e.closed_at IS NULL AND e.source = 'telemetry'"
 constexpr const char* kLinkHealthSql =
-    "(SELECT CASE WHEN bool_or(e.severity = 'critical') THEN 'down' "
-    "WHEN count(*) > 0 THEN 'degraded' ELSE 'up' END "
-    "FROM events e WHERE e.location = t.name AND e.closed_at IS NULL AND e.source = 'telemetry')";
+    "(CASE WHEN t.state = 'drained' THEN 'drained' WHEN t.state = 'planned' THEN 'not in service' "
+    "ELSE (SELECT CASE WHEN bool_or(e.severity = 'critical') THEN 'down' "
+    "WHEN count(*) > 0 THEN 'degraded' WHEN t.state = 'down' THEN 'down' ELSE 'up' "
+    "END " LOOM_LINK_OPEN_EVENTS ") END)";
+#undef LOOM_LINK_OPEN_EVENTS
 // A switch: failed while a critical event names the switch itself, degraded while any event is
 // open on one of its ports or links ("<switch>/p<N>", "...--<switch>/p<N>"), else ok. The two
 // split_part expressions are indexed (migration 0009).
@@ -328,22 +334,43 @@ Result<std::string> filterCondition(Kind kind, const std::string& field, const s
 #define LOOM_OPEN_EVENTS \
     "SELECT e.location FROM events e WHERE e.closed_at IS NULL AND e.source = 'telemetry'"
         std::string cond;
-        // A link's words are up, degraded, down (kLinkHealthSql); ok and failed stay accepted
-        // for links as the words they were before.
         const bool link = kind == Kind::Link;
-        if (value == "failed" || (link && value == "down"))
+        if (link) {
+            // The words of kLinkHealthSql, and `no data`, which only the hub can say (no row
+            // here); ok and failed stay accepted as the words they were before (up, down).
+#define LOOM_LINK_LIVE "t.state NOT IN ('drained', 'planned')"
+            if (value == "drained")
+                cond = "t.state = 'drained'";
+            else if (value == "not in service")
+                cond = "t.state = 'planned'";
+            else if (value == "no data")
+                cond = "false";
+            else if (value == "failed" || value == "down")
+                cond = "(" LOOM_LINK_LIVE " AND (t.state = 'down' OR t.name IN (" LOOM_OPEN_EVENTS
+                       " AND e.severity = 'critical')))";
+            else if (value == "degraded")
+                cond = "(" LOOM_LINK_LIVE " AND t.name IN (" LOOM_OPEN_EVENTS
+                       ") AND t.name NOT IN (" LOOM_OPEN_EVENTS " AND e.severity = 'critical'))";
+            else if (value == "ok" || value == "up")
+                cond = "(" LOOM_LINK_LIVE
+                       " AND t.state <> 'down' AND t.name NOT IN (" LOOM_OPEN_EVENTS "))";
+            else
+                return fail(
+                    Error::invalid("health must be up, degraded, down, drained, "
+                                   "not in service or no data, not '" +
+                                       value + "'",
+                                   field));
+#undef LOOM_LINK_LIVE
+        } else if (value == "failed")
             cond = "t.name IN (" LOOM_OPEN_EVENTS " AND e.severity = 'critical')";
         else if (value == "degraded")
             cond = "(t.name IN (" LOOM_OPEN_EVENTS ") AND t.name NOT IN (" LOOM_OPEN_EVENTS
                    " AND e.severity = 'critical'))";
-        else if (value == "ok" || (link && value == "up"))
+        else if (value == "ok")
             cond = "t.name NOT IN (" LOOM_OPEN_EVENTS ")";
         else
-            return fail(
-                Error::invalid(std::string("health must be ") +
-                                   (link ? "up, degraded or down" : "ok, degraded or failed") +
-                                   ", not '" + value + "'",
-                               field));
+            return fail(Error::invalid("health must be ok, degraded or failed, not '" + value + "'",
+                                       field));
 #undef LOOM_OPEN_EVENTS
         return op == "n" ? "NOT " + cond : cond;
     }

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "bulk_load.hpp"
+#include "copy_text.hpp"
 #include "inventory_filters.hpp"
 #include "list_sql.hpp"
 #include "loom/db/native.hpp"
@@ -115,6 +116,12 @@ Result<ListPage> listObjects(Connection& c, const ListQuery& query) {
             auto cond = filterCondition(query.kind, field, value, params);
             if (!cond) return fail(cond.error());
             conds += (conds.empty() ? "(" : negated ? " AND (" : " OR (") + *cond + ")";
+        }
+        if (query.kind == inventory::Kind::Link && query.liveBackendLinks &&
+            (field == "health" || field == "health__n")) {
+            params.push_back(detail::pgTextArray(*query.liveBackendLinks));
+            conds = "((t.network = 'backend' AND t.name = ANY($" + std::to_string(params.size()) +
+                    "::text[])) OR (t.network <> 'backend' AND " + conds + "))";
         }
         addCond("(" + conds + ")");
     }

@@ -3,9 +3,11 @@
 #include "loom/telemetry/metric_table.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "hub_state.hpp"
+#include "loom/telemetry/link_health_words.hpp"
 
 namespace loom::telemetry {
 
@@ -125,6 +127,21 @@ std::vector<std::string> clockEventReasonNames(std::uint32_t mask) {
         mask &= ~bit;
     }
     return out;
+}
+
+std::string_view linkHealthWord(std::uint8_t value) {
+    static constexpr std::string_view kWords[] = {"up", "degraded", "down", "drained",
+                                                  "not in service"};
+    return value < std::size(kWords) ? kWords[value] : std::string_view("no data");
+}
+
+std::optional<std::uint8_t> parseLinkHealthWord(std::string_view word) {
+    if (word == "ok") return kLinkUp;
+    if (word == "failed") return kLinkDown;
+    if (word == "no data") return kNoData;
+    for (std::uint8_t v = 0; v <= kLinkNotInService; ++v)
+        if (linkHealthWord(v) == word) return v;
+    return std::nullopt;
 }
 
 std::string_view topicName(Topic t) {

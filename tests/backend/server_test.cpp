@@ -341,9 +341,13 @@ TEST_F(ServerTest, HealthFiltersPartitionAsTheHealthFieldSays) {
         e.openedAtMs = 1'700'000'000'000;
         return e;
     };
+    // z1-r001's cables in service: a planned link is `not in service` whatever is open on it.
+    ASSERT_TRUE(conn.exec("UPDATE racks SET state = 'in_service' WHERE name = 'z1-r001'"));
+    ASSERT_TRUE(conn.exec("UPDATE links SET state = 'active' WHERE name LIKE '%z1-r001-rtsw/%'"));
     const auto allLinks = list("links?name__n=none");
     ASSERT_FALSE(allLinks.empty());
     const std::string link = allLinks.begin()->first;
+    ASSERT_EQ(allLinks.at(link), "up") << link;
     auto ids = db::insertEvents(conn, {event("gpu_ecc_sbe", "warning", "z1-r001-h0-gpu1"),
                                       event("gpu_xid", "critical", "z1-r001-h0-gpu2"),
                                       event("gpu_ecc_sbe", "warning", "z1-r001-h0-gpu3"),
@@ -375,6 +379,13 @@ TEST_F(ServerTest, HealthFiltersPartitionAsTheHealthFieldSays) {
     for (auto& [name, health] : ok) EXPECT_EQ(health, "ok") << name;
     EXPECT_EQ(keys(list("links?health=degraded")), (Names{link}));
     EXPECT_EQ(list("links?health__n=degraded").size(), allLinks.size() - 1);
+    // The link's state comes first (docs/api.md, "Link health"): every link is in one word.
+    const auto notInService = list("links?health=not+in+service"), up = list("links?health=up");
+    EXPECT_FALSE(notInService.empty());
+    EXPECT_FALSE(up.empty());
+    for (auto& [name, health] : notInService) EXPECT_EQ(health, "not in service") << name;
+    for (auto& [name, health] : up) EXPECT_EQ(health, "up") << name;
+    EXPECT_EQ(notInService.size() + up.size() + 1, allLinks.size());
     auto bad = request(s.port(), "GET", "/api/v1/gpus?health=broken", v);
     EXPECT_EQ(bad.status, 400) << bad.body;
     EXPECT_EQ(bad.j()["error"].value("path", ""), "health") << bad.body;

@@ -1,6 +1,8 @@
 // Inventory endpoints: list/get/patch of every kind, POST /apply (idempotent with an
 // Idempotency-Key header), /summary and /hall.
 #include "loom/telemetry/hall_layout.hpp"
+#include "loom/telemetry/link_health_words.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
 #include "loom/db/idempotency.hpp"
@@ -12,12 +14,16 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 namespace loom::backend {
 
@@ -48,7 +54,75 @@ Result<std::optional<std::int64_t>> parseIfMatch(const Request& req) {
     return std::optional<std::int64_t>{n};
 }
 
-Result<Response> listKind(const Request& req, Kind kind) {
+// A backend link's health is the hub's word, the stream's link.health (docs/api.md, "Link
+// health"): the state and open events the database holds, and what only live telemetry knows
+// (no data; an end reporting down before its event is stored). One rule, so REST, the stream,
+// loomctl, the console and the web say the same word of a link. The stored rule answers for
+// links the hub does not carry (frontend, storage) and when it is not running.
+class LiveLinkWords {
+public:
+    static std::optional<LiveLinkWords> of(Services& services) {
+        auto* hub = services.hub();
+        if (!hub) return std::nullopt;
+        for (int attempt = 0; attempt < 3; ++attempt) {  // a layout swapped between the reads
+            LiveLinkWords w;
+            w.layout_ = hub->layout();
+            if (!w.layout_) return std::nullopt;
+            w.health_ = hub->packed(telemetry::Topic::LinkHealth);
+            if (w.health_.size() == w.layout_->links().size()) return w;
+        }
+        return std::nullopt;
+    }
+    std::optional<std::string_view> word(std::string_view link) const {
+        const auto l = layout_->linkByName(link);
+        if (l == telemetry::kNoIndex || l >= health_.size()) return std::nullopt;
+        return telemetry::linkHealthWord(health_[l]);
+    }
+    // The object's `health` set to the live word when the hub carries the link.
+    std::string overlay(const std::string& text) const {
+        auto obj = nlohmann::json::parse(text, nullptr, false);
+        if (!obj.is_object() || !obj.contains("health") || !obj["name"].is_string()) return text;
+        const auto w = word(obj["name"].get<std::string>());
+        if (!w) return text;
+        obj["health"] = *w;
+        return obj.dump();
+    }
+    // The backend links whose live word passes every `health` filter of the list: a key's
+    // values are alternatives, of `health__n` exclusions (db/inventory_query.cpp). A word no
+    // link has passes nothing here; the stored rule rejects a misspelt one with a 400.
+    std::vector<std::string> passing(
+        const std::vector<std::pair<std::string, std::string>>& filters) const {
+        std::vector<std::string> out;
+        const auto& links = layout_->links();
+        for (std::uint32_t l = 0; l < links.size(); ++l) {
+            const auto mine =
+                health_[l] <= telemetry::kLinkNotInService ? health_[l] : telemetry::kNoData;
+            bool pass = true, anyPositive = false, positiveHit = false;
+            for (const auto& [field, value] : filters) {
+                const auto v = telemetry::parseLinkHealthWord(value);
+                if (field == "health") {
+                    anyPositive = true;
+                    positiveHit = positiveHit || v == mine;
+                } else if (field == "health__n" && v == mine) {
+                    pass = false;
+                }
+            }
+            if (pass && (!anyPositive || positiveHit)) out.push_back(links[l].name);
+        }
+        return out;
+    }
+
+private:
+    std::shared_ptr<const telemetry::HallLayout> layout_;
+    std::vector<std::uint8_t> health_;
+};
+
+Result<std::string> linkWithLiveHealth(Services& services, const std::string& text) {
+    if (auto live = LiveLinkWords::of(services)) return live->overlay(text);
+    return text;
+}
+
+Result<Response> listKind(const Request& req, Kind kind, Services& services) {
     db::ListQuery q;
     q.kind = kind;
     for (auto& [k, v] : req.query) {
@@ -66,8 +140,16 @@ Result<Response> listKind(const Request& req, Kind kind) {
             q.filters.emplace_back(k, v);
         }
     }
+    std::optional<LiveLinkWords> live;
+    if (kind == Kind::Link) live = LiveLinkWords::of(services);
+    if (live && std::any_of(q.filters.begin(), q.filters.end(), [](const auto& f) {
+            return f.first == "health" || f.first == "health__n";
+        }))
+        q.liveBackendLinks = live->passing(q.filters);
     auto page = db::listObjects(req.db(), q);
     if (!page) return fail(page.error());
+    if (live)
+        for (auto& item : page->items) item = live->overlay(item);
     // Items are JSON texts already; splice them without decoding.
     std::string body = "{\"items\":[";
     for (std::size_t i = 0; i < page->items.size(); ++i) {
@@ -144,6 +226,11 @@ Result<Response> patchKind(const Request& req, Kind kind, Services& services) {
     }
     auto r = db::patchObject(req.db(), kind, std::string(req.param("name")), patch);
     if (!r) return fail(r.error());
+    if (kind == Kind::Link) {
+        auto live = linkWithLiveHealth(services, *r);
+        if (!live) return fail(live.error());
+        return objectResponse(*live);
+    }
     return objectResponse(*r);
 }
 
@@ -276,12 +363,19 @@ Result<Response> apply(const Request& req, Services& services) {
 void registerInventoryRoutes(Router& router, Services& services) {
     for (Kind k : inventory::kAllKinds) {
         std::string base = "/api/v1/" + std::string(inventory::kindPlural(k));
-        router.add("GET", base, Role::Viewer, [k](const Request& r) { return listKind(r, k); });
-        router.add("GET", base + "/{name}", Role::Viewer, [k](const Request& r) -> Result<Response> {
-            auto o = db::getObject(r.db(), k, std::string(r.param("name")));
-            if (!o) return fail(o.error());
-            return objectResponse(*o);
-        });
+        router.add("GET", base, Role::Viewer,
+                   [k, &services](const Request& r) { return listKind(r, k, services); });
+        router.add("GET", base + "/{name}", Role::Viewer,
+                   [k, &services](const Request& r) -> Result<Response> {
+                       auto o = db::getObject(r.db(), k, std::string(r.param("name")));
+                       if (!o) return fail(o.error());
+                       if (k == Kind::Link) {
+                           auto live = linkWithLiveHealth(services, *o);
+                           if (!live) return fail(live.error());
+                           return objectResponse(*live);
+                       }
+                       return objectResponse(*o);
+                   });
         router.add("PATCH", base + "/{name}", Role::Operator,
                    [k, &services](const Request& r) { return patchKind(r, k, services); });
     }

@@ -14,6 +14,7 @@
 #include "loom/backend/services.hpp"
 #include "loom/telemetry/failures.hpp"
 #include "loom/telemetry/legends.hpp"
+#include "loom/telemetry/link_health_words.hpp"
 #include "loom/telemetry/telemetry_hub.hpp"
 #include "loom/telemetry/xid_catalog.hpp"
 #include "loom/backend/telemetry_service.hpp"
@@ -310,12 +311,11 @@ Result<Response> getGpuTelemetry(Services& services, const Request& req) {
     for (std::uint32_t l = 0; l < links.size(); ++l) {
         if (links[l].gpu != g) continue;
         const auto health = hub->packed(Topic::LinkHealth);
-        static constexpr const char* kLinkWords[] = {"up", "degraded", "down", "drained", "not in service"};
-        const std::uint8_t h = l < health.size() ? health[l] : 255;
+        const std::uint8_t h = l < health.size() ? health[l] : kNoData;
         const auto peer = links[l].bPort != kNoIndex ? links[l].bPort : links[l].aPort;
         nic = {{"link", links[l].name},
                {"peer", peer != kNoIndex ? nlohmann::json(layout->portName(peer)) : nlohmann::json()},
-               {"health", h < 5 ? nlohmann::json(kLinkWords[h]) : nlohmann::json("no data")}};
+               {"health", linkHealthWord(h)}};
         break;
     }
     return Response::ofJson({{"name", name},
@@ -405,7 +405,11 @@ Result<Response> getLegends(Services& services) {
             th.push_back({{"name", t.name}, {"value", t.value}, {"severity", t.severity}});
         scales[s.metric] = {{"unit", s.unit}, {"min", s.min}, {"max", s.max}, {"ticks", s.ticks}, {"thresholds", th}};
     }
-    return Response::ofJson({{"scales", std::move(scales)}});
+    // The words of the packed link.health values, as REST's `health` of a link says them.
+    nlohmann::json words = nlohmann::json::object();
+    for (const int v : {0, 1, 2, 3, 4, int{kNoData}})
+        words[std::to_string(v)] = linkHealthWord(static_cast<std::uint8_t>(v));
+    return Response::ofJson({{"scales", std::move(scales)}, {"words", {{"link.health", words}}}});
 }
 
 // GET /api/v1/telemetry/unknown[?reason=R][&limit=N]: the names telemetry could not place or

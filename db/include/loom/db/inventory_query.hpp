@@ -38,6 +38,10 @@ struct ListQuery {
     int limit = kDefaultListLimit;
     std::string cursor;  // opaque, from a previous page's nextCursor
     std::vector<std::pair<std::string, std::string>> filters;  // field or label.<key>, value
+    // Links: the backend links that pass every `health` filter by their live word (the hub's,
+    // docs/api.md "Link health"), as loomd found them. Set, a `health` filter takes these names
+    // for backend links and the stored rule (state, open events) for the others.
+    std::optional<std::vector<std::string>> liveBackendLinks;
 };
 
 struct ListPage {
