@@ -34,12 +34,12 @@ export class RackPanel {
             const [details, events, lemons] = await Promise.all([
                 api('racks/' + seg(name)),
                 api('events?state=open&rack=' + encodeURIComponent(name) + '&limit=50'),
-                api('lemons').catch(() => null),
+                api('lemons?rack=' + encodeURIComponent(name)).catch(() => null),
             ]);
             if (this.name !== name) return;
             this.details = details;
             this.events = events.items || [];
-            this.lemons = lemons ? this.lemonsOfRack(lemons.items || []) : null;
+            this.lemons = lemons ? lemons.items || [] : null;
         } catch (e) {
             if (this.name !== name) return;
             this.message = e.message;
@@ -108,20 +108,6 @@ export class RackPanel {
             h.append(el('ul', { class: 'rack-events' }, this.events.map((e) =>
                 el('li', { class: 'sev-' + e.severity }, el('a', { href: '#/events/' + e.id }, e.message)))));
         }
-    }
-
-    // The hosts and GPUs of this rack with lemon strikes (GET /api/v1/lemons, issue 34): a GPU's
-    // host is the part of its name before "-gpu".
-    lemonsOfRack(items) {
-        const r = this.state.rackByName.get(this.name);
-        if (!r) return [];
-        const hosts = new Set();
-        for (let k = 0; k < r.gpuCount; ++k) {
-            const g = this.state.hall.gpus[r.gpuOffset + k] || '';
-            const cut = g.lastIndexOf('-gpu');
-            hosts.add(cut > 0 ? g.slice(0, cut) : g);
-        }
-        return items.filter((l) => hosts.has(l.host));
     }
 
     refreshLive() {

@@ -94,6 +94,22 @@ Result<std::vector<jobs::LemonStrike>> strikesOnHosts(Connection& c,
     }
 }
 
+Result<std::vector<jobs::LemonStrike>> strikesInRack(Connection& c, const std::string& rack,
+                                                     std::int64_t sinceMs) {
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto rows = tx.exec_params(
+            std::string("SELECT ") + kStrikeCols +
+                " FROM lemon_strikes WHERE host IN (SELECT h.name FROM hosts h JOIN racks r ON "
+                "r.id = h.rack_id WHERE r.name = $1) AND struck_at >= to_timestamp($2 / 1000.0) "
+                "ORDER BY struck_at",
+            rack, sinceMs);
+        return rowsToStrikes(rows);
+    } catch (const std::exception&) {
+        return fail(translateException("lemon strikes"));
+    }
+}
+
 Result<int> pruneStrikes(Connection& c, std::int64_t beforeMs) {
     try {
         pqxx::work tx(native(c));

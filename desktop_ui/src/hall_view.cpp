@@ -492,26 +492,24 @@ void HallView::showRack(int rackArg)
     if (keepGpu)
         return;
     // Lemons (issue 34): the rack's hosts and their GPUs that were the suspect, or failed, in
-    // several jobs within loomd's window.
-    for (const auto& host : h.racks[static_cast<size_t>(rack)].hosts) {
-        api_->get(QStringLiteral("/api/v1/lemons?host=") + QString::fromLatin1(QUrl::toPercentEncoding(host)),
-                  [self, gen](Result<QJsonDocument> r) {
-                      if (!self || gen != self->generation_ || !r)
-                          return;
-                      QString rows;
-                      for (const auto& v : r->object().value(u"items").toArray()) {
-                          const QJsonObject o = v.toObject();
-                          const bool lemon = o.value(u"lemon").toBool();
-                          rows += QStringLiteral("<li%1><b>%2</b>%3 %4</li>")
-                                      .arg(lemon ? QStringLiteral(" style='color:%1'").arg(QColor(degradedColor()).name()) : QString(),
-                                           o.value(u"name").toString().toHtmlEscaped(),
-                                           lemon ? tr(" is a lemon:") : QStringLiteral(":"),
-                                           o.value(u"message").toString().section(u':', 1).trimmed().toHtmlEscaped());
-                      }
-                      self->lemonsHtml_ += rows;
-                      self->render();
-                  });
-    }
+    // several jobs within loomd's window — one request for the rack.
+    api_->get(QStringLiteral("/api/v1/lemons?rack=") + QString::fromLatin1(QUrl::toPercentEncoding(rackName)),
+              [self, gen](Result<QJsonDocument> r) {
+                  if (!self || gen != self->generation_ || !r)
+                      return;
+                  QString rows;
+                  for (const auto& v : r->object().value(u"items").toArray()) {
+                      const QJsonObject o = v.toObject();
+                      const bool lemon = o.value(u"lemon").toBool();
+                      rows += QStringLiteral("<li%1><b>%2</b>%3 %4</li>")
+                                  .arg(lemon ? QStringLiteral(" style='color:%1'").arg(QColor(degradedColor()).name()) : QString(),
+                                       o.value(u"name").toString().toHtmlEscaped(),
+                                       lemon ? tr(" is a lemon:") : QStringLiteral(":"),
+                                       o.value(u"message").toString().section(u':', 1).trimmed().toHtmlEscaped());
+                  }
+                  self->lemonsHtml_ = rows;
+                  self->render();
+              });
     // The elevation: what is in the rack, by slot, with states (inventory list filters).
     const QString enc = QString::fromLatin1(QUrl::toPercentEncoding(rackName));
     for (const auto& [kind, key] : {std::pair{QStringLiteral("hosts"), QStringLiteral("hosts")},

@@ -20,6 +20,20 @@ QString htmlCell(const QString& html, const QString& style = {}) {
                            : QStringLiteral("<td style='%1'>%2</td>").arg(style, html);
 }
 
+// A score to one decimal, or a dash when there is none.
+QString scoreCell(const QJsonValue& score) {
+    return htmlCell(score.isDouble() ? QString::number(score.toDouble(), 'f', 1)
+                                     : QStringLiteral("–"));
+}
+
+// The detail's tables: a heading, a header row, and the rows the caller built.
+QString titledTable(const QString& title, const QStringList& headers, const QString& rows) {
+    QString head;
+    for (const auto& h : headers) head += QStringLiteral("<th align=left>%1</th>").arg(h);
+    return QStringLiteral("<h4>%1</h4><table cellspacing=0 cellpadding=2><tr>%2</tr>%3</table>")
+        .arg(title, head, rows);
+}
+
 QString locationLink(const QString& location) {
     return QStringLiteral("<a href='loc:%1'>%2</a>")
         .arg(QString::fromLatin1(QUrl::toPercentEncoding(location)), location.toHtmlEscaped());
@@ -346,12 +360,8 @@ QString JobsView::eventsHtml(const Job& job) const {
             e.value(u"location").toString(), e.value(u"message").toString());
     }
     if (n == 0) return tr("<h4>Open events</h4><p>none</p>");
-    return tr("<h4>Open events (%1)</h4>").arg(n) +
-           QStringLiteral(
-               "<table cellspacing=0 cellpadding=2><tr><th align=left>severity</th><th "
-               "align=left>kind</th>"
-               "<th align=left>where</th><th align=left>message</th></tr>%1</table>")
-               .arg(rows);
+    return titledTable(tr("Open events (%1)").arg(n),
+                       {tr("severity"), tr("kind"), tr("where"), tr("message")}, rows);
 }
 
 QString JobsView::suspectsHtml() const {
@@ -387,20 +397,13 @@ QString JobsView::suspectsHtml() const {
         } else {
             evidence = ev.toString();
         }
-        const QJsonValue score = o.value(u"score");
         rows += QStringLiteral("<tr>%1%2%3%4</tr>")
                     .arg(htmlCell(locationLink(where)),
                          htmlCell(cause.toHtmlEscaped(), colorStyle(degradedColor(), false)),
-                         htmlCell(score.isDouble() ? QString::number(score.toDouble(), 'f', 1)
-                                                   : QStringLiteral("–")),
-                         htmlCell(evidence.toHtmlEscaped()));
+                         scoreCell(o.value(u"score")), htmlCell(evidence.toHtmlEscaped()));
     }
-    return tr("<h4>Straggler suspects (%1, best first)</h4>").arg(arr.size()) +
-           QStringLiteral(
-               "<table cellspacing=0 cellpadding=2><tr><th align=left>suspect</th><th "
-               "align=left>cause</th>"
-               "<th align=left>score</th><th align=left>evidence</th></tr>%1</table>")
-               .arg(rows);
+    return titledTable(tr("Straggler suspects (%1, best first)").arg(arr.size()),
+                       {tr("suspect"), tr("cause"), tr("score"), tr("evidence")}, rows);
 }
 
 QString JobsView::stragglersHtml() const {
@@ -416,7 +419,6 @@ QString JobsView::stragglersHtml() const {
     QString rows;
     for (const auto& s : arr) {
         const QJsonObject o = s.toObject();
-        const QJsonValue score = o.value(u"score");
         const QDateTime at =
             QDateTime::fromString(o.value(u"openedAt").toString(), Qt::ISODateWithMs);
         rows +=
@@ -424,19 +426,15 @@ QString JobsView::stragglersHtml() const {
                 .arg(htmlCell(locationLink(o.value(u"location").toString())),
                      htmlCell(o.value(u"cause").toString().toHtmlEscaped(),
                               colorStyle(failedColor(), false)),
-                     htmlCell(score.isDouble() ? QString::number(score.toDouble(), 'f', 1)
-                                               : QStringLiteral("–")),
+                     scoreCell(o.value(u"score")),
                      htmlCell(at.isValid()
                                   ? at.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))
                                   : QStringLiteral("–")),
                      htmlCell(o.value(u"evidence").toString().toHtmlEscaped()));
     }
-    return tr("<h4>Open straggler events (%1)</h4>").arg(arr.size()) +
-           QStringLiteral(
-               "<table cellspacing=0 cellpadding=2><tr><th align=left>straggler</th><th "
-               "align=left>cause</th><th align=left>score</th><th align=left>since</th><th "
-               "align=left>evidence</th></tr>%1</table>")
-               .arg(rows);
+    return titledTable(tr("Open straggler events (%1)").arg(arr.size()),
+                       {tr("straggler"), tr("cause"), tr("score"), tr("since"), tr("evidence")},
+                       rows);
 }
 
 QString JobsView::lemonsHtml() const {
@@ -458,12 +456,8 @@ QString JobsView::lemonsHtml() const {
                                   colorStyle(degradedColor(), false)),
                          htmlCell(strikes.join(QStringLiteral(", ")).toHtmlEscaped()));
     }
-    return tr("<h4>Lemons among its hosts and GPUs (%1)</h4>").arg(arr.size()) +
-           QStringLiteral(
-               "<table cellspacing=0 cellpadding=2><tr><th align=left>lemon</th><th "
-               "align=left>kind</th><th align=left>jobs</th><th align=left>struck by</th></tr>"
-               "%1</table>")
-               .arg(rows);
+    return titledTable(tr("Lemons among its hosts and GPUs (%1)").arg(arr.size()),
+                       {tr("lemon"), tr("kind"), tr("jobs"), tr("struck by")}, rows);
 }
 
 void JobsView::render() {

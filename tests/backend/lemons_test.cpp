@@ -88,7 +88,21 @@ TEST_F(Lemons, OverlapIsRefusedUnlessSharedAndLemonsAreShownEventedAndAvoided) {
     auto one = get(s, "/api/v1/lemons?host=z1-r001-h1");
     ASSERT_EQ(one["items"].size(), 1u);
     EXPECT_EQ(one["items"][0]["name"], "z1-r001-h1-gpu0");
-    EXPECT_EQ(request(s.port(), "GET", "/api/v1/lemons?rack=x", tokens_["viewer"]).status, 400);
+    // A rack's view asks once for its hosts and their GPUs.
+    auto rack1 = get(s, "/api/v1/lemons?rack=z1-r001");
+    ASSERT_EQ(rack1["items"].size(), 1u) << rack1.dump();
+    EXPECT_EQ(rack1["items"][0]["name"], "z1-r001-h1-gpu0");
+    EXPECT_EQ(rack1["items"][0]["lemon"], true);
+    auto rack3 = get(s, "/api/v1/lemons?rack=z1-r003");
+    ASSERT_EQ(rack3["items"].size(), 1u) << rack3.dump();
+    EXPECT_EQ(rack3["items"][0]["name"], "z1-r003-h0");
+    EXPECT_TRUE(get(s, "/api/v1/lemons?rack=z1-r002")["items"].empty());
+    EXPECT_TRUE(get(s, "/api/v1/lemons?rack=no-such-rack")["items"].empty());
+    auto hostAndRack =
+        request(s.port(), "GET", "/api/v1/lemons?host=z1-r001-h1&rack=z1-r001", tokens_["viewer"]);
+    EXPECT_EQ(hostAndRack.status, 400);
+    EXPECT_EQ(hostAndRack.j()["error"]["path"], "rack");
+    EXPECT_EQ(request(s.port(), "GET", "/api/v1/lemons?row=x", tokens_["viewer"]).status, 400);
 
     auto a = get(s, "/api/v1/jobs/a");
     ASSERT_EQ(a["lemons"].size(), 1u) << a.dump();

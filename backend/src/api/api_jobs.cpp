@@ -111,16 +111,22 @@ nlohmann::json lemonRuleJson() {
     return {{"jobs", jobs::kLemonJobs}, {"windowSeconds", jobs::kLemonWindowMs / 1000}};
 }
 
-// The lemons among these hosts and their GPUs (only == lemons: at the threshold).
+// The lemons among these strikes' hosts and GPUs (only == lemons: at the threshold).
+nlohmann::json lemonsOf(const std::vector<jobs::LemonStrike>& strikes, std::int64_t nowMs,
+                        bool onlyLemons) {
+    auto out = nlohmann::json::array();
+    for (const auto& l : jobs::countLemons(strikes, nowMs))
+        if (l.lemon || !onlyLemons) out.push_back(lemonJson(l));
+    return out;
+}
+
+// The lemons among these hosts and their GPUs.
 Result<nlohmann::json> lemonsOn(db::Connection& c, const std::vector<std::string>& hosts,
                                 bool onlyLemons) {
     const auto now = unixMs();
     auto strikes = db::strikesOnHosts(c, hosts, now - jobs::kLemonWindowMs);
     if (!strikes) return fail(strikes.error());
-    auto out = nlohmann::json::array();
-    for (const auto& l : jobs::countLemons(*strikes, now))
-        if (l.lemon || !onlyLemons) out.push_back(lemonJson(l));
-    return out;
+    return lemonsOf(*strikes, now, onlyLemons);
 }
 
 // PUT /jobs/{name} and POST /jobs: the body is a `kind: Job` document (YAML or JSON).
@@ -251,30 +257,28 @@ void registerJobRoutes(Router& router, Services& services) {
             return Response::ofJson(std::move(*r));
         });
     // Lemons (jobs/lemon.hpp): every host and GPU with a strike in the window (lemons first),
-    // or those of one host (?host=NAME: the host and its GPUs).
+    // or those of one host (?host=NAME: the host and its GPUs) or of one rack (?rack=NAME: its
+    // hosts and their GPUs — one request for a rack view, not one per host).
     router.add("GET", "/api/v1/lemons", Role::Viewer, [](const Request& req) -> Result<Response> {
-        std::string host;
+        std::string host, rack;
         for (auto& [k, v] : req.query) {
-            if (k == "host") {
-                if (auto ok = jobs::checkJobName(v, "host"); !ok) return fail(ok.error());
-                host = v;
+            if (k == "host" || k == "rack") {
+                if (auto ok = jobs::checkJobName(v, k); !ok) return fail(ok.error());
+                (k == "host" ? host : rack) = v;
             } else if (k != "token") {
-                return fail(Error::invalid("unknown parameter '" + k + "'; valid: host", k));
+                return fail(Error::invalid("unknown parameter '" + k + "'; valid: host, rack", k));
             }
         }
-        nlohmann::json items;
-        if (!host.empty()) {
-            auto l = lemonsOn(req.db(), {host}, /*onlyLemons=*/false);
-            if (!l) return fail(l.error());
-            items = std::move(*l);
-        } else {
-            const auto now = unixMs();
-            auto strikes = db::strikesSince(req.db(), now - jobs::kLemonWindowMs);
-            if (!strikes) return fail(strikes.error());
-            items = nlohmann::json::array();
-            for (const auto& l : jobs::countLemons(*strikes, now)) items.push_back(lemonJson(l));
-        }
-        return Response::ofJson({{"rule", lemonRuleJson()}, {"items", std::move(items)}});
+        if (!host.empty() && !rack.empty())
+            return fail(Error::invalid("give host or rack, not both", "rack"));
+        const auto now = unixMs();
+        const auto since = now - jobs::kLemonWindowMs;
+        auto strikes = !host.empty()   ? db::strikesOnHosts(req.db(), {host}, since)
+                       : !rack.empty() ? db::strikesInRack(req.db(), rack, since)
+                                       : db::strikesSince(req.db(), since);
+        if (!strikes) return fail(strikes.error());
+        return Response::ofJson(
+            {{"rule", lemonRuleJson()}, {"items", lemonsOf(*strikes, now, /*onlyLemons=*/false)}});
     });
     router.add(
         "DELETE", "/api/v1/jobs/{name}", Role::Operator,

@@ -6,6 +6,7 @@
 //   recordStrikes(conn, jobs::lemonStrikes("llama", suspect, host, nowMs));
 //   auto s = strikesSince(conn, nowMs - jobs::kLemonWindowMs);       // every strike in it
 //   auto h = strikesOnHosts(conn, {"z1-r001-h0"}, nowMs - window);   // a job's or a host's
+//   auto r = strikesInRack(conn, "z1-r001", nowMs - window);           // a rack's hosts'
 //   jobs::countLemons(*s, nowMs);
 #pragma once
 
@@ -28,6 +29,10 @@ Result<std::vector<jobs::LemonStrike>> strikesSince(Connection& conn, std::int64
 Result<std::vector<jobs::LemonStrike>> strikesOnHosts(Connection& conn,
                                                       const std::vector<std::string>& hosts,
                                                       std::int64_t sinceMs);
+// The strikes on the hosts of this rack (by name) and their GPUs at or after `sinceMs`; none for
+// a rack that does not exist.
+Result<std::vector<jobs::LemonStrike>> strikesInRack(Connection& conn, const std::string& rack,
+                                                     std::int64_t sinceMs);
 // Deletes strikes older than `beforeMs`; how many.
 Result<int> pruneStrikes(Connection& conn, std::int64_t beforeMs);
 
