@@ -423,16 +423,62 @@ public:
     // optic gone, the link renegotiated) opens link_speed, a warning, on its link; its full
     // speed closes it. A port known down says nothing about its speed (link_down covers it), nor
     // does a speed of 0 (an interface that reports none).
+    // The host end says its own speed too (nicSpeedRule): the link has one link_speed event,
+    // whichever end saw it first, open while either end says it is slow.
     void speedRule(std::uint32_t p, double bps, std::int64_t t) {
         const double want = s_.L->ports()[p].speedGbps * 1e9;
         if (want <= 0 || !std::isfinite(bps) || bps <= 0) return;
         if (bps >= want * 0.999) {
-            portClose(p, kSlow, t);
+            const auto l = s_.L->ports()[p].linkIndex;
+            if (l == kNoIndex || (!nicSlow(l) && !portSlow(peer(p)))) portClose(p, kSlow, t);
         } else if (s_.pdet[p].lastOper != 0 && inService(p)) {
             portOpen(p, kSlow, Severity::Warning,
                      "up at " + formatNumber(bps / 1e9) + " Gb/s, rated " +
                          formatNumber(want / 1e9) + " Gb/s",
                      t);
+        }
+    }
+
+    // Whether an end of a link says now that it runs below its rated speed: a switch port up
+    // whose last speed is under its inventory speed; a host NIC not known down whose
+    // node_infiniband_rate_bytes_per_second is under its link's speed.
+    bool portSlow(std::uint32_t p) const {
+        if (p == kNoIndex) return false;
+        const double want = s_.L->ports()[p].speedGbps * 1e9;
+        const double bps = s_.portVal(PortCounter::SpeedBps, p);
+        return want > 0 && std::isfinite(bps) && bps > 0 && bps < want * 0.999 &&
+               s_.pdet[p].lastOper != 0;
+    }
+    // A NIC's rated speed: its cable's, else the switch port's at the other end.
+    double nicRatedBps(std::uint32_t l) const {
+        const auto& link = s_.L->links()[l];
+        if (link.speedGbps > 0) return link.speedGbps * 1e9;
+        for (auto p : {link.bPort, link.aPort})
+            if (p != kNoIndex && s_.L->ports()[p].speedGbps > 0)
+                return s_.L->ports()[p].speedGbps * 1e9;
+        return 0;
+    }
+    bool nicSlow(std::uint32_t l) const {
+        const auto n = s_.nicOfLink(l);
+        if (n == kNoIndex || s_.nicUp[n] == 0) return false;
+        const double want = nicRatedBps(l), bps = double{s_.nicRates[n].speedBytes} * 8;
+        return want > 0 && std::isfinite(bps) && bps > 0 && bps < want * 0.999;
+    }
+    // node_infiniband_rate_bytes_per_second of the NIC n, the host end of link l: below the
+    // link's rated speed (a ConnectX-7 that trained at 200G on a 400G cable) it opens the link's
+    // link_speed, as the switch end's ifHighSpeed does; its full speed closes it unless a switch
+    // end still says slow. A NIC known down says nothing about its speed (link_down covers it).
+    void nicSpeedRule(std::uint32_t n, std::uint32_t l, double bytesPerSecond, std::int64_t t) {
+        const double want = nicRatedBps(l), bps = bytesPerSecond * 8;
+        if (want <= 0 || !std::isfinite(bps) || bps <= 0) return;
+        if (bps >= want * 0.999) {
+            const auto& link = s_.L->links()[l];
+            if (!portSlow(link.aPort) && !portSlow(link.bPort)) linkCloseEv(l, kSlow, t);
+        } else if (s_.nicUp[n] != 0 && linkInService(l) && !linkHeld(l, kSlow)) {
+            linkOpenEv(l, kSlow, Severity::Warning,
+                       "host NIC up at " + formatNumber(bps / 1e9) + " Gb/s, rated " +
+                           formatNumber(want / 1e9) + " Gb/s",
+                       t);
         }
     }
 
@@ -620,6 +666,7 @@ public:
         auto& n = s_.nicRates[nic];
         if (counter == kNicRateBytes) {
             if (v > 0) n.speedBytes = static_cast<float>(v);
+            nicSpeedRule(nic, l, v, t);
             return;
         }
         const int i = counter - kNicRxBytes;
