@@ -206,6 +206,7 @@ std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
     const auto temp = stat(samples, &RankSample::tempC);
     const auto memTemp = stat(samples, &RankSample::memTempC);
     const auto nic = stat(samples, &RankSample::nicUtil);
+    const auto wait = stat(samples, &RankSample::nicXmitWaitPerSecond);
     // Floors: the noise a healthy job shows even when every rank reads the same.
     const double clockScale = std::max(clock.mad, 15.0), tempScale = std::max(temp.mad, 2.0),
                  memTempScale = std::max(memTemp.mad, 2.0), nicScale = std::max(nic.mad, 3.0);
@@ -225,17 +226,27 @@ std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
     // The median NIC utilisation of each host: a NIC is slow when it carries less than its own
     // host's others too. A whole host's (or rack's) NICs reading low together are the page that
     // reports them (scraped a moment apart from the others) or the host, not a NIC.
-    std::vector<double> hostNic;
+    // The same for the NICs' wait to send (one page per host, read at one moment of the job's
+    // rhythm: a host read while the job exchanges waits more on every NIC).
+    std::vector<double> hostNic, hostWait;
     {
-        std::vector<std::vector<double>> per;
+        std::vector<std::vector<double>> per, perWait;
         for (std::size_t i = 0; i < n; ++i) {
             const auto h = samples[i].host;
-            if (h >= per.size()) per.resize(h + 1);
+            if (h >= per.size()) {
+                per.resize(h + 1);
+                perWait.resize(h + 1);
+            }
             if (std::isfinite(samples[i].nicUtil)) per[h].push_back(samples[i].nicUtil);
+            if (std::isfinite(samples[i].nicXmitWaitPerSecond))
+                perWait[h].push_back(samples[i].nicXmitWaitPerSecond);
         }
         hostNic.assign(per.size(), NAN);
-        for (std::size_t h = 0; h < per.size(); ++h)
+        hostWait.assign(per.size(), NAN);
+        for (std::size_t h = 0; h < per.size(); ++h) {
             if (per[h].size() >= 4) hostNic[h] = medianOf(per[h]);
+            if (perWait[h].size() >= 4) hostWait[h] = medianOf(perWait[h]);
+        }
     }
     // Host-level causes first (issue 34 item 3): the GPUs of one host together idler or slower
     // than the job's other hosts name the host; its GPUs are then not suspects of their own.
@@ -357,6 +368,24 @@ std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
                            num(nic.median) + others;
                 },
                 true);
+        }
+        // The host NIC waits to send far longer than the job's others (port_transmit_wait):
+        // it cannot put its share on the wire. Ten times the job's median and its own host's
+        // (read at the same moment), and at least 10^5 ticks/s (a healthy job's NICs wait too,
+        // at about the same rate as each other).
+        if (std::isfinite(r.nicXmitWaitPerSecond) && r.nicXmitWaitPerSecond >= 1e5) {
+            const double host = r.host < hostWait.size() ? hostWait[r.host] : NAN;
+            const double base =
+                std::max({wait.valid ? wait.median : 0.0, std::isfinite(host) ? host : 0.0, 1e4});
+            if (r.nicXmitWaitPerSecond >= 10 * base)
+                consider(
+                    std::min(20.0, 4.0 + 4 * std::log10(r.nicXmitWaitPerSecond / base)), "slow_nic",
+                    [&] {
+                        return names[i] + ": its NIC waited " + num(r.nicXmitWaitPerSecond) +
+                               " ticks/s to send (port_transmit_wait) vs job median " +
+                               num(wait.valid ? wait.median : 0) + others;
+                    },
+                    true);
         }
         if (r.pfcPerSecond >= 1000)
             consider(

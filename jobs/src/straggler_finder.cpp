@@ -54,6 +54,7 @@ struct Resolved {
     std::vector<std::string> hostNames;  // the job's hosts found in the layout
     std::vector<std::uint16_t> hostOf;   // rank -> its host, an index of hostNames
     std::vector<JobPort> nicState, uplinkState;
+    std::vector<JobPort> nicEndState;       // per rank: the host end's utilisation (node_exporter)
     std::vector<std::string> lastSuspects;  // locations of the last tick's suspects
     std::vector<std::int64_t> gpuAtMs;      // per rank: its GPU's newest sample
     // Per host: shared (the job shares its hosts, or another listed job holds this one). Per
@@ -78,18 +79,24 @@ struct PortState {  // the port itself, whatever job it serves
     std::uint8_t oper = 0;  // 0 unknown, 1 up, 2 down
 };
 
+struct NicEndState {  // the host end of a GPU's NIC link (node_exporter), whatever job
+    float flaps = 0;
+    std::int8_t up = -1;
+    std::int64_t flapAtMs = 0;  // the last link_downed rise counted
+};
+
 // The time-weighted average of `s` after the hub's reading `rate` (utilisation and the time
 // of its octet sample): only a new sample moves it; none for kStaleMs makes it unknown.
-float smooth(JobPort& s, const telemetry::TelemetryHub::PortRates& rate, std::int64_t nowMs) {
-    if (rate.utilAtMs != 0 && rate.utilAtMs != s.atMs && std::isfinite(rate.util)) {
-        if (s.atMs == 0 || !std::isfinite(s.util) || rate.utilAtMs < s.atMs) {
-            s.util = rate.util;
+float smooth(JobPort& s, float util, std::int64_t utilAtMs, std::int64_t nowMs) {
+    if (utilAtMs != 0 && utilAtMs != s.atMs && std::isfinite(util)) {
+        if (s.atMs == 0 || !std::isfinite(s.util) || utilAtMs < s.atMs) {
+            s.util = util;
         } else {
-            const double dt = static_cast<double>(rate.utilAtMs - s.atMs) / 1000.0;
+            const double dt = static_cast<double>(utilAtMs - s.atMs) / 1000.0;
             const auto a = static_cast<float>(1 - std::exp(-dt / kUtilTauS));
-            s.util += a * (rate.util - s.util);
+            s.util += a * (util - s.util);
         }
-        s.atMs = rate.utilAtMs;
+        s.atMs = utilAtMs;
     }
     if (s.atMs == 0 || nowMs - s.atMs > kStaleMs) return kNaN;
     return s.util;
@@ -162,6 +169,8 @@ struct StragglerFinder::Impl {
     std::vector<telemetry::CounterRate> sbe;       // per allGpus
     std::vector<telemetry::TelemetryHub::PortRates> rates;  // per allPorts
     std::vector<PortState> ports;                           // per port of the layout
+    std::vector<telemetry::TelemetryHub::NicEnd> nicEnds;   // per allGpus
+    std::vector<NicEndState> nicEndFlaps;                   // per GPU of the layout
 
     std::vector<JobSuspects> current;
 
@@ -188,6 +197,7 @@ struct StragglerFinder::Impl {
             }
         }
         ports.assign(L.portCount(), {});
+        nicEndFlaps.assign(L.gpuCount(), {});
         resolved.clear();  // another structure: every job starts afresh
     }
 
@@ -236,6 +246,7 @@ struct StragglerFinder::Impl {
             r.ranks.resize(r.gpus.size());
             r.links.resize(r.uplinkPorts.size());
             r.nicState.resize(r.gpus.size());
+            r.nicEndState.resize(r.gpus.size());
             r.gpuAtMs.resize(r.gpus.size());
             r.nicFromMs.assign(r.gpus.size(), 0);
             r.uplinkState.resize(r.uplinkPorts.size());
@@ -294,7 +305,11 @@ struct StragglerFinder::Impl {
         if (s.rank >= r.gpus.size()) return 0;
         if (s.location == r.nicNames[s.rank]) {
             const auto* pr = port(r.nicPorts[s.rank]);
-            return pr ? byCause(*pr) : 0;
+            std::int64_t t = pr ? byCause(*pr) : 0;
+            // The host end's page, for what it reports too (not PFC).
+            if (const auto k = gpuSlot[r.gpus[s.rank]]; k != kNoIndex && s.cause != "pfc_storm")
+                t = std::max({t, nicEnds[k].utilAtMs, nicEnds[k].atMs});
+            return t;
         }
         return r.gpuAtMs[s.rank];
     }
@@ -323,9 +338,23 @@ struct StragglerFinder::Impl {
 
     // What the hub says of every GPU and port a job reads, once per tick: the counters' rates
     // as the hub keeps them (each over its own samples: issue 34 item 1) and link flaps.
-    void sample(const telemetry::TelemetryHub& hub) {
+    void sample(const telemetry::TelemetryHub& hub, std::int64_t nowMs) {
         hub.gpuRates(allGpus, GpuField::EccSbe, sbe);
         hub.portRates(allPorts, rates);
+        // The host ends: a link_downed_total rise or ACTIVE -> not, once per tick, is a flap.
+        hub.nicEnds(allGpus, nicEnds);
+        for (std::size_t k = 0; k < allGpus.size(); ++k) {
+            auto& f = nicEndFlaps[allGpus[k]];
+            const auto& e = nicEnds[k];
+            f.flaps *= kFlapDecay;
+            // A rise seen for the first time counts when it is recent (not a job's history).
+            const bool rose = e.flapAtMs != 0 && e.flapAtMs != f.flapAtMs &&
+                              (f.flapAtMs != 0 || nowMs - e.flapAtMs <= kStaleMs);
+            const bool fell = f.up == 1 && e.up == 0;
+            if (rose || fell) f.flaps += 1;
+            if (e.flapAtMs != 0) f.flapAtMs = e.flapAtMs;
+            if (e.up >= 0) f.up = e.up;
+        }
         for (auto p : allPorts) {
             auto& s = ports[p];
             s.flaps *= kFlapDecay;
@@ -380,7 +409,7 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
         m.resolve(*L, nowMs);
         m.dirty = false;
     }
-    m.sample(hub);
+    m.sample(hub, nowMs);
 
     m.current.clear();
     m.current.reserve(m.resolved.size());
@@ -392,43 +421,77 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
             auto& s = r.ranks[i];
             s = {};
             r.gpuAtMs[i] = hub.gpuSampleMs(g);
-            s.smClockMhz = static_cast<float>(hub.gpuValue(g, GpuField::SmClock));
-            s.tempC = static_cast<float>(hub.gpuValue(g, GpuField::Temp));
-            s.memTempC = static_cast<float>(hub.gpuValue(g, GpuField::MemTemp));
-            s.powerW = static_cast<float>(hub.gpuValue(g, GpuField::Power));
-            s.util = static_cast<float>(hub.gpuValue(g, GpuField::Util));
-            s.clockReasons = static_cast<float>(hub.gpuValue(g, GpuField::ClockEventReasons));
-            const double xid = hub.gpuValue(g, GpuField::Xid);
-            s.xid = std::isfinite(xid) ? static_cast<float>(xid) : 0;
-            if (const auto k = m.gpuSlot[g]; k != kNoIndex) {
+            // A GPU whose page stopped naming it (dcgm-exporter lost it, the exporter is down)
+            // is unknown after kStaleMs, not frozen at its last values.
+            const bool gpuFresh = r.gpuAtMs[i] != 0 && nowMs - r.gpuAtMs[i] <= kStaleMs;
+            if (gpuFresh) {
+                s.smClockMhz = static_cast<float>(hub.gpuValue(g, GpuField::SmClock));
+                s.tempC = static_cast<float>(hub.gpuValue(g, GpuField::Temp));
+                s.memTempC = static_cast<float>(hub.gpuValue(g, GpuField::MemTemp));
+                s.powerW = static_cast<float>(hub.gpuValue(g, GpuField::Power));
+                s.util = static_cast<float>(hub.gpuValue(g, GpuField::Util));
+                s.clockReasons = static_cast<float>(hub.gpuValue(g, GpuField::ClockEventReasons));
+                const double xid = hub.gpuValue(g, GpuField::Xid);
+                s.xid = std::isfinite(xid) ? static_cast<float>(xid) : 0;
+            }
+            const auto k = m.gpuSlot[g];
+            if (k != kNoIndex) {
                 const auto& e = m.sbe[k];
                 s.eccSbePerSecond = fresh(static_cast<float>(e.perSecond), e.atMs, nowMs);
             }
             s.host = r.hostOf[i];
             s.suspect = was.contains(r.gpuNames[i]) || was.contains(r.nicNames[i]) ||
                         was.contains(r.hostNames[s.host]);
-            if (const auto p = r.nicPorts[i]; p != kNoIndex && m.portSlot[p] != kNoIndex) {
+            // A shared host's NIC carries another job's traffic too: its utilisation (and its
+            // wait to send) says nothing against this job's median. Its averages start afresh
+            // when the sharing ends and are compared a warm-up later, as a new job's.
+            const bool shared = r.hostShared[s.host];
+            if (shared) {
+                r.nicState[i] = {};
+                r.nicEndState[i] = {};
+                r.nicFromMs[i] = nowMs + m.options.warmupMs;
+            }
+            float util = kNaN, speedRatio = kNaN;
+            const auto p = r.nicPorts[i];
+            const auto rated = p != kNoIndex ? L->ports()[p].speedGbps : 0;
+            if (p != kNoIndex && m.portSlot[p] != kNoIndex) {
+                // The switch end (snmp_exporter's IF-MIB, a switch agent's PFC counters).
                 const auto& pr = m.rates[m.portSlot[p]];
-                // A shared host's NIC carries another job's traffic too: its utilisation says
-                // nothing against this job's median. Its average starts afresh when the sharing
-                // ends and is compared a warm-up later, as a new job's.
-                if (r.hostShared[s.host]) {
-                    r.nicState[i] = {};
-                    r.nicFromMs[i] = nowMs + m.options.warmupMs;
-                } else {
-                    const float u = smooth(r.nicState[i], pr, nowMs);
-                    if (nowMs >= r.nicFromMs[i]) s.nicUtil = u;
-                }
+                if (!shared) util = smooth(r.nicState[i], pr.util, pr.utilAtMs, nowMs);
                 s.pfcPerSecond = fresh(pr.pfc, pr.atMs, nowMs);
                 s.linkErrorsPerSecond = fresh(pr.errors, pr.atMs, nowMs);
                 s.nicFlaps = m.ports[p].flaps;
                 // A port up below its rated speed (ifHighSpeed / loom_port_speed_bps against
                 // the inventory's): trained down, whatever its utilisation says.
                 const double speed = hub.portValue(p, PortCounter::SpeedBps);
-                const auto rated = L->ports()[p].speedGbps;
-                if (std::isfinite(speed) && speed > 0 && rated > 0)
-                    s.nicSpeedRatio = static_cast<float>(speed / (rated * 1e9));
+                const auto seen = std::max(pr.utilAtMs, pr.atMs);
+                if (std::isfinite(speed) && speed > 0 && rated > 0 && seen != 0 &&
+                    nowMs - seen <= kStaleMs)
+                    speedRatio = static_cast<float>(speed / (rated * 1e9));
             }
+            if (k != kNoIndex) {
+                // The host end (node_exporter's InfiniBand collector): the only view of a NIC
+                // whose switch is not scraped, and a second one where it is.
+                const auto& ne = m.nicEnds[k];
+                const float endUtil =
+                    shared ? kNaN : smooth(r.nicEndState[i], ne.util, ne.utilAtMs, nowMs);
+                if (!std::isfinite(util)) util = endUtil;
+                const auto seen = std::max(ne.utilAtMs, ne.atMs);
+                if (seen != 0 && nowMs - seen <= kStaleMs) {
+                    s.linkErrorsPerSecond =
+                        std::max(s.linkErrorsPerSecond, fresh(ne.rcvErrors, ne.atMs, nowMs));
+                    if (!shared && ne.atMs != 0 && nowMs - ne.atMs <= kStaleMs &&
+                        std::isfinite(ne.xmitWait))
+                        s.nicXmitWaitPerSecond = ne.xmitWait;
+                    if (ne.speedBytes > 0 && rated > 0) {
+                        const auto r2 = static_cast<float>(ne.speedBytes * 8 / (rated * 1e9));
+                        speedRatio = std::isfinite(speedRatio) ? std::min(speedRatio, r2) : r2;
+                    }
+                }
+                s.nicFlaps = std::max(s.nicFlaps, m.nicEndFlaps[g].flaps);
+            }
+            s.nicSpeedRatio = speedRatio;
+            if (!shared && nowMs >= r.nicFromMs[i]) s.nicUtil = util;
         }
         for (std::size_t i = 0; i < r.uplinkPorts.size(); ++i) {
             auto& s = r.links[i];
@@ -436,7 +499,7 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
             s.suspect = was.contains(r.uplinkNames[i]);
             if (const auto p = r.uplinkPorts[i]; p != kNoIndex && m.portSlot[p] != kNoIndex) {
                 const auto& pr = m.rates[m.portSlot[p]];
-                s.util = smooth(r.uplinkState[i], pr, nowMs);
+                s.util = smooth(r.uplinkState[i], pr.util, pr.utilAtMs, nowMs);
                 s.pfcPerSecond = fresh(pr.pfc, pr.atMs, nowMs);
                 s.errorsPerSecond = fresh(pr.errors, pr.atMs, nowMs);
                 s.discardsPerSecond = fresh(pr.discards, pr.atMs, nowMs);

@@ -197,6 +197,28 @@ void TelemetryHub::portRates(const std::vector<std::uint32_t>& ports,
     }
 }
 
+void TelemetryHub::nicEnds(const std::vector<std::uint32_t>& gpus, std::vector<NicEnd>& out) const {
+    constexpr float kNaNf = std::numeric_limits<float>::quiet_NaN();
+    out.assign(gpus.size(), {kNaNf, kNaNf, kNaNf, kNaNf, 0, 0, -1, 0});
+    std::lock_guard lk(ingestMutex_);
+    auto st = current();
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+        const auto g = gpus[i];
+        if (g >= st->nG) continue;
+        const auto& n = st->nicRates[g];
+        auto& o = out[i];
+        o.util = st->nicUtil[g].load(kRelaxed);
+        o.utilAtMs = st->nicSeen[g].load(kRelaxed);
+        o.speedBytes = n.speedBytes;
+        o.xmitWait = n.rate[detail::kNicXmitWait - detail::kNicRxBytes];
+        o.rcvErrors = n.rate[detail::kNicRcvErrors - detail::kNicRxBytes];
+        o.atMs = std::max(n.at[detail::kNicXmitWait - detail::kNicRxBytes],
+                          n.at[detail::kNicRcvErrors - detail::kNicRxBytes]);
+        o.up = st->nicUp[g];
+        o.flapAtMs = st->nicFlapAt[g];
+    }
+}
+
 CounterRate TelemetryHub::gpuRate(std::uint32_t gpu, GpuField f) const {
     std::vector<CounterRate> out;
     gpuRates({gpu}, f, out);

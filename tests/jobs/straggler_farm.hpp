@@ -93,6 +93,9 @@ struct FarmOptions {
     std::uint64_t seed = 1;
     double intervalS = 1.0, jitter = 0.3;     // each page's interval: intervalS × (1 ± jitter)
     double counterResetsPerSwitchHour = 0.2;  // a switch reboot: its counters restart at 0
+    // Per host a node_exporter InfiniBand page too (the host ends of its NIC links), and/or
+    // no switch pages at all (a cluster whose switches Loom does not scrape).
+    bool nodeExporter = false, switchPages = true;
 };
 
 class StragglerFarm {
@@ -114,9 +117,11 @@ public:
         // Pages: one dcgm page per host; per rack switch an if_mib page and a PFC page.
         for (std::uint32_t r = 0; r < L.racks().size(); ++r) {
             const auto& rk = L.racks()[r];
-            for (std::uint32_t h = 0; h < rk.hosts.size(); ++h)
+            for (std::uint32_t h = 0; h < rk.hosts.size(); ++h) {
                 pages_.push_back({Page::Dcgm, r, h, firstDue()});
-            if (rk.rtswIndex != telemetry::kNoIndex) {
+                if (o_.nodeExporter) pages_.push_back({Page::Node, r, h, firstDue()});
+            }
+            if (rk.rtswIndex != telemetry::kNoIndex && o_.switchPages) {
                 pages_.push_back({Page::IfMib, r, 0, firstDue()});
                 pages_.push_back({Page::Pfc, r, 0, firstDue()});
             }
@@ -132,6 +137,7 @@ public:
                     rackPorts_[r].push_back(p);
         }
         ctr_.assign(L.portCount(), {});
+        nic_.assign(o_.nodeExporter ? L.gpuCount() : 0, {});
         sbe_.assign(L.gpuCount(), 0);
         lent_.assign(L.gpuCount(), 0);
     }
@@ -185,6 +191,8 @@ public:
         for (int k = fromGpu; k < 8; ++k)
             if (auto g = L_->gpuOfHost(host, k); g != telemetry::kNoIndex) lent_[g] = 1;
     }
+    // The host's dcgm-exporter page names this GPU no more (it fell off the bus).
+    void dropGpu(std::uint32_t gpu) { dropped_.push_back(gpu); }
     const std::vector<Job>& jobs() const { return jobs_; }
     std::vector<std::string> hostNames(int id) const {
         std::vector<std::string> out;
@@ -248,6 +256,10 @@ public:
                 writeDcgm(it->rack, it->host, t, body);
                 id.host = rk.hosts[it->host];
                 source = "dcgm:" + rk.hosts[it->host];
+            } else if (it->kind == Page::Node) {
+                writeNode(it->rack, it->host, t, body);
+                id.host = rk.hosts[it->host];
+                source = "node:" + rk.hosts[it->host];
             } else {
                 const auto& sw = L_->switches()[rk.rtswIndex].name;
                 maybeReset(it->rack, t);
@@ -277,13 +289,18 @@ public:
 
 private:
     struct Page {
-        enum Kind : std::uint8_t { Dcgm, IfMib, Pfc } kind;
+        enum Kind : std::uint8_t { Dcgm, IfMib, Pfc, Node } kind;
         std::uint32_t rack, host;
         std::int64_t due;
     };
     struct Counters {
         double in = 0, out = 0, err = 0, disc = 0, pfc = 0;
         double flapDown = 0;  // 1 while the link is down
+    };
+    // The host end of a GPU's NIC link (node_exporter): its own counters (a switch's reboot
+    // does not reset them).
+    struct NicCounters {
+        double bytes = 0, wait = 0, err = 0, downed = 0;
     };
 
     // Sets IngestIdentity::source where the hub has it (this farm also builds against a hub
@@ -397,6 +414,20 @@ private:
                         c.pfc += 200;
                     if (noise(o_.seed + 12, p, static_cast<std::uint64_t>(at / 100)) > 0.999998)
                         c.err += 1;
+                    if (!nic_.empty() && g != telemetry::kNoIndex) {
+                        auto& e = nic_[g];
+                        e.bytes += u / 100 * speedBytes * 0.1;
+                        // Every NIC waits a little to send while it exchanges (~2·10^4 ticks/s);
+                        // one trained at half speed carrying its share waits far longer.
+                        const bool slow = faultOn(FarmCause::SlowNic, g, at) != nullptr;
+                        e.wait += (u > 50 ? 2e4 : 1e3) * (slow ? 40 : 1) * 0.1;
+                        if (const auto* f = faultOn(FarmCause::FlappingOptic, g, at)) {
+                            e.err += 2;
+                            if ((at - f->fromMs) % 3000 < 100) e.downed += 1;
+                        }
+                        if (noise(o_.seed + 13, g, static_cast<std::uint64_t>(at / 100)) > 0.999998)
+                            e.err += 1;
+                    }
                 }
             for (std::uint32_t g = 0; g < sbe_.size(); ++g)
                 if (faultOn(FarmCause::EccPressure, g, at)) sbe_[g] += 5;
@@ -424,7 +455,9 @@ private:
         const auto step = static_cast<std::uint64_t>(t / 1000);
         for (int k = 0; k < 8; ++k) {
             const auto g = L.gpuOfHost(hi, k);
-            if (g == telemetry::kNoIndex) continue;
+            if (g == telemetry::kNoIndex ||
+                std::find(dropped_.begin(), dropped_.end(), g) != dropped_.end())
+                continue;
             const int job = gpuJob_[g];
             const int ph = lent_[g] ? 0 : phase(job, t);
             const double n = noise(o_.seed + 5, g, step);
@@ -517,6 +550,37 @@ private:
             line("ifOutDiscards", c.disc);
         }
     }
+    // node_exporter 1.5's InfiniBand collector, as it writes a host's eight backend ConnectX-7
+    // (mlx5_0..7 = NIC 0..7; docs/telemetry.md §4).
+    void writeNode(std::uint32_t rack, std::uint32_t hostSlot, std::int64_t t, std::string& out) {
+        const auto& L = *L_;
+        const auto hi = L.hostByName(L.racks()[rack].hosts[hostSlot]);
+        for (int k = 0; k < 8; ++k) {
+            const auto g = L.gpuOfHost(hi, k);
+            if (g == telemetry::kNoIndex) continue;
+            const auto& e = nic_[g];
+            const std::string dev = "mlx5_" + std::to_string(k);
+            out += "node_infiniband_info{board_id=\"MT_0000000838\",device=\"" + dev +
+                   "\",firmware_version=\"28.39.1002\",hca_type=\"MT4129\"} 1\n";
+            const std::string labels = "{device=\"" + dev + "\",port=\"1\"} ";
+            auto line = [&](const char* name, double v) {
+                out += name;
+                out += labels;
+                num(out, v);
+                out += '\n';
+            };
+            const auto* flap = faultOn(FarmCause::FlappingOptic, g, t);
+            const bool down = flap && (t - flap->fromMs) % 3000 < 1000;
+            line("node_infiniband_link_downed_total", e.downed);
+            line("node_infiniband_port_data_received_bytes_total", e.bytes);
+            line("node_infiniband_port_data_transmitted_bytes_total", e.bytes);
+            line("node_infiniband_port_errors_received_total", e.err);
+            line("node_infiniband_port_transmit_wait_total", e.wait);
+            line("node_infiniband_rate_bytes_per_second",
+                 faultOn(FarmCause::SlowNic, g, t) ? 25e9 : 50e9);
+            line("node_infiniband_state_id", down ? 1 : 4);
+        }
+    }
     void writePfc(std::uint32_t rack, std::string& out) {
         const auto& sw = L_->switches()[L_->racks()[rack].rtswIndex].name;
         for (auto p : rackPorts_[rack]) {
@@ -543,8 +607,10 @@ private:
         heap_;
     std::vector<std::vector<std::uint32_t>> rackPorts_;
     std::vector<Counters> ctr_;
+    std::vector<NicCounters> nic_;  // per GPU, with FarmOptions::nodeExporter
     std::vector<double> sbe_;
-    std::vector<char> lent_;  // per GPU: lendGpus
+    std::vector<char> lent_;              // per GPU: lendGpus
+    std::vector<std::uint32_t> dropped_;  // dropGpu
     std::vector<Fault> faults_;
     std::vector<Trap> traps_;
     std::int64_t integratedMs_ = 0;

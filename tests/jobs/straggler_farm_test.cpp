@@ -28,11 +28,12 @@ struct World {
     std::vector<StragglerTransition> events;
     std::vector<std::int64_t> at;
 
-    explicit World(std::uint64_t seed, int racks = 16) {
+    explicit World(std::uint64_t seed, int racks = 16, loom::testing::FarmOptions o = {}) {
         auto inv = loom::testing::syntheticCluster({.zones = 1, .racksPerZone = racks});
         L = std::make_shared<const telemetry::HallLayout>(telemetry::HallLayout::build(inv));
         hub = std::make_unique<telemetry::TelemetryHub>(L);
-        farm = std::make_unique<StragglerFarm>(L, loom::testing::FarmOptions{.seed = seed});
+        o.seed = seed;
+        farm = std::make_unique<StragglerFarm>(L, o);
     }
     void sync() {
         std::vector<FinderJob> list;
@@ -172,6 +173,64 @@ TEST(StragglerFarm, ASharedHostsNicsAreNotComparedWithTheJobsMedian) {
     ASSERT_FALSE(w.events.empty());
     EXPECT_EQ(w.events.front().suspect.location, L.gpuNames()[gpu]) << w.eventsText();
     EXPECT_EQ(w.events.front().suspect.cause, "thermal_throttle") << w.eventsText();
+}
+
+// Issue 34: a cluster whose switches Loom does not scrape still shows its NICs, through
+// node_exporter's InfiniBand collector on each host (docs/telemetry.md §4). A NIC trained at
+// 200G (rate_bytes_per_second 25e9, transmit wait climbing) is slow_nic and an optic flapping
+// (link_downed_total rising, state_id not ACTIVE) is flapping_link, named first within 6 s and
+// closed after; healthy jobs starting and ending on those NICs, with node_exporter's counters
+// and the dcgm pages on their own clocks, open nothing.
+TEST(StragglerFarm, NicsSeenOnlyByNodeExporterAreJudgedToo) {
+    for (auto cause : {FarmCause::SlowNic, FarmCause::FlappingOptic}) {
+        World w(51 + static_cast<std::uint64_t>(cause), 16,
+                {.nodeExporter = true, .switchPages = false});
+        const int old = w.start("old", {0, 1, 2, 3});
+        w.start("big", {4, 5, 6, 7, 8, 9, 10, 11});
+        w.start("pair", {12}, 2);
+        w.run(60);
+        w.farm->endJob(old, w.now);
+        w.sync();
+        w.start("new", {0, 1, 2, 13});
+        w.run(45);
+        ASSERT_TRUE(w.events.empty()) << w.eventsText();
+        const std::uint32_t gpu = w.L->racks()[6].gpuOffset + 13;
+        const auto start = w.now;
+        w.farm->fault(cause, gpu, start, start + 30'000);
+        const auto expect = w.farm->expectedLocation({cause, gpu, start, start + 30'000});
+        w.run(60);
+        ASSERT_FALSE(w.events.empty()) << loom::testing::farmCauseName(cause);
+        const auto& e = w.events.front();
+        EXPECT_EQ(e.job, "big");
+        EXPECT_EQ(e.suspect.location, expect) << w.eventsText();
+        EXPECT_EQ(e.suspect.cause, loom::testing::farmExpectedLabel(cause)) << w.eventsText();
+        EXPECT_LE(w.at.front() - start, 6'000) << w.eventsText();
+        ASSERT_EQ(w.events.size(), 2u) << w.eventsText();
+        EXPECT_FALSE(w.events[1].opened);
+    }
+}
+
+// Issue 34: a GPU that drops off its page (dcgm-exporter stops naming it: the GPU fell off the
+// bus, the exporter lost it) is unknown after 15 s, not frozen at its last sample: a throttled
+// GPU that vanished is not listed for ever on a minute-old sample, and its event closes.
+TEST(StragglerFarm, AGpuMissingFromItsPageIsUnknownNotFrozen) {
+    World w(61);
+    w.start("big", {0, 1, 2, 3, 4, 5, 6, 7});
+    w.run(45);
+    ASSERT_TRUE(w.events.empty()) << w.eventsText();
+    const auto& L = *w.L;
+    const auto gpu = L.racks()[2].gpuOffset + 13;
+    const auto start = w.now;
+    w.farm->fault(FarmCause::ThermalThrottle, gpu, start, start + 600'000);
+    w.run(10);
+    ASSERT_EQ(w.events.size(), 1u) << w.eventsText();
+    w.farm->dropGpu(gpu);  // its host's page names it no more
+    w.run(40);
+    for (const auto& j : w.finder.current())
+        for (const auto& s : j.suspects)
+            EXPECT_NE(s.gpu, L.gpuNames()[gpu]) << "listed on a stale sample: " << s.evidence;
+    ASSERT_EQ(w.events.size(), 2u) << w.eventsText();
+    EXPECT_FALSE(w.events[1].opened);
 }
 
 // Issue 34 (first suspect right 5/6 for ecc_pressure): a one-sample clock dip on another GPU

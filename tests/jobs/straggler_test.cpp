@@ -88,6 +88,25 @@ TEST(Straggler, TheDetectorOpensAfterAStreakAndClosesAfterQuiet) {
     EXPECT_TRUE(d.forget("llama").empty());
 }
 
+// Issue 34 item 3: a NIC that waits to send (node_exporter's port_transmit_wait) far longer
+// than the job's others and its own host's is slow_nic on its cable; a whole host read while
+// the job exchanges (every NIC of it waiting more) is no suspect.
+TEST(Straggler, ANicWaitingToSendIsSlow) {
+    auto j = healthy();
+    for (std::size_t i = 0; i < j.samples.size(); ++i) {
+        j.samples[i].host = static_cast<std::uint32_t>(i / 8);
+        j.samples[i].nicXmitWaitPerSecond = 5000.0f + static_cast<float>(i % 5) * 300;
+    }
+    for (std::size_t i = 16; i < 24; ++i) j.samples[i].nicXmitWaitPerSecond = 150'000;
+    EXPECT_TRUE(rankStragglers(j.names, j.nics, j.samples).empty()) << "host 2 read mid-exchange";
+    j.samples[42].nicXmitWaitPerSecond = 400'000;
+    auto s = rankStragglers(j.names, j.nics, j.samples);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].location, j.nics[42]);
+    EXPECT_EQ(s[0].cause, "slow_nic");
+    EXPECT_NE(s[0].evidence.find("port_transmit_wait"), std::string::npos) << s[0].evidence;
+}
+
 // Issue 34: a suspect's event opens once its evidence held in two samples, however many ticks
 // read the one sample it has (a page late by a tick or two).
 TEST(Straggler, TheDetectorWaitsForASecondSample) {

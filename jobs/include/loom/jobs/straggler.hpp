@@ -7,8 +7,9 @@
 // perfectly uniform job does not turn noise into infinity):
 //   SM clock below the median (with high temperature: "thermal throttle"), temperature above it,
 //   power below it, correctable ECC errors per second (row-remap pressure), an XID, NIC
-//   utilisation below the median (a slow NIC), PFC pause frames and link errors per second on
-//   the GPU's NIC cable. A rank's score is its strongest signal; suspects are ranked by score.
+//   utilisation below the median (a slow NIC), its speed below rated or its transmit wait far
+//   above the job's (slow_nic), PFC pause frames and link errors per second on the GPU's NIC
+//   cable, its flaps. A rank's score is its strongest signal; suspects are ranked by score.
 // The detector keeps one event per job and suspect location: it opens when a location is among
 // the job's suspects (a score of at least `minScore`) for `openAfterTicks` consecutive ticks (and,
 // where the caller counts them, `minSamples` distinct samples: StragglerSuspect::samples), and
@@ -39,6 +40,9 @@ struct RankSample {
     float pfcPerSecond = 0, linkErrorsPerSecond = 0;  // on the NIC cable
     float nicFlaps = 0;  // up-to-down transitions of the NIC cable, recently (decaying count)
     float nicSpeedRatio = kNaN;  // the NIC cable's speed now / its rated speed (1: full)
+    // The host NIC's port_transmit_wait rate (node_exporter: ticks/s it had data to send and
+    // could not): one NIC waiting far more than its job's others is slow (or paused).
+    float nicXmitWaitPerSecond = kNaN;
     // The job's own healthy rhythm on the rank's host (StragglerFinder: the median utilisation
     // and SM clock of the host's GPUs, averaged over a minute while the host is no suspect):
     // what a job of 2 hosts, with no majority, compares a host against.

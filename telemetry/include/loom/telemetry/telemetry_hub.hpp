@@ -316,6 +316,19 @@ public:
         std::int64_t errorsAtMs, discardsAtMs, pfcAtMs;
     };
     void portRates(const std::vector<std::uint32_t>& ports, std::vector<PortRates>& out) const;
+    // The host end of each GPU's backend NIC link, as node_exporter's InfiniBand collector
+    // reports it (docs/telemetry.md §4), under one lock: utilisation (max of rx/tx over the
+    // port's speed) and its time, the speed the port reports (bytes/s), the rates of
+    // port_transmit_wait (ticks/s) and port_errors_received with the newest of their times,
+    // the port state (-1 unknown, 0 not ACTIVE, 1 ACTIVE) and the last rise of
+    // link_downed_total (0: none). NaN / 0 where the page said nothing.
+    struct NicEnd {
+        float util, speedBytes, xmitWait, rcvErrors;
+        std::int64_t utilAtMs, atMs;
+        std::int8_t up;
+        std::int64_t flapAtMs;
+    };
+    void nicEnds(const std::vector<std::uint32_t>& gpus, std::vector<NicEnd>& out) const;
     // The rate of a GPU's correctable ECC counter (GpuField::EccSbe; other fields: NaN), for
     // one GPU or many under one lock.
     CounterRate gpuRate(std::uint32_t gpu, GpuField f) const;
