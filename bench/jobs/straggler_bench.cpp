@@ -420,6 +420,13 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
             }
             const bool young = lj && now - lj->startMs < 60'000;
             ++(young ? falseFirstMinute : falseSteady);
+            // As it happens (a long run's examples are read before it ends).
+            std::printf(
+                "  false at %.0f s%s: %s\n",
+                static_cast<double>(now - (endMs - static_cast<std::int64_t>(minutes * 60'000))) /
+                    1000,
+                young ? " [first minute]" : "", t.message.c_str());
+            std::fflush(stdout);
             ++falseByCause[t.suspect.cause];
             if (falseExamples.size() < 8)
                 falseExamples.push_back(std::string(young ? "[first minute] " : "") + t.message);
