@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "loom/telemetry/telemetry_hub.hpp"
@@ -62,7 +64,7 @@ public:
                 u.reason = std::string(unknownReasonName(it.reason));
                 u.name = std::move(it.name);
                 u.firstSeenMs = nowMs;
-                ++fresh[static_cast<int>(it.reason)];
+                if (countOnce(e->first)) ++fresh[static_cast<int>(it.reason)];
                 if (++perReason_[static_cast<int>(it.reason)] > kPerReason)
                     evictOldest(it.reason, e->first);
             }
@@ -90,6 +92,19 @@ public:
     }
 
 private:
+    // Whether the (reason, name) key is new to the distinct-name counters: the catalogue keeps
+    // kPerReason names, but a name it dropped and sees again is not a new name (at 24k every
+    // switch's non-port interfaces are ~16,000 names, each seen every scrape). The keys'
+    // hashes are kept up to kCounted (~10 MB at most); past that a name counts every time it
+    // comes back into the catalogue, which only a flood of made-up names reaches.
+    static constexpr std::size_t kCounted = std::size_t{1} << 18;
+    bool countOnce(const std::string& key) {
+        const auto h = std::hash<std::string>{}(key);
+        if (counted_.contains(h)) return false;
+        if (counted_.size() < kCounted) counted_.insert(h);
+        return true;
+    }
+
     void evictOldest(UnknownReason r, const std::string& keep) {
         const std::string_view name = unknownReasonName(r);
         auto victim = entries_.end();
@@ -105,6 +120,7 @@ private:
     mutable std::mutex mutex_;
     std::unordered_map<std::string, UnknownName> entries_;
     std::size_t perReason_[kUnknownReasonCount] = {};
+    std::unordered_set<std::size_t> counted_;
 };
 
 }  // namespace loom::telemetry::detail
