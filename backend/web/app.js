@@ -10,7 +10,7 @@ import { fabricView } from './fabric.js';
 import { jobsView } from './jobs.js';
 import { networksView } from './networks.js';
 import { el, clear } from './dom.js';
-import { applyScales } from './palette.js';
+import { applyLegends } from './palette.js';
 
 const $ = (id) => document.getElementById(id);
 const state = new ClusterState();
@@ -159,11 +159,21 @@ function updateAge() {
     }
 }
 
+// loomd's colours and scales (GET /api/v1/legends); the maps count as drawn once they are in.
+function loadLegends() {
+    return api('legends').then((a) => {
+        state.legendsLoaded = true;
+        if (applyLegends(a)) state.emit('legends');
+    }).catch(() => {});
+}
+
 async function start() {
     let me;
-    // The hall (the largest answer) is fetched beside whoami and the stream, not after them.
+    // The hall (the largest answer) is fetched beside whoami and the stream, not after them;
+    // so are loomd's colours, which the maps wait for before they draw.
     const hall = state.loadHall();
     hall.catch(() => {});
+    const legends = loadLegends();
     try {
         me = await api('whoami');
     } catch (e) {
@@ -194,8 +204,8 @@ async function start() {
                 // re-read them and replace what they held.
                 else state.emit('resync', { reason: 'reconnect' });
                 state.scheduleFailures(0);  // what changed while we were away
-                // The legends' scales and thresholds are loomd's (GET /api/v1/legends).
-                api('legends').then((a) => { if (applyScales(a)) state.emit('legends'); }).catch(() => {});
+                // The legends' colours, scales and thresholds are loomd's (GET /api/v1/legends).
+                loadLegends();
             } else if (s === 'unauthorized') {
                 signOut('The stream refused this token (revoked?). Sign in again.');
             } else {
@@ -206,6 +216,7 @@ async function start() {
     });
     state.stream = stream;  // views add topics they need while open (the fabric's link.util)
     stream.start();
+    await legends;
     route();
     staleTimer = setInterval(updateAge, 500);
     // Deltas, rack and event messages refresh the failures at once; this catches the rest

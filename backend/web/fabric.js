@@ -1,13 +1,14 @@
 // The fabric: the drawn tiered map (fabric_map.js: every switch, bundles by zone and tier pair,
 // a job's links with #/fabric?job=<name>) over the tiers and zones as tables (GET
-// /api/v1/fabric/topology), a zone's CTSW–RTSW matrix (#/fabric/zone/<zone>: one cell per
-// bundle, coloured by the share of its links up), and one switch (#/switch/<name>): its bundles,
+// /api/v1/fabric/topology), a zone drawn as the console draws it (#/fabric/zone/<zone>,
+// zone_map.js: every CTSW uplink and CTSW–RTSW link a cell in its live state), and one switch (#/switch/<name>): its bundles,
 // its routing table (GET /api/v1/fabric/routes/<name>) and what its last reroute changed in its
 // config, as a diff (GET /api/v1/fabric/config/<name>?previous=true).
 import { el, clear, switchLink } from './dom.js';
 import { api, seg } from './api.js';
 import { FabricMap } from './fabric_map.js';
-import { rampCss } from './palette.js';
+import { ZoneMap } from './zone_map.js';
+import { css, kDegraded, kFailed, linkHealthColour, rampCss } from './palette.js';
 
 let topologyCache = null;  // {at, data}: the topology is large at 24k; refetched on change
 
@@ -36,6 +37,7 @@ export function fabricView(state, main, route, nav) {
     main.append(wrap);
     let current = route;
     let map = null;
+    let zoneMap = null;
     // The bundles' utilization: link.util while this view is open (the hall does not need it).
     if (state.stream) state.stream.addTopics(['link.util']);
     const jobNote = el('p', { class: 'job-note' });
@@ -70,10 +72,18 @@ export function fabricView(state, main, route, nav) {
             map.setTopology(t);  // in place: the view and its job stay
             return;
         }
+        if (zoneMap && current.kind === 'zone' && zoneMap.zone === current.name && body.contains(zoneMap.canvas)) {
+            zoneMap.draw();  // in place: the links' states are live
+            return;
+        }
         clear(body);
         if (map) { map.destroy(); map = null; }
+        zoneMap = null;
         if (current.kind === 'switch') return renderSwitch(body, t, current.name);
-        if (current.kind === 'zone') return renderZone(body, t, current.name);
+        if (current.kind === 'zone') {
+            zoneMap = renderZone(body, state, current.name, nav);
+            return;
+        }
         const host = el('div', { class: 'fabric-map-host' });
         // Classes, not style attributes: the page's Content-Security-Policy refuses inline styles.
         const sw = (cls, text) => el('span', { class: 'swatch-item' }, el('span', { class: 'swatch ' + cls }), text);
@@ -94,12 +104,16 @@ export function fabricView(state, main, route, nav) {
     };
     let timer = null;
     let drawTimer = null;
-    const redraw = () => { if (map && !drawTimer) drawTimer = setTimeout(() => { drawTimer = null; if (map) map.draw(); }, 1000); };
+    const redraw = () => {
+        if ((map || zoneMap) && !drawTimer) {
+            drawTimer = setTimeout(() => { drawTimer = null; if (map) map.draw(); if (zoneMap) zoneMap.refresh(); }, 1000);
+        }
+    };
     const unsub = [
         state.on('degradation', () => { clearTimeout(timer); timer = setTimeout(() => render(true), 500); }),
         state.on('data', (d) => { if (d.topic === 'link.util' || d.topic === 'link.health') redraw(); }),
-        state.on('stale', () => { if (map) map.draw(); }),
-        state.on('hall', () => { if (map) { map.indexLinks(); map.draw(); } }),
+        state.on('stale', () => { if (map) map.draw(); if (zoneMap) zoneMap.draw(); }),
+        state.on('hall', () => { if (map) { map.indexLinks(); map.draw(); } if (zoneMap) zoneMap.build(); }),
     ];
     render(false);
     return {
@@ -155,71 +169,45 @@ function renderTiers(body, t) {
             return el('tr', {}, el('td', {}, z),
                 el('td', {}, [...roles.entries()].map(([r, n]) => `${n} ${r}`).join(', ')),
                 el('td', { class: x.down ? 'bad' : x.idle ? 'dim' : '' }, `${x.up} / ${x.links}` + (note ? ` (${note})` : '')),
-                el('td', {}, z.startsWith('(') ? '' : el('a', { href: '#/fabric/zone/' + encodeURIComponent(z) }, 'CTSW–RTSW matrix')));
+                el('td', {}, z.startsWith('(') ? '' : el('a', { href: '#/fabric/zone/' + encodeURIComponent(z) }, 'its links, drawn')));
         })));
 }
 
-function renderZone(body, t, zone) {
-    const sw = t.switches.filter((s) => s.zone === zone);
-    const upper = sw.filter((s) => s.role === 'ctsw' || s.role === 'spine' || s.role === 'leaf' && false);
-    const lower = sw.filter((s) => s.role === 'rtsw' || s.role === 'leaf');
-    const uppers = upper.length ? upper : sw.filter((s) => s.tier === Math.max(...sw.map((x) => x.tier)));
-    const lowers = lower.length ? lower : sw.filter((s) => s.tier === Math.min(...sw.map((x) => x.tier)));
-    const ui = new Map(uppers.map((s, i) => [s.name, i])), li = new Map(lowers.map((s, i) => [s.name, i]));
-    const cells = [];
-    for (const b of t.bundles) {
-        let u = ui.get(b.a), l = li.get(b.b);
-        if (u === undefined || l === undefined) { u = ui.get(b.b); l = li.get(b.a); }
-        if (u !== undefined && l !== undefined) cells.push({ u, l, b });
-    }
-    body.append(el('p', {}, el('a', { href: '#/fabric' }, '← all zones')),
-        el('h2', {}, `Zone ${zone}: ${uppers.length} × ${lowers.length} matrix, ${cells.length} bundles`));
-    const cell = Math.max(8, Math.min(16, Math.floor(1400 / Math.max(1, lowers.length))));
-    // RTSW names along the top, turned, so a cell says which two switches it joins.
-    const top = Math.min(110, 8 + 7 * Math.max(...lowers.map((s) => s.name.length), 4));
-    const canvas = el('canvas', { class: 'matrix', width: lowers.length * cell + 120, height: uppers.length * cell + 4 + top });
-    const ctx = canvas.getContext('2d');
-    ctx.fillStyle = '#16171b';
-    ctx.fillRect(0, 0, canvas.width, canvas.height);
-    ctx.fillStyle = '#ccc';
-    ctx.font = `${Math.min(12, cell)}px sans-serif`;
-    ctx.textBaseline = 'middle';
-    uppers.forEach((s, i) => ctx.fillText(s.name, 2, top + i * cell + cell / 2 + 2));
-    ctx.save();
-    ctx.font = `${Math.min(11, cell - 1)}px sans-serif`;
-    lowers.forEach((s, i) => {
-        ctx.save();
-        ctx.translate(120 + i * cell + cell / 2 + 3, top - 4);
-        ctx.rotate(-Math.PI / 2);
-        ctx.fillText(s.name, 0, 0);
-        ctx.restore();
-    });
-    ctx.restore();
-    ctx.translate(0, top);
-    const colour = { up: '#2ea043', degraded: '#ffc400', down: '#ff1744', idle: '#46464f' };
-    for (const { u, l, b } of cells) {
-        ctx.fillStyle = colour[upClass(b)];
-        ctx.fillRect(120 + l * cell, u * cell + 2, Math.max(1, cell - 1), Math.max(1, cell - 1));
-    }
-    const tip = el('div', { class: 'matrix-tip' }, 'Point at a cell; click it to open the lower switch.');
-    const at = (e) => {
-        const l = Math.floor((e.offsetX - 120) / cell), u = Math.floor((e.offsetY - 2 - top) / cell);
-        return cells.find((c) => c.u === u && c.l === l);
+function renderZone(body, state, zone, nav) {
+    const head = el('h2', {}, `Zone ${zone}`);
+    const host = el('div', { class: 'zone-map-host' });
+    const downList = el('div', { class: 'zone-down' });
+    body.append(el('p', {}, el('a', { href: '#/fabric' }, '← all zones')), head,
+        el('p', { class: 'legend' }, 'Each cell is one link in its live state: ',
+            el('span', { class: 'swatch-item' }, el('span', { class: 'swatch sw-down' }), 'down'),
+            el('span', { class: 'swatch-item' }, el('span', { class: 'swatch sw-some' }), 'degraded'),
+            el('span', { class: 'swatch-item' }, el('span', { class: 'swatch sw-idle' }), 'drained / not in service'),
+            ' · up by utilization ', el('canvas', { class: 'ramp zone-ramp', width: 80, height: 10 }), ' 0–100 %'), host, downList);
+    const rc = body.querySelector('.zone-ramp').getContext('2d');
+    for (let x = 0; x < 80; ++x) { rc.fillStyle = rampCss(x / 79); rc.fillRect(x, 0, 1, 10); }
+    const zm = new ZoneMap(state, host, zone, { onSwitch: (n) => nav('#/switch/' + encodeURIComponent(n)) });
+    window.loomZone = zm;  // tests read what it drew
+    // The heading's counts and the list of links down, from what the map drew.
+    const said = () => {
+        if (!zm.ok) { head.textContent = `Zone ${zone}: no switches of this zone in the hall`; return; }
+        const c = zm.counts();
+        const ib = state.hall.fabric === 'infiniband';
+        head.textContent = `Zone ${zone}: ${zm.uppers.length} ${ib ? 'spines' : 'CTSW'} × ${zm.lowers.length} ${ib ? 'leaves' : 'RTSW'}, ` +
+            `${c.links.toLocaleString('en')} links: ${(c.links - c.down - c.degraded - c.idle).toLocaleString('en')} up` +
+            (c.down ? `, ${c.down} down` : '') + (c.degraded ? `, ${c.degraded} degraded` : '') + (c.idle ? `, ${c.idle.toLocaleString('en')} not in service or drained` : '');
+        clear(downList);
+        const health = state.array('link.health');
+        const bad = [...zm.linkCell.keys()].filter((l) => health[l] === 2 || health[l] === 1);
+        if (bad.length) {
+            downList.append(el('h3', {}, `Links down or degraded (${bad.length})`), el('ul', {}, bad.slice(0, 200).map((l) =>
+                el('li', {}, state.hall.links[l], ' — ', health[l] === 2 ? 'down' : 'degraded'))));
+        }
     };
-    canvas.addEventListener('mousemove', (e) => {
-        const c = at(e);
-        tip.textContent = c ? `${c.b.a} — ${c.b.b}: ${c.b.up} of ${c.b.links} links up` + (idle(c.b) ? `, ${idle(c.b)} not in service` : '') : '';
-    });
-    canvas.addEventListener('click', (e) => {
-        const c = at(e);
-        if (c) location.hash = '#/switch/' + encodeURIComponent(lowers[c.l].name);
-    });
-    body.append(tip, el('div', { class: 'matrix-wrap' }, canvas));
-    const bad = cells.filter((c) => upClass(c.b) === 'down' || upClass(c.b) === 'degraded');
-    if (bad.length) {
-        body.append(el('h3', {}, `Bundles with links down (${bad.length})`), el('ul', {}, bad.slice(0, 200).map((c) =>
-            el('li', {}, switchLink(c.b.a), ' — ', switchLink(c.b.b), `: ${c.b.up} / ${c.b.links}`))));
-    }
+    zm.refresh = () => { zm.draw(); said(); };
+    const build = zm.build.bind(zm);
+    zm.build = () => { build(); said(); };
+    said();
+    return zm;
 }
 
 async function renderSwitch(body, t, name) {

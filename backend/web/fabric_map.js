@@ -9,9 +9,8 @@
 // outlines the switches its links cross and dims the rest; each bundle says how many of its
 // links are the job's. Stale data greys the map. A click on a switch opens it, on a zone its
 // CTSW–RTSW matrix.
-import { css, kFailed, kDegraded, kNoData, rampCss } from './palette.js';
+import { css, kFailed, kDegraded, kNoData, kJobHighlight, linkHealthColour, rampCss } from './palette.js';
 
-const kGreen = [46, 160, 67], kIdle = [70, 70, 80], kJob = [140, 200, 255];
 const kHostTier = 0;
 
 // The two devices of a link name "a/p1--b/p2" (a NIC end names its host).
@@ -155,16 +154,16 @@ export class FabricMap {
 
     switchColour(s) {
         const live = s.links - s.idle;
-        if (s.links === 0 || live <= 0) return kIdle;          // not in service: a state, grey
+        if (s.links === 0 || live <= 0) return linkHealthColour(4);          // not in service: a state, grey
         if (s.down >= live && live >= 2) return kFailed;
         if (s.down > 0) return kDegraded;
-        return kGreen;
+        return linkHealthColour(0);
     }
 
     bundleColour(x) {
-        if (x.links === 0 || x.idle >= x.links) return css(...kIdle);
+        if (x.links === 0 || x.idle >= x.links) return css(...linkHealthColour(4));
         if (x.down > 0) return css(...(x.down >= x.links - x.idle ? kFailed : kDegraded));
-        return x.utilN ? rampCss(x.util / x.utilN / 100) : css(...kGreen);
+        return x.utilN ? rampCss(x.util / x.utilN / 100) : css(...linkHealthColour(0));
     }
 
     draw() {
@@ -207,7 +206,7 @@ export class FabricMap {
             ctx.fillStyle = css(...this.switchColour(st));
             ctx.fillRect(x, y, sq, sq);
             if (this.job && !jobSw.has(s.name)) { ctx.fillStyle = 'rgba(22,23,27,0.7)'; ctx.fillRect(x, y, sq, sq); }
-            if (this.job && jobSw.has(s.name)) { ctx.strokeStyle = css(...kJob); ctx.lineWidth = 2; ctx.strokeRect(x - 1, y - 1, sq + 2, sq + 2); }
+            if (this.job && jobSw.has(s.name)) { ctx.strokeStyle = css(...kJobHighlight); ctx.lineWidth = 2; ctx.strokeRect(x - 1, y - 1, sq + 2, sq + 2); }
             const live = st.links - st.idle;
             this.hits.push({ x, y, w: sq + 1, h: sq + 1, sw: s.name,
                 tip: `${s.name} (${s.role}, tier ${s.tier}${s.zone ? ', ' + s.zone : ''}): ${st.up} of ${st.links} links up` +
@@ -254,7 +253,7 @@ export class FabricMap {
             ctx.fillStyle = '#bbb';
             ctx.fillText(gpus ? `${z}: ${gpus.toLocaleString('en')} GPUs` : z, x0 + 4, y + (hostsH - 6) / 2);
             bands[i][kHostTier] = { x: x0, y, w: colW - 2 * pad, h: hostsH - 6 };
-            this.hits.push({ x: 10 + i * colW, y: 0, w: colW, h: ch, zone: z, tip: `zone ${z} · click for its CTSW–RTSW matrix` });
+            this.hits.push({ x: 10 + i * colW, y: 0, w: colW, h: ch, zone: z, tip: `zone ${z} · click for its links` });
         });
         // Bundles: per zone, from each tier's band to the next one up (hosts to tier 1, tier 1
         // to 2, tier 2 to the site's spine).
@@ -269,7 +268,7 @@ export class FabricMap {
             ctx.lineWidth = w;
             ctx.globalAlpha = this.job && !a.job ? 0.35 : 1;
             ctx.beginPath(); ctx.moveTo(x1, y1); ctx.lineTo(x2, y2); ctx.stroke();
-            if (this.job && a.job) { ctx.strokeStyle = css(...kJob); ctx.lineWidth = 2; ctx.beginPath(); ctx.moveTo(x1 + w, y1); ctx.lineTo(x2 + w, y2); ctx.stroke(); }
+            if (this.job && a.job) { ctx.strokeStyle = css(...kJobHighlight); ctx.lineWidth = 2; ctx.beginPath(); ctx.moveTo(x1 + w, y1); ctx.lineTo(x2 + w, y2); ctx.stroke(); }
             ctx.globalAlpha = 1;
             const parts = [`${a.links.toLocaleString('en')} links`];
             if (a.down) parts.push(`${a.down} down`);
@@ -303,11 +302,11 @@ export class FabricMap {
             const a = agg[zIdx] && agg[zIdx][tiers[0]];
             if (site.length && top && a && a.links) said.push(bundle(top.x + 10, top.y - 18, top.x + 10 + colW / 4, siteBottom + 2, a, 'tier 2 – tier 3', 10 + i * colW));
             const h = zoneHit.get(z);
-            if (h) h.tip = `zone ${z}: ${said.join('; ')} · click for its CTSW–RTSW matrix`;
+            if (h) h.tip = `zone ${z}: ${said.join('; ')} · click for its links`;
         });
         this.bundles = agg;  // tests read what the bundles said
         if (this.job) {
-            ctx.fillStyle = css(...kJob);
+            ctx.fillStyle = css(...kJobHighlight);
             ctx.fillText(`job ${this.job.name}: ${this.job.links.size.toLocaleString('en')} links crossed (outlined; the rest dimmed)`, pad, ch - 26);
         }
         // Stale: greyed, and says so, as on the hall.

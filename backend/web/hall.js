@@ -237,7 +237,7 @@ export class HallMap {
     // The map is complete once the layout and the first GPU snapshots are in.
     complete() {
         const s = this.state.snapshots;
-        return !!this.layout && s.has('gpu.util') && s.has('gpu.health');
+        return !!this.layout && s.has('gpu.util') && s.has('gpu.health') && !!this.state.legendsLoaded;
     }
 
     resize() {

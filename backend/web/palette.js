@@ -1,40 +1,40 @@
-// Colours of the maps, the same as loom-console's (desktop_ui/src/palette.cpp): a viridis-like
-// ramp for utilization and temperature, fixed colours for health and rack states, and the
-// failure colours drawn on top in every mode. Colours are packed as the canvas' little-endian
-// RGBA words (0xAABBGGRR).
+// Colours of the maps: loomd's (GET /api/v1/legends, telemetry/legends.hpp), the same answer
+// loom-console colours with — the ramp's stops, the health, link-health and rack-state swatches,
+// the failure marks and the ramps' scales. Nothing here is a colour of its own: until loomd
+// answers (the page asks before it draws) every table is the neutral grey below. Colours are
+// packed as the canvas' little-endian RGBA words (0xAABBGGRR).
 
 export const rgbWord = (r, g, b) => ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
 export const css = (r, g, b) => `rgb(${r},${g},${b})`;
 
-export const kNoData = [58, 58, 64];
-export const kFailed = [255, 23, 68];
-export const kDegraded = [255, 196, 0];
-export const kQuarantined = [213, 0, 249];
+const kGrey = [58, 58, 64];  // what is drawn before loomd's colours arrive
+// The mark colours: arrays filled in place, so whoever imported them sees loomd's.
+export const kNoData = [...kGrey];
+export const kFailed = [...kGrey];
+export const kDegraded = [...kGrey];
+export const kQuarantined = [...kGrey];
 export const kBackground = [22, 23, 27];
-export const kFloor = [32, 34, 40];
+export const kFloor = [...kGrey];
+export const kJobHighlight = [...kGrey];
 
-const kStops = [[48, 18, 59], [50, 101, 194], [33, 171, 168], [120, 209, 80], [250, 220, 40], [236, 90, 30]];
+const stops = [kGrey, kGrey];
 
 function ramp(t) {
-    const n = kStops.length - 1;
+    const n = stops.length - 1;
     t = Math.min(1, Math.max(0, t)) * n;
     const i = Math.min(Math.floor(t), n - 1);
     const f = t - i;
-    const a = kStops[i], b = kStops[i + 1];
+    const a = stops[i], b = stops[i + 1];
     return [0, 1, 2].map((k) => Math.round(a[k] + (b[k] - a[k]) * f));
 }
 
 // A CSS colour of the ramp at t in [0, 1] (legends).
 export const rampCss = (t) => css(...ramp(t));
 
-// The ramps' scales are loomd's (GET /api/v1/legends, telemetry/legends.hpp): ends, labelled
-// ticks and the detection thresholds marked on the legend, the same for the console. Until
-// loomd answers, what it serves for its default configuration.
+// The ramps' scales (ends, labelled ticks, detection thresholds marked on the legend).
 export const scales = {
-    util: { unit: '%', min: 0, max: 100, ticks: [0, 25, 50, 75, 100], thresholds: [] },
-    temp: { unit: '°C', min: 20, max: 95, ticks: [20, 35, 50, 65, 80, 95],
-            thresholds: [{ name: 'gpu_temp warning', value: 85, severity: 'warning' },
-                         { name: 'gpu_temp critical', value: 92, severity: 'critical' }] },
+    util: { unit: '%', min: 0, max: 100, ticks: [0, 100], thresholds: [] },
+    temp: { unit: '°C', min: 20, max: 95, ticks: [20, 95], thresholds: [] },
 };
 
 function lut(fn) {
@@ -48,17 +48,18 @@ function lut(fn) {
     return { words, rgb };
 }
 
-export const kRackStates = ['planned', 'delivered', 'racked', 'cabled', 'powered', 'burn_in',
-    'validated', 'in_service', 'failed', 'repair', 'draining', 'drained', 'maintenance',
-    'decommissioned'];
-const kStateColours = [[70, 70, 90], [90, 90, 130], [100, 110, 170], [90, 130, 200],
-    [80, 160, 220], [240, 190, 40], [150, 210, 90], [46, 160, 67], [220, 40, 40],
-    [235, 110, 30], [170, 120, 200], [130, 90, 170], [110, 80, 140], [40, 40, 40]];
-export const stateColour = (s) => kStateColours[kRackStates.indexOf(s)] || kNoData;
-
-export const kHealthColours = { 0: [46, 160, 67], 1: [230, 170, 20], 2: [220, 40, 40], 3: [160, 70, 200] };
-export const kHealthNames = { 0: 'ok', 1: 'warning', 2: 'failed', 3: 'quarantined', 255: 'unknown' };
-export const kLinkHealthNames = { 0: 'up', 1: 'degraded', 2: 'down', 3: 'drained', 4: 'not in service', 255: 'no data' };
+// Rack lifecycle states in lifecycle order (their index is the provisioning LUT's byte), the
+// health words by wire byte, and what each colour is: all from loomd.
+export const kRackStates = [];
+const stateRgb = new Map();
+const reports = new Map();  // state -> whether its racks report telemetry
+export const stateColour = (s) => stateRgb.get(s) || kNoData;
+export const kHealthColours = {};
+export const kHealthNames = { 255: 'unknown' };
+export const kLinkHealthNames = { 255: 'no data' };
+const linkHealthRgb = {};
+// A link health byte's colour (0 up, 1 degraded, 2 down, 3 drained, 4 not in service).
+export const linkHealthColour = (v) => linkHealthRgb[v] || kNoData;
 
 // The wire byte is the value (% or °C; 255 no data): the ramp runs over the scale.
 const rampLut = (sc, last) => lut((v) => (v <= last ? ramp((v - sc.min) / Math.max(1e-9, sc.max - sc.min)) : null));
@@ -67,37 +68,90 @@ export const luts = {
     util: rampLut(scales.util, 100),
     temp: rampLut(scales.temp, 254),
     health: lut((v) => kHealthColours[v]),
-    provisioning: lut((v) => kStateColours[v]),
-    linkHealth: lut((v) => ({ 0: [46, 160, 67], 1: [230, 170, 20], 2: [220, 40, 40], 3: [120, 120, 140], 4: [70, 70, 80] })[v]),
+    provisioning: lut((v) => stateRgb.get(kRackStates[v])),
+    linkHealth: lut((v) => linkHealthRgb[v]),
 };
 
-// Racks in these states send no telemetry (nothing is powered).
-const kDark = new Set(['planned', 'delivered', 'racked', 'cabled', 'decommissioned']);
-export const rackReportsData = (state) => !!state && !kDark.has(state);
+// Racks in states loomd marks `reportsData: false` send no telemetry (nothing is powered).
+export const rackReportsData = (state) => reports.get(state) === true;
 
-export const words = {
-    noData: rgbWord(...kNoData),
-    failed: rgbWord(...kFailed),
-    degraded: rgbWord(...kDegraded),
-    quarantined: rgbWord(...kQuarantined),
-    floor: rgbWord(...kFloor),
+export const words = {};
+function refreshWords() {
+    words.noData = rgbWord(...kNoData);
+    words.failed = rgbWord(...kFailed);
+    words.degraded = rgbWord(...kDegraded);
+    words.quarantined = rgbWord(...kQuarantined);
+    words.floor = rgbWord(...kFloor);
+}
+refreshWords();
+
+const hex = (s) => {
+    const m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(String(s || ''));
+    return m ? [parseInt(m[1], 16), parseInt(m[2], 16), parseInt(m[3], 16)] : null;
+};
+const refill = (key, fresh) => {
+    luts[key].words.set(fresh.words);
+    luts[key].rgb.splice(0, luts[key].rgb.length, ...fresh.rgb);
 };
 
-// Applies loomd's answer to GET /api/v1/legends; true when a scale changed (the tables are
-// refilled in place: whoever holds `luts` sees the new colours).
-export function applyScales(answer) {
-    let changed = false;
+// Applies loomd's colours (the `colours` of GET /api/v1/legends); true when any changed.
+function applyColours(c) {
+    if (!c || typeof c !== 'object') return false;
+    const before = JSON.stringify(c);
+    if (before === applyColours.last) return false;
+    applyColours.last = before;
+    const ramp = (c.ramp || []).map(hex).filter(Boolean);
+    if (ramp.length >= 2) stops.splice(0, stops.length, ...ramp);
+    const m = c.marks || {};
+    for (const [arr, key] of [[kNoData, 'noData'], [kFailed, 'failed'], [kDegraded, 'degraded'],
+        [kQuarantined, 'quarantined'], [kFloor, 'floor'], [kBackground, 'background'], [kJobHighlight, 'jobHighlight']]) {
+        const rgb = hex(m[key]);
+        if (rgb) arr.splice(0, 3, ...rgb);
+    }
+    refreshWords();
+    for (const w of c.health || []) {
+        kHealthColours[w.value] = hex(w.colour) || kNoData;
+        kHealthNames[w.value] = String(w.name);
+    }
+    for (const w of c.linkHealth || []) {
+        linkHealthRgb[w.value] = hex(w.colour) || kNoData;
+        kLinkHealthNames[w.value] = String(w.name);
+    }
+    const states = [...(c.rackStates || [])].sort((a, b) => a.value - b.value);
+    kRackStates.splice(0, kRackStates.length, ...states.map((w) => String(w.name)));
+    stateRgb.clear();
+    reports.clear();
+    for (const w of states) {
+        stateRgb.set(String(w.name), hex(w.colour) || kNoData);
+        reports.set(String(w.name), w.reportsData !== false);
+    }
+    // The page's own state colours (style.css' variables: swatches, table rows) are these too.
+    const root = typeof document !== 'undefined' && document.documentElement;
+    if (root) {
+        for (const [v, rgb] of [['--bad', kFailed], ['--warn', kDegraded], ['--ok', linkHealthColour(0)],
+            ['--idle', linkHealthColour(4)], ['--quarantined', kQuarantined]]) root.style.setProperty(v, css(...rgb));
+    }
+    refill('health', lut((v) => kHealthColours[v]));
+    refill('linkHealth', lut((v) => linkHealthRgb[v]));
+    refill('provisioning', lut((v) => stateRgb.get(kRackStates[v])));
+    refill('util', rampLut(scales.util, 100));
+    refill('temp', rampLut(scales.temp, 254));
+    return true;
+}
+
+// Applies loomd's answer to GET /api/v1/legends (scales and colours); true when anything
+// changed (the tables are refilled in place: whoever holds `luts` sees the new colours).
+export function applyLegends(answer) {
+    let changed = applyColours(answer && answer.colours);
     for (const [key, name, last] of [['util', 'utilization', 100], ['temp', 'temperature', 254]]) {
         const o = answer && answer.scales && answer.scales[name];
         if (!o || typeof o.min !== 'number' || typeof o.max !== 'number' || !(o.max > o.min) || o.min < 0 || o.max > 254) continue;
         const next = { unit: String(o.unit || ''), min: o.min, max: o.max,
                        ticks: Array.isArray(o.ticks) && o.ticks.length ? o.ticks.map(Number) : [o.min, o.max],
                        thresholds: Array.isArray(o.thresholds) ? o.thresholds.map((t) => ({ name: String(t.name), value: Number(t.value), severity: String(t.severity) })) : [] };
-        if (JSON.stringify(next) === JSON.stringify(scales[key])) continue;
+        if (JSON.stringify(next) === JSON.stringify(scales[key]) && !changed) continue;
         scales[key] = next;
-        const fresh = rampLut(next, last);
-        luts[key].words.set(fresh.words);
-        luts[key].rgb.splice(0, luts[key].rgb.length, ...fresh.rgb);
+        refill(key, rampLut(next, last));
         changed = true;
     }
     return changed;

@@ -84,6 +84,16 @@ try {
                     .reduce((s, e) => s + (e.transferSize || 0), 0),
                 // When the page asked for the hall: what the module imports cost before it.
                 hallRequestAt: (performance.getEntriesByType('resource').find((e) => e.name.includes('/api/v1/hall')) || {}).startTime,
+                // Where the first paint goes: the hall's request, first byte, last byte (Resource
+                // Timing), fetched + parsed, laid into the page's state, the GPU snapshots, drawn.
+                breakdown: (() => {
+                    const e = performance.getEntriesByType('resource').find((x) => x.name.includes('/api/v1/hall')) || {};
+                    const p = window.loomPerf, r = (x) => (x === undefined || x === null ? null : Math.round(x));
+                    return { hallStart: r(e.startTime), hallFirstByte: r(e.responseStart), hallLastByte: r(e.responseEnd),
+                             hallParsed: r(p.hallFetch && p.hallFetch[1]), hallDecoded: r(p.hallFetch && p.hallFetch[2]), hallSet: r(p.hallSet),
+                             snapUtil: r(p.snapshots && p.snapshots['gpu.util']), snapHealth: r(p.snapshots && p.snapshots['gpu.health']),
+                             complete: r(p.hallComplete), hallBodyBytes: e.decodedBodySize || null, hallTransferBytes: e.transferSize || null };
+                })(),
             }));
             await page.evaluate(() => { window.loomPerf.ticks = []; });
             await sleep(Number(a.seconds) * 1000);
@@ -105,6 +115,7 @@ try {
             console.log(JSON.stringify({ browser: name, version: await browser.version(), spec: path.basename(a.spec),
                 gpus: hall.gpus.length, racksInService: n, navigationToCompleteHallMs: Math.round(first.complete),
                 navigationToHallRequestMs: first.hallRequestAt === undefined ? null : Math.round(first.hallRequestAt),
+                firstPaintBreakdownMs: first.breakdown,
                 tickSamples: ticks.length, tickP50Ms: pct(0.5), tickP99Ms: pct(0.99), tickMaxMs: ticks[ticks.length - 1] ?? null,
                 firstLoadTransferredBytes: first.bytes, jsHeapMB: heap === null ? null : Math.round(heap / 2 ** 20 * 10) / 10,
                 jsHeapEvery5MinMB: heapTrend,

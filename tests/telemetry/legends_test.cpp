@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "loom/provisioning/lifecycle.hpp"
+
 namespace loom::telemetry {
 namespace {
 
@@ -48,6 +50,29 @@ TEST(Legends, ASiteWithHotterThresholdsGetsARampThatShowsThem) {
     // A threshold off the ramp (below its start) is not marked.
     d.tempWarningC = 10;
     EXPECT_EQ(scale(legendScales(d), "temperature").thresholds.size(), 1u);
+}
+
+TEST(Legends, ColoursNameEveryRackStateAndHealthWordOnce) {
+    const auto c = legendColours();
+    ASSERT_EQ(c.rackStates.size(), std::size_t{provisioning::kRackStateCount});
+    for (int i = 0; i < provisioning::kRackStateCount; ++i) {
+        EXPECT_EQ(c.rackStates[i].value, i);
+        EXPECT_EQ(c.rackStates[i].name,
+                  provisioning::stateName(static_cast<provisioning::RackState>(i)));
+        EXPECT_EQ(c.rackStates[i].colour.size(), 7u) << c.rackStates[i].colour;
+    }
+    EXPECT_FALSE(c.rackStates[0].reportsData);  // planned
+    EXPECT_TRUE(c.rackStates[7].reportsData);   // in_service
+    ASSERT_EQ(c.health.size(), 4u);
+    EXPECT_EQ(c.health[2].name, "failed");
+    ASSERT_EQ(c.linkHealth.size(), 5u);
+    EXPECT_EQ(c.linkHealth[2].name, "down");
+    // The failure marks are in none of the swatches: a mark is never read as a state.
+    for (const auto* sw : {&c.health, &c.linkHealth, &c.rackStates})
+        for (const auto& w : *sw)
+            for (const auto& mark : {c.failed, c.degraded, c.quarantined})
+                EXPECT_NE(w.colour, mark) << w.name;
+    EXPECT_EQ(c.ramp.size(), 6u);
 }
 
 }  // namespace

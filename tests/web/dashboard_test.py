@@ -6,7 +6,7 @@ one browser, the checks of issue 16 in order: sign-in (a refused token, then an 
 the hall map renders complete, the canvas pixels at a GPU turn the failure colour when that GPU
 gets an XID (DCGM text POSTed as an exporter would), a click on a rack opens its detail, a deep
 link opens the right rack after a reload, the views (events with acknowledge, provisioning,
-fabric with a zone matrix and a switch, jobs) show data, the page works behind a reverse proxy
+fabric with a zone drawn link by link and a switch, jobs) show data, the page works behind a reverse proxy
 on a sub-path (/loom/, the stream included), a label and a job owner holding markup
 show as text with no script run, a viewer sees no operator buttons and a forged operator request
 from the page gets 403, "stale" shows when loomd stops and goes when it is back, a revoked token
@@ -308,6 +308,22 @@ def main():
         wait_for(lambda: driver.execute_script("return window.loomPerf && window.loomPerf.hallComplete"),
                  20, "a complete hall map")
         check(True, "the hall map renders complete (layout + GPU snapshots drawn)")
+        # The page loads the compact hall (?format=compact); decoded, it says what the plain
+        # form says, name for name (asked together until both have the same state version).
+        same = wait_for(lambda: driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const get = (q) => fetch('api/v1/hall' + q, { headers: { Authorization: 'Bearer ' +
+                sessionStorage.getItem('loom.token') } }).then((r) => r.json());
+            const canon = (v) => Array.isArray(v) ? v.map(canon) : v && typeof v === 'object'
+                ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon(v[k])])) : v;
+            Promise.all([get(''), get('?format=compact')]).then(([plain, compact]) => {
+                if (plain.stateVersion !== compact.stateVersion) return done(null);
+                const a = JSON.stringify(canon(plain)), b = JSON.stringify(canon(window.loomDecodeCompactHall(compact)));
+                done({ equal: a === b, plain: a.length, compact: JSON.stringify(compact).length,
+                       loaded: performance.getEntriesByType('resource').some((e) => e.name.includes('hall?format=compact')) });
+            }).catch((e) => done({ equal: false, error: String(e) }));"""), 20, "two /hall forms of one state")
+        check(same["equal"] and same["loaded"],
+              f"the page loads the compact /hall and it decodes to the plain one ({same})")
         wait_for(lambda: live_banner(driver), 15, "'data N s old' on the map")
         check(True, "the map says how old its data is: " + text_of(driver, ".map-banner"))
 
@@ -396,13 +412,46 @@ def main():
         check(True, "the provisioning board shows the phases and the racks by state")
         driver.get(loomd.url + "/#/fabric")
         wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "table.tiers tr")) >= 3, 10, "the tiers")
-        driver.get(loomd.url + "/#/fabric/zone/z1")
-        wait_for(lambda: "matrix" in driver.find_element(By.CSS_SELECTOR, ".fabric-body h2").text, 10, "zone matrix")
+        # The zone drawn link by link, as the console draws it: an uplink of z1-r001's RTSW
+        # reported down (again and again: the simulator reports every port up each second and
+        # the latest report wins) is a cell in the failure colour; the heading counts it.
+        uplink = next(n for n in loomd.call("GET", "/api/v1/hall", viewer)[1]["links"]
+                      if n.startswith("z1-r001-rtsw/p17--"))
+        down = 'ifOperStatus{instance="z1-r001-rtsw",ifName="swp17"} 2\n'
+        stop_push = threading.Event()
+
+        def push_down():
+            while not stop_push.is_set():
+                loomd.call("POST", "/api/v1/telemetry", operator, down, "text/plain; version=0.0.4")
+                stop_push.wait(0.25)
+        pusher = threading.Thread(target=push_down, daemon=True)
+        pusher.start()
+        try:
+            driver.get(loomd.url + "/#/fabric/zone/z1")
+            wait_for(lambda: "links" in driver.find_element(By.CSS_SELECTOR, ".fabric-body h2").text, 10,
+                     "the zone's links drawn")
+
+            def cell_is_failed():
+                pt = driver.execute_script("return window.loomZone && window.loomZone.cellPoint(arguments[0])", uplink)
+                if not pt:
+                    return None
+                rgb = driver.execute_script(
+                    "const c = window.loomZone.canvas.getContext('2d');"
+                    "return Array.from(c.getImageData(arguments[0], arguments[1], 1, 1).data.slice(0, 3));",
+                    int(pt["canvasX"]), int(pt["canvasY"]))
+                return tuple(rgb) if tuple(rgb) == FAILED_RGB else None
+            wait_for(cell_is_failed, 20, f"{uplink}'s cell in the failure colour on the zone map")
+            head = driver.find_element(By.CSS_SELECTOR, ".fabric-body h2").text
+            check("1 down" in head and uplink in text_of(driver, ".zone-down"),
+                  f"the zone map draws {uplink} down, its heading counts it: {head!r}")
+        finally:
+            stop_push.set()
+            pusher.join(5)
         driver.get(loomd.url + "/#/switch/z1-r001-rtsw")
         wait_for(lambda: text_of(driver, ".switch-name") == "z1-r001-rtsw", 10, "the switch")
         wait_for(lambda: len(text_of(driver, ".routes")) > 20 and "loading" not in text_of(driver, ".routes"),
                  10, "the switch's routes")
-        check(True, "the fabric view: tiers, the z1 CTSW-RTSW matrix, a switch with its routes")
+        check(True, "the fabric view: tiers, zone z1 drawn link by link, a switch with its routes")
         driver.get(loomd.url + "/#/networks")
         wait_for(lambda: len(driver.find_elements(By.CSS_SELECTOR, "table.net-switches tr")) >= 7 + 3, 15,
                  "the frontend and storage switches")

@@ -394,7 +394,7 @@ Response getXidCatalog() {
 }
 
 // The hall map's metric scales (telemetry/legends.hpp): ramp ends, ticks and the detection
-// thresholds, so every client's legend and colours are loomd's.
+// thresholds, and every colour of the maps, so every client's legend and colours are loomd's.
 Result<Response> getLegends(Services& services) {
     TelemetryHub* hub = services.hub();
     if (!hub) return fail(Error::unavailable("the telemetry hub is not running"));
@@ -409,7 +409,32 @@ Result<Response> getLegends(Services& services) {
     nlohmann::json words = nlohmann::json::object();
     for (const int v : {0, 1, 2, 3, 4, int{kNoData}})
         words[std::to_string(v)] = linkHealthWord(static_cast<std::uint8_t>(v));
-    return Response::ofJson({{"scales", std::move(scales)}, {"words", {{"link.health", words}}}});
+    // The colours, defined here once: both clients colour with these (docs/api.md).
+    const auto c = legendColours();
+    auto swatches = [](const std::vector<LegendSwatch>& v, bool withData) {
+        auto a = nlohmann::json::array();
+        for (const auto& w : v) {
+            nlohmann::json o = {{"value", w.value}, {"name", w.name}, {"colour", w.colour}};
+            if (withData) o["reportsData"] = w.reportsData;
+            a.push_back(std::move(o));
+        }
+        return a;
+    };
+    nlohmann::json colours = {{"ramp", c.ramp},
+                              {"health", swatches(c.health, false)},
+                              {"linkHealth", swatches(c.linkHealth, false)},
+                              {"rackStates", swatches(c.rackStates, true)},
+                              {"marks",
+                               {{"failed", c.failed},
+                                {"degraded", c.degraded},
+                                {"quarantined", c.quarantined},
+                                {"noData", c.noData},
+                                {"floor", c.floor},
+                                {"background", c.background},
+                                {"jobHighlight", c.jobHighlight}}}};
+    return Response::ofJson({{"scales", std::move(scales)},
+                             {"words", {{"link.health", words}}},
+                             {"colours", std::move(colours)}});
 }
 
 // GET /api/v1/telemetry/unknown[?reason=R][&limit=N]: the names telemetry could not place or

@@ -179,6 +179,9 @@ public:
 
     // The `GET /api/v1/hall` body (docs/api.md).
     nlohmann::json toJson() const;
+    // The same, `GET /api/v1/hall?format=compact` (docs/api.md): names by rule, integer
+    // columns as runs, states as integers with a legend (hall_compact.cpp). ~100x smaller.
+    nlohmann::json toCompactJson() const;
 
 private:
     // The structure, shared by every layout of one layoutVersion: a state refresh

@@ -5,6 +5,9 @@
 // `detection.temperature`), instead of each carrying its own numbers.
 //
 //   for (const auto& s : legendScales(config.detection)) s.metric, s.min, s.max, s.thresholds
+//
+// The colours too (legendColours): the ramp's stops, the health, link-health and rack-state
+// swatches and the failure marks, so neither client keeps a table of its own that could drift.
 #pragma once
 
 #include <string>
@@ -32,5 +35,24 @@ struct LegendScale {
 // Utilization 0..100 % in quarters; temperature from 20 °C to 95 °C (or 5 °C past a critical
 // threshold set higher) every 15 °C, with the gpu_temp warning and critical thresholds.
 std::vector<LegendScale> legendScales(const DetectionConfig& detection);
+
+// One colour of a discrete legend: the wire value (health byte, or the rack state's position
+// in the lifecycle), its word and "#rrggbb".
+struct LegendSwatch {
+    int value = 0;
+    std::string name;
+    std::string colour;
+    bool reportsData = true;  // rack states only: powered equipment that sends telemetry
+};
+
+struct LegendColours {
+    std::vector<std::string> ramp;         // the metric ramp's stops, first (min) to last (max)
+    std::vector<LegendSwatch> health;      // gpu.health: 0 ok, 1 warning, 2 failed, 3 quarantined
+    std::vector<LegendSwatch> linkHealth;  // link.health: 0 up .. 4 not in service
+    std::vector<LegendSwatch> rackStates;  // every rack lifecycle state, in lifecycle order
+    // Drawn over every mode (in none of the ramps or swatches, and each with a shape cue).
+    std::string failed, degraded, quarantined, noData, floor, background, jobHighlight;
+};
+LegendColours legendColours();
 
 }  // namespace loom::telemetry
