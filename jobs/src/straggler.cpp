@@ -509,6 +509,12 @@ std::vector<StragglerSuspect> mergeSuspects(std::vector<StragglerSuspect> a,
     return a;
 }
 
+bool persisted(const StragglerSuspect& s, const StragglerOptions& o) {
+    if (s.samples == 0) return true;
+    if (s.samples < o.minSamples) return false;
+    return s.cause != "low_sm_clock" || s.spanMs >= o.lowClockSpanMs;
+}
+
 std::vector<StragglerTransition> StragglerDetector::update(
     const std::string& job, const std::vector<StragglerSuspect>& suspects, std::int64_t) {
     std::vector<StragglerTransition> out;
@@ -555,7 +561,7 @@ std::vector<StragglerTransition> StragglerDetector::update(
     for (auto k : ranked) {
         auto& t = tracks[newIndex[k]];
         if (t.open || t.streak < options_.openAfterTicks) continue;
-        if (t.suspect.samples != 0 && t.suspect.samples < options_.minSamples) continue;
+        if (!persisted(t.suspect, options_)) continue;
         t.open = true;
         const auto& s = t.suspect;
         out.push_back(

@@ -65,7 +65,7 @@ struct Resolved {
     // distinct samples in a row it has been a suspect (StragglerOptions::minSamples).
     struct Persist {
         std::string location;
-        std::int64_t atMs = 0;
+        std::int64_t atMs = 0, firstMs = 0;
         std::uint32_t samples = 0;
     };
     std::vector<Persist> persist;
@@ -87,8 +87,11 @@ struct NicEndState {  // the host end of a GPU's NIC link (node_exporter), whate
 
 // The time-weighted average of `s` after the hub's reading `rate` (utilisation and the time
 // of its octet sample): only a new sample moves it; none for kStaleMs makes it unknown.
-float smooth(JobPort& s, float util, std::int64_t utilAtMs, std::int64_t nowMs) {
-    if (utilAtMs != 0 && utilAtMs != s.atMs && std::isfinite(util)) {
+// A sample taken before `sinceMs` (the job's start) is another job's, or an idle port's: not
+// this job's baseline.
+float smooth(JobPort& s, float util, std::int64_t utilAtMs, std::int64_t sinceMs,
+             std::int64_t nowMs) {
+    if (utilAtMs != 0 && utilAtMs >= sinceMs && utilAtMs != s.atMs && std::isfinite(util)) {
         if (s.atMs == 0 || !std::isfinite(s.util) || utilAtMs < s.atMs) {
             s.util = util;
         } else {
@@ -120,6 +123,9 @@ void updateHostBase(Resolved& r, const std::unordered_set<std::string_view>& was
     }
     std::vector<std::vector<double>> u(nh), c(nh);
     for (std::size_t i = 0; i < r.ranks.size(); ++i) {
+        // Only what the GPU reported since the job began: the values a host's page last sent
+        // before it (another job's, or idle) are no rhythm of this job.
+        if (r.gpuAtMs[i] < r.firstMs) continue;
         const auto h = r.hostOf[i];
         if (std::isfinite(r.ranks[i].util)) u[h].push_back(r.ranks[i].util);
         if (std::isfinite(r.ranks[i].smClockMhz)) c[h].push_back(r.ranks[i].smClockMhz);
@@ -324,14 +330,17 @@ struct StragglerFinder::Impl {
             std::int64_t at = evidenceMs(r, s);
             if (at == 0) at = nowMs;
             std::uint32_t n = 1;
+            std::int64_t first = at;
             for (const auto& p : r.persist)
                 if (p.location == s.location) {
                     n = at > p.atMs ? p.samples + 1 : std::max<std::uint32_t>(p.samples, 1);
                     if (at < p.atMs) at = p.atMs;
+                    first = p.firstMs;
                     break;
                 }
             s.samples = n;
-            next.push_back({s.location, at, n});
+            s.spanMs = at - first;
+            next.push_back({s.location, at, first, n});
         }
         r.persist = std::move(next);
     }
@@ -457,7 +466,7 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
             if (p != kNoIndex && m.portSlot[p] != kNoIndex) {
                 // The switch end (snmp_exporter's IF-MIB, a switch agent's PFC counters).
                 const auto& pr = m.rates[m.portSlot[p]];
-                if (!shared) util = smooth(r.nicState[i], pr.util, pr.utilAtMs, nowMs);
+                if (!shared) util = smooth(r.nicState[i], pr.util, pr.utilAtMs, r.firstMs, nowMs);
                 s.pfcPerSecond = fresh(pr.pfc, pr.atMs, nowMs);
                 s.linkErrorsPerSecond = fresh(pr.errors, pr.atMs, nowMs);
                 s.nicFlaps = m.ports[p].flaps;
@@ -474,7 +483,8 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
                 // whose switch is not scraped, and a second one where it is.
                 const auto& ne = m.nicEnds[k];
                 const float endUtil =
-                    shared ? kNaN : smooth(r.nicEndState[i], ne.util, ne.utilAtMs, nowMs);
+                    shared ? kNaN
+                           : smooth(r.nicEndState[i], ne.util, ne.utilAtMs, r.firstMs, nowMs);
                 if (!std::isfinite(util)) util = endUtil;
                 const auto seen = std::max(ne.utilAtMs, ne.atMs);
                 if (seen != 0 && nowMs - seen <= kStaleMs) {
@@ -499,7 +509,7 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
             s.suspect = was.contains(r.uplinkNames[i]);
             if (const auto p = r.uplinkPorts[i]; p != kNoIndex && m.portSlot[p] != kNoIndex) {
                 const auto& pr = m.rates[m.portSlot[p]];
-                s.util = smooth(r.uplinkState[i], pr.util, pr.utilAtMs, nowMs);
+                s.util = smooth(r.uplinkState[i], pr.util, pr.utilAtMs, r.firstMs, nowMs);
                 s.pfcPerSecond = fresh(pr.pfc, pr.atMs, nowMs);
                 s.errorsPerSecond = fresh(pr.errors, pr.atMs, nowMs);
                 s.discardsPerSecond = fresh(pr.discards, pr.atMs, nowMs);
@@ -521,10 +531,11 @@ std::vector<StragglerTransition> StragglerFinder::tick(const telemetry::Telemetr
         }
         r.lastSuspects.clear();
         for (const auto& s : suspects) r.lastSuspects.push_back(s.location);
-        // Listed (GET /api/v1/jobs/<job>) once the evidence held in minSamples samples: a
-        // one-sample clock dip or bit error never stands first, even for a tick.
+        // Listed (GET /api/v1/jobs/<job>) once the evidence held in minSamples samples (a
+        // clock with nothing behind it: over lowClockSpanMs): a one-sample clock dip or bit
+        // error never stands first, even for a tick.
         std::erase_if(suspects,
-                      [&](const StragglerSuspect& s) { return s.samples < m.options.minSamples; });
+                      [&](const StragglerSuspect& s) { return !persisted(s, m.options); });
         m.current.push_back(
             {r.job.name, r.gpus.size(), std::move(suspects), m.detector.open(r.job.name)});
     }

@@ -146,6 +146,25 @@ TEST(StragglerFarm, HostContentionHiddenByACheckpointIsNamedSoonAfterIt) {
     EXPECT_LE(w.at.front() - (start + 15'000), 6'000) << w.events.front().message;
 }
 
+// Issue 34 (a false host_slow in a job's first minute, farm seed 4): a job of 2 hosts took its
+// hosts' healthy rhythm from the values their pages last sent before it began — one host's
+// from the job that had just left it (1,980 MHz), the other's from idle — so under a power cap
+// (every GPU 15 % down, sw_power_cap) the first host read "slow against its own rhythm" while
+// the other "kept its own". A job's rhythm is what its GPUs report once it has begun.
+TEST(StragglerFarm, AJobsRhythmStartsWithItsOwnSamples) {
+    World w(71);
+    w.start("big", {0, 1, 2, 3});
+    const int old = w.start("old", {12}, 1);  // host 0 of rack 12 busy, host 1 idle
+    w.run(60);
+    w.farm->endJob(old, w.now);
+    const int pair = w.farm->startJob("pair", {12}, w.now, 2);
+    w.farm->trap(FarmTrap::PowerCapJob, pair, telemetry::kNoIndex, w.now, w.now + 1'000'000);
+    w.sync();
+    for (auto& t : w.finder.tick(*w.hub, w.now)) w.events.push_back(std::move(t));
+    w.run(120);
+    EXPECT_TRUE(w.events.empty()) << w.eventsText();
+}
+
 // Issue 34: a host another job shares (here its GPUs 4-7 run a second, local job that sends
 // nothing) is no slow NIC of its training job: its idle NICs are not compared with the job's
 // median, in the job that holds it nor in the one that shares it (a job of that one host). The
@@ -271,6 +290,21 @@ TEST(StragglerFarm, AOneSampleClockDipNeverStandsFirst) {
     std::size_t opened = 0;
     for (const auto& e : w.events) opened += e.opened;
     EXPECT_EQ(opened, 1u) << w.eventsText();
+}
+
+// Issue 34 (two false low_sm_clock events in 30 minutes of farm seed 4): the farm's one-second
+// clock dip fell on the same GPU two seconds running — a 2 s dip, read in 2-3 samples and on 3
+// ticks. A clock below the job's with nothing behind it counts once its samples span 2.5 s.
+TEST(StragglerFarm, ATwoSecondClockDipOpensNothing) {
+    World w(42);
+    const int big = w.start("big", {0, 1, 2, 3, 4, 5, 6, 7});
+    w.run(45);
+    const auto& L = *w.L;
+    for (int k = 0; k < 10; ++k)
+        w.farm->trap(FarmTrap::ClockDip, big, L.racks()[k % 8].gpuOffset + 3 + k % 5,
+                     w.now + 10'000 * k, w.now + 10'000 * k + 2'000);
+    w.run(110);
+    EXPECT_TRUE(w.events.empty()) << w.eventsText();
 }
 
 class StragglerFarmCauses : public ::testing::TestWithParam<FarmCause> {};

@@ -108,7 +108,8 @@ TEST(Straggler, ANicWaitingToSendIsSlow) {
 }
 
 // Issue 34: a suspect's event opens once its evidence held in two samples, however many ticks
-// read the one sample it has (a page late by a tick or two).
+// read the one sample it has (a page late by a tick or two); a clock with nothing behind it once
+// its samples span 2.5 s.
 TEST(Straggler, TheDetectorWaitsForASecondSample) {
     StragglerDetector d({.openAfterTicks = 3, .closeAfterTicks = 2});
     auto j = healthy();
@@ -118,8 +119,13 @@ TEST(Straggler, TheDetectorWaitsForASecondSample) {
     s[0].samples = 1;
     for (std::int64_t t = 1000; t <= 5000; t += 1000)
         EXPECT_TRUE(d.update("llama", s, t).empty()) << "one sample read at " << t;
+    // A clock with no reason behind it (low_sm_clock) also needs its samples to span 2.5 s.
     s[0].samples = 2;
-    auto opened = d.update("llama", s, 6000);
+    s[0].spanMs = 1'000;
+    EXPECT_TRUE(d.update("llama", s, 6000).empty()) << "two samples 1 s apart";
+    s[0].samples = 3;
+    s[0].spanMs = 2'500;
+    auto opened = d.update("llama", s, 7000);
     ASSERT_EQ(opened.size(), 1u);
     EXPECT_EQ(opened[0].suspect.location, j.names[3]);
 }

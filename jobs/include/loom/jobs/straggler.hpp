@@ -71,6 +71,11 @@ struct StragglerOptions {
     // ticks can read one sample twice). Opening still takes openAfterTicks ticks: 3 ticks span
     // 2 s, more than a page's interval, so a real cause opens no later for it.
     std::uint32_t minSamples = 2;
+    // A clock below the job's with nothing behind it (no clock event reason, no heat, no ECC:
+    // `low_sm_clock`) is the weakest evidence: a GPU's boost clock dips for a second or two in
+    // healthy jobs. It counts once its samples span this long (first to newest), ~1 s more than
+    // a cause the hardware names.
+    std::int64_t lowClockSpanMs = 2500;
     // StragglerFinder: a job (or a job whose hosts changed) is ranked only this long after the
     // finder first saw it: three time constants of its port averages (10 s: the first sample's
     // weight down to 5 %) and a few seconds for every rank's first samples to arrive.
@@ -89,7 +94,12 @@ struct StragglerSuspect {
     // In how many distinct samples in a row (of the page its evidence comes from) it has been
     // a suspect; 0: not counted (the detector then goes by ticks alone).
     std::uint32_t samples = 0;
+    std::int64_t spanMs = 0;  // from the first of those samples to the newest
 };
+
+// Whether a suspect's evidence has held long enough to be listed and its event opened
+// (StragglerOptions::minSamples, lowClockSpanMs). True where the caller counts no samples.
+bool persisted(const StragglerSuspect& s, const StragglerOptions& options);
 
 // Ranks the suspects of one job (names[i] is rank i's GPU; nicNames[i] its NIC cable or empty;
 // hostNames[h] the host of the ranks whose RankSample::host is h — empty: no host-level cause).
