@@ -71,16 +71,17 @@ PortMatch matchCumulus(std::string_view s) {
 }
 
 // SONiC's front-panel alias: etpN (etpNa, etpNb: breakout), EthN/M, EthernetN/M (M 1: the port).
+// Not a bare EthernetN: that is SONiC's own (lane-numbered) name.
 PortMatch matchSonicAlias(std::string_view a) {
     for (std::string_view prefix : {"etp", "Eth", "Ethernet"}) {
         if (!a.starts_with(prefix)) continue;
         std::size_t i = prefix.size();
         int n = number(a, i);
         if (n <= 0) continue;
-        if (i == a.size()) return port(n);
+        if (prefix == "etp" && i == a.size()) return port(n);
         if (prefix == "etp" && i + 1 == a.size() && a[i] >= 'a' && a[i] <= 'z')
             return a[i] == 'a' ? port(n) : subPort(n);
-        if (a[i] == '/') {
+        if (i < a.size() && a[i] == '/') {
             ++i;
             int m = number(a, i);
             if (m < 0 || i != a.size()) continue;
@@ -90,13 +91,17 @@ PortMatch matchSonicAlias(std::string_view a) {
     return {};
 }
 
-PortMatch matchSonic(const PortNaming& n, std::string_view s, std::string_view alias) {
+// sonic-snmpagent (sonic_ax_impl/mibs/ietf/rfc2863.py) answers ifName with the port's
+// front-panel alias ("etp17", "Ethernet17/1" on some SKUs) and ifAlias with the port's
+// description from CONFIG_DB (free text, often the peer: "Ethernet4/1/1" or "to ctsw01"):
+// the port is the alias in ifName, or SONiC's lane-numbered name (EthernetK, as net-snmp on a
+// SONiC box or a Linux namespace names it) by its lane; the description never decides it.
+PortMatch matchSonic(const PortNaming& n, std::string_view s, std::string_view /*alias*/) {
+    if (auto a = matchSonicAlias(s); a.kind != PortMatch::NotAPort) return a;
     if (!s.starts_with("Ethernet")) return {};
     std::size_t i = 8;
     int k = number(s, i);
     if (k < 0 || i != s.size()) return {};
-    // The alias names the front-panel port where the platform's lane map is irregular.
-    if (auto a = matchSonicAlias(alias); a.kind != PortMatch::NotAPort) return a;
     const int lanes = n.lanes > 0 ? n.lanes : 1;
     return k % lanes == 0 ? port(k / lanes + 1) : subPort(k / lanes + 1);
 }

@@ -386,7 +386,16 @@ public:
         return link.aPort == p ? link.bPort : link.aPort;
     }
 
+    // IF-MIB ifOperStatus: 1 up; 2 down, 5 dormant, 6 notPresent (an empty cage), 7
+    // lowerLayerDown (the PHY below is down): the port passes no traffic, the link is down (and
+    // 0, Loom's own loom_port_oper_status for down). 3 testing and 4 unknown say neither (an
+    // agent that cannot tell, a test an operator runs), nor does any other value: the port keeps
+    // the state it had, and no link_down opens on an `unknown` (it did: a critical event).
+    static bool operStatusSaysAnything(double v) {
+        return v == 1 || v == 0 || v == 2 || v == 5 || v == 6 || v == 7;
+    }
     void operStatus(std::uint32_t p, double v, std::int64_t t) {
+        if (!operStatusSaysAnything(v)) return;
         auto& d = s_.pdet[p];
         std::int8_t up = v == 1 ? 1 : 0;
         s_.portDown[p].store(up ? 0 : 1, kRelaxed);

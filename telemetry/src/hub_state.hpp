@@ -81,11 +81,15 @@ inline std::uint8_t sourceTag(std::string_view source) {
 }
 // The increase of a counter from `old` to `v`: a value below the last one is a counter that
 // restarted from 0 (its increase is the value itself, as rate() takes it), unless the last was
-// in the upper half of 32 bits and the new one below it: a 32-bit counter that wrapped.
+// in the upper half of 32 bits and the new one below it: a 32-bit counter that wrapped; or in
+// the upper half of 64 bits (ifHCInOctets, which snmp_exporter writes as a float near 1.8e19)
+// and the new one in the lower half: a 64-bit counter that wrapped.
 inline double counterIncrease(double old, double v) {
     if (v >= old) return v - old;
     constexpr double k32 = 4294967296.0;
     if (old < k32 && old >= k32 / 2) return k32 - old + v;
+    constexpr double k64 = 18446744073709551616.0;
+    if (old <= k64 && old >= k64 / 2 && v < k64 / 2) return k64 - old + v;
     return v;
 }
 

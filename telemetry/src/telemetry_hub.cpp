@@ -4,6 +4,7 @@
 #include "loom/telemetry/telemetry_hub.hpp"
 
 #include <charconv>
+#include <iterator>
 #include <unordered_set>
 
 #include "hub_rules.hpp"
@@ -36,6 +37,15 @@ std::shared_ptr<TelemetryHub::State> TelemetryHub::current() const {
 std::shared_ptr<const HallLayout> TelemetryHub::layout() const { return current()->L; }
 
 namespace {
+
+// IF-MIB's ifOperStatus names (RFC 2863) as numbers; 4 (unknown) for any other word.
+double ifOperStatusValue(std::string_view state) {
+    static constexpr std::string_view kStates[] = {
+        "up", "down", "testing", "unknown", "dormant", "notPresent", "lowerLayerDown"};
+    for (std::size_t i = 0; i < std::size(kStates); ++i)
+        if (state == kStates[i]) return static_cast<double>(i + 1);
+    return 4;
+}
 
 using State = TelemetryHub::State;
 
@@ -472,6 +482,17 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
             if (lastSwitchIdx == kNoIndex) {
                 unknown(UnknownReason::UnknownSwitch, "switch", sw);
                 return;
+            }
+            if (ifl && info.id == static_cast<std::uint8_t>(PortCounter::OperStatus)) {
+                // snmp_exporter's EnumAsStateSet (a generator option): one line per state with
+                // the state as a label, 1 on the current one; the others say nothing.
+                if (const auto st = smp.label("ifOperStatus"); !st.empty()) {
+                    if (v != 1) {
+                        ++rep.ignored;
+                        return;
+                    }
+                    v = ifOperStatusValue(st);
+                }
             }
             if (ifl) {
                 const auto ifName = labelValue(ifl);

@@ -80,11 +80,25 @@ TEST(PortNaming, SonicLanesAndAlias) {
     EXPECT_EQ(show(matchPort(n, "Ethernet8")), "p2");
     EXPECT_EQ(show(matchPort(n, "Ethernet504")), "p64");
     EXPECT_EQ(show(matchPort(n, "Ethernet4")), "sub1") << "a 2x200G breakout's second half";
-    // The front-panel alias wins where it says which port it is.
+    // sonic-snmpagent's ifName is the front-panel alias (rfc2863.py: interface_name returns
+    // the alias map's entry): etpN, etpNa/etpNb for a breakout, EthN/M or EthernetN/M.
+    EXPECT_EQ(show(matchPort(n, "etp1")), "p1");
+    EXPECT_EQ(show(matchPort(n, "etp17")), "p17");
+    EXPECT_EQ(show(matchPort(n, "etp17a")), "p17");
+    EXPECT_EQ(show(matchPort(n, "etp17b")), "sub17");
+    EXPECT_EQ(show(matchPort(n, "Ethernet17/1")), "p17");
+    EXPECT_EQ(show(matchPort(n, "Eth17/2")), "sub17");
+    EXPECT_EQ(show(matchPort(n, "etp")), "-");
+    EXPECT_EQ(show(matchPort(n, "etp1ab")), "-");
+    // Its ifAlias is the port's description (rfc2863.py: interface_alias), free text that often
+    // names the peer: it never decides the port (it used to win, so a description "Ethernet4"
+    // or "etp7" moved the port's samples to port 4 or 7).
     EXPECT_EQ(show(matchPort(n, "Ethernet8", "etp2")), "p2");
-    EXPECT_EQ(show(matchPort(n, "Ethernet16", "etp7")), "p7");
+    EXPECT_EQ(show(matchPort(n, "Ethernet16", "etp7")), "p3");
+    EXPECT_EQ(show(matchPort(n, "Ethernet16", "Ethernet4")), "p3");
+    EXPECT_EQ(show(matchPort(n, "Ethernet16", "Ethernet4/1/1")), "p3");
+    EXPECT_EQ(show(matchPort(n, "etp3", "Ethernet4/1/1")), "p3");
     EXPECT_EQ(show(matchPort(n, "Ethernet4", "etp1b")), "sub1");
-    EXPECT_EQ(show(matchPort(n, "Ethernet0", "Eth1/1")), "p1");
     EXPECT_EQ(show(matchPort(n, "Ethernet2", "Eth1/2")), "sub1");
     EXPECT_EQ(show(matchPort(n, "Ethernet8", "uplink to ctsw")), "p2") << "a description";
     EXPECT_EQ(show(matchPort(n, "PortChannel0001", "etp1")), "-") << "no port, whatever alias";

@@ -5,6 +5,7 @@
 // and are listed once by name; two ifIndexes naming one port are a conflict nobody believes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -197,6 +198,102 @@ TEST_F(SwitchNaming, TheCatalogueIsBoundedPerReason) {
     EXPECT_EQ(all.front().lastSeenMs, now_) << "newest first";
     EXPECT_EQ(metric("not_a_port"), "600") << "distinct names seen";
     EXPECT_EQ(hub_->unknownNames("", 5).size(), 5u);
+}
+
+// SONiC's own SNMP agent (sonic-snmpagent, rfc2863.py) answers ifName with the port's
+// front-panel alias and ifAlias with its description, which sites set to the peer: ifName
+// etp2 with ifAlias "Ethernet4" is front-panel port 2. Loom read only EthernetK names, so
+// every port of a real SONiC box was ignored as not_a_port, and took a description of a port's
+// shape for the port.
+TEST_F(SwitchNaming, SonicsAgentNamesPortsByTheirAliasAndItsIfAliasIsADescription) {
+    build({{"z1-r001-rtsw", "sonic lanes=8"}});
+    std::vector<If> box = {
+        {1, "etp1", "z1-r001-h0-nic0", 1},    {9, "etp2", "Ethernet4", 1}, {17, "etp3", "", 1},
+        {1001, "PortChannel0001", "etp1", 2}, {2001, "Vlan1000", "", 1},   {10000, "eth0", "", 1},
+    };
+    auto rep = ingest(page(box), {.switchName = "z1-r001-rtsw"});
+    EXPECT_EQ(rep.unknownTotal(), 0u);
+    EXPECT_EQ(rep.applied, 12u) << "etp1..etp3: four objects each";
+    EXPECT_TRUE(events_.empty()) << events_[0].kind << " " << events_[0].location;
+    box[1].oper = 2;  // etp2 down
+    ingest(page(box), {.switchName = "z1-r001-rtsw"});
+    ASSERT_EQ(openLinkDown().size(), 1u);
+    EXPECT_EQ(openLinkDown()[0], linkAt("z1-r001-rtsw", 2)) << "not port 4, its description";
+    EXPECT_EQ(hub_->unknownNames("not_a_port").size(), 3u);
+}
+
+// ifOperStatus as IF-MIB defines it (1 up, 2 down, 3 testing, 4 unknown, 5 dormant, 6
+// notPresent, 7 lowerLayerDown): an agent that cannot tell (unknown) or a port under test
+// opens no critical link_down; an empty cage, a PHY down or a dormant port does.
+TEST_F(SwitchNaming, OperStatusValuesAsIfMibDefinesThem) {
+    build({{"z1-r001-rtsw", "cumulus"}});
+    std::vector<If> box;
+    for (int v = 1; v <= 7; ++v) box.push_back({v, "swp" + std::to_string(v), "", 1});
+    ingest(page(box), {.switchName = "z1-r001-rtsw"});
+    for (int v = 1; v <= 7; ++v) box[v - 1].oper = v;
+    ingest(page(box), {.switchName = "z1-r001-rtsw"});
+    std::vector<std::string> want;
+    for (int port : {2, 5, 6, 7}) want.push_back(linkAt("z1-r001-rtsw", port));
+    auto got = openLinkDown();
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want);
+    const auto l3 = layout_->ports()[layout_->portByName("z1-r001-rtsw", "p3")].linkIndex;
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l3], kLinkUp) << "testing keeps the last state";
+}
+
+// snmp_exporter's EnumAsStateSet (a generator option sites use for ifOperStatus): a line per
+// state, the state in a label, 1 on the current one. The 0 lines are no "down".
+TEST_F(SwitchNaming, OperStatusAsAStateSet) {
+    build({{"z1-r001-rtsw", "cumulus"}});
+    auto stateSet = [](std::string_view current) {
+        std::string out = "# HELP ifOperStatus x\n# TYPE ifOperStatus gauge\n";
+        for (std::string_view st :
+             {"down", "dormant", "lowerLayerDown", "notPresent", "testing", "unknown", "up"})
+            out += "ifOperStatus{ifAlias=\"\",ifIndex=\"1\",ifName=\"swp1\",ifOperStatus=\"" +
+                   std::string(st) + "\"} " + (st == current ? "1" : "0") + "\n";
+        return out;
+    };
+    // Before: each 0 line was a "down" and the last line won, so every scrape of an up port
+    // opened and closed a link_down (and a down port read as up when `up` came last).
+    ingest(stateSet("up"), {.switchName = "z1-r001-rtsw"});
+    ingest(stateSet("up"), {.switchName = "z1-r001-rtsw"});
+    EXPECT_TRUE(events_.empty()) << events_.size() << " events, the first " << events_[0].kind;
+    ingest(stateSet("lowerLayerDown"), {.switchName = "z1-r001-rtsw"});
+    ASSERT_EQ(openLinkDown().size(), 1u);
+    EXPECT_EQ(openLinkDown()[0], linkAt("z1-r001-rtsw", 1));
+    ingest(stateSet("up"), {.switchName = "z1-r001-rtsw"});
+    EXPECT_TRUE(openLinkDown().empty());
+    EXPECT_EQ(events_.size(), 2u) << "one open, one close";
+}
+
+// ifHCInOctets is a 64-bit counter, written by snmp_exporter as a float (1.8446744e+19 near
+// the top): across its wrap the increase is what went through, not the new value alone; and a
+// port with no ifHighSpeed (an agent that leaves it out, or 0) is measured against its
+// inventory speed and opens no link_speed.
+TEST_F(SwitchNaming, A64BitOctetCounterWrapsAndAMissingIfHighSpeedIsTheInventorys) {
+    build({{"z1-r001-rtsw", "cumulus"}});
+    auto octets = [](const std::string& v, const std::string& speed) {
+        std::string out =
+            "# HELP ifHCInOctets x\n# TYPE ifHCInOctets counter\n"
+            "ifHCInOctets{ifAlias=\"\",ifIndex=\"1\",ifName=\"swp1\"} " +
+            v + "\n";
+        if (!speed.empty())
+            out +=
+                "# HELP ifHighSpeed x\n# TYPE ifHighSpeed gauge\n"
+                "ifHighSpeed{ifAlias=\"\",ifIndex=\"1\",ifName=\"swp1\"} " +
+                speed + "\n";
+        return out + "ifOperStatus{ifAlias=\"\",ifIndex=\"1\",ifName=\"swp1\"} 1\n";
+    };
+    const auto p1 = layout_->portByName("z1-r001-rtsw", "p1");
+    // 25 GB before the top of 2^64, then 25 GB after it, a second later: 50 GB/s = 400 Gb/s.
+    ingest(octets("1.8446744048709552e+19", ""), {.switchName = "z1-r001-rtsw"});
+    ingest(octets("2.5e+10", ""), {.switchName = "z1-r001-rtsw"});
+    EXPECT_NEAR(hub_->portUtil(p1), 100, 0.5) << "the wrap's increase is 50 GB, not 25 GB";
+    // Half that rate, ifHighSpeed 0 (no speed known): still against the 400G of the inventory.
+    ingest(octets("5e+10", "0"), {.switchName = "z1-r001-rtsw"});
+    EXPECT_NEAR(hub_->portUtil(p1), 50, 0.5);
+    EXPECT_TRUE(events_.empty()) << events_[0].kind << " " << events_[0].message;
 }
 
 // At 24k every switch's management, loopback, port-channel and VLAN interfaces are ~16,000

@@ -1,6 +1,6 @@
 // Port naming: how a switch's network OS names its front-panel ports, declared once per switch
 // model in the cluster spec (or per switch in spec.overrides.switches), so telemetry maps an
-// interface name (IF-MIB ifName, and ifAlias on SONiC) to Loom's 1-based port number and
+// interface name (IF-MIB ifName) to Loom's 1-based port number and
 // ignores everything else on the box (lo, mgmt0, PortChannel0001, Vlan1000, Loopback0,
 // tunnels). docs/cluster-spec.md ("Port naming") lists the schemes:
 //
@@ -9,7 +9,9 @@
 // In every scheme the first lane of a broken-out port stands for the port (Loom's inventory
 // cables front-panel ports); the other lanes are sub-ports, ignored and listed.
 //   sonic lanes=8         EthernetK -> port K/8+1 (K a multiple of 8; other K are breakout
-//                         sub-ports); an ifAlias "etpN" / "EthN/1" / "EthernetN/1" wins
+//                         sub-ports); the front-panel alias sonic-snmpagent gives as ifName,
+//                         "etpN" / "EthN/1" / "EthernetN/1", -> port N ("etpNb", "EthN/2":
+//                         sub-ports). ifAlias is the port's description there: never used
 //   eos                   EthernetP or EthernetP/1 -> port P (EthernetP/L, L>1: sub-port)
 //   eos firstSlot=3 portsPerSlot=36
 //                         chassis: EthernetS/P[/L] -> port (S-firstSlot)*portsPerSlot + P
@@ -62,7 +64,8 @@ std::string_view portSchemeName(PortNaming::Scheme s);  // "default", "cumulus",
 Result<PortNaming> parsePortNaming(std::string_view text);
 std::string portNamingText(const PortNaming& n);
 
-// The port an interface name (and, for SONiC, its ifAlias) denotes under the scheme.
+// The port an interface name denotes under the scheme. `ifAlias` is the interface's
+// description on every NOS Loom knows (SONiC, EOS, Cumulus): no scheme takes a port from it.
 PortMatch matchPort(const PortNaming& n, std::string_view ifName, std::string_view ifAlias = {});
 
 // The name the switch gives front-panel port `port` (simulators, benchmarks, test pages):
