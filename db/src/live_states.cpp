@@ -4,9 +4,10 @@
 
 #include "copy_text.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace loom::db {
@@ -21,39 +22,76 @@ struct Change {
     std::int64_t resourceVersion;
 };
 
+// Finds a row of `rows` by name: first at `hint` (a full read meets the rows in the order the
+// snapshot was loaded in, except those updated since), then in the kind's (hash, index) table,
+// the caller's (StateNameIndex, kept across refreshes) or one of its own.
+template <class T>
+class LiveStateRowLocator {
+public:
+    LiveStateRowLocator(const std::vector<T>& rows, StateNameIndex::Kind* kept)
+        : rows_(rows), k_(kept ? kept : &own_) {}
+
+    bool find(std::string_view name, std::size_t hint, std::uint32_t& out) {
+        if (hint < rows_.size() && rows_[hint].name == name) {
+            out = static_cast<std::uint32_t>(hint);
+            return true;
+        }
+        if (!k_->built || k_->rows != rows_.size()) build();
+        const std::uint64_t h = std::hash<std::string_view>{}(name);
+        auto it = std::lower_bound(k_->byHash.begin(), k_->byHash.end(),
+                                   std::pair<std::uint64_t, std::uint32_t>{h, 0});
+        for (; it != k_->byHash.end() && it->first == h; ++it)
+            if (it->second < rows_.size() && rows_[it->second].name == name) {
+                out = it->second;
+                return true;
+            }
+        return false;
+    }
+
+private:
+    void build() {
+        auto& v = k_->byHash;
+        v.clear();
+        v.reserve(rows_.size());
+        for (std::uint32_t i = 0; i < rows_.size(); ++i)
+            v.emplace_back(std::hash<std::string_view>{}(std::string_view(rows_[i].name)), i);
+        std::sort(v.begin(), v.end());
+        v.shrink_to_fit();
+        k_->rows = rows_.size();
+        k_->built = true;
+    }
+
+    const std::vector<T>& rows_;
+    StateNameIndex::Kind own_;
+    StateNameIndex::Kind* k_;
+};
+
 // Reads (name, state, resource_version) of one table and records the rows of `rows` whose
 // state or version differ. Returns false when the table's rows are not those of `rows`
 // (a row added, removed or renamed: a structural change the caller reloads for).
 template <class T>
 bool readKind(pqxx::transaction_base& tx, const char* table, const std::vector<T>& rows,
-              std::vector<Change>& changes, std::size_t& read) {
+              StateNameIndex::Kind* kept, std::vector<Change>& changes, std::size_t& read) {
     pqxx::stream_from stream(tx, table,
                              std::vector<std::string>{"name", "state", "resource_version"});
     std::string line;
     std::vector<std::string> storage;
     std::vector<detail::CopyField> f;
-    // The table's physical order is the order the snapshot was loaded in, except for rows
-    // updated since (a new tuple version moves): try the same position first, then by name.
-    std::unordered_map<std::string_view, std::uint32_t> byName;
+    LiveStateRowLocator<T> locate(rows, kept);
     std::size_t pos = 0, seen = 0;
     bool ok = true;
     while (stream.get_raw_line(line)) {
         ++read;
         if (!ok) continue;  // drain the COPY
         detail::splitCopyLine(line, storage, f);
-        if (f.size() < 3) { ok = false; continue; }
-        const std::string_view name = f[0].text;
+        if (f.size() < 3) {
+            ok = false;
+            continue;
+        }
         std::uint32_t i;
-        if (pos < rows.size() && rows[pos].name == name) {
-            i = static_cast<std::uint32_t>(pos);
-        } else {
-            if (byName.empty()) {
-                byName.reserve(rows.size());
-                for (std::uint32_t k = 0; k < rows.size(); ++k) byName.emplace(rows[k].name, k);
-            }
-            auto it = byName.find(name);
-            if (it == byName.end()) { ok = false; continue; }
-            i = it->second;
+        if (!locate.find(f[0].text, pos, i)) {
+            ok = false;
+            continue;
         }
         pos = i + 1;
         ++seen;
@@ -69,19 +107,18 @@ bool readKind(pqxx::transaction_base& tx, const char* table, const std::vector<T
 // `rows` by name. Returns false when one is not there (a row added or renamed behind us).
 template <class T>
 bool readChangedKind(pqxx::transaction_base& tx, const char* table, const std::vector<T>& rows,
-                     std::int64_t sinceXmin, std::vector<Change>& changes, std::size_t& read) {
+                     StateNameIndex::Kind* kept, std::int64_t sinceXmin,
+                     std::vector<Change>& changes, std::size_t& read) {
     // The horizon is our own number (never input); xid has no bind-parameter form in COPY.
     auto r = tx.exec(std::string("SELECT name, state, resource_version FROM ") + table +
                      " WHERE age(xmin) <= age('" + std::to_string(sinceXmin) + "'::xid)");
     if (r.empty()) return true;
     read += r.size();
-    std::unordered_map<std::string_view, std::uint32_t> byName;
-    byName.reserve(rows.size());
-    for (std::uint32_t k = 0; k < rows.size(); ++k) byName.emplace(rows[k].name, k);
+    LiveStateRowLocator<T> locate(rows, kept);
     for (const auto& row : r) {
-        auto it = byName.find(std::string_view(row[0].c_str(), row[0].size()));
-        if (it == byName.end()) return false;
-        const auto i = it->second;
+        std::uint32_t i;
+        if (!locate.find(std::string_view(row[0].c_str(), row[0].size()), rows.size(), i))
+            return false;
         const std::string_view state(row[1].c_str(), row[1].size());
         const auto rv = row[2].as<std::int64_t>();
         if (rows[i].state != state || rows[i].resourceVersion != rv)
@@ -105,7 +142,7 @@ void patch(inventory::KindVector<T>& kind, const std::vector<Change>& changes) {
 }  // namespace
 
 Result<StateRefresh> refreshStates(Connection& c, const Inventory& current, std::int64_t generation,
-                                   std::int64_t sinceXmin) {
+                                   std::int64_t sinceXmin, StateNameIndex* names) {
     try {
         pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(native(c), "states");
         StateRefresh out;
@@ -121,16 +158,20 @@ Result<StateRefresh> refreshStates(Connection& c, const Inventory& current, std:
         }
         std::vector<Change> racks, hosts, gpus, links;
         std::size_t& n = out.rowsRead;
+        auto kept = [names](std::size_t k) { return names ? &names->kind(k) : nullptr; };
         const bool same =
             sinceXmin >= 0
-                ? readChangedKind(tx, "racks", current.racks.vec(), sinceXmin, racks, n) &&
-                      readChangedKind(tx, "hosts", current.hosts.vec(), sinceXmin, hosts, n) &&
-                      readChangedKind(tx, "gpus", current.gpus.vec(), sinceXmin, gpus, n) &&
-                      readChangedKind(tx, "links", current.links.vec(), sinceXmin, links, n)
-                : readKind(tx, "racks", current.racks.vec(), racks, n) &&
-                      readKind(tx, "hosts", current.hosts.vec(), hosts, n) &&
-                      readKind(tx, "gpus", current.gpus.vec(), gpus, n) &&
-                      readKind(tx, "links", current.links.vec(), links, n);
+                ? readChangedKind(tx, "racks", current.racks.vec(), kept(0), sinceXmin, racks, n) &&
+                      readChangedKind(tx, "hosts", current.hosts.vec(), kept(1), sinceXmin, hosts,
+                                      n) &&
+                      readChangedKind(tx, "gpus", current.gpus.vec(), kept(2), sinceXmin, gpus,
+                                      n) &&
+                      readChangedKind(tx, "links", current.links.vec(), kept(3), sinceXmin, links,
+                                      n)
+                : readKind(tx, "racks", current.racks.vec(), kept(0), racks, n) &&
+                      readKind(tx, "hosts", current.hosts.vec(), kept(1), hosts, n) &&
+                      readKind(tx, "gpus", current.gpus.vec(), kept(2), gpus, n) &&
+                      readKind(tx, "links", current.links.vec(), kept(3), links, n);
         tx.commit();
         if (!same) {
             out.outcome = StateRefresh::Outcome::Structure;

@@ -539,6 +539,24 @@ Result<std::vector<std::pair<std::string, std::string>>> ProvisioningRepo::hostS
     }
 }
 
+Result<std::vector<std::pair<std::string, std::string>>> ProvisioningRepo::hostStatesOfRacks(
+    const std::vector<std::string>& racks) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (racks.empty()) return out;
+    try {
+        pqxx::read_transaction tx(native(conn_));
+        auto r = tx.exec_params(
+            "SELECT h.name, h.state FROM hosts h JOIN racks r ON r.id = h.rack_id "
+            "WHERE r.name = ANY($1::text[])",
+            detail::pgTextArray(racks));
+        out.reserve(r.size());
+        for (const auto& row : r) out.emplace_back(col(row[0]), col(row[1]));
+        return out;
+    } catch (...) {
+        return fail(translateException("load host states"));
+    }
+}
+
 Result<std::int64_t> ProvisioningRepo::inventoryGeneration() {
     try {
         pqxx::read_transaction tx(native(conn_));

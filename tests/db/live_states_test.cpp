@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <unordered_map>
 
@@ -229,6 +230,80 @@ TEST_F(LiveStates, ADeltaReadTakesOnlyNewWritesAndMissesNone) {
     auto fresh = loom::db::loadSnapshot(conn);
     ASSERT_TRUE(fresh);
     expectSameInventory(third->inventory, fresh->inventory, "the delta reads");
+}
+
+// VACUUM FREEZE between two delta reads: the frozen tuple's xmin must still date the write
+// (PostgreSQL keeps the raw xmin and marks the tuple frozen in its infomask), or the change
+// would stay unseen until the next full read, 5 minutes later in loomd.
+TEST_F(LiveStates, AWriteFrozenBeforeTheNextDeltaReadIsSeen) {
+    auto conn = connect();
+    auto snap = applied(conn, loom::testing::sampleCluster(1, 3));
+    const auto& inv = snap.inventory;
+    loom::db::StateNameIndex names;
+    auto first = loom::db::refreshStates(conn, inv, snap.generation, -1, &names);
+    ASSERT_TRUE(first) << first.error().toString();
+    const std::string link = inv.links[4].name.str(), host = inv.hosts[1].name.str();
+    exec(conn,
+         "UPDATE links SET state = 'drained', resource_version = resource_version + 1 "
+         "WHERE name = '" +
+             link + "' RETURNING 1");
+    exec(conn,
+         "UPDATE hosts SET state = 'quarantined', resource_version = resource_version + 1 "
+         "WHERE name = '" +
+             host + "' RETURNING 1");
+    for (const char* t : {"racks", "hosts", "gpus", "links"})
+        ASSERT_TRUE(conn.exec(std::string("VACUUM (FREEZE) ") + t)) << t;
+    // The updated link's tuple is frozen now (HEAP_XMIN_FROZEN = 0x0300), when pageinspect is
+    // there to say so.
+    if (conn.exec("CREATE EXTENSION IF NOT EXISTS pageinspect")) {
+        auto frozen = conn.queryValue(
+            "SELECT (i.t_infomask & 768) = 768 FROM links l, "
+            "heap_page_items(get_raw_page('links', (l.ctid::text::point)[0]::int)) i "
+            "WHERE l.name = '" +
+            link + "' AND i.lp = (l.ctid::text::point)[1]::int");
+        ASSERT_TRUE(frozen) << frozen.error().toString();
+        EXPECT_EQ(frozen->value_or(""), "t") << "VACUUM (FREEZE) left the tuple unfrozen";
+    }
+    auto second = loom::db::refreshStates(conn, inv, snap.generation, first->snapshotXmin, &names);
+    ASSERT_TRUE(second) << second.error().toString();
+    ASSERT_EQ(second->outcome, Outcome::Patched) << "the frozen writes were missed";
+    EXPECT_EQ(second->changedRows, 2u);
+    EXPECT_EQ(byName(second->inventory.links, link).state, "drained");
+    EXPECT_EQ(byName(second->inventory.hosts, host).state, "quarantined");
+}
+
+// The name index a caller keeps across refreshes (StateNameIndex) places rows of the snapshot
+// lineage it was built on; kept into a snapshot of another order (a full load after an apply
+// without reset()), it can only miss — a structural change — never patch the wrong row.
+TEST_F(LiveStates, AKeptNameIndexNeverPatchesTheWrongRow) {
+    auto conn = connect();
+    auto snap = applied(conn, loom::testing::sampleCluster(1, 3));
+    const auto& inv = snap.inventory;
+    loom::db::StateNameIndex names;
+    auto first = loom::db::refreshStates(conn, inv, snap.generation, -1, &names);
+    ASSERT_TRUE(first) << first.error().toString();
+    // A delta read places its rows through the index: this builds the links' on `inv`.
+    loom::db::ProvisioningRepo repo(conn);
+    ASSERT_TRUE(repo.setLinkStates({inv.links[0].name.str()}, {"drained"}));
+    auto second = loom::db::refreshStates(conn, inv, snap.generation, first->snapshotXmin, &names);
+    ASSERT_TRUE(second) << second.error().toString();
+    ASSERT_EQ(second->outcome, Outcome::Patched);
+    Inventory reordered = second->inventory;
+    std::reverse(reordered.links.begin(), reordered.links.end());
+    const std::string link = inv.links[2].name.str();
+    ASSERT_TRUE(repo.setLinkStates({link}, {"drained"}));
+    auto stale =
+        loom::db::refreshStates(conn, reordered, snap.generation, second->snapshotXmin, &names);
+    ASSERT_TRUE(stale) << stale.error().toString();
+    EXPECT_EQ(stale->outcome, Outcome::Structure);
+    names.reset();
+    auto fresh =
+        loom::db::refreshStates(conn, reordered, snap.generation, second->snapshotXmin, &names);
+    ASSERT_TRUE(fresh) << fresh.error().toString();
+    ASSERT_EQ(fresh->outcome, Outcome::Patched);
+    EXPECT_EQ(fresh->changedRows, 1u);
+    EXPECT_EQ(byName(fresh->inventory.links, link).state, "drained");
+    EXPECT_EQ(fresh->inventory.links[reordered.links.size() - 3].state, "drained");
 }
 
 TEST_F(LiveStates, AnApplyOrARowBehindItsBackIsAStructuralChange) {

@@ -96,7 +96,8 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
         // added without an apply, or a change a frozen tuple hid: db/live_states.hpp). Not
         // every 30 s: at 98k under load a refresh took 11-35 s, so each one was a full read.
         const bool fullRead = stateXmin < 0 || t0 - lastFullStateRead > std::chrono::minutes(5);
-        auto r = db::refreshStates(conn, *current, generation, fullRead ? -1 : stateXmin);
+        auto r =
+            db::refreshStates(conn, *current, generation, fullRead ? -1 : stateXmin, &stateNames);
         // The horizon moves with the snapshot it describes: only once that is published.
         if (r && r->outcome != db::StateRefresh::Outcome::Structure) {
             nextXmin = r->snapshotXmin;
@@ -138,7 +139,8 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
         // another loomd): the name search indexes a bulk apply leaves unbuilt, in the background.
         if (snap->generation != generation) buildNameIndexesLater();
         generation = snap->generation;
-        nextXmin = -1;  // the next state read is a full one (and gives the horizon)
+        nextXmin = -1;       // the next state read is a full one (and gives the horizon)
+        stateNames.reset();  // a new lineage: its rows are placed anew
         snapshot = std::make_shared<const inventory::Inventory>(std::move(snap->inventory));
         // Indexed like this snapshot's vectors, whose order is the tables' (it moves when rows
         // are updated): rebuilt with every loaded snapshot, kept by a state refresh.

@@ -8,6 +8,7 @@
 #include "metrics.hpp"
 
 #include "loom/backend/server.hpp"
+#include "loom/db/live_states.hpp"
 #include "loom/provisioning/link_service.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -156,6 +157,7 @@ struct Server::Impl {
     // (reload thread).
     std::int64_t stateXmin = -1;
     std::chrono::steady_clock::time_point lastFullStateRead{};
+    db::StateNameIndex stateNames;         // rows by name of `inventory`'s lineage (reload thread)
     std::atomic<bool> reloadRetry{false};  // a reload failed: the tick tries again
     std::function<bool()> peerConnected;   // LISTEN connection up (a reconnect reloads)
     bool peerWasConnected = true;          // tick strand only

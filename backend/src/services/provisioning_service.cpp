@@ -234,11 +234,6 @@ Result<PassStats> ProvisioningService::runOnce() {
     if (auto ok = I.loadContext(repo); !ok) return fail(ok.error());
     I.syncRouter();
     stats.contextMs = lap();
-    auto hs = repo.hostStates();
-    if (!hs) return fail(hs.error());
-    std::unordered_map<std::string, HostState> hostState;
-    for (const auto& [n, s] : *hs) hostState[n] = prov::parseHostState(s).value_or(HostState::Quarantined);
-
     prov::State state;
     state.nowMs = st->nowMs;
     state.phases.resize(plan.phases.size());
@@ -288,6 +283,18 @@ Result<PassStats> ProvisioningService::runOnce() {
         }
     }
     stats.actions = static_cast<int>(batch.phases.size() + batch.timeouts.size() + steps.size());
+    // The host states of the racks stepped in this pass (all that the steps and their host
+    // changes look at): a pass used to read all 12,288 hosts of a 98k hall.
+    std::unordered_map<std::string, HostState> hostState;
+    {
+        std::vector<std::string> stepped;
+        stepped.reserve(steps.size());
+        for (const auto* a : steps) stepped.push_back(state.racks[a->rack].name);
+        auto hs = repo.hostStatesOfRacks(stepped);
+        if (!hs) return fail(hs.error());
+        for (const auto& [n, s] : *hs)
+            hostState[n] = prov::parseHostState(s).value_or(HostState::Quarantined);
+    }
 
     // Executor work in parallel: it is the slow part in the real world (burn-in takes hours).
     struct Job {

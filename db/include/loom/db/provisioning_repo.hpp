@@ -211,6 +211,10 @@ public:
     // Current state of every host (name, state), and the inventory generation (changes with
     // every apply that changed something).
     Result<std::vector<std::pair<std::string, std::string>>> hostStates();
+    // The same for the hosts of these racks only (the reconciler's pass reads those of the
+    // racks it steps: ~60 of 6,144 at 98k, not all 12,288 hosts every pass).
+    Result<std::vector<std::pair<std::string, std::string>>> hostStatesOfRacks(
+        const std::vector<std::string>& racks);
     Result<std::int64_t> inventoryGeneration();
 
 private:

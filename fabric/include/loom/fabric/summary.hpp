@@ -74,6 +74,8 @@ public:
     // Entries: aggregates (one per zone, not per CIDR piece) + more-specifics, over all switches.
     std::int64_t entryCount() const;
     std::int64_t aggregateCount() const;
+    // The bytes the cells hold (aggregates and more-specifics, with their vectors' capacity).
+    std::size_t cellBytes() const;
 
 protected:
     // The zones of the targets (tier-1 switches in target order), which zones are aggregated
@@ -82,7 +84,6 @@ protected:
     std::size_t cell(std::int32_t sw, std::int32_t zone) const {
         return static_cast<std::size_t>(sw) * (zones_ + 1) + zone;
     }
-    std::size_t cellBytes() const;  // aggregate_ and specifics_
     // The aggregate rule: the group most racks of the zone have (ties: the group of the lowest
     // rack). groupOf(target) for the zone's targets in ascending order.
     template <class GroupOf>
