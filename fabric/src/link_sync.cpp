@@ -45,4 +45,31 @@ std::vector<std::pair<std::int32_t, LinkState>> LinkNameIndex::changes(
     return out;
 }
 
+std::vector<std::pair<std::int32_t, LinkState>> LinkNameIndex::changes(
+    const Topology& t, const inventory::Inventory& inv, Memo& memo) const {
+    const std::size_t n = inv.links.size();
+    if (memo.names.size() != n) {
+        memo.names.assign(n, inventory::Text());
+        memo.states.assign(n, inventory::Text());
+        memo.ids.assign(n, kNone);
+        memo.want.assign(n, LinkState::NotInService);
+    }
+    std::vector<std::pair<std::int32_t, LinkState>> out;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& l = inv.links[i];
+        if (!l.name.sharesWith(memo.names[i])) {
+            memo.names[i] = l.name;
+            memo.ids[i] = find(t, l.name);
+            memo.states[i] = inventory::Text();
+        }
+        if (!l.state.sharesWith(memo.states[i])) {
+            memo.states[i] = l.state;
+            memo.want[i] = linkStateFrom(l.state, false);
+        }
+        const auto id = memo.ids[i];
+        if (id != kNone && t.linkState[id] != memo.want[i]) out.emplace_back(id, memo.want[i]);
+    }
+    return out;
+}
+
 }  // namespace loom::fabric

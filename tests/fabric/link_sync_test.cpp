@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 
 #include "roce_fixtures.hpp"
@@ -82,6 +83,52 @@ TEST(LinkNameIndex, ChangesListTheLinksWhoseStoredStateMoved) {
     // Applied to the topology, nothing is left to change.
     for (auto [l, s] : changes) topo->linkState[l] = s;
     EXPECT_TRUE(ids.changes(*topo, inv).empty());
+}
+
+// changes() with a Memo (a holder following snapshot after snapshot) answers as changes()
+// does: random state changes patched into copies that share the names (as the live refresh
+// makes them), the router moved behind the memo's back (a reconciler ahead of the database, a
+// link forced down), and a reload whose name and state blocks are all new.
+TEST(LinkNameIndex, AMemoAnswersAsChangesDoes) {
+    auto inv = fromSpec("dev-small.yaml");
+    auto topo = buildTopology(inv, {.plannedIsUp = true, .storedLinkStates = true});
+    ASSERT_TRUE(topo.has_value());
+    const LinkNameIndex ids(*topo);
+    LinkNameIndex::Memo memo;
+    std::mt19937 rng(37);
+    const char* states[] = {"planned", "active", "drained", "down"};
+    auto same = [&](const inventory::Inventory& snap, const std::string& when) {
+        auto want = ids.changes(*topo, snap);
+        auto got = ids.changes(*topo, snap, memo);
+        ASSERT_EQ(got, want) << when;
+    };
+    same(inv, "the first snapshot");
+    std::size_t moved = 0;
+    for (int step = 0; step < 200; ++step) {
+        auto& links = inv.links.mut();
+        for (int k = 0; k < 3; ++k)
+            links[rng() % links.size()].state = inventory::Text::shared(states[rng() % 4]);
+        // Now and then the router is moved by its holder, not by the snapshot.
+        if (step % 7 == 0) {
+            const auto l = static_cast<std::int32_t>(rng() % topo->linkCount());
+            topo->linkState[l] = LinkState::Down;
+        }
+        const auto c = ids.changes(*topo, inv);
+        moved += c.size();
+        same(inv, "step " + std::to_string(step));
+        // The holder applies what it was told.
+        for (auto [l, s] : c) topo->linkState[l] = s;
+    }
+    EXPECT_GT(moved, 100u);
+    // A full reload: the same names and states in blocks of their own.
+    inventory::Inventory reloaded = inv;
+    for (auto& l : reloaded.links.mut()) {
+        l.name = inventory::Text(l.name.view());
+        l.state = inventory::Text(l.state.view());
+    }
+    topo->linkState[0] = LinkState::Drained;
+    same(reloaded, "a reload");
+    EXPECT_LE(memo.memoryBytes(), 32 * inv.links.size());
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ struct FabricState {
     std::int64_t builtLayout = 0;
     // Router link ids by name (a snapshot's vectors follow the tables' order, which moves).
     fabric::LinkNameIndex linkIds;
+    fabric::LinkNameIndex::Memo linkMemo;  // changes() by pointers (link_sync.hpp)
     std::shared_ptr<fabric::Router> router;          // InfiniBand
     std::shared_ptr<fabric::SummaryRouter> summary;  // RoCE
     std::int64_t version = 0;
@@ -84,7 +85,7 @@ struct FabricState {
         std::lock_guard lock(mutex);
         if (!(inv == builtFrom && built())) {
             if (built() && layout->layoutVersion() == builtLayout) {
-                const auto changes = linkIds.changes(topology(), *inv);
+                const auto changes = linkIds.changes(topology(), *inv, linkMemo);
                 if (!changes.empty()) {
                     Undo u;
                     u.before.reserve(changes.size());
@@ -106,6 +107,7 @@ struct FabricState {
                 auto topo = buildLiveTopology(*inv);
                 if (!topo) return fail(topo.error());
                 linkIds = fabric::LinkNameIndex(*topo);
+                linkMemo = {};
                 // A new object: readers of the old one keep it (and their lock) until they finish.
                 // RoCE: the summarised tables alone (until session 12 this built the full Router
                 // for RoCE too, ~400 MB at 98k, though every reader already took either).

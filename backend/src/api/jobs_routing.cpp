@@ -31,6 +31,7 @@ std::optional<std::vector<std::int32_t>> JobsRouting::sync(
             return std::vector<std::int32_t>{};
         }
         linkIds_ = fabric::LinkNameIndex(*topo);
+        linkMemo_ = {};
         stored_ = topo->linkState;
         router_.reset();
         summary_.reset();
@@ -49,7 +50,7 @@ std::optional<std::vector<std::int32_t>> JobsRouting::sync(
         syncedFrom_ = inv;
         // changes() compares with the routing, whose overlay links differ on purpose: the
         // stored state is remembered, the routing keeps them down.
-        for (auto [l, s] : linkIds_.changes(t, *inv)) {
+        for (auto [l, s] : linkIds_.changes(t, *inv, linkMemo_)) {
             stored_[l] = s;
             if (!applied_.contains(l)) set.emplace_back(l, s);
         }

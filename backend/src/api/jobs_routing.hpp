@@ -44,6 +44,7 @@ private:
     std::unique_ptr<fabric::Router> router_;          // InfiniBand
     std::unique_ptr<fabric::SummaryRouter> summary_;  // RoCE
     fabric::LinkNameIndex linkIds_;
+    fabric::LinkNameIndex::Memo linkMemo_;      // changes() by pointers (link_sync.hpp)
     std::vector<fabric::LinkState> stored_;     // the inventory's state of every router link
     std::unordered_set<std::int32_t> applied_;  // links forced down by open link_down events
     // The snapshot last synced to: weak, so an old snapshot (hundreds of MB at 98k) is not

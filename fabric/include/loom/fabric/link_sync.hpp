@@ -38,6 +38,25 @@ public:
     std::vector<std::pair<std::int32_t, LinkState>> changes(const Topology& t,
                                                             const inventory::Inventory& inv) const;
 
+    // changes() for a holder that follows one snapshot after another: what the last call saw
+    // of each inventory link (its name and state blocks, inventory/text.hpp, and the link id
+    // and state they gave) is kept in `memo`, so a link whose blocks are the same is compared
+    // by pointers and one array read instead of a hash probe, a name compare and a state parse
+    // (at 98k, ~330k links per snapshot, three holders: 30 % of loomd's CPU during a rollout).
+    // Same answer as changes(t, inv); a memo is tied to this index and its topology.
+    struct Memo {
+        std::vector<inventory::Text> names, states;  // held: the blocks cannot be reused
+        std::vector<std::int32_t> ids;
+        std::vector<LinkState> want;
+        std::size_t memoryBytes() const {
+            return names.capacity() * sizeof(inventory::Text) * 2 + ids.capacity() * 4 +
+                   want.capacity() * sizeof(LinkState);
+        }
+    };
+    std::vector<std::pair<std::int32_t, LinkState>> changes(const Topology& t,
+                                                            const inventory::Inventory& inv,
+                                                            Memo& memo) const;
+
     std::size_t memoryBytes() const { return slots_.capacity() * sizeof(std::int32_t); }
 
 private:
