@@ -1,6 +1,9 @@
 #include "config_diff.hpp"
 
+#include <zlib.h>
+
 #include <algorithm>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -54,6 +57,41 @@ std::string lineDiff(const std::string& a, const std::string& b) {
         }
     }
     return out;
+}
+
+PackedConfig::PackedConfig(std::string_view text)
+    : size_(text.size()), hash_(std::hash<std::string_view>{}(text)) {
+    if (text.empty()) return;
+    uLongf n = compressBound(static_cast<uLong>(text.size()));
+    deflated_.resize(n);
+    if (compress2(reinterpret_cast<Bytef*>(deflated_.data()), &n,
+                  reinterpret_cast<const Bytef*>(text.data()), static_cast<uLong>(text.size()),
+                  Z_BEST_SPEED) != Z_OK) {
+        deflated_.assign(text);  // kept as is (size_ == deflated_.size(): see text())
+        size_ = static_cast<std::size_t>(-1);
+        return;
+    }
+    deflated_.resize(n);
+    deflated_.shrink_to_fit();
+}
+
+std::string PackedConfig::text() const {
+    if (size_ == static_cast<std::size_t>(-1)) return deflated_;
+    std::string out(size_, '\0');
+    if (size_ == 0) return out;
+    uLongf n = static_cast<uLongf>(size_);
+    if (uncompress(reinterpret_cast<Bytef*>(out.data()), &n,
+                   reinterpret_cast<const Bytef*>(deflated_.data()),
+                   static_cast<uLong>(deflated_.size())) != Z_OK)
+        return {};
+    out.resize(n);
+    return out;
+}
+
+bool PackedConfig::equals(std::string_view text) const {
+    if (size_ == static_cast<std::size_t>(-1)) return deflated_ == text;
+    if (text.size() != size_ || std::hash<std::string_view>{}(text) != hash_) return false;
+    return this->text() == text;
 }
 
 }  // namespace loom::backend

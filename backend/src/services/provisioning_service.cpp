@@ -92,8 +92,9 @@ struct ProvisioningService::Impl {
     }
     bool fabricDirty = true;
     bool configsLoaded = false;
-    std::unordered_map<std::string, std::pair<int, std::string>> lastConfig;
+    std::unordered_map<std::string, std::pair<int, PackedConfig>> lastConfig;  // config_diff.hpp
     fabric::LinkNameIndex linkIds;  // router link ids by name
+    fabric::LinkNameIndex::Memo linkMemo;  // changes() by pointers (link_sync.hpp)
     std::shared_ptr<const inventory::Inventory> syncedFrom;         // last live snapshot applied
 
     // Link states others changed (operator actions, the leader's live sync) reach the router
@@ -103,7 +104,7 @@ struct ProvisioningService::Impl {
         auto inv = opt.liveInventory();
         if (!inv || inv == syncedFrom) return;
         syncedFrom = inv;
-        const auto changes = linkIds.changes(topology(), *inv);
+        const auto changes = linkIds.changes(topology(), *inv, linkMemo);
         if (!changes.empty()) setLinkStates(changes);
     }
 
@@ -167,6 +168,7 @@ struct ProvisioningService::Impl {
                              "routing: {}", topo.error().toString());
             } else {
                 linkIds = fabric::LinkNameIndex(*topo);
+                linkMemo = {};
                 for (auto& [name, rc] : racks) {
                     for (const auto& ln : rc.links)
                         if (auto id = linkIds.find(*topo, ln); id != fabric::kNone)
@@ -524,7 +526,7 @@ Result<PassStats> ProvisioningService::runOnce() {
         if (!I.configsLoaded) {
             auto cur = repo.latestConfigs();
             if (!cur) return fail(cur.error());
-            for (auto& [sw, v] : *cur) I.lastConfig[sw] = std::move(v);
+            for (auto& [sw, v] : *cur) I.lastConfig[sw] = {v.first, PackedConfig(v.second)};
             I.configsLoaded = true;
         }
         const auto& topo = I.topology();
@@ -532,8 +534,8 @@ Result<PassStats> ProvisioningService::runOnce() {
             auto cfg = I.switchConfig(sw);
             const auto& name = topo.switchNames[sw];
             auto& last = I.lastConfig[name];
-            if (last.first > 0 && last.second == cfg) continue;
-            batch.configs.push_back({name, cfg, lineDiff(last.second, cfg)});
+            if (last.first > 0 && last.second.equals(cfg)) continue;
+            batch.configs.push_back({name, cfg, lineDiff(last.second.text(), cfg)});
         }
         batch.configReason = std::to_string(fabricRacks.size()) + " rack(s) changed service: ";
         for (std::size_t i = 0; i < fabricRacks.size() && i < 20; ++i)
@@ -551,7 +553,7 @@ Result<PassStats> ProvisioningService::runOnce() {
     }
     for (const auto& cv : batch.configs) {
         auto& last = I.lastConfig[cv.switchName];
-        last = {last.first + 1, cv.config};
+        last = {last.first + 1, PackedConfig(cv.config)};
     }
     stats.transitions = res->transitions;
     for (std::size_t i = 0; i < batch.racks.size(); ++i) {
