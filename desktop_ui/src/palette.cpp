@@ -1,9 +1,12 @@
 #include "loom/console/palette.hpp"
 
 #include <QJsonArray>
+#include <QJsonValue>
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <vector>
 
 namespace loom::console {
 
@@ -15,15 +18,38 @@ QRgb lerp(QRgb a, QRgb b, double t)
     return qRgb(mix(qRed(a), qRed(b)), mix(qGreen(a), qGreen(b)), mix(qBlue(a), qBlue(b)));
 }
 
-// A perceptual ramp (viridis-like, dark to bright) so hot rows stand out on a dark floor.
+// The colours are loomd's (GET /api/v1/legends "colours", telemetry/legends.cpp), applied by
+// applyLegendScales; what is below is only what the console draws before its first answer
+// (and in tests without a loomd): the same values loomd serves.
+std::vector<QRgb>& rampStops()
+{
+    static std::vector<QRgb> stops = {qRgb(48, 18, 59),   qRgb(50, 101, 194), qRgb(33, 171, 168),
+                                      qRgb(120, 209, 80), qRgb(250, 220, 40), qRgb(236, 90, 30)};
+    return stops;
+}
+
+struct MarkColours {
+    QRgb noData = qRgb(58, 58, 64);
+    QRgb failed = qRgb(255, 23, 68);
+    QRgb degraded = qRgb(255, 196, 0);
+    QRgb quarantined = qRgb(213, 0, 249);
+    QRgb jobHighlight = qRgb(140, 200, 255);
+    QRgb floor = qRgb(32, 34, 40);
+    QRgb background = qRgb(22, 23, 27);
+};
+MarkColours& marks()
+{
+    static MarkColours m;
+    return m;
+}
+
 QRgb ramp(double t)
 {
-    static const QRgb stops[] = {qRgb(48, 18, 59), qRgb(50, 101, 194), qRgb(33, 171, 168),
-                                 qRgb(120, 209, 80), qRgb(250, 220, 40), qRgb(236, 90, 30)};
-    constexpr int n = static_cast<int>(std::size(stops)) - 1;
+    const auto& stops = rampStops();
+    const int n = static_cast<int>(stops.size()) - 1;
     t = std::clamp(t, 0.0, 1.0) * n;
     const int i = std::min(static_cast<int>(t), n - 1);
-    return lerp(stops[i], stops[i + 1], t - i);
+    return lerp(stops[static_cast<size_t>(i)], stops[static_cast<size_t>(i + 1)], t - i);
 }
 
 MetricScale defaultScale(Metric m)
@@ -116,6 +142,105 @@ Lut makeProvisioning()
     return l;
 }
 
+Lut& healthTable()
+{
+    static Lut l = makeHealth();
+    return l;
+}
+
+Lut& linkHealthTable()
+{
+    static Lut l = makeLinkHealth();
+    return l;
+}
+
+Lut& provisioningTable()
+{
+    static Lut l = makeProvisioning();
+    return l;
+}
+
+QStringList& darkStates()
+{
+    static QStringList dark = {QStringLiteral("planned"), QStringLiteral("delivered"),
+                               QStringLiteral("racked"), QStringLiteral("cabled"),
+                               QStringLiteral("decommissioned")};
+    return dark;
+}
+
+std::optional<QRgb> hexColour(const QJsonValue& v)
+{
+    const QString s = v.toString();
+    if (s.size() != 7 || !s.startsWith(u'#'))
+        return std::nullopt;
+    bool ok = false;
+    const uint x = QStringView(s).mid(1).toUInt(&ok, 16);
+    if (!ok)
+        return std::nullopt;
+    return qRgb(static_cast<int>((x >> 16) & 255), static_cast<int>((x >> 8) & 255),
+                static_cast<int>(x & 255));
+}
+
+// loomd's colours (GET /api/v1/legends "colours"); true when any changed.
+bool applyLegendColours(const QJsonObject& c)
+{
+    if (c.isEmpty())
+        return false;  // an older loomd: keep what is drawn
+    bool changed = false;
+    auto set = [&changed](QRgb& slot, const QJsonValue& v) {
+        if (auto rgb = hexColour(v); rgb && *rgb != slot) {
+            slot = *rgb;
+            changed = true;
+        }
+    };
+    std::vector<QRgb> stops;
+    for (const auto& v : c.value(u"ramp").toArray())
+        if (auto rgb = hexColour(v))
+            stops.push_back(*rgb);
+    if (stops.size() >= 2 && stops != rampStops()) {
+        rampStops() = std::move(stops);
+        changed = true;
+    }
+    const QJsonObject m = c.value(u"marks").toObject();
+    MarkColours& mk = marks();
+    set(mk.noData, m.value(u"noData"));
+    set(mk.failed, m.value(u"failed"));
+    set(mk.degraded, m.value(u"degraded"));
+    set(mk.quarantined, m.value(u"quarantined"));
+    set(mk.jobHighlight, m.value(u"jobHighlight"));
+    set(mk.floor, m.value(u"floor"));
+    set(mk.background, m.value(u"background"));
+    auto table = [&](Lut& lut, const QJsonArray& swatches) {
+        for (const auto& w : swatches) {
+            const QJsonObject o = w.toObject();
+            const int v = o.value(u"value").toInt(-1);
+            if (v >= 0 && v < 255)
+                set(lut[static_cast<size_t>(v)], o.value(u"colour"));
+        }
+    };
+    table(healthTable(), c.value(u"health").toArray());
+    table(linkHealthTable(), c.value(u"linkHealth").toArray());
+    // Rack states by name: the console's codes are its own order of the same names.
+    const QJsonArray states = c.value(u"rackStates").toArray();
+    QStringList dark;
+    for (const auto& w : states) {
+        const QJsonObject o = w.toObject();
+        const QString name = o.value(u"name").toString();
+        const auto code = kStates.indexOf(name);
+        if (code >= 0)
+            set(provisioningTable()[static_cast<size_t>(code)], o.value(u"colour"));
+        if (!o.value(u"reportsData").toBool(true))
+            dark.push_back(name);
+    }
+    if (!states.isEmpty() && dark != darkStates()) {
+        darkStates() = dark;
+        changed = true;
+    }
+    for (Lut* l : {&healthTable(), &linkHealthTable(), &provisioningTable()})
+        (*l)[255] = mk.noData;
+    return changed;
+}
+
 }  // namespace
 
 QString metricName(Metric m)
@@ -129,12 +254,12 @@ QString metricName(Metric m)
     return {};
 }
 
-QRgb noDataColor() { return qRgb(58, 58, 64); }
-QRgb failedColor() { return qRgb(255, 23, 68); }
-QRgb degradedColor() { return qRgb(255, 196, 0); }
-QRgb quarantinedColor() { return qRgb(213, 0, 249); }
+QRgb noDataColor() { return marks().noData; }
+QRgb failedColor() { return marks().failed; }
+QRgb degradedColor() { return marks().degraded; }
+QRgb quarantinedColor() { return marks().quarantined; }
 // Near-white blue: apart from the failure colours, the metric ramps and the cyan selection.
-QRgb jobHighlightColor() { return qRgb(140, 200, 255); }
+QRgb jobHighlightColor() { return marks().jobHighlight; }
 
 QString rackSwitchPhase(const QString& rackState)
 {
@@ -162,13 +287,10 @@ QRgb rackSwitchPhaseColor(const QString& phase)
 
 bool rackReportsData(const QString& state)
 {
-    static const QStringList dark = {QStringLiteral("planned"), QStringLiteral("delivered"),
-                                     QStringLiteral("racked"), QStringLiteral("cabled"),
-                                     QStringLiteral("decommissioned")};
-    return !state.isEmpty() && !dark.contains(state);
+    return !state.isEmpty() && !darkStates().contains(state);
 }
-QRgb floorColor() { return qRgb(32, 34, 40); }
-QRgb backgroundColor() { return qRgb(22, 23, 27); }
+QRgb floorColor() { return marks().floor; }
+QRgb backgroundColor() { return marks().background; }
 
 const Lut& utilizationLut() { return utilLut(); }
 const Lut& temperatureLut() { return tempLut(); }
@@ -178,7 +300,11 @@ const MetricScale& metricScale(Metric m) { return scaleOf(m); }
 bool applyLegendScales(const QJsonObject& answer)
 {
     const QJsonObject scales = answer.value(u"scales").toObject();
-    bool changed = false;
+    bool changed = applyLegendColours(answer.value(u"colours").toObject());
+    if (changed) {  // the ramp's stops may have moved: both ramps again
+        fillRamp(tempLut(), scaleOf(Metric::Temperature), 254);
+        fillRamp(utilLut(), scaleOf(Metric::Utilization), 100);
+    }
     for (const Metric m : {Metric::Utilization, Metric::Temperature}) {
         const QJsonObject o =
             scales.value(m == Metric::Temperature ? QLatin1String("temperature") : QLatin1String("utilization")).toObject();
@@ -217,21 +343,9 @@ bool applyLegendScales(const QJsonObject& answer)
     }
     return changed;
 }
-const Lut& healthLut()
-{
-    static const Lut l = makeHealth();
-    return l;
-}
-const Lut& linkHealthLut()
-{
-    static const Lut l = makeLinkHealth();
-    return l;
-}
-const Lut& provisioningLut()
-{
-    static const Lut l = makeProvisioning();
-    return l;
-}
+const Lut& healthLut() { return healthTable(); }
+const Lut& linkHealthLut() { return linkHealthTable(); }
+const Lut& provisioningLut() { return provisioningTable(); }
 const QStringList& provisioningStates() { return kStates; }
 
 std::uint8_t provisioningCode(const QString& state)

@@ -37,8 +37,10 @@ struct MetricScale {
     std::vector<ScaleMark> thresholds;
 };
 const MetricScale& metricScale(Metric m);  // Utilization or Temperature (others: utilization's)
-// Applies loomd's answer, rebuilding the ramps' lookup tables; true when a scale changed
-// (maps recolour, legends repaint).
+// Applies loomd's answer — the scales and the colours (ramp stops, health, link-health and
+// rack-state swatches, failure marks: telemetry/legends.cpp, the one place they are defined) —
+// rebuilding the lookup tables; true when anything changed (maps recolour, legends repaint).
+// Before the first answer the tables hold the values loomd serves.
 bool applyLegendScales(const QJsonObject& answer);
 const Lut& healthLut();       // 0 ok, 1 warning, 2 failed, 3 quarantined, 255 unknown
 const Lut& linkHealthLut();   // 0 up, 1 degraded, 2 down, 3 drained, 4 not in service
