@@ -27,12 +27,28 @@ export async function api(path, { method = 'GET', body, signal, cache = 'no-stor
     const t = token();
     if (t) headers['Authorization'] = 'Bearer ' + t;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
+    return answer(fetch('api/v1/' + path, {
+        method, headers, signal, cache, credentials: 'omit',
+        body: body === undefined ? undefined : JSON.stringify(body),
+    }));
+}
+
+// A GET that boot.js started before the modules loaded (window.loomEarly[key]), taken once;
+// otherwise the same request made now.
+export function apiEarly(key, path, options) {
+    const early = window.loomEarly && window.loomEarly[key];
+    if (early && token()) {
+        window.loomEarly[key] = null;
+        return answer(early);
+    }
+    return api(path, options);
+}
+
+// A fetch's answer as api() gives it: the JSON body, or an ApiError (401 signs out).
+async function answer(request) {
     let res;
     try {
-        res = await fetch('api/v1/' + path, {
-            method, headers, signal, cache, credentials: 'omit',
-            body: body === undefined ? undefined : JSON.stringify(body),
-        });
+        res = await request;
     } catch (e) {
         if (e.name === 'AbortError') throw e;
         throw new ApiError(0, 'loomd is unreachable');

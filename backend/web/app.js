@@ -1,7 +1,7 @@
 // The Loom web dashboard: sign-in, the views behind hash URLs (#/hall, #/rack/z1-r001,
 // #/fabric, #/fabric/zone/z1, #/switch/z1-ctsw01, #/provisioning, #/events, #/events/17,
 // #/jobs, #/job/llama-70b), and the one live stream that feeds them.
-import { api, token, setToken, clearToken, onUnauthorized, Stream } from './api.js';
+import { api, apiEarly, token, setToken, clearToken, onUnauthorized, Stream } from './api.js';
 import { ClusterState } from './state.js';
 import { hallView } from './hall_view.js';
 import { eventsView } from './events.js';
@@ -161,7 +161,7 @@ function updateAge() {
 
 // loomd's colours and scales (GET /api/v1/legends); the maps count as drawn once they are in.
 function loadLegends() {
-    return api('legends').then((a) => {
+    return apiEarly('legends', 'legends').then((a) => {
         state.legendsLoaded = true;
         if (applyLegends(a)) state.emit('legends');
     }).catch(() => {});
@@ -225,7 +225,7 @@ async function start() {
     try {
         await hall;
         const c = $('cluster');
-        c.textContent = `${state.hall.cluster} · ${state.hall.gpus.length.toLocaleString('en')} GPUs`;
+        c.textContent = `${state.hall.cluster} · ${state.nGpus.toLocaleString('en')} GPUs`;
     } catch (e) {
         if (e.status !== 401 && !state.hall) state.loadHall().catch(() => {});
     }

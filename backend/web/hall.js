@@ -102,7 +102,7 @@ export class HallMap {
         const zw = Math.max(...zones.map((z) => z.w), 1), zh = Math.max(...zones.map((z) => z.h), 1);
         const W = best * (zw + kZoneGap) - kZoneGap;
         const H = Math.ceil(zones.length / best) * (zh + kZoneGap) - kZoneGap;
-        const n = h.gpus.length;
+        const n = this.state.nGpus;
         const gpuPixel = new Int32Array(n).fill(-1);
         const pixelGpu = new Int32Array(Math.max(1, W * H)).fill(-1);
         const pixelRack = new Int32Array(Math.max(1, W * H)).fill(-1);

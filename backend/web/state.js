@@ -1,7 +1,7 @@
 // What the dashboard knows of the cluster: the hall layout (GET /api/v1/hall) and the live
 // packed arrays of the stream, in the layout's GPU and link order. One instance; views listen.
-import { api, decodeBase64 } from './api.js';
-import { decodeCompactHall } from './hall_compact.js';
+import { api, apiEarly, decodeBase64 } from './api.js';
+import { decodeCompactHall, hallGpuCount, hallLinkCount } from './hall_compact.js';
 
 window.loomDecodeCompactHall = decodeCompactHall;  // tests compare it with the plain /hall
 
@@ -12,7 +12,9 @@ export class ClusterState {
         this.hall = null;           // the /hall document
         this.rackByName = new Map();
         this.gpuRack = null;        // Int32Array: GPU index -> rack index
-        this.gpuIndex = new Map();  // GPU name -> index
+        this.gpuIndexOf = null;     // GPU name -> index (built when first asked: see gpuIndex)
+        this.nGpus = 0;             // GPUs and links of the layout (the packed arrays' lengths)
+        this.nLinks = 0;
         this.arrays = {};           // topic -> Uint8Array (gpu.util, gpu.temp, gpu.health, link.*)
         this.snapshots = new Set(); // topics whose snapshot has arrived
         this.role = 'viewer';
@@ -61,7 +63,7 @@ export class ClusterState {
                 const perf = (window.loomPerf = window.loomPerf || { ticks: [], hallComplete: null });
                 const t0 = performance.now();
                 // The compact form (hall_compact.js): at 98k 0.2 MB of JSON instead of 11.9 MB.
-                const c = await api('hall?format=compact', { cache: 'no-cache' });
+                const c = await apiEarly('hall', 'hall?format=compact', { cache: 'no-cache' });
                 const t1 = performance.now();
                 const h = decodeCompactHall(c);
                 this.hallAt = Date.now();
@@ -75,30 +77,54 @@ export class ClusterState {
         return this.hallLoading;
     }
 
+    // GPU name -> index of the packed GPU arrays, made when first asked (98k names are not
+    // needed for the first paint).
+    get gpuIndex() {
+        if (!this.gpuIndexOf) {
+            this.gpuIndexOf = new Map();
+            if (this.hall) this.hall.gpus.forEach((g, i) => this.gpuIndexOf.set(g, i));
+        }
+        return this.gpuIndexOf;
+    }
+
     setHall(h) {
         const sameLayout = this.hall && this.hall.layoutVersion === h.layoutVersion &&
-            this.hall.gpus.length === h.gpus.length;
+            this.nGpus === hallGpuCount(h);
         this.hall = h;
+        this.nGpus = hallGpuCount(h);
+        this.nLinks = hallLinkCount(h);
         this.rackByName = new Map();
         h.racks.forEach((r, i) => { r.index = i; this.rackByName.set(r.name, r); });
         if (!sameLayout) {
-            this.gpuRack = new Int32Array(h.gpus.length).fill(-1);
+            this.gpuRack = new Int32Array(this.nGpus).fill(-1);
             h.racks.forEach((r, i) => {
                 for (let k = 0; k < r.gpuCount; ++k) this.gpuRack[r.gpuOffset + k] = i;
             });
-            this.gpuIndex = new Map();
-            h.gpus.forEach((g, i) => this.gpuIndex.set(g, i));
+            this.gpuIndexOf = null;
             for (const t of Object.keys(this.arrays)) {
-                const n = t.startsWith('gpu.') ? h.gpus.length : h.links.length;
+                const n = t.startsWith('gpu.') ? this.nGpus : this.nLinks;
                 if (this.arrays[t].length !== n) this.arrays[t] = new Uint8Array(n).fill(kNoData);
             }
             this.resetUtilWindow();
         }
         this.scheduleFailures(0);
         this.emit('hall', { layoutChanged: !sameLayout });
+        // The frames that came while the hall loaded, applied as one change per topic: each
+        // would recolour the whole map (98k GPUs) once otherwise.
         const early = this.early || [];
         this.early = null;
-        for (const m of early) this.data(m);
+        if (!early.length) return;
+        const topics = new Set();
+        this.quiet = true;
+        try {
+            for (const m of early) { this.data(m); topics.add(m.topic); }
+        } finally {
+            this.quiet = false;
+        }
+        // One recolour of the map for every GPU topic (it redraws from all of them).
+        const gpu = [...topics].filter((t) => t.startsWith('gpu.'));
+        for (const topic of topics) if (!topic.startsWith('gpu.')) this.emit('data', { topic, changed: null });
+        if (gpu.length) this.emit('data', { topic: gpu.includes('gpu.health') ? 'gpu.health' : gpu[0], changed: null });
     }
 
     // Link name -> index of the packed link arrays (built once per layout).
@@ -113,7 +139,7 @@ export class ClusterState {
 
     array(topic) {
         if (!this.arrays[topic]) {
-            const n = !this.hall ? 0 : topic.startsWith('gpu.') ? this.hall.gpus.length : this.hall.links.length;
+            const n = !this.hall ? 0 : topic.startsWith('gpu.') ? this.nGpus : this.nLinks;
             this.arrays[topic] = new Uint8Array(n).fill(kNoData);
         }
         return this.arrays[topic];
@@ -226,7 +252,7 @@ export class ClusterState {
         if (msg.topic === 'gpu.health' || msg.topic === 'link.health') {
             if (changed === null || changed.length) this.scheduleFailures();
         }
-        this.emit('data', { topic: msg.topic, changed });
+        if (!this.quiet) this.emit('data', { topic: msg.topic, changed });
     }
 
     // Seconds since the newest data frame was built, by the server's clock (corrected for the
@@ -247,7 +273,7 @@ export class ClusterState {
     }
 
     resetUtilWindow() {
-        const n = this.hall ? this.hall.gpus.length : 0;
+        const n = this.hall ? this.nGpus : 0;
         const on = this.utilWindow > 1;
         this.utilRing = on ? new Array(this.utilWindow).fill(null) : [];
         this.utilNext = this.utilFill = 0;

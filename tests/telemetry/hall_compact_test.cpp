@@ -175,5 +175,23 @@ TEST(HallCompact, NamesThatBreakTheRulesAreSpelledOut) {
     EXPECT_TRUE(c["names"].contains("gpu"));
 }
 
+TEST(HallCompact, AStateRefreshRendersItsOwnStatesOverTheSharedStructure) {
+    auto inv = testing::syntheticCluster(
+        {.zones = 2, .racksPerZone = 3, .ctswPerZone = 2, .ctswUplinks = 2, .atsw = 2});
+    for (auto& r : inv.racks) r.state = "in_service";
+    const auto before = HallLayout::build(inv);
+    const auto first = before.toCompactJson();  // renders the structure once
+    auto changed = inv;
+    changed.racks[1].state = "drained";
+    changed.racks[4].state = "failed";
+    const auto patched = before.withStates(changed);
+    ASSERT_TRUE(patched);
+    const auto c = patched->toCompactJson();  // the structure from the cache, the new states
+    EXPECT_EQ(decodeCompact(c), patched->toJson());
+    EXPECT_EQ(c["stateVersion"], patched->stateVersion());
+    EXPECT_EQ(decodeCompact(first), before.toJson());  // and the old layout still says its own
+    EXPECT_EQ(decodeCompact(before.toCompactJson()), before.toJson());
+}
+
 }  // namespace
 }  // namespace loom::telemetry
