@@ -81,12 +81,15 @@ export function decodeBase64(s) {
 // provisioning and inventory messages. Reconnects with backoff and resumes from the last seq it
 // saw; a resync or a new snapshot replaces what it had. `handlers.onMessage(msg)` sees every
 // message, `handlers.onState(state, detail)` the connection: 'connecting', 'live', 'down',
-// 'unauthorized'.
+// 'unauthorized'; `handlers.onEventsGap(reason)` an event message missed (issue 39): the
+// events topic's `eventSeq` skipped a number (hello gives the start), so the views that hold
+// events re-read them.
 export class Stream {
     constructor(topics, handlers) {
         this.topics = topics;
         this.handlers = handlers;
         this.lastSeq = null;
+        this.eventSeq = null;  // the last events-topic number seen on this connection
         this.backoff = 500;
         this.ws = null;
         this.stopped = false;
@@ -136,7 +139,17 @@ export class Stream {
             if (typeof msg.seq === 'number' && (this.lastSeq === null || msg.seq > this.lastSeq)) {
                 this.lastSeq = msg.seq;
             }
-            if (msg.type === 'hello') this.handlers.onState('live', msg);
+            if (msg.type === 'hello') {
+                this.eventSeq = typeof msg.eventSeq === 'number' ? msg.eventSeq : null;
+                this.handlers.onState('live', msg);
+            } else if (typeof msg.eventSeq === 'number') {
+                // Below or at the last: a replayed message this page has. Above by more than
+                // one: one was missed (or published before the subscription took).
+                if (this.eventSeq !== null && msg.eventSeq > this.eventSeq + 1 && this.handlers.onEventsGap) {
+                    this.handlers.onEventsGap(`eventSeq ${this.eventSeq} -> ${msg.eventSeq}`);
+                }
+                if (this.eventSeq === null || msg.eventSeq > this.eventSeq) this.eventSeq = msg.eventSeq;
+            }
             this.handlers.onMessage(msg);
         };
         ws.onclose = () => {

@@ -193,6 +193,13 @@ async function start() {
             state.handle(msg);
             if (msg.type === 'resync') state.loadHall().catch(() => {});
         },
+        // An event message was missed (issue 39): the event list, the job views and the
+        // failure counter re-read what loomd holds.
+        onEventsGap: (reason) => {
+            state.gaps = (state.gaps || 0) + 1;
+            state.emit('resync', { reason });
+            state.scheduleFailures(0);
+        },
         onState: (s, hello) => {
             state.live = s === 'live';
             if (s === 'live') {

@@ -15,11 +15,36 @@ export class RackPanel {
         this.unsub = [
             state.on('data', () => this.refreshLive()),
             state.on('rack', (n) => { if (n === this.name) this.render(); }),
+            // loomd's count and list again after a missed event message or a reconnect, and
+            // when an event of this rack opens or closes (issue 39: one count).
+            state.on('resync', () => this.reloadSoon()),
+            state.on('event', (e) => { if (this.name && e.rack === this.name) this.reloadSoon(); }),
         ];
         this.liveTimer = null;
     }
 
-    destroy() { this.unsub.forEach((u) => u()); }
+    destroy() { this.unsub.forEach((u) => u()); clearTimeout(this.reloadTimer); }
+
+    reloadSoon() {
+        clearTimeout(this.reloadTimer);
+        this.reloadTimer = setTimeout(() => this.reload(), 300);
+    }
+
+    // The rack and its open events again, in place (no blank panel meanwhile).
+    async reload() {
+        const name = this.name;
+        if (!name || !this.details) return;
+        try {
+            const [details, events] = await Promise.all([
+                api('racks/' + seg(name)),
+                api('events?state=open&rack=' + encodeURIComponent(name) + '&limit=50'),
+            ]);
+            if (this.name !== name) return;
+            this.details = details;
+            this.events = events.items || [];
+            this.render();
+        } catch (e) { /* the next change or reconnect tries again */ }
+    }
 
     async show(name) {
         if (name !== this.name) this.gpu = null;
@@ -104,7 +129,9 @@ export class RackPanel {
             }
         }
         if (this.events) {
-            h.append(el('h3', {}, `Open events (${this.events.length})`));
+            // loomd's count (the rack's openEvents); the list is its newest 50.
+            const total = typeof this.details?.openEvents === 'number' ? this.details.openEvents : this.events.length;
+            h.append(el('h3', {}, `Open events (${total})` + (total > this.events.length ? ` — newest ${this.events.length}` : '')));
             h.append(el('ul', { class: 'rack-events' }, this.events.map((e) =>
                 el('li', { class: 'sev-' + e.severity }, el('a', { href: '#/events/' + e.id }, e.message)))));
         }

@@ -370,16 +370,16 @@ Result<std::vector<EventRecord>> listAlertEvents(Connection& c, std::int64_t clo
     }
 }
 
-Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
-    if (f.limit < 1 || f.limit > 5000)
-        return fail(Error::invalid("limit must be between 1 and 5000", "limit"));
+namespace {
+
+// The WHERE clause of listEvents and countEvents, from fixed fragments; every value is a
+// parameter (appended to params).
+Result<std::string> eventWhere(const EventFilter& f, std::vector<std::string>& params) {
     if (f.severity && *f.severity != "info" && *f.severity != "warning" && *f.severity != "critical")
         return fail(Error::invalid("severity must be info, warning or critical", "severity"));
-    // The WHERE clause is assembled from fixed fragments; every value is a parameter.
     if (f.source && !validSource(*f.source))
         return fail(Error::invalid("source " + sourceError(*f.source), "source"));
-    std::string sql = std::string("SELECT ") + kEventColumns + " FROM events e WHERE true";
-    std::vector<std::string> params;
+    std::string sql = " WHERE true";
     auto cond = [&](const char* expr, std::string value) {
         params.push_back(std::move(value));
         sql += " AND ";
@@ -397,6 +397,13 @@ Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
         auto n = std::to_string(params.size());
         sql += " AND (location = $" + n + " OR rack = $" + n + ")";
     }
+    if (f.host) {
+        params.push_back(*f.host);
+        auto n = std::to_string(params.size());
+        const auto h = "$" + n + "::text";
+        sql += " AND (location = " + h + " OR left(location, length(" + h + ") + 1) = " + h +
+               " || '-' OR strpos(location, '--' || " + h + " || '-') > 0)";
+    }
     if (f.rack) cond("rack =", *f.rack);
     if (f.zone) cond("zone =", *f.zone);
     if (f.sinceMs) {
@@ -408,6 +415,32 @@ Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
         sql += " AND opened_at < to_timestamp($" + std::to_string(params.size()) + "::bigint / 1000.0)";
     }
     if (f.open) sql += *f.open ? " AND closed_at IS NULL" : " AND closed_at IS NOT NULL";
+    return sql;
+}
+
+}  // namespace
+
+Result<std::int64_t> countEvents(Connection& c, const EventFilter& f) {
+    std::vector<std::string> params;
+    auto where = eventWhere(f, params);
+    if (!where) return fail(where.error());
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto rows = tx.exec_params("SELECT count(*) FROM events e" + *where,
+                                   pqxx::prepare::make_dynamic_params(params));
+        return rows[0][0].as<std::int64_t>();
+    } catch (...) {
+        return fail(translateException("count events"));
+    }
+}
+
+Result<EventPage> listEvents(Connection& c, const EventFilter& f) {
+    if (f.limit < 1 || f.limit > 5000)
+        return fail(Error::invalid("limit must be between 1 and 5000", "limit"));
+    std::vector<std::string> params;
+    auto where = eventWhere(f, params);
+    if (!where) return fail(where.error());
+    std::string sql = std::string("SELECT ") + kEventColumns + " FROM events e" + *where;
     if (f.cursor) {
         params.push_back(std::to_string(*f.cursor));
         sql += " AND id < $" + std::to_string(params.size()) + "::bigint";

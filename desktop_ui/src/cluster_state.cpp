@@ -109,6 +109,7 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
         serverVersion_ = msg.value(u"server").toString();
         intervalMs_ = msg.value(u"intervalMs").toInt(1000);
         const qint64 lv = msg.value(u"layoutVersion").toInteger(0);
+        eventSeq_ = msg.value(u"eventSeq").toInteger(-1);
         Q_EMIT helloReceived();
         if (lv != 0 && lv != layout_.layoutVersion)
             Q_EMIT layoutStale(lv);
@@ -136,6 +137,14 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
             sampleUtil();
         Q_EMIT metricsUpdated(topicBit(*topic));
         return {};
+    }
+    if (msg.contains(u"eventSeq")) {
+        // At or below the last: a message replayed after resumeFrom, which this console has.
+        const qint64 es = msg.value(u"eventSeq").toInteger(-1);
+        if (eventSeq_ >= 0 && es > eventSeq_ + 1)
+            Q_EMIT eventsGap(QStringLiteral("eventSeq %1 -> %2").arg(eventSeq_).arg(es));
+        if (es > eventSeq_)
+            eventSeq_ = es;
     }
     if (type == u"event") {
         auto ev = parseEvent(msg.value(u"event").toObject());

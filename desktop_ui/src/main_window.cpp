@@ -119,6 +119,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
         if (state->hasLayout())
             reloadEvents();
     });
+    // A missed event message (issue 39): the list is re-read, as on a reconnect.
+    connect(state, &ClusterState::eventsGap, this, [this, state] {
+        if (state->hasLayout())
+            reloadEvents();
+    });
     connect(state, &ClusterState::layoutChanged, this, &MainWindow::loadInitialData);
     connect(events_, &EventsView::focusRequested, this, &MainWindow::focus);
     connect(jobs_, &JobsView::focusRequested, this, &MainWindow::focus);

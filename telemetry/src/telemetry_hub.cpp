@@ -231,21 +231,30 @@ std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& eve
 
 bool TelemetryHub::closedByHand(const std::string& kind, const std::string& location,
                                 std::int64_t id) {
-    std::lock_guard ingest(ingestMutex_);
+    std::unique_lock ingest(ingestMutex_);
     auto st = current();
     std::vector<FailureEvent> none;
     HubWork work(*st, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
                  shared_->keySeq);
+    std::vector<FailureEvent> closed;
     {
         std::lock_guard lk(eventsMutex_);
         auto it = shared_->open.find(kind + '\0' + location);
         if (it == shared_->open.end()) return false;
         // A different stored row (an older event of the same kind and place): not ours to drop.
         if (id != 0 && it->second.id != 0 && it->second.id != id) return false;
+        closed.push_back(std::move(it->second));
         shared_->open.erase(it);
     }
     work.markClosedByHand(kind, location);
     shared_->closedByHand.fetch_add(1, kRelaxed);
+    // The listeners mirror the open events (the jobs view counts a job's): they hear the close
+    // too, or a job would count an event closed by hand until a restart (issue 39 item 2). The
+    // writer's close of the row finds it closed already and changes nothing.
+    auto& e = closed.front();
+    e.closedAtMs = std::max(now(0), e.openedAtMs);
+    e.closeReason = "closed by hand";
+    deliver(ingest, closed);
     return true;
 }
 

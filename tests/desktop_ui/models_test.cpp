@@ -168,6 +168,34 @@ TEST(ConsoleEvents, AReloadReplacesWhatTheConsoleHeld)
     EXPECT_EQ(f.state->openFailures(), 0);
 }
 
+// Issue 39 item 2: the events topic is numbered (eventSeq, from hello on). A number skipped is
+// a missed event message: the console says so once (MainWindow re-reads the open events);
+// the next number, a replayed one below it, or another topic's message are not gaps.
+TEST(ConsoleEvents, ASkippedEventSeqAsksForAReRead)
+{
+    test::Fed f;
+    QSignalSpy gap(f.state.get(), &ClusterState::eventsGap);
+    ASSERT_TRUE(f.state->handleMessage(obj(R"({"type":"hello","seq":500,"role":"viewer","eventSeq":41})")));
+    auto numbered = [](int seq, int id, int eventSeq) {
+        auto m = eventMsg(seq, id, "critical", "gpu_xid", "z1-r002-h1-gpu3");
+        m.insert(QStringLiteral("eventSeq"), eventSeq);
+        return m;
+    };
+    ASSERT_TRUE(f.state->handleMessage(numbered(501, 20, 42)));
+    ASSERT_TRUE(f.state->handleMessage(obj(R"({"type":"phase","seq":502,"phase":{}})")));
+    ASSERT_TRUE(f.state->handleMessage(numbered(503, 20, 43)));
+    EXPECT_EQ(gap.count(), 0);
+    ASSERT_TRUE(f.state->handleMessage(numbered(505, 21, 45)));  // 44 never came
+    ASSERT_EQ(gap.count(), 1);
+    EXPECT_EQ(gap.at(0).at(0).toString(), "eventSeq 43 -> 45");
+    ASSERT_TRUE(f.state->handleMessage(numbered(400, 19, 40)));  // a replay: one it has
+    ASSERT_TRUE(f.state->handleMessage(numbered(506, 21, 46)));
+    EXPECT_EQ(gap.count(), 1);
+    // loomd's own resync skips a number.
+    ASSERT_TRUE(f.state->handleMessage(obj(R"({"type":"eventsResync","seq":507,"eventSeq":48})")));
+    EXPECT_EQ(gap.count(), 2);
+}
+
 TEST(ConsoleEvents, ClickFocusesAndChartSamples)
 {
     test::Fed f;

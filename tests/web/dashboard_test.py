@@ -351,6 +351,16 @@ def main():
                               "s.dispatchEvent(new Event('change'));")
         wait_for(lambda: "failed" in driver.find_element(By.CSS_SELECTOR, "table.gpus").text, 10,
                  "the rack panel lists the failed GPU")
+        # One count (issue 39): the panel's "Open events (N)" is loomd's count of the rack's
+        # open events (its openEvents), the XID included, updated as its events change.
+        def panel_matches_loomd():
+            heads = [h.text for h in driver.find_elements(By.CSS_SELECTOR, ".side h3")
+                     if h.text.startswith("Open events (")]
+            st, body = loomd.call("GET", "/api/v1/racks/z1-r001", operator)
+            n = body.get("openEvents") if st == 200 and isinstance(body, dict) else None
+            return heads and n is not None and n >= 1 and heads[0].startswith(f"Open events ({n})")
+        wait_for(panel_matches_loomd, 10, "the rack panel's open events = loomd's openEvents")
+        check(True, "the rack panel shows loomd's count of z1-r001's open events")
         # A GPU's detail: its latest sample, the XID included. The panel is drawn again on
         # stream updates, so a link found may be gone before the click: find and click again.
         def click_gpu_link():

@@ -5,6 +5,7 @@
 #include "loom/telemetry/telemetry_hub.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
+#include "loom/db/event_repo.hpp"
 #include "loom/db/idempotency.hpp"
 #include "loom/db/inventory_query.hpp"
 #include "loom/db/inventory_repository.hpp"
@@ -34,6 +35,29 @@ namespace {
 Result<Response> objectResponse(const std::string& text) {
     auto obj = nlohmann::json::parse(text, nullptr, false);
     if (obj.is_discarded()) return fail(Error::internal("the database returned malformed JSON"));
+    auto rv = obj.value("resourceVersion", std::int64_t{0});
+    auto r = Response::ofJson(std::move(obj));
+    r.headers.emplace_back("ETag", "\"" + std::to_string(rv) + "\"");
+    return r;
+}
+
+// A rack or a host with its open events as loomd counts them once (issue 39 item 2): the
+// number `GET /api/v1/events?state=open&rack=<rack>` (or `&host=<host>`) lists and counts
+// (`total`), shown as is by loomctl and the web.
+Result<Response> withOpenEvents(const Request& req, Kind kind, const std::string& text) {
+    auto obj = nlohmann::json::parse(text, nullptr, false);
+    if (obj.is_discarded() || !obj.is_object())
+        return fail(Error::internal("the database returned malformed JSON"));
+    db::EventFilter f;
+    f.open = true;
+    const auto name = obj.value("name", std::string());
+    if (kind == Kind::Rack)
+        f.rack = name;
+    else
+        f.host = name;
+    auto n = db::countEvents(req.db(), f);
+    if (!n) return fail(n.error());
+    obj["openEvents"] = *n;
     auto rv = obj.value("resourceVersion", std::int64_t{0});
     auto r = Response::ofJson(std::move(obj));
     r.headers.emplace_back("ETag", "\"" + std::to_string(rv) + "\"");
@@ -374,6 +398,7 @@ void registerInventoryRoutes(Router& router, Services& services) {
                            if (!live) return fail(live.error());
                            return objectResponse(*live);
                        }
+                       if (k == Kind::Rack || k == Kind::Host) return withOpenEvents(r, k, *o);
                        return objectResponse(*o);
                    });
         router.add("PATCH", base + "/{name}", Role::Operator,

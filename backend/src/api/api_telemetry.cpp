@@ -133,6 +133,7 @@ Result<Response> getEvents(const Request& req) {
     f.acknowledged = *acked;
     f.location = strParam(req, "location");
     f.rack = strParam(req, "rack");
+    f.host = strParam(req, "host");
     f.zone = strParam(req, "zone");
     auto since = timeParam(req, "since");
     if (!since) return fail(since.error());
@@ -160,6 +161,13 @@ Result<Response> getEvents(const Request& req) {
     for (const auto& e : page->items) items.push_back(eventJson(e));
     nlohmann::json out = {{"items", std::move(items)}};
     if (page->nextCursor) out["nextCursor"] = std::to_string(*page->nextCursor);
+    // Open events: how many match in all (the list may be one page of them), counted by the
+    // same filter in the same place as a rack's or a host's openEvents (issue 39 item 2).
+    if (f.open && *f.open && !f.cursor) {
+        auto total = db::countEvents(req.db(), f);
+        if (!total) return fail(total.error());
+        out["total"] = *total;
+    }
     return Response::ofJson(std::move(out));
 }
 

@@ -211,6 +211,13 @@ void Server::Impl::publishLocal(const std::string& topic, nlohmann::json message
     }
     for (const auto& [t, hook] : *hooks)
         if (t == topic) hook(message);
+    // Numbered and handed to the clients' strands in one order (see eventSeq).
+    std::lock_guard order(publishOrderMutex);
+    if (topic == "events") {
+        // A resync says the numbers before it were not all heard: skip one.
+        if (message.value("type", "") == "eventsResync") ++eventSeq;
+        message["eventSeq"] = ++eventSeq;
+    }
     message["seq"] = nextSeq();
     auto seqValue = message["seq"].get<std::uint64_t>();
     StreamFrame f{std::make_shared<const std::string>(message.dump()), topic, false, {}};
@@ -304,7 +311,13 @@ void Server::Impl::tick() {
     bool retry = reloadRetry.exchange(false);
     if (peerConnected) {
         const bool up = peerConnected();
-        if (up && !peerWasConnected) retry = true;
+        if (up && !peerWasConnected) {
+            retry = true;
+            // Events other loomds published while we were not listening were not heard: the
+            // clients re-read them (a skipped eventSeq).
+            publishLocal("events", {{"type", "eventsResync"},
+                                    {"reason", "the database notification channel reconnected"}});
+        }
         peerWasConnected = up;
     }
     if (retry) reloadInventory();

@@ -111,6 +111,18 @@ struct Server::Impl {
     std::atomic<std::uint64_t> seq{seqStart};
     std::mutex clientsMutex;
     std::vector<std::weak_ptr<WsClient>> clients;
+    // The `events` topic's own sequence (issue 39 item 2): every events message carries
+    // `eventSeq`, one more than the last, and hello the current value; a client that sees a
+    // number skipped missed an event message and re-reads the open events. Stamped and
+    // delivered under publishOrderMutex, so every client receives them in number order. A
+    // LISTEN connection that comes back skips a number (what peers published meanwhile was
+    // not heard) with an `eventsResync` message.
+    std::mutex publishOrderMutex;
+    std::uint64_t eventSeq = 0;  // under publishOrderMutex
+    std::uint64_t currentEventSeq() {
+        std::lock_guard lock(publishOrderMutex);
+        return eventSeq;
+    }
     std::mutex replayMutex;
     std::deque<std::pair<std::uint64_t, StreamFrame>> replay;  // non-data messages by seq
     std::size_t replayBytes = 0;  // text bytes held by `replay` (at most kMaxReplayBytes)

@@ -71,6 +71,7 @@ public:
                              {"server", "loomd " LOOM_VERSION},
                              {"role", roleName(principal_.role)},
                              {"layoutVersion", s_.layoutVersion.load()},
+                             {"eventSeq", s_.currentEventSeq()},
                              {"intervalMs", s_.config.streamInterval.count()},
                              {"topics", s_.dataTopics}};
         enqueue(StreamFrame{std::make_shared<const std::string>(hello.dump()), "", false, {}});

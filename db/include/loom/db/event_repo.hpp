@@ -100,6 +100,9 @@ Result<std::vector<EventRecord>> listAlertEvents(Connection& conn, std::int64_t 
 struct EventFilter {
     // location matches the event's location or its rack (a rack name lists the rack's events).
     std::optional<std::string> severity, kind, location, rack, zone, source;
+    // host: the events of a host and what is in it — the host itself (host_quarantined), its
+    // GPUs and NICs ("<host>-..."), and the links with an end on it ("...--<host>-nic...").
+    std::optional<std::string> host;
     std::optional<std::int64_t> sinceMs, untilMs;  // on opened_at: since <= opened_at < until
     std::optional<bool> open;
     std::optional<bool> acknowledged;
@@ -111,6 +114,10 @@ struct EventPage {
     std::optional<std::int64_t> nextCursor;
 };
 Result<EventPage> listEvents(Connection& conn, const EventFilter& filter);
+// How many events the filter matches (limit and cursor ignored): a rack's or a host's open
+// events as loomd counts them once (issue 39 item 2), the number the API, loomctl, the console
+// and the web show beside the list that the same filter lists.
+Result<std::int64_t> countEvents(Connection& conn, const EventFilter& filter);
 
 struct RollupRecord {
     std::int64_t minuteMs = 0;

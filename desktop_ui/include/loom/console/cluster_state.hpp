@@ -85,6 +85,10 @@ Q_SIGNALS:
     void phaseUpdated(const QJsonObject& phase);
     void phasePlanChanged(const QString& plan);  // a new plan was applied: its phases replace the old
     void helloReceived();
+    // An event message was missed (issue 39): the events topic's eventSeq skipped a number
+    // (hello gives the start; loomd skips one when it may have missed other loomds' events).
+    // The console re-reads the open events.
+    void eventsGap(const QString& reason);
     // A message of the `jobs` topic ("job", "jobHealth", "jobSuspects", "jobsSynced"), for the
     // Jobs view.
     void jobMessage(const QJsonObject& msg);
@@ -101,6 +105,7 @@ private:
     std::array<std::vector<std::uint8_t>, kTopicCount> values_;
     unsigned snapshotSeen_ = 0;
     qint64 lastSeq_ = 0;
+    qint64 eventSeq_ = -1;  // the last events-topic number seen on this connection; -1: none
     QString role_;
     QString serverVersion_;
     int intervalMs_ = 1000;
