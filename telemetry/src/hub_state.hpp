@@ -449,6 +449,7 @@ struct TelemetryHub::State {
 struct TelemetryHub::Shared {
     std::unordered_map<std::string, FailureEvent> open;
     std::vector<EventListener> listeners;
+    std::vector<RestoreListener> restoreListeners;
     std::vector<Rollup> rollups;
     std::mutex deliverMutex;
     // Cumulative counters for /metrics.

@@ -204,28 +204,39 @@ void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
 }
 
 std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& events) {
-    std::lock_guard ingest(ingestMutex_);
+    std::unique_lock ingest(ingestMutex_);
     auto st = current();
     std::vector<FailureEvent> none;
     HubWork work(*st, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
                  shared_->keySeq);
-    std::lock_guard lk(eventsMutex_);
-    std::size_t n = 0;
-    auto now = this->now(0);
-    for (const auto& e : events) {
-        if (!e.open()) continue;
-        // Already known (this hub opened it, or a second restore): keep the live one, but learn
-        // the stored id.
-        auto [it, inserted] = shared_->open.try_emplace(e.kind + '\0' + e.location, e);
-        if (!inserted) {
-            if (it->second.id == 0 && (it->second.key == e.key || e.key.empty()))
-                it->second.id = e.id;
-            continue;
+    std::vector<FailureEvent> restored;
+    {
+        std::lock_guard lk(eventsMutex_);
+        auto now = this->now(0);
+        for (const auto& e : events) {
+            if (!e.open()) continue;
+            // Already known (this hub opened it, or a second restore): keep the live one, but
+            // learn the stored id.
+            auto [it, inserted] = shared_->open.try_emplace(e.kind + '\0' + e.location, e);
+            if (!inserted) {
+                if (it->second.id == 0 && (it->second.key == e.key || e.key.empty()))
+                    it->second.id = e.id;
+                continue;
+            }
+            work.markOpen(e, now);
+            restored.push_back(e);
         }
-        work.markOpen(e, now);
-        ++n;
     }
+    const auto n = restored.size();
     shared_->restored.fetch_add(n, kRelaxed);
+    if (n == 0) return 0;
+    // Views that mirror the open events took their copy when they attached, which may have been
+    // before this restore (the database came late, or the view came first): they hear it now,
+    // in order with the events the rules deliver (the delivery lock before the ingest lock goes,
+    // as in deliver).
+    std::unique_lock dl(shared_->deliverMutex);
+    ingest.unlock();
+    for (const auto& l : shared_->restoreListeners) l(restored);
     return n;
 }
 
@@ -261,6 +272,11 @@ bool TelemetryHub::closedByHand(const std::string& kind, const std::string& loca
 void TelemetryHub::addEventListener(EventListener l) {
     std::lock_guard lk(shared_->deliverMutex);
     shared_->listeners.push_back(std::move(l));
+}
+
+void TelemetryHub::addRestoreListener(RestoreListener l) {
+    std::lock_guard lk(shared_->deliverMutex);
+    shared_->restoreListeners.push_back(std::move(l));
 }
 
 std::vector<FailureEvent> TelemetryHub::openEvents() const {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "hub_fixture.hpp"
@@ -152,6 +153,55 @@ TEST_F(EventEvidence, RestoredEventsKeepTheirEvidence) {
         EXPECT_TRUE(hub_->openEvents().empty());
         EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuOk);
     }
+}
+
+// A view that mirrors the open events (the jobs view: openEvents() once, then every change)
+// took its copy before the database answered: the restore reaches it, so it counts what the
+// hub holds open (issue 39 item 2). The event listeners, which store and announce, hear nothing
+// (the rows are stored, and were announced when they opened); a second restore tells nothing.
+TEST_F(EventEvidence, ARestoreReachesTheViewsThatMirrorTheOpenEvents) {
+    std::map<std::string, std::int64_t> mirror;
+    auto take = [&](const FailureEvent& e) {
+        if (e.open())
+            mirror[e.kind + " " + e.location] = e.id;
+        else
+            mirror.erase(e.kind + " " + e.location);
+    };
+    for (const auto& e : hub_->openEvents()) take(e);
+    hub_->addEventListener(take);
+    std::size_t told = 0;
+    hub_->addRestoreListener([&](const std::vector<FailureEvent>& restored) {
+        told += restored.size();
+        for (const auto& e : restored) take(e);
+    });
+    FailureEvent x;
+    x.id = 7;
+    x.kind = "gpu_xid";
+    x.severity = Severity::Critical;
+    x.location = "z1-r002-h0-gpu3";
+    x.origin = "push";
+    x.openedAtMs = kT0 - 60'000;
+    FailureEvent down = x;
+    down.id = 8;
+    down.kind = "link_down";
+    down.location = layout_->links()[link()].name;
+    down.downEnds = {"nic"};
+    FailureEvent closed = x;
+    closed.id = 6;
+    closed.location = "z1-r002-h0-gpu2";
+    closed.closedAtMs = kT0 - 30'000;
+    ASSERT_EQ(hub_->restoreOpenEvents({x, down, closed}), 2u);
+    EXPECT_EQ(told, 2u);
+    EXPECT_TRUE(events_.empty());
+    EXPECT_EQ(mirror, (std::map<std::string, std::int64_t>{{"gpu_xid z1-r002-h0-gpu3", 7},
+                                                           {"link_down " + down.location, 8}}));
+    EXPECT_EQ(hub_->restoreOpenEvents({x, down}), 0u);
+    EXPECT_EQ(told, 2u);
+    // Recovery reaches the mirror through the event listeners as before.
+    ingest(xid("z1-r002-h0", 3, 0));
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(mirror.size(), 1u);
+    EXPECT_EQ(mirror.size(), hub_->openEvents().size());
 }
 
 }  // namespace

@@ -143,6 +143,18 @@ private:
             }
             in->cv.notify_all();
         });
+        // What the hub restores from the database after the copy below (a restart whose
+        // database answered late) counts in the jobs too (issue 39 item 2).
+        hub->addRestoreListener([weak](const std::vector<telemetry::FailureEvent>& restored) {
+            auto in = weak.lock();
+            if (!in) return;
+            {
+                std::lock_guard lk(in->m);
+                in->events.insert(in->events.end(), restored.begin(), restored.end());
+                if (!in->pendingSince) in->pendingSince = Clock::now();
+            }
+            in->cv.notify_all();
+        });
         auto open = hub->openEvents();
         {
             std::lock_guard lk(in_->m);

@@ -342,12 +342,20 @@ public:
     // Called for every opened and closed event (closedAtMs set), in order, outside the ingest
     // lock, on the thread that ingested or ticked. Register before ingesting.
     void addEventListener(EventListener l);
+    // Called with the open events restoreOpenEvents took (those new to the hub), in order with
+    // the events above and on the same terms. They are stored and were announced when they
+    // opened, so the event listeners (which store and announce) do not hear them; a view that
+    // mirrors the open events (openEvents() once, then every change) registers both, or it
+    // misses what a restore brings after it took its copy (issue 39 item 2).
+    using RestoreListener = std::function<void(const std::vector<FailureEvent>&)>;
+    void addRestoreListener(RestoreListener l);
     std::vector<FailureEvent> openEvents() const;
 
     // Open events stored in the database (a restart, or another loomd's): the rules take them
     // as open (a GPU with an open critical XID is failed in gpu.health at once) without
     // announcing them again, and recovery closes them by their stored id. Events of places not
-    // in the layout wait for a layout that has them. Returns how many were new to the hub.
+    // in the layout wait for a layout that has them. The restore listeners hear the new ones.
+    // Returns how many were new to the hub.
     std::size_t restoreOpenEvents(const std::vector<FailureEvent>& events);
 
     // An operator closed this event by hand (`id`: its stored id, 0 = any): the hub forgets it
