@@ -154,18 +154,22 @@ TEST_F(LinkHealthViews, RestTheStreamAndTheClientsSayTheSameWordOfEveryLink) {
     }
     EXPECT_TRUE(agreed) << report.str();
 
-    // The clients name the stream's values with loomd's words: the web dashboard's table.
+    // The clients name the stream's values with loomd's words: the legend swatches they colour
+    // and name links with (GET /api/v1/legends `colours.linkHealth`) say the same words, and
+    // whatever the web dashboard's own table holds before it has them agrees.
+    for (const auto& w : legends["colours"].value("linkHealth", json::array()))
+        EXPECT_EQ(w.value("name", ""), word(w.value("value", -1))) << w.dump();
     std::ifstream js(std::string(LOOM_SOURCE_DIR) + "/backend/web/palette.js");
     ASSERT_TRUE(js);
     const std::string text((std::istreambuf_iterator<char>(js)), {});
     std::smatch m;
     ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(kLinkHealthNames = \{([^}]*)\})")));
     const std::string table = m[1];
-    for (auto it = words.begin(); it != words.end(); ++it)
-        EXPECT_NE(table.find(it.key() + ": '" + it.value().get<std::string>() + "'"),
-                  std::string::npos)
-            << "palette.js kLinkHealthNames lacks " << it.key() << " -> " << it.value() << ": "
-            << table;
+    const std::regex entry(R"((\d+): '([^']*)')");
+    for (auto it = std::sregex_iterator(table.begin(), table.end(), entry);
+         it != std::sregex_iterator(); ++it)
+        EXPECT_EQ((*it)[2].str(), word(std::stoi((*it)[1].str())))
+            << "palette.js kLinkHealthNames: " << table;
 
     // A misspelt word is a 400 naming the filter.
     auto bad = request(port, "GET", "/api/v1/links?health=broken", tokens_["viewer"]);

@@ -258,9 +258,9 @@ TEST_F(SnmpExporter, APortChannelDownBesideItsMemberUpOpensNothing) {
     EXPECT_LE(std::stoi(metrics.substr(at + key.size())), 12) << metrics.substr(at, 80);
 }
 
-// A SONiC box: EthernetK lane names (8 lanes a 400G port), front-panel alias in ifAlias, its
-// port-channel and VLAN. Only Ethernet0 and Ethernet8 map (ports 1 and 2); Ethernet8 down opens
-// link_down on port 2's link, and nothing else opens.
+// A SONiC box as net-snmp names it: EthernetK lane names (8 lanes a 400G port), an ifAlias
+// (a description: never the port), its port-channel and VLAN. Only Ethernet0 and Ethernet8 map
+// (ports 1 and 2); Ethernet8 down opens link_down on port 2's link, and nothing else opens.
 TEST_F(SnmpExporter, SonicLaneNamesMapToFrontPanelPorts) {
     SwitchNamespace sw({{"Ethernet0", true, "etp1"},
                         {"Ethernet8", true, "etp2"},
@@ -276,6 +276,28 @@ TEST_F(SnmpExporter, SonicLaneNamesMapToFrontPanelPorts) {
         << "no link_down within 15 s";
     EXPECT_EQ(events("link_down")[0], linkAt(2));
     ASSERT_TRUE(sw.setLink("Ethernet8", true));
+    ASSERT_TRUE(loom::testing::eventually([&] { return events("link_down").empty(); }, 15s));
+    EXPECT_EQ(events("link_down", "").size(), 1u) << "only the one on port 2";
+}
+
+// A SONiC box as its own agent (sonic-snmpagent) names it: ifName the front-panel alias (etp1,
+// etp2), ifAlias the description, here one shaped like another port ("Ethernet4") and a
+// port-channel described "etp1". etp2 down opens link_down on port 2's link; before, every etpN
+// was not_a_port and nothing opened.
+TEST_F(SnmpExporter, SonicAgentAliasNamesMapAndDescriptionsDoNot) {
+    SwitchNamespace sw({{"etp1", true, "z1-r001-h0-nic0"},
+                        {"etp2", true, "Ethernet4"},
+                        {"etp3", true},
+                        {"PortChannel0001", false, "etp1"},
+                        {"Vlan1000"}});
+    START_CHAIN(sw, "sonic lanes=8");
+    std::this_thread::sleep_for(1500ms);
+    ASSERT_TRUE(events("link_down", "").empty()) << events("link_down", "")[0];
+    ASSERT_TRUE(sw.setLink("etp2", false));
+    ASSERT_TRUE(loom::testing::eventually([&] { return events("link_down").size() == 1; }, 15s))
+        << "no link_down within 15 s";
+    EXPECT_EQ(events("link_down")[0], linkAt(2));
+    ASSERT_TRUE(sw.setLink("etp2", true));
     ASSERT_TRUE(loom::testing::eventually([&] { return events("link_down").empty(); }, 15s));
     EXPECT_EQ(events("link_down", "").size(), 1u) << "only the one on port 2";
 }
