@@ -208,6 +208,34 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
             auto it = ids.find(keyOf(e));
             out.push_back(it == ids.end() ? 0 : it->second);
         }
+        // An open link_down sent again (the hub's update when the other end went down, or one
+        // end came back while the other is still down): its stored ends follow, the last in the
+        // batch winning, so a restarted loomd holds the right ends down (issue 39). Only open
+        // rows change; a closed one keeps the ends it closed with.
+        std::map<std::int64_t, std::string> ends;
+        for (std::size_t i = 0; i < events.size(); ++i) {
+            if (events[i].kind != "link_down" || out[i] == 0) continue;
+            std::string joined;
+            for (const auto& end : events[i].downEnds) {
+                if (!joined.empty()) joined += ',';
+                joined += end;
+            }
+            ends[out[i]] = std::move(joined);
+        }
+        if (!ends.empty()) {
+            std::vector<std::string> idList, endList;
+            for (const auto& [id, e] : ends) {
+                idList.push_back(std::to_string(id));
+                endList.push_back(e);
+            }
+            pqxx::work tx(native(c));
+            tx.exec_params(
+                "UPDATE events e SET down_ends = u.ends FROM unnest($1::bigint[], $2::text[]) "
+                "AS u(id, ends) WHERE e.id = u.id AND e.closed_at IS NULL AND e.down_ends <> "
+                "u.ends",
+                detail::pgTextArray(idList), detail::pgTextArray(endList));
+            tx.commit();
+        }
         return out;
     } catch (...) {
         return fail(translateException("insert events"));

@@ -3,6 +3,8 @@
 // per-GPU and per-port rule state. Included by telemetry_hub.cpp only.
 #pragma once
 
+#include <algorithm>
+
 #include "hub_state.hpp"
 
 namespace loom::telemetry::detail {
@@ -367,6 +369,39 @@ public:
         updateLinkFlags(p);
         closeEvent(linkKindName(kind), portLocation(p), t);
     }
+    // The ends of link l's open link_down may have changed (an end went down after it opened,
+    // or one came back while another is still down): noted here, sent once at finish().
+    void endsMayHaveChanged(std::uint32_t l) {
+        if (s_.linkOpen[l] & kDown) endsChanged_.push_back(l);
+    }
+    // The end of an ingest, tick or layout change: each open link_down whose ends changed is
+    // sent again (same key) with the ends down now, once however many of its ends moved in
+    // this sample — or, when it opened in this sample, its open says them and nothing more is
+    // sent. The writer stores them on the open row (db::insertEvents), so a restarted loomd
+    // holds down the ends that are down now, not those of the moment it opened (issue 39).
+    void finish() {
+        if (endsChanged_.empty()) return;
+        std::sort(endsChanged_.begin(), endsChanged_.end());
+        endsChanged_.erase(std::unique(endsChanged_.begin(), endsChanged_.end()),
+                           endsChanged_.end());
+        for (auto l : endsChanged_) {
+            if (!(s_.linkOpen[l] & kDown)) continue;  // closed since: the close says so
+            auto ends = downEndsOfLink(l);
+            if (ends.empty()) continue;
+            std::lock_guard lk(openMutex_);
+            auto it = open_.find(std::string(linkKindName(kDown)) + '\0' + s_.L->links()[l].name);
+            if (it == open_.end() || it->second.downEnds == ends) continue;
+            it->second.downEnds = ends;
+            auto sent = std::find_if(out_.rbegin(), out_.rend(), [&](const FailureEvent& e) {
+                return e.open() && e.key == it->second.key;
+            });
+            if (sent != out_.rend())
+                sent->downEnds = std::move(ends);
+            else
+                out_.push_back(it->second);
+        }
+        endsChanged_.clear();
+    }
     void updateLinkFlags(std::uint32_t p) {
         auto l = s_.L->ports()[p].linkIndex;
         if (l != kNoIndex) updateLinkFlagsOf(l);
@@ -426,6 +461,8 @@ public:
             if ((q == kNoIndex || s_.portDown[q].load(kRelaxed) == 0) && !nicDown)
                 portClose(p, kDown, t);
         }
+        if (was != up)
+            if (auto l = s_.L->ports()[p].linkIndex; l != kNoIndex) endsMayHaveChanged(l);
     }
 
     // A port up below its inventory speed (ifHighSpeed 200000 on a 400G port: a lane or an
@@ -637,8 +674,10 @@ public:
         }
         if (counter == kNicStateId) {
             const std::int8_t up = v == 4 ? 1 : 0;  // IB port state 4 = ACTIVE
+            const std::int8_t was = s_.nicUp[n];
             s_.nicUp[n] = up;
             if (!cfg_.linkDown) return;
+            if (was != up) endsMayHaveChanged(l);
             if (!up) {
                 // Every scrape of a down port says so: build the message only to open.
                 if (linkInService(l) && !linkHeld(l, kDown))
@@ -836,6 +875,7 @@ private:
     std::atomic<std::uint64_t>& keySeq_;
     std::string_view originName_;
     std::uint8_t origin_ = kOriginAny;
+    std::vector<std::uint32_t> endsChanged_;  // links, for finish()
 };
 
 }  // namespace loom::telemetry::detail

@@ -195,6 +195,7 @@ void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
             for (const auto& [k, e] : shared_->open) work.markOpen(e, now);
         }
         work.openDownLinksInService(now);
+        work.finish();
     }
     {
         std::lock_guard lk(stateMutex_);
@@ -671,6 +672,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
     else
         rep.samples = rep.applied + rep.ignored + rep.unknownTotal();
     shared_->samples.fetch_add(rep.samples, kRelaxed);
+    work.finish();
     deliver(lock, events);
     if (!parsed) {
         shared_->badBodies.fetch_add(1, kRelaxed);
@@ -810,6 +812,7 @@ void TelemetryHub::tick(std::int64_t nowMs) {
         }
         s.swDownMax[si] = std::max(s.swDownMax[si], down);
     }
+    work.finish();
     deliver(lock, events);
 }
 

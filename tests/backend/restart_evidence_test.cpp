@@ -120,6 +120,14 @@ protected:
         return s;
     }
 
+    // The switch end of a backend link ("z1-r004-rtsw/p13" of
+    // "z1-r004-h1-nic5/p1--z1-r004-rtsw/p13": the NIC end is named first).
+    static std::string switchEndOf(const std::string& link) {
+        const auto dash = link.find("--");
+        const auto a = link.substr(0, dash), b = link.substr(dash + 2);
+        return a.find("-nic") != std::string::npos ? b : a;
+    }
+
     const std::string host_ = "z1-r004-h1";
     const std::string gpu_ = "z1-r004-h1-gpu5";
     std::string link_;  // the backend link of gpu5's NIC (mlx5_5)
@@ -138,7 +146,7 @@ TEST_P(RestartEvidence, FailuresAcksAndHealthSurviveARestart) {
         for (const auto& l : hall["links"])
             if (l.get<std::string>().find(host_ + "-nic5/") != std::string::npos) link_ = l;
         ASSERT_FALSE(link_.empty());
-        switchEnd = link_.substr(0, link_.find("--"));
+        switchEnd = switchEndOf(link_);
         ASSERT_TRUE(eventually(
             [&] { return !get(port, "/api/v1/links?state=active&limit=1")["items"].empty(); },
             20s));
@@ -182,11 +190,12 @@ TEST_P(RestartEvidence, FailuresAcksAndHealthSurviveARestart) {
     } else {
         // The switch end of the link reports up (snmp_exporter's names): the NIC is still down.
         const auto slash = switchEnd.rfind('/');
-        ASSERT_LT(post(port, "/api/v1/telemetry",
+        auto up = post(port, "/api/v1/telemetry",
                        "ifOperStatus{instance=\"" + switchEnd.substr(0, slash) + "\",ifName=\"swp" +
-                           switchEnd.substr(slash + 2) + "\"} 1\n")
-                      .status,
-                  300);
+                           switchEnd.substr(slash + 2) + "\"} 1\n");
+        ASSERT_EQ(up.status, 200) << up.body;
+        // Taken (it named the NIC end as a switch before, and was ignored as unknown).
+        ASSERT_EQ(up.j().value("applied", 0), 1) << up.body;
         std::this_thread::sleep_for(500ms);
     }
     const View after = view(port);
@@ -216,6 +225,69 @@ TEST_P(RestartEvidence, FailuresAcksAndHealthSurviveARestart) {
             EXPECT_EQ(e.value("ackComment", ""), "INC-42 tech on the way");
         }
     }
+}
+
+// A link event keeps its ends: the switch end goes down after the NIC-side link_down opened,
+// then the NIC comes back. The stored event follows (ends: nic -> nic + switch port -> switch
+// port), so after a restart the NIC's "up" does not close it while the switch end is down; the
+// switch end's "up" does, and the history is one event.
+TEST_F(RestartEvidence, ALinkEventKeepsTheEndsThatAreDownAcrossARestart) {
+    ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));
+    std::string switchEnd, switchUp, switchDown;
+    std::int64_t linkId = 0;
+    const std::string nic =
+        "node_infiniband_state_id{device=\"mlx5_5\",port=\"1\",instance=\"" + host_ + ":9100\"} ";
+    auto endsOf = [&](std::uint16_t port) {
+        const auto items = get(port, "/api/v1/events?state=open&location=" + link_)["items"];
+        return items.size() == 1 ? items[0]["downEnds"].dump() : "open: " + items.dump();
+    };
+    {
+        auto& s = start();
+        const auto port = s.port();
+        const auto hall = get(port, "/api/v1/hall");  // held: see view()
+        for (const auto& l : hall["links"])
+            if (l.get<std::string>().find(host_ + "-nic5/") != std::string::npos) link_ = l;
+        ASSERT_FALSE(link_.empty());
+        switchEnd = switchEndOf(link_);
+        const auto slash = switchEnd.rfind('/');
+        const auto oper = "loom_port_oper_status{switch=\"" + switchEnd.substr(0, slash) +
+                          "\",port=\"" + switchEnd.substr(slash + 1) + "\"} ";
+        switchUp = oper + "1\n";
+        switchDown = oper + "0\n";
+        ASSERT_TRUE(eventually(
+            [&] { return !get(port, "/api/v1/links?state=active&limit=1")["items"].empty(); },
+            20s));
+        ASSERT_LT(post(port, "/api/v1/telemetry", nic + "1\n").status, 300);
+        ASSERT_TRUE(eventually([&] { return endsOf(port) == R"(["nic"])"; })) << endsOf(port);
+        linkId =
+            get(port, "/api/v1/events?location=" + link_)["items"][0].value("id", std::int64_t{0});
+        // The switch end goes down too: both ends, stored.
+        auto down = post(port, "/api/v1/telemetry", switchDown);
+        ASSERT_EQ(down.status, 200) << down.body;
+        ASSERT_EQ(down.j().value("applied", 0), 1) << down.body;
+        ASSERT_TRUE(eventually([&] { return endsOf(port) == "[\"nic\",\"" + switchEnd + "\"]"; }))
+            << endsOf(port);
+        // The NIC comes back; the switch end is still down: open, its ends the switch port.
+        ASSERT_LT(post(port, "/api/v1/telemetry", nic + "4\n").status, 300);
+        ASSERT_TRUE(eventually([&] { return endsOf(port) == "[\"" + switchEnd + "\"]"; }))
+            << endsOf(port);
+        stop();
+    }
+    auto& s = start();
+    const auto port = s.port();
+    EXPECT_EQ(endsOf(port), "[\"" + switchEnd + "\"]");
+    // The NIC says up again: the restored event holds the switch end down, not the NIC.
+    ASSERT_LT(post(port, "/api/v1/telemetry", nic + "4\n").status, 300);
+    std::this_thread::sleep_for(500ms);
+    EXPECT_EQ(endsOf(port), "[\"" + switchEnd + "\"]") << "the NIC's up closed a switch-side down";
+    // The switch end says up: closed, the same event.
+    ASSERT_LT(post(port, "/api/v1/telemetry", switchUp).status, 300);
+    ASSERT_TRUE(eventually(
+        [&] { return get(port, "/api/v1/events?state=open&location=" + link_)["items"].empty(); }));
+    const auto items = get(port, "/api/v1/events?location=" + link_)["items"];
+    ASSERT_EQ(items.size(), 1u) << "the link's history split: " << items.dump();
+    EXPECT_EQ(items[0].value("id", std::int64_t{0}), linkId);
+    EXPECT_EQ(items[0].value("closeReason", ""), "recovered (reported by push)") << items.dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(WithAndWithoutTheSimulator, RestartEvidence, ::testing::Bool(),

@@ -97,16 +97,26 @@ TEST_F(EventEvidence, ALinkDownRecordsItsEndsAndCloseWhenEveryEndIsUp) {
     ASSERT_EQ(events_.size(), 1u);
     EXPECT_EQ(events_[0].kind, "link_down");
     EXPECT_EQ(events_[0].downEnds, std::vector<std::string>{"nic"});
-    // The switch end goes down too, then up: the NIC is still down, the link stays down.
+    // The switch end goes down too, then up: the NIC is still down, the link stays down. Each
+    // change of ends sends the open event once more (the same key) with the ends down now.
+    const auto sw = layout_->portName(switchEnd());
     ingest(portUp(0), {.origin = "scrape snmp z1-r002-rtsw"});
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_TRUE(events_[1].open());
+    EXPECT_EQ(events_[1].key, events_[0].key);
+    EXPECT_EQ(events_[1].downEnds, (std::vector<std::string>{"nic", sw}));
+    EXPECT_EQ(events_[1].origin, "push") << "the event's origin is its opener's";
     ingest(portUp(1), {.origin = "scrape snmp z1-r002-rtsw"});
-    EXPECT_EQ(events_.size(), 1u);
+    ASSERT_EQ(events_.size(), 3u);
+    EXPECT_TRUE(events_[2].open());
+    EXPECT_EQ(events_[2].downEnds, std::vector<std::string>{"nic"});
     EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkDown);
     // The simulator's port sample is dropped (a push holds the link), not merely outvoted.
     ingest(portUp(1), kSimulator);
     ingest(nicState(4), {.host = "z1-r002-h0"});
-    ASSERT_EQ(events_.size(), 2u);
-    EXPECT_FALSE(events_[1].open());
+    ASSERT_EQ(events_.size(), 4u);
+    EXPECT_FALSE(events_[3].open());
+    EXPECT_EQ(events_[3].key, events_[0].key);
 }
 
 // Issue 39's reproduction, at the hub: an XID 79 and a NIC-side link_down were pushed, loomd was
