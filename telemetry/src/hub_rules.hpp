@@ -28,6 +28,7 @@ public:
     void setOrigin(std::string_view origin) {
         originName_ = origin;
         origin_ = originClass(origin);
+        originIndex_ = -1;
     }
     // Whether a sample of this work's origin is evidence about an event opened by `stored`:
     // the same kind of origin, or an event whose origin is not known. The clock (a tick) may
@@ -450,6 +451,7 @@ public:
                              formatNumber(cfg_.flapWindowSeconds) + " s",
                          t);
         }
+        d.downBy = up ? 0 : originIndex();
         if (!cfg_.linkDown) return;
         if (!up) {
             if (inService(p)) portOpen(p, kDown, Severity::Critical, "oper status down", t);
@@ -645,17 +647,48 @@ public:
     // link was not in service (no failure then), and the exporter may not sample again for
     // seconds; until then the map would draw a known-down link as healthy. Events open only
     // once (portOpen/linkOpenEv skip what is open or closed by hand).
+    // Each opens with the origin of the report that said the end was down (issue 39: else
+    // any source, the simulator too, could close it).
     void openDownLinksInService(std::int64_t t) {
         if (!cfg_.linkDown) return;
         const auto& links = s_.L->links();
         for (std::uint32_t l = 0; l < links.size(); ++l) {
-            if (!linkInService(l)) continue;
+            if (!linkInService(l) || linkHeld(l, kDown)) continue;
             for (auto p : {links[l].aPort, links[l].bPort})
-                if (p != kNoIndex && s_.portDown[p].load(kRelaxed) != 0)
+                if (p != kNoIndex && s_.portDown[p].load(kRelaxed) != 0) {
+                    asOrigin(s_.pdet[p].downBy);
                     portOpen(p, kDown, Severity::Critical, "oper status down", t);
-            if (nicUpOf(l) == 0)
+                }
+            if (const auto n = s_.nicOfLink(l); n != kNoIndex && s_.nicUp[n] == 0) {
+                asOrigin(s_.nicDownBy[n]);
                 linkOpenEv(l, kDown, Severity::Critical, "host NIC port not ACTIVE", t);
+            }
         }
+        setOrigin({});
+    }
+    // This work's origin in originNames (1-based; 0 when it has none or the table is full).
+    std::uint16_t originIndex() {
+        if (originName_.empty()) return 0;
+        if (originIndex_ < 0) {
+            auto& names = *s_.originNames;
+            auto it = std::find(names.begin(), names.end(), originName_);
+            if (it != names.end()) {
+                originIndex_ = static_cast<int>(it - names.begin()) + 1;
+            } else if (names.size() < kMaxOriginNames) {
+                names.emplace_back(originName_);
+                originIndex_ = static_cast<int>(names.size());
+            } else {
+                originIndex_ = 0;
+            }
+        }
+        return static_cast<std::uint16_t>(originIndex_);
+    }
+    static constexpr std::size_t kMaxOriginNames = 4096;
+    // Speak as the origin recorded at index i (0: none).
+    void asOrigin(std::uint16_t i) {
+        const auto& names = *s_.originNames;
+        setOrigin(i != 0 && i <= names.size() ? std::string_view(names[i - 1])
+                                              : std::string_view());
     }
 
     // -1 unknown, 0 not ACTIVE, 1 ACTIVE: the NIC end of link l (-1: it has none).
@@ -676,6 +709,7 @@ public:
             const std::int8_t up = v == 4 ? 1 : 0;  // IB port state 4 = ACTIVE
             const std::int8_t was = s_.nicUp[n];
             s_.nicUp[n] = up;
+            s_.nicDownBy[n] = up ? 0 : originIndex();
             if (!cfg_.linkDown) return;
             if (was != up) endsMayHaveChanged(l);
             if (!up) {
@@ -876,6 +910,7 @@ private:
     std::string_view originName_;
     std::uint8_t origin_ = kOriginAny;
     std::vector<std::uint32_t> endsChanged_;  // links, for finish()
+    int originIndex_ = -1;                    // originIndex(), once looked up; -1: not yet
 };
 
 }  // namespace loom::telemetry::detail

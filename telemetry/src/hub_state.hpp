@@ -270,6 +270,7 @@ struct TelemetryHub::State {
         std::uint8_t open = 0;        // LinkKind bits, for ports without a backend link
         std::uint8_t suppressed = 0;  // LinkKind bits closed by hand, ports without a link
         std::uint16_t origin = 0;     // origin classes of open events, ports without a link
+        std::uint16_t downBy = 0;     // who reported it down: originNames[downBy - 1]; 0: none
         PortDet() {
             for (auto& r : rate) r = static_cast<float>(detail::kNaN);
         }
@@ -306,6 +307,14 @@ struct TelemetryHub::State {
     // per NIC end, as above.
     detail::AtomicArray<float> nicUtil;
     detail::AtomicArray<std::int64_t> nicSeen;
+    // Who reported each NIC down (originNames[i - 1]; 0: none): a link that goes into service
+    // after that opens its link_down with that origin (openDownLinksInService).
+    std::vector<std::uint16_t> nicDownBy;
+    // The origins that reported an end down ("push", "scrape <target>", "simulator"), named
+    // once; shared by every State of a hub (carried by pointer). Its size is capped: an origin
+    // past the cap is not recorded (its downs open with no origin, as before).
+    std::shared_ptr<std::vector<std::string>> originNames =
+        std::make_shared<std::vector<std::string>>();
     std::vector<std::uint8_t> linkOpen;        // LinkKind bits per link
     std::vector<std::uint8_t> linkSuppressed;  // closed by hand, per link
     std::vector<std::uint16_t> linkOrigin;     // origin classes of open events (2 bits a kind)
@@ -366,6 +375,7 @@ struct TelemetryHub::State {
             if (auto g = L->links()[l].gpu; g != kNoIndex && g < nG) (*gl)[g] = l;
         gpuLink = std::move(gl);
         nicUp.assign(nG, -1);
+        nicDownBy.assign(nG, 0);
         nicDowned.assign(nG, detail::kNaN);
         nicFlapAt.assign(nG, 0);
         nicRates.assign(nG, NicRates{});

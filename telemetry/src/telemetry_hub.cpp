@@ -85,6 +85,8 @@ void carryByIndex(State& old, State& next) {
     next.pdet = std::move(old.pdet);
     next.gpuLink = old.gpuLink;
     next.nicUp = std::move(old.nicUp);
+    next.nicDownBy = std::move(old.nicDownBy);
+    next.originNames = old.originNames;
     next.nicDowned = std::move(old.nicDowned);
     next.nicFlapAt = std::move(old.nicFlapAt);
     next.nicRates = std::move(old.nicRates);
@@ -121,6 +123,7 @@ void carryByIndex(State& old, State& next) {
 // Another structure: carry values over by name, so a layout change does not blank the maps
 // for a scrape.
 void carryByName(const State& old, State& next) {
+    next.originNames = old.originNames;
     const auto& oldNames = old.L->gpuNames();
     std::vector<std::uint32_t> gpuMap(old.nG, kNoIndex), linkMap(old.nL, kNoIndex);
     for (std::uint32_t l = 0; l < old.nL; ++l)

@@ -165,6 +165,62 @@ TEST_F(EventEvidence, RestoredEventsKeepTheirEvidence) {
     }
 }
 
+// A link that goes into service after an end of it was reported down opens link_down with the
+// origin of that report (issue 39): the simulator's first samples do not close what a push or
+// a scrape said; that source's "up" does.
+TEST_F(EventEvidence, ALinkIntoServiceOpensWithTheOriginOfTheReportThatItWasDown) {
+    const auto l = link();
+    const auto name = layout_->links()[l].name;
+    auto planned = inv_;
+    for (auto& k : planned.links)
+        if (k.name == name) k.state = "planned";
+    hub_->setLayout(std::make_shared<const HallLayout>(HallLayout::build(planned)));
+    ingest(nicState(1), {.host = "z1-r002-h0"});
+    ingest(portUp(0), {.origin = "scrape snmp z1-r002-rtsw"});
+    EXPECT_TRUE(events_.empty()) << "a planned link being down is not a failure";
+    auto active = HallLayout::build(planned).withStates(inv_);
+    ASSERT_TRUE(active);
+    hub_->setLayout(std::make_shared<const HallLayout>(std::move(*active)));
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(events_[0].kind, "link_down");
+    EXPECT_EQ(events_[0].origin, "scrape snmp z1-r002-rtsw") << "the first end that opened it";
+    EXPECT_EQ(events_[0].downEnds,
+              (std::vector<std::string>{"nic", layout_->portName(switchEnd())}));
+    // The simulator says every end is up: dropped, the link stays down.
+    ingest(nicState(4), {.host = "z1-r002-h0", .origin = "simulator"});
+    ingest(portUp(1), kSimulator);
+    EXPECT_EQ(events_.size(), 1u);
+    EXPECT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkDown);
+    // The real ends come back: closed.
+    ingest(nicState(4), {.host = "z1-r002-h0"});
+    ingest(portUp(1), {.origin = "scrape snmp z1-r002-rtsw"});
+    ASSERT_FALSE(events_.empty());
+    EXPECT_FALSE(events_.back().open());
+    EXPECT_TRUE(hub_->openEvents().empty());
+}
+
+// A NIC alone: the push that said it was down is the event's origin.
+TEST_F(EventEvidence, ANicReportedDownBeforeServiceKeepsItsReporter) {
+    const auto l = link();
+    const auto name = layout_->links()[l].name;
+    auto planned = inv_;
+    for (auto& k : planned.links)
+        if (k.name == name) k.state = "planned";
+    hub_->setLayout(std::make_shared<const HallLayout>(HallLayout::build(planned)));
+    ingest(nicState(1), {.host = "z1-r002-h0"});
+    auto active = HallLayout::build(planned).withStates(inv_);
+    ASSERT_TRUE(active);
+    hub_->setLayout(std::make_shared<const HallLayout>(std::move(*active)));
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(events_[0].origin, "push");
+    EXPECT_EQ(events_[0].downEnds, std::vector<std::string>{"nic"});
+    ingest(nicState(4), {.host = "z1-r002-h0", .origin = "simulator"});
+    EXPECT_EQ(events_.size(), 1u) << "the simulator closed a pushed NIC's link";
+    ingest(nicState(4), {.host = "z1-r002-h0"});
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_FALSE(events_[1].open());
+}
+
 // A view that mirrors the open events (the jobs view: openEvents() once, then every change)
 // took its copy before the database answered: the restore reaches it, so it counts what the
 // hub holds open (issue 39 item 2). The event listeners, which store and announce, hear nothing
