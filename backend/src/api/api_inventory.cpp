@@ -141,9 +141,10 @@ private:
     std::vector<std::uint8_t> health_;
 };
 
-Result<std::string> linkWithLiveHealth(Services& services, const std::string& text) {
-    if (auto live = LiveLinkWords::of(services)) return live->overlay(text);
-    return text;
+// A link's object with its live health word where the hub carries the link (GET and PATCH).
+Result<Response> linkResponse(Services& services, const std::string& text) {
+    if (auto live = LiveLinkWords::of(services)) return objectResponse(live->overlay(text));
+    return objectResponse(text);
 }
 
 Result<Response> listKind(const Request& req, Kind kind, Services& services) {
@@ -250,11 +251,7 @@ Result<Response> patchKind(const Request& req, Kind kind, Services& services) {
     }
     auto r = db::patchObject(req.db(), kind, std::string(req.param("name")), patch);
     if (!r) return fail(r.error());
-    if (kind == Kind::Link) {
-        auto live = linkWithLiveHealth(services, *r);
-        if (!live) return fail(live.error());
-        return objectResponse(*live);
-    }
+    if (kind == Kind::Link) return linkResponse(services, *r);
     return objectResponse(*r);
 }
 
@@ -393,11 +390,7 @@ void registerInventoryRoutes(Router& router, Services& services) {
                    [k, &services](const Request& r) -> Result<Response> {
                        auto o = db::getObject(r.db(), k, std::string(r.param("name")));
                        if (!o) return fail(o.error());
-                       if (k == Kind::Link) {
-                           auto live = linkWithLiveHealth(services, *o);
-                           if (!live) return fail(live.error());
-                           return objectResponse(*live);
-                       }
+                       if (k == Kind::Link) return linkResponse(services, *o);
                        if (k == Kind::Rack || k == Kind::Host) return withOpenEvents(r, k, *o);
                        return objectResponse(*o);
                    });
