@@ -26,10 +26,7 @@ QString hexOf(QRgb c) {
 
 TEST_F(LiveLoomdQuiet, TheConsoleAndTheWebShowTheSameAfterAFailureAnAckAndARackTransition) {
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    Session* s = w.session();
-    s->open(url_, token_);
+    Session* s = openConsole(w);
     ClusterState* state = s->cluster();
     ASSERT_TRUE(waitUntil([&] { return state->hasSnapshot(Topic::GpuHealth); }, 60000))
         << s->lastError().toStdString();

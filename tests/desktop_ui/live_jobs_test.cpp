@@ -26,10 +26,7 @@ using namespace loom::console::test;
 // differ from before) and the links it crosses on the fabric map; the repair brings it back.
 TEST_F(LiveLoomdQuiet, TheJobsViewShowsAJobItsDegradationAndHighlightsIt) {
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    Session* s = w.session();
-    s->open(url_, token_);
+    Session* s = openConsole(w);
     ClusterState* state = s->cluster();
     ASSERT_TRUE(waitUntil(
         [&] {
@@ -202,10 +199,7 @@ QByteArray dcgmScrape(const QString& slow, int round) {
 // drops at a normal temperature (its health stays ok) is named before its straggler event opens.
 TEST_F(LiveLoomdQuiet, TheJobsViewFollowsTheStragglerFinder) {
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    Session* s = w.session();
-    s->open(url_, token_);
+    Session* s = openConsole(w);
     ClusterState* state = s->cluster();
     ASSERT_TRUE(waitUntil([&] { return state->hasSnapshot(Topic::GpuHealth); }, 60000))
         << s->lastError().toStdString();
@@ -267,10 +261,7 @@ TEST_F(LiveLoomdQuiet, TheJobsViewFollowsTheStragglerFinder) {
 // stream is closed while the link comes back, so only the list can tell.
 TEST_F(LiveLoomdQuiet, TheSelectedJobsDetailFollowsAFreshList) {
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    Session* s = w.session();
-    s->open(url_, token_);
+    Session* s = openConsole(w);
     ClusterState* state = s->cluster();
     ASSERT_TRUE(waitUntil([&] { return state->hasSnapshot(Topic::LinkHealth); }, 60000))
         << s->lastError().toStdString();

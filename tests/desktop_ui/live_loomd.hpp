@@ -19,6 +19,8 @@
 #include <QTemporaryDir>
 #include <functional>
 
+#include "loom/console/main_window.hpp"
+#include "loom/console/session.hpp"
 #include "qt_app.hpp"
 #include "qt_helpers.hpp"
 
@@ -158,6 +160,15 @@ protected:
             },
             30000);
         ASSERT_TRUE(reporting) << "the simulator never reported z1-r002 after it went into service";
+    }
+    // The console as a technician opens it: the main window at a desktop size, signed in to this
+    // loomd. The test then waits for the snapshots it needs.
+    Session* openConsole(MainWindow& w) {
+        w.resize(1400, 900);
+        w.show();
+        Session* s = w.session();
+        s->open(url_, token_);
+        return s;
     }
     void TearDown() override {
         if (server_.state() != QProcess::NotRunning) {

@@ -29,10 +29,7 @@ using namespace loom::console::test;
 TEST_F(LiveLoomd, ConnectsReceivesTheSnapshotAndShowsIt)
 {
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    Session* s = w.session();
-    s->open(url_, token_);
+    Session* s = openConsole(w);
     ClusterState* state = s->cluster();
     ASSERT_TRUE(waitUntil([&] { return state->hasSnapshot(Topic::GpuUtil); }, 60000))
         << "no gpu.util snapshot: " << s->lastError().toStdString();
@@ -126,10 +123,7 @@ TEST_F(LiveLoomd, ReconnectsAfterTheServerRestarts)
 TEST_F(LiveLoomd, AnInjectedXidIsVisibleInEveryColourModeAndCounted)
 {
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    Session* s = w.session();
-    s->open(url_, token_);
+    Session* s = openConsole(w);
     ClusterState* state = s->cluster();
     ASSERT_TRUE(waitUntil([&] { return state->hasSnapshot(Topic::GpuHealth) && state->hasSnapshot(Topic::LinkHealth); }, 60000))
         << s->lastError().toStdString();
@@ -402,10 +396,7 @@ TEST_F(LiveLoomd, AnAcknowledgementInOneConsoleShowsInAnother)
 TEST_F(LiveLoomdQuiet, ASwitchPanelShowsItsConfigDiffToThePreviousVersion)
 {
     MainWindow w;
-    w.resize(1400, 900);
-    w.show();
-    Session* s = w.session();
-    s->open(url_, token_);
+    Session* s = openConsole(w);
     ClusterState* state = s->cluster();
     ASSERT_TRUE(waitUntil([&] { return state->hasSnapshot(Topic::LinkHealth); }, 60000)) << s->lastError().toStdString();
     FabricView* fv = w.fabricView();
