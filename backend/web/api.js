@@ -77,6 +77,25 @@ export function decodeBase64(s) {
     return out;
 }
 
+// The socket boot.js opened (window.loomEarly.stream), taken once, while it is open or opening
+// and this tab still has a token; otherwise closed and forgotten.
+function takeEarlyStream() {
+    const e = window.loomEarly && window.loomEarly.stream;
+    if (!e) return null;
+    window.loomEarly.stream = null;
+    if (e.ws.readyState <= 1 && token()) return e;
+    try { e.ws.close(); } catch { /* closed */ }
+    return null;
+}
+
+// Sign-out before the dashboard took boot.js's socket: it is closed, not kept.
+export function dropEarlyStream() {
+    const e = window.loomEarly && window.loomEarly.stream;
+    if (!e) return;
+    window.loomEarly.stream = null;
+    try { e.ws.close(); } catch { /* closed */ }
+}
+
 // The live stream (/api/v1/stream): hello, snapshots and deltas of packed arrays, events,
 // provisioning and inventory messages. Reconnects with backoff and resumes from the last seq it
 // saw; a resync or a new snapshot replaces what it had. `handlers.onMessage(msg)` sees every
@@ -119,39 +138,31 @@ export class Stream {
         this.handlers.onState('connecting');
         let opened = false;
         let ws;
-        try {
-            ws = new WebSocket(this.url(), ['loom.v1', 'loom.bearer.' + token()]);
-        } catch (e) {
-            this.retry();
-            return;
+        const early = takeEarlyStream();
+        if (early) {
+            ws = early.ws;
+        } else {
+            try {
+                ws = new WebSocket(this.url(), ['loom.v1', 'loom.bearer.' + token()]);
+            } catch (e) {
+                this.retry();
+                return;
+            }
         }
         this.ws = ws;
-        ws.onopen = () => {
+        const subscribed = () => {
             opened = true;
             this.backoff = 500;
+            const perf = window.loomPerf;
+            if (perf && !perf.wsOpen) perf.wsOpen = (early && early.openedAt) || performance.now();
+        };
+        ws.onopen = () => {
+            subscribed();
             const sub = { op: 'subscribe', topics: this.topics };
             if (this.lastSeq !== null) sub.resumeFrom = this.lastSeq;
             ws.send(JSON.stringify(sub));
         };
-        ws.onmessage = (ev) => {
-            let msg;
-            try { msg = JSON.parse(ev.data); } catch { return; }
-            if (typeof msg.seq === 'number' && (this.lastSeq === null || msg.seq > this.lastSeq)) {
-                this.lastSeq = msg.seq;
-            }
-            if (msg.type === 'hello') {
-                this.eventSeq = typeof msg.eventSeq === 'number' ? msg.eventSeq : null;
-                this.handlers.onState('live', msg);
-            } else if (typeof msg.eventSeq === 'number') {
-                // Below or at the last: a replayed message this page has. Above by more than
-                // one: one was missed (or published before the subscription took).
-                if (this.eventSeq !== null && msg.eventSeq > this.eventSeq + 1 && this.handlers.onEventsGap) {
-                    this.handlers.onEventsGap(`eventSeq ${this.eventSeq} -> ${msg.eventSeq}`);
-                }
-                if (this.eventSeq === null || msg.eventSeq > this.eventSeq) this.eventSeq = msg.eventSeq;
-            }
-            this.handlers.onMessage(msg);
-        };
+        ws.onmessage = (ev) => this.receive(ev.data);
         ws.onclose = () => {
             if (this.ws !== ws) return;
             this.ws = null;
@@ -168,6 +179,41 @@ export class Stream {
             }
         };
         ws.onerror = () => {};
+        if (early && ws.readyState === 1) {
+            // boot.js's socket is open: it subscribed its topics; subscribe what it did not,
+            // drop what this stream does not want, then take what came so far, in order.
+            subscribed();
+            if (!early.subscribed) {
+                ws.send(JSON.stringify({ op: 'subscribe', topics: this.topics }));
+            } else {
+                const add = this.topics.filter((t) => !early.topics.includes(t));
+                const drop = early.topics.filter((t) => !this.topics.includes(t));
+                if (add.length) ws.send(JSON.stringify({ op: 'subscribe', topics: add }));
+                if (drop.length) ws.send(JSON.stringify({ op: 'unsubscribe', topics: drop }));
+            }
+        }
+        // Still opening: the onopen above subscribes as for a socket of its own.
+        if (early) for (const m of early.messages) if (this.ws === ws) this.receive(m);
+    }
+
+    receive(data) {
+        let msg;
+        try { msg = JSON.parse(data); } catch { return; }
+        if (typeof msg.seq === 'number' && (this.lastSeq === null || msg.seq > this.lastSeq)) {
+            this.lastSeq = msg.seq;
+        }
+        if (msg.type === 'hello') {
+            this.eventSeq = typeof msg.eventSeq === 'number' ? msg.eventSeq : null;
+            this.handlers.onState('live', msg);
+        } else if (typeof msg.eventSeq === 'number') {
+            // Below or at the last: a replayed message this page has. Above by more than
+            // one: one was missed (or published before the subscription took).
+            if (this.eventSeq !== null && msg.eventSeq > this.eventSeq + 1 && this.handlers.onEventsGap) {
+                this.handlers.onEventsGap(`eventSeq ${this.eventSeq} -> ${msg.eventSeq}`);
+            }
+            if (this.eventSeq === null || msg.eventSeq > this.eventSeq) this.eventSeq = msg.eventSeq;
+        }
+        this.handlers.onMessage(msg);
     }
 
     // Topics a view wants while it is open (the fabric map's link.util): subscribed now and
@@ -186,11 +232,17 @@ export class Stream {
         if (this.ws && this.ws.readyState === 1) this.ws.send(JSON.stringify({ op: 'unsubscribe', topics: drop }));
     }
 
+    // Seconds until the next attempt to connect, null while one is under way (or live).
+    reconnectInSeconds() {
+        return this.retryAt ? Math.max(0, (this.retryAt - performance.now()) / 1000) : null;
+    }
+
     retry() {
         if (this.stopped) return;
         this.handlers.onState('down');
         clearTimeout(this.timer);
-        this.timer = setTimeout(() => this.connect(), this.backoff);
+        this.retryAt = performance.now() + this.backoff;  // for "reconnecting in N s"
+        this.timer = setTimeout(() => { this.retryAt = null; this.connect(); }, this.backoff);
         this.backoff = Math.min(this.backoff * 2, 5000);
     }
 }

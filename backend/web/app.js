@@ -1,7 +1,7 @@
 // The Loom web dashboard: sign-in, the views behind hash URLs (#/hall, #/rack/z1-r001,
 // #/fabric, #/fabric/zone/z1, #/switch/z1-ctsw01, #/provisioning, #/events, #/events/17,
 // #/jobs, #/job/llama-70b), and the one live stream that feeds them.
-import { api, apiEarly, token, setToken, clearToken, onUnauthorized, Stream } from './api.js';
+import { api, apiEarly, token, setToken, clearToken, onUnauthorized, Stream, dropEarlyStream } from './api.js';
 import { ClusterState } from './state.js';
 import { hallView } from './hall_view.js';
 import { eventsView } from './events.js';
@@ -127,6 +127,7 @@ function stop() {
 
 function signOut(message) {
     stop();
+    dropEarlyStream();
     clearToken();
     $('who').textContent = '';
     $('signout').hidden = true;
@@ -147,12 +148,19 @@ function updateAge() {
     const limit = Math.max(3, (3 * state.intervalMs) / 1000);
     const stale = !state.live || (age !== null && age > limit);
     let text;
-    if (!state.live) text = age === null ? 'stale: not connected to loomd' : `stale: loomd unreachable, data ${age.toFixed(0)} s old`;
+    if (!state.live) {
+        // As the console says it: how old the data is and when the next attempt comes.
+        const retry = stream && stream.reconnectInSeconds();
+        text = (age === null ? 'stale: not connected to loomd' : `stale: loomd unreachable, data ${age.toFixed(0)} s old`) +
+            (retry === null || retry === undefined ? ' — reconnecting' : ` — reconnecting in ${retry.toFixed(1)} s`);
+    }
     else if (age === null) text = 'waiting for data';
     else text = `data ${age < 10 ? age.toFixed(1) : age.toFixed(0)} s old` + (stale ? ' (stale)' : '');
     document.body.classList.toggle('stale', stale);
     state.setStale(stale);
+    const moved = stale && state.staleText !== text;
     state.staleText = text;
+    if (moved) state.emit('staleText');  // the map writes it over the greyed hall
     if (banner) {
         banner.textContent = text;
         banner.classList.toggle('stale', stale);
@@ -163,6 +171,8 @@ function updateAge() {
 function loadLegends() {
     return apiEarly('legends', 'legends').then((a) => {
         state.legendsLoaded = true;
+        const perf = (window.loomPerf = window.loomPerf || { ticks: [], hallComplete: null });
+        if (perf.legends === undefined) perf.legends = performance.now();
         if (applyLegends(a)) state.emit('legends');
     }).catch(() => {});
 }
@@ -188,7 +198,9 @@ async function start() {
     $('who').textContent = `${me.name} (${me.role})`;
     document.body.dataset.role = me.role;
     $('signout').hidden = false;
-    stream = new Stream(['gpu.util', 'gpu.temp', 'gpu.health', 'link.health', 'events', 'provisioning', 'inventory', 'jobs'], {
+    // Snapshots come in this order: health and utilization first (the map is complete with
+    // them). boot.js opened the socket with the same list.
+    stream = new Stream(['gpu.health', 'gpu.util', 'link.health', 'gpu.temp', 'events', 'provisioning', 'inventory', 'jobs'], {
         onMessage: (msg) => {
             state.handle(msg);
             if (msg.type === 'resync') state.loadHall().catch(() => {});

@@ -43,7 +43,9 @@ export class HallMap {
             state.on('failures', () => this.schedule()),
             state.on('filter', () => this.schedule()),
             state.on('stale', () => this.schedule()),
+            state.on('staleText', () => this.schedule()),
         ];
+        if (perf.mapCreated === undefined) perf.mapCreated = performance.now();
         if (state.hall) this.buildLayout();
         window.loomHall = this;
     }
@@ -132,6 +134,7 @@ export class HallMap {
         this.px = new Uint32Array(this.image.data.buffer);
         for (let p = 0; p < W * H; ++p) if (pixelRack[p] >= 0) this.px[p] = words.floor;
         this.view.fitted = false;
+        if (perf.layoutBuilt === undefined) perf.layoutBuilt = performance.now();
         this.recolourAll();
     }
 
@@ -203,6 +206,9 @@ export class HallMap {
 
     onData({ topic, changed }) {
         if (!this.layout || !topic.startsWith('gpu.')) return;
+        // A topic this mode does not draw changes no cell (colourOf reads utilization only in
+        // util mode, temperature only in temp mode): at 98k each is ~3,000 cells a tick.
+        if ((topic === 'gpu.temp' && this.mode !== 'temp') || (topic === 'gpu.util' && this.mode !== 'util')) return;
         const t0 = performance.now();
         const { gpuPixel } = this.layout;
         if (changed === null) {
@@ -224,8 +230,10 @@ export class HallMap {
             this.drawPending = false;
             const t0 = performance.now();
             this.draw();
-            const ms = (this.pendingWork || 0) + (performance.now() - t0);
+            // The tick: the stream frames' decoding (state.js), the cells recoloured, the draw.
+            const ms = (this.state.dataWork || 0) + (this.pendingWork || 0) + (performance.now() - t0);
             this.pendingWork = 0;
+            this.state.dataWork = 0;
             if (this.complete()) {
                 if (perf.hallComplete === null) perf.hallComplete = performance.now();
                 perf.ticks.push(ms);

@@ -215,6 +215,7 @@ export class ClusterState {
             if (this.early.length < 64) this.early.push(msg);
             return;
         }
+        const t0 = performance.now();
         const arr = this.array(msg.topic);
         const bytes = decodeBase64(msg.data || '');
         let changed = null;
@@ -252,6 +253,8 @@ export class ClusterState {
         if (msg.topic === 'gpu.health' || msg.topic === 'link.health') {
             if (changed === null || changed.length) this.scheduleFailures();
         }
+        // Decoding and the utilization window count in the map's tick (hall.js takes it).
+        this.dataWork = (this.dataWork || 0) + (performance.now() - t0);
         if (!this.quiet) this.emit('data', { topic: msg.topic, changed });
     }
 

@@ -4,13 +4,18 @@
 //
 //   node bench/web/browsers.mjs [--build build] [--spec configs/clusters/meta-98k-roce.yaml]
 //        [--browsers chromium,firefox] [--rollout all|N|0] [--seconds 60] [--minutes 0]
+//        [--runs N] [--together 1] [--rss 1]
 //
 // Per browser, in the page (performance.now()): navigation -> complete hall map (goal <= 1 s),
 // per-tick update + repaint p50/p99/max over --seconds (goal p99 <= 16 ms), bytes transferred by
 // the first load (goal <= 2 MB compressed) and, in Chromium, the JS heap after --minutes (goal
 // <= 200 MB, sampled every 5 minutes; Firefox exposes no heap figure to a page). --rollout puts that many compute racks
 // into service first (7 operator advances each, 8 at a time) so the simulator feeds them.
-// Prints one JSON line per browser and the load average.
+// --runs N measures N fresh browsers each on the same loomd (one apply), --together 1 runs the
+// browsers at once (an hour's heap in both in one hour), --rss 1 keeps Firefox for --minutes too
+// and samples every browser's process-tree resident memory (browserRssEvery5MinMB), the one
+// memory figure Firefox gives from outside the page.
+// Prints one JSON line per browser and run, and the load average.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -20,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const a = { build: 'build', spec: 'configs/clusters/meta-24k-roce.yaml', browsers: 'chromium,firefox', rollout: 'all',
-            seconds: '60', minutes: '0' };
+            seconds: '60', minutes: '0', runs: '1', together: '0', rss: '0' };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; ++i) if (argv[i].startsWith('--')) a[argv[i].slice(2)] = argv[++i];
 const kBrowsers = {
@@ -67,11 +72,33 @@ try {
         await sleep(5000);
     }
     const puppeteer = (await import(path.join(root, 'tests/web/node_modules/puppeteer-core/lib/esm/puppeteer/puppeteer-core.js'))).default;
-    for (const name of a.browsers.split(',')) {
+    // The resident memory of a browser's process tree (MB): the heap figure Firefox does not give
+    // a page, as an upper bound (it includes the browser's own and the GPU processes).
+    const treeRssMB = (pid) => {
+        const kids = new Map();
+        for (const d of fs.readdirSync('/proc')) {
+            if (!/^\d+$/.test(d)) continue;
+            try {
+                const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+                const ppid = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
+                if (!kids.has(ppid)) kids.set(ppid, []);
+                kids.get(ppid).push(Number(d));
+            } catch { /* gone */ }
+        }
+        let kb = 0;
+        for (const todo = [pid]; todo.length;) {
+            const p = todo.pop();
+            try { kb += Number((fs.readFileSync(`/proc/${p}/status`, 'utf8').match(/VmRSS:\s+(\d+)/) || [0, 0])[1]); } catch { /* gone */ }
+            todo.push(...(kids.get(p) || []));
+        }
+        return Math.round(kb / 1024);
+    };
+    const measure = async (name, runNo) => {
         const b = kBrowsers[name];
-        if (!b || !fs.existsSync(b.exe)) { console.log(`SKIP ${name}: not installed`); continue; }
+        if (!b || !fs.existsSync(b.exe)) { console.log(`SKIP ${name}: not installed`); return; }
         const browser = await puppeteer.launch({ browser: b.browser, executablePath: b.exe, headless: true, args: b.args,
                                                  defaultViewport: { width: 1600, height: 1000 } });
+        const pid = browser.process() ? browser.process().pid : null;
         try {
             const page = await browser.newPage();
             await page.goto(url + '/');
@@ -91,8 +118,9 @@ try {
                     const p = window.loomPerf, r = (x) => (x === undefined || x === null ? null : Math.round(x));
                     return { hallStart: r(e.startTime), hallFirstByte: r(e.responseStart), hallLastByte: r(e.responseEnd),
                              hallParsed: r(p.hallFetch && p.hallFetch[1]), hallDecoded: r(p.hallFetch && p.hallFetch[2]), hallSet: r(p.hallSet),
-                             snapUtil: r(p.snapshots && p.snapshots['gpu.util']), snapHealth: r(p.snapshots && p.snapshots['gpu.health']),
-                             complete: r(p.hallComplete), hallBodyBytes: e.decodedBodySize || null, hallTransferBytes: e.transferSize || null };
+                             wsOpen: r(p.wsOpen), snapUtil: r(p.snapshots && p.snapshots['gpu.util']), snapHealth: r(p.snapshots && p.snapshots['gpu.health']),
+                             legends: r(p.legends), mapCreated: r(p.mapCreated), layoutBuilt: r(p.layoutBuilt), complete: r(p.hallComplete), cells: window.loomHall && window.loomHall.layout ? [window.loomHall.layout.W, window.loomHall.layout.H] : null,
+                             hallBodyBytes: e.decodedBodySize || null, hallTransferBytes: e.transferSize || null };
                 })(),
             }));
             await page.evaluate(() => { window.loomPerf.ticks = []; });
@@ -100,29 +128,42 @@ try {
             const ticks = (await page.evaluate(() => window.loomPerf.ticks)).sort((x, y) => x - y);
             // The heap every 5 minutes of a long run, so growth shows as a trend, not one figure.
             const heapNow = () => page.evaluate(() => (performance.memory ? performance.memory.usedJSHeapSize : null));
-            const heapTrend = [];
+            const heapTrend = [], rssTrend = [];
             // A browser that shows a page no heap figure (Firefox) is not kept waiting for one.
             const heapShown = (await heapNow()) !== null;
-            for (let left = heapShown ? Math.max(0, Number(a.minutes) * 60 - Number(a.seconds)) : 0; left > 0;) {
+            // Firefox's figure is its processes' resident memory, so it is kept waiting only when
+            // asked to (--rss).
+            const waitFor = heapShown || a.rss === '1';
+            for (let left = waitFor ? Math.max(0, Number(a.minutes) * 60 - Number(a.seconds)) : 0; left > 0;) {
                 const step = Math.min(left, 300);
                 await sleep(step * 1000);
                 left -= step;
                 const h = await heapNow();
                 if (h !== null) heapTrend.push(Math.round(h / 2 ** 20 * 10) / 10);
+                if (pid) rssTrend.push(treeRssMB(pid));
             }
             const heap = await heapNow();
             const pct = (p) => (ticks.length ? ticks[Math.min(ticks.length - 1, Math.floor(p * ticks.length))] : null);
-            console.log(JSON.stringify({ browser: name, version: await browser.version(), spec: path.basename(a.spec),
+            console.log(JSON.stringify({ browser: name, run: runNo, version: await browser.version(), spec: path.basename(a.spec),
                 gpus: hall.gpus.length, racksInService: n, navigationToCompleteHallMs: Math.round(first.complete),
                 navigationToHallRequestMs: first.hallRequestAt === undefined ? null : Math.round(first.hallRequestAt),
                 firstPaintBreakdownMs: first.breakdown,
                 tickSamples: ticks.length, tickP50Ms: pct(0.5), tickP99Ms: pct(0.99), tickMaxMs: ticks[ticks.length - 1] ?? null,
                 firstLoadTransferredBytes: first.bytes, jsHeapMB: heap === null ? null : Math.round(heap / 2 ** 20 * 10) / 10,
-                jsHeapEvery5MinMB: heapTrend,
+                jsHeapEvery5MinMB: heapTrend, browserRssMB: pid ? treeRssMB(pid) : null, browserRssEvery5MinMB: rssTrend,
                 minutes: Number(a.minutes), loadAverage: os.loadavg().map((x) => x.toFixed(2)).join(' ') }));
         } finally {
             await browser.close();
         }
+    };
+    // --runs N: N fresh browsers each (a new profile: an empty cache), the browsers' order
+    // alternating so that neither is always first after the rollout. --together: every browser
+    // at once (the long heap runs), each in its own tab on the same loomd.
+    const names = a.browsers.split(',');
+    for (let k = 1; k <= Number(a.runs); ++k) {
+        const order = k % 2 ? names : [...names].reverse();
+        if (a.together === '1') await Promise.all(order.map((x) => measure(x, k)));
+        else for (const x of order) await measure(x, k);
     }
 } finally {
     if (proc) { proc.kill('SIGTERM'); await new Promise((r) => proc.once('exit', r)); }

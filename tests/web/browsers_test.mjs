@@ -181,6 +181,15 @@ async function runBrowser(name, loomd, t) {
         console.log(`   ${await browser.version()}`);
         const page = await browser.newPage();
         page.on('pageerror', (e) => errors.push(String(e)));
+        // Counts the sockets a page opens: a reload with a token opens one, in boot.js, which the
+        // dashboard's stream takes (the GPU snapshots are the first paint's longest wait).
+        await page.evaluateOnNewDocument(() => {
+            const Ws = window.WebSocket;
+            window.loomSocketsOpened = 0;
+            window.WebSocket = class extends Ws {
+                constructor(...a) { super(...a); window.loomSocketsOpened += 1; }
+            };
+        });
         page.on('console', (m) => { if (m.type() === 'error' && !/40[13]/.test(m.text())) errors.push(m.text()); });
 
         // First load at Fit, as an operator: figures.
@@ -265,6 +274,11 @@ async function runBrowser(name, loomd, t) {
         await page.reload({ waitUntil: 'load' });
         await mapReady(page);
         await sleep(500);
+        const sockets = await page.evaluate(() => ({ opened: window.loomSocketsOpened, live: window.loomState.live,
+                                                     early: window.loomEarly && window.loomEarly.stream,
+                                                     health: window.loomState.snapshots.has('gpu.health') }));
+        check(sockets.opened === 1 && sockets.live && sockets.early === null && sockets.health,
+              `${name}: a reload opens one socket (boot.js's), which the stream took: ${JSON.stringify(sockets)}`);
         const view2 = await page.evaluate(() => ({ ...window.loomHall.view, mode: document.querySelector('select.mode').value }));
         check(Math.abs(view2.scale - view1.scale) / view1.scale < 0.01 && Math.abs(view2.ox - view1.ox) < 2 &&
               Math.abs(view2.oy - view1.oy) < 2 && view2.mode === 'health',
@@ -313,9 +327,10 @@ async function runBrowser(name, loomd, t) {
         const grey = await waitFor(async () => {
             const banner = await page.$eval('.map-banner', (e) => e.textContent);
             const p = await okPixel();
-            return banner.includes('stale') && saturation(p) < 12 ? [banner, p] : null;
+            return banner.includes('stale') && /reconnecting in \d+\.\d s/.test(banner) && saturation(p) < 12 ? [banner, p] : null;
         }, 20000, 'the greyed map').catch(() => null);
-        check(!!grey, `${name}: loomd stopped: the map is greyed (${grey && grey[1]}) and says "${grey && grey[0]}"`);
+        // As the console says it (desktop_ui/src/session.cpp): the data's age and the next attempt.
+        check(!!grey, `${name}: loomd stopped: the map is greyed (${grey && grey[1]}) and says "${grey && grey[0]}" (data N s old — reconnecting in N s)`);
         await loomd.start();
         const back = await waitFor(async () => {
             const banner = await page.$eval('.map-banner', (e) => e.textContent);
