@@ -10,8 +10,8 @@ out=${2:-$(mktemp -d)}
 loomctl=build/bin/loomctl
 [ -x "$loomctl" ] || { echo "build loomctl first: cmake --build build --target loomctl" >&2; exit 2; }
 printf '%-22s %8s %8s %8s %8s %12s  %s\n' variant wall_s user_s sys_s rss_mb bytes load_before
-variants=("" "--no-names" "--lids-only" "--gzip" "--gzip --no-names" "--gzip --lids-only")
-# LOOM_EXPORT_VARIANTS="--no-names,--lids-only" runs only those (comma-separated).
+variants=("" "--names" "--lids-only" "--gzip" "--gzip --names" "--gzip --lids-only")
+# LOOM_EXPORT_VARIANTS=",--names" runs only those (comma-separated; empty: the default).
 if [ -n "${LOOM_EXPORT_VARIANTS:-}" ]; then IFS=, read -r -a variants <<< "$LOOM_EXPORT_VARIANTS"; fi
 for variant in "${variants[@]}"; do
     rm -rf "$out/export"

@@ -343,7 +343,8 @@ Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink, cons
                                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
             if (auto ok = streamLftDump(r, nullptr, sink, threads, lftComment(opt)); !ok) return ok;
             if (auto ok = sink.close(); !ok) return ok;
-            return writeFile(sink, "guid2lid", opensmGuid2lid(r));
+            if (auto ok = writeFile(sink, "guid2lid", opensmGuid2lid(r)); !ok) return ok;
+            return writeFile(sink, "node-name-map", opensmNodeNameMap(t));
         }
         case ExportFormat::Slurm: return writeFile(sink, "topology.conf", slurmTopology(r));
         case ExportFormat::Json: {

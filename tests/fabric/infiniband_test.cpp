@@ -1,11 +1,12 @@
 // InfiniBand: LIDs, LFTs, up/down (no down-then-up turn), even spread over uplinks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <regex>
 #include <sstream>
-#include <algorithm>
 
 #include "loom/fabric/export.hpp"
 #include "loom/fabric/routing.hpp"
@@ -94,9 +95,9 @@ TEST(FabricInfiniband, SpineDownStaysDeadlockFreeAndReachable) {
 
 TEST(FabricInfiniband, OpensmDumpFormat) {
     Router r = ibRouter(tiny());
-    auto files = exportFabric(r, ExportFormat::Opensm);
+    auto files = exportFabric(r, ExportFormat::Opensm, {.opensmNames = true});
     ASSERT_TRUE(files.has_value());
-    ASSERT_EQ(files->size(), 2u);
+    ASSERT_EQ(files->size(), 3u);
     const auto& dump = (*files)[0].content;
     EXPECT_EQ((*files)[0].name, "opensm-lfts.dump");
     EXPECT_EQ(dump.rfind("Unicast lids [0x0-0x1a] of switch Lid 17 guid 0x0002c90300000001 ('", 0), 0u)
@@ -114,16 +115,69 @@ TEST(FabricInfiniband, OpensmDumpFormat) {
     EXPECT_NE(g2l.find("0x0002c90400000001 0x0001 0x0001\n\n"), std::string::npos);
 }
 
+// The default dump carries no names (OpenSM's file engine reads LID, port and portguid only):
+// they are once per node in node-name-map, keyed by node GUID as rdma-core's node name map
+// is, and every name the named dump writes on a line is the map's name for that line's GUID
+// (an HCA's node GUID is its port GUID - 1).
+TEST(FabricInfiniband, OpensmNamesAreASeparateNodeNameMap) {
+    auto sh = tiny();
+    sh.pods = 2;
+    Router r = ibRouter(sh);
+    const auto& t = r.topology();
+    auto plain = exportFabric(r, ExportFormat::Opensm);
+    auto named = exportFabric(r, ExportFormat::Opensm, {.opensmNames = true});
+    ASSERT_TRUE(plain.has_value() && named.has_value());
+    ASSERT_EQ(plain->size(), 3u);
+    EXPECT_EQ((*plain)[2].name, "node-name-map");
+    EXPECT_EQ((*plain)[0].content.find("Channel Adapter"), std::string::npos);
+    EXPECT_LT((*plain)[0].content.size() * 3, (*named)[0].content.size() * 2);
+    EXPECT_EQ((*plain)[2].content, (*named)[2].content);
+
+    // The map as rdma-core reads it: strtoull(line, 0), then the quoted name.
+    std::map<std::uint64_t, std::string> map;
+    std::istringstream min((*plain)[2].content);
+    std::string line;
+    while (std::getline(min, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        char* end = nullptr;
+        auto guid = std::strtoull(line.c_str(), &end, 0);
+        auto q1 = line.find('"'), q2 = line.rfind('"');
+        ASSERT_TRUE(end && *end == ' ' && q1 != std::string::npos && q2 > q1) << line;
+        EXPECT_TRUE(map.emplace(guid, line.substr(q1 + 1, q2 - q1 - 1)).second) << line;
+    }
+    EXPECT_EQ(map.size(), static_cast<std::size_t>(t.switchCount() + t.nicCount()));
+    EXPECT_EQ(map[switchGuid(0)], t.switchNames[0]);
+    EXPECT_EQ(map[hcaPortGuid(t.nicCount() - 1) - 1], t.nicNames[t.nicCount() - 1]);
+
+    // Every named line, its GUID's name from the map, gives back the default line.
+    std::istringstream nin((*named)[0].content), pin((*plain)[0].content);
+    std::regex namedLine(
+        R"((0x[0-9a-f]{4} \d{3}) # (Switch|Channel Adapter) portguid 0x([0-9a-f]{16}): '(.*)')");
+    std::string pline;
+    int lines = 0;
+    while (std::getline(nin, line) && std::getline(pin, pline)) {
+        std::smatch m;
+        if (!std::regex_match(line, m, namedLine)) continue;
+        ++lines;
+        auto portGuid = std::stoull(m[3].str(), nullptr, 16);
+        auto nodeGuid = m[2] == "Switch" ? portGuid : portGuid - 1;
+        EXPECT_EQ(map[nodeGuid], m[4].str()) << line;
+        EXPECT_EQ(pline, m[1].str() + " # portguid 0x" + m[3].str()) << line;
+    }
+    EXPECT_GT(lines, 0);
+}
+
 // The streamed dump is the same on any number of threads; without names every line is
 // `0xLLLL PPP # portguid 0x…`; a failing sink stops the export with its error.
 TEST(FabricInfiniband, OpensmStreamedDumpSameOnEveryThreadCount) {
     auto sh = tiny();
     sh.pods = 3;
     Router r = ibRouter(sh);
-    auto one = exportFabric(r, ExportFormat::Opensm, {.threads = 1});
+    auto one = exportFabric(r, ExportFormat::Opensm, {.threads = 1, .opensmNames = true});
     ASSERT_TRUE(one.has_value());
     for (int threads : {2, 3, 7, 64}) {
-        auto many = exportFabric(r, ExportFormat::Opensm, {.threads = threads});
+        auto many =
+            exportFabric(r, ExportFormat::Opensm, {.threads = threads, .opensmNames = true});
         ASSERT_TRUE(many.has_value());
         EXPECT_EQ((*many)[0].content, (*one)[0].content) << threads << " threads";
     }

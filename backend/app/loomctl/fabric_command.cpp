@@ -176,7 +176,7 @@ private:
 };
 
 void runExport(const Offline& o, const std::string& formatName, const std::string& outDir,
-               bool gzip, int threads, bool noNames, bool lidsOnly, const std::string& frrVersion,
+               bool gzip, int threads, bool names, bool lidsOnly, const std::string& frrVersion,
                bool perRack) {
     auto format = fabric::parseExportFormat(formatName);
     if (!format) {
@@ -206,7 +206,7 @@ void runExport(const Offline& o, const std::string& formatName, const std::strin
     auto t1 = Clock::now();
     DirectorySink sink(outDir, gzip);
     const fabric::ExportOptions options{.threads = threads,
-                                        .opensmNames = !noNames && !lidsOnly,
+                                        .opensmNames = names && !lidsOnly,
                                         .opensmGuids = !lidsOnly,
                                         .frrVersion = frrVersion,
                                         .summarise = !perRack};
@@ -300,13 +300,23 @@ void addFabricCommands(CLI::App& fabric) {
     exportCmd->add_flag("--gzip", *gzip, "Compress every file (name.gz)");
     exportCmd->add_option("--threads", *threads,
                           "Threads formatting the opensm dump (0: one per core)");
+    // opensm: names go once into node-name-map; --names puts them on every LFT line as
+    // OpenSM's own dump does (twice the bytes). --no-names is the default since issue 37,
+    // still accepted for scripts.
+    auto names = std::make_shared<bool>(false);
     auto noNames = std::make_shared<bool>(false);
-    exportCmd->add_flag("--no-names", *noNames,
-                        "opensm: LFT lines without the node names (half the size)");
+    auto* namesFlag = exportCmd->add_flag(
+        "--names", *names,
+        "opensm: every LFT line ends in OpenSM's `Channel Adapter …: 'name'` comment, as "
+        "OpenSM's own dump (twice the bytes; by default the names are in node-name-map)");
+    auto* noNamesFlag = exportCmd->add_flag(
+        "--no-names", *noNames, "opensm: LFT lines without the node names (the default)");
     auto lidsOnly = std::make_shared<bool>(false);
-    exportCmd->add_flag("--lids-only", *lidsOnly,
-                        "opensm: LFT lines of LID and port only (a quarter of --no-names; OpenSM "
-                        "takes the LIDs as they are: start it with the exported guid2lid)");
+    auto* lidsOnlyFlag = exportCmd->add_flag(
+        "--lids-only", *lidsOnly,
+        "opensm: LFT lines of LID and port only (a quarter of the default; OpenSM takes the "
+        "LIDs as they are: start it with the exported guid2lid)");
+    namesFlag->excludes(noNamesFlag)->excludes(lidsOnlyFlag);
     auto frrVersion = std::make_shared<std::string>("8.4");
     exportCmd->add_option("--frr-version", *frrVersion,
                           "frr: the FRR version the configs are for (default 8.4, Debian 12)");
@@ -315,8 +325,7 @@ void addFabricCommands(CLI::App& fabric) {
                         "json/frr (RoCE): one route per rack and no zone aggregates (the output "
                         "before routes were summarised)");
     exportCmd->callback([=] {
-        runExport(*ex, *format, *outDir, *gzip, *threads, *noNames, *lidsOnly, *frrVersion,
-                  *perRack);
+        runExport(*ex, *format, *outDir, *gzip, *threads, *names, *lidsOnly, *frrVersion, *perRack);
         throw CLI::RuntimeError(0);
     });
 

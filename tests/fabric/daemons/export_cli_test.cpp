@@ -1,6 +1,7 @@
 // `loomctl fabric export` end to end on a spec: --gzip gives the same bytes as the plain
-// files (zcat), --no-names and --lids-only are smaller and still one line per entry, bad options
-// exit 2.
+// files (zcat), the default dump has no names (node-name-map has them) and is smaller than
+// --names, --no-names is the default, --lids-only is smaller still and still one line per
+// entry, bad options exit 2.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -30,20 +31,27 @@ TEST(FabricExportCli, GzipAndNoNamesAndBadOptions) {
     ASSERT_EQ(plain.rc, 0) << plain.out;
     auto gz = ex("gz", "--gzip --threads 3");
     ASSERT_EQ(gz.rc, 0) << gz.out;
-    for (auto name : {"opensm-lfts.dump", "guid2lid"}) {
+    for (auto name : {"opensm-lfts.dump", "guid2lid", "node-name-map"}) {
         auto a = slurp(dir / "plain" / name);
         ASSERT_FALSE(a.empty()) << name;
         auto b = sh("zcat " + (dir / "gz" / (std::string(name) + ".gz")).string());
         EXPECT_EQ(b.rc, 0);
         EXPECT_EQ(b.out, a) << name;
     }
+    auto named = ex("named", "--names");
+    ASSERT_EQ(named.rc, 0) << named.out;
     auto slim = ex("slim", "--no-names");
     ASSERT_EQ(slim.rc, 0) << slim.out;
-    auto full = slurp(dir / "plain" / "opensm-lfts.dump");
-    auto small = slurp(dir / "slim" / "opensm-lfts.dump");
-    EXPECT_LT(small.size(), full.size());
+    auto full = slurp(dir / "named" / "opensm-lfts.dump");
+    auto small = slurp(dir / "plain" / "opensm-lfts.dump");
+    EXPECT_EQ(slurp(dir / "slim" / "opensm-lfts.dump"), small) << "--no-names is the default";
+    EXPECT_LT(small.size() * 3, full.size() * 2);
     EXPECT_EQ(std::count(small.begin(), small.end(), '\n'), std::count(full.begin(), full.end(), '\n'));
     EXPECT_EQ(small.find("Channel Adapter"), std::string::npos);
+    EXPECT_NE(full.find("Channel Adapter"), std::string::npos);
+    auto map = slurp(dir / "plain" / "node-name-map");
+    EXPECT_NE(map.find(" \"su001-leaf1\"\n"), std::string::npos) << map.substr(0, 400);
+    EXPECT_EQ(slurp(dir / "named" / "node-name-map"), map);
     auto bare = ex("bare", "--lids-only");
     ASSERT_EQ(bare.rc, 0) << bare.out;
     auto smallest = slurp(dir / "bare" / "opensm-lfts.dump");
@@ -54,6 +62,8 @@ TEST(FabricExportCli, GzipAndNoNamesAndBadOptions) {
         << "guid2lid comes with it, unchanged";
 
     EXPECT_EQ(ex("bad", "--threads -1").rc, 2);
+    EXPECT_EQ(ex("bad", "--names --lids-only").rc, 2);
+    EXPECT_EQ(ex("bad", "--names --no-names").rc, 2);
     EXPECT_EQ(sh(kLoomctl + " fabric export -f " + kSpec + " --format frr -o " + (dir / "bad").string()).rc, 2)
         << "frr on an InfiniBand fabric";
     fs::remove_all(dir);

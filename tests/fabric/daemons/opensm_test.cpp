@@ -178,12 +178,14 @@ void runLoomOnOpensm(const testbed::IbShape& shape, bool names = true, bool guid
     if (!::testing::Test::HasFailure()) fs::remove_all(dir);
 }
 
+// OpenSM's own format (loomctl fabric export --names): a name on every line.
 TEST(FabricOpensm, TwoPodsLidsKeptAndLftsInstalled) {
     runLoomOnOpensm({.pods = 2, .susPerPod = 1, .hostsPerSu = 4, .leavesPerSu = 2,
                      .spinesPerPod = 2, .cores = 2, .ports = 8});
 }
 
-// The compact dump (loomctl fabric export --no-names): OpenSM's file engine needs no names.
+// The default dump (loomctl fabric export; no names, they are in node-name-map): OpenSM's file
+// engine needs no names.
 TEST(FabricOpensm, TwoPodsCompactDumpInstalled) {
     runLoomOnOpensm({.pods = 2, .susPerPod = 1, .hostsPerSu = 4, .leavesPerSu = 2,
                      .spinesPerPod = 2, .cores = 2, .ports = 8},

@@ -7,8 +7,9 @@
 //           Drained or down links get `neighbor swpN shutdown`. Interfaces are `swp<port>`.
 //           Version-dependent lines follow ExportOptions::frrVersion (FrrProfile).
 //   opensm  `opensm-lfts.dump` in the format of OpenSM's `file` routing engine (-R file -U),
-//           streamed (bounded memory, formatted on several threads), and `guid2lid` in
-//           OpenSM's database format (opensm -x / honor_guid2lid) with Loom's LIDs. GUIDs are
+//           streamed (bounded memory, formatted on several threads), `guid2lid` in
+//           OpenSM's database format (opensm -x / honor_guid2lid) with Loom's LIDs, and
+//           `node-name-map` (GUID -> name, rdma-core's node name map format). GUIDs are
 //           deterministic: switch 0x0002c90300000000 + id + 1, HCA port 0x0002c90400000000 +
 //           NIC index + 1 (inventory carries no GUIDs yet).
 //   slurm   `topology.conf` for the tree plugin: leaf switches with their hosts (a host sits
@@ -43,10 +44,12 @@ struct ExportOptions {
     // Threads formatting the opensm LFT dump (one switch table at a time each); 0 = one per
     // hardware thread. The output is the same for every value.
     int threads = 0;
-    // opensm: each LFT line ends in OpenSM's comment `# Channel Adapter portguid 0x…: 'name'`
-    // (as OpenSM's own dump). false: only `# portguid 0x…` (what OpenSM's file engine reads;
-    // the GUID lets it remap a LID), half the bytes: 2.0 GB instead of 3.9 GB at 24k.
-    bool opensmNames = true;
+    // opensm: each LFT line ends in `# portguid 0x…`, all that OpenSM's file engine reads of
+    // it besides LID and port (the GUID lets it remap a LID; opensm/osm_ucast_file.c), and the
+    // names go once into `node-name-map`. true: OpenSM's own comment, `# Channel Adapter
+    // portguid 0x…: 'name'` on every line: twice the bytes (4.1 GB instead of 2.2 GB at 24k),
+    // which made the dump miss 5 s on a loaded machine (issue 37).
+    bool opensmNames = false;
     // opensm, with opensmNames false: no comment at all, `0xLLLL PPP` (11 bytes a line: 0.6 GB
     // at 24k instead of 2.2 GB). OpenSM's file engine then takes each LID as it is instead of
     // remapping it through the GUID, so load the exported guid2lid with it (OpenSM keeps
@@ -138,6 +141,10 @@ std::string opensmCompareJson(const Topology& topo);
 // OpenSM's guid2lid cache (opensm -x / honor_guid2lid) with Loom's LIDs, in the format of
 // OpenSM's own database files: `0xGUID 0xLID 0xLID` entries separated by a blank line.
 std::string opensmGuid2lid(const Router& router);
+// The names the dump leaves out, once per node: `0xNODEGUID "name"` (rdma-core's node name
+// map, read by ibnetdiscover/dump_fts/ibroute --node-name-map and OpenSM's
+// node_name_map_name). A switch's node GUID is switchGuid; an HCA's is hcaPortGuid - 1.
+std::string opensmNodeNameMap(const Topology& topo);
 // The fabric as an ibsim net file (ibnetdiscover syntax, node descriptions = Loom names),
 // with `do Guid` lines giving every node Loom's GUIDs, so that OpenSM on ibsim sees Loom's
 // GUIDs and can keep Loom's LIDs. The first node is the first HCA (ibsim's SM port).
