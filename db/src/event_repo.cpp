@@ -313,6 +313,22 @@ Result<std::vector<EventRecord>> getEvents(Connection& c, const std::vector<std:
     }
 }
 
+Result<std::map<std::string, std::int64_t>> eventIdsByKey(Connection& c,
+                                                          const std::vector<std::string>& keys) {
+    std::map<std::string, std::int64_t> out;
+    if (keys.empty()) return out;
+    try {
+        pqxx::read_transaction tx(native(c));
+        auto rows = tx.exec_params(
+            "SELECT event_key, id FROM events WHERE event_key = ANY($1::text[])",
+            detail::pgTextArray(keys));
+        for (const auto& r : rows) out.emplace(r[0].c_str(), r[1].as<std::int64_t>());
+        return out;
+    } catch (...) {
+        return fail(translateException("event ids by key"));
+    }
+}
+
 Result<EventRecord> ackEvent(Connection& c, std::int64_t id, const std::string& actor,
                              const std::string& comment) {
     try {

@@ -5,7 +5,8 @@
 // recovers, the other is closed by hand, loomd restarts. The stream's events topic is numbered
 // (eventSeq) without a gap, from hello on, across resumes. A rack's and a host's openEvents are
 // the total and the list of the same filter. (loomctl's EVENTS column and `describe job` are
-// checked against a real loomd in tests/loomctl/restart_kill_e2e_test.cpp.)
+// checked against a real loomd in tests/loomctl/restart_kill_e2e_test.cpp.) The detail lists
+// every event with its stored id, as GET /api/v1/events does, so a client can link or ack it.
 #include <set>
 
 #include "loom/testing/eventually.hpp"
@@ -149,6 +150,32 @@ protected:
             << kind << " " << name << ": object " << object << ", total " << total << ", listed "
             << listed << " (at least " << least << "): " << list.dump();
     }
+    // The detail's events are the stored open events at the job's places, each with the id
+    // GET /api/v1/events gives it (what a client links or acknowledges). The jobs view learns a
+    // telemetry event's id once the writer has stored it: a moment after it opened.
+    void expectDetailListsTheStoredEvents(Server& s, const char* after) {
+        auto line = [](const json& e) {
+            return e.value("kind", "") + " " + e.value("location", "") + " #" +
+                   std::to_string(e.value("id", std::int64_t{0}));
+        };
+        std::multiset<std::string> listed, stored;
+        EXPECT_TRUE(eventually(
+            [&] {
+                listed.clear();
+                stored.clear();
+                for (const auto& e :
+                     get(s, "/api/v1/jobs/llama")["health"].value("events", json::array()))
+                    listed.insert(line(e));
+                for (const auto& place : {gpus_[0], gpus_[1], std::string("llama")})
+                    for (const auto& e : get(s, "/api/v1/events?state=open&location=" + place)
+                                             .value("items", json::array()))
+                        stored.insert(line(e));
+                return listed == stored;
+            },
+            10s))
+            << after << ": the detail lists " << ::testing::PrintToString(listed)
+            << ", stored open " << ::testing::PrintToString(stored);
+    }
     std::int64_t openId(Server& s, const std::string& gpu) {
         const auto items =
             get(s, "/api/v1/events?state=open&kind=gpu_xid&location=" + gpu)["items"];
@@ -183,15 +210,8 @@ TEST_F(EventCounts, AJobsOpenEventsAreOneNumberInEveryView) {
         for (const auto& g : gpus_) ids.insert(openId(s, g));
         EXPECT_EQ(ids.size(), 2u);
         EXPECT_FALSE(ids.contains(0));
-        // The detail lists what is stored, each place and kind once.
-        std::multiset<std::string> listed, stored;
-        for (const auto& e : get(s, "/api/v1/jobs/llama")["health"].value("events", json::array()))
-            listed.insert(e.value("kind", "") + " " + e.value("location", ""));
-        for (const auto& place : {gpus_[0], gpus_[1], std::string("llama")})
-            for (const auto& e : get(s, "/api/v1/events?state=open&location=" + place)
-                                     .value("items", json::array()))
-                stored.insert(e.value("kind", "") + " " + e.value("location", ""));
-        EXPECT_EQ(listed, stored);
+        // The detail lists what is stored, each place and kind once, with the stored id.
+        expectDetailListsTheStoredEvents(s, "two XIDs");
         // A rack's and a host's count: one number from the object, the total and the list.
         expectPlace(s, "rack", "z1-r001", 1);
         expectPlace(s, "host", "z1-r001-h1", 1);
@@ -211,6 +231,7 @@ TEST_F(EventCounts, AJobsOpenEventsAreOneNumberInEveryView) {
     {
         auto& s = start();
         expectEverywhere(s, 2, "a restart");
+        expectDetailListsTheStoredEvents(s, "a restart");
         // One recovers (its source says so), the other is closed by hand.
         ASSERT_LT(
             post(s, "/api/v1/telemetry",

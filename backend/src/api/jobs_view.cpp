@@ -36,6 +36,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kReloadEvery = std::chrono::seconds(5);
+constexpr auto kIdRetry = std::chrono::milliseconds(250);
 constexpr std::string_view kKind = "job_degraded";
 
 double round1(double v) { return std::round(v * 10) / 10; }
@@ -49,7 +50,8 @@ struct JobHealth {
 struct OpenEvent {
     std::string kind, severity, location, message;
     std::int64_t openedAtMs = 0;
-    std::int64_t id = 0;  // the stored row, when known (the job's own events)
+    std::int64_t id = 0;  // the stored row, once known
+    std::string key;      // the hub's key of a telemetry event: finds its id (resolveIds)
 };
 
 // What wakes the worker. Shared with the hub's listener through a weak pointer, so a
@@ -171,7 +173,10 @@ private:
             std::optional<Clock::time_point> since;
             {
                 std::unique_lock lk(in_->m);
-                in_->cv.wait_until(lk, nextReload, [&] {
+                // An id not stored yet is looked for again soon, not at the next reload.
+                const auto wakeAt =
+                    idsMissing_ ? std::min(nextReload, Clock::now() + kIdRetry) : nextReload;
+                in_->cv.wait_until(lk, wakeAt, [&] {
                     return in_->stop || in_->jobsDirty || in_->liveDirty || !in_->events.empty();
                 });
                 if (in_->stop) return;
@@ -360,8 +365,13 @@ private:
         for (auto& e : events) {
             auto key = e.kind + '\n' + e.location;
             if (e.open()) {
-                open_[key] = {e.kind, std::string(telemetry::severityName(e.severity)), e.location,
-                              e.message, e.openedAtMs};
+                auto& o = open_[key];
+                // The same event sent again (a link_down's ends changed) keeps the id found.
+                const auto id = e.id != 0 ? e.id : o.key == e.key ? o.id : 0;
+                o = {e.kind,       std::string(telemetry::severityName(e.severity)),
+                     e.location,   e.message,
+                     e.openedAtMs, id,
+                     e.key};
             } else {
                 open_.erase(key);
             }
@@ -370,6 +380,7 @@ private:
         // A failed load keeps the old list; the 5 s timer (or the next wake) tries again.
         if (reloadJobs && !loadJobs()) reloadJobs = false;
         if (!needRouter && jobList_.empty() && tracker_.jobs().empty()) {
+            idsMissing_ = false;  // no job lists them
             publishSnapshot({});
             return;
         }
@@ -389,8 +400,36 @@ private:
         if (reloadJobs || rebuilt) add(tracker_.setJobs(routing(), jobList_));
         impactRuns_ = tracker_.recomputed();
         (void)eventsMoved;
+        resolveIds();
         buildHealth();
         writeEvents(changes);
+    }
+
+    // The hub hands over its events before the writer has stored them: their ids are read by
+    // key once stored, so the detail lists every event with the id REST and the stream give it.
+    // Unknown ones are asked again at the next pass (a wake in 250 ms while any is missing).
+    void resolveIds() {
+        std::vector<std::string> keys;
+        for (const auto& [k, e] : open_)
+            if (e.id == 0 && !e.key.empty()) keys.push_back(e.key);
+        idsMissing_ = false;
+        if (keys.empty()) return;
+        auto* conn = connection();
+        if (!conn) return;  // said by connection(); the 5 s reload tries again
+        auto ids = db::eventIdsByKey(*conn, keys);
+        if (!ids) {
+            spdlog::warn("jobs view: {}", ids.error().toString());
+            conn_.reset();
+            idsMissing_ = false;  // the 5 s reload tries again
+            return;
+        }
+        for (auto& [k, e] : open_) {
+            if (e.id != 0 || e.key.empty()) continue;
+            if (auto it = ids->find(e.key); it != ids->end())
+                e.id = it->second;
+            else if (e.openedAtMs > unixMs() - 30'000)  // older: the 5 s reload asks again
+                idsMissing_ = true;
+        }
     }
 
     void buildHealth() {
@@ -410,12 +449,16 @@ private:
             auto addEvents = [&](std::string_view loc) {
                 auto it = at.find(loc);
                 if (it == at.end() || !listed.insert(loc).second) return;
-                for (const auto* e : it->second)
-                    evs.push_back({{"kind", e->kind},
-                                   {"severity", e->severity},
-                                   {"location", e->location},
-                                   {"message", e->message},
-                                   {"openedAt", db::isoTimeMs(e->openedAtMs)}});
+                for (const auto* e : it->second) {
+                    nlohmann::json ev{{"kind", e->kind},
+                                      {"severity", e->severity},
+                                      {"location", e->location},
+                                      {"message", e->message},
+                                      {"openedAt", db::isoTimeMs(e->openedAtMs)}};
+                    // Not yet stored (a moment after it opened): no id rather than a wrong one.
+                    if (e->id != 0) ev["id"] = e->id;
+                    evs.push_back(std::move(ev));
+                }
             };
             for (const auto& h : j.hosts) {
                 if (!layout_) break;
@@ -630,6 +673,7 @@ private:
     JobsRouting routing_;
     std::shared_ptr<const telemetry::HallLayout> layout_;
     std::unordered_map<std::string, OpenEvent> open_;  // kind \n location -> event
+    bool idsMissing_ = false;  // an open event's id is not stored yet: look again soon
     std::unordered_map<std::string, std::vector<OpenEvent>> jobEvents_;  // job -> its own
     jobs::JobImpactTracker tracker_;
     std::vector<jobs::JobImpactInput> jobList_;

@@ -21,6 +21,7 @@
 #include "loom/inventory/error.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,6 +77,11 @@ Result<std::vector<std::int64_t>> closeEvents(Connection& conn, const std::vecto
 
 // The stored events with these ids, in the order of `ids` (ids not found are skipped).
 Result<std::vector<EventRecord>> getEvents(Connection& conn, const std::vector<std::int64_t>& ids);
+
+// The stored ids of events by the hub's keys (FailureEvent::key): a view that mirrors the hub's
+// open events learns the ids the writer gave them. Keys not stored (yet) are absent.
+Result<std::map<std::string, std::int64_t>> eventIdsByKey(Connection& conn,
+                                                          const std::vector<std::string>& keys);
 
 // Acknowledges an event (open or closed). The first acknowledgement stays: acknowledging an
 // acknowledged event returns it unchanged. NotFound for an unknown id.
