@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
+#include <span>
+#include <unordered_map>
 
 namespace loom::fabric {
 
@@ -66,13 +69,29 @@ void checkUpGroups(const Topology& t, VerifyReport& rep, std::size_t maxWarnings
             ++rep.nonUniformUpGroups;
             if (rep.warnings.size() >= maxWarnings) continue;
             rep.warnings.push_back(
-                lo != hi ? name + ": up-groups of " + std::to_string(lo) + " to " + std::to_string(hi) +
-                               " parallel links (not a uniform fat tree; OpenSM ftree refuses it)"
-                         : name + ": up-groups of " + std::to_string(lo) + " parallel links, " +
-                               std::to_string(tierWidth) + " on the rest of its tier (not a uniform "
-                               "fat tree; OpenSM ftree refuses it)");
+                lo != hi
+                    ? name + ": up-groups of " + std::to_string(lo) + " to " + std::to_string(hi) +
+                          " parallel links (not a uniform fat tree; OpenSM ftree refuses it)"
+                    : name + ": up-groups of " + std::to_string(lo) + " parallel links, " +
+                          std::to_string(tierWidth) +
+                          " on the rest of its tier (not a uniform "
+                          "fat tree; OpenSM ftree refuses it)");
         }
     }
+}
+
+// Balance over switch-to-switch links that carry routes, and the up-group warnings.
+void finishReport(const Topology& t, VerifyReport& rep, std::size_t maxProblems) {
+    std::int64_t sum = 0, used = 0, mx = 0;
+    for (std::int32_t l = 0; l < t.linkCount(); ++l) {
+        if (!t.isSwitch(t.linkA[l]) || rep.linkRoutes[l] == 0) continue;
+        sum += rep.linkRoutes[l];
+        ++used;
+        mx = std::max(mx, rep.linkRoutes[l]);
+    }
+    rep.maxLinkRoutes = static_cast<double>(mx);
+    rep.avgLinkRoutes = used ? static_cast<double>(sum) / used : 0.0;
+    checkUpGroups(t, rep, maxProblems);
 }
 
 }  // namespace
@@ -125,8 +144,8 @@ VerifyReport verify(const Router& r, std::size_t maxProblems) {
                 auto l = nh.link;
                 bool attached = t.linkA[l] == s || t.linkB[l] == s;
                 auto n = attached ? t.peer(l, s) : kNone;
-                if (!attached || !t.usable(l) || !t.isSwitch(n) || r.mode(n, ti) == RouteMode::None ||
-                    r.dist(n, ti) + 1 != r.dist(s, ti)) {
+                if (!attached || !t.usable(l) || !t.isSwitch(n) ||
+                    r.mode(n, ti) == RouteMode::None || r.dist(n, ti) + 1 != r.dist(s, ti)) {
                     ++rep.loops;
                     problem(t.switchNames[s] + " -> " + t.switchNames[tgt] + " via " +
                             t.linkNames[l] + ": next hop is not one hop closer");
@@ -183,7 +202,8 @@ VerifyReport verify(const Router& r, std::size_t maxProblems) {
                 bool goesDown = t.linkB[l] == s;
                 if (goesDown && ti != kNone && r.mode(n, ti) == RouteMode::Up) {
                     ++rep.downUpTurns;
-                    problem(t.switchNames[s] + " lid " + std::to_string(lid) + ": down-then-up turn");
+                    problem(t.switchNames[s] + " lid " + std::to_string(lid) +
+                            ": down-then-up turn");
                 }
             }
         }
@@ -229,17 +249,326 @@ VerifyReport verify(const Router& r, std::size_t maxProblems) {
             }
     }
 
-    // Balance over switch-to-switch links that carry routes.
-    std::int64_t sum = 0, used = 0, mx = 0;
-    for (std::int32_t l = 0; l < t.linkCount(); ++l) {
-        if (!t.isSwitch(t.linkA[l]) || rep.linkRoutes[l] == 0) continue;
-        sum += rep.linkRoutes[l];
-        ++used;
-        mx = std::max(mx, rep.linkRoutes[l]);
+    finishReport(t, rep, maxProblems);
+    return rep;
+}
+
+namespace {
+
+// Walks the summarised tables toward one rack at a time (verify(SummaryRouter)). dist_ is the
+// hops a switch's entry takes to the rack, valid in the current epoch.
+class SummaryVerifyWalk {
+public:
+    static constexpr std::int32_t kUnreached = -1, kVisiting = -2, kLeft = -3;
+
+    SummaryVerifyWalk(const SummaryRouter& r, VerifyReport& rep, std::size_t maxProblems)
+        : r_(r), t_(r.topology()), rep_(rep), maxProblems_(maxProblems) {
+        const auto S = t_.switchCount();
+        dist_.assign(S, kUnreached);
+        down_.assign(S, 0);
+        stamp_.assign(S, 0);
     }
-    rep.maxLinkRoutes = static_cast<double>(mx);
-    rep.avgLinkRoutes = used ? static_cast<double>(sum) / used : 0.0;
-    checkUpGroups(r.topology(), rep, maxProblems);
+
+    // A new rack; `inside` (switch -> 1) bounds the walk: an entry with a next hop out of it
+    // is left unwalked (and uncounted) and left() is set. nullptr walks everywhere.
+    void begin(std::int32_t target, const std::vector<std::uint8_t>* inside, bool count) {
+        target_ = target;
+        tgtSw_ = r_.targetSwitch(target);
+        inside_ = inside;
+        left_ = false;
+        count_ = count;
+        weight_ = 1;
+        if (++epoch_ == 0) {
+            std::fill(stamp_.begin(), stamp_.end(), 0);
+            epoch_ = 1;
+        }
+    }
+    // Keeps what was walked and walks on everywhere, each entry from now standing for
+    // `weight` racks.
+    void widen(std::int64_t weight, bool count) {
+        inside_ = nullptr;
+        weight_ = weight;
+        count_ = count;
+    }
+    bool left() const { return left_; }
+    std::int32_t dist(std::int32_t s) const { return stamp_[s] == epoch_ ? dist_[s] : kUnreached; }
+    bool down(std::int32_t s) const { return stamp_[s] == epoch_ && down_[s] != 0; }
+
+    // The hops s's entry takes to the rack (kUnreached: none), checking it once.
+    std::int32_t resolve(std::int32_t s) {
+        if (stamp_[s] == epoch_) return dist_[s];
+        if (inside_ && !(*inside_)[s]) {
+            left_ = true;
+            return kLeft;
+        }
+        stamp_[s] = epoch_;
+        dist_[s] = kVisiting;
+        down_[s] = 0;
+        auto d = entry(s);
+        if (d == kLeft) {
+            stamp_[s] = epoch_ - 1;  // walked again once the walk widens
+            return kLeft;
+        }
+        dist_[s] = d;
+        return d;
+    }
+
+private:
+    void problem(std::string p) {
+        if (rep_.problems.size() < maxProblems_) rep_.problems.push_back(std::move(p));
+    }
+    void fault(std::int64_t& counter, const std::string& p) {
+        if (!count_) return;
+        counter += weight_;
+        problem(p);
+    }
+    const std::string& name(std::int32_t s) const { return t_.switchNames[s]; }
+
+    std::int32_t entry(std::int32_t s) {
+        const auto g = r_.lookup(s, target_);
+        if (g == kLocal || s == tgtSw_) {
+            if (g != kLocal && (g != kNoRoute || t_.switchUp[s]))
+                fault(rep_.loops, "entry of " + name(s) + " for its own rack is not local");
+            else if (g == kLocal && s != tgtSw_)
+                fault(rep_.loops,
+                      "entry of " + name(s) + " for " + name(tgtSw_) + " claims to be the target");
+            return g == kLocal ? 0 : kUnreached;
+        }
+        if (g == kNoRoute) return kUnreached;
+        auto hops = r_.group(g);
+        // The next hops' own entries first, so a hop out of the bounds leaves this entry
+        // uncounted (it is walked whole once the walk widens).
+        const auto base = scratch_.size();
+        for (const auto& nh : hops) {
+            const auto l = nh.link;
+            const bool attached = t_.linkA[l] == s || t_.linkB[l] == s;
+            const auto n = attached ? t_.peer(l, s) : kNone;
+            std::int32_t dn = kUnreached;
+            if (attached && t_.usable(l) && t_.isSwitch(n)) {
+                dn = resolve(n);
+                if (dn == kLeft) {
+                    scratch_.resize(base);
+                    return kLeft;
+                }
+            }
+            scratch_.push_back(dn);
+        }
+        if (count_) ++rep_.entriesChecked;
+        if (hops.empty())
+            fault(rep_.loops, name(s) + " has an empty next-hop set for " + name(tgtSw_));
+        std::int32_t d = kUnreached;
+        std::size_t downs = 0;
+        for (std::size_t i = 0; i < hops.size(); ++i) {
+            const auto l = hops[i].link;
+            const auto dn = scratch_[base + i];
+            const bool attached = t_.linkA[l] == s || t_.linkB[l] == s;
+            const auto n = attached ? t_.peer(l, s) : kNone;
+            if (!attached || !t_.usable(l) || !t_.isSwitch(n)) {
+                fault(rep_.loops, name(s) + " -> " + name(tgtSw_) + " via " + t_.linkNames[l] +
+                                      ": not a usable link of the switch");
+                continue;
+            }
+            const bool goesDown = t_.linkB[l] == s;
+            downs += goesDown;
+            if (dn == kVisiting) {
+                fault(rep_.loops,
+                      name(s) + " -> " + name(tgtSw_) + " via " + name(n) + ": a routing loop");
+                continue;
+            }
+            if (dn == kUnreached) {
+                fault(rep_.loops, name(s) + " -> " + name(tgtSw_) + " via " + name(n) +
+                                      ": the next hop has no route");
+                continue;
+            }
+            if (d == kUnreached)
+                d = dn + 1;
+            else if (dn + 1 != d)
+                fault(rep_.loops, name(s) + " -> " + name(tgtSw_) + " via " + name(n) +
+                                      ": next hops at unequal distances");
+            if (goesDown && n != tgtSw_ && !down_[n])
+                fault(rep_.downUpTurns,
+                      name(s) + " -> " + name(tgtSw_) + " via " + name(n) + ": down-then-up turn");
+            if (count_) rep_.linkRoutes[l] += weight_;
+        }
+        scratch_.resize(base);
+        if (downs > 0 && downs < hops.size())
+            fault(rep_.downUpTurns,
+                  name(s) + " -> " + name(tgtSw_) + ": up and down next hops together");
+        down_[s] = downs > 0;
+        return d;
+    }
+
+    const SummaryRouter& r_;
+    const Topology& t_;
+    VerifyReport& rep_;
+    std::size_t maxProblems_;
+    std::vector<std::int32_t> dist_;
+    std::vector<std::uint8_t> down_;
+    std::vector<std::uint32_t> stamp_;
+    std::vector<std::int32_t> scratch_;  // the next hops' distances, a frame per entry
+    std::uint32_t epoch_ = 0;
+    std::int32_t target_ = 0, tgtSw_ = 0;
+    const std::vector<std::uint8_t>* inside_ = nullptr;
+    bool left_ = false, count_ = true;
+    std::int64_t weight_ = 1;
+};
+
+}  // namespace
+
+VerifyReport verify(const SummaryRouter& r, std::size_t maxProblems) {
+    const Topology& t = r.topology();
+    const auto S = t.switchCount();
+    VerifyReport rep;
+    rep.linkRoutes.assign(t.linkCount(), 0);
+    const auto T = r.targetCount();
+    const auto Z = r.zoneCount();
+    if (t.type != inventory::FabricType::Roce || T == 0) {
+        finishReport(t, rep, maxProblems);
+        return rep;
+    }
+    auto problem = [&](std::string s) {
+        if (rep.problems.size() < maxProblems) rep.problems.push_back(std::move(s));
+    };
+    auto zoneOf = [&](std::int32_t sw) {
+        auto z = t.switchZone[sw];
+        return (z == kNone || z >= Z) ? Z : z;
+    };
+    const auto& leaves = t.tierSwitches[1];
+    // (leaf's target, rack) reachable: kept for the host pairs of small fabrics only.
+    const bool hostPairs = t.nicCount() <= kHostPairLimit;
+    std::vector<std::uint8_t> reach;
+    if (hostPairs) reach.assign(static_cast<std::size_t>(T) * T, 0);
+
+    SummaryVerifyWalk walk(r, rep, maxProblems);
+    enum class From { Inside, Outside, Everywhere };
+    // The rack pairs toward `target` from the leaves walked in this epoch, each standing for
+    // the racks `alike`.
+    auto pairs = [&](std::int32_t target, From from, std::span<const std::int32_t> alike) {
+        const auto tgtSw = r.targetSwitch(target);
+        const auto zone = r.zoneOfTarget(target);
+        const auto weight = static_cast<std::int64_t>(alike.size());
+        for (auto a : leaves) {
+            if (a == tgtSw) continue;
+            const bool in = zoneOf(a) == zone;
+            if ((from == From::Inside && !in) || (from == From::Outside && in)) continue;
+            rep.rackPairs += weight;
+            if (walk.resolve(a) >= 0) {
+                if (hostPairs)
+                    for (auto ti : alike)
+                        reach[static_cast<std::size_t>(r.targetOf(a)) * T + ti] = 1;
+                continue;
+            }
+            rep.rackPairsUnreachable += weight;
+            problem("unreachable: " + leafLabel(t, a) + " -> " + leafLabel(t, tgtSw) +
+                    (weight > 1 ? " (and " + std::to_string(weight - 1) +
+                                      " other rack(s) of its zone alike)"
+                                : ""));
+        }
+    };
+    auto walkEverywhere = [&](std::int32_t target, bool begun) {
+        if (!begun) walk.begin(target, nullptr, true);
+        walk.widen(1, true);
+        for (std::int32_t s = 0; s < S; ++s) walk.resolve(s);
+        const std::int32_t self[1] = {target};
+        pairs(target, From::Everywhere, self);
+    };
+
+    std::vector<std::uint8_t> inside(S, 0), listed(T, 0);
+    std::vector<std::vector<std::int32_t>> zoneTargets(Z + 1);
+    for (std::int32_t ti = 0; ti < T; ++ti) zoneTargets[r.zoneOfTarget(ti)].push_back(ti);
+    for (std::int32_t z = 0; z <= Z; ++z) {
+        const auto& targets = zoneTargets[z];
+        if (targets.empty()) continue;
+        if (z == Z || !r.aggregated(z)) {  // racks outside any zone, or not aggregated
+            for (auto ti : targets) walkEverywhere(ti, false);
+            continue;
+        }
+        std::vector<std::int32_t> border;  // the zone's switches with a link out of it
+        for (std::int32_t s = 0; s < S; ++s) inside[s] = zoneOf(s) == z;
+        for (std::int32_t s = 0; s < S; ++s) {
+            if (!inside[s]) {
+                for (const auto& e : r.specifics(s, z)) listed[e.target] = 1;
+                continue;
+            }
+            bool out = false;
+            for (auto i = t.adjOffset[s]; i < t.adjOffset[s + 1]; ++i) {
+                auto n = t.peer(t.adjLink[i], s);
+                out |= t.isSwitch(n) && zoneOf(n) != z;
+            }
+            if (out) border.push_back(s);
+        }
+        // Racks alike: no switch outside the zone lists them (all take its aggregate there)
+        // and the border reaches them in the same hops and direction. Their own zone's
+        // entries are walked rack by rack, the rest of the fabric once per kind.
+        std::unordered_map<std::string, std::vector<std::int32_t>> alike;
+        std::vector<const std::vector<std::int32_t>*> kinds;
+        for (auto ti : targets) {
+            if (listed[ti]) {
+                listed[ti] = 0;
+                walkEverywhere(ti, false);
+                continue;
+            }
+            walk.begin(ti, &inside, true);
+            for (std::int32_t s = 0; s < S; ++s)
+                if (inside[s]) walk.resolve(s);
+            if (walk.left()) {  // an entry of the zone leaves it toward its own rack
+                walkEverywhere(ti, true);
+                continue;
+            }
+            const std::int32_t self[1] = {ti};
+            pairs(ti, From::Inside, self);
+            std::string sig(border.size() * 5, '\0');
+            char* p = sig.data();
+            for (auto b : border) {
+                auto d = walk.dist(b);
+                std::memcpy(p, &d, 4);
+                p[4] = static_cast<char>(walk.down(b));
+                p += 5;
+            }
+            auto [it, fresh] = alike.try_emplace(std::move(sig));
+            it->second.push_back(ti);
+            if (fresh) kinds.push_back(&it->second);
+        }
+        for (const auto* kind : kinds) {
+            const auto first = kind->front();
+            walk.begin(first, &inside, false);  // walked and counted above
+            for (std::int32_t s = 0; s < S; ++s)
+                if (inside[s]) walk.resolve(s);
+            walk.widen(static_cast<std::int64_t>(kind->size()), true);
+            for (std::int32_t s = 0; s < S; ++s) walk.resolve(s);
+            pairs(first, From::Outside, *kind);
+        }
+    }
+
+    if (hostPairs) {
+        auto nicOk = [&](std::int32_t nic) {
+            return t.nicLink[nic] != kNone && t.usable(t.nicLink[nic]);
+        };
+        const auto H = static_cast<std::int32_t>(t.hostNames.size());
+        for (std::int32_t a = 0; a < H; ++a)
+            for (std::int32_t b = 0; b < H; ++b) {
+                if (a == b || t.hostNicCount[a] == 0 || t.hostNicCount[b] == 0) continue;
+                ++rep.hostPairs;
+                bool ok = true;
+                for (int k = 0; ok && k < std::min(t.hostNicCount[a], t.hostNicCount[b]); ++k) {
+                    auto na = t.hostFirstNic[a] + k, nb = t.hostFirstNic[b] + k;
+                    if (!nicOk(na) || !nicOk(nb)) {
+                        ok = false;
+                        break;
+                    }
+                    auto sa = t.nicSwitch(na), sb = t.nicSwitch(nb);
+                    if (sa == sb) continue;
+                    auto ta = r.targetOf(sa), tb = r.targetOf(sb);
+                    ok = ta != kNone && tb != kNone &&
+                         reach[static_cast<std::size_t>(ta) * T + tb] != 0;
+                }
+                if (!ok) {
+                    ++rep.hostPairsUnreachable;
+                    problem("unreachable: host " + t.hostNames[a] + " -> " + t.hostNames[b]);
+                }
+            }
+    }
+    finishReport(t, rep, maxProblems);
     return rep;
 }
 

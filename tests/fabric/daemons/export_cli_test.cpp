@@ -69,6 +69,35 @@ TEST(FabricExportCli, GzipAndNoNamesAndBadOptions) {
     fs::remove_all(dir);
 }
 
+// `loomctl fabric verify`: RoCE checks the summarised tables by default, --per-rack the full
+// ones; both count the same pairs and fail (exit 1) on the same lost rack.
+TEST(FabricVerifyCli, SummarisedByDefaultPerRackOnRequest) {
+    ASSERT_EQ(::access(kLoomctl.c_str(), X_OK), 0) << kLoomctl;
+    const std::string spec = std::string(LOOM_SOURCE_DIR) + "/configs/clusters/dev-small.yaml";
+    auto verify = [&](const std::string& args) {
+        return sh(kLoomctl + " fabric verify -f " + spec + " " + args);
+    };
+    auto line = [](const std::string& out, const std::string& key) {
+        auto at = out.find(key);
+        return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+    };
+    auto sum = verify("");
+    ASSERT_EQ(sum.rc, 0) << sum.out;
+    EXPECT_NE(sum.out.find("summarised entries checked"), std::string::npos) << sum.out;
+    auto full = verify("--per-rack");
+    ASSERT_EQ(full.rc, 0) << full.out;
+    EXPECT_EQ(full.out.find("summarised"), std::string::npos) << full.out;
+    EXPECT_EQ(line(sum.out, "rack pairs"), line(full.out, "rack pairs"));
+    EXPECT_EQ(line(sum.out, "routes per fabric link"), line(full.out, "routes per fabric link"));
+
+    auto lost = verify("--fail-switch z1-r001-rtsw");
+    auto lostFull = verify("--fail-switch z1-r001-rtsw --per-rack");
+    EXPECT_EQ(lost.rc, 1) << lost.out;
+    EXPECT_EQ(lostFull.rc, 1) << lostFull.out;
+    EXPECT_NE(line(lost.out, "rack pairs").find("(unreachable 6)"), std::string::npos) << lost.out;
+    EXPECT_EQ(line(lost.out, "rack pairs"), line(lostFull.out, "rack pairs"));
+}
+
 // RoCE json: summarised by default (zone aggregates), --per-rack gives one route per rack.
 TEST(FabricExportCli, JsonSummarisedOrPerRack) {
     ASSERT_EQ(::access(kLoomctl.c_str(), X_OK), 0) << kLoomctl;
