@@ -401,8 +401,13 @@ private:
         impactRuns_ = tracker_.recomputed();
         (void)eventsMoved;
         resolveIds();
+        // One order every view can rely on (issue 39): a job's job_degraded closes before its
+        // health turns back, and opens after its health said degraded, so no client ever holds
+        // "ok" beside an open job_degraded (buildHealth holds a job whose close is not stored).
+        writeEvents(changes, Writes::Closes);
         buildHealth();
-        writeEvents(changes);
+        // The jobs' health counts their own events: again, with what was just opened.
+        if (writeEvents(changes, Writes::Opens)) buildHealth();
     }
 
     // The hub hands over its events before the writer has stored them: their ids are read by
@@ -441,6 +446,16 @@ private:
         for (const auto& [key, e] : open_) at[e.location].push_back(&e);
         std::size_t degraded = 0;
         for (const auto& j : tracker_.jobs()) {
+            // Recovered, but its job_degraded is still open (the close did not reach the
+            // database, or a loomd that is not the leader has not read it yet): the job keeps
+            // the degraded health it had until the event closes.
+            if (!j.degraded() && degradedEventOpen(j.name))
+                if (auto prev = snap_.find(j.name);
+                    prev != snap_.end() && prev->second->summary.value("degraded", false)) {
+                    ++degraded;
+                    next.emplace(j.name, prev->second);
+                    continue;
+                }
             nlohmann::json gpusNotOk = nlohmann::json::array();
             nlohmann::json evs = nlohmann::json::array();
             int ok = 0, warning = 0, failed = 0, quarantined = 0, total = 0;
@@ -575,40 +590,59 @@ private:
         if (snap_.empty()) degradedCount_ = 0;
     }
 
+    bool degradedEventOpen(const std::string& job) const {
+        auto it = jobEvents_.find(job);
+        return it != jobEvents_.end() &&
+               std::any_of(it->second.begin(), it->second.end(),
+                           [](const OpenEvent& e) { return e.kind == kKind; });
+    }
+
     // The leader writes job_degraded events: one per degraded job, closed on recovery. A new
-    // leader (or a restart) first closes what is stored open for a job that is not degraded.
-    void writeEvents(const std::vector<jobs::JobChange>& changes) {
+    // leader (or a restart) first closes what is stored open for a job that is not degraded,
+    // then opens one for each degraded job (one open per job and kind: a stored one stays).
+    // The closes are written before the jobs' health is built, the opens after (pass()).
+    // Returns whether it stored anything.
+    enum class Writes { Closes, Opens };
+    bool writeEvents(const std::vector<jobs::JobChange>& changes, Writes which) {
         if (!services_.isLeader()) {
-            reconciled_ = false;
-            return;
+            reconciled_ = reconcileOpens_ = false;
+            return false;
         }
         auto* conn = connection();
-        if (!conn) return;
+        if (!conn) return false;
         const auto now = unixMs();
         std::vector<db::EventRecord> opens;
         std::vector<db::EventClose> closes;
-        if (!reconciled_) {
-            auto stored = db::listEvents(
-                *conn, {.kind = std::string(kKind), .source = "jobs", .open = true, .limit = 5000});
-            if (!stored) {
-                conn_.reset();
-                return;
+        if (which == Writes::Closes) {
+            if (!reconciled_) {
+                auto stored = db::listEvents(
+                    *conn,
+                    {.kind = std::string(kKind), .source = "jobs", .open = true, .limit = 5000});
+                if (!stored) {
+                    conn_.reset();
+                    return false;
+                }
+                for (const auto& e : stored->items) {
+                    const auto* j = tracker_.find(e.location);
+                    if (!j || !j->degraded()) closes.push_back({e.kind, e.location, now, e.id, {}});
+                }
+                reconciled_ = reconcileOpens_ = true;
             }
-            for (const auto& e : stored->items) {
-                const auto* j = tracker_.find(e.location);
-                if (!j || !j->degraded()) closes.push_back({e.kind, e.location, now, e.id, {}});
+            for (const auto& c : changes)
+                if (c.degradation == jobs::Degradation::Closed)
+                    closes.push_back({std::string(kKind), c.name, now, 0, {}});
+        } else {
+            if (reconcileOpens_)
+                for (const auto& j : tracker_.jobs())
+                    if (j.degraded())
+                        opens.push_back(
+                            record(j, jobs::degradedMessage(routing().topology(), j), now));
+            reconcileOpens_ = false;
+            for (const auto& c : changes) {
+                const auto* j = tracker_.find(c.name);
+                if (c.degradation == jobs::Degradation::Opened && j)
+                    opens.push_back(record(*j, c.message, now));
             }
-            for (const auto& j : tracker_.jobs())
-                if (j.degraded())
-                    opens.push_back(record(j, jobs::degradedMessage(routing().topology(), j), now));
-            reconciled_ = true;
-        }
-        for (const auto& c : changes) {
-            const auto* j = tracker_.find(c.name);
-            if (c.degradation == jobs::Degradation::Opened && j)
-                opens.push_back(record(*j, c.message, now));
-            else if (c.degradation == jobs::Degradation::Closed)
-                closes.push_back({std::string(kKind), c.name, now, 0, {}});
         }
         std::vector<std::int64_t> ids;
         if (!closes.empty()) {
@@ -616,8 +650,8 @@ private:
             if (!r) {
                 spdlog::warn("jobs view: {}", r.error().toString());
                 conn_.reset();
-                reconciled_ = false;
-                return;
+                reconciled_ = reconcileOpens_ = false;
+                return false;
             }
             for (auto id : *r)
                 if (id) ids.push_back(id);
@@ -628,19 +662,18 @@ private:
                 spdlog::warn("jobs view: {}", r.error().toString());
                 conn_.reset();
                 reconciled_ = false;
-                return;
+                return false;
             }
             ids.insert(ids.end(), r->begin(), r->end());
         }
-        if (ids.empty()) return;
+        if (ids.empty()) return false;
         auto rows = db::getEvents(*conn, ids);
-        if (!rows) return;
+        if (!rows) return false;
         for (const auto& e : *rows) {
             noteJobEvent(e);
             services_.publish("events", {{"type", "event"}, {"event", eventJson(e)}});
         }
-        // The jobs' health counts their own events: again, with what was just written.
-        buildHealth();
+        return true;
     }
 
     db::EventRecord record(const jobs::JobImpact& j, const std::string& message, std::int64_t now) {
@@ -678,6 +711,7 @@ private:
     jobs::JobImpactTracker tracker_;
     std::vector<jobs::JobImpactInput> jobList_;
     bool reconciled_ = false;
+    bool reconcileOpens_ = false;  // reconciled: the opens of the degraded jobs are still to write
 
     // What readers see.
     mutable std::mutex snapMutex_;
