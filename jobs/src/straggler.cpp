@@ -262,14 +262,15 @@ std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
         // and none of that text would ever be read.
         double bestScore = 0;
         const char* bestCause = "";
-        bool bestNetwork = false;
+        bool bestNetwork = false, bestClockOnly = false;
         std::string evidence;
         auto consider = [&](double score, const char* cause, auto&& makeEvidence,
-                            bool network = false) {
+                            bool network = false, bool clockOnly = false) {
             if (score <= bestScore) return;
             bestScore = score;
             bestCause = cause;
             bestNetwork = network;
+            bestClockOnly = clockOnly;
             if (score >= need) evidence = makeEvidence();
         };
         const double zTemp =
@@ -318,19 +319,33 @@ std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
                 return names[i] + ": clocks held back (hw_slowdown)" + clockText() + others;
             });
         if (clock.valid && std::isfinite(r.smClockMhz)) {
-            // A slow clock with a hot die or hot HBM: thermal throttling even where the exporter
-            // sends no reasons.
+            // A slow clock with a hot die or hot HBM. Heat is no reason the GPU gives: a hot
+            // GPU's boost clock dips like any other's. Where its page carries the clock event
+            // reasons and none is thermal, the GPU says heat is not what holds it back
+            // (low_sm_clock, the heat told); where the page carries none (dcgm-exporter's stock
+            // counters before 4.x), heat is the best guess at the cause (thermal_throttle). Either
+            // way only the clock is measured: it must last like a bare dip
+            // (StragglerOptions::lowClockSpanMs). A thermal reason on this rank is the hardware's
+            // word and counts from its second sample.
             const bool hot = zTemp >= 3 || zMem >= 4;
-            consider(zClock, hot ? "thermal_throttle" : "low_sm_clock", [&] {
-                return names[i] + ": SM clock " + num(r.smClockMhz) + " MHz vs job median " +
-                       num(clock.median) +
-                       (zTemp >= 3 ? ", " + num(r.tempC) + " °C vs " + num(temp.median) +
-                                         " (thermal throttle)"
-                        : hot ? ", HBM " + num(r.memTempC) + " °C vs " + num(memTemp.median) +
-                                    " (thermal throttle)"
-                              : std::string()) +
-                       others;
-            });
+            const bool reasonsKnown = std::isfinite(r.clockReasons);
+            const bool thermalReason = (reasons & kThermalBits) != 0;
+            const bool thermal = thermalReason || (hot && !reasonsKnown);
+            const char* heat = thermalReason  ? " (thermal throttle)"
+                               : reasonsKnown ? " (hot, but no thermal clock event reason)"
+                                              : " (thermal throttle)";
+            consider(
+                zClock, thermal ? "thermal_throttle" : "low_sm_clock",
+                [&] {
+                    return names[i] + ": SM clock " + num(r.smClockMhz) + " MHz vs job median " +
+                           num(clock.median) +
+                           (zTemp >= 3 ? ", " + num(r.tempC) + " °C vs " + num(temp.median) + heat
+                            : hot ? ", HBM " + num(r.memTempC) + " °C vs " + num(memTemp.median) +
+                                        heat
+                                  : std::string()) +
+                           others;
+                },
+                false, !thermalReason);
         }
         // Correctable errors explain a slow clock on the same GPU: they outrank it.
         if (r.eccSbePerSecond >= 5)
@@ -419,6 +434,7 @@ std::vector<StragglerSuspect> rankStragglers(std::span<const std::string> names,
         const bool onNic = bestNetwork && i < nicNames.size() && !nicNames[i].empty();
         out.push_back({i, onNic ? nicNames[i] : names[i], names[i], bestCause, bestScore,
                        std::move(evidence)});
+        out.back().clockOnly = bestClockOnly;
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
         return a.score != b.score ? a.score > b.score : a.rank < b.rank;
@@ -512,7 +528,7 @@ std::vector<StragglerSuspect> mergeSuspects(std::vector<StragglerSuspect> a,
 bool persisted(const StragglerSuspect& s, const StragglerOptions& o) {
     if (s.samples == 0) return true;
     if (s.samples < o.minSamples) return false;
-    return s.cause != "low_sm_clock" || s.spanMs >= o.lowClockSpanMs;
+    return !s.clockOnly || s.spanMs >= o.lowClockSpanMs;
 }
 
 std::vector<StragglerTransition> StragglerDetector::update(

@@ -124,10 +124,14 @@ TEST_F(StragglerLive, AThrottledGpuOpensAStragglerEventNamingItAndItsRecoveryClo
 
     const std::string gpu = "z1-r002-h1-gpu5";
     throttled = true;
-    auto opened = stream.await([](const json& m) {
-        return m.value("type", "") == "event" && m["event"].value("kind", "") == "straggler" &&
-               m["event"].value("state", "") == "open";
-    });
+    // Its page carries no clock event reasons: the hot, slow clock is listed once its samples
+    // span 2.5 s (issue 34), ~3 s after it began.
+    auto opened = stream.await(
+        [](const json& m) {
+            return m.value("type", "") == "event" && m["event"].value("kind", "") == "straggler" &&
+                   m["event"].value("state", "") == "open";
+        },
+        20s);
     ASSERT_TRUE(opened) << get(s, "/api/v1/events").dump();
     const auto& e = (*opened)["event"];
     EXPECT_EQ(e["location"], gpu);
@@ -226,7 +230,7 @@ TEST_F(StragglerLive, TwoJobsSlowedByOneGpuEachGetTheirOwnEvent) {
             events = get(s, "/api/v1/events?kind=straggler&state=open")["items"];
             return events.size() >= 2;
         },
-        10s))
+        15s))  // the hot clock spans 2.5 s first (no reasons in the page)
         << events.dump();
     ASSERT_EQ(events.size(), 2u) << events.dump();
     std::set<std::string> jobs;
@@ -289,7 +293,7 @@ TEST_F(StragglerLive, TheNextLeaderReplacesWhatALeaderThatDiedSaid) {
             j = get(b, "/api/v1/jobs/llama");
             return j["straggler"].is_object() && !j["suspects"].empty();
         },
-        10s))
+        15s))  // the hot clock spans 2.5 s first (no reasons in the page)
         << "the leader's suspects never reached the other loomd: " << j.dump();
     EXPECT_EQ(j["straggler"]["location"], "z1-r002-h1-gpu5");
 
@@ -341,7 +345,7 @@ TEST_F(StragglerLive, TheNextLeaderKeepsTheOpenEventOfALeaderThatDied) {
             j = get(b, "/api/v1/jobs/llama");
             return j["straggler"].is_object();
         },
-        10s))
+        15s))  // the hot clock spans 2.5 s first (no reasons in the page)
         << j.dump();
     const auto openedAt = j["straggler"]["openedAt"];
     auto open = get(b, "/api/v1/events?kind=straggler&state=open")["items"];
@@ -363,12 +367,21 @@ TEST_F(StragglerLive, TheNextLeaderKeepsTheOpenEventOfALeaderThatDied) {
     ASSERT_EQ(all.size(), 1u) << "closed and opened again: " << all.dump();
     EXPECT_EQ(all[0]["id"], id);
     EXPECT_EQ(all[0]["state"], "open");
-    j = get(b, "/api/v1/jobs/llama");
-    ASSERT_TRUE(j["straggler"].is_object()) << j.dump();
+    // A score again once the new leader lists the GPU itself: this page carries no clock event
+    // reasons, so its hot, slow clock must span 2.5 s of the new leader's own samples first
+    // (issue 34) — the warm-up and that span, ~3.5 s after it began to rank.
+    ASSERT_TRUE(eventually(
+        [&] {
+            j = get(b, "/api/v1/jobs/llama");
+            return j["straggler"].is_object() && j["straggler"]["score"].get<double>() >= 8.0;
+        },
+        10s))
+        << j.dump();
     EXPECT_EQ(j["straggler"]["location"], gpu);
     EXPECT_EQ(j["straggler"]["cause"], "thermal_throttle");
     EXPECT_EQ(j["straggler"]["openedAt"], openedAt);
-    EXPECT_GE(j["straggler"]["score"].get<double>(), 8.0) << j.dump();
+    all = get(b, "/api/v1/events?kind=straggler")["items"];
+    ASSERT_EQ(all.size(), 1u) << "closed and opened again: " << all.dump();
     EXPECT_EQ(j["straggler"]["evidence"].get<std::string>().rfind(gpu + ": SM clock 1,140", 0), 0u);
 
     throttled = false;

@@ -71,10 +71,11 @@ struct StragglerOptions {
     // ticks can read one sample twice). Opening still takes openAfterTicks ticks: 3 ticks span
     // 2 s, more than a page's interval, so a real cause opens no later for it.
     std::uint32_t minSamples = 2;
-    // A clock below the job's with nothing behind it (no clock event reason, no heat, no ECC:
-    // `low_sm_clock`) is the weakest evidence: a GPU's boost clock dips for a second or two in
-    // healthy jobs. It counts once its samples span this long (first to newest), ~1 s more than
-    // a cause the hardware names.
+    // A clock below the job's with no reason the GPU gives behind it (no clock event reason, no
+    // ECC: `low_sm_clock`, and a hot GPU's slow clock: StragglerSuspect::clockOnly) is the
+    // weakest evidence: a GPU's boost clock dips for a second or two in healthy jobs, hot ones
+    // too. It counts once its samples span this long (first to newest), ~1 s more than a cause
+    // the hardware names.
     std::int64_t lowClockSpanMs = 2500;
     // StragglerFinder: a job (or a job whose hosts changed) is ranked only this long after the
     // finder first saw it: three time constants of its port averages (10 s: the first sample's
@@ -95,6 +96,10 @@ struct StragglerSuspect {
     // a suspect; 0: not counted (the detector then goes by ticks alone).
     std::uint32_t samples = 0;
     std::int64_t spanMs = 0;  // from the first of those samples to the newest
+    // Only a slow clock stands behind it, no reason the GPU gives (heat at most: low_sm_clock,
+    // or thermal_throttle from a page without clock event reasons): it is listed, and its event
+    // opens, once its samples span StragglerOptions::lowClockSpanMs.
+    bool clockOnly = false;
 };
 
 // Whether a suspect's evidence has held long enough to be listed and its event opened
