@@ -10,7 +10,8 @@
 //
 //   loom_straggler_bench [--seeds N] [--scenarios-per-seed N] [--concurrent N] [--seed S]
 //   loom_straggler_bench --healthy-job-hours H [--seed S]
-//   loom_straggler_bench --farm-zones Z [--minutes M] [--seed S]   (issue 34: see farmRun)
+//   loom_straggler_bench --farm-zones Z [--minutes M] [--seed S] [--node-exporter]
+//                                                                   (issue 34: see farmRun)
 //
 // The farm runs on a simulated clock (1 s per tick, as fast as the machine allows). SIGINT or
 // SIGTERM ends a long run early with the figures of the simulated time it ran; every 10
@@ -176,7 +177,8 @@ int healthyRun(double jobHours, std::uint64_t seed) {
 // right suspect first (the job's first suspect after the fault, and its first event), the time
 // from the fault to the event (median, p90), the cause label; false events (any event of a job
 // without a fault) per 24 job-hours in steady state and within a job's first minute; the
-// finder's CPU per tick.
+// finder's CPU per tick. --node-exporter: per host a node_exporter InfiniBand page too (the host
+// ends of its NIC links, FarmOptions::nodeExporter), as a cluster running it would send.
 double threadCpuMs() {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -186,7 +188,7 @@ double threadCpuMs() {
 std::atomic<bool> gFarmStop{false};
 extern "C" void farmStopHandler(int) { gFarmStop.store(true); }
 
-int farmRun(int zones, double minutes, std::uint64_t seed) {
+int farmRun(int zones, double minutes, std::uint64_t seed, bool nodeExporter) {
     std::signal(SIGINT, farmStopHandler);
     std::signal(SIGTERM, farmStopHandler);
     using loom::testing::FarmCause;
@@ -197,7 +199,7 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
     auto inv = testing::syntheticCluster({.zones = zones, .racksPerZone = 192});
     auto L = std::make_shared<const telemetry::HallLayout>(telemetry::HallLayout::build(inv));
     telemetry::TelemetryHub hub(L);
-    loom::testing::StragglerFarm farm(L, {.seed = seed});
+    loom::testing::StragglerFarm farm(L, {.seed = seed, .nodeExporter = nodeExporter});
     jobs::StragglerFinder finder;
     std::mt19937_64 rng(seed * 104729);
     auto uni = [&] { return std::uniform_real_distribution<double>(0, 1)(rng); };
@@ -279,8 +281,10 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
     int nextCause = 0;
     std::int64_t nextFaultMs = now + 60'000;
     const std::int64_t endMs = now + static_cast<std::int64_t>(minutes * 60'000);
-    std::printf("farm: %d zone(s), %zu GPUs, %zu jobs running, %.0f simulated minutes, seed %llu\n",
-                zones, L->gpuCount(), live.size(), minutes, static_cast<unsigned long long>(seed));
+    std::printf(
+        "farm: %d zone(s), %zu GPUs, %zu jobs running, %.0f simulated minutes, seed %llu%s\n",
+        zones, L->gpuCount(), live.size(), minutes, static_cast<unsigned long long>(seed),
+        nodeExporter ? ", node_exporter pages" : "");
     std::fflush(stdout);
     while (now < endMs && !gFarmStop.load()) {
         now += 1000;
@@ -539,6 +543,7 @@ int farmRun(int zones, double minutes, std::uint64_t seed) {
 int main(int argc, char** argv) {
     int seeds = 4, perSeed = 60, concurrent = 6, zones = 0;
     double healthyHours = 0, minutes = 30;
+    bool nodeExporter = false;
     std::uint64_t seed0 = 1;
     for (int i = 1; i < argc; ++i) {
         auto arg = [&](const char* name) { return !std::strcmp(argv[i], name) && i + 1 < argc; };
@@ -556,16 +561,18 @@ int main(int argc, char** argv) {
             zones = std::atoi(argv[++i]);
         else if (arg("--minutes"))
             minutes = std::atof(argv[++i]);
+        else if (!std::strcmp(argv[i], "--node-exporter"))
+            nodeExporter = true;
         else {
             std::fprintf(stderr,
                          "usage: loom_straggler_bench [--seeds N] [--scenarios-per-seed N] "
                          "[--concurrent N] [--seed S] | --healthy-job-hours H [--seed S] | "
-                         "--farm-zones Z [--minutes M] [--seed S]\n");
+                         "--farm-zones Z [--minutes M] [--seed S] [--node-exporter]\n");
             return 2;
         }
     }
     if (healthyHours > 0) return healthyRun(healthyHours, seed0);
-    if (zones > 0) return farmRun(zones, minutes, seed0);
+    if (zones > 0) return farmRun(zones, minutes, seed0, nodeExporter);
     const double cpu0 = bench::cpuMs();
     const auto t0 = Clock::now();
     auto inv = testing::syntheticCluster({.zones = 8, .racksPerZone = 192});
