@@ -15,7 +15,10 @@ goes through, in turn:
   4. the primary's node frozen (SIGSTOP of Patroni and every PostgreSQL process) for
      LOOM_HA_STOP_SECONDS (default 30; the issue's figure is 60) -> promotion, then SIGCONT: the
      old primary demotes itself and rejoins;
-  5. LOOM_HA_SWITCHOVERS (default 10) switchovers in a row, loomd's RSS before and after.
+  5. LOOM_HA_FAILOVERS (default 2; the issue's figure is 10) unplanned failovers in a row: the
+     primary's node lost each time (as 3), the old node rejoining as a standby before the next,
+     so the primary goes back and forth; each measured as 3, loomd's RSS before and after;
+  6. LOOM_HA_SWITCHOVERS (default 10) switchovers in a row, loomd's RSS before and after.
 
 After each: write unavailability (the longest gap between two acknowledged writes across the
 change; goal <= 5 s for a switchover, <= ttl + 5 s for a failover), every answer 2xx or 503 (a 503
@@ -330,6 +333,7 @@ def main():
         return 77
     stop_seconds = int(os.environ.get("LOOM_HA_STOP_SECONDS", "30"))
     switchovers = int(os.environ.get("LOOM_HA_SWITCHOVERS", "10"))
+    failovers = int(os.environ.get("LOOM_HA_FAILOVERS", "2"))
     # Patroni's etcd API: `etcd` (v2, the default here) or `etcd3`. Debian 12's Patroni 3.0.2
     # renews an expired lease and then puts the leader key unconditionally (etcd3.py
     # _update_leader): a primary frozen past the ttl takes the key back from the standby
@@ -518,6 +522,18 @@ def main():
         measured("postmaster SIGKILL", kill_postmaster, TTL + 5)
         measured("node lost (SIGKILL)", lose_node, TTL + 5)
         measured(f"node frozen {stop_seconds} s (SIGSTOP)", freeze_node, TTL + 5)
+        # Unplanned failovers in a row: each the node-lost case above, measured the same way
+        # (writes back within ttl + 5 s, the live view in 2 s), the old primary back as a standby
+        # (healthy() waits for the synchronous standby) before the next one.
+        rss0 = [d.rss_mb() for d in loomds]
+        for i in range(failovers):
+            measured(f"failover {i + 1}/{failovers} (node lost)", lose_node, TTL + 5)
+        rss1 = [d.rss_mb() for d in loomds]
+        log(f"{failovers} failovers: loomd RSS {rss0[0]:.0f} -> {rss1[0]:.0f} MB, "
+            f"{rss0[1]:.0f} -> {rss1[1]:.0f} MB")
+        for a, b in zip(rss0, rss1):
+            if b - a > 32:
+                fail(f"loomd RSS grew {a:.0f} -> {b:.0f} MB over {failovers} failovers")
         rss0 = [d.rss_mb() for d in loomds]
         worst = 0.0
         for i in range(switchovers):
