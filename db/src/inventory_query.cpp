@@ -119,9 +119,12 @@ Result<ListPage> listObjects(Connection& c, const ListQuery& query) {
         }
         if (query.kind == inventory::Kind::Link && query.liveBackendLinks &&
             (field == "health" || field == "health__n")) {
-            params.push_back(detail::pgTextArray(*query.liveBackendLinks));
-            conds = "((t.network = 'backend' AND t.name = ANY($" + std::to_string(params.size()) +
-                    "::text[])) OR (t.network <> 'backend' AND " + conds + "))";
+            const auto& live = *query.liveBackendLinks;
+            params.push_back(detail::pgTextArray(live.names));
+            conds = "((t.network = 'backend' AND t.name " +
+                    std::string(live.failing ? "<> ALL" : "= ANY") + "($" +
+                    std::to_string(params.size()) + "::text[])) OR (t.network <> 'backend' AND " +
+                    conds + "))";
         }
         addCond("(" + conds + ")");
     }

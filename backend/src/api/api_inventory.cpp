@@ -113,10 +113,13 @@ public:
     }
     // The backend links whose live word passes every `health` filter of the list: a key's
     // values are alternatives, of `health__n` exclusions (db/inventory_query.cpp). A word no
-    // link has passes nothing here; the stored rule rejects a misspelt one with a 400.
-    std::vector<std::string> passing(
+    // link has passes nothing here; the stored rule rejects a misspelt one with a 400. The
+    // shorter of the two lists goes to SQL: those that pass, or those that do not. (A backend
+    // link applied a moment ago and not yet in the hub's layout is then left out or let in;
+    // the next layout, a second later, has it.)
+    db::ListQuery::LiveLinks passing(
         const std::vector<std::pair<std::string, std::string>>& filters) const {
-        std::vector<std::string> out;
+        db::ListQuery::LiveLinks passed, failed{.names = {}, .failing = true};
         const auto& links = layout_->links();
         for (std::uint32_t l = 0; l < links.size(); ++l) {
             const auto mine =
@@ -131,9 +134,10 @@ public:
                     pass = false;
                 }
             }
-            if (pass && (!anyPositive || positiveHit)) out.push_back(links[l].name);
+            auto& into = pass && (!anyPositive || positiveHit) ? passed : failed;
+            into.names.push_back(links[l].name);
         }
-        return out;
+        return failed.names.size() < passed.names.size() ? failed : passed;
     }
 
 private:
