@@ -123,9 +123,16 @@ try {
                              hallBodyBytes: e.decodedBodySize || null, hallTransferBytes: e.transferSize || null };
                 })(),
             }));
-            await page.evaluate(() => { window.loomPerf.ticks = []; });
+            await page.evaluate(() => { window.loomPerf.ticks = []; window.loomPerf.tickParts = []; });
             await sleep(Number(a.seconds) * 1000);
             const ticks = (await page.evaluate(() => window.loomPerf.ticks)).sort((x, y) => x - y);
+            // The parts of a tick, p50 and max of each: decode, recolour, putImageData, scaled
+            // drawImage, overlays.
+            const parts = await page.evaluate(() => { const x = window.loomPerf.tickParts; window.loomPerf.tickParts = null; return x; });
+            const partStats = ['decode', 'recolour', 'put', 'scale', 'overlays'].map((k, i) => {
+                const v = parts.map((x) => x[i] || 0).sort((x, y) => x - y);
+                return [k, v.length ? [Math.round(v[Math.floor(v.length / 2)] * 10) / 10, Math.round(v[v.length - 1] * 10) / 10] : null];
+            });
             // The heap every 5 minutes of a long run, so growth shows as a trend, not one figure.
             const heapNow = () => page.evaluate(() => (performance.memory ? performance.memory.usedJSHeapSize : null));
             const heapTrend = [], rssTrend = [];
@@ -149,6 +156,7 @@ try {
                 navigationToHallRequestMs: first.hallRequestAt === undefined ? null : Math.round(first.hallRequestAt),
                 firstPaintBreakdownMs: first.breakdown,
                 tickSamples: ticks.length, tickP50Ms: pct(0.5), tickP99Ms: pct(0.99), tickMaxMs: ticks[ticks.length - 1] ?? null,
+                tickPartsP50MaxMs: Object.fromEntries(partStats),
                 firstLoadTransferredBytes: first.bytes, jsHeapMB: heap === null ? null : Math.round(heap / 2 ** 20 * 10) / 10,
                 jsHeapEvery5MinMB: heapTrend, browserRssMB: pid ? treeRssMB(pid) : null, browserRssEvery5MinMB: rssTrend,
                 minutes: Number(a.minutes), loadAverage: os.loadavg().map((x) => x.toFixed(2)).join(' ') }));

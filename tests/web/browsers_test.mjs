@@ -170,6 +170,20 @@ async function mapReady(page, timeoutMs = 60000) {
                                { timeout: timeoutMs, polling: 200 });
 }
 
+// Once no change waits to be drawn: how many bytes of the cell canvas differ from the map's
+// image (the map copies only the box a tick changed), and how many cells differ from what
+// colourOf says (a full recolour takes a faster path rack by rack).
+const settledMap = (page) => waitFor(() => page.evaluate(() => new Promise((done) => requestAnimationFrame(() => setTimeout(() => {
+    const h = window.loomHall;
+    if (h.cellsDirty) return done(null);  // a frame came in between: look again
+    const a = h.cctx.getImageData(0, 0, h.layout.W, h.layout.H).data, b = h.image.data;
+    let diff = 0, colours = 0;
+    for (let i = 0; i < a.length; ++i) if (a[i] !== b[i]) ++diff;
+    const gp = h.layout.gpuPixel;
+    for (let i = 0; i < gp.length; ++i) if (gp[i] >= 0 && h.px[gp[i]] !== h.colourOf(i)) ++colours;
+    done({ diff, colours, mode: h.mode, ticks: window.loomPerf.ticks.length });
+}, 0)))), 10000, 'a settled hall map').catch(() => null);
+
 async function runBrowser(name, loomd, t) {
     const puppeteer = (await import(path.join(here, 'node_modules/puppeteer-core/lib/esm/puppeteer/puppeteer-core.js'))).default;
     const b = kBrowsers[name];
@@ -209,6 +223,13 @@ async function runBrowser(name, loomd, t) {
         console.log(`   figures: first paint ${perf.firstPaintMs} ms, repaint p99 ${perf.p99 && perf.p99.toFixed(2)} ms over ` +
                     `${perf.ticks} ticks, first load ${(perf.bytes / 1e6).toFixed(2)} MB transferred, Fit scale ${perf.scale.toFixed(2)} px/cell`);
         t.figures[name] = perf;
+        // The map copies only the box of cells a tick changed into its cell canvas: after the
+        // ticks above (each a delta of the racks in service) the canvas holds the whole image.
+        const cellDiff = await settledMap(page);
+        check(cellDiff && cellDiff.diff === 0 && cellDiff.ticks > 1,
+              `${name}: after ${cellDiff && cellDiff.ticks} ticks the cell canvas equals the map's image (${cellDiff && cellDiff.diff} bytes differ)`);
+        check(cellDiff && cellDiff.colours === 0 && cellDiff.mode === 'util',
+              `${name}: every cell has colourOf's colour in ${cellDiff && cellDiff.mode} mode (${cellDiff && cellDiff.colours} differ)`);
 
         // A failed GPU at Fit: nothing red round it before, a halo after.
         const gpuPt = await page.evaluate((g) => window.loomHall.gpuPoint(g), t.gpu);
@@ -293,6 +314,9 @@ async function runBrowser(name, loomd, t) {
                                    { timeout: 15000, polling: 200 }, t.cleanRack);
         const restored = await page.evaluate(() => ({ scale: window.loomHall.view.scale, mode: document.querySelector('select.mode').value,
                                                       filter: window.loomState.failureFilter, selected: window.loomHall.selected }));
+        const tempMap = await settledMap(page);
+        check(tempMap && tempMap.colours === 0 && tempMap.diff === 0 && tempMap.mode === 'temp',
+              `${name}: after the reload every cell has colourOf's colour in ${tempMap && tempMap.mode} mode, on the canvas too (${JSON.stringify(tempMap)})`);
         check(Math.abs(restored.scale - view1.scale) / view1.scale < 0.01 && restored.mode === 'temp' &&
               restored.filter === 'gpu' && restored.selected === t.cleanRack,
               `${name}: #/rack/${t.cleanRack}?v=..&mode=temp&f=gpu restores ${JSON.stringify(restored)}`);
