@@ -62,7 +62,11 @@ public:
             open_[e.kind + '\0' + e.location] = e;
         }
         out_.push_back(std::move(e));
+        ++opened_;
     }
+    // Events this work opened: loom_events_opened_total. A link_down sent again because its
+    // ends changed (finish()) is in the events delivered but is not an open.
+    std::uint64_t opened() const { return opened_; }
 
     void closeEvent(std::string_view kind, const std::string& location, std::int64_t t,
                     std::string reason = {}) {
@@ -911,6 +915,7 @@ private:
     std::uint8_t origin_ = kOriginAny;
     std::vector<std::uint32_t> endsChanged_;  // links, for finish()
     int originIndex_ = -1;                    // originIndex(), once looked up; -1: not yet
+    std::uint64_t opened_ = 0;
 };
 
 }  // namespace loom::telemetry::detail

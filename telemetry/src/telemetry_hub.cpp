@@ -199,6 +199,7 @@ void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
         }
         work.openDownLinksInService(now);
         work.finish();
+        shared_->opened.fetch_add(work.opened(), kRelaxed);
     }
     {
         std::lock_guard lk(stateMutex_);
@@ -298,8 +299,10 @@ std::vector<FailureEvent> TelemetryHub::openEvents() const {
 void TelemetryHub::deliver(std::unique_lock<std::mutex>& ingestLock,
                            std::vector<FailureEvent>& events) {
     if (events.empty()) return;
+    // Opens are counted by the work that opened them: an open event here may be a link_down
+    // sent again with new ends, not a new event.
     for (const auto& e : events)
-        (e.open() ? shared_->opened : shared_->closed).fetch_add(1, kRelaxed);
+        if (!e.open()) shared_->closed.fetch_add(1, kRelaxed);
     // Take the delivery lock before letting the next ingest in, so listeners see events in the
     // order the rules produced them.
     std::unique_lock dl(shared_->deliverMutex);
@@ -676,6 +679,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
         rep.samples = rep.applied + rep.ignored + rep.unknownTotal();
     shared_->samples.fetch_add(rep.samples, kRelaxed);
     work.finish();
+    shared_->opened.fetch_add(work.opened(), kRelaxed);
     deliver(lock, events);
     if (!parsed) {
         shared_->badBodies.fetch_add(1, kRelaxed);
@@ -816,6 +820,7 @@ void TelemetryHub::tick(std::int64_t nowMs) {
         s.swDownMax[si] = std::max(s.swDownMax[si], down);
     }
     work.finish();
+    shared_->opened.fetch_add(work.opened(), kRelaxed);
     deliver(lock, events);
 }
 

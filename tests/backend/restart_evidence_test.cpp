@@ -58,6 +58,12 @@ protected:
         EXPECT_EQ(r.status, 200) << target << ": " << r.body;
         return r.j();
     }
+    // A counter of /metrics (-1 when absent).
+    double metric(std::uint16_t port, const std::string& name) {
+        const auto body = request(port, "GET", "/metrics", tokens_["viewer"]).body;
+        const auto at = body.find("\n" + name + " ");
+        return at == std::string::npos ? -1 : std::stod(body.substr(at + name.size() + 2));
+    }
 
     // What a user sees of the two failures: the open events at their places (id, kind,
     // acknowledgement, origin, ends), the health of the GPU and the link on REST and in the
@@ -257,6 +263,8 @@ TEST_F(RestartEvidence, ALinkEventKeepsTheEndsThatAreDownAcrossARestart) {
         ASSERT_TRUE(eventually(
             [&] { return !get(port, "/api/v1/links?state=active&limit=1")["items"].empty(); },
             20s));
+        const double openedBefore = metric(port, "loom_events_opened_total");
+        ASSERT_GE(openedBefore, 0);
         ASSERT_LT(post(port, "/api/v1/telemetry", nic + "1\n").status, 300);
         ASSERT_TRUE(eventually([&] { return endsOf(port) == R"(["nic"])"; })) << endsOf(port);
         linkId =
@@ -271,6 +279,9 @@ TEST_F(RestartEvidence, ALinkEventKeepsTheEndsThatAreDownAcrossARestart) {
         ASSERT_LT(post(port, "/api/v1/telemetry", nic + "4\n").status, 300);
         ASSERT_TRUE(eventually([&] { return endsOf(port) == "[\"" + switchEnd + "\"]"; }))
             << endsOf(port);
+        // One event opened; its two changes of ends were sent again, not opened (issue 39).
+        EXPECT_EQ(metric(port, "loom_events_opened_total"), openedBefore + 1);
+        EXPECT_EQ(get(port, "/api/v1/events?location=" + link_)["items"].size(), 1u);
         stop();
     }
     auto& s = start();
