@@ -251,5 +251,38 @@ TEST_F(EventCounts, AJobsOpenEventsAreOneNumberInEveryView) {
     }
 }
 
+// The restore's order (issue 39 item 2): loomd restores the open events from the database while
+// its jobs view attaches to the hub (when the live state has loaded), and either may come first.
+// Here the restore is made to come after: the events table is renamed while loomd starts, so
+// every read of it fails and the restore is retried each tick, and renamed back once the live
+// state is loaded (the view attaches just before: live_state.cpp) with the hub still empty. The
+// job counts the two restored XIDs in every view all the same.
+TEST_F(EventCounts, ARestoreThatArrivesAfterTheJobsViewAttachedCountsInTheJob) {
+    ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));
+    {
+        auto& s = start();
+        auto put = request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kCountedJob,
+                           {{"Content-Type", "application/yaml"}});
+        ASSERT_EQ(put.status, 201) << put.body;
+        ASSERT_LT(post(s, "/api/v1/telemetry",
+                       "DCGM_FI_DEV_XID_ERRORS{gpu=\"3\",Hostname=\"z1-r001-h1\"} 79\n"
+                       "DCGM_FI_DEV_XID_ERRORS{gpu=\"5\",Hostname=\"z1-r002-h0\"} 48\n",
+                       "text/plain")
+                      .status,
+                  300);
+        expectEverywhere(s, 2, "two XIDs");
+        stop();
+    }
+    ASSERT_TRUE(connect().exec("ALTER TABLE events RENAME TO events_held_by_the_test"));
+    auto& s = start();
+    ASSERT_TRUE(s.services().liveReady()) << "the live state never loaded";
+    EXPECT_TRUE(telemetry_.back()->hub().openEvents().empty())
+        << "the restore came before the view attached: nothing was forced";
+    ASSERT_TRUE(connect().exec("ALTER TABLE events_held_by_the_test RENAME TO events"));
+    ASSERT_TRUE(eventually([&] { return telemetry_.back()->hub().openEvents().size() >= 2; }, 15s))
+        << "the restore was not retried";
+    expectEverywhere(s, 2, "a restore after the jobs view attached");
+}
+
 }  // namespace
 }  // namespace loom::backend::testing
