@@ -4,6 +4,7 @@
 #
 #   bench/server/run_scale_live.sh [--build DIR] [--spec FILE] [--iterations N] [--seconds N]
 #                                  [--no-rollout] [--racks N] [--rss-only] [--heaptrack FILE]
+#                                  [--clients N]
 #
 # Applies SPEC (default configs/clusters/meta-98k-roce.yaml) to an embedded PostgreSQL, runs
 # `loomd serve --simulate`, moves every compute rack into service (7 operator `advance` calls
@@ -23,13 +24,16 @@
 # FILE runs loomd under heaptrack (FILE.zst is written when loomd stops: heaptrack_print -f
 # FILE.zst); slow, so pair it with --racks or --no-rollout. loomd runs with SPDLOG_LEVEL=debug:
 # every live-state refresh is timed in its log, and the script prints their median and max.
+# --clients N keeps N more stream clients (ws_fanout: gpu/link util and health) subscribed from
+# part 2 to the end, the way consoles and web dashboards left open hold loomd's memory (issue 37
+# item 3); their frames and latency are printed at the end.
 # --rss-only stops after part 1 and prints where loomd's memory is (smaps_rollup, the largest
 # mappings, glibc's arenas via malloc_info is not reachable from outside: anonymous = heap).
 # Needs loomd, stream_probe and console_bench built (LOOM_BUILD_BENCH=ON; --rss-only: loomd).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build; spec=configs/clusters/meta-98k-roce.yaml; iterations=60; seconds=20; rollout=1; rssonly=0
-racks=0; heaptrack=
+racks=0; heaptrack=; clients=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -40,12 +44,15 @@ while [ $# -gt 0 ]; do
     --rss-only) rssonly=1; shift ;;
     --racks) racks=$2; shift 2 ;;
     --heaptrack) heaptrack=$2; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --clients) clients=$2; shift 2 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) echo "run_scale_live.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 bin=$build/bin
 needed="loomd stream_probe console_bench"; [ "$rssonly" = 1 ] && needed=loomd
+case "$clients" in ''|*[!0-9]*) echo "run_scale_live.sh: --clients needs a number, not '$clients'" >&2; exit 2 ;; esac
+[ "$clients" -gt 0 ] && needed="$needed ws_fanout"
 for b in $needed; do
   [ -x "$bin/$b" ] || { echo "run_scale_live.sh: $bin/$b is not built (cmake --build $build --target $b)" >&2; exit 2; }
 done
@@ -59,7 +66,7 @@ export SPDLOG_LEVEL=${SPDLOG_LEVEL:-debug}
 load() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
 # The live-state refreshes loomd logged so far: count, median and max of their wall times.
 refreshes() {
-  grep -o 'live state: [a-z ]* in [0-9]* ms' "$work/loomd.log" | awk '{print $(NF-1), $3}' |
+  { grep -o 'live state: [a-z ]* in [0-9]* ms' "$work/loomd.log" || true; } | awk '{print $(NF-1), $3}' |
     sort -n | awk '{t[NR]=$1; if ($2 == "reloaded") f++} END {if (NR) printf "live-state refreshes: %d (%d full reloads), median %d ms, max %d ms\n", NR, f, t[int((NR+1)/2)], t[NR]}'
 }
 
@@ -114,6 +121,16 @@ if [ "$rssonly" = 1 ]; then
   exit 0
 fi
 
+fanout=
+if [ "$clients" -gt 0 ]; then
+  echo "== $clients more stream clients (ws_fanout) until the end"; load
+  "$bin/ws_fanout" --url "$hostport" --token "$token" --clients "$clients" --seconds 100000 \
+    > "$work/ws_fanout.json" 2>&1 &
+  fanout=$!
+  sleep 15  # their snapshots go out
+  loomd_mem
+fi
+
 echo "== GET /api/v1/hall"; load
 for enc in identity gzip; do
   for i in 1 2 3; do
@@ -138,3 +155,9 @@ echo "== console (offscreen) against loomd, $iterations repaints"; load
 QT_QPA_PLATFORM=offscreen "$bin/console_bench" --server "$url" --token "$token" --iterations "$iterations"
 load
 echo "== loomd after all"; loomd_mem
+if [ -n "$fanout" ]; then
+  kill -0 "$fanout" 2>/dev/null && echo "the $clients ws_fanout clients were connected to the end" ||
+    echo "ws_fanout ended early: $(tail -3 "$work/ws_fanout.json")"
+  kill "$fanout" 2>/dev/null || true
+  wait "$fanout" 2>/dev/null || true
+fi
