@@ -261,6 +261,7 @@ class SummaryVerifyWalk {
 public:
     static constexpr std::int32_t kUnreached = -1, kVisiting = -2, kLeft = -3;
 
+    SummaryVerifyWalk(SummaryRouter&&, VerifyReport&, std::size_t) = delete;
     SummaryVerifyWalk(const SummaryRouter& r, VerifyReport& rep, std::size_t maxProblems)
         : r_(r), t_(r.topology()), rep_(rep), maxProblems_(maxProblems) {
         const auto S = t_.switchCount();
