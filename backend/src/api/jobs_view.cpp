@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -185,13 +186,18 @@ private:
                 events.swap(in_->events);
                 since = std::exchange(in_->pendingSince, std::nullopt);
             }
+            // Woken only to look for ids again: that lookup alone, not a whole pass.
+            const bool idsOnly = !jobs && !live && events.empty() && Clock::now() < nextReload;
             if (Clock::now() >= nextReload) {
                 jobs = true;
                 nextReload = Clock::now() + kReloadEvery;
             }
             try {
                 std::lock_guard work(workMutex_);
-                pass(jobs, live, events);
+                if (!idsOnly)
+                    pass(jobs, live, events);
+                else if (routed() && resolveIds())
+                    buildHealth();
             } catch (const std::exception& e) {
                 spdlog::warn("jobs view: {}", e.what());
             }
@@ -413,28 +419,33 @@ private:
     // The hub hands over its events before the writer has stored them: their ids are read by
     // key once stored, so the detail lists every event with the id REST and the stream give it.
     // Unknown ones are asked again at the next pass (a wake in 250 ms while any is missing).
-    void resolveIds() {
+    // Returns whether it found any.
+    bool resolveIds() {
         std::vector<std::string> keys;
         for (const auto& [k, e] : open_)
             if (e.id == 0 && !e.key.empty()) keys.push_back(e.key);
         idsMissing_ = false;
-        if (keys.empty()) return;
+        if (keys.empty()) return false;
         auto* conn = connection();
-        if (!conn) return;  // said by connection(); the 5 s reload tries again
+        if (!conn) return false;  // said by connection(); the 5 s reload tries again
         auto ids = db::eventIdsByKey(*conn, keys);
         if (!ids) {
             spdlog::warn("jobs view: {}", ids.error().toString());
             conn_.reset();
-            idsMissing_ = false;  // the 5 s reload tries again
-            return;
+            return false;  // the 5 s reload tries again
         }
+        bool found = false, missing = false;
         for (auto& [k, e] : open_) {
             if (e.id != 0 || e.key.empty()) continue;
-            if (auto it = ids->find(e.key); it != ids->end())
+            if (auto it = ids->find(e.key); it != ids->end()) {
                 e.id = it->second;
-            else if (e.openedAtMs > unixMs() - 30'000)  // older: the 5 s reload asks again
-                idsMissing_ = true;
+                found = true;
+            } else if (e.openedAtMs > unixMs() - 30'000) {  // older: the 5 s reload asks again
+                missing = true;
+            }
         }
+        idsMissing_ = missing;
+        return found;
     }
 
     void buildHealth() {
@@ -706,7 +717,8 @@ private:
     JobsRouting routing_;
     std::shared_ptr<const telemetry::HallLayout> layout_;
     std::unordered_map<std::string, OpenEvent> open_;  // kind \n location -> event
-    bool idsMissing_ = false;  // an open event's id is not stored yet: look again soon
+    // An open event's id is not stored yet: look again soon. Read by run() outside workMutex_.
+    std::atomic<bool> idsMissing_{false};
     std::unordered_map<std::string, std::vector<OpenEvent>> jobEvents_;  // job -> its own
     jobs::JobImpactTracker tracker_;
     std::vector<jobs::JobImpactInput> jobList_;
