@@ -1,5 +1,8 @@
 #include "loom/inventory/natural_order.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace loom {
 namespace {
 
@@ -70,6 +73,18 @@ void appendNaturalSortKey(std::string& out, std::string_view name) {
         appendCount(out, start - i);
         i = end;
     }
+}
+
+std::vector<std::string> naturallySortedUnique(std::vector<std::string> names) {
+    std::vector<std::pair<std::string, std::string>> keyed;  // key, name
+    keyed.reserve(names.size());
+    for (auto& n : names) keyed.emplace_back(naturalSortKey(n), std::move(n));
+    std::sort(keyed.begin(), keyed.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    names.clear();
+    for (auto& [key, name] : keyed)  // distinct names have distinct keys
+        if (names.empty() || names.back() != name) names.push_back(std::move(name));
+    return names;
 }
 
 }  // namespace loom

@@ -296,9 +296,7 @@ std::vector<Compressed> compress(const std::vector<std::pair<Split, std::string>
 }  // namespace
 
 std::string formatHostlist(std::span<const std::string> names) {
-    std::vector<std::string> sorted(names.begin(), names.end());
-    std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return naturalLess(a, b); });
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    const auto sorted = naturallySortedUnique({names.begin(), names.end()});
 
     // Pass 1: the last number of each name.
     std::vector<std::string> plain;

@@ -40,19 +40,7 @@ Result<void> checkJobName(std::string_view name, std::string path) {
 }
 
 std::vector<std::string> normalizedHosts(std::vector<std::string> hosts) {
-    // Sorted by the natural sort key (its bytes in naturalLess's order, one key per name), not
-    // by naturalLess itself: a comparison is then one memcmp, where naturalLess walks the long
-    // shared prefixes of a large job's names (16,384 names of 128 characters) character by
-    // character at every one of the sort's ~n log n comparisons.
-    std::vector<std::pair<std::string, std::string>> keyed;
-    keyed.reserve(hosts.size());
-    for (auto& h : hosts) keyed.emplace_back(naturalSortKey(h), std::move(h));
-    std::sort(keyed.begin(), keyed.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    hosts.clear();
-    for (auto& [key, name] : keyed)
-        if (hosts.empty() || hosts.back() != name) hosts.push_back(std::move(name));
-    return hosts;
+    return naturallySortedUnique(std::move(hosts));
 }
 
 std::vector<HostOverlap> hostOverlaps(std::string_view self, const std::vector<std::string>& hosts,

@@ -108,5 +108,18 @@ TEST(NaturalOrder, SortedByKeyIsSortedNaturally) {
                                [](auto& a, auto& b) { return naturalLess(a, b); }));
 }
 
+// A job's hosts and a hostlist's names are sorted by key (naturallySortedUnique): the same list
+// as naturalLess's sort without repeats, repeats and equal numbers written differently included.
+TEST(NaturalOrder, SortedUniqueIsNaturalLessSortWithoutRepeats) {
+    auto names = randomNames(5000, 3);
+    const auto half = names.size() / 2;
+    for (std::size_t i = 0; i < half; ++i) names.push_back(names[i * 2]);  // repeats
+    auto want = names;
+    std::sort(want.begin(), want.end(), [](auto& a, auto& b) { return naturalLess(a, b); });
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    EXPECT_EQ(naturallySortedUnique(names), want);
+    EXPECT_TRUE(naturallySortedUnique({}).empty());
+}
+
 }  // namespace
 }  // namespace loom

@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace loom {
 
@@ -23,5 +24,10 @@ bool naturalLess(std::string_view a, std::string_view b);
 std::string naturalSortKey(std::string_view name);
 // The same key appended to `out` (apply writes one per COPY row into a reused buffer).
 void appendNaturalSortKey(std::string& out, std::string_view name);
+
+// `names` in natural order without repeats, sorted by their keys: one memcmp per comparison,
+// where naturalLess walks long shared prefixes (16,384 hosts of 128 characters) byte by byte
+// at each of the sort's ~n log n comparisons.
+std::vector<std::string> naturallySortedUnique(std::vector<std::string> names);
 
 }  // namespace loom
