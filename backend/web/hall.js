@@ -106,9 +106,15 @@ export class HallMap {
         const H = Math.ceil(zones.length / best) * (zh + kZoneGap) - kZoneGap;
         const n = this.state.nGpus;
         const gpuPixel = new Int32Array(n).fill(-1);
-        const pixelGpu = new Int32Array(Math.max(1, W * H)).fill(-1);
-        const pixelRack = new Int32Array(Math.max(1, W * H)).fill(-1);
         const rackRect = new Array(h.racks.length);
+        this.cells.width = Math.max(1, W);
+        this.cells.height = Math.max(1, H);
+        this.cctx = this.cells.getContext('2d');
+        this.image = this.cctx.createImageData(Math.max(1, W), Math.max(1, H));
+        this.px = new Uint32Array(this.image.data.buffer);
+        const px = this.px, floor = words.floor;
+        // Work per rack and GPU, not per cell: the 98k hall is 0.77 M cells, most of them gaps.
+        // The cell -> GPU and cell -> rack maps for the pointer are made when first needed.
         zones.forEach((z, zi) => {
             z.x = (zi % best) * (zw + kZoneGap);
             z.y = Math.floor(zi / best) * (zh + kZoneGap);
@@ -116,23 +122,13 @@ export class HallMap {
                 for (const r of racksByRow.get(row.name)) {
                     const x0 = z.x + r.position * (kRackCols + kRackGap), y0 = z.y + line * (rackH + kRowGap);
                     rackRect[r.index] = { x: x0, y: y0, w: kRackCols, h: rackH };
-                    for (let yy = 0; yy < rackH; ++yy)
-                        for (let xx = 0; xx < kRackCols; ++xx) pixelRack[(y0 + yy) * W + x0 + xx] = r.index;
-                    for (let k = 0; k < r.gpuCount; ++k) {
-                        const p = (y0 + Math.floor(k / kRackCols)) * W + x0 + (k % kRackCols);
-                        gpuPixel[r.gpuOffset + k] = p;
-                        pixelGpu[p] = r.gpuOffset + k;
-                    }
+                    for (let yy = 0; yy < rackH; ++yy) px.fill(floor, (y0 + yy) * W + x0, (y0 + yy) * W + x0 + kRackCols);
+                    for (let k = 0; k < r.gpuCount; ++k)
+                        gpuPixel[r.gpuOffset + k] = (y0 + Math.floor(k / kRackCols)) * W + x0 + (k % kRackCols);
                 }
             });
         });
-        this.layout = { W, H, zones, gpuPixel, pixelGpu, pixelRack, rackRect };
-        this.cells.width = Math.max(1, W);
-        this.cells.height = Math.max(1, H);
-        this.cctx = this.cells.getContext('2d');
-        this.image = this.cctx.createImageData(Math.max(1, W), Math.max(1, H));
-        this.px = new Uint32Array(this.image.data.buffer);
-        for (let p = 0; p < W * H; ++p) if (pixelRack[p] >= 0) this.px[p] = words.floor;
+        this.layout = { W, H, zones, gpuPixel, rackRect, pixelGpu: null, pixelRack: null };
         this.view.fitted = false;
         if (perf.layoutBuilt === undefined) perf.layoutBuilt = performance.now();
         this.recolourAll();
@@ -468,7 +464,20 @@ export class HallMap {
         const cx = Math.floor((x - this.view.ox) / this.view.scale), cy = Math.floor((y - this.view.oy) / this.view.scale);
         if (cx < 0 || cy < 0 || cx >= L.W || cy >= L.H) return {};
         const p = cy * L.W + cx;
+        if (!L.pixelRack) this.buildHitMaps();
         return { gpu: L.pixelGpu[p], rack: L.pixelRack[p] };
+    }
+
+    // Cell -> GPU and cell -> rack (-1 for a gap), for the pointer.
+    buildHitMaps() {
+        const L = this.layout, W = L.W;
+        L.pixelGpu = new Int32Array(Math.max(1, W * L.H)).fill(-1);
+        L.pixelRack = new Int32Array(Math.max(1, W * L.H)).fill(-1);
+        L.rackRect.forEach((rr, i) => {
+            if (!rr) return;
+            for (let yy = 0; yy < rr.h; ++yy) L.pixelRack.fill(i, (rr.y + yy) * W + rr.x, (rr.y + yy) * W + rr.x + rr.w);
+        });
+        L.gpuPixel.forEach((p, i) => { if (p >= 0) L.pixelGpu[p] = i; });
     }
 
     // Where a GPU / rack is drawn, in CSS px from the canvas' top left (tests and benchmarks).

@@ -84,11 +84,14 @@ export function decodeCompactHall(c) {
     const hidden = (key, value) => Object.defineProperty(h, key, { value, enumerable: false });
     hidden('gpuCount', nGpus);
     const gpuSp = spelled(c, 'gpu');
+    const gpuName = (g) => gpuSp.get(g) ?? `${hostNames[gpuHost[g]]}-gpu${local[g]}`;
     lazy('gpus', () => {
         const out = new Array(nGpus);
-        for (let g = 0; g < nGpus; ++g) out[g] = gpuSp.get(g) ?? `${hostNames[gpuHost[g]]}-gpu${local[g]}`;
+        for (let g = 0; g < nGpus; ++g) out[g] = gpuName(g);
         return out;
     });
+    // One GPU's name without making them all (the failure overlay looks up a few).
+    hidden('gpuName', (g) => (g >= 0 && g < nGpus ? gpuName(g) : undefined));
 
     const L = c.links, nLinks = L.count;
     const aSw = unruns(L.aSwitch, nLinks), aPort = unruns(L.aPort, nLinks);

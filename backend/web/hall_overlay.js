@@ -82,7 +82,7 @@ export function drawFailures(map, ctx, L, scale, ox, oy, filter) {
     const halos = [];
     for (const it of items) {
         let xy = null;
-        if (it.gpu != null) { const g = st.gpuIndex.get(it.gpu); if (g !== undefined) xy = centre(g); }
+        if (it.gpu != null) { const g = st.gpuIndexInRack(it.gpu, it.rack); if (g !== undefined) xy = centre(g); }
         if (!xy && it.rack != null) {
             const r = st.rackByName.get(it.rack);
             const b = r && rackBox(r.index);
@@ -160,7 +160,7 @@ export function drawFailures(map, ctx, L, scale, ox, oy, filter) {
     // Links: a ring on the GPU behind a NIC cable that is down (its rack gets the badge).
     for (const it of items) {
         if (it.kind !== 'link' || it.gpu == null) continue;
-        const g = st.gpuIndex.get(it.gpu);
+        const g = st.gpuIndexInRack(it.gpu, it.rack);
         const xy = g === undefined ? null : centre(g);
         if (!xy) continue;
         const m = Math.max(kMinMarkerPx + 2, scale + 2);

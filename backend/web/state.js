@@ -87,6 +87,18 @@ export class ClusterState {
         return this.gpuIndexOf;
     }
 
+    // A GPU's index from its name and its rack's name (a failure item has both): a look at that
+    // rack's GPUs, so that the first failure drawn does not make the hall's 98k GPU names and
+    // their map (~0.2 s in Firefox, in one tick); without the rack or a match, the whole map.
+    gpuIndexInRack(name, rack) {
+        const r = rack != null ? this.rackByName.get(rack) : null;
+        const one = this.hall && this.hall.gpuName;
+        if (r && one) {
+            for (let i = r.gpuOffset, end = r.gpuOffset + r.gpuCount; i < end; ++i) if (one(i) === name) return i;
+        }
+        return this.gpuIndex.get(name);
+    }
+
     setHall(h) {
         const sameLayout = this.hall && this.hall.layoutVersion === h.layoutVersion &&
             this.nGpus === hallGpuCount(h);

@@ -231,6 +231,20 @@ async function runBrowser(name, loomd, t) {
         check(cellDiff && cellDiff.colours === 0 && cellDiff.mode === 'util',
               `${name}: every cell has colourOf's colour in ${cellDiff && cellDiff.mode} mode (${cellDiff && cellDiff.colours} differ)`);
 
+        // The pointer finds a GPU and its rack (the maps for it are made on the first look).
+        // A failure's GPU is found in its rack without making the hall's GPU names; the same
+        // index as the whole map's (made here by gpuPoint).
+        const hit = await page.evaluate((g, rack) => {
+            const h = window.loomHall, st = h.state;
+            const inRack = st.gpuIndexInRack(g, rack), namesBefore = st.gpuIndexOf !== null;
+            const pt = h.gpuPoint(g), r = h.hit(pt.x, pt.y);
+            return { gpu: st.hall.gpus[r.gpu], rack: r.rack >= 0 ? st.hall.racks[r.rack].name : null,
+                     inRack, byName: st.gpuIndex.get(g), wrongRack: st.gpuIndexInRack(g, 'no-such-rack'), namesBefore };
+        }, t.gpu, t.gpuRack);
+        check(hit.gpu === t.gpu && hit.rack === t.gpuRack, `${name}: the cell under ${t.gpu} is that GPU in ${t.gpuRack}: ${JSON.stringify(hit)}`);
+        check(hit.inRack === hit.byName && hit.wrongRack === hit.byName && hit.namesBefore === false,
+              `${name}: ${t.gpu} found in its rack without the hall's names: ${JSON.stringify(hit)}`);
+
         // A failed GPU at Fit: nothing red round it before, a halo after.
         const gpuPt = await page.evaluate((g) => window.loomHall.gpuPoint(g), t.gpu);
         const before = await countFailurePx(page, gpuPt.x, gpuPt.y, 16);
