@@ -3,6 +3,7 @@
 // same database, with and without the simulator. Events (ids, acknowledgement), GPU and link
 // health must be equal before and after, on REST and on the stream, after the simulator's first
 // samples or a switch-side "up"; only the source that reported each failure closes it.
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <set>
@@ -231,6 +232,66 @@ TEST_P(RestartEvidence, FailuresAcksAndHealthSurviveARestart) {
             EXPECT_EQ(e.value("ackComment", ""), "INC-42 tech on the way");
         }
     }
+}
+
+// A leader change is a restart for the loomd that takes over (issue 39 item 1: "an
+// acknowledgement stays with the failure across restarts and leader changes"). loomd B runs
+// beside the leader A; an XID 79 is pushed to A (a push reaches one loomd) and acknowledged. A
+// dies and B leads: B shows the GPU failed and the event open and acknowledged, and the recovery
+// its source then sends to B closes that event (the same id, saying who reported it).
+TEST_F(RestartEvidence, ANewLeaderHoldsWhatItsPredecessorSawAndClosesItOnItsSourcesRecovery) {
+    ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));
+    telemetryOptions_.tickSeconds = 0.2;
+    std::atomic<bool> aLeads{true}, bLeads{false};
+    auto& a = start();
+    a.setLeaderFlag([&] { return aLeads.load(); });
+    auto& b = start();
+    b.setLeaderFlag([&] { return bLeads.load(); });
+    const auto pa = a.port(), pb = b.port();
+    // B's loop ticks as a follower first (a real one does for as long as the leader lives).
+    std::this_thread::sleep_for(600ms);
+    const std::string xid = "DCGM_FI_DEV_XID_ERRORS{gpu=\"5\",Hostname=\"" + host_ + "\"} ";
+    ASSERT_LT(post(pa, "/api/v1/telemetry", xid + "79\n").status, 300);
+    ASSERT_TRUE(eventually([&] {
+        return get(pa, "/api/v1/events?state=open&location=" + gpu_)["items"].size() == 1;
+    }));
+    const auto xidId =
+        get(pa, "/api/v1/events?location=" + gpu_)["items"][0].value("id", std::int64_t{0});
+    auto ack = post(pa, "/api/v1/events/" + std::to_string(xidId) + "/ack",
+                    R"({"comment": "INC-43 reseat"})");
+    ASSERT_EQ(ack.status, 200) << ack.body;
+    EXPECT_EQ(get(pa, "/api/v1/gpus/" + gpu_).value("health", ""), "failed");
+
+    // A dies (as in a kill: nothing more from it); B takes the lead.
+    telemetry_[0]->stop();
+    scrapers_[0]->stop();
+    servers_[0]->stop();
+    aLeads = false;
+    bLeads = true;
+    // B's hub learns what is stored open at its first tick as the leader (it heard nothing of
+    // the XID: the push went to A). A recovery B gets before that tick is not applied to it.
+    ASSERT_TRUE(eventually([&] { return telemetry_[1]->hub().openEvents().size() == 1; }))
+        << "the new leader did not restore the open events";
+    std::string health;
+    EXPECT_TRUE(eventually([&] {
+        health = get(pb, "/api/v1/gpus/" + gpu_).value("health", "");
+        return health == "failed";
+    })) << "the new leader shows the GPU "
+        << health;
+    auto items = get(pb, "/api/v1/events?state=open&location=" + gpu_)["items"];
+    ASSERT_EQ(items.size(), 1u) << items.dump();
+    EXPECT_EQ(items[0].value("id", std::int64_t{0}), xidId);
+    EXPECT_EQ(items[0].value("ackComment", ""), "INC-43 reseat");
+
+    // The source says recovered, to the new leader: the same event closes, saying so.
+    ASSERT_LT(post(pb, "/api/v1/telemetry", xid + "0\n").status, 300);
+    EXPECT_TRUE(eventually([&] {
+        return get(pb, "/api/v1/events?state=open&location=" + gpu_)["items"].empty();
+    })) << "the new leader never closed it";
+    items = get(pb, "/api/v1/events?location=" + gpu_)["items"];
+    ASSERT_EQ(items.size(), 1u) << "the history split: " << items.dump();
+    EXPECT_EQ(items[0].value("closeReason", ""), "recovered (reported by push)") << items.dump();
+    EXPECT_EQ(get(pb, "/api/v1/gpus/" + gpu_).value("health", ""), "ok");
 }
 
 // A link event keeps its ends: the switch end goes down after the NIC-side link_down opened,

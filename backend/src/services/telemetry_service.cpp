@@ -124,6 +124,8 @@ struct TelemetryService::Impl {
     // (which may be another loomd's row for the same condition). Writer thread only.
     std::unordered_map<std::string, std::int64_t> openIds;
     std::atomic<bool> restored{false};
+    // Whether this loomd led at the last tick (loop thread only); true at first: start() restored.
+    bool ledLastTick = true;
 
     // The straggler finder reads `hub` on this loop's thread: declared after it, gone before it.
     StragglerService stragglers{services, [this](FailureEvent e) { enqueue(std::move(e)); },
@@ -270,10 +272,15 @@ struct TelemetryService::Impl {
     }
 
     void runOnce(std::int64_t now) {
+        bool leader = services.isLeader();
+        // A loomd that takes the lead restores what is stored open, as a restart does: its hub
+        // heard only what was sent to it, not what the leader before it saw, so the recovery
+        // of an event that leader opened closed nothing here (issue 39 item 1).
+        if (leader && !ledLastTick) restored.store(false);
+        ledLastTick = leader;
         restoreOpenEvents();
         if (auto L = services.layout(); L && L != hub.layout()) hub.setLayout(L);
         auto L = hub.layout();
-        bool leader = services.isLeader();
         if (options.simulate && leader && L->gpuCount() > 0) {
             if (simLayout != L) {
                 // Same structure, new states (a rack moved): the simulated world goes on with
