@@ -257,6 +257,69 @@ TEST_F(Provisioning, ThreePhaseRolloutOfDevSmallWithInjectedFailures) {
               "0");
 }
 
+// Once every phase is done the reconciler lets go of its context (racks' hosts and cables, the
+// fabric routing: ~190 MB at 98k, issue 37 item 3) and idle passes do not load it again; the next
+// plan's first pass with work loads it afresh, and its racks' switches get configs diffed
+// against the last ones.
+TEST_F(Provisioning, TheReconcilerLetsGoOfItsContextOnceEveryPhaseIsDone) {
+    applyPlanText(R"(apiVersion: loom/v1
+kind: PhasePlan
+metadata:
+  name: first-two
+spec:
+  defaults:
+    retry: {maxAttempts: 3, backoff: {initial: 0s, max: 0s}}
+  phases:
+    - name: one
+      racks: {names: [z1-r001]}
+    - name: two
+      racks: {names: [z1-r002]}
+)");
+    ASSERT_TRUE(repo().controlPhase("one", "start", "admin"));
+    ProvisioningService svc(database(), std::make_shared<SimulatedExecutor>(SimulatedConfig{}), {});
+    EXPECT_FALSE(svc.holdsContext());
+    auto first = svc.runOnce();
+    ASSERT_TRUE(first) << first.error().toString();
+    EXPECT_FALSE(first->idle());
+    EXPECT_TRUE(svc.holdsContext()) << "a pass with work loads it";
+    runToIdle(svc);
+    auto st = repo().load();
+    ASSERT_TRUE(st);
+    for (const auto& p : st->phases) ASSERT_EQ(p.view.status, PhaseStatus::Completed) << p.name;
+    EXPECT_FALSE(svc.holdsContext()) << "every phase is done";
+    auto idle = svc.runOnce();
+    ASSERT_TRUE(idle && idle->idle());
+    EXPECT_FALSE(svc.holdsContext()) << "an idle pass does not load it again";
+    const auto versions = value("SELECT count(*) FROM fabric_config_versions");
+
+    applyPlanText(R"(apiVersion: loom/v1
+kind: PhasePlan
+metadata:
+  name: the-rest
+spec:
+  defaults:
+    retry: {maxAttempts: 3, backoff: {initial: 0s, max: 0s}}
+  phases:
+    - name: three
+      racks: {names: [z1-r003, z1-r004]}
+)");
+    ASSERT_TRUE(repo().controlPhase("three", "start", "admin"));
+    runToIdle(svc);
+    EXPECT_EQ(
+        value("SELECT count(*) FROM racks WHERE state = 'in_service' AND name LIKE 'z1-r00_'"),
+        "4");
+    EXPECT_EQ(value("SELECT count(*) FROM links l JOIN ports p ON p.id = l.a_port_id "
+                    "WHERE l.state = 'active' AND p.name LIKE 'z1-r003%'"),
+              value("SELECT count(*) FROM links l JOIN ports p ON p.id = l.a_port_id "
+                    "WHERE p.name LIKE 'z1-r003%'"));
+    EXPECT_GT(std::stoll(value("SELECT count(*) FROM fabric_config_versions")),
+              std::stoll(versions));
+    EXPECT_EQ(value("SELECT count(*) FROM fabric_config_versions WHERE version > 1 AND diff = ''"),
+              "0");
+    EXPECT_FALSE(svc.holdsContext());
+    expectCompleteAudit();
+}
+
 // The operator's path (`loomctl rack advance|drain`) moves a rack's hosts with it, by the same
 // rule as the reconciler; a host quarantined on its own keeps its state.
 TEST_F(Provisioning, HostsFollowTheirRackOnOperatorActions) {

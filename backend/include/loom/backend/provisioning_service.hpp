@@ -110,6 +110,10 @@ public:
 
     bool leader() const { return leader_.load(); }
     std::int64_t totalTransitions() const { return total_.load(); }
+    // Whether the reconciler holds its context (racks' hosts and cables, the fabric routing):
+    // loaded by the first pass with work, let go once every phase of the plan is done. Call
+    // between passes (the reconciler's thread owns it).
+    bool holdsContext() const;
 
 private:
     struct Impl;
