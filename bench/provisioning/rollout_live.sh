@@ -4,7 +4,7 @@
 # converged within 2 s of the last transition).
 #
 #   bench/provisioning/rollout_live.sh [--build DIR] [--spec FILE] [--plan FILE] [--limit S]
-#                                      [--trace] [--keep-log FILE]
+#                                      [--trace] [--keep-log FILE] [--clients N]
 #
 # Defaults: configs/clusters/meta-98k-roce.yaml and configs/phases/meta-98k-32phase.yaml.
 # What it runs is what an admin runs, nothing else drives loomd:
@@ -23,12 +23,15 @@
 #   - loomd's CPU and the PostgreSQL backends' CPU over the rollout.
 # --trace samples pg_stat_activity every 5 s (the longest-running statement and lock waits) and
 # enables log_min_duration_statement = 200 ms, whose lines are summarised at the end.
+# --clients N: after the rollout, loomd as the hall is watched (issue 37 item 3): N stream
+# clients (ws_fanout: gpu/link util and health snapshots, then deltas), /hall fetched, the
+# console (console_bench, when built) connected; loomd's VmRSS max over that part and VmHWM.
 # --limit S gives up after S seconds (default 3600). The load average is printed beside each part.
 # Needs loomd and loomctl built.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build; spec=configs/clusters/meta-98k-roce.yaml; plan=configs/phases/meta-98k-32phase.yaml
-limit=3600; trace=0; keeplog=
+limit=3600; trace=0; keeplog=; clients=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -37,7 +40,8 @@ while [ $# -gt 0 ]; do
     --limit) limit=$2; shift 2 ;;
     --trace) trace=1; shift ;;
     --keep-log) keeplog=$2; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --clients) clients=$2; shift 2 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "rollout_live.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,6 +51,10 @@ for b in loomd loomctl; do
 done
 for f in "$spec" "$plan"; do [ -f "$f" ] || { echo "rollout_live.sh: no file $f" >&2; exit 2; }; done
 case "$limit" in ''|*[!0-9]*) echo "rollout_live.sh: --limit needs seconds, not '$limit'" >&2; exit 2 ;; esac
+case "$clients" in ''|*[!0-9]*) echo "rollout_live.sh: --clients needs a number, not '$clients'" >&2; exit 2 ;; esac
+if [ "$clients" -gt 0 ]; then
+  [ -x "$bin/ws_fanout" ] || { echo "rollout_live.sh: $bin/ws_fanout is not built (cmake --build $build --target ws_fanout)" >&2; exit 2; }
+fi
 command -v psql >/dev/null || { echo "rollout_live.sh: psql is needed to watch the database" >&2; exit 2; }
 
 load() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
@@ -169,7 +177,30 @@ deg=$(curl -s -H "Authorization: Bearer $token" "$url/api/v1/fabric/degradation"
 echo "in service: database $insvc, /hall $hall, /fabric/degradation $deg"
 grep -o 'live state: [a-z ]* in [0-9]* ms' "$work/loomd.log" | awk '{print $(NF-1)}' | sort -n |
   awk '{t[NR]=$1} END {if (NR) printf "live-state refreshes: %d, median %d ms, max %d ms\n", NR, t[int((NR+1)/2)], t[NR]}'
-grep -c 'set to follow their racks' "$work/loomd.log" | sed 's/^/leader link-sync writes: /'
+grep -c 'set to follow their racks' "$work/loomd.log" | sed 's/^/leader link-sync writes: /' || true
+if [ "$clients" -gt 0 ]; then
+  echo "== the hall watched: $clients stream clients, /hall, the console"; load
+  "$bin/ws_fanout" --url "${url#http://}" --token "$token" --clients "$clients" --seconds 100000 \
+    > "$work/ws_fanout.txt" 2>&1 &
+  fan=$!
+  watchmax=0
+  watchrss() { for _ in $(seq "$1"); do r=$(kb VmRSS); [ "$r" -gt "$watchmax" ] && watchmax=$r; sleep 1; done; }
+  watchrss 15  # every client's snapshots
+  for enc in identity gzip identity gzip; do
+    curl -s -o /dev/null -H "Authorization: Bearer $token" -H "Accept-Encoding: $enc" \
+      -w "GET /hall ($enc): %{http_code} %{size_download} bytes in %{time_total} s\n" "$url/api/v1/hall"
+  done
+  if [ -x "$bin/console_bench" ]; then
+    QT_QPA_PLATFORM=offscreen "$bin/console_bench" --server "$url" --token "$token" --iterations 30 \
+      2>/dev/null | grep -E 'first_paint|"rss"' || true
+  fi
+  watchrss 10
+  kill -0 "$fan" 2>/dev/null && echo "the $clients stream clients were connected to the end" ||
+    echo "ws_fanout ended early: $(tail -2 "$work/ws_fanout.txt")"
+  echo "loomd VmRSS max while watched (1 s samples): $((watchmax / 1024)) MB; now $(( $(kb VmRSS) / 1024 )) MB, VmHWM $(( $(kb VmHWM) / 1024 )) MB; $(load)"
+  kill "$fan" 2>/dev/null || true
+  wait "$fan" 2>/dev/null || true
+fi
 grep -E 'pass failed|error' "$work/loomd.log" | head -5 || true
 if [ "$trace" = 1 ]; then
   echo "== statements over 200 ms (count, total s, statement)"
