@@ -288,6 +288,9 @@ void TelemetryHub::appendMetrics(std::string& out) const {
          sh.opened.load());
     line("loom_events_closed_total", "counter", "Failure events closed by detection rules.",
          sh.closed.load());
+    line("loom_events_closed_by_hand_total", "counter",
+         "Failure events an operator closed by hand (POST /api/v1/events/<id>/close).",
+         sh.closedByHand.load());
     std::size_t open;
     {
         std::lock_guard lk(eventsMutex_);

@@ -67,6 +67,8 @@ public:
     // Events this work opened: loom_events_opened_total. A link_down sent again because its
     // ends changed (finish()) is in the events delivered but is not an open.
     std::uint64_t opened() const { return opened_; }
+    // Events the rules closed: loom_events_closed_total (a close by hand is not one of them).
+    std::uint64_t closed() const { return closed_; }
 
     void closeEvent(std::string_view kind, const std::string& location, std::int64_t t,
                     std::string reason = {}) {
@@ -81,6 +83,7 @@ public:
         e.closedAtMs = std::max(t, e.openedAtMs);
         e.closeReason = reason.empty() ? recoveredReason() : std::move(reason);
         out_.push_back(std::move(e));
+        ++closed_;
     }
 
     std::string recoveredReason() const {
@@ -915,7 +918,7 @@ private:
     std::uint8_t origin_ = kOriginAny;
     std::vector<std::uint32_t> endsChanged_;  // links, for finish()
     int originIndex_ = -1;                    // originIndex(), once looked up; -1: not yet
-    std::uint64_t opened_ = 0;
+    std::uint64_t opened_ = 0, closed_ = 0;
 };
 
 }  // namespace loom::telemetry::detail

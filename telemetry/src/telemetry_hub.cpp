@@ -200,6 +200,7 @@ void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
         work.openDownLinksInService(now);
         work.finish();
         shared_->opened.fetch_add(work.opened(), kRelaxed);
+        shared_->closed.fetch_add(work.closed(), kRelaxed);
     }
     {
         std::lock_guard lk(stateMutex_);
@@ -299,10 +300,8 @@ std::vector<FailureEvent> TelemetryHub::openEvents() const {
 void TelemetryHub::deliver(std::unique_lock<std::mutex>& ingestLock,
                            std::vector<FailureEvent>& events) {
     if (events.empty()) return;
-    // Opens are counted by the work that opened them: an open event here may be a link_down
-    // sent again with new ends, not a new event.
-    for (const auto& e : events)
-        if (!e.open()) shared_->closed.fetch_add(1, kRelaxed);
+    // Opens and closes are counted by the work that made them: an open event here may be a
+    // link_down sent again with new ends, a close one made by hand (closedByHand counts it).
     // Take the delivery lock before letting the next ingest in, so listeners see events in the
     // order the rules produced them.
     std::unique_lock dl(shared_->deliverMutex);
@@ -680,6 +679,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
     shared_->samples.fetch_add(rep.samples, kRelaxed);
     work.finish();
     shared_->opened.fetch_add(work.opened(), kRelaxed);
+    shared_->closed.fetch_add(work.closed(), kRelaxed);
     deliver(lock, events);
     if (!parsed) {
         shared_->badBodies.fetch_add(1, kRelaxed);
@@ -821,6 +821,7 @@ void TelemetryHub::tick(std::int64_t nowMs) {
     }
     work.finish();
     shared_->opened.fetch_add(work.opened(), kRelaxed);
+    shared_->closed.fetch_add(work.closed(), kRelaxed);
     deliver(lock, events);
 }
 

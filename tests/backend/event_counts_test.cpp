@@ -176,6 +176,12 @@ protected:
             << after << ": the detail lists " << ::testing::PrintToString(listed)
             << ", stored open " << ::testing::PrintToString(stored);
     }
+    // A counter of /metrics (-1 when absent).
+    double metric(Server& s, const std::string& name) {
+        const auto body = request(s.port(), "GET", "/metrics", tokens_["viewer"]).body;
+        const auto at = body.find("\n" + name + " ");
+        return at == std::string::npos ? -1 : std::stod(body.substr(at + name.size() + 2));
+    }
     std::int64_t openId(Server& s, const std::string& gpu) {
         const auto items =
             get(s, "/api/v1/events?state=open&kind=gpu_xid&location=" + gpu)["items"];
@@ -240,11 +246,16 @@ TEST_F(EventCounts, AJobsOpenEventsAreOneNumberInEveryView) {
             300);
         ASSERT_TRUE(eventually([&] { return openId(s, gpus_[1]) == 0; }, 10s));
         expectEverywhere(s, 1, "a recovery");
+        // The rules closed the recovered one; the close by hand is counted apart.
+        const double byRules = metric(s, "loom_events_closed_total");
+        EXPECT_EQ(byRules, 1);
         auto closed = post(s, "/api/v1/events/" + std::to_string(openId(s, gpus_[0])) + "/close",
                            R"({"reason": "GPU replaced"})");
         ASSERT_EQ(closed.status, 200) << closed.body;
         EXPECT_EQ(openId(s, gpus_[0]), 0);
         expectEverywhere(s, 0, "a close by hand");
+        EXPECT_EQ(metric(s, "loom_events_closed_total"), byRules);
+        EXPECT_EQ(metric(s, "loom_events_closed_by_hand_total"), 1);
         expectPlace(s, "rack", "z1-r001", 0);
         expectPlace(s, "host", "z1-r001-h1", 0);
         EXPECT_GE(eventMessages_, 2) << "the closes came on the stream, numbered";
