@@ -2,7 +2,9 @@
 // transaction, references turned back from ids into names; and per-kind row counts. The
 // columns read and how each becomes a member come from inventory/kinds.hpp.
 
+#include <algorithm>
 #include <unordered_map>
+#include <vector>
 
 #include "copy_text.hpp"
 #include "inventory_rows.hpp"
@@ -118,7 +120,7 @@ void loadKind(pqxx::transaction_base& tx, Inventory& inv, IdNames (&names)[kKind
     std::vector<std::int64_t> ids;
     using F = std::vector<detail::CopyField>;
     TableReader(tx, tableOf(kind), std::move(cols)).each([&](const F& f) {
-        if (referenced) ids.push_back(detail::toInt(f[0].text));
+        if (referenced || kind == Kind::Switch) ids.push_back(detail::toInt(f[0].text));
         T e;
         e.name = f[1].text;
         std::size_t p = 2;
@@ -140,6 +142,29 @@ void loadKind(pqxx::transaction_base& tx, Inventory& inv, IdNames (&names)[kKind
         e.resourceVersion = detail::toInt(f[p].text);
         out.push_back(std::move(e));
     });
+    // Switches in the order they were created (their ids), not the table's: the fabric numbers
+    // the switches of a tier in inventory order, and a rack's address prefix is its RTSW's
+    // number (fabric/address_plan.hpp). The table's order moves when a row is updated (a
+    // switch's state follows its rack, a PATCH of its labels), so a restart renumbered the
+    // racks' prefixes and the routes pointed at other racks.
+    if constexpr (kind == Kind::Switch) {
+        if (!std::is_sorted(ids.begin(), ids.end())) {
+            std::vector<std::size_t> order(out.size());
+            for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+            std::sort(order.begin(), order.end(),
+                      [&](std::size_t a, std::size_t b) { return ids[a] < ids[b]; });
+            std::vector<T> sorted;
+            std::vector<std::int64_t> sortedIds;
+            sorted.reserve(out.size());
+            sortedIds.reserve(ids.size());
+            for (auto i : order) {
+                sorted.push_back(std::move(out[i]));
+                sortedIds.push_back(ids[i]);
+            }
+            out = std::move(sorted);
+            ids = std::move(sortedIds);
+        }
+    }
     // The planner's estimate may be stale (rows deleted since the last ANALYZE): give the
     // slack back, the snapshot lives until the next load.
     if (out.capacity() > out.size() + out.size() / 16) out.shrink_to_fit();

@@ -156,7 +156,7 @@ Result<StateRefresh> refreshStates(Connection& c, const Inventory& current, std:
             out.outcome = StateRefresh::Outcome::Structure;
             return out;
         }
-        std::vector<Change> racks, hosts, gpus, links;
+        std::vector<Change> racks, hosts, gpus, links, switches;
         std::size_t& n = out.rowsRead;
         auto kept = [names](std::size_t k) { return names ? &names->kind(k) : nullptr; };
         const bool same =
@@ -167,17 +167,21 @@ Result<StateRefresh> refreshStates(Connection& c, const Inventory& current, std:
                       readChangedKind(tx, "gpus", current.gpus.vec(), kept(2), sinceXmin, gpus,
                                       n) &&
                       readChangedKind(tx, "links", current.links.vec(), kept(3), sinceXmin, links,
-                                      n)
+                                      n) &&
+                      readChangedKind(tx, "switches", current.switches.vec(), kept(4), sinceXmin,
+                                      switches, n)
                 : readKind(tx, "racks", current.racks.vec(), kept(0), racks, n) &&
                       readKind(tx, "hosts", current.hosts.vec(), kept(1), hosts, n) &&
                       readKind(tx, "gpus", current.gpus.vec(), kept(2), gpus, n) &&
-                      readKind(tx, "links", current.links.vec(), kept(3), links, n);
+                      readKind(tx, "links", current.links.vec(), kept(3), links, n) &&
+                      readKind(tx, "switches", current.switches.vec(), kept(4), switches, n);
         tx.commit();
         if (!same) {
             out.outcome = StateRefresh::Outcome::Structure;
             return out;
         }
-        out.changedRows = racks.size() + hosts.size() + gpus.size() + links.size();
+        out.changedRows =
+            racks.size() + hosts.size() + gpus.size() + links.size() + switches.size();
         if (out.changedRows == 0) return out;
         out.outcome = StateRefresh::Outcome::Patched;
         out.inventory = current;  // shares every kind; patch() copies the changed ones
@@ -185,6 +189,7 @@ Result<StateRefresh> refreshStates(Connection& c, const Inventory& current, std:
         patch(out.inventory.hosts, hosts);
         patch(out.inventory.gpus, gpus);
         patch(out.inventory.links, links);
+        patch(out.inventory.switches, switches);
         return out;
     } catch (...) {
         return fail(translateException("live state refresh"));

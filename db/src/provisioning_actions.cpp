@@ -218,6 +218,28 @@ Result<int> ProvisioningRepo::setLinkStates(const std::vector<std::string>& name
     }
 }
 
+Result<int> ProvisioningRepo::setSwitchStates(const std::vector<std::string>& names,
+                                              const std::vector<std::string>& states) {
+    if (names.size() != states.size())
+        return fail(Error::invalid("setSwitchStates: names and states differ in length"));
+    if (names.empty()) return 0;
+    try {
+        pqxx::work tx(native(conn_));
+        auto r = tx.exec_params(
+            "UPDATE switches s SET state = i.state, updated_at = now(), "
+            "resource_version = s.resource_version + 1 "
+            "FROM unnest($1::text[], $2::text[]) AS i(name, state) "
+            "WHERE s.name = i.name AND s.state <> i.state",
+            arrayOf(names), arrayOf(states));
+        const int changed = static_cast<int>(r.affected_rows());
+        if (changed > 0) notifyLiveChange(tx, "switches");
+        tx.commit();
+        return changed;
+    } catch (...) {
+        return fail(translateException("set switch states"));
+    }
+}
+
 Result<HostChange> ProvisioningRepo::quarantineHost(std::string_view host, std::string_view reason,
                                                     std::string_view actor) {
     try {

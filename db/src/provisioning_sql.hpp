@@ -57,10 +57,11 @@ inline std::vector<std::int64_t> openQuarantineEvents(pqxx::transaction_base& tx
     return ids;
 }
 
-// Hosts follow their racks (provisioning/follow_rack.hpp; the rule in docs/api.md): after
-// racks[i] moved to rackStates[i] (its transition tagged tags[i]), each of its hosts that keeps
-// no state of its own takes hostStateFor(rack state), audited. One statement per batch, through
-// hosts_rack_id.
+// Hosts and switches follow their racks (provisioning/follow_rack.hpp; the rule in docs/api.md):
+// after racks[i] moved to rackStates[i] (its transition tagged tags[i]), each of its hosts that
+// keeps no state of its own takes hostStateFor(rack state), audited; each of its switches takes
+// switchStateFor(rack state), like the rack's cables not audited one by one (the rack's
+// transition is). One statement per kind per batch, through hosts_rack_id and switches_rack_id.
 inline void followRacks(pqxx::transaction_base& tx, const std::vector<std::string>& racks,
                         const std::vector<std::string>& rackStates,
                         const std::vector<std::string>& tags, const std::string& actor) {
@@ -86,6 +87,16 @@ inline void followRacks(pqxx::transaction_base& tx, const std::vector<std::strin
         "  'follows rack ' || rack, 'host:' || name || ':' || rack || ':' || tag || ':follow' "
         "FROM u",
         arrayOf(racks), arrayOf(hostStates), arrayOf(tags), arrayOf(keep), actor);
+    std::vector<std::string> switchStates;
+    for (const auto& st : rackStates)
+        switchStates.emplace_back(
+            prov::switchStateFor(prov::parseRackState(st).value_or(prov::RackState::Planned)));
+    tx.exec_params(
+        "UPDATE switches s SET state = i.state, updated_at = now(), "
+        "  resource_version = s.resource_version + 1 "
+        "FROM racks r, unnest($1::text[], $2::text[]) AS i(rack, state) "
+        "WHERE r.name = i.rack AND s.rack_id = r.id AND s.state <> i.state",
+        arrayOf(racks), arrayOf(switchStates));
 }
 
 }  // namespace loom::db::detail

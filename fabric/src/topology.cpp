@@ -174,7 +174,7 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
         t.switchTier.push_back(static_cast<std::uint8_t>(tier));
         t.switchZone.push_back(s.zone.empty() ? kNone : idxOr(zoneIdx, s.zone));
         t.switchRack.push_back(s.rack.empty() ? kNone : idxOr(rackIdx, s.rack));
-        t.switchUp.push_back(deviceDown(s.state, opt.plannedIsUp) ? 0 : 1);
+        t.switchUp.push_back(!opt.storedLinkStates && deviceDown(s.state, opt.plannedIsUp) ? 0 : 1);
         t.switchOrdinal.push_back(static_cast<std::int32_t>(t.tierSwitches[tier].size()));
         t.tierSwitches[tier].push_back(id);
     }

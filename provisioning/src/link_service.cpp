@@ -1,5 +1,7 @@
 #include "loom/provisioning/link_service.hpp"
 
+#include "loom/provisioning/follow_rack.hpp"
+
 #include <string>
 #include <unordered_map>
 
@@ -57,9 +59,15 @@ LinkOwners LinkOwners::of(const inventory::Inventory& inv) {
     }
     for (const auto& h : inv.hosts) hostRack.emplace(h.name, lookup(rackIdx, h.rack));
     for (const auto& s : inv.storageNodes) hostRack.emplace(s.name, lookup(rackIdx, s.rack));
+    o.switchRack.reserve(inv.switches.size());
+    o.switchZone.reserve(inv.switches.size());
     for (const auto& s : inv.switches) {
-        deviceRack.emplace(s.name, s.rack.empty() ? -1 : lookup(rackIdx, s.rack));
-        deviceZone.emplace(s.name, s.zone.empty() ? -1 : lookup(zoneIdx, s.zone));
+        const auto r = s.rack.empty() ? -1 : lookup(rackIdx, s.rack);
+        const auto z = s.zone.empty() ? -1 : lookup(zoneIdx, s.zone);
+        deviceRack.emplace(s.name, r);
+        deviceZone.emplace(s.name, z);
+        o.switchRack.push_back(r);
+        o.switchZone.push_back(r >= 0 ? o.rackZone[r] : z);
     }
     for (const auto& n : inv.nics) deviceRack.emplace(n.name, lookup(hostRack, n.host));
     for (const auto& [name, rack] : hostRack) deviceRack.emplace(name, rack);
@@ -86,14 +94,20 @@ LinkOwners LinkOwners::of(const inventory::Inventory& inv) {
     return o;
 }
 
-std::vector<LinkService> desiredLinkStates(const LinkOwners& o, std::span<const RackState> racks) {
-    std::vector<char> zoneActive(o.zoneCount, 0);
-    bool anyActive = false;
+std::vector<char> zonesServing(const LinkOwners& o, std::span<const RackState> racks) {
+    std::vector<char> active(o.zoneCount + 1, 0);
     for (std::size_t r = 0; r < racks.size() && r < o.rackZone.size(); ++r) {
         if (linkServiceFor(racks[r]) != LinkService::Active) continue;
-        anyActive = true;
-        if (o.rackZone[r] >= 0) zoneActive[o.rackZone[r]] = 1;
+        active[o.zoneCount] = 1;
+        if (o.rackZone[r] >= 0) active[static_cast<std::size_t>(o.rackZone[r])] = 1;
     }
+    return active;
+}
+
+std::vector<LinkService> desiredLinkStates(const LinkOwners& o, std::span<const RackState> racks) {
+    const auto serving = zonesServing(o, racks);
+    const bool anyActive = serving[o.zoneCount] != 0;
+    auto zoneActive = [&](std::int32_t z) { return serving[static_cast<std::size_t>(z)] != 0; };
     std::vector<LinkService> out(o.rack.size(), LinkService::NotInService);
     for (std::size_t i = 0; i < o.rack.size(); ++i) {
         const auto r = o.rack[i];
@@ -103,8 +117,30 @@ std::vector<LinkService> desiredLinkStates(const LinkOwners& o, std::span<const 
             continue;
         }
         const auto z = o.zone[i];
-        const bool active = z >= 0 ? zoneActive[z] != 0 : anyActive;
+        const bool active = z >= 0 ? zoneActive(z) : anyActive;
         out[i] = active ? LinkService::Active : LinkService::NotInService;
+    }
+    return out;
+}
+
+std::string_view switchStateFor(RackState rack) { return stateName(rack); }
+
+std::vector<std::string_view> desiredSwitchStates(const LinkOwners& o,
+                                                  std::span<const RackState> racks) {
+    const auto serving = zonesServing(o, racks);
+    std::vector<std::string_view> out;
+    out.reserve(o.switchRack.size());
+    for (std::size_t i = 0; i < o.switchRack.size(); ++i) {
+        const auto r = o.switchRack[i];
+        if (r >= 0) {
+            out.push_back(static_cast<std::size_t>(r) < racks.size()
+                              ? switchStateFor(racks[static_cast<std::size_t>(r)])
+                              : stateName(RackState::Planned));
+            continue;
+        }
+        const auto z = o.switchZone[i];
+        const bool active = serving[z >= 0 ? static_cast<std::size_t>(z) : o.zoneCount] != 0;
+        out.push_back(stateName(active ? RackState::InService : RackState::Planned));
     }
     return out;
 }

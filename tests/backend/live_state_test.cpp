@@ -336,6 +336,8 @@ TEST_F(LiveState, ARestartChangesNothingAUserCanSee) {
     auto views = [&](Server& x) {
         return json{{"hall", get(x, "/api/v1/hall")},
                     {"racks", get(x, "/api/v1/racks?limit=1000")["items"]},
+                    {"hosts", get(x, "/api/v1/hosts?limit=1000")["items"]},
+                    {"switches", get(x, "/api/v1/switches?limit=1000")["items"]},
                     {"links", get(x, "/api/v1/links?limit=1000")["items"]},
                     {"topology", get(x, "/api/v1/fabric/topology")},
                     {"degradation", get(x, "/api/v1/fabric/degradation")["racks"]},

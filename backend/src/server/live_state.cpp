@@ -8,6 +8,7 @@
 #include "loom/db/inventory_repository.hpp"
 #include "loom/db/live_states.hpp"
 #include "loom/db/provisioning_repo.hpp"
+#include "loom/provisioning/follow_rack.hpp"
 #include "loom/telemetry/hall_layout.hpp"
 
 #include <spdlog/spdlog.h>
@@ -148,11 +149,13 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
             provisioning::LinkOwners::of(*snapshot));
     }
     const double loadMs = msSince(t0);
-    // The leader keeps the stored link states what the racks' states say (link_service.hpp):
-    // the links serving a zone follow its racks, and anything a crash or an older loomd left
-    // behind is repaired. Its own write's NOTIFY and the loop below reload the result.
+    // The leader keeps the stored link and switch states what the racks' states say
+    // (link_service.hpp, follow_rack.hpp): the links and switches serving a zone follow its
+    // racks, and anything a crash or an older loomd left behind is repaired. Its own write's
+    // NOTIFY and the loop below reload the result.
     if (!isLeader || isLeader()) {
-        const auto want = provisioning::desiredLinkStates(*owners, provisioning::rackStatesOf(*snapshot));
+        const auto rackStates = provisioning::rackStatesOf(*snapshot);
+        const auto want = provisioning::desiredLinkStates(*owners, rackStates);
         std::vector<std::string> names, states;
         for (std::size_t i = 0; i < snapshot->links.size() && i < want.size(); ++i) {
             const auto have = provisioning::parseLinkService(snapshot->links[i].state);
@@ -160,17 +163,31 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
             names.emplace_back(snapshot->links[i].name);
             states.emplace_back(provisioning::linkStateName(want[i]));
         }
-        if (!names.empty()) {
+        const auto wantSwitch = provisioning::desiredSwitchStates(*owners, rackStates);
+        std::vector<std::string> switchNames, switchStates;
+        for (std::size_t i = 0; i < snapshot->switches.size() && i < wantSwitch.size(); ++i) {
+            if (snapshot->switches[i].state == wantSwitch[i]) continue;
+            switchNames.emplace_back(snapshot->switches[i].name);
+            switchStates.emplace_back(wantSwitch[i]);
+        }
+        int fixed = 0;
+        if (!names.empty() || !switchNames.empty()) {
             db::ProvisioningRepo repo(conn);
-            auto r = repo.setLinkStates(names, states);
-            if (!r) {
+            if (auto r = repo.setLinkStates(names, states); !r) {
                 spdlog::warn("live state: cannot store link states: {}", r.error().toString());
             } else if (*r > 0) {
                 metrics.liveLinkFixes.fetch_add(static_cast<std::uint64_t>(*r));
                 spdlog::info("live state: {} link(s) set to follow their racks' states", *r);
-                return true;
+                fixed += *r;
+            }
+            if (auto r = repo.setSwitchStates(switchNames, switchStates); !r) {
+                spdlog::warn("live state: cannot store switch states: {}", r.error().toString());
+            } else if (*r > 0) {
+                spdlog::info("live state: {} switch(es) set to follow their racks' states", *r);
+                fixed += *r;
             }
         }
+        if (fixed > 0) return true;
     }
     const auto t1 = std::chrono::steady_clock::now();
     // A state refresh keeps the structure: the hall layout shares it and redraws the states.

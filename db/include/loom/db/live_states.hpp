@@ -58,9 +58,9 @@ private:
 };
 
 // One read-only, repeatable-read transaction: inventory_state.generation, then
-// (name, state, resource_version) of racks, hosts, GPUs and links by COPY — the kinds whose
-// state is written between applies (rack and host actions, the reconciler, link sync; NICs,
-// switches, ports and storage nodes change only by an apply, which moves the generation).
+// (name, state, resource_version) of racks, hosts, GPUs, links and switches by COPY — the kinds
+// whose state is written between applies (rack and host actions, the reconciler, link and switch
+// sync; NICs, ports and storage nodes change only by an apply, which moves the generation).
 // O(rows) with no allocation per unchanged row; the result shares every kind with `current`
 // (inventory/kind_vector.hpp) except those with a changed row, which it copies.
 //

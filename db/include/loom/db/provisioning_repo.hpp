@@ -189,6 +189,9 @@ public:
     // alone); returns how many changed. Used by the leader's live-state sync.
     Result<int> setLinkStates(const std::vector<std::string>& names,
                               const std::vector<std::string>& states);
+    // The same for switches (provisioning/follow_rack.hpp, desiredSwitchStates).
+    Result<int> setSwitchStates(const std::vector<std::string>& names,
+                                const std::vector<std::string>& states);
 
     // Quarantines a host (and records it); its rack is unaffected.
     Result<HostChange> quarantineHost(std::string_view host, std::string_view reason,

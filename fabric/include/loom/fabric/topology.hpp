@@ -42,9 +42,12 @@ struct BuildOptions {
     // Offline export from a spec: everything is "planned", and should be routed as if up.
     // On a live inventory planned links are not in service yet.
     bool plannedIsUp = true;
-    // The live fabric: switches and NICs as plannedIsUp says, but every cable as stored
-    // ("planned" = not in service): cables follow their racks (provisioning/link_service.hpp),
-    // and a switch is in service through its cables.
+    // The live fabric: NICs as plannedIsUp says, but every cable as stored ("planned" = not in
+    // service): cables follow their racks (provisioning/link_service.hpp), and a switch is in
+    // service through its cables. A switch's stored state is its rack's (follow_rack.hpp), which
+    // its cables already carry (a failed rack's are down): it is read as up, so a failed or
+    // drained rack's switch and its cables are not said twice, and the routing, configs and the
+    // versions before them are functions of the cables alone.
     bool storedLinkStates = false;
 };
 

@@ -46,6 +46,10 @@ struct LinkOwners {
     std::vector<std::int32_t> zone;  // per link without a rack: zone index, -1 = above zones
     std::vector<std::int32_t> rackZone;  // per rack: zone index (-1 if unknown)
     std::size_t zoneCount = 0;
+    // Per inventory switch (follow_rack.hpp, desiredSwitchStates): its rack (kNoRack when it
+    // stands outside racks) and, for one outside racks, its zone (-1 = above zones).
+    std::vector<std::int32_t> switchRack;
+    std::vector<std::int32_t> switchZone;
 
     static LinkOwners of(const inventory::Inventory& inv);
 };
@@ -53,6 +57,10 @@ struct LinkOwners {
 // The state every link must have, given each rack's state (indexed like inv.racks).
 std::vector<LinkService> desiredLinkStates(const LinkOwners& owners,
                                            std::span<const RackState> rackStates);
+
+// Whether a rack of that zone (-1: of any zone) has its cables active, per zone index; the
+// last entry is "any rack". What a link or a switch outside racks follows.
+std::vector<char> zonesServing(const LinkOwners& owners, std::span<const RackState> rackStates);
 
 // Racks' states from their stored names; an unknown name counts as planned.
 std::vector<RackState> rackStatesOf(const inventory::Inventory& inv);
