@@ -553,8 +553,23 @@ public:
     std::uint64_t duplicates = 0;  // this ingest's
 
     // `source`: detail::sourceTag of the page's IngestIdentity::source.
+    // SONiC's agent answers ifHighSpeed 40000 for a port whose speed it does not know
+    // (sonic-snmpagent, rfc2863.py get_high_speed: the APPL_DB port entry's `speed`, 40000 when
+    // the entry has none: a port not configured yet, or down before its speed was set). On a
+    // switch of the sonic scheme that is no speed, as 0 is — unless the port is rated 40G,
+    // where it is the speed. (A real 40G renegotiation of a faster port on SONiC cannot be told
+    // from it; the host end's rate still reports it, nicSpeedRule.)
+    bool sonicSpeedPlaceholder(std::uint32_t p, double bps) const {
+        if (bps != 40e9) return false;
+        const auto& port = s_.L->ports()[p];
+        if (port.speedGbps == 40 || port.switchIndex == kNoIndex) return false;
+        const auto& sw = s_.L->switches()[port.switchIndex];
+        return sw.naming && sw.naming->scheme == inventory::PortNaming::Scheme::Sonic;
+    }
+
     void portSample(std::uint32_t p, PortCounter c, double v, std::int64_t t,
                     std::uint8_t source = 0) {
+        if (c == PortCounter::SpeedBps && sonicSpeedPlaceholder(p, v)) v = 0;  // not known
         auto& d = s_.pdet[p];
         const int slot = ratedSlot(c);
         auto& col = (*s_.port)[static_cast<std::size_t>(c)];

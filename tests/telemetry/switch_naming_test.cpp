@@ -19,7 +19,8 @@ namespace {
 struct If {
     int ifIndex;
     std::string name, alias;
-    int oper;  // 1 up, 2 down
+    int oper;                      // 1 up, 2 down
+    std::string speed = "400000";  // ifHighSpeed, Mb/s
 };
 
 // One if_mib page as snmp_exporter 0.21 writes it for the shipped configs/exporters/snmp.yml
@@ -34,7 +35,7 @@ std::string page(const std::vector<If>& ifs) {
                    std::to_string(i.ifIndex) + "\",ifName=\"" + i.name + "\"} " + value(i) + "\n";
     };
     family("ifHCInOctets", "counter", [](const If&) { return std::string("1000"); });
-    family("ifHighSpeed", "gauge", [](const If&) { return std::string("400000"); });
+    family("ifHighSpeed", "gauge", [](const If& i) { return i.speed; });
     family("ifInErrors", "counter", [](const If&) { return std::string("0"); });
     family("ifOperStatus", "gauge", [](const If& i) { return std::to_string(i.oper); });
     return out;
@@ -311,6 +312,46 @@ TEST_F(SwitchNaming, ANameSeenAgainAfterTheCatalogueDroppedItIsNotCountedAgain) 
         }
     EXPECT_EQ(hub_->unknownNames("not_a_port", 10'000).size(), 256u);
     EXPECT_EQ(metric("not_a_port"), "600") << "distinct names seen, each once";
+}
+
+// SONiC's agent answers ifHighSpeed 40000 for a port whose speed it does not know
+// (sonic-snmpagent rfc2863.py: `entry.get("speed", 40000)`): on a sonic-scheme switch that is
+// no speed, so it opens no link_speed and utilization is measured against the inventory's 400G;
+// a port that says 200000 still opens it, and so does 40000 on a switch of another scheme.
+TEST_F(SwitchNaming, SonicsUnknownSpeedPlaceholderIsNoSpeed) {
+    build({{"z1-r001-rtsw", "sonic lanes=8"}, {"z1-r002-rtsw", "cumulus"}});
+    auto linkSpeed = [&] {
+        std::vector<std::string> out;
+        for (const auto& e : hub_->openEvents())
+            if (e.kind == "link_speed") out.push_back(e.location);
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    std::vector<If> sonic = {{1, "Ethernet0", "etp1", 1, "40000"},
+                             {9, "Ethernet8", "etp2", 1, "40000"},
+                             {17, "Ethernet16", "etp3", 1, "400000"}};
+    std::vector<If> cumulus = {{1, "swp1", "", 1, "40000"}, {2, "swp2", "", 1, "400000"}};
+    for (int i = 0; i < 2; ++i) {
+        ingest(page(sonic), {.switchName = "z1-r001-rtsw"});
+        ingest(page(cumulus), {.switchName = "z1-r002-rtsw"});
+    }
+    EXPECT_EQ(linkSpeed(), std::vector<std::string>{linkAt("z1-r002-rtsw", 1)})
+        << "only the Cumulus port at 40G";
+    // 100 GB in a second on the SONiC port whose speed is unknown: against its rated 400G.
+    const auto p1 = layout_->portByName("z1-r001-rtsw", "p1");
+    auto octets = [](const std::string& v) {
+        return "# HELP ifHCInOctets x\n# TYPE ifHCInOctets counter\n"
+               "ifHCInOctets{ifAlias=\"etp1\",ifIndex=\"1\",ifName=\"Ethernet0\"} " +
+               v + "\n";
+    };
+    ingest(octets("0"), {.switchName = "z1-r001-rtsw"});
+    ingest(octets("2.5e+10"), {.switchName = "z1-r001-rtsw"});
+    EXPECT_NEAR(hub_->portUtil(p1), 50, 5) << "2.5e10 bytes/s of 400G, not of a 40G placeholder";
+    // A real slow port on SONiC still says so.
+    sonic[1].speed = "200000";
+    ingest(page(sonic), {.switchName = "z1-r001-rtsw"});
+    EXPECT_EQ(linkSpeed(),
+              (std::vector<std::string>{linkAt("z1-r001-rtsw", 2), linkAt("z1-r002-rtsw", 1)}));
 }
 
 }  // namespace
