@@ -268,6 +268,10 @@ public:
         dist_.assign(S, kUnreached);
         down_.assign(S, 0);
         stamp_.assign(S, 0);
+        // A link's usability and its switch ends, once: every entry's hops read them.
+        usable_.assign(t_.linkCount(), 0);
+        for (std::int32_t l = 0; l < t_.linkCount(); ++l)
+            usable_[l] = t_.usable(l) && t_.isSwitch(t_.linkA[l]) && t_.isSwitch(t_.linkB[l]);
     }
 
     // A new rack; `inside` (switch -> 1) bounds the walk: an entry with a next hop out of it
@@ -345,7 +349,7 @@ private:
             const bool attached = t_.linkA[l] == s || t_.linkB[l] == s;
             const auto n = attached ? t_.peer(l, s) : kNone;
             std::int32_t dn = kUnreached;
-            if (attached && t_.usable(l) && t_.isSwitch(n)) {
+            if (attached && usable_[l]) {
                 dn = resolve(n);
                 if (dn == kLeft) {
                     scratch_.resize(base);
@@ -364,7 +368,7 @@ private:
             const auto dn = scratch_[base + i];
             const bool attached = t_.linkA[l] == s || t_.linkB[l] == s;
             const auto n = attached ? t_.peer(l, s) : kNone;
-            if (!attached || !t_.usable(l) || !t_.isSwitch(n)) {
+            if (!attached || !usable_[l]) {
                 fault(rep_.loops, name(s) + " -> " + name(tgtSw_) + " via " + t_.linkNames[l] +
                                       ": not a usable link of the switch");
                 continue;
@@ -407,6 +411,7 @@ private:
     std::vector<std::uint8_t> down_;
     std::vector<std::uint32_t> stamp_;
     std::vector<std::int32_t> scratch_;  // the next hops' distances, a frame per entry
+    std::vector<std::uint8_t> usable_;   // link -> usable, between two switches
     std::uint32_t epoch_ = 0;
     std::int32_t target_ = 0, tgtSw_ = 0;
     const std::vector<std::uint8_t>* inside_ = nullptr;
@@ -444,14 +449,18 @@ VerifyReport verify(const SummaryRouter& r, std::size_t maxProblems) {
     enum class From { Inside, Outside, Everywhere };
     // The rack pairs toward `target` from the leaves walked in this epoch, each standing for
     // the racks `alike`.
+    // The leaves of each zone (Z: outside any), so a rack's pairs from inside its zone visit
+    // the zone's leaves only (37.7 M leaf visits at 98k otherwise).
+    std::vector<std::vector<std::int32_t>> zoneLeaves(Z + 1);
+    for (auto a : leaves) zoneLeaves[zoneOf(a)].push_back(a);
     auto pairs = [&](std::int32_t target, From from, std::span<const std::int32_t> alike) {
         const auto tgtSw = r.targetSwitch(target);
         const auto zone = r.zoneOfTarget(target);
         const auto weight = static_cast<std::int64_t>(alike.size());
-        for (auto a : leaves) {
+        const auto& visit = from == From::Inside ? zoneLeaves[zone] : leaves;
+        for (auto a : visit) {
             if (a == tgtSw) continue;
-            const bool in = zoneOf(a) == zone;
-            if ((from == From::Inside && !in) || (from == From::Outside && in)) continue;
+            if (from == From::Outside && zoneOf(a) == zone) continue;
             rep.rackPairs += weight;
             if (walk.resolve(a) >= 0) {
                 if (hostPairs)
