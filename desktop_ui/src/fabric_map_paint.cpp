@@ -276,7 +276,7 @@ void FabricMapWidget::paintLegend(QPainter& p) {
     const Item items[] = {{linkHealthLut()[0], tr("switch ok")},
                           {degradedColor(), tr("some links down/erroring")},
                           {failedColor(), tr("switch down (all links)")},
-                          {linkHealthLut()[4], tr("not in service")},
+                          {linkHealthLut()[4], linkHealthWord(4)},
                           {rackSwitchPhaseColor(QStringLiteral("burn-in")), tr("rack in burn-in")},
                           {rackSwitchPhaseColor(QStringLiteral("drained")), tr("rack drained")},
                           {noDataColor(), tr("no data")}};

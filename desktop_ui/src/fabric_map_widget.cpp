@@ -477,7 +477,6 @@ bool FabricMapWidget::event(QEvent* e)
                 QToolTip::hideText();
                 return true;
             }
-            static const char* names[] = {"up", "degraded", "down", "drained", "not in service"};
             const auto& u = state_->values(Topic::LinkUtil);
             const auto& hv = state_->values(Topic::LinkHealth);
             const auto uj = static_cast<size_t>(j) < u.size() ? u[static_cast<size_t>(j)] : kNoData;
@@ -486,7 +485,7 @@ bool FabricMapWidget::event(QEvent* e)
                                QStringLiteral("<b>%1</b><br>utilization %2<br>%3")
                                    .arg(state_->layout().links[j].toHtmlEscaped(),
                                         uj <= 100 ? QString::number(uj) + u'%' : QStringLiteral("–"),
-                                        hj < 5 ? QLatin1String(names[hj]) : QStringLiteral("unknown")),
+                                        linkHealthWord(hj)),
                                this);
             return true;
         }

@@ -340,7 +340,6 @@ void FabricView::render()
     // Ports and peers, with each link's live state and utilization.
     const auto& util = state_->values(Topic::LinkUtil);
     const auto& health = state_->values(Topic::LinkHealth);
-    static const char* names[] = {"up", "degraded", "down", "drained", "not in service"};
     QString ports;
     int n = 0;
     for (size_t j = 0; j < h.linkEnds.size(); ++j) {
@@ -358,7 +357,7 @@ void FabricView::render()
             ports += QStringLiteral("<tr><td><a href='link:%6'>%1</a></td><td>%2</td><td style='%3'>%4</td><td align=right>%5</td></tr>")
                          .arg(port.toHtmlEscaped(), peer.toHtmlEscaped(),
                               hs == 2 ? QStringLiteral("color:#ff1744;font-weight:bold") : hs == 1 ? QStringLiteral("color:#ffc400") : QString(),
-                              hs < 5 ? QLatin1String(names[hs]) : QStringLiteral("no data"),
+                              linkHealthWord(hs),
                               u <= 100 && hs <= 1 ? QStringLiteral("%1%").arg(u) : QStringLiteral("–"))
                          .arg(static_cast<int>(j));
     }

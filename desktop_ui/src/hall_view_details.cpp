@@ -5,12 +5,12 @@
 #include <algorithm>
 
 #include "loom/console/hall_view.hpp"
+#include "loom/console/palette.hpp"
 #include "loom/console/sparkline.hpp"
 
 namespace loom::console {
 
 namespace {
-const char* const kLinkStates[] = {"up", "degraded", "down", "drained", "not in service"};
 const char* const kGpuHealth[] = {"ok", "warning", "failed", "quarantined"};
 
 QString cell(const QString& text, const QString& style = {}) {
@@ -24,7 +24,7 @@ QString swatch(QRgb c, const QString& text = QStringLiteral("&nbsp;&nbsp;")) {
 }
 
 QString linkStateText(std::uint8_t s) {
-    return s < 5 ? QLatin1String(kLinkStates[s]) : QStringLiteral("no data");
+    return linkHealthWord(s);  // loomd's word (palette.hpp)
 }
 
 QString linkStateStyle(std::uint8_t s) {

@@ -273,7 +273,7 @@ void NetworkMapWidget::paintEvent(QPaintEvent*) {
                           {degradedColor(), tr("some links down")},
                           {failedColor(), tr("all links down / switch failed")},
                           {linkHealthLut()[3], tr("links drained")},
-                          {linkHealthLut()[4], tr("not in service")}};
+                          {linkHealthLut()[4], linkHealthWord(4)}};
     p.setFont(small);
     const QFontMetrics sfm(small);
     double x = 8;

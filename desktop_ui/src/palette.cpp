@@ -4,6 +4,7 @@
 #include <QJsonValue>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -154,6 +155,16 @@ Lut& linkHealthTable()
     return l;
 }
 
+std::array<QString, 256>& linkHealthNames()
+{
+    static std::array<QString, 256> names = [] {
+        std::array<QString, 256> n;
+        n[255] = QStringLiteral("no data");
+        return n;
+    }();
+    return names;
+}
+
 Lut& provisioningTable()
 {
     static Lut l = makeProvisioning();
@@ -220,6 +231,15 @@ bool applyLegendColours(const QJsonObject& c)
     };
     table(healthTable(), c.value(u"health").toArray());
     table(linkHealthTable(), c.value(u"linkHealth").toArray());
+    for (const auto& w : c.value(u"linkHealth").toArray()) {
+        const QJsonObject o = w.toObject();
+        const int v = o.value(u"value").toInt(-1);
+        const QString name = o.value(u"name").toString();
+        if (v >= 0 && v <= 255 && !name.isEmpty() && linkHealthNames()[static_cast<size_t>(v)] != name) {
+            linkHealthNames()[static_cast<size_t>(v)] = name;
+            changed = true;
+        }
+    }
     // Rack states by name: the console's codes are its own order of the same names.
     const QJsonArray states = c.value(u"rackStates").toArray();
     QStringList dark;
@@ -301,6 +321,18 @@ bool applyLegendScales(const QJsonObject& answer)
 {
     const QJsonObject scales = answer.value(u"scales").toObject();
     bool changed = applyLegendColours(answer.value(u"colours").toObject());
+    // The words of every link.health byte, "no data" included (words."link.health").
+    const QJsonObject words = answer.value(u"words").toObject().value(u"link.health").toObject();
+    for (auto it = words.begin(); it != words.end(); ++it) {
+        bool ok = false;
+        const int v = it.key().toInt(&ok);
+        const QString name = it.value().toString();
+        if (ok && v >= 0 && v <= 255 && !name.isEmpty() &&
+            linkHealthNames()[static_cast<size_t>(v)] != name) {
+            linkHealthNames()[static_cast<size_t>(v)] = name;
+            changed = true;
+        }
+    }
     if (changed) {  // the ramp's stops may have moved: both ramps again
         fillRamp(tempLut(), scaleOf(Metric::Temperature), 254);
         fillRamp(utilLut(), scaleOf(Metric::Utilization), 100);
@@ -345,6 +377,11 @@ bool applyLegendScales(const QJsonObject& answer)
 }
 const Lut& healthLut() { return healthTable(); }
 const Lut& linkHealthLut() { return linkHealthTable(); }
+QString linkHealthWord(std::uint8_t v)
+{
+    const QString& w = linkHealthNames()[v];
+    return w.isEmpty() ? QString::number(v) : w;
+}
 const Lut& provisioningLut() { return provisioningTable(); }
 const QStringList& provisioningStates() { return kStates; }
 

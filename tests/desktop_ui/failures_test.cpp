@@ -13,6 +13,7 @@
 #include "fixture.hpp"
 #include "qt_helpers.hpp"
 
+#include <QColor>
 #include <QElapsedTimer>
 #include <QFontMetrics>
 #include <QImage>
@@ -23,6 +24,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
 
 using namespace loom::console;
 
@@ -434,4 +440,41 @@ TEST(ConsoleLegends, TheTemperatureScaleAndItsMarksAreLoomds)
 
     EXPECT_TRUE(applyLegendScales(answer(95, 85, 92)));  // back to the defaults for other tests
     EXPECT_EQ(temperatureLut()[95], at95);
+}
+
+// Issue 35: a link's word in the console is loomd's (GET /api/v1/legends: the words REST, the
+// stream and loomctl use), never a copy of its own: a loomd that says "idle" for a link not in
+// service is read as "idle" in every view of the console, and no console source spells the
+// words out.
+TEST(ConsoleLegends, TheLinkWordsAreLoomds)
+{
+    auto answer = [](const QString& notInService) {
+        const QStringList names{"up", "degraded", "down", "drained", notInService};
+        QJsonObject words{{"255", "no data"}};
+        QJsonArray swatches;
+        for (int v = 0; v < names.size(); ++v) {
+            words[QString::number(v)] = names[v];
+            swatches.append(QJsonObject{{"value", v}, {"name", names[v]},
+                                        {"colour", QColor(linkHealthLut()[static_cast<size_t>(v)]).name()}});
+        }
+        return QJsonObject{{"words", QJsonObject{{"link.health", words}}},
+                           {"colours", QJsonObject{{"linkHealth", swatches}}}};
+    };
+    EXPECT_TRUE(applyLegendScales(answer(QStringLiteral("idle"))));
+    EXPECT_EQ(linkHealthWord(4), QStringLiteral("idle"));
+    EXPECT_EQ(linkHealthWord(2), QStringLiteral("down"));
+    EXPECT_EQ(linkHealthWord(255), QStringLiteral("no data"));
+    EXPECT_EQ(linkHealthWord(77), QStringLiteral("77"));  // a byte loomd has no word for
+    EXPECT_TRUE(applyLegendScales(answer(QStringLiteral("not in service"))));  // loomd's own
+    EXPECT_EQ(linkHealthWord(4), QStringLiteral("not in service"));
+
+    // No second copy: the word list is in no console source (the web's palette.js neither,
+    // tests/backend/link_health_views_test.cpp).
+    const std::regex copy(R"("up",\s*"degraded")");
+    for (const auto& f : std::filesystem::directory_iterator(LOOM_SOURCE_DIR "/desktop_ui/src")) {
+        std::ifstream in(f.path());
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        EXPECT_FALSE(std::regex_search(text, copy)) << f.path() << " spells the link words out";
+        EXPECT_EQ(text.find("\"not in service\""), std::string::npos) << f.path();
+    }
 }

@@ -44,6 +44,10 @@ const MetricScale& metricScale(Metric m);  // Utilization or Temperature (others
 bool applyLegendScales(const QJsonObject& answer);
 const Lut& healthLut();       // 0 ok, 1 warning, 2 failed, 3 quarantined, 255 unknown
 const Lut& linkHealthLut();   // 0 up, 1 degraded, 2 down, 3 drained, 4 not in service
+// A link.health byte's word as loomd says it (the legends' linkHealth names: the words REST,
+// the stream and loomctl use), never a copy of its own; before the legends arrive, "no data"
+// for 255 and the number otherwise, as the web does.
+QString linkHealthWord(std::uint8_t v);
 
 // Rack lifecycle states (issue 5) to a small code and a colour.
 std::uint8_t provisioningCode(const QString& state);
