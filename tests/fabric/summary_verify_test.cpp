@@ -30,14 +30,14 @@ void expectSameReport(const VerifyReport& full, const VerifyReport& sum, const s
     EXPECT_EQ(sum.ok(), full.ok()) << what;
 }
 
-const testbed::RoceShape kSmall{.zones = 3,
-                                .racksPerZone = 4,
-                                .hostsPerRack = 2,
-                                .nicsPerHost = 2,
-                                .ctswPerZone = 3,
-                                .linksPerCtsw = 1,
-                                .atsws = 4,
-                                .ctswUplinks = 3};
+const testbed::RoceShape kVerifyShape{.zones = 3,
+                                      .racksPerZone = 4,
+                                      .hostsPerRack = 2,
+                                      .nicsPerHost = 2,
+                                      .ctswPerZone = 3,
+                                      .linksPerCtsw = 1,
+                                      .atsws = 4,
+                                      .ctswUplinks = 3};
 
 TEST(SummaryVerify, AgreesWithTheFullCheckHealthyAndUnderRandomFailures) {
     auto topo = roceTopology(testbed::makeRoce(fixtures::kFourZonesSixRacks));
@@ -52,7 +52,7 @@ TEST(SummaryVerify, AgreesWithTheFullCheckHealthyAndUnderRandomFailures) {
         // Summarised entries walked: the zones' own racks, once per zone elsewhere.
         EXPECT_LT(s.entriesChecked, verify(r).entriesChecked / 2);
     }
-    auto small = roceTopology(testbed::makeRoce(kSmall));
+    auto small = roceTopology(testbed::makeRoce(kVerifyShape));
     for (unsigned seed = 1; seed <= 12; ++seed) {
         SummaryRouter sum(small);
         Router r(small);
@@ -91,12 +91,6 @@ public:
             v.insert(it, Specific{target, group});
     }
 };
-
-std::int32_t switchNamed(const Topology& t, const std::string& name) {
-    auto s = t.findSwitch(name);
-    EXPECT_NE(s, kNone) << name;
-    return s;
-}
 
 bool mentions(const VerifyReport& rep, const std::string& what) {
     return std::ranges::any_of(rep.problems,
