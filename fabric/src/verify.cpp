@@ -94,6 +94,36 @@ void finishReport(const Topology& t, VerifyReport& rep, std::size_t maxProblems)
     checkUpGroups(t, rep, maxProblems);
 }
 
+// Every ordered pair of hosts with NICs: NIC k of one reaches NIC k of the other (both cabled
+// and usable, and their switches the same or `reaches(from, to)`). Both checks use it, each with
+// its own tables' reachability.
+template <typename Reaches, typename Problem>
+void checkHostPairs(const Topology& t, VerifyReport& rep, Reaches&& reaches, Problem&& problem) {
+    auto nicOk = [&](std::int32_t nic) {
+        return t.nicLink[nic] != kNone && t.usable(t.nicLink[nic]);
+    };
+    const auto H = static_cast<std::int32_t>(t.hostNames.size());
+    for (std::int32_t a = 0; a < H; ++a)
+        for (std::int32_t b = 0; b < H; ++b) {
+            if (a == b || t.hostNicCount[a] == 0 || t.hostNicCount[b] == 0) continue;
+            ++rep.hostPairs;
+            bool ok = true;
+            for (int k = 0; ok && k < std::min(t.hostNicCount[a], t.hostNicCount[b]); ++k) {
+                auto na = t.hostFirstNic[a] + k, nb = t.hostFirstNic[b] + k;
+                if (!nicOk(na) || !nicOk(nb)) {
+                    ok = false;
+                    break;
+                }
+                auto sa = t.nicSwitch(na), sb = t.nicSwitch(nb);
+                if (sa != sb) ok = reaches(sa, sb);
+            }
+            if (!ok) {
+                ++rep.hostPairsUnreachable;
+                problem("unreachable: host " + t.hostNames[a] + " -> " + t.hostNames[b]);
+            }
+        }
+}
+
 }  // namespace
 
 VerifyReport verify(const Router& r, std::size_t maxProblems) {
@@ -221,33 +251,14 @@ VerifyReport verify(const Router& r, std::size_t maxProblems) {
                 problem("unreachable: " + leafLabel(t, a) + " -> " + leafLabel(t, b));
             }
         }
-    if (t.nicCount() <= kHostPairLimit) {
-        auto nicOk = [&](std::int32_t nic) {
-            return t.nicLink[nic] != kNone && t.usable(t.nicLink[nic]);
-        };
-        const auto H = static_cast<std::int32_t>(t.hostNames.size());
-        for (std::int32_t a = 0; a < H; ++a)
-            for (std::int32_t b = 0; b < H; ++b) {
-                if (a == b || t.hostNicCount[a] == 0 || t.hostNicCount[b] == 0) continue;
-                ++rep.hostPairs;
-                bool ok = true;
-                for (int k = 0; ok && k < std::min(t.hostNicCount[a], t.hostNicCount[b]); ++k) {
-                    auto na = t.hostFirstNic[a] + k, nb = t.hostFirstNic[b] + k;
-                    if (!nicOk(na) || !nicOk(nb)) {
-                        ok = false;
-                        break;
-                    }
-                    auto sa = t.nicSwitch(na), sb = t.nicSwitch(nb);
-                    if (sa == sb) continue;
-                    auto tb = r.targetOf(sb);
-                    ok = tb != kNone && r.mode(sa, tb) != RouteMode::None;
-                }
-                if (!ok) {
-                    ++rep.hostPairsUnreachable;
-                    problem("unreachable: host " + t.hostNames[a] + " -> " + t.hostNames[b]);
-                }
-            }
-    }
+    if (t.nicCount() <= kHostPairLimit)
+        checkHostPairs(
+            t, rep,
+            [&](std::int32_t sa, std::int32_t sb) {
+                auto tb = r.targetOf(sb);
+                return tb != kNone && r.mode(sa, tb) != RouteMode::None;
+            },
+            problem);
 
     finishReport(t, rep, maxProblems);
     return rep;
@@ -550,34 +561,15 @@ VerifyReport verify(const SummaryRouter& r, std::size_t maxProblems) {
         }
     }
 
-    if (hostPairs) {
-        auto nicOk = [&](std::int32_t nic) {
-            return t.nicLink[nic] != kNone && t.usable(t.nicLink[nic]);
-        };
-        const auto H = static_cast<std::int32_t>(t.hostNames.size());
-        for (std::int32_t a = 0; a < H; ++a)
-            for (std::int32_t b = 0; b < H; ++b) {
-                if (a == b || t.hostNicCount[a] == 0 || t.hostNicCount[b] == 0) continue;
-                ++rep.hostPairs;
-                bool ok = true;
-                for (int k = 0; ok && k < std::min(t.hostNicCount[a], t.hostNicCount[b]); ++k) {
-                    auto na = t.hostFirstNic[a] + k, nb = t.hostFirstNic[b] + k;
-                    if (!nicOk(na) || !nicOk(nb)) {
-                        ok = false;
-                        break;
-                    }
-                    auto sa = t.nicSwitch(na), sb = t.nicSwitch(nb);
-                    if (sa == sb) continue;
-                    auto ta = r.targetOf(sa), tb = r.targetOf(sb);
-                    ok = ta != kNone && tb != kNone &&
-                         reach[static_cast<std::size_t>(ta) * T + tb] != 0;
-                }
-                if (!ok) {
-                    ++rep.hostPairsUnreachable;
-                    problem("unreachable: host " + t.hostNames[a] + " -> " + t.hostNames[b]);
-                }
-            }
-    }
+    if (hostPairs)
+        checkHostPairs(
+            t, rep,
+            [&](std::int32_t sa, std::int32_t sb) {
+                auto ta = r.targetOf(sa), tb = r.targetOf(sb);
+                return ta != kNone && tb != kNone &&
+                       reach[static_cast<std::size_t>(ta) * T + tb] != 0;
+            },
+            problem);
     finishReport(t, rep, maxProblems);
     return rep;
 }

@@ -45,6 +45,17 @@ inline constexpr testbed::RoceShape kFourZonesSixRacks{.zones = 4,
                                                        .atsws = 4,
                                                        .ctswUplinks = 4};
 
+// 3 zones of 4 racks, 3 CTSWs per zone with 3 uplinks each to 4 ATSWs: small enough to run many
+// random failure sequences against the full Router.
+inline constexpr testbed::RoceShape kThreeZonesFourRacks{.zones = 3,
+                                                         .racksPerZone = 4,
+                                                         .hostsPerRack = 2,
+                                                         .nicsPerHost = 2,
+                                                         .ctswPerZone = 3,
+                                                         .linksPerCtsw = 1,
+                                                         .atsws = 4,
+                                                         .ctswUplinks = 3};
+
 // A random switch goes down (two times in three) or comes back up, in every router given.
 template <class... Routers>
 void flipRandomSwitch(std::mt19937& rng, const Topology& t, Routers&... routers) {

@@ -65,15 +65,6 @@ void expectSameAsFresh(const SummaryRouter& a, const Topology& now, const std::s
         }
 }
 
-const testbed::RoceShape kSmall{.zones = 3,
-                                .racksPerZone = 4,
-                                .hostsPerRack = 2,
-                                .nicsPerHost = 2,
-                                .ctswPerZone = 3,
-                                .linksPerCtsw = 1,
-                                .atsws = 4,
-                                .ctswUplinks = 3};
-
 TEST(SummaryRouter, HealthyFabricIsOneClassPerZoneAndHoldsWhatRouteSummaryHolds) {
     auto topo = roceTopology(testbed::makeRoce(fixtures::kFourZonesSixRacks));
     SummaryRouter sum(topo);
@@ -90,7 +81,7 @@ TEST(SummaryRouter, HealthyFabricIsOneClassPerZoneAndHoldsWhatRouteSummaryHolds)
 // Random failures and repairs of links, batches and switches, anywhere: after every step the
 // summary equals the full router (which follows the same steps) and a summary built afresh.
 TEST(SummaryRouter, FollowsRandomFailuresAndRepairsExactly) {
-    auto topo = roceTopology(testbed::makeRoce(kSmall));
+    auto topo = roceTopology(testbed::makeRoce(fixtures::kThreeZonesFourRacks));
     for (unsigned seed = 1; seed <= 20; ++seed) {
         SummaryRouter sum(topo);
         Router r(topo);

@@ -30,15 +30,6 @@ void expectSameReport(const VerifyReport& full, const VerifyReport& sum, const s
     EXPECT_EQ(sum.ok(), full.ok()) << what;
 }
 
-const testbed::RoceShape kVerifyShape{.zones = 3,
-                                      .racksPerZone = 4,
-                                      .hostsPerRack = 2,
-                                      .nicsPerHost = 2,
-                                      .ctswPerZone = 3,
-                                      .linksPerCtsw = 1,
-                                      .atsws = 4,
-                                      .ctswUplinks = 3};
-
 TEST(SummaryVerify, AgreesWithTheFullCheckHealthyAndUnderRandomFailures) {
     auto topo = roceTopology(testbed::makeRoce(fixtures::kFourZonesSixRacks));
     {
@@ -52,7 +43,7 @@ TEST(SummaryVerify, AgreesWithTheFullCheckHealthyAndUnderRandomFailures) {
         // Summarised entries walked: the zones' own racks, once per zone elsewhere.
         EXPECT_LT(s.entriesChecked, verify(r).entriesChecked / 2);
     }
-    auto small = roceTopology(testbed::makeRoce(kVerifyShape));
+    auto small = roceTopology(testbed::makeRoce(fixtures::kThreeZonesFourRacks));
     for (unsigned seed = 1; seed <= 12; ++seed) {
         SummaryRouter sum(small);
         Router r(small);
