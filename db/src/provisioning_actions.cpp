@@ -196,48 +196,43 @@ Result<ProvisioningRepo::RackActionResult> ProvisioningRepo::rackAction(
     }
 }
 
-Result<int> ProvisioningRepo::setLinkStates(const std::vector<std::string>& names,
-                                            const std::vector<std::string>& states) {
+namespace {
+
+// Sets each named row of `table` (links or switches: name, state, updated_at, resource_version)
+// to its state, where it differs; one statement, one NOTIFY naming the table when a row changed.
+Result<int> setStatesOf(Connection& conn, const char* table, const std::vector<std::string>& names,
+                        const std::vector<std::string>& states) {
     if (names.size() != states.size())
-        return fail(Error::invalid("setLinkStates: names and states differ in length"));
+        return fail(Error::invalid(std::string("set ") + table +
+                                   " states: names and states differ in length"));
     if (names.empty()) return 0;
     try {
-        pqxx::work tx(native(conn_));
-        auto r = tx.exec_params(
-            "UPDATE links l SET state = i.state, updated_at = now(), "
-            "resource_version = l.resource_version + 1 "
-            "FROM unnest($1::text[], $2::text[]) AS i(name, state) "
-            "WHERE l.name = i.name AND l.state <> i.state",
-            arrayOf(names), arrayOf(states));
+        pqxx::work tx(native(conn));
+        auto r = tx.exec_params(std::string("UPDATE ") + table +
+                                    " t SET state = i.state, updated_at = now(), "
+                                    "resource_version = t.resource_version + 1 "
+                                    "FROM unnest($1::text[], $2::text[]) AS i(name, state) "
+                                    "WHERE t.name = i.name AND t.state <> i.state",
+                                arrayOf(names), arrayOf(states));
         const int changed = static_cast<int>(r.affected_rows());
-        if (changed > 0) notifyLiveChange(tx, "links");
+        if (changed > 0) notifyLiveChange(tx, table);
         tx.commit();
         return changed;
     } catch (...) {
-        return fail(translateException("set link states"));
+        return fail(translateException(std::string("set ") + table + " states"));
     }
+}
+
+}  // namespace
+
+Result<int> ProvisioningRepo::setLinkStates(const std::vector<std::string>& names,
+                                            const std::vector<std::string>& states) {
+    return setStatesOf(conn_, "links", names, states);
 }
 
 Result<int> ProvisioningRepo::setSwitchStates(const std::vector<std::string>& names,
                                               const std::vector<std::string>& states) {
-    if (names.size() != states.size())
-        return fail(Error::invalid("setSwitchStates: names and states differ in length"));
-    if (names.empty()) return 0;
-    try {
-        pqxx::work tx(native(conn_));
-        auto r = tx.exec_params(
-            "UPDATE switches s SET state = i.state, updated_at = now(), "
-            "resource_version = s.resource_version + 1 "
-            "FROM unnest($1::text[], $2::text[]) AS i(name, state) "
-            "WHERE s.name = i.name AND s.state <> i.state",
-            arrayOf(names), arrayOf(states));
-        const int changed = static_cast<int>(r.affected_rows());
-        if (changed > 0) notifyLiveChange(tx, "switches");
-        tx.commit();
-        return changed;
-    } catch (...) {
-        return fail(translateException("set switch states"));
-    }
+    return setStatesOf(conn_, "switches", names, states);
 }
 
 Result<HostChange> ProvisioningRepo::quarantineHost(std::string_view host, std::string_view reason,
