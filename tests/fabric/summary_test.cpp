@@ -82,14 +82,7 @@ TEST(RouteSummary, HealthyFabricHoldsOwnZoneRacksAndOneAggregatePerRemoteZone) {
 }
 
 TEST(RouteSummary, FollowsIncrementalReroutesAndStaysExact) {
-    auto inv = testbed::makeRoce({.zones = 3,
-                                  .racksPerZone = 4,
-                                  .hostsPerRack = 2,
-                                  .nicsPerHost = 2,
-                                  .ctswPerZone = 3,
-                                  .linksPerCtsw = 1,
-                                  .atsws = 4,
-                                  .ctswUplinks = 3});
+    auto inv = testbed::makeRoce(fixtures::kThreeZonesFourRacks);
     for (unsigned seed = 1; seed <= 25; ++seed) {
         Router r = roceRouter(inv);
         EntryChanges changes;
