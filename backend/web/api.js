@@ -69,18 +69,6 @@ async function answer(request) {
 // Encodes one name as a path segment (names of ports and links hold '/').
 export const seg = (name) => encodeURIComponent(name);
 
-// base64 -> bytes, for the stream's packed arrays: the browser's own decoder where it has one
-// (Firefox 133, Chromium 140; at 98k a snapshot is 131 KB of base64), else by hand.
-export function decodeBase64(s) {
-    if (Uint8Array.fromBase64) {
-        try { return Uint8Array.fromBase64(s); } catch { return new Uint8Array(0); }
-    }
-    const bin = atob(s);
-    const out = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; ++i) out[i] = bin.charCodeAt(i);
-    return out;
-}
-
 // The socket boot.js opened (window.loomEarly.stream), taken once, while it is open or opening
 // and this tab still has a token; otherwise closed and forgotten.
 function takeEarlyStream() {

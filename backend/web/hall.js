@@ -237,8 +237,8 @@ export class HallMap {
             this.recolourCells();
             this.markCells(-1);
         } else {
-            for (const i of changed) {
-                const p = gpuPixel[i];
+            for (let k = 0; k < changed.length; ++k) {
+                const i = changed[k], p = gpuPixel[i];
                 if (p >= 0) { this.px[p] = this.colourOf(i); this.markCells(p); }
             }
         }

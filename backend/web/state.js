@@ -1,6 +1,7 @@
 // What the dashboard knows of the cluster: the hall layout (GET /api/v1/hall) and the live
 // packed arrays of the stream, in the layout's GPU and link order. One instance; views listen.
-import { api, apiEarly, decodeBase64 } from './api.js';
+import { api, apiEarly } from './api.js';
+import { decodeBase64, PackedDecoder } from './packed.js';
 import { decodeCompactHall, hallGpuCount, hallLinkCount } from './hall_compact.js';
 
 window.loomDecodeCompactHall = decodeCompactHall;  // tests compare it with the plain /hall
@@ -28,14 +29,15 @@ export class ClusterState {
         this.etag = null;
         this.hallLoading = null;
         // Utilization as a mean over a window of samples, as the console draws it (the map
-        // would flicker with every job phase otherwise): a ring of the last samples and sums.
+        // would flicker with every job phase otherwise). The window, and the decoding of every
+        // delta frame, run in a Web Worker (packed.js): this thread applies what it answers.
         this.utilWindow = 1;
-        this.utilRing = [];
-        this.utilNext = 0;
-        this.utilFill = 0;
-        this.utilSum = null;
-        this.utilCount = null;
-        this.utilMean = null;
+        this.utilMean = null;       // the window's means, as the worker last said them
+        this.utilSent = 0;          // gpu.util frames sent since the window started
+        this.layoutEpoch = 0;       // answers made for another layout are dropped
+        this.frameSeq = 0;
+        this.snapSeq = {};          // topic -> seq of its latest snapshot (older deltas are moot)
+        this.startDecoder();
         // Open failures by kind as loomd computes them (GET /api/v1/failures), the kind the
         // counter filters on (null: all), and when each failure was first seen (for halos).
         this.failures = null;
@@ -53,7 +55,102 @@ export class ClusterState {
 
     emit(what, arg) {
         const set = this.listeners.get(what);
-        if (set) for (const fn of [...set]) fn(arg);
+        if (set) for (const fn of set) fn(arg);  // no copy: a tick allocates nothing here
+    }
+
+    // The decoder: a Web Worker (packed_worker.js), or the same code on this thread where a
+    // worker cannot start (then a tick decodes here, as before).
+    startDecoder() {
+        this.worker = null;
+        this.decoder = null;
+        try {
+            const w = new Worker(new URL('./packed_worker.js', import.meta.url), { type: 'module' });
+            w.onmessage = (ev) => this.applyAnswer(ev.data);
+            w.onerror = (e) => {
+                if (e && e.preventDefault) e.preventDefault();
+                if (this.worker !== w) return;
+                this.useInlineDecoder();
+            };
+            this.worker = w;
+        } catch (e) {
+            this.useInlineDecoder();
+        }
+    }
+
+    useInlineDecoder() {
+        if (this.worker) { try { this.worker.terminate(); } catch { /* gone */ } }
+        this.worker = null;
+        this.decoder = new PackedDecoder();
+        if (this.hall) this.sendLayout();
+    }
+
+    send(q, transfer) {
+        if (this.worker) this.worker.postMessage(q, transfer || []);
+        else this.applyAnswer(this.decoder.handle(q));
+    }
+
+    // A new layout for the worker: its window starts empty from this thread's latest samples
+    // (the means are no-data until the next sample, as the console's after a new layout).
+    sendLayout() {
+        this.utilSent = 0;
+        this.utilMean = this.utilWindow > 1 ? new Uint8Array(this.nGpus).fill(kNoData) : null;
+        this.send({ op: 'layout', layoutEpoch: this.layoutEpoch, gpuRack: this.gpuRack,
+                    nRacks: this.hall ? this.hall.racks.length : 0, samples: this.utilWindow,
+                    now: this.array('gpu.util').slice() });
+    }
+
+    // What the worker holds once it has every frame sent so far, with this thread's arrays at
+    // that moment (the browser tests compare them): {now, mean, main: {util, mean}}.
+    peekDecoder() {
+        this.peeks = this.peeks || new Map();
+        const id = (this.peekId = (this.peekId || 0) + 1);
+        return new Promise((resolve) => {
+            this.peeks.set(id, (a) => resolve({ ...a, worker: !!this.worker, utilWindow: this.utilWindow,
+                main: { util: this.array('gpu.util').slice(), mean: this.utilMean ? this.utilMean.slice() : null } }));
+            this.send({ op: 'peek', id });
+        });
+    }
+
+    // The worker's answer to a frame or a new window, applied to this thread's arrays.
+    applyAnswer(a) {
+        if (!a || a.layoutEpoch !== this.layoutEpoch || !this.hall) return;
+        const t0 = performance.now();
+        const perf = window.loomPerf;
+        if (a.op === 'peek') {
+            const done = this.peeks && this.peeks.get(a.id);
+            if (done) { this.peeks.delete(a.id); done(a); }
+            return;
+        }
+        if (a.op === 'window') {
+            if (a.samples !== this.utilWindow) return;  // another window was asked for since
+            if (a.meanAll && this.utilMean) this.utilMean.set(a.meanAll);
+            this.emit('data', { topic: 'gpu.util', changed: null });
+            return;
+        }
+        if (perf && perf.workerTicks && perf.workerTicks.length < 5000) perf.workerTicks.push(a.ms);
+        let changed = null;
+        if (a.idx) {
+            // A delta older than the topic's latest snapshot: that snapshot has its values.
+            if ((this.snapSeq[a.topic] || 0) < a.seq) {
+                const arr = this.array(a.topic), idx = a.idx, val = a.val;
+                for (let k = 0; k < idx.length; ++k) arr[idx[k]] = val[k];
+                changed = idx;
+            } else {
+                changed = a.idx.subarray(0, 0);
+            }
+        }
+        if (a.meanIdx && this.utilMean && this.utilWindow > 1) {
+            const m = this.utilMean, idx = a.meanIdx, val = a.meanVal;
+            for (let k = 0; k < idx.length; ++k) m[idx[k]] = val[k];
+            changed = idx;  // what the map draws in utilization mode: the means that moved
+        } else if (a.type === 'snapshot') {
+            return;  // applied when it came
+        }
+        if (a.topic === 'gpu.health' || a.topic === 'link.health') {
+            if (changed === null || changed.length) this.scheduleFailures();
+        }
+        this.dataWork = (this.dataWork || 0) + (performance.now() - t0);
+        this.emit('data', { topic: a.topic, changed });
     }
 
     async loadHall() {
@@ -117,7 +214,10 @@ export class ClusterState {
                 const n = t.startsWith('gpu.') ? this.nGpus : this.nLinks;
                 if (this.arrays[t].length !== n) this.arrays[t] = new Uint8Array(n).fill(kNoData);
             }
-            this.resetUtilWindow();
+            // Answers still coming for the old layout are dropped; the worker starts afresh.
+            ++this.layoutEpoch;
+            this.snapSeq = {};
+            this.sendLayout();
         }
         this.scheduleFailures(0);
         this.emit('hall', { layoutChanged: !sameLayout });
@@ -228,27 +328,34 @@ export class ClusterState {
             return;
         }
         const t0 = performance.now();
-        const arr = this.array(msg.topic);
-        const bytes = decodeBase64(msg.data || '');
-        let changed = null;
+        const topic = msg.topic, arr = this.array(topic), seq = ++this.frameSeq;
+        const util = topic === 'gpu.util';
         if (msg.type === 'snapshot') {
+            // Applied here at once (one native decode): the first paint waits for no worker.
+            const bytes = decodeBase64(msg.data || '');
             arr.set(bytes.subarray(0, arr.length));
-            this.snapshots.add(msg.topic);
+            this.snapSeq[topic] = seq;
+            this.snapshots.add(topic);
             const perf = window.loomPerf;
             if (perf) {
                 perf.snapshots = perf.snapshots || {};
-                if (!perf.snapshots[msg.topic]) perf.snapshots[msg.topic] = performance.now();
+                if (!perf.snapshots[topic]) perf.snapshots[topic] = performance.now();
+            }
+            if (util) {
+                // An empty window's mean is the sample itself: drawn now; the worker's answer
+                // will say the same. A window with samples waits for the worker's means.
+                if (this.utilMean && this.utilSent === 0) {
+                    const m = this.utilMean;
+                    for (let i = 0; i < arr.length; ++i) m[i] = arr[i] <= 100 ? arr[i] : kNoData;
+                }
+                ++this.utilSent;
+                const copy = arr.slice();
+                this.send({ op: 'frame', topic, type: 'snapshot', bytes: copy, n: arr.length, seq }, [copy.buffer]);
             }
         } else {
-            changed = [];
-            const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-            for (let p = 0; p + 5 <= bytes.length; p += 5) {
-                const i = dv.getUint32(p, true);
-                if (i < arr.length) {
-                    arr[i] = bytes[p + 4];
-                    changed.push(i);
-                }
-            }
+            // Decoded (and the window moved) in the worker: applied when it answers.
+            if (util) ++this.utilSent;
+            this.send({ op: 'frame', topic, type: 'delta', data: msg.data || '', n: arr.length, seq });
         }
         if (msg.ts) {
             const now = Date.now();
@@ -258,16 +365,14 @@ export class ClusterState {
                 this.clockSkew = now - msg.ts;
             }
         }
-        if (msg.topic === 'gpu.util' && this.utilWindow > 1) {
-            const moved = this.sampleUtil();
-            changed = msg.type === 'snapshot' ? null : moved;
+        if (msg.type === 'snapshot') {
+            if (topic === 'gpu.health' || topic === 'link.health') this.scheduleFailures();
+            // Decoding counts in the map's tick (hall.js takes it).
+            this.dataWork = (this.dataWork || 0) + (performance.now() - t0);
+            if (!this.quiet) this.emit('data', { topic, changed: null });
+        } else {
+            this.dataWork = (this.dataWork || 0) + (performance.now() - t0);
         }
-        if (msg.topic === 'gpu.health' || msg.topic === 'link.health') {
-            if (changed === null || changed.length) this.scheduleFailures();
-        }
-        // Decoding and the utilization window count in the map's tick (hall.js takes it).
-        this.dataWork = (this.dataWork || 0) + (performance.now() - t0);
-        if (!this.quiet) this.emit('data', { topic: msg.topic, changed });
     }
 
     // Seconds since the newest data frame was built, by the server's clock (corrected for the
@@ -278,51 +383,26 @@ export class ClusterState {
     }
 
     // -- utilization window (mirrors loom-console's ClusterState::setUtilWindow) --
+    // The worker keeps the window (packed.js UtilWindow) and answers every mean once the new
+    // window has its first sample; until then the map keeps the means it has (or, coming from
+    // no window, the latest samples, which are that first sample's means).
     setUtilWindow(samples) {
         samples = Math.max(1, Math.min(3600, Math.round(samples)));
         if (samples === this.utilWindow) return;
+        const from = this.utilWindow;
         this.utilWindow = samples;
-        this.resetUtilWindow();
-        if (this.snapshots.has('gpu.util')) this.sampleUtil();
+        this.resetUtilWindow(from);
+        if (this.hall) this.send({ op: 'window', samples });
         this.emit('data', { topic: 'gpu.util', changed: null });
     }
 
-    resetUtilWindow() {
+    resetUtilWindow(from) {
         const n = this.hall ? this.nGpus : 0;
-        const on = this.utilWindow > 1;
-        this.utilRing = on ? new Array(this.utilWindow).fill(null) : [];
-        this.utilNext = this.utilFill = 0;
-        this.utilSum = on ? new Uint32Array(n) : null;
-        this.utilCount = on ? new Uint16Array(n) : null;
-        this.utilMean = on ? new Uint8Array(n).fill(kNoData) : null;
-    }
-
-    sampleUtil() {
-        if (this.utilWindow <= 1) return;
-        const now = this.array('gpu.util');
-        const n = now.length;
-        if (!this.utilSum || this.utilSum.length !== n) this.resetUtilWindow();
-        const sum = this.utilSum, cnt = this.utilCount, mean = this.utilMean;
-        let slot = this.utilRing[this.utilNext];
-        if (this.utilFill === this.utilRing.length && slot) {
-            for (let g = 0; g < n && g < slot.length; ++g) {
-                if (slot[g] <= 100) { sum[g] -= slot[g]; --cnt[g]; }
-            }
-        } else {
-            ++this.utilFill;
-        }
-        if (!slot || slot.length !== n) slot = new Uint8Array(n);
-        slot.set(now);
-        this.utilRing[this.utilNext] = slot;
-        const changed = [];
-        for (let g = 0; g < n; ++g) {
-            const v = now[g];
-            if (v <= 100) { sum[g] += v; ++cnt[g]; }
-            const m = cnt[g] === 0 ? kNoData : Math.floor((sum[g] + (cnt[g] >> 1)) / cnt[g]);
-            if (m !== mean[g]) { mean[g] = m; changed.push(g); }
-        }
-        this.utilNext = (this.utilNext + 1) % this.utilRing.length;
-        return changed;  // the GPUs whose mean moved (a smoothed map changes few cells a tick)
+        if (this.utilWindow <= 1) { this.utilMean = null; return; }
+        if (this.utilMean && this.utilMean.length === n && from > 1) return;
+        this.utilMean = new Uint8Array(n).fill(kNoData);
+        const now = this.arrays['gpu.util'];
+        if (now && now.length === n) for (let i = 0; i < n; ++i) this.utilMean[i] = now[i] <= 100 ? now[i] : kNoData;
     }
 
     // What the map draws for utilization: the window's mean, or the last sample.

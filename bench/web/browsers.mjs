@@ -4,7 +4,7 @@
 //
 //   node bench/web/browsers.mjs [--build build] [--spec configs/clusters/meta-98k-roce.yaml]
 //        [--browsers chromium,firefox] [--rollout all|N|0] [--seconds 60] [--minutes 0]
-//        [--runs N] [--together 1] [--rss 1]
+//        [--runs N] [--together 1] [--rss 1] [--memreport MINUTES] [--keep-reports DIR]
 //
 // Per browser, in the page (performance.now()): navigation -> complete hall map (goal <= 1 s),
 // per-tick update + repaint p50/p99/max over --seconds (goal p99 <= 16 ms), bytes transferred by
@@ -14,18 +14,23 @@
 // --runs N measures N fresh browsers each on the same loomd (one apply), --together 1 runs the
 // browsers at once (an hour's heap in both in one hour), --rss 1 keeps Firefox for --minutes too
 // and samples every browser's process-tree resident memory (browserRssEvery5MinMB), the one
-// memory figure Firefox gives from outside the page.
+// memory figure Firefox gives from outside the page. --memreport M keeps Firefox for --minutes
+// and has it dump about:memory every M minutes (SIGRTMIN to its parent process: a unified memory
+// report of every process, gzipped JSON in the temp dir): the page's process's resident and
+// explicit memory, its JS (the main runtime's and its workers') and the parts that grew
+// (firefoxMemory); --keep-reports DIR keeps the reports (about:memory can load them).
 // Prints one JSON line per browser and run, and the load average.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
+import zlib from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const a = { build: 'build', spec: 'configs/clusters/meta-24k-roce.yaml', browsers: 'chromium,firefox', rollout: 'all',
-            seconds: '60', minutes: '0', runs: '1', together: '0', rss: '0' };
+            seconds: '60', minutes: '0', runs: '1', together: '0', rss: '0', memreport: '0', 'keep-reports': '' };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; ++i) if (argv[i].startsWith('--')) a[argv[i].slice(2)] = argv[++i];
 const kBrowsers = {
@@ -93,6 +98,56 @@ try {
         }
         return Math.round(kb / 1024);
     };
+    // Firefox's about:memory for every process, dumped on SIGRTMIN by the parent (nsMemoryInfoDumper)
+    // to the temp dir; summarised for the process that holds our page (its window-objects name
+    // the page's URL). Sizes in MB; `parts` are the explicit tree cut at depth 3.
+    const firefoxMemory = async (pid, label) => {
+        const dir = os.tmpdir(), re = new RegExp(`^unified-memory-report-.*-${pid}\\.json\\.gz$`);
+        const before = new Set(fs.readdirSync(dir).filter((f) => re.test(f)));
+        process.kill(pid, 34);  // SIGRTMIN as glibc numbers it (Node has no name for it)
+        let file = null;
+        for (let i = 0; i < 600 && !file; ++i) {
+            await sleep(200);
+            file = fs.readdirSync(dir).find((f) => re.test(f) && !before.has(f)) || null;
+        }
+        if (!file) return null;
+        await sleep(500);  // renamed when complete; let the last write settle
+        const full = path.join(dir, file);
+        let rep;
+        try { rep = JSON.parse(zlib.gunzipSync(fs.readFileSync(full))); } catch { return null; }
+        if (a['keep-reports']) {
+            fs.mkdirSync(a['keep-reports'], { recursive: true });
+            fs.copyFileSync(full, path.join(a['keep-reports'], `firefox-${label}.json.gz`));
+        }
+        fs.rmSync(full, { force: true });
+        const byProc = new Map();
+        for (const r of rep.reports) {
+            if (!byProc.has(r.process)) byProc.set(r.process, []);
+            byProc.get(r.process).push(r);
+        }
+        const top = 'top(' + url.replace(/\//g, '\\');  // a report's path writes '/' in names as '\'
+        const ours = [...byProc.entries()].find(([, rs]) => rs.some((r) => r.path.includes(top)));
+        if (!ours) return null;
+        const mb = (x) => Math.round(x / 2 ** 20 * 10) / 10;
+        const sum = (f) => ours[1].filter((r) => r.units === 0 && f(r.path)).reduce((s, r) => s + r.amount, 0);
+        const parts = {};
+        for (const r of ours[1]) {
+            if (r.units !== 0 || !r.path.startsWith('explicit/')) continue;
+            const k = r.path.split('/').slice(0, 3).join('/').replace(/0x[0-9a-f]+/g, '*');
+            parts[k] = (parts[k] || 0) + r.amount;
+        }
+        const one = (p) => { const r = ours[1].find((x) => x.path === p); return r ? mb(r.amount) : null; };
+        return { process: ours[0], residentMB: one('resident'), residentUniqueMB: one('resident-unique'),
+                 explicitMB: mb(sum((p) => p.startsWith('explicit/'))),
+                 jsMainRuntimeMB: mb(sum((p) => p.startsWith('js-main-runtime/'))),
+                 workersMB: mb(sum((p) => p.startsWith('explicit/workers/'))),
+                 heapAllocatedMB: one('heap-allocated'),
+                 // as about:memory computes it: the malloc heap no reporter claims
+                 heapUnclassifiedMB: mb((ours[1].find((x) => x.path === 'heap-allocated') || { amount: 0 }).amount -
+                                        ours[1].filter((r) => r.units === 0 && r.kind === 1 && r.path.startsWith('explicit/'))
+                                            .reduce((x, r) => x + r.amount, 0)),
+                 parts: Object.fromEntries(Object.entries(parts).filter(([, v]) => v >= 2 ** 20).sort((x, y) => y[1] - x[1]).map(([k, v]) => [k, mb(v)])) };
+    };
     const measure = async (name, runNo) => {
         const b = kBrowsers[name];
         if (!b || !fs.existsSync(b.exe)) { console.log(`SKIP ${name}: not installed`); return; }
@@ -123,12 +178,19 @@ try {
                              hallBodyBytes: e.decodedBodySize || null, hallTransferBytes: e.transferSize || null };
                 })(),
             }));
-            await page.evaluate(() => { window.loomPerf.ticks = []; window.loomPerf.tickParts = []; });
+            await page.evaluate(() => { window.loomPerf.ticks = []; window.loomPerf.tickParts = []; window.loomPerf.workerTicks = []; });
             await sleep(Number(a.seconds) * 1000);
             const ticks = (await page.evaluate(() => window.loomPerf.ticks)).sort((x, y) => x - y);
             // The parts of a tick, p50 and max of each: decode, recolour, putImageData, scaled
             // drawImage, overlays.
             const parts = await page.evaluate(() => { const x = window.loomPerf.tickParts; window.loomPerf.tickParts = null; return x; });
+            // The decoding and the utilization window in the Web Worker (packed.js), per frame:
+            // not on the page's main thread, so not in the tick; p50 / p99 / max and the count.
+            const wt = (await page.evaluate(() => { const x = window.loomPerf.workerTicks || []; window.loomPerf.workerTicks = null; return x; }))
+                .sort((x, y) => x - y);
+            const workerStats = wt.length ? [wt[Math.floor(wt.length / 2)], wt[Math.min(wt.length - 1, Math.floor(wt.length * 0.99))], wt[wt.length - 1]]
+                .map((x) => Math.round(x * 10) / 10).concat([wt.length]) : null;
+            const inWorker = await page.evaluate(() => !!(window.loomState && window.loomState.worker));
             const partStats = ['decode', 'recolour', 'put', 'scale', 'overlays'].map((k, i) => {
                 const v = parts.map((x) => x[i] || 0).sort((x, y) => x - y);
                 return [k, v.length ? [Math.round(v[Math.floor(v.length / 2)] * 10) / 10, Math.round(v[v.length - 1] * 10) / 10] : null];
@@ -140,14 +202,23 @@ try {
             const heapShown = (await heapNow()) !== null;
             // Firefox's figure is its processes' resident memory, so it is kept waiting only when
             // asked to (--rss).
-            const waitFor = heapShown || a.rss === '1';
+            const memEvery = name === 'firefox' && pid ? Number(a.memreport) * 60 : 0;
+            const memTrend = [];
+            if (memEvery) memTrend.push({ min: Math.round(Number(a.seconds) / 6) / 10, ...(await firefoxMemory(pid, `${runNo}-start`)) });
+            const waitFor = heapShown || a.rss === '1' || memEvery > 0;
+            const t0 = Date.now();
             for (let left = waitFor ? Math.max(0, Number(a.minutes) * 60 - Number(a.seconds)) : 0; left > 0;) {
-                const step = Math.min(left, 300);
+                const step = Math.min(left, memEvery || 300);
                 await sleep(step * 1000);
                 left -= step;
                 const h = await heapNow();
                 if (h !== null) heapTrend.push(Math.round(h / 2 ** 20 * 10) / 10);
-                if (pid) rssTrend.push(treeRssMB(pid));
+                if (pid && !memEvery) rssTrend.push(treeRssMB(pid));
+                if (memEvery) {
+                    const m = await firefoxMemory(pid, `${runNo}-${memTrend.length}`);
+                    memTrend.push({ min: Math.round((Date.now() - t0) / 6000 + Number(a.seconds) / 6) / 10, ...m });
+                    console.log(JSON.stringify({ browser: name, firefoxMemory: memTrend[memTrend.length - 1] }));
+                }
             }
             const heap = await heapNow();
             const pct = (p) => (ticks.length ? ticks[Math.min(ticks.length - 1, Math.floor(p * ticks.length))] : null);
@@ -157,8 +228,10 @@ try {
                 firstPaintBreakdownMs: first.breakdown,
                 tickSamples: ticks.length, tickP50Ms: pct(0.5), tickP99Ms: pct(0.99), tickMaxMs: ticks[ticks.length - 1] ?? null,
                 tickPartsP50MaxMs: Object.fromEntries(partStats),
+                decodeInWorker: inWorker, workerFrameP50P99MaxMsCount: workerStats,
                 firstLoadTransferredBytes: first.bytes, jsHeapMB: heap === null ? null : Math.round(heap / 2 ** 20 * 10) / 10,
                 jsHeapEvery5MinMB: heapTrend, browserRssMB: pid ? treeRssMB(pid) : null, browserRssEvery5MinMB: rssTrend,
+                firefoxMemory: memTrend.length ? memTrend : undefined,
                 minutes: Number(a.minutes), loadAverage: os.loadavg().map((x) => x.toFixed(2)).join(' ') }));
         } finally {
             await browser.close();

@@ -230,6 +230,22 @@ async function runBrowser(name, loomd, t) {
               `${name}: after ${cellDiff && cellDiff.ticks} ticks the cell canvas equals the map's image (${cellDiff && cellDiff.diff} bytes differ)`);
         check(cellDiff && cellDiff.colours === 0 && cellDiff.mode === 'util',
               `${name}: every cell has colourOf's colour in ${cellDiff && cellDiff.mode} mode (${cellDiff && cellDiff.colours} differ)`);
+        // The frames are decoded and the utilization window kept in a Web Worker (packed.js):
+        // once it has every frame sent so far, the page's arrays are what the worker holds — the
+        // latest samples and the window's means — and the window has means to draw.
+        const peek = await page.evaluate(async () => {
+            const p = await window.loomState.peekDecoder();
+            let raw = 0, mean = 0, withData = 0;
+            for (let i = 0; i < p.now.length; ++i) {
+                if (p.now[i] !== p.main.util[i]) ++raw;
+                if (p.mean[i] !== p.main.mean[i]) ++mean;
+                if (p.mean[i] <= 100) ++withData;
+            }
+            return { worker: p.worker, window: p.utilWindow, samples: p.samples, raw, mean, withData, n: p.now.length };
+        });
+        check(peek.worker && peek.window > 1 && peek.samples === peek.window && peek.raw === 0 && peek.mean === 0 && peek.withData >= 40,
+              `${name}: the worker decodes the frames and keeps the ${peek.window}-sample window; the page holds the same samples ` +
+              `and means (${JSON.stringify(peek)})`);
 
         // The pointer finds a GPU and its rack (the maps for it are made on the first look).
         // A failure's GPU is found in its rack without making the hall's GPU names; the same
