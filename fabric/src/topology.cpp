@@ -1,11 +1,14 @@
 #include "loom/fabric/topology.hpp"
 
-#include "adjacency.hpp"
-
 #include <algorithm>
+#include <bit>
+#include <functional>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
+
+#include "adjacency.hpp"
 
 namespace loom::fabric {
 
@@ -13,10 +16,14 @@ namespace inv = loom::inventory;
 
 std::string_view linkStateName(LinkState s) {
     switch (s) {
-        case LinkState::Up: return "up";
-        case LinkState::Down: return "down";
-        case LinkState::Drained: return "drained";
-        case LinkState::NotInService: return "not_in_service";
+        case LinkState::Up:
+            return "up";
+        case LinkState::Down:
+            return "down";
+        case LinkState::Drained:
+            return "drained";
+        case LinkState::NotInService:
+            return "not_in_service";
     }
     return "?";
 }
@@ -108,6 +115,67 @@ std::size_t TopologyArrays::share(Topology& t) {
 
 namespace {
 
+// Names -> ids for buildTopology: one open-addressing table (at most half full) of the names'
+// 32-bit hashes and their ids, the names themselves read through `keyOf(id)` only on a hash
+// match. At 98k the port table alone was ~1 M nodes of an unordered_map<string_view, ...>
+// (one allocation each, a pointer chase per probe): 40 % of the topology build's CPU.
+template <class KeyOf>
+class TopologyNameTable {
+public:
+    TopologyNameTable(std::size_t n, KeyOf keyOf)
+        : slots_(std::bit_ceil(std::max<std::size_t>(16, 2 * n)), 0), keyOf_(std::move(keyOf)) {}
+
+    // The id already under `key`, or `id` (inserted); `.second` is true when inserted.
+    std::pair<std::int32_t, bool> insert(std::string_view key, std::int32_t id) {
+        const auto h = hashOf(key);
+        std::size_t i = probe(key, h);
+        if (slots_[i] != 0) return {idOf(slots_[i]), false};
+        if (2 * (++count_) > slots_.size()) {
+            grow();
+            i = probe(key, h);
+        }
+        slots_[i] = static_cast<std::uint64_t>(h) << 32 | static_cast<std::uint32_t>(id + 1);
+        return {id, true};
+    }
+    std::int32_t find(std::string_view key) const {
+        const auto e = slots_[probe(key, hashOf(key))];
+        return e == 0 ? kNone : idOf(e);
+    }
+
+private:
+    static std::uint32_t hashOf(std::string_view key) {
+        return static_cast<std::uint32_t>(
+            (std::hash<std::string_view>{}(key)*0x9E3779B97F4A7C15ull) >> 32);
+    }
+    static std::int32_t idOf(std::uint64_t e) {
+        return static_cast<std::int32_t>(e & 0xffffffffu) - 1;
+    }
+    // The slot holding `key`, or the empty slot where it would go.
+    std::size_t probe(std::string_view key, std::uint32_t h) const {
+        const std::size_t mask = slots_.size() - 1;
+        for (std::size_t i = h & mask;; i = (i + 1) & mask) {
+            const auto e = slots_[i];
+            if (e == 0) return i;
+            if (static_cast<std::uint32_t>(e >> 32) == h && keyOf_(idOf(e)) == key) return i;
+        }
+    }
+    void grow() {
+        std::vector<std::uint64_t> old(slots_.size() * 2, 0);
+        old.swap(slots_);
+        const std::size_t mask = slots_.size() - 1;
+        for (auto e : old) {
+            if (e == 0) continue;
+            std::size_t i = (e >> 32) & mask;
+            while (slots_[i] != 0) i = (i + 1) & mask;
+            slots_[i] = e;
+        }
+    }
+
+    std::vector<std::uint64_t> slots_;
+    KeyOf keyOf_;
+    std::size_t count_ = 0;
+};
+
 bool isBackendRole(inv::SwitchRole r) {
     using R = inv::SwitchRole;
     return r == R::Rtsw || r == R::Ctsw || r == R::Atsw || r == R::Leaf || r == R::Spine ||
@@ -137,19 +205,19 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     t.type = in.fabric;
     t.cluster = in.cluster;
 
-    std::unordered_map<std::string_view, std::int32_t> zoneIdx, rackIdx, hostIdx, nodeIdx;
-    zoneIdx.reserve(in.zones.size());
+    // Zones, racks and hosts keep their inventory order (id = inventory index); a name given
+    // twice finds its first entity.
+    TopologyNameTable zoneIdx(in.zones.size(),
+                              [&](std::int32_t i) { return std::string_view(in.zones[i].name); });
     for (const auto& z : in.zones) {
-        zoneIdx.emplace(z.name, static_cast<std::int32_t>(t.zoneNames.size()));
+        zoneIdx.insert(z.name, static_cast<std::int32_t>(t.zoneNames.size()));
         t.zoneNames.emplace_back(z.name);
     }
-    auto idxOr = [](const auto& map, std::string_view key) {
-        auto it = map.find(key);
-        return it == map.end() ? kNone : it->second;
-    };
-    rackIdx.reserve(in.racks.size());
+    auto idxOr = [](const auto& map, std::string_view key) { return map.find(key); };
+    TopologyNameTable rackIdx(in.racks.size(),
+                              [&](std::int32_t i) { return std::string_view(in.racks[i].name); });
     for (const auto& r : in.racks) {
-        rackIdx.emplace(r.name, static_cast<std::int32_t>(t.rackNames.size()));
+        rackIdx.insert(r.name, static_cast<std::int32_t>(t.rackNames.size()));
         t.rackNames.emplace_back(r.name);
         t.rackZone.push_back(idxOr(zoneIdx, r.zone));
     }
@@ -161,11 +229,17 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     std::stable_sort(order.begin(), order.end(), [&](std::int32_t a, std::int32_t b) {
         return inv::switchTier(in.switches[a].role) < inv::switchTier(in.switches[b].role);
     });
-    nodeIdx.reserve(order.size() + in.nics.size());
+    // Switches then backend NICs (node ids); nicOrder is filled below.
+    std::vector<std::int32_t> nicOrder;
+    TopologyNameTable nodeIdx(order.size() + in.nics.size(), [&](std::int32_t id) {
+        const auto sw = static_cast<std::int32_t>(order.size());
+        return id < sw ? std::string_view(in.switches[order[id]].name)
+                       : std::string_view(in.nics[nicOrder[id - sw]].name);
+    });
     for (std::int32_t i : order) {
         const auto& s = in.switches[i];
         auto id = static_cast<std::int32_t>(t.switchNames.size());
-        if (!nodeIdx.emplace(s.name, id).second)
+        if (!nodeIdx.insert(s.name, id).second)
             return fail(Error::invalid("duplicate switch name " + s.name,
                                        "switches[" + std::to_string(i) + "]"));
         int tier = std::clamp(inv::switchTier(s.role), 1, 3);
@@ -181,21 +255,25 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
 
     // Hosts and their backend NICs (contiguous per host, by rail).
     // The shared arrays (SharedArray) are filled as vectors here and handed over once whole.
-    hostIdx.reserve(in.hosts.size());
+    TopologyNameTable hostIdx(in.hosts.size(),
+                              [&](std::int32_t i) { return std::string_view(in.hosts[i].name); });
     std::vector<std::string> hostNames;
     hostNames.reserve(in.hosts.size());
     for (const auto& h : in.hosts) {
-        hostIdx.emplace(h.name, static_cast<std::int32_t>(hostNames.size()));
+        hostIdx.insert(h.name, static_cast<std::int32_t>(hostNames.size()));
         hostNames.emplace_back(h.name);
         t.hostRack.push_back(idxOr(rackIdx, h.rack));
     }
     t.hostNames = std::move(hostNames);
-    std::vector<std::int32_t> nicOrder;
-    for (std::size_t i = 0; i < in.nics.size(); ++i)
-        if (in.nics[i].network == inv::Network::Backend && hostIdx.count(in.nics[i].host))
-            nicOrder.push_back(static_cast<std::int32_t>(i));
+    // Each backend NIC's host, looked up once (the sort compares by it).
+    std::vector<std::int32_t> nicHostOf(in.nics.size(), kNone);
+    for (std::size_t i = 0; i < in.nics.size(); ++i) {
+        if (in.nics[i].network != inv::Network::Backend) continue;
+        nicHostOf[i] = hostIdx.find(in.nics[i].host);
+        if (nicHostOf[i] != kNone) nicOrder.push_back(static_cast<std::int32_t>(i));
+    }
     std::stable_sort(nicOrder.begin(), nicOrder.end(), [&](std::int32_t a, std::int32_t b) {
-        auto ha = hostIdx[in.nics[a].host], hb = hostIdx[in.nics[b].host];
+        auto ha = nicHostOf[a], hb = nicHostOf[b];
         return ha != hb ? ha < hb : in.nics[a].index < in.nics[b].index;
     });
     t.hostFirstNic.assign(t.hostNames.size(), kNone);
@@ -206,10 +284,10 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     for (std::int32_t i : nicOrder) {
         const auto& n = in.nics[i];
         auto nic = static_cast<std::int32_t>(nicNames.size());
-        if (!nodeIdx.emplace(n.name, S + nic).second)
-            return fail(Error::invalid("duplicate NIC name " + n.name,
-                                       "nics[" + std::to_string(i) + "]"));
-        auto h = hostIdx[n.host];
+        if (!nodeIdx.insert(n.name, S + nic).second)
+            return fail(
+                Error::invalid("duplicate NIC name " + n.name, "nics[" + std::to_string(i) + "]"));
+        auto h = nicHostOf[i];
         if (t.hostFirstNic[h] == kNone) t.hostFirstNic[h] = nic;
         ++t.hostNicCount[h];
         nicNames.emplace_back(n.name);
@@ -222,60 +300,73 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
     t.nicRail = std::move(nicRail);
     std::vector<std::int32_t> nicLink(static_cast<std::size_t>(t.nicCount()), kNone);
 
-    // Ports: name -> (node, physical port). Only ports on fabric nodes matter.
+    // Ports: name -> (node, physical port). Only ports on fabric nodes matter. A name given
+    // twice keeps its first port.
     struct PortRef {
         std::int32_t node;
         std::uint16_t index;
     };
-    std::unordered_map<std::string_view, PortRef> ports;
-    ports.reserve(in.ports.size());
+    std::vector<PortRef> portRefs(in.ports.size());
+    TopologyNameTable ports(in.ports.size(),
+                            [&](std::int32_t i) { return std::string_view(in.ports[i].name); });
     for (std::size_t i = 0; i < in.ports.size(); ++i) {
         const auto& p = in.ports[i];
-        auto it = nodeIdx.find(p.device);
-        std::int32_t node = it == nodeIdx.end() ? kNone : it->second;  // kNone: not in fabric
+        std::int32_t node = nodeIdx.find(p.device);  // kNone: not in fabric
         if (p.index < 1 || p.index > 65535)
-            return fail(Error::invalid("port index " + std::to_string(p.index) +
-                                           " outside 1..65535",
-                                       "ports[" + std::to_string(i) + "].index"));
-        ports.emplace(p.name, PortRef{node, static_cast<std::uint16_t>(p.index)});
+            return fail(
+                Error::invalid("port index " + std::to_string(p.index) + " outside 1..65535",
+                               "ports[" + std::to_string(i) + "].index"));
+        portRefs[i] = PortRef{node, static_cast<std::uint16_t>(p.index)};
+        ports.insert(p.name, static_cast<std::int32_t>(i));
     }
 
     const auto N = t.nodeCount();
-    std::unordered_map<std::uint64_t, std::int32_t> usedPorts;
+    // (node, port) pairs cabled so far: an open-addressing set of key + 1 (0 = empty), at most
+    // a quarter full.
+    std::vector<std::uint64_t> usedPorts(
+        std::bit_ceil(std::max<std::size_t>(16, 4 * in.links.size())), 0);
+    auto firstUse = [&](std::uint64_t key) {
+        const std::size_t mask = usedPorts.size() - 1;
+        for (std::size_t i = (key * 0x9E3779B97F4A7C15ull) >> 32 & mask;; i = (i + 1) & mask) {
+            if (usedPorts[i] == key + 1) return false;
+            if (usedPorts[i] == 0) {
+                usedPorts[i] = key + 1;
+                return true;
+            }
+        }
+    };
     std::vector<std::string> linkNames;
     std::vector<std::int32_t> linkA, linkB;
     std::vector<std::uint16_t> linkAPort, linkBPort;
     std::vector<float> linkCapGbps;
-    usedPorts.reserve(in.links.size() * 2);
     for (std::size_t i = 0; i < in.links.size(); ++i) {
         const auto& l = in.links[i];
         if (l.network != inv::Network::Backend) continue;
-        auto where = "links[" + std::to_string(i) + "]";
+        auto where = [i] { return "links[" + std::to_string(i) + "]"; };
         auto pa = ports.find(l.aPort), pb = ports.find(l.bPort);
-        if (pa == ports.end() || pb == ports.end())
+        if (pa == kNone || pb == kNone)
             return fail(Error::invalid(
-                "link " + l.name + " names unknown port " + (pa == ports.end() ? l.aPort : l.bPort),
-                where + (pa == ports.end() ? ".aPort" : ".bPort")));
+                "link " + l.name + " names unknown port " + (pa == kNone ? l.aPort : l.bPort),
+                where() + (pa == kNone ? ".aPort" : ".bPort")));
+        PortRef a = portRefs[pa], b = portRefs[pb];
         // A backend link to a device outside the fabric (a storage node) is not routed here.
-        if (pa->second.node == kNone || pb->second.node == kNone) continue;
-        PortRef a = pa->second, b = pb->second;
+        if (a.node == kNone || b.node == kNone) continue;
         if (t.tierOf(a.node) == t.tierOf(b.node))
             return fail(Error::invalid("link " + l.name + " joins two tier-" +
                                            std::to_string(t.tierOf(a.node)) +
                                            " devices; a Clos link must go up one tier",
-                                       where));
+                                       where()));
         if (t.tierOf(a.node) > t.tierOf(b.node)) std::swap(a, b);
         if (!t.isSwitch(b.node))
-            return fail(Error::invalid("link " + l.name + " joins two NICs", where));
+            return fail(Error::invalid("link " + l.name + " joins two NICs", where()));
         for (auto pr : {a, b}) {
             auto key = (static_cast<std::uint64_t>(pr.node) << 16) | pr.index;
-            if (!usedPorts.emplace(key, static_cast<std::int32_t>(i)).second)
-                return fail(Error::invalid("port " + std::to_string(pr.index) + " of " +
-                                               (t.isSwitch(pr.node)
-                                                    ? t.switchNames[pr.node]
-                                                    : t.nicNames[pr.node - S]) +
-                                               " is used by two links",
-                                           where));
+            if (!firstUse(key))
+                return fail(Error::invalid(
+                    "port " + std::to_string(pr.index) + " of " +
+                        (t.isSwitch(pr.node) ? t.switchNames[pr.node] : t.nicNames[pr.node - S]) +
+                        " is used by two links",
+                    where()));
         }
         auto id = static_cast<std::int32_t>(linkNames.size());
         linkNames.emplace_back(l.name);
@@ -288,8 +379,8 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
         if (!t.isSwitch(a.node)) {
             auto nic = a.node - S;
             if (nicLink[nic] != kNone)
-                return fail(Error::invalid("NIC " + t.nicNames[nic] + " has two backend links",
-                                           where));
+                return fail(
+                    Error::invalid("NIC " + t.nicNames[nic] + " has two backend links", where()));
             nicLink[nic] = id;
         }
     }

@@ -1,15 +1,22 @@
 // Topology graph: compact arrays from an inventory, and clear errors for bad cabling.
+#include "loom/fabric/topology.hpp"
+
 #include <gtest/gtest.h>
 
-#include "loom/fabric/topology.hpp"
 #include "loom/fabric/testbed.hpp"
 
 namespace loom::fabric {
 namespace {
 
 testbed::RoceShape small() {
-    return {.zones = 2, .racksPerZone = 2, .hostsPerRack = 2, .nicsPerHost = 2, .ctswPerZone = 2,
-            .linksPerCtsw = 1, .atsws = 2, .ctswUplinks = 2};
+    return {.zones = 2,
+            .racksPerZone = 2,
+            .hostsPerRack = 2,
+            .nicsPerHost = 2,
+            .ctswPerZone = 2,
+            .linksPerCtsw = 1,
+            .atsws = 2,
+            .ctswUplinks = 2};
 }
 
 TEST(FabricTopology, CompactGraphOfASmallClos) {
@@ -77,6 +84,51 @@ TEST(FabricTopology, BadCablingIsAnErrorNamingTheLink) {
             EXPECT_NE(r.error().message.find("tier"), std::string::npos) << r.error().message;
             break;
         }
+}
+
+// The name tables of buildTopology (open addressing since issue 37): a second switch or NIC of
+// one name is an error naming it; a port name given twice keeps its first port.
+TEST(FabricTopology, DuplicateNamesAreErrorsNamingTheEntity) {
+    auto inv = testbed::makeRoce(small());
+    std::size_t rtsw = 0, ctsw = 0;
+    for (std::size_t i = 0; i < inv.switches.size(); ++i) {
+        if (inv.switches[i].name == "z1-r002-rtsw") rtsw = i;
+        if (inv.switches[i].name == "z1-ctsw01") ctsw = i;
+    }
+    inv.switches[ctsw].name = inv.switches[rtsw].name;
+    auto r = buildTopology(inv);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().path, "switches[" + std::to_string(ctsw) + "]");
+    EXPECT_NE(r.error().message.find("duplicate switch name z1-r002-rtsw"), std::string::npos)
+        << r.error().message;
+
+    inv = testbed::makeRoce(small());
+    std::size_t first = inv.nics.size(), second = 0;
+    for (std::size_t i = 0; i < inv.nics.size(); ++i)
+        if (inv.nics[i].network == inventory::Network::Backend) {
+            if (first == inv.nics.size())
+                first = i;
+            else
+                second = i;
+        }
+    inv.nics[second].name = inv.nics[first].name;
+    r = buildTopology(inv);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().path, "nics[" + std::to_string(second) + "]");
+    EXPECT_NE(r.error().message.find("duplicate NIC name"), std::string::npos);
+
+    // A port listed twice: the first entry's device and index stand, so the graph is the same.
+    inv = testbed::makeRoce(small());
+    auto extra = inv.ports[0];
+    extra.device = "z2-r002-rtsw";
+    extra.index = 99;
+    inv.ports.push_back(extra);
+    auto t = buildTopology(inv);
+    ASSERT_TRUE(t.has_value()) << t.error().toString();
+    auto same = buildTopology(testbed::makeRoce(small()));
+    EXPECT_EQ(t->linkA, same->linkA);
+    EXPECT_EQ(t->linkAPort, same->linkAPort);
+    EXPECT_EQ(t->linkB, same->linkB);
 }
 
 }  // namespace
