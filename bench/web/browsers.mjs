@@ -5,6 +5,7 @@
 //   node bench/web/browsers.mjs [--build build] [--spec configs/clusters/meta-98k-roce.yaml]
 //        [--browsers chromium,firefox] [--rollout all|N|0] [--seconds 60] [--minutes 0]
 //        [--runs N] [--together 1] [--rss 1] [--memreport MINUTES] [--keep-reports DIR]
+//   node bench/web/browsers.mjs --url http://127.0.0.1:PORT --viewer TOKEN [--operator TOKEN] ...
 //
 // Per browser, in the page (performance.now()): navigation -> complete hall map (goal <= 1 s),
 // per-tick update + repaint p50/p99/max over --seconds (goal p99 <= 16 ms), bytes transferred by
@@ -19,6 +20,9 @@
 // report of every process, gzipped JSON in the temp dir): the page's process's resident and
 // explicit memory, its JS (the main runtime's and its workers') and the parts that grew
 // (firefoxMemory); --keep-reports DIR keeps the reports (about:memory can load them).
+// --url points the browsers at a loomd already running (bench/scale/run_196k.sh's): nothing is
+// applied or started, --viewer is the page's token and --operator (needed only when --rollout is
+// not 0) the advancing one; --spec then only names the cluster in the output.
 // Prints one JSON line per browser and run, and the load average.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,7 +34,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const a = { build: 'build', spec: 'configs/clusters/meta-24k-roce.yaml', browsers: 'chromium,firefox', rollout: 'all',
-            seconds: '60', minutes: '0', runs: '1', together: '0', rss: '0', memreport: '0', 'keep-reports': '' };
+            seconds: '60', minutes: '0', runs: '1', together: '0', rss: '0', memreport: '0', 'keep-reports': '', url: '', viewer: '', operator: '' };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; ++i) if (argv[i].startsWith('--')) a[argv[i].slice(2)] = argv[++i];
 const kBrowsers = {
@@ -39,8 +43,8 @@ const kBrowsers = {
     firefox: { exe: '/usr/bin/firefox-esr', browser: 'firefox', args: [] },
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const port = await new Promise((res) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
-const url = `http://127.0.0.1:${port}`;
+const port = a.url ? 0 : await new Promise((res) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
+const url = a.url ? a.url.replace(/\/$/, '') : `http://127.0.0.1:${port}`;
 const loomdBin = path.resolve(root, a.build, 'bin', 'loomd');  // --build may be absolute
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'loom-web-bench.'));
 const state = path.join(work, 'state');
@@ -49,12 +53,15 @@ const run = (...x) => execFileSync(loomdBin, [...x, '--state-dir', state], { env
 let proc = null;
 try {
     let t = Date.now();
-    run('apply', '-f', path.join(root, a.spec));
-    console.log(`== applied ${a.spec} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    const token = (role) => run('token', 'create', '--role', role, '--name', 'bench-' + role).trim().split('\n').pop();
-    const operator = token('operator'), viewer = token('viewer');
-    proc = spawn(loomdBin, ['serve', '--simulate', '--listen', `127.0.0.1:${port}`, '--state-dir', state],
-                 { env, stdio: ['ignore', fs.openSync(path.join(work, 'loomd.log'), 'w'), 'inherit'] });
+    let operator = a.operator, viewer = a.viewer;
+    if (!a.url) {
+        run('apply', '-f', path.join(root, a.spec));
+        console.log(`== applied ${a.spec} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+        const token = (role) => run('token', 'create', '--role', role, '--name', 'bench-' + role).trim().split('\n').pop();
+        operator = token('operator'); viewer = token('viewer');
+        proc = spawn(loomdBin, ['serve', '--simulate', '--listen', `127.0.0.1:${port}`, '--state-dir', state],
+                     { env, stdio: ['ignore', fs.openSync(path.join(work, 'loomd.log'), 'w'), 'inherit'] });
+    }
     for (let i = 0; i < 1500; ++i) {
         try { if ((await fetch(url + '/readyz')).status === 200) break; } catch { /* not yet */ }
         await sleep(200);

@@ -2,8 +2,11 @@
 // invariants of every expanded config.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "loom/inventory/spec.hpp"
@@ -143,6 +146,53 @@ TEST(SpecCounts, Meta98kRoce) {
         kept += names.contains(l.name);
     }
     EXPECT_EQ(kept, backend);
+}
+
+// The 196k reference (issue 37 item 5): 64 zones of the same design, 72 ATSWs (18 planes of 4:
+// 64 x 24 = 1,536 uplinks a plane, 384 per ATSW as at 98k), 128 fcsws (196 ports each as at
+// 98k), 128 storage racks (configs/clusters/meta-196k-roce.yaml). Under the spec's entity
+// limit, which counts it before expanding.
+TEST(SpecCounts, Meta196kRoce) {
+    Inventory inv = loadConfig("meta-196k-roce.yaml");
+    EXPECT_EQ(inv.cluster, "meta-196k-roce");
+    EXPECT_EQ(inv.zones.size(), 64u);
+    EXPECT_EQ(inv.racks.size(), 12288u + 128);
+    EXPECT_EQ(inv.hosts.size(), 24576u);
+    EXPECT_EQ(inv.gpus.size(), 196608u);
+    EXPECT_EQ(inv.storageNodes.size(), 1024u);
+
+    auto roles = switchesByRole(inv);
+    EXPECT_EQ(roles["rtsw"], 12288u);
+    EXPECT_EQ(roles["ctsw"], 1152u);
+    EXPECT_EQ(roles["atsw"], 72u);
+    EXPECT_EQ(roles["fcsw"], 128u);
+    EXPECT_EQ(roles["ssw"], 128u);
+
+    auto tiers = linksByTier(inv);
+    EXPECT_EQ(tiers["nic-rtsw"], 196608u);
+    EXPECT_EQ(tiers["rtsw-ctsw"], 221184u);
+    EXPECT_EQ(tiers["ctsw-atsw"], 27648u);
+    EXPECT_EQ(tiers["fsw-fcsw"], 24576u);
+    EXPECT_EQ(tiers["ssw-fcsw"], 512u);
+    EXPECT_EQ(inv.totalEntities(), 1975946u);
+    EXPECT_LE(inv.totalEntities(), SpecLimits{}.maxEntities);
+
+    // Port budget: every ATSW cabled on ports 1..384 of 576, every fcsw on 1..196.
+    std::unordered_map<std::string_view, int> maxPort, used;
+    for (const auto& p : inv.ports) {
+        if (p.deviceKind != DeviceKind::Switch) continue;
+        auto d = std::string_view(p.device);
+        if (!d.starts_with("atsw") && !d.starts_with("fcsw")) continue;
+        maxPort[d] = std::max(maxPort[d], p.index);
+        ++used[d];
+    }
+    for (const auto& s : inv.switches) {
+        if (s.role == SwitchRole::Atsw) {
+            EXPECT_EQ(maxPort[s.name], 384) << s.name;
+            EXPECT_EQ(used[s.name], 384) << s.name;
+        }
+        if (s.role == SwitchRole::Fcsw) EXPECT_EQ(maxPort[s.name], 196) << s.name;
+    }
 }
 
 TEST(SpecCounts, Meta24kRoceMedia) {
