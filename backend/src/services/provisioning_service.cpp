@@ -1,15 +1,11 @@
 #include "loom/backend/provisioning_service.hpp"
 
-#include "config_diff.hpp"
-#include "live_topology.hpp"
-
 #include <spdlog/spdlog.h>
 
-
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <atomic>
 #include <optional>
 #include <set>
 #include <span>
@@ -17,9 +13,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "loom/db/inventory_repository.hpp"
+#include "config_diff.hpp"
+#include "live_topology.hpp"
 #include "loom/backend/telemetry_service.hpp"
 #include "loom/db/event_repo.hpp"
+#include "loom/db/inventory_repository.hpp"
 #include "loom/db/leader.hpp"
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/fabric/export.hpp"
@@ -28,6 +26,7 @@
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/summary_router.hpp"
 #include "loom/fabric/topology.hpp"
+#include "loom/inventory/text.hpp"
 #include "loom/provisioning/link_service.hpp"
 #include "loom/provisioning/reconciler.hpp"
 
@@ -38,14 +37,28 @@ using prov::RackState;
 
 namespace {
 
+// The cables' names are the loaded inventory's Texts (8 bytes, sharing its blocks: a cable's
+// port names once for both of its planned ends, no std::string of 32 bytes and a heap block
+// each). At 98k they are ~340k planned ends and ~230k cables held through a whole rollout.
+using PlannedEnd = std::pair<inventory::Text, inventory::Text>;  // (port, peer)
+
 struct RackCtx {
     std::vector<std::string> hosts;
     std::vector<std::vector<std::string>> gpus;
-    std::vector<prov::PlannedLink> planned;
-    std::vector<std::string> links;           // every cable with an end in the rack
-    std::vector<std::int32_t> topoLinks;      // its backend links in the fabric topology
-    std::int32_t rtsw = fabric::kNone;        // topology switch id of its tier-1 switch
+    std::vector<PlannedEnd> planned;
+    std::vector<inventory::Text> links;   // every cable with an end in the rack
+    std::vector<std::int32_t> topoLinks;  // its backend links in the fabric topology
+    std::int32_t rtsw = fabric::kNone;    // topology switch id of its tier-1 switch
 };
+
+// What the cabling gate (prov::checkCabling) reads: the rack's planned ends as strings, made
+// for one rack's step at a time.
+std::vector<prov::PlannedLink> plannedLinksOf(const std::vector<PlannedEnd>& planned) {
+    std::vector<prov::PlannedLink> out;
+    out.reserve(planned.size());
+    for (const auto& [port, peer] : planned) out.push_back({port.str(), peer.str()});
+    return out;
+}
 
 bool hostUsable(HostState s) {
     return s != HostState::Quarantined && s != HostState::Rma && s != HostState::Decommissioned &&
@@ -93,9 +106,9 @@ struct ProvisioningService::Impl {
     bool fabricDirty = true;
     bool configsLoaded = false;
     std::unordered_map<std::string, std::pair<int, PackedConfig>> lastConfig;  // config_diff.hpp
-    fabric::LinkNameIndex linkIds;  // router link ids by name
+    fabric::LinkNameIndex linkIds;         // router link ids by name
     fabric::LinkNameIndex::Memo linkMemo;  // changes() by pointers (link_sync.hpp)
-    std::shared_ptr<const inventory::Inventory> syncedFrom;         // last live snapshot applied
+    std::shared_ptr<const inventory::Inventory> syncedFrom;  // last live snapshot applied
 
     // Link states others changed (operator actions, the leader's live sync) reach the router
     // incrementally; the reconciler's own changes are already in it (no-ops here).
@@ -142,21 +155,23 @@ struct ProvisioningService::Impl {
         for (const auto& s : inv->switches)
             if (!s.rack.empty()) deviceRack[s.name] = s.rack;
         for (const auto& n : inv->nics)
-            if (auto it = hostRack.find(n.host); it != hostRack.end()) deviceRack[n.name] = it->second;
+            if (auto it = hostRack.find(n.host); it != hostRack.end())
+                deviceRack[n.name] = it->second;
         std::unordered_map<std::string_view, std::string_view> portRack;
         for (const auto& p : inv->ports)
-            if (auto it = deviceRack.find(p.device); it != deviceRack.end()) portRack[p.name] = it->second;
+            if (auto it = deviceRack.find(p.device); it != deviceRack.end())
+                portRack[p.name] = it->second;
         for (const auto& l : inv->links) {
             auto a = portRack.find(l.aPort), b = portRack.find(l.bPort);
             if (a != portRack.end()) {
                 auto& rc = racks[std::string(a->second)];
-                rc.planned.push_back({l.aPort.str(), l.bPort.str()});
-                rc.links.emplace_back(l.name);
+                rc.planned.emplace_back(l.aPort, l.bPort);
+                rc.links.push_back(l.name);
             }
             if (b != portRack.end()) {
                 auto& rc = racks[std::string(b->second)];
-                rc.planned.push_back({l.bPort.str(), l.aPort.str()});
-                if (a == portRack.end() || a->second != b->second) rc.links.emplace_back(l.name);
+                rc.planned.emplace_back(l.bPort, l.aPort);
+                if (a == portRack.end() || a->second != b->second) rc.links.push_back(l.name);
             }
         }
         router.reset();
@@ -164,8 +179,10 @@ struct ProvisioningService::Impl {
         if (opt.fabric) {
             auto topo = buildLiveTopology(*inv);
             if (!topo) {
-                spdlog::warn("provisioning: fabric topology unavailable, enablement without "
-                             "routing: {}", topo.error().toString());
+                spdlog::warn(
+                    "provisioning: fabric topology unavailable, enablement without "
+                    "routing: {}",
+                    topo.error().toString());
             } else {
                 linkIds = fabric::LinkNameIndex(*topo);
                 linkMemo = {};
@@ -211,8 +228,7 @@ struct ProvisioningService::Impl {
     }
 };
 
-ProvisioningService::ProvisioningService(db::Database db,
-                                         std::shared_ptr<prov::Executor> executor,
+ProvisioningService::ProvisioningService(db::Database db, std::shared_ptr<prov::Executor> executor,
                                          ProvisioningOptions options)
     : impl_(std::make_unique<Impl>()) {
     impl_->database = std::move(db);
@@ -349,7 +365,8 @@ Result<PassStats> ProvisioningService::runOnce() {
                 j.ctx.hosts.push_back(it->second.hosts[h]);
                 j.ctx.gpus.push_back(it->second.gpus[h]);
             }
-            if (j.kind == prov::StepKind::Cabling) j.ctx.plannedLinks = it->second.planned;
+            if (j.kind == prov::StepKind::Cabling)
+                j.ctx.plannedLinks = plannedLinksOf(it->second.planned);
         }
     }
     {
@@ -429,7 +446,7 @@ Result<PassStats> ProvisioningService::runOnce() {
             const RackCtx* rc = rackCtxOf(state.racks[steps[k]->rack].name);
             if (!j.outcome.ok || !isFabricStep(j.kind) || !rc) continue;
             const auto ls = j.kind == prov::StepKind::FabricEnable ? fabric::LinkState::Up
-                                                                    : fabric::LinkState::Drained;
+                                                                   : fabric::LinkState::Drained;
             for (auto l : rc->topoLinks) changes.emplace_back(l, ls);
         }
         if (!changes.empty()) I.setLinkStates(changes);
@@ -437,7 +454,8 @@ Result<PassStats> ProvisioningService::runOnce() {
         for (std::size_t k = 0; k < steps.size(); ++k) {
             auto& j = jobs[k];
             const RackCtx* rc = rackCtxOf(state.racks[steps[k]->rack].name);
-            if (!j.outcome.ok || !isFabricStep(j.kind) || !rc || rc->rtsw == fabric::kNone) continue;
+            if (!j.outcome.ok || !isFabricStep(j.kind) || !rc || rc->rtsw == fabric::kNone)
+                continue;
             const bool enable = j.kind == prov::StepKind::FabricEnable;
             const auto t = I.targetOf(rc->rtsw);
             int reach = 0, peers = 0;
@@ -477,7 +495,8 @@ Result<PassStats> ProvisioningService::runOnce() {
             }
             auto it = lldp->find(rv.name);
             if (it == lldp->end()) continue;  // waiting for the rack's LLDP report
-            auto rep = prov::checkCabling(rc ? rc->planned : std::vector<prov::PlannedLink>{}, it->second);
+            auto rep = prov::checkCabling(
+                rc ? plannedLinksOf(rc->planned) : std::vector<prov::PlannedLink>{}, it->second);
             j.outcome = {rep.ok(), rep.ok() ? "" : "cabling: " + rep.summary()};
             j.output = rep.summary(1000);
         }
@@ -496,9 +515,9 @@ Result<PassStats> ProvisioningService::runOnce() {
         auto d = rec.judge(rv, a, j.outcome, state.nowMs);
         // The rack's cables take the state its new state gives them (link_service.hpp: the
         // same rule as operator actions and the leader's live sync, so every path agrees).
-        if (d.transition && rc &&
-            prov::linkServiceFor(d.to) != prov::linkServiceFor(a.from)) {
-            ch.linkNames = rc->links;
+        if (d.transition && rc && prov::linkServiceFor(d.to) != prov::linkServiceFor(a.from)) {
+            ch.linkNames.reserve(rc->links.size());
+            for (const auto& l : rc->links) ch.linkNames.push_back(l.str());
             ch.linkState = std::string(prov::linkStateName(prov::linkServiceFor(d.to)));
             if (isFabricStep(j.kind)) fabricRacks.push_back(rv.name);
         }
@@ -535,14 +554,20 @@ Result<PassStats> ProvisioningService::runOnce() {
                 ch.gpus.push_back({g, prov::GpuState::Ok, prov::GpuState::Quarantined});
             if (d.to == RackState::Validated && rc)
                 for (const auto& h : rc->hosts)
-                    if (std::find(j.verdict.quarantineHosts.begin(), j.verdict.quarantineHosts.end(), h) ==
-                            j.verdict.quarantineHosts.end() &&
+                    if (std::find(j.verdict.quarantineHosts.begin(),
+                                  j.verdict.quarantineHosts.end(),
+                                  h) == j.verdict.quarantineHosts.end() &&
                         hostState.count(h) && hostState[h] == HostState::BurnIn)
                         ch.hosts.push_back({h, HostState::BurnIn, HostState::Ready});
         }
-        if (d.transition && d.to == RackState::InService) hostsIn(HostState::Ready, HostState::InService);
-        if (d.transition && d.to == RackState::Drained) hostsIn(HostState::InService, HostState::Ready);
-        if (d.transition) ++stats.rackTransitions; else ++stats.retries;
+        if (d.transition && d.to == RackState::InService)
+            hostsIn(HostState::Ready, HostState::InService);
+        if (d.transition && d.to == RackState::Drained)
+            hostsIn(HostState::InService, HostState::Ready);
+        if (d.transition)
+            ++stats.rackTransitions;
+        else
+            ++stats.retries;
         batch.racks.push_back(std::move(ch));
     }
 
@@ -599,9 +624,10 @@ Result<PassStats> ProvisioningService::runOnce() {
     for (std::size_t i = 0; i < batch.phases.size(); ++i)
         if (res->phaseApplied[i] && I.opt.publish)
             I.opt.publish("phase", {{"type", "phase"},
-                                    {"phase", {{"name", batch.phases[i].phase},
-                                               {"status", prov::phaseStatusName(batch.phases[i].to)},
-                                               {"message", batch.phases[i].message}}}});
+                                    {"phase",
+                                     {{"name", batch.phases[i].phase},
+                                      {"status", prov::phaseStatusName(batch.phases[i].to)},
+                                      {"message", batch.phases[i].message}}}});
     // The quarantines' host_quarantined events, as stored, on the events topic (one shape
     // with REST): the console's failure counter and event list see them at once.
     if ((!res->openedEvents.empty() || !res->closedEvents.empty()) && I.opt.publish) {
