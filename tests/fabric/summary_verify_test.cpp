@@ -65,6 +65,39 @@ TEST(SummaryVerify, AgreesWithTheFullCheckHealthyAndUnderRandomFailures) {
     }
 }
 
+// Zones are checked on several threads (one per core); the report is the same as one thread's:
+// its problems in zone order (the racks cut off in z1 before those in z3), capped in that
+// order, the same on every run.
+TEST(SummaryVerify, ProblemsComeInZoneOrderWhateverTheThreads) {
+    auto topo = roceTopology(testbed::makeRoce(fixtures::kThreeZonesFourRacks));
+    SummaryRouter sum(topo);
+    const auto& t = sum.topology();
+    for (const auto* rack : {"z3-r002", "z1-r001"}) {  // z3 first: the order is the zones'
+        auto sw = kNone;
+        for (auto s : t.tierSwitches[1])
+            if (t.rackNames[t.switchRack[s]] == rack) sw = s;
+        ASSERT_NE(sw, kNone) << rack;
+        for (auto l : t.upLinks(sw)) sum.setLinkState(l, LinkState::Down);
+    }
+    auto first = verify(sum, 1000);
+    ASSERT_FALSE(first.ok());
+    ASSERT_GE(first.problems.size(), 2u);
+    EXPECT_NE(first.problems.front().find("-> z1-r001"), std::string::npos)
+        << first.problems.front();
+    EXPECT_NE(first.problems.back().find("z3-r002"), std::string::npos) << first.problems.back();
+    for (int run = 0; run < 20; ++run) {
+        auto again = verify(sum, 1000);
+        EXPECT_EQ(again.problems, first.problems) << "run " << run;
+        EXPECT_EQ(again.linkRoutes, first.linkRoutes) << "run " << run;
+        EXPECT_EQ(again.rackPairsUnreachable, first.rackPairsUnreachable) << "run " << run;
+        auto capped = verify(sum, 3);
+        ASSERT_EQ(capped.problems.size(), 3u);
+        EXPECT_TRUE(
+            std::equal(capped.problems.begin(), capped.problems.end(), first.problems.begin()));
+        if (HasFailure()) return;
+    }
+}
+
 // The summarised cells, written to by hand (SummaryTable's members are protected).
 class TamperedSummary : public SummaryRouter {
 public:
