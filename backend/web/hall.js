@@ -245,7 +245,9 @@ export class HallMap {
         if (topic === 'gpu.health') this.collectFailed();
         this.dirty = true;
         this.pendingWork = (this.pendingWork || 0) + (performance.now() - t0);
-        this.schedule();
+        // Utilization and temperature change cells only: the next draw may redraw just their
+        // box. Health moves the failure markers too (drawn bigger than a cell at Fit).
+        this.schedule(topic === 'gpu.health');
     }
 
     // The cells changed since the last draw, as one box (-1: all of them): draw() copies only
@@ -262,7 +264,10 @@ export class HallMap {
         if (y > b[3]) b[3] = y;
     }
 
-    schedule() {
+    // A draw at the next frame. `full` false: only cells changed since the last draw (a tick of
+    // utilization or temperature), so draw() may repaint only the box of screen they cover.
+    schedule(full = true) {
+        if (full) this.needFull = true;
         if (this.drawPending) return;
         this.drawPending = true;
         requestAnimationFrame(() => {
@@ -376,10 +381,10 @@ export class HallMap {
     draw() {
         const c = this.canvas, ctx = c.getContext('2d');
         const dpr = window.devicePixelRatio || 1;
-        ctx.setTransform(1, 0, 0, 1, 0, 0);
-        ctx.fillStyle = css(...kBackground);
-        ctx.fillRect(0, 0, c.width, c.height);
         if (!this.layout) {
+            ctx.setTransform(1, 0, 0, 1, 0, 0);
+            ctx.fillStyle = css(...kBackground);
+            ctx.fillRect(0, 0, c.width, c.height);
             ctx.fillStyle = '#bbb';
             ctx.font = `${14 * dpr}px sans-serif`;
             ctx.fillText(this.state.hall ? 'The hall has no racks' : 'Loading the hall layout…', 20 * dpr, 30 * dpr);
@@ -388,6 +393,34 @@ export class HallMap {
         if (!this.view.fitted) this.fit();
         const { scale, ox, oy } = this.view;
         const L = this.layout;
+        // Only cells changed, in one box, and the view is the last draw's: everything is drawn
+        // as always but clipped to that box on screen, so the rest of the canvas (the last
+        // draw's pixels, which nothing changed) is not painted again. In Firefox the scaled
+        // drawImage of the whole 98k hall was most of a tick (rasterised on the page's thread).
+        const b = this.cellsDirty !== false ? this.cellBox : null;
+        const same = this.lastView && this.lastView[0] === scale && this.lastView[1] === ox && this.lastView[2] === oy &&
+            this.lastView[3] === c.width && this.lastView[4] === c.height;
+        const clip = !this.needFull && same && b ? [Math.floor((ox + b[0] * scale) * dpr) - 1, Math.floor((oy + b[1] * scale) * dpr) - 1,
+            Math.ceil((ox + (b[2] + 1) * scale) * dpr) + 1, Math.ceil((oy + (b[3] + 1) * scale) * dpr) + 1] : null;
+        this.needFull = false;
+        this.lastView = [scale, ox, oy, c.width, c.height];
+        this.lastClip = clip;  // tests and bench: the last draw's box (device px), null for all
+        if (clip) this.partialDraws = (this.partialDraws || 0) + 1;
+        ctx.save();
+        if (clip) {
+            ctx.setTransform(1, 0, 0, 1, 0, 0);
+            ctx.beginPath();
+            ctx.rect(clip[0], clip[1], clip[2] - clip[0], clip[3] - clip[1]);
+            ctx.clip();
+        }
+        this.drawInside(ctx, c, dpr, scale, ox, oy, L);
+        ctx.restore();
+    }
+
+    drawInside(ctx, c, dpr, scale, ox, oy, L) {
+        ctx.setTransform(1, 0, 0, 1, 0, 0);
+        ctx.fillStyle = css(...kBackground);
+        ctx.fillRect(0, 0, c.width, c.height);
         const t0 = performance.now();
         if (this.cellsDirty !== false) {
             // Only when cells changed (not for a pulse), and only the box that did.

@@ -19,7 +19,8 @@
 // and has it dump about:memory every M minutes (SIGRTMIN to its parent process: a unified memory
 // report of every process, gzipped JSON in the temp dir): the page's process's resident and
 // explicit memory, its JS (the main runtime's and its workers') and the parts that grew
-// (firefoxMemory); --keep-reports DIR keeps the reports (about:memory can load them).
+// (firefoxMemory), and a last one after minimizing memory (a GC and a CC first: what the page
+// holds); --keep-reports DIR keeps the reports (about:memory can load them).
 // --url points the browsers at a loomd already running (bench/scale/run_196k.sh's): nothing is
 // applied or started, --viewer is the page's token and --operator (needed only when --rollout is
 // not 0) the advancing one; --spec then only names the cluster in the output.
@@ -108,10 +109,12 @@ try {
     // Firefox's about:memory for every process, dumped on SIGRTMIN by the parent (nsMemoryInfoDumper)
     // to the temp dir; summarised for the process that holds our page (its window-objects name
     // the page's URL). Sizes in MB; `parts` are the explicit tree cut at depth 3.
-    const firefoxMemory = async (pid, label) => {
+    // minimize: SIGRTMIN+1, the report after a GC, a CC and freeing what can be (about:memory's
+    // "Minimize memory usage"): what the page holds, not what it has yet to collect.
+    const firefoxMemory = async (pid, label, minimize = false) => {
         const dir = os.tmpdir(), re = new RegExp(`^unified-memory-report-.*-${pid}\\.json\\.gz$`);
         const before = new Set(fs.readdirSync(dir).filter((f) => re.test(f)));
-        process.kill(pid, 34);  // SIGRTMIN as glibc numbers it (Node has no name for it)
+        process.kill(pid, minimize ? 35 : 34);  // SIGRTMIN(+1) as glibc numbers it (Node has no name for it)
         let file = null;
         for (let i = 0; i < 600 && !file; ++i) {
             await sleep(200);
@@ -226,6 +229,11 @@ try {
                     memTrend.push({ min: Math.round((Date.now() - t0) / 6000 + Number(a.seconds) / 6) / 10, ...m });
                     console.log(JSON.stringify({ browser: name, firefoxMemory: memTrend[memTrend.length - 1] }));
                 }
+            }
+            if (memEvery) {
+                const m = await firefoxMemory(pid, `${runNo}-minimized`, true);
+                memTrend.push({ min: Math.round((Date.now() - t0) / 6000 + Number(a.seconds) / 6) / 10, minimized: true, ...m });
+                console.log(JSON.stringify({ browser: name, firefoxMemory: memTrend[memTrend.length - 1] }));
             }
             const heap = await heapNow();
             const pct = (p) => (ticks.length ? ticks[Math.min(ticks.length - 1, Math.floor(p * ticks.length))] : null);

@@ -230,6 +230,22 @@ async function runBrowser(name, loomd, t) {
               `${name}: after ${cellDiff && cellDiff.ticks} ticks the cell canvas equals the map's image (${cellDiff && cellDiff.diff} bytes differ)`);
         check(cellDiff && cellDiff.colours === 0 && cellDiff.mode === 'util',
               `${name}: every cell has colourOf's colour in ${cellDiff && cellDiff.mode} mode (${cellDiff && cellDiff.colours} differ)`);
+        // A tick that changed only cells repaints only their box on screen (clipped): the canvas
+        // it leaves is the one a full draw makes, pixel for pixel.
+        const partial = await waitFor(() => page.evaluate(() => new Promise((done) => requestAnimationFrame(() => {
+            const h = window.loomHall, c = h.canvas, ctx = c.getContext('2d');
+            if (!h.lastClip || h.drawPending) return done(null);
+            const a = ctx.getImageData(0, 0, c.width, c.height).data;
+            const clip = h.lastClip;
+            h.needFull = true;
+            h.draw();
+            const b = ctx.getImageData(0, 0, c.width, c.height).data;
+            let diff = 0;
+            for (let i = 0; i < a.length; i += 4) if (a[i] !== b[i] || a[i + 1] !== b[i + 1] || a[i + 2] !== b[i + 2]) ++diff;
+            done({ clip, diff, partialDraws: h.partialDraws, canvas: [c.width, c.height] });
+        }))), 15000, 'a partial draw').catch(() => null);
+        check(partial && partial.diff === 0 && partial.clip[2] - partial.clip[0] < partial.canvas[0],
+              `${name}: a utilization tick repaints only its box of the canvas, and the canvas equals a full draw's (${JSON.stringify(partial)})`);
         // The frames are decoded and the utilization window kept in a Web Worker (packed.js):
         // once it has every frame sent so far, the page's arrays are what the worker holds — the
         // latest samples and the window's means — and the window has means to draw.
