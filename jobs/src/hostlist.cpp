@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <tuple>
+#include <functional>
+#include <unordered_map>
 #include <variant>
 
 namespace loom::jobs {
@@ -221,76 +221,244 @@ Result<std::vector<std::string>> expandHostlist(std::string_view text,
 
 namespace {
 
-// A name split around its last digit run: prefix, number (as written), suffix.
-struct Split {
-    std::string prefix, digits, suffix;
+// A number as written in a name: its value and how many digits ("007": 7 in 3, padded).
+struct Num {
+    std::uint32_t value = 0;  // at most kMaxDigits (9) digits
+    std::uint8_t digits = 0;
+    bool padded = false;  // a leading zero
+    bool operator==(const Num&) const = default;
 };
-bool splitLastNumber(std::string_view s, Split& out) {
-    std::size_t e = s.size();
-    while (e > 0 && !isDigit(s[e - 1])) --e;
-    if (e == 0) return false;
-    std::size_t b = e;
-    while (b > 0 && isDigit(s[b - 1])) --b;
-    if (e - b > kMaxDigits) return false;
-    out = {std::string(s.substr(0, b)), std::string(s.substr(b, e - b)), std::string(s.substr(e))};
-    return true;
+
+void appendNum(std::string& out, const Num& n) {
+    appendNumber(out, n.value, n.padded ? n.digits : 0);
 }
 
-// Consecutive numbers of one width run together: "1-3,10,01". Padded numbers (a leading zero)
-// keep their width; unpadded ones have none, so 8 9 10 is one range, as Slurm writes it.
-std::string rangesText(std::vector<std::string> numbers) {
-    auto widthOf = [](const std::string& d) { return d.size() > 1 && d[0] == '0' ? d.size() : 0; };
-    // Unpadded numbers first, then each padding width: each class runs in value order.
-    std::sort(numbers.begin(), numbers.end(), [&](auto& a, auto& b) {
-        const auto wa = widthOf(a), wb = widthOf(b);
-        return wa != wb ? wa < wb : naturalLess(a, b);
-    });
+// The numbers as bracket ranges, "lo-hi" keeping the width of lo as Slurm reads it. A padded
+// number has its width; an unpadded one fits any range whose width it does not fall short of,
+// so 001..099 and 100 are "001-100" and 8 9 10 are "8-10". Ranges come in the order of their
+// low bound: the same set of numbers gives the same text.
+std::string rangesText(std::vector<Num> numbers) {
+    auto byValue = [](const Num& a, const Num& b) {
+        return a.value != b.value ? a.value < b.value : a.digits < b.digits;
+    };
+    std::sort(numbers.begin(), numbers.end(), byValue);
     numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+    std::vector<Range> ranges;
+    // The ranges that end at the value before this one: each can take one number of this value.
+    std::vector<std::size_t> endAtPrevious, endAtCurrent;
+    for (std::size_t k = 0; k < numbers.size(); ++k) {
+        const Num& n = numbers[k];
+        if (k == 0 || n.value != numbers[k - 1].value) {
+            if (k > 0 && n.value == numbers[k - 1].value + 1)
+                endAtPrevious.swap(endAtCurrent);
+            else
+                endAtPrevious.clear();
+            endAtCurrent.clear();
+        }
+        auto fits = [&](std::size_t r) {
+            const std::size_t w = ranges[r].width;
+            return w == 0 ? !n.padded : (n.padded ? n.digits == w : n.digits >= w);
+        };
+        auto it = std::find_if(endAtPrevious.begin(), endAtPrevious.end(), fits);
+        if (it != endAtPrevious.end()) {
+            ranges[*it].hi = n.value;
+            endAtCurrent.push_back(*it);
+            endAtPrevious.erase(it);
+        } else {
+            ranges.push_back({n.value, n.value, n.padded ? n.digits : std::size_t{0}});
+            endAtCurrent.push_back(ranges.size() - 1);
+        }
+    }
     std::string out;
-    std::size_t k = 0;
-    while (k < numbers.size()) {
-        const std::size_t w = widthOf(numbers[k]);
-        const std::uint64_t lo = std::stoull(numbers[k]);
-        std::uint64_t hi = lo;
-        std::size_t n = k + 1;
-        // A padded range keeps one width ("08-10" is fine: 10 has the width too); an unpadded
-        // range takes only unpadded numbers.
-        while (n < numbers.size() && std::stoull(numbers[n]) == hi + 1 &&
-               (w == 0 ? widthOf(numbers[n]) == 0 : numbers[n].size() == w)) {
-            ++hi;
-            ++n;
-        }
+    for (auto& r : ranges) {
         if (!out.empty()) out += ',';
-        appendNumber(out, lo, w);
-        if (hi != lo) {
+        appendNumber(out, r.lo, r.width);
+        if (r.hi != r.lo) {
             out += '-';
-            appendNumber(out, hi, w);
+            appendNumber(out, r.hi, r.width);
         }
-        k = n;
     }
     return out;
 }
 
-struct Compressed {
-    std::string prefix, ranges, suffix;  // prefix[ranges]suffix
-    bool single = false;                 // one number: written without brackets
-    std::string bracketed() const { return single ? ranges : "[" + ranges + "]"; }
-    std::string text() const { return prefix + bracketed() + suffix; }
+std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+// Sets of two or more numbers, one id per distinct set (its bracket text).
+class NumberSets {
+public:
+    std::uint32_t intern(std::vector<Num> numbers) {
+        std::string text = "[" + rangesText(numbers) + "]";
+        auto [it, fresh] = ids_.try_emplace(text, static_cast<std::uint32_t>(texts_.size()));
+        if (fresh) {
+            hashes_.push_back(mix(std::hash<std::string>{}(text) ^ 0x5e75ULL));
+            texts_.push_back(std::move(text));
+            members_.push_back(std::move(numbers));
+        }
+        return it->second;
+    }
+    const std::string& text(std::uint32_t id) const { return texts_[id]; }
+    std::uint64_t hash(std::uint32_t id) const { return hashes_[id]; }
+    const std::vector<Num>& members(std::uint32_t id) const { return members_[id]; }
+
+private:
+    std::unordered_map<std::string, std::uint32_t> ids_;
+    std::vector<std::string> texts_;
+    std::vector<std::uint64_t> hashes_;
+    std::vector<std::vector<Num>> members_;
 };
 
-// Groups entries that differ only in one number (the last digit run of each entry's
-// `prefix`) and share the rest into prefix[ranges]rest.
-std::vector<Compressed> compress(const std::vector<std::pair<Split, std::string>>& items) {
-    // key: (prefix, rest) → numbers
-    std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
-    for (auto& [sp, rest] : items) groups[{sp.prefix, rest}].push_back(sp.digits);
-    std::vector<Compressed> out;
-    for (auto& [key, numbers] : groups) {
-        auto text = rangesText(numbers);
-        const bool single = text.find_first_of(",-") == std::string::npos;
-        out.push_back({key.first, std::move(text), key.second, single});
+// One number position of a product: a number, or a set of them.
+struct Cell {
+    static constexpr std::uint32_t kOne = UINT32_MAX;
+    Num one;
+    std::uint32_t set = kOne;
+    bool operator==(const Cell&) const = default;
+};
+
+// A name cut into its texts and its numbers: digit runs of at most kMaxDigits are numbers (a
+// longer run is text, as a bracket cannot hold it). texts[k] is (offset, length) in the name:
+// texts[0] numbers[0] texts[1] ... texts[numbers.size()].
+void cutName(const std::string& n, std::vector<std::pair<std::size_t, std::size_t>>& texts,
+             std::vector<Num>& numbers) {
+    texts.assign(1, {0, 0});
+    numbers.clear();
+    for (std::size_t i = 0; i < n.size();) {
+        std::size_t e = i;
+        while (e < n.size() && isDigit(n[e])) ++e;
+        if (e > i && e - i <= kMaxDigits) {
+            std::uint32_t value = 0;
+            for (std::size_t k = i; k < e; ++k) value = value * 10 + (n[k] - '0');
+            numbers.push_back({value, static_cast<std::uint8_t>(e - i), e - i > 1 && n[i] == '0'});
+            texts.emplace_back(e, 0);
+        } else {
+            e = std::max(e, i + 1);
+            texts.back().second += e - i;
+        }
+        i = e;
     }
-    return out;
+}
+
+// The names of one shape (the same texts around the same count of numbers) as products: the
+// texts (those of the shape's first name) with a number or a set of numbers at each position.
+// 12 bytes a number: 16,384 names of 64 numbers each, every one its own shape, is ~15 MB.
+struct Shape {
+    std::uint32_t name = 0;  // the first name of the shape (its texts)
+    std::size_t positions = 0;
+    std::vector<Cell> cells;  // row r: cells[r * positions ...]
+    std::vector<std::uint32_t> rows;
+};
+
+constexpr std::uint64_t kBase = 0x9e3779b97f4a7c15ULL;
+
+// An open-addressing table from a 64-bit key to a row index, reused by every pass.
+class KeyTable {
+public:
+    static constexpr std::uint32_t kEmpty = UINT32_MAX;
+    void clear(std::size_t n) {
+        std::size_t size = 16;
+        while (size < 2 * n) size *= 2;
+        keys_.assign(size, 0);
+        values_.assign(size, kEmpty);
+    }
+    // The value of key (kEmpty if new: assign to it).
+    std::uint32_t& at(std::uint64_t key) {
+        const std::size_t mask = keys_.size() - 1;
+        for (std::size_t i = mix(key) & mask;; i = (i + 1) & mask)
+            if (values_[i] == kEmpty || keys_[i] == key) {
+                keys_[i] = key;
+                return values_[i];
+            }
+    }
+
+private:
+    std::vector<std::uint64_t> keys_;
+    std::vector<std::uint32_t> values_;
+};
+
+// Merges the products that differ only at position p, for each p from the last to the first:
+// z1-r001-h0, z1-r001-h1, z1-r002-h0, z1-r002-h1 → z1-r001-h[0-1], z1-r002-h[0-1] →
+// z1-r[001-002]-h[0-1]. Rows are grouped by a hash of their other positions (a polynomial, so
+// removing one position's term is O(1)), then compared cell by cell.
+void mergeProducts(Shape& s, NumberSets& sets) {
+    const std::size_t P = s.positions;
+    if (P == 0 || s.rows.size() < 2) return;
+    auto cellHash = [&](const Cell& c) {
+        return c.set == Cell::kOne
+                   ? mix((std::uint64_t{c.one.value} << 9) | (std::uint64_t{c.one.digits} << 1) |
+                         std::uint64_t{c.one.padded})
+                   : sets.hash(c.set);
+    };
+    std::vector<std::uint64_t> power(P, 1);
+    for (std::size_t k = 1; k < P; ++k) power[k] = power[k - 1] * kBase;
+    auto row = [&](std::uint32_t r) { return s.cells.data() + std::size_t{r} * P; };
+    auto rowHash = [&](std::uint32_t r) {
+        std::uint64_t h = 0;
+        for (std::size_t q = 0; q < P; ++q) h += cellHash(row(r)[q]) * power[P - 1 - q];
+        return h;
+    };
+    std::vector<std::uint64_t> hash(s.cells.size() / P);
+    KeyTable table;
+    for (auto r : s.rows) hash[r] = rowHash(r);
+
+    for (std::size_t p = P; p-- > 0;) {
+        const Cell first = row(s.rows[0])[p];
+        if (std::all_of(s.rows.begin(), s.rows.end(), [&](auto r) { return row(r)[p] == first; }))
+            continue;
+        // Leaders of groups: by the hash of the other positions; next[] chains equal hashes.
+        table.clear(s.rows.size());
+        std::vector<std::uint32_t> leaders, next;
+        std::vector<std::vector<Num>> gathered;  // per leader, once a second row joins
+        std::vector<std::uint32_t> gatheredOf;
+        for (auto r : s.rows) {
+            const std::uint64_t key = hash[r] - cellHash(row(r)[p]) * power[P - 1 - p];
+            std::uint32_t& slot = table.at(key);
+            const bool fresh = slot == KeyTable::kEmpty;
+            std::uint32_t g = fresh ? UINT32_MAX : slot;
+            while (g != UINT32_MAX) {
+                const Cell* a = row(leaders[g]);
+                const Cell* b = row(r);
+                bool same = true;
+                for (std::size_t q = 0; q < P && same; ++q) same = q == p || a[q] == b[q];
+                if (same) break;
+                g = next[g];
+            }
+            if (g == UINT32_MAX) {  // a new group
+                const auto id = static_cast<std::uint32_t>(leaders.size());
+                // A hash shared by rows that differ elsewhere: chain them.
+                next.push_back(fresh ? UINT32_MAX : slot);
+                slot = id;
+                leaders.push_back(r);
+                gatheredOf.push_back(UINT32_MAX);
+                continue;
+            }
+            auto addCell = [&](std::vector<Num>& into, const Cell& c) {
+                if (c.set == Cell::kOne)
+                    into.push_back(c.one);
+                else
+                    into.insert(into.end(), sets.members(c.set).begin(), sets.members(c.set).end());
+            };
+            if (gatheredOf[g] == UINT32_MAX) {
+                gatheredOf[g] = static_cast<std::uint32_t>(gathered.size());
+                gathered.emplace_back();
+                addCell(gathered.back(), row(leaders[g])[p]);
+            }
+            addCell(gathered[gatheredOf[g]], row(r)[p]);
+        }
+        for (std::size_t g = 0; g < leaders.size(); ++g) {
+            if (gatheredOf[g] == UINT32_MAX) continue;
+            Cell& c = row(leaders[g])[p];
+            c.set = sets.intern(std::move(gathered[gatheredOf[g]]));
+            c.one = {};
+            hash[leaders[g]] = rowHash(leaders[g]);
+        }
+        s.rows = std::move(leaders);
+    }
 }
 
 }  // namespace
@@ -298,33 +466,54 @@ std::vector<Compressed> compress(const std::vector<std::pair<Split, std::string>
 std::string formatHostlist(std::span<const std::string> names) {
     const auto sorted = naturallySortedUnique({names.begin(), names.end()});
 
-    // Pass 1: the last number of each name.
-    std::vector<std::string> plain;
-    std::vector<std::pair<Split, std::string>> numbered;
-    for (auto& n : sorted) {
-        Split sp;
-        if (splitLastNumber(n, sp))
-            numbered.emplace_back(sp, sp.suffix);
-        else
-            plain.push_back(n);
-    }
-    auto first = compress(numbered);
-
-    // Pass 2: merge entries whose bracket and tail are equal and whose prefixes differ in
-    // their last number (z1-r001-h[0-1], z1-r002-h[0-1] → z1-r[001-002]-h[0-1]).
-    std::vector<std::string> pieces = plain;
-    std::vector<std::pair<Split, std::string>> second;
-    for (auto& c : first) {
-        Split sp;
-        if (splitLastNumber(c.prefix, sp)) {
-            std::string rest = sp.suffix + c.bracketed() + c.suffix;
-            sp.suffix.clear();
-            second.emplace_back(std::move(sp), std::move(rest));
-        } else {
-            pieces.push_back(c.text());
+    // The names by shape: a name's texts (cutName), each with the length before it, are the key.
+    std::unordered_map<std::string, std::size_t> shapeOf;
+    std::vector<Shape> shapes;
+    std::string key;
+    std::vector<std::pair<std::size_t, std::size_t>> texts;
+    std::vector<Num> numbers;
+    for (std::size_t k = 0; k < sorted.size(); ++k) {
+        const std::string& n = sorted[k];
+        cutName(n, texts, numbers);
+        key.clear();
+        for (auto [at, length] : texts) {
+            std::size_t l = length;  // the length first, 7 bits a byte
+            for (; l >= 0x80; l >>= 7) key += static_cast<char>(0x80 | (l & 0x7f));
+            key += static_cast<char>(l);
+            key.append(n, at, length);
         }
+        auto [it, fresh] = shapeOf.try_emplace(key, shapes.size());
+        if (fresh) {
+            shapes.emplace_back();
+            shapes.back().name = static_cast<std::uint32_t>(k);
+            shapes.back().positions = numbers.size();
+        }
+        Shape& s = shapes[it->second];
+        s.rows.push_back(static_cast<std::uint32_t>(s.rows.size()));
+        for (auto& num : numbers) s.cells.push_back({num, Cell::kOne});
     }
-    for (auto& c : compress(second)) pieces.push_back(c.text());
+    shapeOf.clear();
+
+    NumberSets sets;
+    std::vector<std::string> pieces;
+    for (auto& s : shapes) {
+        mergeProducts(s, sets);
+        const std::string& first = sorted[s.name];
+        cutName(first, texts, numbers);
+        for (auto r : s.rows) {
+            std::string piece = first.substr(texts[0].first, texts[0].second);
+            for (std::size_t p = 0; p < s.positions; ++p) {
+                const Cell& c = s.cells[std::size_t{r} * s.positions + p];
+                if (c.set == Cell::kOne)
+                    appendNum(piece, c.one);
+                else
+                    piece += sets.text(c.set);
+                piece.append(first, texts[p + 1].first, texts[p + 1].second);
+            }
+            pieces.push_back(std::move(piece));
+        }
+        s = {};  // its cells are done with
+    }
 
     // Output in natural order of the first name each piece expands to (its text compares the
     // same way up to the first bracket).
