@@ -195,6 +195,24 @@ TEST(SpecCounts, Meta196kRoce) {
     }
 }
 
+// SpecLimits::maxEntities is checked on a count made before expanding: it must count what the
+// spec expands to, within 2 % (it left out every NIC's switch-side port, 11 % under at 196k, so
+// a limit of 2 M let ~2.2 M entities through).
+TEST(SpecCounts, TheEntityLimitCountsWhatTheSpecExpandsTo) {
+    for (const auto* name : {"dev-small.yaml", "meta-24k-roce.yaml", "meta-24k-ib.yaml"}) {
+        const auto real = loadConfig(name).totalEntities();
+        SpecLimits below, above;
+        below.maxEntities = real - real / 50;
+        above.maxEntities = real + real / 50;
+        auto refused = loadClusterSpecFile(testing::configPath(name), below);
+        ASSERT_FALSE(refused.has_value()) << name << ": " << real << " entities";
+        EXPECT_EQ(refused.error().path, "spec.zones") << name;
+        EXPECT_NE(refused.error().message.find("above the limit"), std::string::npos) << name;
+        EXPECT_TRUE(loadClusterSpecFile(testing::configPath(name), above).has_value())
+            << name << ": " << real << " entities";
+    }
+}
+
 TEST(SpecCounts, Meta24kRoceMedia) {
     Inventory inv = loadConfig("meta-24k-roce.yaml");
     std::size_t dac = 0, aoc = 0, optic = 0;
