@@ -291,6 +291,14 @@ void TelemetryHub::appendMetrics(std::string& out) const {
     line("loom_events_closed_by_hand_total", "counter",
          "Failure events an operator closed by hand (POST /api/v1/events/<id>/close).",
          sh.closedByHand.load());
+    line("loom_events_restored_total", "counter",
+         "Open failure events this loomd took from the database: at start, when it took the "
+         "lead, and those another loomd opened.",
+         sh.restored.load());
+    line("loom_events_closed_elsewhere_total", "counter",
+         "Open failure events this loomd forgot because another loomd closed them (its source's "
+         "recovery, or an operator, reached that loomd).",
+         sh.closedElsewhere.load());
     std::size_t open;
     {
         std::lock_guard lk(eventsMutex_);

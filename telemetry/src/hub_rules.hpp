@@ -888,8 +888,12 @@ public:
         }
     }
 
-    // An operator closed the event: forget it, and hold the kind back until the condition clears.
-    void markClosedByHand(const std::string& kind, const std::string& location) {
+    // The event is closed without this hub's rules: forget it. An operator's close (holdBack)
+    // holds the kind back until the condition clears. Another loomd's recovery does not: its
+    // source said the condition cleared, so what this hub last heard of it is older, and the
+    // next report that it failed opens a new event (issue 39: every loomd follows the stored
+    // events).
+    void forgetOpen(const std::string& kind, const std::string& location, bool holdBack) {
         const auto& L = *s_.L;
         for (std::uint8_t k = 1; k <= kLastGpuKind; k <<= 1) {
             if (gpuKindName(k) != kind) continue;
@@ -899,7 +903,12 @@ public:
             s_.gpuOpen[g] &= static_cast<std::uint8_t>(~k);
             s_.gpuCrit[g] &= static_cast<std::uint8_t>(~k);
             storeOrigin(s_.gpuOrigin[g], k, kOriginAny);
-            s_.gpuSuppressed[g] |= k;
+            if (holdBack) {
+                s_.gpuSuppressed[g] |= k;
+            } else {
+                if (k == kTemp) s_.tempLevel[g] = 0;
+                stillHeld(g, k);  // no hold-down of an event that is gone
+            }
             updateGpuHealth(g);
             return;
         }
@@ -915,9 +924,34 @@ public:
             if (p == kNoIndex || !(openBits(p) & k)) return;
             openBits(p) &= static_cast<std::uint8_t>(~k);
             storeOrigin(originBits(p), k, kOriginAny);
-            suppressedBits(p) |= k;
+            if (holdBack)
+                suppressedBits(p) |= k;
+            else if (k == kDown)
+                forgetEndsDown(p);
             updateLinkFlags(p);
             return;
+        }
+    }
+
+    // Every end of p's link (or p alone) reported up elsewhere: what this hub held down of
+    // them is unknown now, not down (the next sample says which).
+    void forgetEndsDown(std::uint32_t p) {
+        const auto& L = *s_.L;
+        const auto l = L.ports()[p].linkIndex;
+        auto forgetPort = [&](std::uint32_t q) {
+            if (q == kNoIndex || s_.portDown[q].load(kRelaxed) == 0) return;
+            s_.portDown[q].store(0, kRelaxed);
+            s_.pdet[q].lastOper = -1;
+        };
+        if (l == kNoIndex) {
+            forgetPort(p);
+            return;
+        }
+        forgetPort(L.links()[l].aPort);
+        forgetPort(L.links()[l].bPort);
+        if (auto n = s_.nicOfLink(l); n != kNoIndex && s_.nicUp[n] == 0) {
+            s_.nicUp[n] = -1;
+            s_.nicDownBy[n] = 0;
         }
     }
 

@@ -473,7 +473,7 @@ struct TelemetryHub::Shared {
     // Event keys: a random prefix per hub (per loomd run) and a sequence.
     std::string keyPrefix = randomKeyPrefix();
     std::atomic<std::uint64_t> keySeq{0};
-    std::atomic<std::uint64_t> closedByHand{0}, restored{0};
+    std::atomic<std::uint64_t> closedByHand{0}, restored{0}, closedElsewhere{0};
     // Names the hub could not place or ignored; `unknown` above counts the distinct ones.
     detail::UnknownCatalog unknownNames;
 

@@ -221,6 +221,11 @@ std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& eve
         auto now = this->now(0);
         for (const auto& e : events) {
             if (!e.open()) continue;
+            // An event this hub opened is held, or closed by it with the close on its way to
+            // the database: a read of the row before that close takes nothing back.
+            if (!e.key.empty() && e.key.starts_with(shared_->keyPrefix) &&
+                !shared_->open.contains(e.kind + '\0' + e.location))
+                continue;
             // Already known (this hub opened it, or a second restore): keep the live one, but
             // learn the stored id.
             auto [it, inserted] = shared_->open.try_emplace(e.kind + '\0' + e.location, e);
@@ -246,6 +251,16 @@ std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& eve
     return n;
 }
 
+void TelemetryHub::learnStoredIds(const std::vector<FailureEvent>& stored) {
+    std::lock_guard lk(eventsMutex_);
+    for (const auto& e : stored) {
+        if (e.id == 0 || e.key.empty()) continue;
+        auto it = shared_->open.find(e.kind + '\0' + e.location);
+        if (it != shared_->open.end() && it->second.id == 0 && it->second.key == e.key)
+            it->second.id = e.id;
+    }
+}
+
 bool TelemetryHub::closedByHand(const std::string& kind, const std::string& location,
                                 std::int64_t id) {
     std::unique_lock ingest(ingestMutex_);
@@ -263,7 +278,7 @@ bool TelemetryHub::closedByHand(const std::string& kind, const std::string& loca
         closed.push_back(std::move(it->second));
         shared_->open.erase(it);
     }
-    work.markClosedByHand(kind, location);
+    work.forgetOpen(kind, location, /*holdBack=*/true);
     shared_->closedByHand.fetch_add(1, kRelaxed);
     // The listeners mirror the open events (the jobs view counts a job's): they hear the close
     // too, or a job would count an event closed by hand until a restart (issue 39 item 2). The
@@ -271,6 +286,39 @@ bool TelemetryHub::closedByHand(const std::string& kind, const std::string& loca
     auto& e = closed.front();
     e.closedAtMs = std::max(now(0), e.openedAtMs);
     e.closeReason = "closed by hand";
+    deliver(ingest, closed);
+    return true;
+}
+
+bool TelemetryHub::closedElsewhere(const FailureEvent& stored, bool byHand) {
+    if (stored.open() || stored.id == 0) return false;
+    std::unique_lock ingest(ingestMutex_);
+    auto st = current();
+    std::vector<FailureEvent> none;
+    HubWork work(*st, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
+                 shared_->keySeq);
+    std::vector<FailureEvent> closed;
+    {
+        std::lock_guard lk(eventsMutex_);
+        auto it = shared_->open.find(stored.kind + '\0' + stored.location);
+        if (it == shared_->open.end()) return false;
+        // The row it holds, by id; held without an id yet (this hub opened it and the writer
+        // has not said which row it is), the one opened before that close. An event opened
+        // since the close is a new one.
+        const auto& held = it->second;
+        if (held.id != 0 ? held.id != stored.id : held.openedAtMs >= stored.closedAtMs)
+            return false;
+        closed.push_back(std::move(it->second));
+        shared_->open.erase(it);
+    }
+    work.forgetOpen(stored.kind, stored.location, byHand);
+    shared_->closedElsewhere.fetch_add(1, kRelaxed);
+    // The listeners mirror the open events (the jobs view): they hear the close as stored. The
+    // writer's close of the row finds it closed already and changes nothing.
+    auto& e = closed.front();
+    e.id = stored.id;
+    e.closedAtMs = std::max(stored.closedAtMs, e.openedAtMs);
+    e.closeReason = stored.closeReason;
     deliver(ingest, closed);
     return true;
 }

@@ -165,6 +165,77 @@ TEST_F(EventEvidence, RestoredEventsKeepTheirEvidence) {
     }
 }
 
+// Every loomd follows the stored events (issue 39): an event another loomd closed — its source's
+// recovery reached that loomd — is forgotten here by its row (closedElsewhere): the GPU and link
+// are healthy again, the views hear the close as stored, and the next report of the failure
+// opens a new event. An event this hub opened is known by its row once the writer stored it
+// (learnStoredIds), even when that row is another loomd's; one opened after the close stays.
+// A close by hand elsewhere holds the kind back until the condition clears, as one here does.
+TEST_F(EventEvidence, AnEventClosedByAnotherLoomdIsForgottenByItsRow) {
+    const auto l = link();
+    const auto g = layout_->gpuByName("z1-r002-h0-gpu3");
+    FailureEvent x;
+    x.id = 7;
+    x.kind = "gpu_xid";
+    x.severity = Severity::Critical;
+    x.location = "z1-r002-h0-gpu3";
+    x.origin = "push";
+    x.openedAtMs = kT0 - 60'000;
+    x.key = "other-loomd:1";
+    FailureEvent down = x;
+    down.id = 8;
+    down.kind = "link_down";
+    down.location = layout_->links()[l].name;
+    down.downEnds = {"nic"};
+    down.key = "other-loomd:2";
+    ASSERT_EQ(hub_->restoreOpenEvents({x, down}), 2u);
+    ASSERT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkDown);
+    auto closedAt = [&](FailureEvent e, std::int64_t id) {
+        e.id = id;
+        e.closedAtMs = now_;
+        e.closeReason = "recovered (reported by push)";
+        return e;
+    };
+    // Another row of the same place (an older event) is not this one.
+    EXPECT_FALSE(hub_->closedElsewhere(closedAt(x, 6), false));
+    EXPECT_TRUE(hub_->closedElsewhere(closedAt(x, 7), false));
+    EXPECT_TRUE(hub_->closedElsewhere(closedAt(down, 8), false));
+    ASSERT_EQ(events_.size(), 2u);
+    EXPECT_EQ(events_[0].id, 7);
+    EXPECT_FALSE(events_[0].open());
+    EXPECT_EQ(events_[0].closeReason, "recovered (reported by push)");
+    EXPECT_TRUE(hub_->openEvents().empty());
+    EXPECT_NE(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);  // ok, or no data here
+    EXPECT_NE(hub_->packed(Topic::LinkHealth)[l], kLinkDown);  // up, or no data here
+    EXPECT_FALSE(hub_->closedElsewhere(closedAt(x, 7), false)) << "forgotten twice";
+    // The next report of the failure is a new event, which this hub opened: the writer stored
+    // it as another loomd's row (13), and that row's close reaches it.
+    events_.clear();
+    ingest(xid("z1-r002-h0", 3, 79));
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_TRUE(events_[0].open());
+    FailureEvent stored = events_[0];
+    stored.id = 13;
+    hub_->learnStoredIds({stored});
+    EXPECT_EQ(hub_->openEvents().at(0).id, 13);
+    // A close by hand on the other loomd: forgotten and held back until the condition clears.
+    stored.closedAtMs = now_;
+    EXPECT_TRUE(hub_->closedElsewhere(stored, true));
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuOk);
+    events_.clear();
+    ingest(xid("z1-r002-h0", 3, 79));
+    EXPECT_TRUE(events_.empty()) << "a close by hand elsewhere was not held back";
+    ingest(xid("z1-r002-h0", 3, 0));
+    ingest(xid("z1-r002-h0", 3, 79));
+    ASSERT_EQ(events_.size(), 1u);
+    // Held without a row yet: a close made before it opened is another event's.
+    FailureEvent earlier = events_[0];
+    earlier.id = 14;
+    earlier.closedAtMs = events_[0].openedAtMs - 1;
+    EXPECT_FALSE(hub_->closedElsewhere(earlier, false));
+    EXPECT_EQ(hub_->openEvents().size(), 1u);
+}
+
 // A link that goes into service after an end of it was reported down opens link_down with the
 // origin of that report (issue 39): the simulator's first samples do not close what a push or
 // a scrape said; that source's "up" does.

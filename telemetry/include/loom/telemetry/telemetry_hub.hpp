@@ -358,10 +358,25 @@ public:
     // Returns how many were new to the hub.
     std::size_t restoreOpenEvents(const std::vector<FailureEvent>& events);
 
+    // The writer stored these events (kind, location, key) as rows `id`: the open event of that
+    // key takes the id, which may be another loomd's row for the same condition (one row is
+    // open per kind and place). closedElsewhere and closedByHand then know it by its row.
+    void learnStoredIds(const std::vector<FailureEvent>& stored);
+
     // An operator closed this event by hand (`id`: its stored id, 0 = any): the hub forgets it
     // and opens no new event of that kind there until the condition has cleared. False when
     // the hub did not hold it open.
     bool closedByHand(const std::string& kind, const std::string& location, std::int64_t id);
+
+    // Another loomd closed this stored event (`stored`: the row, closed, with its id): its
+    // source's recovery reached that loomd, or an operator closed it there. The hub forgets the
+    // event it holds open at that place if it is that row (the same id; held without an id, one
+    // opened before that close) and delivers the close, as stored, to the event listeners. A
+    // close by hand (`byHand`) holds the kind back until the condition clears, as closedByHand
+    // does; a recovery does not (a new report of the failure opens a new event). Counted in
+    // loom_events_closed_elsewhere_total, not as this hub's close. False when it held no such
+    // event.
+    bool closedElsewhere(const FailureEvent& stored, bool byHand);
 
     // The last hour of one GPU or link, a minute a point (see GpuMinute); empty for an index
     // outside the layout.
