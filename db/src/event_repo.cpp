@@ -183,7 +183,10 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
         "  (SELECT e.id FROM events e WHERE x.key IS NOT NULL AND e.event_key = x.key), "
         "  (SELECT e.id FROM events e WHERE e.kind = x.kind AND e.location = x.location "
         "     AND COALESCE(e.labels ->> 'job', '') = COALESCE(x.labels ->> 'job', '') "
-        "     AND e.closed_at IS NULL), 0) "
+        "     AND e.closed_at IS NULL), 0), "
+        // Whether the id is another key's row: this key becomes its alias (migration 0051).
+        "  ins.id IS NULL AND x.key IS NOT NULL AND NOT EXISTS "
+        "     (SELECT 1 FROM events e WHERE e.event_key = x.key) "
         "FROM x LEFT JOIN ins ON ins.kind = x.kind AND ins.location = x.location "
         "  AND ins.job = COALESCE(x.labels ->> 'job', '')";
     try {
@@ -191,15 +194,27 @@ Result<std::vector<std::int64_t>> insertEvents(Connection& c, const std::vector<
         for (int attempt = 0; attempt < 2; ++attempt) {
             pqxx::work tx(native(c));
             auto rows = tx.exec_params(sql, json);
-            tx.commit();
             ids.clear();
             bool missing = false;
+            std::vector<std::string> aliasKeys, aliasIds;
             for (const auto& r : rows) {
                 auto id = r[1].as<std::int64_t>();
                 const auto& e = events[r[0].as<std::size_t>()];
                 ids[keyOf(e)] = id;
                 missing = missing || id == 0;
+                if (id != 0 && r[2].as<bool>()) {
+                    aliasKeys.push_back(e.key);
+                    aliasIds.push_back(std::to_string(id));
+                }
             }
+            // The same condition opened by two loomds is one row, under the first one's key:
+            // the second's key names it too, so each loomd finds it by its own key.
+            if (!aliasKeys.empty())
+                tx.exec_params(
+                    "INSERT INTO event_key_aliases (event_key, event_id) "
+                    "SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING",
+                    detail::pgTextArray(aliasKeys), detail::pgTextArray(aliasIds));
+            tx.commit();
             if (!missing) break;
         }
         std::vector<std::int64_t> out;
@@ -319,8 +334,13 @@ Result<std::map<std::string, std::int64_t>> eventIdsByKey(Connection& c,
     if (keys.empty()) return out;
     try {
         pqxx::read_transaction tx(native(c));
+        // A key names the row it opened, or the row another loomd stored first for the same
+        // condition (event_key_aliases).
         auto rows = tx.exec_params(
-            "SELECT event_key, id FROM events WHERE event_key = ANY($1::text[])",
+            "SELECT event_key, id FROM events WHERE event_key = ANY($1::text[]) "
+            "UNION ALL SELECT a.event_key, a.event_id FROM event_key_aliases a "
+            "WHERE a.event_key = ANY($1::text[]) "
+            "  AND NOT EXISTS (SELECT 1 FROM events e WHERE e.event_key = a.event_key)",
             detail::pgTextArray(keys));
         for (const auto& r : rows) out.emplace(r[0].c_str(), r[1].as<std::int64_t>());
         return out;

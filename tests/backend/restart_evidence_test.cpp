@@ -268,8 +268,9 @@ TEST_F(RestartEvidence, ANewLeaderHoldsWhatItsPredecessorSawAndClosesItOnItsSour
     servers_[0]->stop();
     aLeads = false;
     bLeads = true;
-    // B's hub learns what is stored open at its first tick as the leader (it heard nothing of
-    // the XID: the push went to A). A recovery B gets before that tick is not applied to it.
+    // B's hub learns what is stored open at its first tick as the leader: the push went to A,
+    // and B is not linked to A here (no NOTIFY; event_follow_test.cpp links them, and B
+    // follows A's events as they open).
     ASSERT_TRUE(eventually([&] { return telemetry_[1]->hub().openEvents().size() == 1; }))
         << "the new leader did not restore the open events";
     std::string health;

@@ -1,5 +1,7 @@
 #include "loom/backend/telemetry_service.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -8,11 +10,10 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <variant>
-
-#include <spdlog/spdlog.h>
 
 #include "loom/backend/services.hpp"
 #include "loom/db/database.hpp"
@@ -132,8 +133,15 @@ struct TelemetryService::Impl {
                                 options.persist,
                                 static_cast<std::int64_t>(options.stragglerWarmupSeconds * 1000)};
 
-    std::mutex loopMutex;
-    std::condition_variable loopCv;
+    // The loop's wake-up, shared with the events hook (which may outlive this Impl: hooks stay
+    // registered with the server).
+    struct LoopWake {
+        std::mutex m;
+        std::condition_variable cv;
+    };
+    std::shared_ptr<LoopWake> loopWake = std::make_shared<LoopWake>();
+    std::mutex& loopMutex = loopWake->m;
+    std::condition_variable& loopCv = loopWake->cv;
     std::thread loopThread, writerThread;
     bool started = false;
 
@@ -142,6 +150,13 @@ struct TelemetryService::Impl {
         services.onPublish("jobs", [dirty = heldDirty](const nlohmann::json& m) {
             const auto type = m.is_object() ? m.value("type", std::string()) : std::string();
             if (type == "job") dirty->store(true);
+        });
+        // Runs on the publishing thread: only notes the id (followStoredEvents reads it).
+        services.onPublish("events", [inbox = followInbox, wake = loopWake](const auto& m) {
+            if (!noteEventMessage(*inbox, m)) return;
+            // Through the loop's mutex: a loop about to wait sees `pending` or this wake.
+            std::lock_guard lk(wake->m);
+            wake->cv.notify_all();
         });
     }
 
@@ -187,26 +202,121 @@ struct TelemetryService::Impl {
         qCv.notify_one();
     }
 
-    // Takes the open events stored in the database into the hub (once per run; retried every
-    // tick while the database is away).
+    // Takes the open events stored in the database into the hub: at start, at the first tick
+    // as the leader (retried every tick while the database is away). Then
+    // followStoredEvents keeps them current.
     void restoreOpenEvents() {
         if (!options.persist || restored.load()) return;
-        auto c = db::Database::fromUrl(services.databaseUrl()).connect();
-        if (!c) {
-            spdlog::warn("restoring open events: {}", c.error().toString());
-            return;
+        if (followStoredEvents(/*all=*/true)) restored.store(true);
+    }
+
+    // Every loomd follows the stored open events (issue 39: "a restart, a leader change or a
+    // reconnect changes nothing a user can see"). A push or a scrape reaches one loomd, which
+    // opens, stores and publishes the event; every loomd hears the publication (the events
+    // topic, through NOTIFY) and at once (waitForTick) reads those rows: an open one this hub does
+    // not hold is taken as a restore does (with its origin and ends), a closed one it holds is
+    // forgotten (closedElsewhere). So the recovery its source then sends to any loomd, leader or
+    // not, closes it there, with the same evidence checks, and that loomd writes the close (any
+    // loomd writes events; only rollups are the leader's). A NOTIFY missed (the LISTEN
+    // connection was down) is caught by the full read every kFullFollowMs.
+    static constexpr std::int64_t kFullFollowMs = 10'000;
+    static constexpr std::size_t kMaxFollowIds = 10'000;
+    struct FollowInbox {
+        std::mutex m;
+        std::vector<std::int64_t> ids;     // rows published since the last pass
+        bool all = false;                  // too many: read every open row instead
+        std::atomic<bool> pending{false};  // ids came since the last pass: the loop wakes
+    };
+    std::shared_ptr<FollowInbox> followInbox = std::make_shared<FollowInbox>();
+    std::optional<db::Connection> followConn;  // loop thread only
+    std::int64_t nextFullFollowMs = 0;
+
+    // Notes a telemetry event's id from an events message; true when it did.
+    static bool noteEventMessage(FollowInbox& inbox, const nlohmann::json& m) {
+        if (!m.is_object() || m.value("type", std::string()) != "event") return false;
+        const auto it = m.find("event");
+        if (it == m.end() || !it->is_object() || it->value("source", std::string()) != "telemetry")
+            return false;
+        const auto id = it->value("id", std::int64_t{0});
+        if (id <= 0) return false;
+        std::lock_guard lk(inbox.m);
+        if (inbox.ids.size() < kMaxFollowIds)
+            inbox.ids.push_back(id);
+        else
+            inbox.all = true;
+        inbox.pending.store(true);
+        return true;
+    }
+
+    // One pass: every open row when `all` (or asked by the inbox), then the rows published
+    // since the last pass, and the rows of held events that the full read no longer lists.
+    // False when the database did not answer (the ids wait for the next pass).
+    bool followStoredEvents(bool all) {
+        if (!options.persist) return true;
+        std::vector<std::int64_t> ids;
+        {
+            std::lock_guard lk(followInbox->m);
+            all = all || followInbox->all;
+            followInbox->pending.store(false);  // what comes from here on wakes the loop again
         }
-        auto rows = db::listOpenTelemetryEvents(*c);
-        if (!rows) {
-            spdlog::warn("restoring open events: {}", rows.error().toString());
-            return;
+        if (!followConn) {
+            auto c = db::Database::fromUrl(services.databaseUrl()).connect();
+            if (!c) {
+                spdlog::warn("following open events: {}", c.error().toString());
+                return false;
+            }
+            followConn.emplace(std::move(*c));
         }
-        std::vector<FailureEvent> events;
-        events.reserve(rows->size());
-        for (const auto& r : *rows) events.push_back(fromRecord(r));
-        auto n = hub.restoreOpenEvents(events);
-        restored.store(true);
-        if (n) spdlog::info("restored {} open events from the database", n);
+        std::vector<FailureEvent> open;
+        std::set<std::int64_t> openIds;
+        if (all) {
+            // First the full read: a close committed after it is published after it, so its id
+            // is in the inbox drained below.
+            auto rows = db::listOpenTelemetryEvents(*followConn);
+            if (!rows) {
+                spdlog::warn("following open events: {}", rows.error().toString());
+                followConn.reset();
+                return false;
+            }
+            for (const auto& r : *rows) {
+                openIds.insert(r.id);
+                open.push_back(fromRecord(r));
+            }
+            for (const auto& e : hub.openEvents())
+                if (e.id != 0 && !openIds.contains(e.id)) ids.push_back(e.id);
+        }
+        {
+            std::lock_guard lk(followInbox->m);
+            ids.insert(ids.end(), followInbox->ids.begin(), followInbox->ids.end());
+            followInbox->ids.clear();
+            followInbox->all = false;
+        }
+        std::sort(ids.begin(), ids.end());
+        ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+        std::vector<std::pair<FailureEvent, bool>> closed;  // and whether by hand
+        if (!ids.empty()) {
+            auto rows = db::getEvents(*followConn, ids);
+            if (!rows) {
+                spdlog::warn("following open events: {}", rows.error().toString());
+                followConn.reset();
+                std::lock_guard lk(followInbox->m);  // asked again next pass
+                followInbox->all = true;
+                return false;
+            }
+            for (const auto& r : *rows) {
+                if (r.source != "telemetry") continue;
+                if (r.open()) {
+                    if (!openIds.contains(r.id)) open.push_back(fromRecord(r));
+                } else {
+                    closed.emplace_back(fromRecord(r), !r.closedBy.empty());
+                }
+            }
+        }
+        if (!open.empty())
+            if (auto n = hub.restoreOpenEvents(open); n && all)
+                spdlog::info("restored {} open events from the database", n);
+        for (const auto& [e, byHand] : closed) hub.closedElsewhere(e, byHand);
+        return true;
     }
 
     // The simulator's jobs become Job objects (issue 15): written when the set of running jobs
@@ -278,7 +388,13 @@ struct TelemetryService::Impl {
         // of an event that leader opened closed nothing here (issue 39 item 1).
         if (leader && !ledLastTick) restored.store(false);
         ledLastTick = leader;
-        restoreOpenEvents();
+        if (!restored.load()) {
+            restoreOpenEvents();
+            if (restored.load()) nextFullFollowMs = now + kFullFollowMs;
+        } else {
+            const bool all = now >= nextFullFollowMs;
+            if (followStoredEvents(all) && all) nextFullFollowMs = now + kFullFollowMs;
+        }
         if (auto L = services.layout(); L && L != hub.layout()) hub.setLayout(L);
         auto L = hub.layout();
         if (options.simulate && leader && L->gpuCount() > 0) {
@@ -335,9 +451,41 @@ struct TelemetryService::Impl {
             next += period;
             // Behind by more than a period (a long GC-like stall): skip, do not burst.
             if (next < std::chrono::steady_clock::now()) next = std::chrono::steady_clock::now() + period;
-            loopCv.wait_until(lk, next, [&] { return stopping; });
+            waitForTick(lk, next);
         }
     }
+
+    // Until the next tick; meanwhile a published event is followed at once (at most every
+    // 100 ms), not at the next tick: a recovery that closed an event on another loomd clears it
+    // here within milliseconds.
+    void waitForTick(std::unique_lock<std::mutex>& lk, std::chrono::steady_clock::time_point next) {
+        using Clock = std::chrono::steady_clock;
+        while (!stopping) {
+            const auto t = Clock::now();
+            if (t >= next) return;
+            const bool pending = followInbox->pending.load();
+            if (pending && t >= followAfter) {
+                lk.unlock();
+                try {
+                    if (restored.load())
+                        followStoredEvents(false);
+                    else
+                        followInbox->pending.store(false);  // the tick restores everything
+                } catch (const std::exception& e) {
+                    spdlog::error("following open events: {}", e.what());
+                }
+                lk.lock();
+                followAfter = Clock::now() + std::chrono::milliseconds(100);
+                continue;
+            }
+            if (pending)
+                loopCv.wait_until(lk, std::min(next, followAfter), [&] { return stopping; });
+            else
+                loopCv.wait_until(lk, next,
+                                  [&] { return stopping || followInbox->pending.load(); });
+        }
+    }
+    std::chrono::steady_clock::time_point followAfter{};  // loop thread only
 
     void publish(const db::EventRecord& r) {
         services.publish("events", {{"type", "event"}, {"event", eventJson(r)}});
@@ -424,12 +572,21 @@ struct TelemetryService::Impl {
         if (first.open()) {
             auto ids = db::insertEvents(*conn, recs);
             if (!ids) return writeFailed(conn, ids.error());
+            std::vector<FailureEvent> learnt;
             for (std::size_t i = 0; i < recs.size(); ++i) {
                 if ((*ids)[i] == 0) continue;
                 if (!recs[i].key.empty()) openIds[recs[i].key] = (*ids)[i];
                 stored.push_back((*ids)[i]);
                 storedAt.push_back(i);
+                FailureEvent& e = learnt.emplace_back();
+                e.kind = recs[i].kind;
+                e.location = recs[i].location;
+                e.key = recs[i].key;
+                e.id = (*ids)[i];
             }
+            // The hub knows each open event by its row, which may be another loomd's row for
+            // the same condition: a close published by id then finds it (closedElsewhere).
+            hub.learnStoredIds(learnt);
         } else {
             std::vector<db::EventClose> closes;
             for (const auto& r : recs) {

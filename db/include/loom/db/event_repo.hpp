@@ -59,7 +59,8 @@ inline constexpr std::string_view kEventSources[] = {"telemetry", "provisioning"
 // Inserts open events in one statement; returns their ids in input order. Idempotent: an event
 // whose `key` is already stored returns that row's id (a retry after a lost answer). An event
 // whose (kind, location) is already open under another key (another loomd saw the same
-// condition) is not duplicated: the id of the open one is returned. Limit: 10,000 per call.
+// condition) is not duplicated: the id of the open one is returned, and the key is recorded as
+// another name of that row (event_key_aliases, migration 0051). Limit: 10,000 per call.
 Result<std::vector<std::int64_t>> insertEvents(Connection& conn, const std::vector<EventRecord>& events);
 
 struct EventClose {
@@ -79,7 +80,8 @@ Result<std::vector<std::int64_t>> closeEvents(Connection& conn, const std::vecto
 Result<std::vector<EventRecord>> getEvents(Connection& conn, const std::vector<std::int64_t>& ids);
 
 // The stored ids of events by the hub's keys (FailureEvent::key): a view that mirrors the hub's
-// open events learns the ids the writer gave them. Keys not stored (yet) are absent.
+// open events learns the ids the writer gave them; a key whose event another loomd stored first
+// names that row. Keys not stored (yet) are absent.
 Result<std::map<std::string, std::int64_t>> eventIdsByKey(Connection& conn,
                                                           const std::vector<std::string>& keys);
 
