@@ -188,6 +188,23 @@ protected:
         return items.size() == 1 ? items[0].value("id", std::int64_t{0}) : 0;
     }
 
+    // The job llama (kCountedJob), running on the hosts of gpus_.
+    void putJob(Server& s) {
+        auto put = request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kCountedJob,
+                           {{"Content-Type", "application/yaml"}});
+        ASSERT_EQ(put.status, 201) << put.body;
+    }
+    // An XID on each of gpus_, counted in every view.
+    void pushTwoXids(Server& s) {
+        ASSERT_LT(post(s, "/api/v1/telemetry",
+                       "DCGM_FI_DEV_XID_ERRORS{gpu=\"3\",Hostname=\"z1-r001-h1\"} 79\n"
+                       "DCGM_FI_DEV_XID_ERRORS{gpu=\"5\",Hostname=\"z1-r002-h0\"} 48\n",
+                       "text/plain")
+                      .status,
+                  300);
+        expectEverywhere(s, 2, "two XIDs");
+    }
+
     std::unique_ptr<WsClient> ws_;
     std::uint16_t port_ = 0;
     std::int64_t streamCount_ = -1, eventSeq_ = -1, hello_ = -1, lastSeq_ = 0, stored_ = -1;
@@ -200,19 +217,11 @@ TEST_F(EventCounts, AJobsOpenEventsAreOneNumberInEveryView) {
     std::set<std::int64_t> ids;
     {
         auto& s = start();
-        auto put = request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kCountedJob,
-                           {{"Content-Type", "application/yaml"}});
-        ASSERT_EQ(put.status, 201) << put.body;
+        ASSERT_NO_FATAL_FAILURE(putJob(s));
         expectEverywhere(s, 0, "a healthy job");
 
         // Two XIDs on its GPUs.
-        ASSERT_LT(post(s, "/api/v1/telemetry",
-                       "DCGM_FI_DEV_XID_ERRORS{gpu=\"3\",Hostname=\"z1-r001-h1\"} 79\n"
-                       "DCGM_FI_DEV_XID_ERRORS{gpu=\"5\",Hostname=\"z1-r002-h0\"} 48\n",
-                       "text/plain")
-                      .status,
-                  300);
-        expectEverywhere(s, 2, "two XIDs");
+        ASSERT_NO_FATAL_FAILURE(pushTwoXids(s));
         for (const auto& g : gpus_) ids.insert(openId(s, g));
         EXPECT_EQ(ids.size(), 2u);
         EXPECT_FALSE(ids.contains(0));
@@ -272,16 +281,8 @@ TEST_F(EventCounts, ARestoreThatArrivesAfterTheJobsViewAttachedCountsInTheJob) {
     ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));
     {
         auto& s = start();
-        auto put = request(s.port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"], kCountedJob,
-                           {{"Content-Type", "application/yaml"}});
-        ASSERT_EQ(put.status, 201) << put.body;
-        ASSERT_LT(post(s, "/api/v1/telemetry",
-                       "DCGM_FI_DEV_XID_ERRORS{gpu=\"3\",Hostname=\"z1-r001-h1\"} 79\n"
-                       "DCGM_FI_DEV_XID_ERRORS{gpu=\"5\",Hostname=\"z1-r002-h0\"} 48\n",
-                       "text/plain")
-                      .status,
-                  300);
-        expectEverywhere(s, 2, "two XIDs");
+        ASSERT_NO_FATAL_FAILURE(putJob(s));
+        ASSERT_NO_FATAL_FAILURE(pushTwoXids(s));
         stop();
     }
     ASSERT_TRUE(connect().exec("ALTER TABLE events RENAME TO events_held_by_the_test"));
