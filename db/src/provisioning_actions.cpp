@@ -199,40 +199,51 @@ Result<ProvisioningRepo::RackActionResult> ProvisioningRepo::rackAction(
 namespace {
 
 // Sets each named row of `table` (links or switches: name, state, updated_at, resource_version)
-// to its state, where it differs; one statement, one NOTIFY naming the table when a row changed.
-Result<int> setStatesOf(Connection& conn, const char* table, const std::vector<std::string>& names,
-                        const std::vector<std::string>& states) {
-    if (names.size() != states.size())
-        return fail(Error::invalid(std::string("set ") + table +
-                                   " states: names and states differ in length"));
+// to its state, where it differs, in `tx`: one statement; returns how many rows changed.
+int setStatesIn(pqxx::work& tx, const char* table, const std::vector<std::string>& names,
+                const std::vector<std::string>& states) {
     if (names.empty()) return 0;
-    try {
-        pqxx::work tx(native(conn));
-        auto r = tx.exec_params(std::string("UPDATE ") + table +
-                                    " t SET state = i.state, updated_at = now(), "
-                                    "resource_version = t.resource_version + 1 "
-                                    "FROM unnest($1::text[], $2::text[]) AS i(name, state) "
-                                    "WHERE t.name = i.name AND t.state <> i.state",
-                                arrayOf(names), arrayOf(states));
-        const int changed = static_cast<int>(r.affected_rows());
-        if (changed > 0) notifyLiveChange(tx, table);
-        tx.commit();
-        return changed;
-    } catch (...) {
-        return fail(translateException(std::string("set ") + table + " states"));
-    }
+    auto r = tx.exec_params(std::string("UPDATE ") + table +
+                                " t SET state = i.state, updated_at = now(), "
+                                "resource_version = t.resource_version + 1 "
+                                "FROM unnest($1::text[], $2::text[]) AS i(name, state) "
+                                "WHERE t.name = i.name AND t.state <> i.state",
+                            arrayOf(names), arrayOf(states));
+    return static_cast<int>(r.affected_rows());
 }
 
 }  // namespace
 
 Result<int> ProvisioningRepo::setLinkStates(const std::vector<std::string>& names,
                                             const std::vector<std::string>& states) {
-    return setStatesOf(conn_, "links", names, states);
+    auto r = setFollowStates(names, states, {}, {});
+    if (!r) return fail(r.error());
+    return r->links;
 }
 
-Result<int> ProvisioningRepo::setSwitchStates(const std::vector<std::string>& names,
-                                              const std::vector<std::string>& states) {
-    return setStatesOf(conn_, "switches", names, states);
+Result<ProvisioningRepo::FollowFixes> ProvisioningRepo::setFollowStates(
+    const std::vector<std::string>& linkNames, const std::vector<std::string>& linkStates,
+    const std::vector<std::string>& switchNames, const std::vector<std::string>& switchStates) {
+    if (linkNames.size() != linkStates.size())
+        return fail(Error::invalid("set links states: names and states differ in length"));
+    if (switchNames.size() != switchStates.size())
+        return fail(Error::invalid("set switches states: names and states differ in length"));
+    FollowFixes out;
+    if (linkNames.empty() && switchNames.empty()) return out;
+    try {
+        pqxx::work tx(native(conn_));
+        out.links = setStatesIn(tx, "links", linkNames, linkStates);
+        out.switches = setStatesIn(tx, "switches", switchNames, switchStates);
+        // One NOTIFY for both (a payload per table would be two: NOTIFY folds only equal ones).
+        if (out.links > 0 || out.switches > 0)
+            notifyLiveChange(tx, out.switches == 0 ? "links"
+                                 : out.links == 0  ? "switches"
+                                                   : "links,switches");
+        tx.commit();
+        return out;
+    } catch (...) {
+        return fail(translateException("set link and switch states"));
+    }
 }
 
 Result<HostChange> ProvisioningRepo::quarantineHost(std::string_view host, std::string_view reason,

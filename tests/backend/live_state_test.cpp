@@ -2,24 +2,23 @@
 // reaches the hall, the stream, the fabric's link states, degradation and detection within a
 // second, and all of them agree. Real loomd servers over HTTP/WebSocket on the harness's
 // PostgreSQL; every wait is a deadline, and the deadline is the requirement.
-#include "gunzip.hpp"
-#include "server_fixture.hpp"
+#include <zlib.h>
 
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <pqxx/pqxx>
+#include <random>
+#include <thread>
+
+#include "gunzip.hpp"
 #include "loom/db/native.hpp"
 #include "loom/db/notify.hpp"
 #include "loom/fabric/export.hpp"
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
 #include "loom/provisioning/link_service.hpp"
-
-#include <pqxx/pqxx>
-#include <zlib.h>
-
-#include <atomic>
-#include <functional>
-#include <mutex>
-#include <thread>
-#include <random>
+#include "server_fixture.hpp"
 
 namespace loom::backend::testing {
 namespace {
@@ -44,7 +43,8 @@ protected:
                                                            const std::function<bool()>& ok) {
         const auto t0 = Clock::now();
         while (Clock::now() - t0 < limit) {
-            if (ok()) return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+            if (ok())
+                return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
             std::this_thread::sleep_for(10ms);
         }
         return ok() ? std::optional(limit) : std::nullopt;
@@ -57,8 +57,8 @@ protected:
     }
     HttpResult act(Server& s, const std::string& rack, const std::string& action,
                    const std::string& reason = "") {
-        return request(s.port(), "POST", "/api/v1/racks/" + rack + "/" + action, tokens_["operator"],
-                       reason.empty() ? "" : json{{"reason", reason}}.dump());
+        return request(s.port(), "POST", "/api/v1/racks/" + rack + "/" + action,
+                       tokens_["operator"], reason.empty() ? "" : json{{"reason", reason}}.dump());
     }
     std::string rackState(Server& s, const std::string& rack) {
         const auto hall = get(s, "/api/v1/hall");  // not a temporary: the loop borrows from it
@@ -72,8 +72,9 @@ protected:
         auto& c = db::native(conn);
         pqxx::work tx(c);
         std::map<std::string, int> out;
-        for (const auto& row : tx.exec_params(
-                 "SELECT state, count(*) FROM links WHERE name LIKE $1 GROUP BY state", "%" + rack + "-%"))
+        for (const auto& row :
+             tx.exec_params("SELECT state, count(*) FROM links WHERE name LIKE $1 GROUP BY state",
+                            "%" + rack + "-%"))
             out[row[0].c_str()] = row[1].as<int>();
         return out;
     }
@@ -108,8 +109,9 @@ TEST_F(LiveState, RackTransitionsReachHallStreamFabricAndDetectionWithinASecond)
     auto t = within(1s, [&] { return rackState(s, "z1-r002") == "in_service"; });
     ASSERT_TRUE(t) << "hall still says " << rackState(s, "z1-r002");
     EXPECT_EQ(linkStates("z1-r002"), (std::map<std::string, int>{{"active", 18}}));
-    ASSERT_TRUE(within(1s, [&] { return bundle(s, "z1-r002-rtsw", "z1-ctsw1").value("up", -1) == 1; }))
-        << bundle(s, "z1-r002-rtsw", "z1-ctsw1").dump();
+    ASSERT_TRUE(within(1s, [&] {
+        return bundle(s, "z1-r002-rtsw", "z1-ctsw1").value("up", -1) == 1;
+    })) << bundle(s, "z1-r002-rtsw", "z1-ctsw1").dump();
     EXPECT_EQ(bundle(s, "z1-r001-rtsw", "z1-ctsw1").value("up", -1), 0);  // still planned
     auto d = degradation(s, "z1-r002");
     EXPECT_TRUE(d.value("inService", false)) << d.dump();
@@ -127,9 +129,13 @@ TEST_F(LiveState, RackTransitionsReachHallStreamFabricAndDetectionWithinASecond)
     // Detection follows at once: a port of a cable that just entered service opens link_down.
     const std::string op = tokens_["operator"];
     ASSERT_LT(request(s.port(), "POST", "/api/v1/telemetry", op,
-                      "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} 1\n").status, 300);
+                      "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} 1\n")
+                  .status,
+              300);
     ASSERT_LT(request(s.port(), "POST", "/api/v1/telemetry", op,
-                      "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} 0\n").status, 300);
+                      "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} 0\n")
+                  .status,
+              300);
     EXPECT_TRUE(within(1s, [&] {
         const auto events = get(s, "/api/v1/events?kind=link_down");
         for (const auto& e : events["items"])
@@ -137,7 +143,9 @@ TEST_F(LiveState, RackTransitionsReachHallStreamFabricAndDetectionWithinASecond)
         return false;
     })) << get(s, "/api/v1/events").dump();
     ASSERT_LT(request(s.port(), "POST", "/api/v1/telemetry", op,
-                      "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} 1\n").status, 300);
+                      "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"p17\"} 1\n")
+                  .status,
+              300);
 
     // Drain and undrain are exact inverses: the cables, routes and degradation come back.
     const auto routesBefore = get(s, "/api/v1/fabric/routes/z1-ctsw1");
@@ -145,13 +153,15 @@ TEST_F(LiveState, RackTransitionsReachHallStreamFabricAndDetectionWithinASecond)
     ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);  // draining -> drained
     ASSERT_TRUE(within(1s, [&] { return rackState(s, "z1-r002") == "drained"; }));
     EXPECT_EQ(linkStates("z1-r002"), (std::map<std::string, int>{{"drained", 18}}));
-    EXPECT_TRUE(within(1s, [&] { return bundle(s, "z1-r002-rtsw", "z1-ctsw1").value("up", -1) == 0; }));
+    EXPECT_TRUE(
+        within(1s, [&] { return bundle(s, "z1-r002-rtsw", "z1-ctsw1").value("up", -1) == 0; }));
     EXPECT_FALSE(degradation(s, "z1-r002").value("inService", true));
     EXPECT_NE(get(s, "/api/v1/fabric/routes/z1-ctsw1"), routesBefore);
     ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);  // drained -> in_service
     ASSERT_TRUE(within(1s, [&] { return rackState(s, "z1-r002") == "in_service"; }));
     EXPECT_EQ(linkStates("z1-r002"), (std::map<std::string, int>{{"active", 18}}));
-    EXPECT_TRUE(within(1s, [&] { return get(s, "/api/v1/fabric/routes/z1-ctsw1") == routesBefore; }));
+    EXPECT_TRUE(
+        within(1s, [&] { return get(s, "/api/v1/fabric/routes/z1-ctsw1") == routesBefore; }));
     EXPECT_TRUE(degradation(s, "z1-r002").value("inService", false));
 
     // Fail and repair: down, then back to not in service at racked (no traffic until it
@@ -170,7 +180,8 @@ TEST_F(LiveState, RackTransitionsReachHallStreamFabricAndDetectionWithinASecond)
 // ETags answer 304, and a rack transition makes a new layout whose gzipped form follows it.
 TEST_F(LiveState, TheHallIsGzippedOncePerLayoutWithItsOwnETag) {
     auto& s = startLive();
-    const std::vector<std::pair<std::string, std::string>> gzipped{{"Accept-Encoding", "gzip, deflate"}};
+    const std::vector<std::pair<std::string, std::string>> gzipped{
+        {"Accept-Encoding", "gzip, deflate"}};
     auto plain = request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"]);
     ASSERT_EQ(plain.status, 200) << plain.body;
     EXPECT_EQ(plain.headers.count("Content-Encoding"), 0u);
@@ -181,7 +192,8 @@ TEST_F(LiveState, TheHallIsGzippedOncePerLayoutWithItsOwnETag) {
     EXPECT_EQ(gunzip(gz.body), plain.body);
     EXPECT_LT(gz.body.size() * 3, plain.body.size());
     EXPECT_NE(gz.headers["ETag"], plain.headers["ETag"]);
-    EXPECT_EQ(gz.headers["ETag"], plain.headers["ETag"].substr(0, plain.headers["ETag"].size() - 1) + "-gz\"");
+    EXPECT_EQ(gz.headers["ETag"],
+              plain.headers["ETag"].substr(0, plain.headers["ETag"].size() - 1) + "-gz\"");
     auto again = request(s.port(), "GET", "/api/v1/hall", tokens_["viewer"], "", gzipped);
     EXPECT_EQ(again.body, gz.body);
     for (const auto& etag : {plain.headers["ETag"], gz.headers["ETag"]}) {
@@ -234,8 +246,10 @@ TEST_F(LiveState, ASwitchConfigCarriesItsPreviousVersion) {
     EXPECT_GT(drained["version"].get<std::int64_t>(), before["version"].get<std::int64_t>());
     ASSERT_TRUE(drained["previous"].is_object()) << drained.dump();
     EXPECT_EQ(drained["previous"]["config"], before["config"]);
-    EXPECT_LT(drained["previous"]["version"].get<std::int64_t>(), drained["version"].get<std::int64_t>());
-    EXPECT_GE(drained["previous"]["version"].get<std::int64_t>(), before["version"].get<std::int64_t>());
+    EXPECT_LT(drained["previous"]["version"].get<std::int64_t>(),
+              drained["version"].get<std::int64_t>());
+    EXPECT_GE(drained["previous"]["version"].get<std::int64_t>(),
+              before["version"].get<std::int64_t>());
     EXPECT_NE(drained["config"].get<std::string>().find("(drained)"), std::string::npos);
 
     ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);  // drained -> in_service
@@ -266,19 +280,21 @@ TEST_F(LiveState, FabricReadsRunBesideReroutesInPlace) {
     std::mutex badMutex;
     std::string firstBad;
     auto reader = [&] {
-        const char* paths[] = {"/api/v1/fabric/config/z1-ctsw1?previous=true", "/api/v1/fabric/degradation",
-                               "/api/v1/fabric/topology", "/api/v1/fabric/export?format=frr"};
+        const char* paths[] = {"/api/v1/fabric/config/z1-ctsw1?previous=true",
+                               "/api/v1/fabric/degradation", "/api/v1/fabric/topology",
+                               "/api/v1/fabric/export?format=frr"};
         for (int i = 0; !stop; ++i) {
             const std::string path = paths[i % 4];
             auto r = request(s.port(), "GET", path, tokens_["viewer"]);
             const auto j = r.j();
             const bool whole = r.status == 200 && j.is_object() &&
-                               (j.contains("config") || j.contains("racks") || j.contains("switches") ||
-                                j.contains("files"));
+                               (j.contains("config") || j.contains("racks") ||
+                                j.contains("switches") || j.contains("files"));
             if (!whole) {
                 ++bad;
                 std::lock_guard lock(badMutex);
-                if (firstBad.empty()) firstBad = path + ": " + std::to_string(r.status) + " " + r.body.substr(0, 300);
+                if (firstBad.empty())
+                    firstBad = path + ": " + std::to_string(r.status) + " " + r.body.substr(0, 300);
             }
             ++reads;
         }
@@ -287,19 +303,23 @@ TEST_F(LiveState, FabricReadsRunBesideReroutesInPlace) {
     for (int round = 0; round < 3; ++round) {
         ASSERT_EQ(act(s, "z1-r002", "drain").status, 200);
         ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);  // draining -> drained
-        ASSERT_TRUE(within(2s, [&] { return !degradation(s, "z1-r002").value("inService", true); }));
+        ASSERT_TRUE(
+            within(2s, [&] { return !degradation(s, "z1-r002").value("inService", true); }));
         ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);  // drained -> in_service
-        ASSERT_TRUE(within(2s, [&] { return degradation(s, "z1-r002").value("inService", false); }));
+        ASSERT_TRUE(
+            within(2s, [&] { return degradation(s, "z1-r002").value("inService", false); }));
     }
     stop = true;
     t1.join();
     t2.join();
     EXPECT_EQ(bad.load(), 0) << firstBad;
     EXPECT_GT(reads.load(), 12);
-    EXPECT_EQ(bundle(s, "z1-r002-rtsw", "z1-ctsw1").value("up", -1), 1) << bundle(s, "z1-r002-rtsw", "z1-ctsw1").dump();
+    EXPECT_EQ(bundle(s, "z1-r002-rtsw", "z1-ctsw1").value("up", -1), 1)
+        << bundle(s, "z1-r002-rtsw", "z1-ctsw1").dump();
     const auto cfg = get(s, "/api/v1/fabric/config/z1-ctsw1?previous=true");
     EXPECT_TRUE(cfg["previous"].is_object()) << cfg.dump();
-    EXPECT_EQ(cfg.value("config", ""), get(s, "/api/v1/fabric/config/z1-ctsw1").value("config", "x"));
+    EXPECT_EQ(cfg.value("config", ""),
+              get(s, "/api/v1/fabric/config/z1-ctsw1").value("config", "x"));
 }
 
 TEST_F(LiveState, ASecondLoomdOnTheSameDatabaseSeesEveryChangeWithinASecond) {
@@ -311,13 +331,16 @@ TEST_F(LiveState, ASecondLoomdOnTheSameDatabaseSeesEveryChangeWithinASecond) {
     bringIntoService(a, "z1-r003");
     auto t = within(1s, [&] { return rackState(b, "z1-r003") == "in_service"; });
     ASSERT_TRUE(t) << "second loomd still says " << rackState(b, "z1-r003");
-    EXPECT_TRUE(within(1s, [&] { return bundle(b, "z1-r003-rtsw", "z1-ctsw2").value("up", -1) == 1; }));
+    EXPECT_TRUE(
+        within(1s, [&] { return bundle(b, "z1-r003-rtsw", "z1-ctsw2").value("up", -1) == 1; }));
     ASSERT_EQ(act(b, "z1-r003", "fail", "smoke").status, 200);
     EXPECT_TRUE(within(1s, [&] { return rackState(a, "z1-r003") == "failed"; }));
-    EXPECT_TRUE(within(1s, [&] { return bundle(a, "z1-r003-rtsw", "z1-ctsw2").value("up", -1) == 0; }));
+    EXPECT_TRUE(
+        within(1s, [&] { return bundle(a, "z1-r003-rtsw", "z1-ctsw2").value("up", -1) == 0; }));
     // Both refresh on the same NOTIFY, each at its own pace: within a second they agree.
     EXPECT_TRUE(within(1s, [&] { return get(a, "/api/v1/hall") == get(b, "/api/v1/hall"); }))
-        << get(a, "/api/v1/hall").dump() << "\n" << get(b, "/api/v1/hall").dump();
+        << get(a, "/api/v1/hall").dump() << "\n"
+        << get(b, "/api/v1/hall").dump();
     EXPECT_TRUE(within(1s, [&] {
         return get(a, "/api/v1/fabric/degradation") == get(b, "/api/v1/fabric/degradation");
     }));
@@ -332,7 +355,8 @@ TEST_F(LiveState, ARestartChangesNothingAUserCanSee) {
     ASSERT_EQ(act(s, "z1-r002", "advance").status, 200);
     ASSERT_EQ(act(s, "z1-r003", "fail", "test").status, 200);
     ASSERT_TRUE(within(1s, [&] { return rackState(s, "z1-r003") == "failed"; }));
-    ASSERT_TRUE(within(1s, [&] { return bundle(s, "z1-r003-rtsw", "z1-ctsw1").value("up", -1) == 0; }));
+    ASSERT_TRUE(
+        within(1s, [&] { return bundle(s, "z1-r003-rtsw", "z1-ctsw1").value("up", -1) == 0; }));
     auto views = [&](Server& x) {
         return json{{"hall", get(x, "/api/v1/hall")},
                     {"racks", get(x, "/api/v1/racks?limit=1000")["items"]},
@@ -356,7 +380,8 @@ TEST_F(LiveState, RandomActionSequencesLeaveLinksAndRoutesWhereTheRacksSay) {
     auto& s = startLive();
     std::mt19937_64 rng(11);
     const std::vector<std::string> racks{"z1-r001", "z1-r002", "z1-r003", "z1-r004"};
-    const std::vector<std::string> actions{"advance", "advance", "advance", "drain", "fail", "repair"};
+    const std::vector<std::string> actions{"advance", "advance", "advance",
+                                           "drain",   "fail",    "repair"};
     int applied = 0;
     for (int i = 0; i < 120; ++i) {
         auto r = act(s, racks[rng() % racks.size()], actions[rng() % actions.size()], "random");
@@ -383,8 +408,73 @@ TEST_F(LiveState, RandomActionSequencesLeaveLinksAndRoutesWhereTheRacksSay) {
     fabric::Router fresh(std::move(*topo));
     for (const auto& sw : fresh.topology().switchNames) {
         auto want = json::parse(fabric::routesJson(fresh, fresh.topology().findSwitch(sw)));
-        EXPECT_TRUE(within(1s, [&] { return get(s, "/api/v1/fabric/routes/" + sw) == want; })) << sw;
+        EXPECT_TRUE(within(1s, [&] { return get(s, "/api/v1/fabric/routes/" + sw) == want; }))
+            << sw;
     }
+}
+
+// The leader's live-state sync (link_service.hpp, follow_rack.hpp) repairs links and switches
+// that do not follow their racks in one transaction: a reader never sees the cables follow
+// while the switch does not. Both rows carry the same xmin, one `live` NOTIFY announces them,
+// and loom_live_link_fixes_total counts each kind (kind="link" | kind="switch").
+TEST_F(LiveState, TheLeadersSyncFixesLinksAndSwitchesInOneTransaction) {
+    auto& s = startLive();
+    bringIntoService(s, "z1-r001");
+    const std::string link = "z1-r001-rtsw/p17--z1-ctsw1/p1";
+    auto conn = connect();
+    auto stateOf = [&](const char* table, const std::string& name) {
+        pqxx::work tx(db::native(conn));
+        auto r = tx.exec_params(
+            std::string("SELECT state, xmin::text FROM ") + table + " WHERE name = $1", name);
+        return r.empty() ? std::pair<std::string, std::string>{}
+                         : std::pair<std::string, std::string>{r[0][0].c_str(), r[0][1].c_str()};
+    };
+    ASSERT_TRUE(within(2s, [&] {
+        return stateOf("switches", "z1-ctsw1").first == "in_service" &&
+               stateOf("links", link).first == "active";
+    }));
+    auto fixes = [&](const std::string& kind) {
+        const auto body = request(s.port(), "GET", "/metrics", tokens_["viewer"]).body;
+        const std::string series = "loom_live_link_fixes_total{kind=\"" + kind + "\"} ";
+        const auto at = body.find(series);
+        return at == std::string::npos ? -1.0 : std::stod(body.substr(at + series.size()));
+    };
+    const double linksBefore = fixes("link"), switchesBefore = fixes("switch");
+    EXPECT_GE(linksBefore, 0) << "no kind=\"link\" series";
+    EXPECT_GE(switchesBefore, 0) << "no kind=\"switch\" series";
+
+    // Every `live` NOTIFY from now on, but the test's own.
+    std::atomic<int> announced{0};
+    db::Notifier listener(
+        database(), std::string(db::kStreamChannel),
+        [&](std::string_view topic, std::string_view payload) {
+            if (topic == db::kLiveTopic && payload.find("\"test\"") == std::string_view::npos)
+                ++announced;
+        });
+    ASSERT_TRUE(within(5s, [&] { return listener.connected(); }));
+    // What a crash or an older loomd could leave behind: the CTSW and a cable of a rack in
+    // service stored as not in service.
+    {
+        pqxx::work tx(db::native(conn));
+        tx.exec_params("UPDATE switches SET state = 'planned' WHERE name = 'z1-ctsw1'");
+        tx.exec_params("UPDATE links SET state = 'planned' WHERE name = $1", link);
+        tx.exec_params("SELECT pg_notify($1, $2)", std::string(db::kStreamChannel),
+                       std::string(db::kLiveTopic) + "\n{\"source\":\"test\"}");
+        tx.commit();
+    }
+    ASSERT_TRUE(within(3s,
+                       [&] {
+                           return stateOf("switches", "z1-ctsw1").first == "in_service" &&
+                                  stateOf("links", link).first == "active";
+                       }))
+        << stateOf("switches", "z1-ctsw1").first << " " << stateOf("links", link).first;
+    EXPECT_EQ(stateOf("switches", "z1-ctsw1").second, stateOf("links", link).second)
+        << "the switch and the cable were written by different transactions";
+    std::this_thread::sleep_for(500ms);  // any second NOTIFY of the fix would be here by now
+    EXPECT_EQ(announced.load(), 1);
+    EXPECT_EQ(fixes("link"), linksBefore + 1);
+    EXPECT_EQ(fixes("switch"), switchesBefore + 1);
+    listener.stop();
 }
 
 TEST_F(LiveState, ReadyMeansTheLiveStateIsLoaded) {

@@ -3,19 +3,17 @@
 // Coalesced (at most one runs; requests meanwhile make it run once more), state-only unless an
 // apply or a structural change asks for the whole inventory (db/live_states.hpp). Split from
 // server.cpp, which keeps the listener, sessions, stream and auth.
-#include "shared_state.hpp"
+#include <malloc.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
 
 #include "loom/db/inventory_repository.hpp"
 #include "loom/db/live_states.hpp"
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/provisioning/follow_rack.hpp"
 #include "loom/telemetry/hall_layout.hpp"
-
-#include <spdlog/spdlog.h>
-
-#include <malloc.h>
-
-#include <chrono>
+#include "shared_state.hpp"
 
 namespace loom::backend {
 
@@ -173,18 +171,17 @@ bool Server::Impl::reloadOnce(db::Connection& conn, bool full) {
         int fixed = 0;
         if (!names.empty() || !switchNames.empty()) {
             db::ProvisioningRepo repo(conn);
-            if (auto r = repo.setLinkStates(names, states); !r) {
-                spdlog::warn("live state: cannot store link states: {}", r.error().toString());
-            } else if (*r > 0) {
-                metrics.liveLinkFixes.fetch_add(static_cast<std::uint64_t>(*r));
-                spdlog::info("live state: {} link(s) set to follow their racks' states", *r);
-                fixed += *r;
-            }
-            if (auto r = repo.setSwitchStates(switchNames, switchStates); !r) {
-                spdlog::warn("live state: cannot store switch states: {}", r.error().toString());
-            } else if (*r > 0) {
-                spdlog::info("live state: {} switch(es) set to follow their racks' states", *r);
-                fixed += *r;
+            if (auto r = repo.setFollowStates(names, states, switchNames, switchStates); !r) {
+                spdlog::warn("live state: cannot store link and switch states: {}",
+                             r.error().toString());
+            } else if (r->links > 0 || r->switches > 0) {
+                metrics.liveLinkFixes.fetch_add(static_cast<std::uint64_t>(r->links));
+                metrics.liveSwitchFixes.fetch_add(static_cast<std::uint64_t>(r->switches));
+                spdlog::info(
+                    "live state: {} link(s) and {} switch(es) set to follow their racks' "
+                    "states",
+                    r->links, r->switches);
+                fixed = r->links + r->switches;
             }
         }
         if (fixed > 0) return true;

@@ -17,7 +17,7 @@ namespace loom::backend {
 class Metrics {
 public:
     static constexpr std::array<double, 12> kBuckets{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                                     0.1,   0.25,   0.5,   1,     2.5,  10};
+                                                     0.1,   0.25,   0.5,   1,    2.5,   10};
 
     // `route`: a registered pattern or "unmatched" (never a raw path); `method` as sent (the
     // label is methodLabel(method)).
@@ -28,11 +28,14 @@ public:
     std::atomic<std::int64_t> httpConnections{0};
     std::atomic<std::uint64_t> connectionsRejected{0}, acceptErrors{0};
     std::atomic<std::int64_t> wsClients{0};
-    std::atomic<std::uint64_t> wsFramesSent{0}, wsBytesSent{0}, wsDropped{0},
-        wsSlowDisconnects{0}, wsSnapshotsResent{0};
+    std::atomic<std::uint64_t> wsFramesSent{0}, wsBytesSent{0}, wsDropped{0}, wsSlowDisconnects{0},
+        wsSnapshotsResent{0};
     std::atomic<std::uint64_t> streamTicks{0};
     std::atomic<double> streamTickSeconds{0};
-    std::atomic<std::uint64_t> liveReloads{0}, liveReloadFailures{0}, liveLinkFixes{0};
+    std::atomic<std::uint64_t> liveReloads{0}, liveReloadFailures{0};
+    // Rows the leader's live-state sync set to follow their racks: loom_live_link_fixes_total's
+    // kind="link" and kind="switch".
+    std::atomic<std::uint64_t> liveLinkFixes{0}, liveSwitchFixes{0};
     std::atomic<double> liveReloadSeconds{0};
 
 private:

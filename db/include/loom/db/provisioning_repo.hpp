@@ -186,12 +186,20 @@ public:
                                         const std::vector<std::string>& rackLinks = {});
 
     // Stores the given links' states (one statement; rows already in that state are left
-    // alone); returns how many changed. Used by the leader's live-state sync.
+    // alone); returns how many changed.
     Result<int> setLinkStates(const std::vector<std::string>& names,
                               const std::vector<std::string>& states);
-    // The same for switches (provisioning/follow_rack.hpp, desiredSwitchStates).
-    Result<int> setSwitchStates(const std::vector<std::string>& names,
-                                const std::vector<std::string>& states);
+    // The leader's live-state sync: links (link_service.hpp, desiredLinkStates) and switches
+    // (follow_rack.hpp, desiredSwitchStates) set to follow their racks in one transaction (one
+    // statement per table, one `live` NOTIFY when a row changed), so no reader sees a rack's
+    // cables follow it while its switch does not. Rows already in their state are left alone.
+    struct FollowFixes {
+        int links = 0, switches = 0;  // rows changed
+    };
+    Result<FollowFixes> setFollowStates(const std::vector<std::string>& linkNames,
+                                        const std::vector<std::string>& linkStates,
+                                        const std::vector<std::string>& switchNames,
+                                        const std::vector<std::string>& switchStates);
 
     // Quarantines a host (and records it); its rack is unaffected.
     Result<HostChange> quarantineHost(std::string_view host, std::string_view reason,
