@@ -144,7 +144,9 @@ function renderTiers(body, t) {
         const tr = tiers.get(s.tier);
         tr.roles.add(s.role);
         tr.count++;
-        if (!s.up) tr.down++;
+        // loomd's word for the switch (its rack's state read as its cables): only `down` is an
+        // outage; drained and not in service are states (an older loomd sends `up` alone).
+        if (s.state === undefined ? !s.up : s.state === 'down') tr.down++;
     }
     const zoneOf = new Map(t.switches.map((s) => [s.name, s.zone]));
     const zb = new Map();
@@ -218,7 +220,7 @@ async function renderSwitch(body, t, name) {
         body.append(el('p', { class: 'error' }, 'No switch of that name in the fabric.'));
         return;
     }
-    body.append(el('p', {}, `${s.role} · tier ${s.tier} · ${s.zone || 'site'} · ${s.up ? 'up' : 'down'}`));
+    body.append(el('p', {}, `${s.role} · tier ${s.tier} · ${s.zone || 'site'} · ${s.state || (s.up ? 'up' : 'down')}`));
     const mine = t.bundles.filter((b) => b.a === name || b.b === name);
     body.append(el('h3', {}, `Bundles (${mine.length})`), el('table', { class: 'bundles' },
         el('tr', {}, el('th', {}, 'peer'), el('th', {}, 'links up')),

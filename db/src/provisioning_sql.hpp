@@ -61,7 +61,8 @@ inline std::vector<std::int64_t> openQuarantineEvents(pqxx::transaction_base& tx
 // after racks[i] moved to rackStates[i] (its transition tagged tags[i]), each of its hosts that
 // keeps no state of its own takes hostStateFor(rack state), audited; each of its switches takes
 // switchStateFor(rack state), like the rack's cables not audited one by one (the rack's
-// transition is). One statement per kind per batch, through hosts_rack_id and switches_rack_id.
+// transition is). One statement per kind per batch, through hosts_rack_id and switches_rack_id;
+// the switches outside racks of their zones follow the zone, in the same transaction.
 inline void followRacks(pqxx::transaction_base& tx, const std::vector<std::string>& racks,
                         const std::vector<std::string>& rackStates,
                         const std::vector<std::string>& tags, const std::string& actor) {
@@ -97,6 +98,29 @@ inline void followRacks(pqxx::transaction_base& tx, const std::vector<std::strin
         "FROM racks r, unnest($1::text[], $2::text[]) AS i(rack, state) "
         "WHERE r.name = i.rack AND s.rack_id = r.id AND s.state <> i.state",
         arrayOf(racks), arrayOf(switchStates));
+    // The switches outside racks of these racks' zones (and those above zones) serve their zone
+    // (desiredSwitchStates): in_service while a rack of it has its cables active, planned
+    // otherwise — in this transaction too, so a zone's CTSWs come up with its first rack's
+    // cables and no reader (a loomd's fabric) sees the rack's uplinks in service into CTSWs
+    // that are not. The leader's live-state sync only repairs. The racks' new states are
+    // written before this (both callers).
+    std::vector<std::string> active;
+    for (int r = 0; r < prov::kRackStateCount; ++r)
+        if (prov::linkServiceFor(static_cast<prov::RackState>(r)) == prov::LinkService::Active)
+            active.emplace_back(prov::stateName(static_cast<prov::RackState>(r)));
+    tx.exec_params(
+        "WITH z AS (SELECT DISTINCT zone_id FROM racks WHERE name = ANY($1::text[])), "
+        "serving AS (SELECT DISTINCT zone_id FROM racks WHERE state = ANY($2::text[])), "
+        "w AS (SELECT s.id, CASE WHEN (s.zone_id IS NULL AND EXISTS (SELECT 1 FROM serving)) "
+        "    OR s.zone_id IN (SELECT zone_id FROM serving WHERE zone_id IS NOT NULL) "
+        "    THEN $3 ELSE $4 END AS state "
+        "  FROM switches s WHERE s.rack_id IS NULL "
+        "  AND (s.zone_id IS NULL OR s.zone_id IN (SELECT zone_id FROM z))) "
+        "UPDATE switches s SET state = w.state, updated_at = now(), "
+        "  resource_version = s.resource_version + 1 "
+        "FROM w WHERE s.id = w.id AND s.state <> w.state",
+        arrayOf(racks), arrayOf(active), std::string(prov::stateName(prov::RackState::InService)),
+        std::string(prov::stateName(prov::RackState::Planned)));
 }
 
 }  // namespace loom::db::detail

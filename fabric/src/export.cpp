@@ -5,14 +5,14 @@
 // export_summary.cpp.
 #include "loom/fabric/export.hpp"
 
-#include "export_internal.hpp"
-
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <thread>
+
+#include "export_internal.hpp"
 
 namespace loom::fabric {
 
@@ -33,10 +33,14 @@ std::optional<ExportFormat> parseExportFormat(std::string_view s) {
 
 std::string_view exportFormatName(ExportFormat f) {
     switch (f) {
-        case ExportFormat::Frr: return "frr";
-        case ExportFormat::Opensm: return "opensm";
-        case ExportFormat::Slurm: return "slurm";
-        case ExportFormat::Json: return "json";
+        case ExportFormat::Frr:
+            return "frr";
+        case ExportFormat::Opensm:
+            return "opensm";
+        case ExportFormat::Slurm:
+            return "slurm";
+        case ExportFormat::Json:
+            return "json";
     }
     return "?";
 }
@@ -44,12 +48,13 @@ std::string_view exportFormatName(ExportFormat f) {
 Result<FrrProfile> frrProfile(std::string_view version) {
     FrrProfile p;
     auto bad = [&] {
-        return fail(Error::invalid("must be an FRR version MAJOR.MINOR such as 8.4, not '" +
-                                       std::string(version) + "'",
-                                   "frr_version"));
+        return fail(Error::invalid(
+            "must be an FRR version MAJOR.MINOR such as 8.4, not '" + std::string(version) + "'",
+            "frr_version"));
     };
     auto dot = version.find('.');
-    if (dot == std::string_view::npos || dot == 0 || dot + 1 >= version.size() || version.size() > 9)
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 >= version.size() ||
+        version.size() > 9)
         return bad();
     auto number = [](std::string_view d, int& out) {
         if (d.empty()) return false;
@@ -71,8 +76,9 @@ namespace {
 
 // frrConfig of a Router or a SummaryRouter: the config reads the topology and whether sw is a
 // routing target (a leaf originating its rack prefix), no routes.
-std::string frrConfigOf(const Topology& t, bool isTarget, std::int32_t sw, const FrrProfile& profile,
-                        const FrrAggregates* aggregates, LinkStates linkStates) {
+std::string frrConfigOf(const Topology& t, bool isTarget, std::int32_t sw,
+                        const FrrProfile& profile, const FrrAggregates* aggregates,
+                        LinkStates linkStates, SwitchUps switches) {
     std::string o;
     auto line = [&](const std::string& s) { o += s + '\n'; };
     const auto asn = AddressPlan::asn(t, sw);
@@ -100,7 +106,8 @@ std::string frrConfigOf(const Topology& t, bool isTarget, std::int32_t sw, const
         auto peer = t.peer(l, sw);
         line("interface swp" + std::to_string(localPort(t, l, sw)));
         line(" description " + std::string(t.isSwitch(peer) ? "fabric" : "host") + " " +
-             nodeName(t, peer) + " (" + std::string(linkStateName(stateIn(t, linkStates, l))) + ")");
+             nodeName(t, peer) + " (" + std::string(linkStateName(stateIn(t, linkStates, l))) +
+             ")");
         if (t.isSwitch(peer)) {
             // BGP unnumbered peers over IPv6 link-local addresses learned from RAs.
             line(" ipv6 nd ra-interval 5");
@@ -123,7 +130,8 @@ std::string frrConfigOf(const Topology& t, bool isTarget, std::int32_t sw, const
     // originates it, every hop above re-advertises the sum over its multipaths. Defined
     // before the neighbour lines that use it: bgpd warns on a reference to an unknown map.
     line("route-map LOOM-LINK-BW permit 10");
-    line(leaf ? " set extcommunity bandwidth num-multipaths" : " set extcommunity bandwidth cumulative");
+    line(leaf ? " set extcommunity bandwidth num-multipaths"
+              : " set extcommunity bandwidth cumulative");
     line("exit");
     line("!");
     const bool aggregating = aggregates && t.switchTier[sw] == 3 && !aggregates->prefixes.empty();
@@ -132,7 +140,8 @@ std::string frrConfigOf(const Topology& t, bool isTarget, std::int32_t sw, const
         // The racks whose routes differ somewhere outside their zone stay announced.
         int seq = 0;
         for (const auto& p : aggregates->unsuppressed)
-            line("ip prefix-list LOOM-MORE-SPECIFIC seq " + std::to_string(seq += 5) + " permit " + p);
+            line("ip prefix-list LOOM-MORE-SPECIFIC seq " + std::to_string(seq += 5) + " permit " +
+                 p);
         line("route-map LOOM-UNSUPPRESS permit 10");
         line(" match ip address prefix-list LOOM-MORE-SPECIFIC");
         line("exit");
@@ -149,7 +158,7 @@ std::string frrConfigOf(const Topology& t, bool isTarget, std::int32_t sw, const
     for (auto l : fabricLinks) {
         auto ifn = "swp" + std::to_string(localPort(t, l, sw));
         line(" neighbor " + ifn + " interface peer-group fabric");
-        if (!usableIn(t, linkStates, l)) line(" neighbor " + ifn + " shutdown");
+        if (!usableIn(t, linkStates, l, switches)) line(" neighbor " + ifn + " shutdown");
     }
     line(" !");
     line(" address-family ipv4 unicast");
@@ -158,7 +167,8 @@ std::string frrConfigOf(const Topology& t, bool isTarget, std::int32_t sw, const
     if (aggregating) {
         // as-set: the zone's own CTSWs see their ASN in the aggregate and drop it, as they drop
         // their own racks' routes coming back from an ATSW.
-        for (const auto& p : aggregates->prefixes) line("  aggregate-address " + p + " as-set summary-only");
+        for (const auto& p : aggregates->prefixes)
+            line("  aggregate-address " + p + " as-set summary-only");
     }
     line("  neighbor fabric activate");
     line("  neighbor fabric route-map LOOM-LINK-BW out");
@@ -174,13 +184,15 @@ std::string frrConfigOf(const Topology& t, bool isTarget, std::int32_t sw, const
 }  // namespace
 
 std::string frrConfig(const Router& r, std::int32_t sw, const FrrProfile& profile,
-                      const FrrAggregates* aggregates, LinkStates linkStates) {
-    return frrConfigOf(r.topology(), r.targetOf(sw) != kNone, sw, profile, aggregates, linkStates);
+                      const FrrAggregates* aggregates, LinkStates linkStates, SwitchUps switches) {
+    return frrConfigOf(r.topology(), r.targetOf(sw) != kNone, sw, profile, aggregates, linkStates,
+                       switches);
 }
 
 std::string frrConfig(const SummaryRouter& r, std::int32_t sw, const FrrProfile& profile,
-                      const FrrAggregates* aggregates, LinkStates linkStates) {
-    return frrConfigOf(r.topology(), r.targetOf(sw) != kNone, sw, profile, aggregates, linkStates);
+                      const FrrAggregates* aggregates, LinkStates linkStates, SwitchUps switches) {
+    return frrConfigOf(r.topology(), r.targetOf(sw) != kNone, sw, profile, aggregates, linkStates,
+                       switches);
 }
 
 namespace {
@@ -262,7 +274,8 @@ std::string RoceTableJson::finish() && {
         for (const auto& nh : groups_(order[i])) {
             o += first ? "{" : ",{";
             first = false;
-            o += "\"interface\":\"swp" + std::to_string(localPort(t, nh.link, sw_)) + "\",\"peer\":";
+            o +=
+                "\"interface\":\"swp" + std::to_string(localPort(t, nh.link, sw_)) + "\",\"peer\":";
             appendJsonString(o, nodeName(t, t.peer(nh.link, sw_)));
             o += ",\"weight\":" + std::to_string(nh.weight) + "}";
         }
@@ -297,62 +310,78 @@ std::string lftJson(const Router& r, std::int32_t sw, std::span<const std::uint8
 std::string routesJson(const Router& r, std::int32_t sw) {
     const Topology& t = r.topology();
     if (t.type == inventory::FabricType::Roce) {
-        detail::RoceTableJson table(t, [&r](std::int32_t g) { return r.group(g); }, sw, /*summarised=*/false);
+        detail::RoceTableJson table(
+            t, [&r](std::int32_t g) { return r.group(g); }, sw, /*summarised=*/false);
         for (std::int32_t ti = 0; ti < r.targetCount(); ++ti)
-            table.route(AddressPlan::rackPrefix(t.switchOrdinal[r.targetSwitch(ti)]), r.groupOf(sw, ti));
+            table.route(AddressPlan::rackPrefix(t.switchOrdinal[r.targetSwitch(ti)]),
+                        r.groupOf(sw, ti));
         return std::move(table).finish();
     }
     // InfiniBand: the switch's linear forwarding table, indexed by LID.
     std::vector<std::uint8_t> row(static_cast<std::size_t>(r.maxLid()) + 1, kNoPort);
-    for (std::int32_t lid = 1; lid <= r.maxLid(); ++lid) row[lid] = r.lftPort(sw, static_cast<std::uint16_t>(lid));
+    for (std::int32_t lid = 1; lid <= r.maxLid(); ++lid)
+        row[lid] = r.lftPort(sw, static_cast<std::uint16_t>(lid));
     return lftJson(r, sw, row);
 }
 
-std::string switchConfig(const Router& r, std::int32_t sw, LinkStates linkStates) {
-    if (r.topology().type == inventory::FabricType::Roce) return frrConfig(r, sw, {}, nullptr, linkStates);
-    if (linkStates.empty()) return routesJson(r, sw);
-    return lftJson(r, sw, r.lftRowWith(sw, linkStates));
+std::string switchConfig(const Router& r, std::int32_t sw, LinkStates linkStates,
+                         SwitchUps switches) {
+    if (r.topology().type == inventory::FabricType::Roce)
+        return frrConfig(r, sw, {}, nullptr, linkStates, switches);
+    if (linkStates.empty() && switches.empty()) return routesJson(r, sw);
+    return lftJson(r, sw, r.lftRowWith(sw, linkStates, switches));
 }
 
-std::string switchConfig(const SummaryRouter& r, std::int32_t sw, LinkStates linkStates) {
-    return frrConfig(r, sw, {}, nullptr, linkStates);
+std::string switchConfig(const SummaryRouter& r, std::int32_t sw, LinkStates linkStates,
+                         SwitchUps switches) {
+    return frrConfig(r, sw, {}, nullptr, linkStates, switches);
 }
 
-Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink, const ExportOptions& opt) {
+Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink,
+                         const ExportOptions& opt) {
     const Topology& t = r.topology();
     const bool roce = t.type == inventory::FabricType::Roce;
     switch (f) {
         case ExportFormat::Frr:
             if (!roce)
-                return fail(Error::invalid("frr export needs a RoCE fabric; this one is InfiniBand (use opensm)", "format"));
-        {
-            auto profile = frrProfile(opt.frrVersion);
-            if (!profile) return fail(profile.error());
-            FrrAggregates aggregates;
-            if (opt.summarise) aggregates = frrAggregates(r, RouteSummary(r));
-            for (std::int32_t s = 0; s < t.switchCount(); ++s)
-                if (auto ok = writeFile(sink, t.switchNames[s] + ".conf", frrConfig(r, s, *profile, &aggregates)); !ok)
-                    return ok;
-            return {};
-        }
+                return fail(Error::invalid(
+                    "frr export needs a RoCE fabric; this one is InfiniBand (use opensm)",
+                    "format"));
+            {
+                auto profile = frrProfile(opt.frrVersion);
+                if (!profile) return fail(profile.error());
+                FrrAggregates aggregates;
+                if (opt.summarise) aggregates = frrAggregates(r, RouteSummary(r));
+                for (std::int32_t s = 0; s < t.switchCount(); ++s)
+                    if (auto ok = writeFile(sink, t.switchNames[s] + ".conf",
+                                            frrConfig(r, s, *profile, &aggregates));
+                        !ok)
+                        return ok;
+                return {};
+            }
         case ExportFormat::Opensm: {
             if (roce)
-                return fail(Error::invalid("opensm export needs an InfiniBand fabric; this one is RoCE (use frr)", "format"));
+                return fail(Error::invalid(
+                    "opensm export needs an InfiniBand fabric; this one is RoCE (use frr)",
+                    "format"));
             if (auto ok = sink.open("opensm-lfts.dump"); !ok) return ok;
-            int threads = opt.threads > 0 ? opt.threads
-                                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+            int threads = opt.threads > 0
+                              ? opt.threads
+                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
             if (auto ok = streamLftDump(r, nullptr, sink, threads, lftComment(opt)); !ok) return ok;
             if (auto ok = sink.close(); !ok) return ok;
             if (auto ok = writeFile(sink, "guid2lid", opensmGuid2lid(r)); !ok) return ok;
             return writeFile(sink, "node-name-map", opensmNodeNameMap(t));
         }
-        case ExportFormat::Slurm: return writeFile(sink, "topology.conf", slurmTopology(r));
+        case ExportFormat::Slurm:
+            return writeFile(sink, "topology.conf", slurmTopology(r));
         case ExportFormat::Json: {
             std::optional<RouteSummary> summary;
             if (roce && opt.summarise) summary.emplace(r);
             for (std::int32_t s = 0; s < t.switchCount(); ++s)
-                if (auto ok = writeFile(sink, "routes/" + t.switchNames[s] + ".json",
-                                        summary ? summaryRoutesJson(r, *summary, s) : routesJson(r, s));
+                if (auto ok =
+                        writeFile(sink, "routes/" + t.switchNames[s] + ".json",
+                                  summary ? summaryRoutesJson(r, *summary, s) : routesJson(r, s));
                     !ok)
                     return ok;
             return {};
@@ -361,13 +390,15 @@ Result<void> writeExport(const Router& r, ExportFormat f, ExportSink& sink, cons
     return {};
 }
 
-Result<void> writeExport(const SummaryRouter& r, ExportFormat f, ExportSink& sink, const ExportOptions& opt) {
+Result<void> writeExport(const SummaryRouter& r, ExportFormat f, ExportSink& sink,
+                         const ExportOptions& opt) {
     const Topology& t = r.topology();
     if (f == ExportFormat::Slurm) return writeFile(sink, "topology.conf", slurmTopology(t));
     if (t.type != inventory::FabricType::Roce)
-        return fail(Error::invalid(std::string(exportFormatName(f)) +
-                                       " export of an InfiniBand fabric needs the full router (LFTs are per LID)",
-                                   "format"));
+        return fail(Error::invalid(
+            std::string(exportFormatName(f)) +
+                " export of an InfiniBand fabric needs the full router (LFTs are per LID)",
+            "format"));
     switch (f) {
         case ExportFormat::Frr: {
             auto profile = frrProfile(opt.frrVersion);
@@ -375,12 +406,15 @@ Result<void> writeExport(const SummaryRouter& r, ExportFormat f, ExportSink& sin
             FrrAggregates aggregates;
             if (opt.summarise) aggregates = frrAggregates(r);
             for (std::int32_t s = 0; s < t.switchCount(); ++s)
-                if (auto ok = writeFile(sink, t.switchNames[s] + ".conf", frrConfig(r, s, *profile, &aggregates)); !ok)
+                if (auto ok = writeFile(sink, t.switchNames[s] + ".conf",
+                                        frrConfig(r, s, *profile, &aggregates));
+                    !ok)
                     return ok;
             return {};
         }
         case ExportFormat::Opensm:
-            return fail(Error::invalid("opensm export needs an InfiniBand fabric; this one is RoCE (use frr)", "format"));
+            return fail(Error::invalid(
+                "opensm export needs an InfiniBand fabric; this one is RoCE (use frr)", "format"));
         case ExportFormat::Json:
             for (std::int32_t s = 0; s < t.switchCount(); ++s)
                 if (auto ok = writeFile(sink, "routes/" + t.switchNames[s] + ".json",
@@ -388,14 +422,16 @@ Result<void> writeExport(const SummaryRouter& r, ExportFormat f, ExportSink& sin
                     !ok)
                     return ok;
             return {};
-        case ExportFormat::Slurm: break;
+        case ExportFormat::Slurm:
+            break;
     }
     return {};
 }
 
 std::string routesJson(const SummaryRouter& r, std::int32_t sw) {
     const Topology& t = r.topology();
-    detail::RoceTableJson table(t, [&r](std::int32_t g) { return r.group(g); }, sw, /*summarised=*/false);
+    detail::RoceTableJson table(
+        t, [&r](std::int32_t g) { return r.group(g); }, sw, /*summarised=*/false);
     std::vector<std::int32_t> row;
     r.expand(sw, row);
     for (std::int32_t ti = 0; ti < r.targetCount(); ++ti)
@@ -403,13 +439,15 @@ std::string routesJson(const SummaryRouter& r, std::int32_t sw) {
     return std::move(table).finish();
 }
 
-Result<std::vector<ExportFile>> exportFabric(const Router& r, ExportFormat f, const ExportOptions& opt) {
+Result<std::vector<ExportFile>> exportFabric(const Router& r, ExportFormat f,
+                                             const ExportOptions& opt) {
     MemorySink sink;
     if (auto ok = writeExport(r, f, sink, opt); !ok) return fail(ok.error());
     return std::move(sink.files);
 }
 
-Result<std::vector<ExportFile>> exportFabric(const SummaryRouter& r, ExportFormat f, const ExportOptions& opt) {
+Result<std::vector<ExportFile>> exportFabric(const SummaryRouter& r, ExportFormat f,
+                                             const ExportOptions& opt) {
     MemorySink sink;
     if (auto ok = writeExport(r, f, sink, opt); !ok) return fail(ok.error());
     return std::move(sink.files);

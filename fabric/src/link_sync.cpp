@@ -5,32 +5,76 @@
 
 namespace loom::fabric {
 
-LinkNameIndex::LinkNameIndex(const Topology& t) : links_(t.linkCount()) {
+namespace {
+
+// An open-addressing table of the ids [0, n) by names(id): a power of two, at most half full.
+template <class Names>
+std::vector<std::int32_t> nameSlots(std::int32_t n, const Names& names) {
     std::size_t size = 16;
-    while (size < 2 * static_cast<std::size_t>(links_)) size *= 2;
-    slots_.assign(size, kNone);
+    while (size < 2 * static_cast<std::size_t>(n)) size *= 2;
+    std::vector<std::int32_t> slots(size, kNone);
     const std::size_t mask = size - 1;
-    for (std::int32_t l = 0; l < links_; ++l) {
-        const std::string_view name = t.linkNames[l];
+    for (std::int32_t id = 0; id < n; ++id) {
+        const std::string_view name = names[id];
         for (std::size_t i = std::hash<std::string_view>{}(name)&mask;; i = (i + 1) & mask) {
-            if (slots_[i] == kNone) {
-                slots_[i] = l;
+            if (slots[i] == kNone) {
+                slots[i] = id;
                 break;
             }
-            if (t.linkNames[slots_[i]] == name) break;  // a duplicate name keeps the lowest id
+            if (names[slots[i]] == name) break;  // a duplicate name keeps the lowest id
         }
+    }
+    return slots;
+}
+
+template <class Names>
+std::int32_t findSlot(const std::vector<std::int32_t>& slots, const Names& names,
+                      std::string_view name) {
+    if (slots.empty()) return kNone;
+    const std::size_t mask = slots.size() - 1;
+    for (std::size_t i = std::hash<std::string_view>{}(name)&mask;; i = (i + 1) & mask) {
+        const auto id = slots[i];
+        if (id == kNone) return kNone;
+        if (names[id] == name) return id;
     }
 }
 
+}  // namespace
+
+LinkNameIndex::LinkNameIndex(const Topology& t)
+    : slots_(nameSlots(t.linkCount(), t.linkNames)),
+      switchSlots_(nameSlots(t.switchCount(), t.switchNames)),
+      links_(t.linkCount()) {}
+
 std::int32_t LinkNameIndex::find(const Topology& t, std::string_view name) const {
-    if (slots_.empty()) return kNone;
-    assert(t.linkCount() == links_ && "LinkNameIndex queried with another topology");
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = std::hash<std::string_view>{}(name)&mask;; i = (i + 1) & mask) {
-        const auto l = slots_[i];
-        if (l == kNone) return kNone;
-        if (t.linkNames[l] == name) return l;
+    assert((slots_.empty() || t.linkCount() == links_) &&
+           "LinkNameIndex queried with another topology");
+    return findSlot(slots_, t.linkNames, name);
+}
+
+std::int32_t LinkNameIndex::findSwitch(const Topology& t, std::string_view name) const {
+    return findSlot(switchSlots_, t.switchNames, name);
+}
+
+std::vector<LinkState> LinkNameIndex::switchStates(const Topology& t,
+                                                   const inventory::Inventory& inv) const {
+    std::vector<LinkState> out(static_cast<std::size_t>(t.switchCount()));
+    for (std::int32_t s = 0; s < t.switchCount(); ++s)
+        out[s] = t.switchUp[s] ? LinkState::Up : LinkState::NotInService;
+    for (const auto& s : inv.switches)
+        if (const auto id = findSwitch(t, s.name); id != kNone) out[id] = liveSwitchState(s.state);
+    return out;
+}
+
+std::vector<std::pair<std::int32_t, bool>> switchChanges(const Topology& t,
+                                                         std::span<const LinkState> states) {
+    std::vector<std::pair<std::int32_t, bool>> out;
+    for (std::int32_t s = 0; s < t.switchCount() && s < static_cast<std::int32_t>(states.size());
+         ++s) {
+        const bool up = states[s] == LinkState::Up;
+        if ((t.switchUp[s] != 0) != up) out.emplace_back(s, up);
     }
+    return out;
 }
 
 std::vector<std::pair<std::int32_t, LinkState>> LinkNameIndex::changes(

@@ -161,7 +161,8 @@ Router::Slot Router::slot(std::int32_t ti) {
             bw_.data() + base,
             roce_ ? group_.data() + base : nullptr,
             roce_ ? nullptr : lft_.data() + lftBlock_[ti],
-            up_.data()};
+            up_.data(),
+            topo_.switchUp.data()};
 }
 
 void Router::computeTarget(Work& w, std::int32_t ti, const Slot& c) const {
@@ -171,9 +172,10 @@ void Router::computeTarget(Work& w, std::int32_t ti, const Slot& c) const {
     std::fill_n(c.dist, S, kUnreachable);
     std::fill_n(c.bw, S, 0.0f);
     if (roce_) std::fill_n(c.group, S, kNoRoute);
-    if (!topo_.switchUp[t]) {
+    if (!c.switchUp[t]) {
         if (!roce_)
-            std::fill_n(c.lft, static_cast<std::size_t>(lftWidth_[ti]) * (c.lftOnly == kNone ? S : 1),
+            std::fill_n(c.lft,
+                        static_cast<std::size_t>(lftWidth_[ti]) * (c.lftOnly == kNone ? S : 1),
                         kNoPort);
         return;
     }
@@ -213,7 +215,7 @@ void Router::computeUpEntry(Work& w, std::int32_t s, std::int32_t ti, const Slot
     c.dist[s] = kUnreachable;
     c.bw[s] = 0.0f;
     if (roce_) c.group[s] = kNoRoute;
-    bool allowed = topo_.switchUp[s] != 0;
+    bool allowed = c.switchUp[s] != 0;
     // The CTSWs of a zone share an ASN: BGP drops a path back into their own zone.
     if (roce_ && topo_.switchTier[s] == 2 && topo_.switchTier[t] == 1 &&
         topo_.switchZone[s] != kNone && topo_.switchZone[s] == topo_.switchZone[t])
@@ -393,6 +395,35 @@ UpdateStats Router::setSwitchUp(std::int32_t sw, bool up) {
     }
     std::sort(seeds.begin(), seeds.end());
     seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
+    return propagate(seeds);
+}
+
+UpdateStats Router::setSwitchesUp(std::span<const std::pair<std::int32_t, bool>> changes) {
+    std::vector<std::int32_t> seeds;
+    for (auto [sw, up] : changes) {
+        if ((topo_.switchUp[sw] != 0) == up) continue;
+        topo_.switchUp[sw] = up ? 1 : 0;
+        seeds.push_back(sw);
+    }
+    if (seeds.empty()) return {};
+    // Every switch changed first, then the usability of their links (a link between two of
+    // them reads both ends), then one pass from them and their neighbours.
+    const auto changed = seeds.size();
+    for (std::size_t k = 0; k < changed; ++k) {
+        const auto sw = seeds[k];
+        for (auto i = topo_.adjOffset[sw]; i < topo_.adjOffset[sw + 1]; ++i) {
+            const auto l = topo_.adjLink[i];
+            up_[l] = topo_.usable(l) ? 1 : 0;
+            if (auto n = topo_.peer(l, sw); topo_.isSwitch(n)) seeds.push_back(n);
+        }
+    }
+    std::sort(seeds.begin(), seeds.end());
+    seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
+    if (seeds.size() * 4 > static_cast<std::size_t>(topo_.switchCount())) {
+        recomputeAll();
+        return {targetCount(), static_cast<std::int64_t>(targetCount()) * topo_.switchCount(),
+                true};
+    }
     return propagate(seeds);
 }
 

@@ -1,8 +1,8 @@
 // InfiniBand half of the Router: LID assignment and the LFT entry of one (switch, target)
 // (split out of routing.cpp, issue 10: no file over 600 lines).
-#include "loom/fabric/routing.hpp"
-
 #include <algorithm>
+
+#include "loom/fabric/routing.hpp"
 
 namespace loom::fabric {
 
@@ -47,7 +47,8 @@ void Router::assignLids() {
             total += static_cast<std::size_t>(w) * S;
             for (auto i = targetNicBegin_[ti]; i < targetNicBegin_[ti + 1]; ++i) {
                 lidTarget_[nicLid_[targetNics_[i]]] = static_cast<std::int32_t>(ti);
-                lidCol_[nicLid_[targetNics_[i]]] = static_cast<std::uint16_t>(i - targetNicBegin_[ti]);
+                lidCol_[nicLid_[targetNics_[i]]] =
+                    static_cast<std::uint16_t>(i - targetNicBegin_[ti]);
             }
             lidTarget_[switchLid_[targets_[ti]]] = static_cast<std::int32_t>(ti);
             lidCol_[switchLid_[targets_[ti]]] = static_cast<std::uint16_t>(w - 1);
@@ -62,7 +63,8 @@ void Router::assignLids() {
 void Router::writeLft(Work& w, std::int32_t s, std::int32_t ti, const Slot& c) const {
     if (c.lftOnly != kNone && s != c.lftOnly) return;
     const auto t = targets_[ti];
-    std::uint8_t* row = c.lftOnly != kNone ? c.lft : c.lft + static_cast<std::size_t>(s) * lftWidth_[ti];
+    std::uint8_t* row =
+        c.lftOnly != kNone ? c.lft : c.lft + static_cast<std::size_t>(s) * lftWidth_[ti];
     const auto m = c.mode[s];
     const auto first = targetNicBegin_[ti], last = targetNicBegin_[ti + 1];
     const auto slid = switchLid_[t];
@@ -75,8 +77,8 @@ void Router::writeLft(Work& w, std::int32_t s, std::int32_t ti, const Slot& c) c
             auto nic = targetNics_[i];
             auto l = topo_.nicLink[nic];
             row[i - first] = (l != kNone && c.up[l] && topo_.linkBPort[l] <= 254)
-                                    ? static_cast<std::uint8_t>(topo_.linkBPort[l])
-                                    : kNoPort;
+                                 ? static_cast<std::uint8_t>(topo_.linkBPort[l])
+                                 : kNoPort;
         }
         row[last - first] = 0;
         return;
@@ -106,12 +108,18 @@ void Router::writeLft(Work& w, std::int32_t s, std::int32_t ti, const Slot& c) c
     row[last - first] = w.ports[((slid - 1) / U) % n];
 }
 
-std::vector<std::uint8_t> Router::lftRowWith(std::int32_t sw, LinkStates linkStates) const {
+std::vector<std::uint8_t> Router::lftRowWith(std::int32_t sw, LinkStates linkStates,
+                                             SwitchUps switches) const {
     std::vector<std::uint8_t> row(static_cast<std::size_t>(maxLid_) + 1, kNoPort);
     if (roce_) return row;
     const auto S = topo_.switchCount();
-    std::vector<std::uint8_t> up(up_);
-    for (auto [l, st] : linkStates) up[l] = topo_.usableAs(l, st) ? 1 : 0;
+    std::vector<std::uint8_t> up(up_), switchUp(topo_.switchUp);
+    for (auto [s, u] : switches) switchUp[s] = u ? 1 : 0;
+    for (auto [l, st] : linkStates) up[l] = usableIn(topo_, linkStates, l, switches) ? 1 : 0;
+    // A switch of another up-ness changes the usability of each of its links.
+    for (auto [s, u] : switches)
+        for (auto i = topo_.adjOffset[s]; i < topo_.adjOffset[s + 1]; ++i)
+            up[topo_.adjLink[i]] = usableIn(topo_, linkStates, topo_.adjLink[i], switches) ? 1 : 0;
     std::vector<RouteMode> mode(S);
     std::vector<std::uint8_t> dist(S), lft;
     std::vector<float> bw(S);
@@ -119,7 +127,9 @@ std::vector<std::uint8_t> Router::lftRowWith(std::int32_t sw, LinkStates linkSta
     w.init(S);
     for (std::int32_t ti = 0; ti < targetCount(); ++ti) {
         lft.assign(lftWidth_[ti], kNoPort);
-        computeTarget(w, ti, {mode.data(), dist.data(), bw.data(), nullptr, lft.data(), up.data(), sw});
+        computeTarget(w, ti,
+                      {mode.data(), dist.data(), bw.data(), nullptr, lft.data(), up.data(),
+                       switchUp.data(), sw});
         const auto first = targetNicBegin_[ti], last = targetNicBegin_[ti + 1];
         for (auto i = first; i < last; ++i) row[nicLid_[targetNics_[i]]] = lft[i - first];
         row[switchLid_[targets_[ti]]] = lft[last - first];

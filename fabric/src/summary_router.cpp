@@ -624,4 +624,26 @@ SummaryRouter::Stats SummaryRouter::setSwitchUp(std::int32_t sw, bool up) {
     return finish(touched, full, repFull);
 }
 
+SummaryRouter::Stats SummaryRouter::setSwitchesUp(
+    std::span<const std::pair<std::int32_t, bool>> changes) {
+    Impl& m = *impl_;
+    if (!m.rep) return {};
+    bool repFull = m.rep->setSwitchesUp(changes).full;
+    std::vector<std::int32_t> touched;
+    std::vector<std::uint8_t> full;
+    std::vector<std::pair<std::int32_t, bool>> sub;
+    for (std::int32_t z = 0; z < zones_; ++z) {
+        Zone& zn = m.zones[z];
+        if (!zn.router) continue;
+        sub.clear();
+        for (auto [sw, up] : changes)
+            if (m.switchLocal[sw] != kNone && m.topo().switchZone[sw] == z)
+                sub.emplace_back(m.switchLocal[sw], up);
+        if (sub.empty()) continue;
+        touched.push_back(z);
+        full.push_back(zn.router->setSwitchesUp(sub).full ? 1 : 0);
+    }
+    return finish(touched, full, repFull);
+}
+
 }  // namespace loom::fabric

@@ -42,8 +42,19 @@ LinkState stateIn(const Topology& t, LinkStates over, std::int32_t link) {
     return it != over.end() && it->first == link ? it->second : t.linkState[link];
 }
 
-bool usableIn(const Topology& t, LinkStates over, std::int32_t link) {
-    return t.usableAs(link, stateIn(t, over, link));
+bool switchUpIn(const Topology& t, SwitchUps over, std::int32_t sw) {
+    auto it = std::lower_bound(over.begin(), over.end(), sw,
+                               [](const auto& e, std::int32_t s) { return e.first < s; });
+    return it != over.end() && it->first == sw ? it->second : t.switchUp[sw] != 0;
+}
+
+bool usableIn(const Topology& t, LinkStates over, std::int32_t link, SwitchUps switches) {
+    if (switches.empty()) return t.usableAs(link, stateIn(t, over, link));
+    if (stateIn(t, over, link) != LinkState::Up) return false;
+    auto nodeUp = [&](std::int32_t v) {
+        return t.isSwitch(v) ? switchUpIn(t, switches, v) : t.nicUp[v - t.switchCount()] != 0;
+    };
+    return nodeUp(t.linkA[link]) && nodeUp(t.linkB[link]);
 }
 
 std::int32_t Topology::findSwitch(std::string_view name) const {
@@ -192,6 +203,13 @@ bool deviceDown(std::string_view state, bool plannedIsUp) {
 
 }  // namespace
 
+LinkState liveSwitchState(std::string_view s) {
+    if (s == "in_service" || s == "draining" || s == "active" || s == "up") return LinkState::Up;
+    if (s == "failed" || s == "repair" || s == "down") return LinkState::Down;
+    if (s == "drained" || s == "maintenance") return LinkState::Drained;
+    return LinkState::NotInService;
+}
+
 LinkState linkStateFrom(std::string_view s, bool plannedIsUp) {
     if (s == "planned") return plannedIsUp ? LinkState::Up : LinkState::NotInService;
     if (s == "down" || s == "failed") return LinkState::Down;
@@ -248,7 +266,8 @@ Result<Topology> buildTopology(const inv::Inventory& in, const BuildOptions& opt
         t.switchTier.push_back(static_cast<std::uint8_t>(tier));
         t.switchZone.push_back(s.zone.empty() ? kNone : idxOr(zoneIdx, s.zone));
         t.switchRack.push_back(s.rack.empty() ? kNone : idxOr(rackIdx, s.rack));
-        t.switchUp.push_back(!opt.storedLinkStates && deviceDown(s.state, opt.plannedIsUp) ? 0 : 1);
+        t.switchUp.push_back(opt.storedLinkStates ? liveSwitchState(s.state) == LinkState::Up
+                                                  : !deviceDown(s.state, opt.plannedIsUp));
         t.switchOrdinal.push_back(static_cast<std::int32_t>(t.tierSwitches[tier].size()));
         t.tierSwitches[tier].push_back(id);
     }

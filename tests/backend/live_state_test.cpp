@@ -413,6 +413,74 @@ TEST_F(LiveState, RandomActionSequencesLeaveLinksAndRoutesWhereTheRacksSay) {
     }
 }
 
+// A switch follows its rack in the fabric as its cables do (review of issue 35): a failed rack's
+// RTSW is down, a drained rack's drained, one of a rack not yet in service not in service, in
+// GET /fabric/topology (`up` and `state`) as in GET /switches; the routers take it out (its own
+// routes lose even its rack's prefix) exactly as a router built anew from the stored states
+// does; and a CTSW's config ?previous=true is still what was served before the failure (the
+// undo steps carry the switches' states, not only the cables').
+TEST_F(LiveState, ARacksSwitchIsOutOfTheFabricWhileItsRackIs) {
+    auto& s = startLive();
+    bringIntoService(s, "z1-r001");
+    bringIntoService(s, "z1-r002");
+    bringIntoService(s, "z1-r003");
+    auto fabricSwitch = [&](const std::string& name) {
+        const auto topo = get(s, "/api/v1/fabric/topology");
+        for (const auto& x : topo["switches"])
+            if (x.value("name", "") == name)
+                return json{{"up", x.value("up", false)}, {"state", x.value("state", "?")}};
+        return json();
+    };
+    const json up{{"up", true}, {"state", "up"}};
+    ASSERT_TRUE(within(2s, [&] { return fabricSwitch("z1-r003-rtsw")["up"] == true; }))
+        << fabricSwitch("z1-r003-rtsw").dump();
+    EXPECT_EQ(fabricSwitch("z1-r003-rtsw"), up);
+    const std::string cfgPath = "/api/v1/fabric/config/z1-ctsw1";
+    const auto before = get(s, cfgPath);
+
+    ASSERT_EQ(act(s, "z1-r002", "fail", "PDU lost").status, 200);
+    const json down{{"up", false}, {"state", "down"}};
+    EXPECT_TRUE(within(2s, [&] { return fabricSwitch("z1-r002-rtsw") == down; }))
+        << fabricSwitch("z1-r002-rtsw").dump();
+    EXPECT_EQ(get(s, "/api/v1/switches/z1-r002-rtsw").value("state", ""), "failed");
+    // Its own routing table: nothing, not even its own rack's prefix.
+    const auto routes = get(s, "/api/v1/fabric/routes/z1-r002-rtsw").dump();
+    EXPECT_EQ(routes.find("\"local\""), std::string::npos) << routes;
+    EXPECT_NE(get(s, "/api/v1/fabric/routes/z1-r001-rtsw").dump().find("\"local\""),
+              std::string::npos);
+    // The CTSW's previous config is the one served before the failure.
+    json now;
+    ASSERT_TRUE(within(2s, [&] {
+        now = get(s, cfgPath + "?previous=true");
+        return now["config"] != before["config"];
+    })) << now.dump();
+    ASSERT_TRUE(now["previous"].is_object()) << now.dump();
+    EXPECT_EQ(now["previous"]["config"], before["config"]);
+
+    ASSERT_EQ(act(s, "z1-r003", "drain").status, 200);
+    ASSERT_EQ(act(s, "z1-r003", "advance").status, 200);  // draining -> drained
+    EXPECT_TRUE(within(2s, [&] {
+        return fabricSwitch("z1-r003-rtsw") == json{{"up", false}, {"state", "drained"}};
+    })) << fabricSwitch("z1-r003-rtsw").dump();
+    EXPECT_EQ(fabricSwitch("z1-r004-rtsw"), (json{{"up", false}, {"state", "not in service"}}));
+    EXPECT_EQ(fabricSwitch("z1-r001-rtsw"), up);
+    EXPECT_EQ(fabricSwitch("z1-ctsw1"), up);
+
+    // Every switch's routes are those of a router built anew from the stored states.
+    auto conn = connect();
+    auto inv = db::loadInventory(conn);
+    ASSERT_TRUE(inv);
+    auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
+    ASSERT_TRUE(topo);
+    fabric::Router fresh(std::move(*topo));
+    EXPECT_FALSE(fresh.topology().switchUp[fresh.topology().findSwitch("z1-r002-rtsw")]);
+    for (const auto& sw : fresh.topology().switchNames) {
+        auto want = json::parse(fabric::routesJson(fresh, fresh.topology().findSwitch(sw)));
+        EXPECT_TRUE(within(1s, [&] { return get(s, "/api/v1/fabric/routes/" + sw) == want; }))
+            << sw;
+    }
+}
+
 // The leader's live-state sync (link_service.hpp, follow_rack.hpp) repairs links and switches
 // that do not follow their racks in one transaction: a reader never sees the cables follow
 // while the switch does not. Both rows carry the same xmin, one `live` NOTIFY announces them,

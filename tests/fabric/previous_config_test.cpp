@@ -1,9 +1,11 @@
 // A switch's earlier config (GET /fabric/config/{sw}?previous=true) is rendered under the earlier
-// link states without copying the router: switchConfig(r, sw, states) must be exactly what a
-// copy of the router given setLinkStates(states) renders (the way the server did it before, at
-// ~400 MB a request at 98k). Random failure and repair sequences, walked back step by step as
-// the server walks its undo steps, on dev-small and the 24k shapes, RoCE (FRR config) and
-// InfiniBand (the LFT, Router::lftRowWith).
+// link states and switch up-ness without copying the router: switchConfig(r, sw, states,
+// switches) must be exactly what a copy of the router given setLinkStates(states) and
+// setSwitchUp of each switch renders (the way the server did it before, at ~400 MB a request at
+// 98k). Random failure and repair sequences of links and switches (a switch follows its rack:
+// a failed rack's RTSW goes down with its cables), walked back step by step as the server walks
+// its undo steps, on dev-small and the 24k shapes, RoCE (FRR config) and InfiniBand (the LFT,
+// Router::lftRowWith).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -21,7 +23,8 @@ namespace {
 using fixtures::fromSpec;
 
 // Applies `steps` random batches of link changes to a router (fabric links and NIC cables,
-// every state), remembering each batch's earlier states as the server's undo steps do. Then
+// every state), some with a switch going down or back up, remembering each batch's earlier
+// states as the server's undo steps do. Then
 // walks back: after k undo steps the rendering with the accumulated earlier states must equal
 // what a copy rerouted back by those steps renders, for `probes` switches (the changed links'
 // ends first, then random ones).
@@ -34,10 +37,14 @@ void walkBack(const inventory::Inventory& inv, unsigned seed, int steps, int pro
     static constexpr LinkState kStates[] = {LinkState::Down, LinkState::Drained, LinkState::Up,
                                             LinkState::NotInService};
     using Step = std::vector<std::pair<std::int32_t, LinkState>>;
+    using SwitchStep = std::vector<std::pair<std::int32_t, bool>>;
     std::vector<Step> undo;  // oldest first
+    std::vector<SwitchStep> switchUndo;
     std::vector<std::int32_t> touched;
+    int switchFlips = 0;
     for (int s = 0; s < steps; ++s) {
         Step change, before;
+        SwitchStep switchBefore;
         const int n = 1 + static_cast<int>(rng() % 3);
         for (int i = 0; i < n; ++i) {
             // Mostly switch-to-switch links (they reroute), sometimes a NIC cable.
@@ -50,8 +57,19 @@ void walkBack(const inventory::Inventory& inv, unsigned seed, int steps, int pro
             touched.push_back(t.linkB[l]);
         }
         now.setLinkStates(change);
+        // Every other step a switch goes down (or one that is down comes back).
+        if (s % 2 == 1) {
+            const auto sw = static_cast<std::int32_t>(rng() % t.switchCount());
+            const bool up = t.switchUp[sw] != 0;
+            switchBefore.emplace_back(sw, up);
+            now.setSwitchUp(sw, !up);
+            touched.push_back(sw);
+            ++switchFlips;
+        }
         undo.push_back(std::move(before));
+        switchUndo.push_back(std::move(switchBefore));
     }
+    ASSERT_GT(switchFlips, 0) << "seed " << seed;
     std::vector<std::int32_t> probe;
     for (int i = 0; i < probes; ++i)
         probe.push_back(i < static_cast<int>(touched.size()) && i % 2 == 0
@@ -59,17 +77,23 @@ void walkBack(const inventory::Inventory& inv, unsigned seed, int steps, int pro
                             : static_cast<std::int32_t>(rng() % t.switchCount()));
     Router past = now;  // the old way: a copy walked back
     std::map<std::int32_t, LinkState> earlier;
+    std::map<std::int32_t, bool> earlierSwitches;
     int differing = 0;
-    for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
-        past.setLinkStates(*it);
-        for (auto [l, st] : *it) earlier[l] = st;
+    for (std::size_t k = undo.size(); k-- > 0;) {
+        // A step's switch went after its links: it comes back first.
+        for (auto [sw, up] : switchUndo[k]) past.setSwitchUp(sw, up);
+        past.setLinkStates(undo[k]);
+        for (auto [l, st] : undo[k]) earlier[l] = st;
+        for (auto [sw, up] : switchUndo[k]) earlierSwitches[sw] = up;
         const std::vector<std::pair<std::int32_t, LinkState>> states(earlier.begin(),
                                                                      earlier.end());
+        const std::vector<std::pair<std::int32_t, bool>> switches(earlierSwitches.begin(),
+                                                                  earlierSwitches.end());
         for (auto sw : probe) {
             const auto expected = switchConfig(past, sw);
-            const auto got = switchConfig(now, sw, states);
+            const auto got = switchConfig(now, sw, states, switches);
             ASSERT_EQ(got, expected) << "seed " << seed << ", switch " << t.switchNames[sw] << ", "
-                                     << (it - undo.rbegin() + 1) << " step(s) back";
+                                     << (undo.size() - k) << " step(s) back";
             if (got != switchConfig(now, sw)) ++differing;
         }
     }

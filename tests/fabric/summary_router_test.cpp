@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 #include "loom/inventory/spec.hpp"
@@ -107,6 +108,42 @@ TEST(SummaryRouter, FollowsRandomFailuresAndRepairsExactly) {
             const std::string what =
                 "seed " + std::to_string(seed) + " step " + std::to_string(step);
             expectExact(r, sum, what);
+            expectSameAsFresh(sum, t, what);
+            if (HasFatalFailure()) return;
+        }
+    }
+}
+
+// Batches of switches going down and coming back (racks' switches follow them out of and into
+// service, a zone's CTSWs follow its last or first rack): setSwitchesUp on a Router equals the
+// same switches one by one and a full recompute, and on a SummaryRouter the full router's
+// tables and a summary built afresh — small batches (one pass) and large ones (the fallback).
+TEST(SummaryRouter, BatchesOfSwitchesEqualOneByOneAndAFreshBuild) {
+    auto topo = roceTopology(testbed::makeRoce(fixtures::kThreeZonesFourRacks));
+    for (unsigned seed = 1; seed <= 12; ++seed) {
+        SummaryRouter sum(topo);
+        Router batched(topo), oneByOne(topo);
+        const auto& t = batched.topology();
+        std::mt19937 rng(seed);
+        for (int step = 0; step < 8; ++step) {
+            std::vector<std::pair<std::int32_t, bool>> batch;
+            const auto n = 1 + rng() % (step == 5 ? t.switchCount() : 6);
+            for (std::uint32_t i = 0; i < n; ++i)
+                batch.emplace_back(static_cast<std::int32_t>(rng() % t.switchCount()),
+                                   rng() % 3 == 0);
+            // At most one entry per switch, as the holders give them (the last one wins).
+            std::map<std::int32_t, bool> last(batch.begin(), batch.end());
+            batch.assign(last.begin(), last.end());
+            batched.setSwitchesUp(batch);
+            sum.setSwitchesUp(batch);
+            for (auto [sw, up] : batch) oneByOne.setSwitchUp(sw, up);
+            const std::string what =
+                "seed " + std::to_string(seed) + " step " + std::to_string(step);
+            ASSERT_EQ(batched.firstDifference(oneByOne), "") << what;
+            Router full = batched;
+            full.recomputeAll();
+            ASSERT_EQ(batched.firstDifference(full), "") << what;
+            expectExact(batched, sum, what);
             expectSameAsFresh(sum, t, what);
             if (HasFatalFailure()) return;
         }

@@ -3,8 +3,9 @@
 // `state` label (GET /api/v1/sd/prometheus), GET /api/v1/switches and /hosts, loomctl's tables,
 // `loomctl get switches --watch` (the stream) — and a restarted loomd says the same, routes and
 // fabric topology included. A switch outside racks (CTSW, ATSW, fcsw) serves its zone: in
-// service while a rack of its zone is. The fabric reads a switch as in service through its
-// cables (a failed rack's are down), so its `up` stays true and only its cables move.
+// service while a rack of its zone is. The fabric reads a switch's state as its rack's cables
+// (GET /fabric/topology's `state`: a failed rack's RTSW is down, a drained one's drained, the
+// zone's switches not in service once its last rack left service).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -72,15 +73,22 @@ protected:
     json views(const std::vector<std::string>& switches, const std::vector<std::string>& hosts) {
         json v;
         const auto snmp = discovered("snmp"), dcgm = discovered("dcgm");
-        // The RTSW's uplinks in service, from the fabric's bundles (not a temporary: borrowed).
+        // The RTSW's uplinks in service, from the fabric's bundles (not a temporary: borrowed),
+        // and each switch's word in the fabric ("up" exactly when `up`).
         std::map<std::string, int> up;
+        std::map<std::string, std::string> fabric;
         const auto topology = get("/api/v1/fabric/topology");
         for (const auto& b : topology["bundles"]) up[b.value("a", "")] += b.value("up", 0);
+        for (const auto& x : topology["switches"])
+            fabric[x.value("name", "")] = x.value("up", false) == (x.value("state", "") == "up")
+                                              ? x.value("state", "")
+                                              : "(up contradicts state)";
         for (const auto& s : switches) {
             v[s] = {{"api", get("/api/v1/switches/" + s).value("state", "")},
                     {"loomctl", tableState("switches", s)},
                     {"sd", snmp.contains(s) ? snmp.at(s) : "(not listed)"},
-                    {"uplinksUp", up.contains(s) ? json(up[s]) : json("-")}};
+                    {"uplinksUp", up.contains(s) ? json(up[s]) : json("-")},
+                    {"fabric", fabric.contains(s) ? fabric[s] : "-"}};
         }
         for (const auto& h : hosts)
             v[h] = {{"api", get("/api/v1/hosts/" + h).value("state", "")},
@@ -88,8 +96,13 @@ protected:
                     {"sd", dcgm.contains(h) ? dcgm.at(h) : "(not listed)"}};
         return v;
     }
-    static json say(const std::string& state, const std::string& sd, json uplinksUp) {
-        return {{"api", state}, {"loomctl", state}, {"sd", sd}, {"uplinksUp", uplinksUp}};
+    static json say(const std::string& state, const std::string& sd, json uplinksUp,
+                    const std::string& fabric) {
+        return {{"api", state},
+                {"loomctl", state},
+                {"sd", sd},
+                {"uplinksUp", uplinksUp},
+                {"fabric", fabric}};
     }
     static json sayHost(const std::string& state, const std::string& sd) {
         return {{"api", state}, {"loomctl", state}, {"sd", sd}};
@@ -108,12 +121,13 @@ TEST_F(FollowRacks, EveryViewSaysTheRacksStateAndARestartChangesNothing) {
         for (int i = 0; i < 7; ++i)
             ASSERT_EQ(loomctl({"rack", "advance", rack, "--reason", "follow"}).exitCode, 0) << rack;
     json want;
-    want["z1-r001-rtsw"] = say("in_service", "in_service", 16);
-    want["z1-r001-fsw"] = say("in_service", "in_service", "-");  // frontend: not in the fabric
-    want["z1-r002-rtsw"] = say("in_service", "in_service", 16);
+    want["z1-r001-rtsw"] = say("in_service", "in_service", 16, "up");
+    // Frontend: not in the backend fabric.
+    want["z1-r001-fsw"] = say("in_service", "in_service", "-", "-");
+    want["z1-r002-rtsw"] = say("in_service", "in_service", 16, "up");
     // Outside racks: its zone has racks in service.
-    want["z1-ctsw01"] = say("in_service", "in_service", 4);
-    want["atsw01"] = say("in_service", "in_service", "-");
+    want["z1-ctsw01"] = say("in_service", "in_service", 4, "up");
+    want["atsw01"] = say("in_service", "in_service", "-", "up");
     want["z1-r001-h0"] = sayHost("in_service", "in_service");
     want["z1-r002-h1"] = sayHost("in_service", "in_service");
     json seen;
@@ -122,7 +136,7 @@ TEST_F(FollowRacks, EveryViewSaysTheRacksStateAndARestartChangesNothing) {
 
     // A failed rack's switch is failed, its cables down; the zone still has z1-r002.
     ASSERT_EQ(loomctl({"rack", "fail", "z1-r001", "--reason", "PDU lost"}).exitCode, 0);
-    want["z1-r001-rtsw"] = say("failed", "failed", 0);
+    want["z1-r001-rtsw"] = say("failed", "failed", 0, "down");
     want["z1-r001-fsw"]["api"] = want["z1-r001-fsw"]["loomctl"] = want["z1-r001-fsw"]["sd"] =
         "failed";
     want["z1-r001-h0"] = sayHost("planned", "failed");  // a host of a failed rack is planned;
@@ -132,9 +146,9 @@ TEST_F(FollowRacks, EveryViewSaysTheRacksStateAndARestartChangesNothing) {
     // Drained: the zone's switches leave service with its last rack.
     ASSERT_EQ(loomctl({"rack", "drain", "z1-r002", "--reason", "follow"}).exitCode, 0);
     ASSERT_EQ(loomctl({"rack", "advance", "z1-r002", "--reason", "follow"}).exitCode, 0);
-    want["z1-r002-rtsw"] = say("drained", "(not listed)", 0);
-    want["z1-ctsw01"] = say("planned", "planned", 0);
-    want["atsw01"] = say("planned", "planned", "-");
+    want["z1-r002-rtsw"] = say("drained", "(not listed)", 0, "drained");
+    want["z1-ctsw01"] = say("planned", "planned", 0, "not in service");
+    want["atsw01"] = say("planned", "planned", "-", "not in service");
     want["z1-r002-h1"] = sayHost("ready", "(not listed)");
     EXPECT_TRUE(eventually([&] { return (seen = views(switches, hosts)) == want; }, 10s))
         << "seen: " << seen.dump(1) << "\nwant: " << want.dump(1);

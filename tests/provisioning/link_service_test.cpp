@@ -1,15 +1,19 @@
 // Links follow their racks (provisioning/link_service.hpp): the one rule, its inverses, and the
 // property that incremental reroutes driven by it leave the fabric exactly where a router built
-// from the racks' states alone would be — on dev-small and on the 24k reference cluster.
+// from the racks' states alone would be — on dev-small and on the 24k reference cluster. Switches
+// follow too (follow_rack.hpp): the fabric reads a switch's state as its rack's cables
+// (fabric::liveSwitchState), and the reroutes take the switches with the cables.
 #include "loom/provisioning/link_service.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
 #include "loom/inventory/spec.hpp"
+#include "loom/provisioning/follow_rack.hpp"
 
 namespace loom::provisioning {
 namespace {
@@ -17,7 +21,8 @@ namespace {
 using RS = RackState;
 
 inventory::Inventory loadSpec(const std::string& name) {
-    auto inv = inventory::loadClusterSpecFile(std::string(LOOM_SOURCE_DIR) + "/configs/clusters/" + name);
+    auto inv =
+        inventory::loadClusterSpecFile(std::string(LOOM_SOURCE_DIR) + "/configs/clusters/" + name);
     EXPECT_TRUE(inv) << inv.error().toString();
     return inv ? std::move(*inv) : inventory::Inventory{};
 }
@@ -33,9 +38,34 @@ TEST(LinkService, EveryRackStateHasOneMeaningForItsCables) {
     EXPECT_EQ(linkServiceFor(RS::Failed), LinkService::Down);
     EXPECT_EQ(linkServiceFor(RS::Repair), LinkService::Down);
     EXPECT_EQ(linkServiceFor(RS::Decommissioned), LinkService::NotInService);
-    for (auto s : {LinkService::NotInService, LinkService::Active, LinkService::Drained, LinkService::Down})
+    for (auto s :
+         {LinkService::NotInService, LinkService::Active, LinkService::Drained, LinkService::Down})
         EXPECT_EQ(parseLinkService(linkStateName(s)), s);
     EXPECT_FALSE(parseLinkService("bogus"));
+}
+
+// The fabric reads a switch's stored state (its rack's name for it, follow_rack.hpp) as that
+// rack's cables: up exactly while they are active, down, drained or not in service with them.
+TEST(LinkService, TheFabricReadsASwitchAsItsRacksCables) {
+    auto asLink = [](LinkService s) {
+        switch (s) {
+            case LinkService::Active:
+                return fabric::LinkState::Up;
+            case LinkService::Down:
+                return fabric::LinkState::Down;
+            case LinkService::Drained:
+                return fabric::LinkState::Drained;
+            case LinkService::NotInService:
+                break;
+        }
+        return fabric::LinkState::NotInService;
+    };
+    for (int i = 0; i < kRackStateCount; ++i) {
+        const auto r = static_cast<RS>(i);
+        EXPECT_EQ(fabric::liveSwitchState(switchStateFor(r)), asLink(linkServiceFor(r)))
+            << stateName(r);
+    }
+    EXPECT_EQ(fabric::liveSwitchState("bogus"), fabric::LinkState::NotInService);
 }
 
 TEST(LinkService, RackCablesFollowTheRackAndTheCoreFollowsItsZone) {
@@ -69,7 +99,8 @@ TEST(LinkService, RackCablesFollowTheRackAndTheCoreFollowsItsZone) {
     states[r] = RS::Drained;
     want = desiredLinkStates(owners, states);
     for (std::size_t i = 0; i < inv.links.size(); ++i) {
-        if (owners.rack[i] == static_cast<std::int32_t>(r)) EXPECT_EQ(want[i], LinkService::Drained);
+        if (owners.rack[i] == static_cast<std::int32_t>(r))
+            EXPECT_EQ(want[i], LinkService::Drained);
         if (owners.rack[i] == LinkOwners::kNoRack) EXPECT_EQ(want[i], LinkService::NotInService);
     }
     states[r] = RS::Failed;
@@ -86,7 +117,10 @@ void propertyHolds(const std::string& spec, int steps, std::uint64_t seed) {
     ASSERT_FALSE(inv.racks.empty());
     auto owners = LinkOwners::of(inv);
     std::vector<RS> states(inv.racks.size(), RS::InService);
-    auto routedFrom = [&](const std::vector<LinkService>& want) {
+    // The switches' ids in the topology, by inventory index (kNone: not in the fabric).
+    std::vector<std::int32_t> switchId;
+    auto routedFrom = [&](const std::vector<LinkService>& want,
+                          const std::vector<std::string_view>& wantSwitch) {
         auto topo = fabric::buildTopology(inv, {.plannedIsUp = true});
         EXPECT_TRUE(topo) << topo.error().toString();
         std::unordered_map<std::string_view, std::int32_t> byName;
@@ -94,10 +128,18 @@ void propertyHolds(const std::string& spec, int steps, std::uint64_t seed) {
         for (std::size_t i = 0; i < inv.links.size(); ++i)
             if (auto it = byName.find(inv.links[i].name); it != byName.end())
                 topo->linkState[it->second] = fabric::linkStateFrom(linkStateName(want[i]), false);
+        switchId.clear();
+        for (std::size_t i = 0; i < inv.switches.size(); ++i) {
+            switchId.push_back(topo->findSwitch(inv.switches[i].name));
+            if (switchId.back() != fabric::kNone)
+                topo->switchUp[switchId.back()] =
+                    fabric::liveSwitchState(wantSwitch[i]) == fabric::LinkState::Up;
+        }
         return std::pair{fabric::Router(std::move(*topo)), std::move(byName)};
     };
     auto current = desiredLinkStates(owners, states);
-    auto [live, byName] = routedFrom(current);
+    auto currentSwitch = desiredSwitchStates(owners, states);
+    auto [live, byName] = routedFrom(current, currentSwitch);
 
     std::mt19937_64 rng(seed);
     int transitions = 0;
@@ -115,16 +157,26 @@ void propertyHolds(const std::string& spec, int steps, std::uint64_t seed) {
         for (std::size_t i = 0; i < want.size(); ++i) {
             if (want[i] == current[i]) continue;
             if (auto it = byName.find(inv.links[i].name); it != byName.end())
-                changes.emplace_back(it->second, fabric::linkStateFrom(linkStateName(want[i]), false));
+                changes.emplace_back(it->second,
+                                     fabric::linkStateFrom(linkStateName(want[i]), false));
         }
         live.setLinkStates(changes);
         current = std::move(want);
+        auto wantSwitch = desiredSwitchStates(owners, states);
+        std::vector<std::pair<std::int32_t, bool>> switches;
+        for (std::size_t i = 0; i < wantSwitch.size(); ++i)
+            if (wantSwitch[i] != currentSwitch[i] && switchId[i] != fabric::kNone)
+                switches.emplace_back(
+                    switchId[i], fabric::liveSwitchState(wantSwitch[i]) == fabric::LinkState::Up);
+        std::sort(switches.begin(), switches.end());
+        live.setSwitchesUp(switches);
+        currentSwitch = std::move(wantSwitch);
     }
     EXPECT_GT(transitions, steps / 2);
     // Whatever path led here, the links are what the racks' states say...
     EXPECT_EQ(current, desiredLinkStates(owners, states));
     // ...and the incrementally rerouted fabric is the one a fresh build of that state gives.
-    auto fresh = routedFrom(current);
+    auto fresh = routedFrom(current, currentSwitch);
     EXPECT_EQ(live.firstDifference(fresh.first), "");
 }
 

@@ -1,7 +1,15 @@
 // Fabric endpoints: routes, config, export, impact, degradation and topology, computed by the
 // fabric library from the stored inventory. The routing state is rebuilt lazily, once per
 // inventory snapshot (after an apply), and shared read-only between requests.
-#include "loom/telemetry/hall_layout.hpp"
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <tuple>
+#include <unordered_map>
+
 #include "live_topology.hpp"
 #include "loom/backend/router.hpp"
 #include "loom/backend/services.hpp"
@@ -12,15 +20,9 @@
 #include "loom/fabric/summary_router.hpp"
 #include "loom/fabric/topology.hpp"
 #include "loom/inventory/natural_order.hpp"
-
-#include <algorithm>
-#include <deque>
-#include <optional>
-#include <map>
-#include <tuple>
-#include <mutex>
-#include <shared_mutex>
-#include <unordered_map>
+#include "loom/telemetry/hall_layout.hpp"
+#include "loom/telemetry/link_health_words.hpp"
+#include "loom/telemetry/telemetry_hub.hpp"
 
 namespace loom::backend {
 
@@ -42,20 +44,28 @@ struct FabricState {
     std::shared_mutex routerLock;
     std::shared_ptr<const inventory::Inventory> builtFrom;
     std::int64_t builtLayout = 0;
-    // Router link ids by name (a snapshot's vectors follow the tables' order, which moves).
+    // Router link and switch ids by name (a snapshot's vectors follow the tables' order, which
+    // moves).
     fabric::LinkNameIndex linkIds;
-    fabric::LinkNameIndex::Memo linkMemo;  // changes() by pointers (link_sync.hpp)
+    fabric::LinkNameIndex::Memo linkMemo;            // changes() by pointers (link_sync.hpp)
     std::shared_ptr<fabric::Router> router;          // InfiniBand
     std::shared_ptr<fabric::SummaryRouter> summary;  // RoCE
+    // Each switch's state as the live fabric reads it (fabric::liveSwitchState; `up` is the
+    // router's switchUp), by switch id: what GET /fabric/topology says of it. Replaced, never
+    // changed in place: a reader keeps the one of its router.
+    std::shared_ptr<const std::vector<fabric::LinkState>> switchStates;
     std::int64_t version = 0;
     std::mutex degradationMutex;
     std::vector<float> lastDegradation;  // what the stream was last told
-    // The link states each recent version changed, with their states before it (newest last):
-    // a switch's previous config is rebuilt from them on request (GET config?previous=true)
-    // instead of keeping older routers (a router at 24k is tens of MB; this is bytes per change).
+    // The link states and switch up-ness each recent version changed, with their values before
+    // it (newest last): a switch's previous config is rebuilt from them on request (GET
+    // config?previous=true) instead of keeping older routers (a router at 24k is tens of MB; this
+    // is bytes per change). A switch follows its rack as its cables do: a failed rack's RTSW
+    // goes down in the same version as its cables, and the version before has it up.
     struct Undo {
         std::int64_t version = 0;  // the version these changes produced
         std::vector<std::pair<std::int32_t, fabric::LinkState>> before;
+        std::vector<std::pair<std::int32_t, bool>> switchesBefore;
     };
     std::deque<Undo> undo;
     static constexpr std::size_t kUndoVersions = 16;
@@ -65,10 +75,13 @@ struct FabricState {
     struct Held {
         std::shared_ptr<const fabric::Router> router;
         std::shared_ptr<const fabric::SummaryRouter> summary;
+        std::shared_ptr<const std::vector<fabric::LinkState>> switchStates;
         std::shared_lock<std::shared_mutex> lock;
         std::int64_t version = 0;
         std::vector<Undo> undoNewestFirst;
-        const fabric::Topology& topology() const { return router ? router->topology() : summary->topology(); }
+        const fabric::Topology& topology() const {
+            return router ? router->topology() : summary->topology();
+        }
         // f(the Router or the SummaryRouter): the fabric library has both overloads.
         template <class F>
         decltype(auto) visit(F&& f) const {
@@ -76,27 +89,71 @@ struct FabricState {
         }
     };
     bool built() const { return router || summary; }
-    const fabric::Topology& topology() const { return router ? router->topology() : summary->topology(); }
+    const fabric::Topology& topology() const {
+        return router ? router->topology() : summary->topology();
+    }
 
     Result<Held> get(Services& services, bool withUndo = false) {
         auto inv = services.inventory();
         auto layout = services.layout();
-        if (!inv || !layout) return fail(Error::unavailable("the inventory is still loading; retry shortly"));
+        if (!inv || !layout)
+            return fail(Error::unavailable("the inventory is still loading; retry shortly"));
         std::lock_guard lock(mutex);
         if (!(inv == builtFrom && built())) {
             if (built() && layout->layoutVersion() == builtLayout) {
                 const auto changes = linkIds.changes(topology(), *inv, linkMemo);
-                if (!changes.empty()) {
-                    Undo u;
-                    u.before.reserve(changes.size());
-                    for (auto& [link, st] : changes)
-                        u.before.emplace_back(link, topology().linkState[static_cast<std::size_t>(link)]);
+                auto states = linkIds.switchStates(topology(), *inv);
+                const auto switchChanges = fabric::switchChanges(topology(), states);
+                if (states != *switchStates)
+                    switchStates =
+                        std::make_shared<const std::vector<fabric::LinkState>>(std::move(states));
+                // A switch change that moves no route makes no new version (a zone's CTSWs
+                // follow its last rack out after its cables left: the leader's sync writes them
+                // in a later transaction, which a loomd may read with the rack's change or
+                // after it): no link of it changes usability and it is no routing target. Its
+                // state before is kept with the newest version's, which it does not change.
+                bool moves = !changes.empty();
+                const auto& t = topology();
+                for (auto [sw, up] : switchChanges) {
+                    if (moves) break;
+                    moves =
+                        (router ? router->targetOf(sw) : summary->targetOf(sw)) != fabric::kNone;
+                    for (auto i = t.adjOffset[sw]; !moves && i < t.adjOffset[sw + 1]; ++i)
+                        moves = t.usable(t.adjLink[i]) !=
+                                fabric::usableIn(t, {}, t.adjLink[i], switchChanges);
+                }
+                if (!moves && !switchChanges.empty()) {
                     {
                         std::unique_lock write(routerLock);
                         if (router)
-                            router->setLinkStates(changes);
+                            router->setSwitchesUp(switchChanges);
                         else
-                            summary->setLinkStates(changes);
+                            summary->setSwitchesUp(switchChanges);
+                    }
+                    if (!undo.empty() && undo.back().version == version) {
+                        auto& kept = undo.back().switchesBefore;
+                        for (auto [sw, up] : switchChanges)
+                            if (std::none_of(kept.begin(), kept.end(),
+                                             [sw](const auto& e) { return e.first == sw; }))
+                                kept.emplace_back(sw, !up);
+                    }
+                } else if (moves) {
+                    Undo u;
+                    u.before.reserve(changes.size());
+                    for (auto& [link, st] : changes)
+                        u.before.emplace_back(link,
+                                              topology().linkState[static_cast<std::size_t>(link)]);
+                    for (auto [sw, up] : switchChanges) u.switchesBefore.emplace_back(sw, !up);
+                    {
+                        std::unique_lock write(routerLock);
+                        // Cables first, then their switches: one version, whichever order.
+                        if (router) {
+                            if (!changes.empty()) router->setLinkStates(changes);
+                            if (!switchChanges.empty()) router->setSwitchesUp(switchChanges);
+                        } else {
+                            if (!changes.empty()) summary->setLinkStates(changes);
+                            if (!switchChanges.empty()) summary->setSwitchesUp(switchChanges);
+                        }
                     }
                     u.version = ++version;
                     undo.push_back(std::move(u));
@@ -108,6 +165,8 @@ struct FabricState {
                 if (!topo) return fail(topo.error());
                 linkIds = fabric::LinkNameIndex(*topo);
                 linkMemo = {};
+                switchStates = std::make_shared<const std::vector<fabric::LinkState>>(
+                    linkIds.switchStates(*topo, *inv));
                 // A new object: readers of the old one keep it (and their lock) until they finish.
                 // RoCE: the summarised tables alone (until session 12 this built the full Router
                 // for RoCE too, ~400 MB at 98k, though every reader already took either).
@@ -127,6 +186,7 @@ struct FabricState {
         Held held;
         held.router = router;
         held.summary = summary;
+        held.switchStates = switchStates;
         held.lock = std::shared_lock(routerLock);
         held.version = version;
         if (withUndo) held.undoNewestFirst.assign(undo.rbegin(), undo.rend());
@@ -135,22 +195,28 @@ struct FabricState {
 
     // The newest earlier version whose config (fabric::switchConfig) differs from `current`
     // (within the kept versions): walks back one version at a time, rendering the switch under
-    // the link states of that version (the undo steps over the current states). The router is
+    // the link states and switch up-ness of that version (the undo steps over the current
+    // ones). The router is
     // not copied: the copy was tens of MB at 24k and ~400 MB at 98k, per request and by any
     // viewer (issue 18: no request raises RSS by more than 64 MB). RoCE renders from the
     // switch's own links' states; InfiniBand recomputes the switch's LFT row one target at a
     // time (Router::lftRowWith).
-    static std::optional<std::pair<std::int64_t, std::string>> previousConfig(const Held& now, std::int32_t sw,
-                                                                              const std::string& current) {
+    static std::optional<std::pair<std::int64_t, std::string>> previousConfig(
+        const Held& now, std::int32_t sw, const std::string& current) {
         std::int64_t at = now.version;
         std::map<std::int32_t, fabric::LinkState> earlier;  // link -> its state at version `at`
+        std::map<std::int32_t, bool> earlierUp;             // switch -> up at version `at`
         std::vector<std::pair<std::int32_t, fabric::LinkState>> states;
+        std::vector<std::pair<std::int32_t, bool>> switches;
         for (auto& step : now.undoNewestFirst) {
             if (step.version != at) break;  // a gap (a rebuild): nothing older is comparable
             for (auto [link, st] : step.before) earlier[link] = st;
+            for (auto [s, up] : step.switchesBefore) earlierUp[s] = up;
             --at;
             states.assign(earlier.begin(), earlier.end());
-            auto text = now.visit([&](const auto& r) { return fabric::switchConfig(r, sw, states); });
+            switches.assign(earlierUp.begin(), earlierUp.end());
+            auto text = now.visit(
+                [&](const auto& r) { return fabric::switchConfig(r, sw, states, switches); });
             if (text != current) return std::make_pair(at, std::move(text));
         }
         return std::nullopt;
@@ -181,8 +247,8 @@ nlohmann::json degradationJson(const fabric::Topology& t, const std::vector<floa
 Result<std::int32_t> switchOf(const fabric::Topology& t, std::string_view name) {
     auto sw = t.findSwitch(name);
     if (sw == fabric::kNone)
-        return fail(Error::notFound("switch '" + std::string(name) +
-                                    "' is not in the backend fabric"));
+        return fail(
+            Error::notFound("switch '" + std::string(name) + "' is not in the backend fabric"));
     return sw;
 }
 
@@ -230,20 +296,24 @@ void registerFabricRoutes(Router& router, Services& services) {
             if (!sw) return fail(sw.error());
             const std::int64_t version = (*r).version;
             const bool roce = r->topology().type == inventory::FabricType::Roce;
-            nlohmann::json j{{"switch", std::string(req.param("switch"))},
-                             {"version", version},
-                             {"format", roce ? "frr" : "lft"},
-                             {"config", r->visit([&](const auto& x) { return fabric::switchConfig(x, *sw); })}};
+            nlohmann::json j{
+                {"switch", std::string(req.param("switch"))},
+                {"version", version},
+                {"format", roce ? "frr" : "lft"},
+                {"config", r->visit([&](const auto& x) { return fabric::switchConfig(x, *sw); })}};
             // ?previous=true: the switch's config as it was before its last change (within the
             // last versions kept), so a console can show what the last reroute changed on it.
             if (auto p = req.queryParam("previous")) {
                 if (*p != "true" && *p != "false")
-                    return fail(Error::invalid("previous must be true or false, not '" + std::string(*p) + "'",
-                                               "previous"));
+                    return fail(Error::invalid(
+                        "previous must be true or false, not '" + std::string(*p) + "'",
+                        "previous"));
                 if (*p == "true") {
-                    auto prev = FabricState::previousConfig(*r, *sw, j["config"].get<std::string>());
-                    j["previous"] = prev ? nlohmann::json{{"version", prev->first}, {"config", prev->second}}
-                                         : nlohmann::json();
+                    auto prev =
+                        FabricState::previousConfig(*r, *sw, j["config"].get<std::string>());
+                    j["previous"] =
+                        prev ? nlohmann::json{{"version", prev->first}, {"config", prev->second}}
+                             : nlohmann::json();
                 }
             }
             return Response::ofJson(std::move(j));
@@ -255,9 +325,9 @@ void registerFabricRoutes(Router& router, Services& services) {
             auto fmtName = req.queryParam("format").value_or("json");
             auto fmt = fabric::parseExportFormat(fmtName);
             if (!fmt)
-                return fail(Error::invalid("format must be frr, opensm, slurm or json, not '" +
-                                               std::string(fmtName) + "'",
-                                           "format"));
+                return fail(Error::invalid(
+                    "format must be frr, opensm, slurm or json, not '" + std::string(fmtName) + "'",
+                    "format"));
             auto r = state->get(services);
             if (!r) return fail(r.error());
             auto files = r->visit([&](const auto& x) { return fabric::exportFabric(x, *fmt); });
@@ -279,16 +349,16 @@ void registerFabricRoutes(Router& router, Services& services) {
             std::size_t i = 0;
             for (auto& h : (*body)["hosts"]) {
                 if (!h.is_string())
-                    return fail(Error::invalid("must be a host name",
-                                               "hosts[" + std::to_string(i) + "]"));
+                    return fail(
+                        Error::invalid("must be a host name", "hosts[" + std::to_string(i) + "]"));
                 hosts.push_back(h.get<std::string>());
                 ++i;
             }
             std::string collName = "allreduce";
             if (auto c = body->find("collective"); c != body->end()) {
                 if (!c->is_string())
-                    return fail(Error::invalid(
-                        "must be a string: allreduce, allgather or alltoall", "collective"));
+                    return fail(Error::invalid("must be a string: allreduce, allgather or alltoall",
+                                               "collective"));
                 collName = c->get<std::string>();
             }
             auto coll = fabric::parseCollective(collName);
@@ -298,7 +368,8 @@ void registerFabricRoutes(Router& router, Services& services) {
                                            "collective"));
             auto r = state->get(services);
             if (!r) return fail(r.error());
-            auto res = r->visit([&](const auto& x) { return fabric::impactByName(x, hosts, *coll); });
+            auto res =
+                r->visit([&](const auto& x) { return fabric::impactByName(x, hosts, *coll); });
             if (!res) return fail(res.error());
             auto bn = nlohmann::json::array();
             for (auto& b : res->bottlenecks)
@@ -319,8 +390,8 @@ void registerFabricRoutes(Router& router, Services& services) {
             auto r = state->get(services);
             if (!r) return fail(r.error());
             auto map = r->visit([&](const auto& x) { return fabric::degradationMap(x); });
-            return Response::ofJson({{"racks", degradationJson(r->topology(), map)},
-                                     {"routingVersion", (*r).version}});
+            return Response::ofJson(
+                {{"racks", degradationJson(r->topology(), map)}, {"routingVersion", (*r).version}});
         },
         noDb);
     router.add(
@@ -330,14 +401,29 @@ void registerFabricRoutes(Router& router, Services& services) {
             if (!r) return fail(r.error());
             const auto& t = r->topology();
             auto switches = nlohmann::json::array();
+            // A switch's word is a link's (telemetry/link_health_words.hpp): its stored state
+            // read as its rack's cables are (fabric::liveSwitchState).
+            auto word = [&](std::int32_t s) {
+                using enum fabric::LinkState;
+                const auto st =
+                    r->switchStates && static_cast<std::size_t>(s) < r->switchStates->size()
+                        ? (*r->switchStates)[static_cast<std::size_t>(s)]
+                        : (t.switchUp[s] ? Up : NotInService);
+                return std::string(telemetry::linkHealthWord(st == Up     ? telemetry::kLinkUp
+                                                             : st == Down ? telemetry::kLinkDown
+                                                             : st == Drained
+                                                                 ? telemetry::kLinkDrained
+                                                                 : telemetry::kLinkNotInService));
+            };
             for (std::int32_t s = 0; s < t.switchCount(); ++s)
-                switches.push_back({{"name", t.switchNames[s]},
-                                    {"role", std::string(inventory::switchRoleName(t.switchRole[s]))},
-                                    {"tier", t.switchTier[s]},
-                                    {"zone", t.switchZone[s] == fabric::kNone
-                                                 ? std::string()
-                                                 : t.zoneNames[t.switchZone[s]]},
-                                    {"up", t.switchUp[s] != 0}});
+                switches.push_back(
+                    {{"name", t.switchNames[s]},
+                     {"role", std::string(inventory::switchRoleName(t.switchRole[s]))},
+                     {"tier", t.switchTier[s]},
+                     {"zone", t.switchZone[s] == fabric::kNone ? std::string()
+                                                               : t.zoneNames[t.switchZone[s]]},
+                     {"up", t.switchUp[s] != 0},
+                     {"state", word(s)}});
             // Bundles: switch-to-switch links grouped by their two ends. Besides the usable
             // ones, how many are down and how many are drained or not yet in service, so a
             // client draws a zone that is not in service yet grey, not as an outage.

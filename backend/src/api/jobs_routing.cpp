@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "live_topology.hpp"
@@ -45,9 +46,11 @@ std::optional<std::vector<std::int32_t>> JobsRouting::sync(
         rebuilt = true;
     }
     std::vector<std::pair<std::int32_t, fabric::LinkState>> set;
+    std::vector<std::pair<std::int32_t, bool>> switches;  // (switch, up) the snapshot moved
     const auto& t = get().topology();
     if (!sameSnapshot(syncedFrom_, inv)) {
         syncedFrom_ = inv;
+        switches = fabric::switchChanges(t, linkIds_.switchStates(t, *inv));
         // changes() compares with the routing, whose overlay links differ on purpose: the
         // stored state is remembered, the routing keeps them down.
         for (auto [l, s] : linkIds_.changes(t, *inv, linkMemo_)) {
@@ -71,11 +74,23 @@ std::optional<std::vector<std::int32_t>> JobsRouting::sync(
             effective.emplace_back(l, s);
             changed.push_back(l);
         }
-    if (!effective.empty()) {
-        if (router_)
-            router_->setLinkStates(effective);
-        else
-            summary_->setLinkStates(effective);
+    // Switches follow their racks as cables do (fabric::liveSwitchState): a switch that goes
+    // down or comes back changes the usability of each of its links.
+    for (auto [sw, up] : switches)
+        for (auto i = t.adjOffset[sw]; i < t.adjOffset[sw + 1]; ++i)
+            changed.push_back(t.adjLink[i]);
+    if (!switches.empty()) {
+        std::sort(changed.begin(), changed.end());
+        changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+    }
+    if (!effective.empty() || !switches.empty()) {
+        if (router_) {
+            if (!effective.empty()) router_->setLinkStates(effective);
+            if (!switches.empty()) router_->setSwitchesUp(switches);
+        } else {
+            if (!effective.empty()) summary_->setLinkStates(effective);
+            if (!switches.empty()) summary_->setSwitchesUp(switches);
+        }
     }
     if (rebuilt) return std::nullopt;
     return changed;

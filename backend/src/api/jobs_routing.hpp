@@ -1,8 +1,9 @@
 // The jobs view's own routing (jobs_view.hpp): the live fabric's routing as the per-job impact
 // reads it — the summarised tables on RoCE (fabric::SummaryRouter: the same impact answers as a
 // full Router, tests/jobs/summary_jobs_test.cpp; ~50 MB at 98k GPUs instead of ~400 MB), a full
-// Router on InfiniBand (its LFTs are per LID) — kept at the live inventory's stored link
-// states, with the links telemetry reports down forced down. Split from jobs_view.cpp.
+// Router on InfiniBand (its LFTs are per LID) — kept at the live inventory's stored link and
+// switch states (a switch follows its rack, fabric::liveSwitchState), with the links telemetry
+// reports down forced down. Split from jobs_view.cpp.
 //
 //   bool rebuilt;
 //   auto changed = routing.sync(services.inventory(), layout->layoutVersion(), downLinks, rebuilt);
@@ -28,8 +29,9 @@ class JobsRouting {
 public:
     // Brings the routing to `inv`: rebuilt from it when there is none or `layoutVersion` moved
     // (`rebuilt` set, nullopt returned: every link id may have moved), else the stored link
-    // states that changed since the last sync, with the links named in `down` (telemetry's
-    // open link_down events) kept down. Returns the links whose routing state changed.
+    // and switch states that changed since the last sync, with the links named in `down`
+    // (telemetry's open link_down events) kept down. Returns the links whose routing state
+    // changed (every link of a switch that went down or came back).
     std::optional<std::vector<std::int32_t>> sync(
         const std::shared_ptr<const inventory::Inventory>& inv, std::int64_t layoutVersion,
         const std::vector<std::string_view>& down, bool& rebuilt);

@@ -95,6 +95,9 @@ struct ProvisioningService::Impl {
     void setLinkStates(std::span<const std::pair<std::int32_t, fabric::LinkState>> changes) {
         visit([&](auto& r) { r.setLinkStates(changes); });
     }
+    void setSwitchesUp(std::span<const std::pair<std::int32_t, bool>> changes) {
+        visit([&](auto& r) { r.setSwitchesUp(changes); });
+    }
     std::int32_t targetOf(std::int32_t sw) {
         return visit([&](const auto& r) { return r.targetOf(sw); });
     }
@@ -110,8 +113,8 @@ struct ProvisioningService::Impl {
     fabric::LinkNameIndex::Memo linkMemo;  // changes() by pointers (link_sync.hpp)
     std::shared_ptr<const inventory::Inventory> syncedFrom;  // last live snapshot applied
 
-    // Link states others changed (operator actions, the leader's live sync) reach the router
-    // incrementally; the reconciler's own changes are already in it (no-ops here).
+    // Link and switch states others changed (operator actions, the leader's live sync) reach
+    // the router incrementally; the reconciler's own changes are already in it (no-ops here).
     void syncRouter() {
         if (!routed() || !opt.liveInventory) return;
         auto inv = opt.liveInventory();
@@ -119,6 +122,21 @@ struct ProvisioningService::Impl {
         syncedFrom = inv;
         const auto changes = linkIds.changes(topology(), *inv, linkMemo);
         if (!changes.empty()) setLinkStates(changes);
+        const auto switches =
+            fabric::switchChanges(topology(), linkIds.switchStates(topology(), *inv));
+        if (!switches.empty()) setSwitchesUp(switches);
+    }
+    // The switches a rack's cables going into service bring with them (follow_rack.hpp's rule
+    // on the topology): its RTSW, and the switches outside racks that serve its zone or stand
+    // above zones; those not up yet.
+    void switchesServing(std::int32_t rtsw, std::vector<std::pair<std::int32_t, bool>>& out) {
+        const auto& t = topology();
+        if (!t.switchUp[rtsw]) out.emplace_back(rtsw, true);
+        const auto zone = t.switchZone[rtsw];
+        for (std::int32_t s = 0; s < t.switchCount(); ++s)
+            if (!t.switchUp[s] && t.switchRack[s] == fabric::kNone &&
+                (t.switchZone[s] == fabric::kNone || t.switchZone[s] == zone))
+                out.emplace_back(s, true);
     }
 
     Result<db::Connection*> connection() {
@@ -441,15 +459,25 @@ Result<PassStats> ProvisioningService::runOnce() {
     };
     if (I.routed()) {
         std::vector<std::pair<std::int32_t, fabric::LinkState>> changes, undo;
+        // A rack's switch follows it as its cables do (fabric::liveSwitchState): up with them on
+        // enablement (with the zone's switches, follow_rack.hpp), down when they are drained.
+        std::vector<std::pair<std::int32_t, bool>> switchesUp, switchesDown, switchesUndo;
         for (std::size_t k = 0; k < steps.size(); ++k) {
             const auto& j = jobs[k];
             const RackCtx* rc = rackCtxOf(state.racks[steps[k]->rack].name);
             if (!j.outcome.ok || !isFabricStep(j.kind) || !rc) continue;
-            const auto ls = j.kind == prov::StepKind::FabricEnable ? fabric::LinkState::Up
-                                                                   : fabric::LinkState::Drained;
+            const bool enable = j.kind == prov::StepKind::FabricEnable;
+            const auto ls = enable ? fabric::LinkState::Up : fabric::LinkState::Drained;
             for (auto l : rc->topoLinks) changes.emplace_back(l, ls);
+            if (rc->rtsw == fabric::kNone) continue;
+            if (enable)
+                I.switchesServing(rc->rtsw, switchesUp);
+            else
+                switchesDown.emplace_back(rc->rtsw, false);
         }
         if (!changes.empty()) I.setLinkStates(changes);
+        if (!switchesUp.empty()) I.setSwitchesUp(switchesUp);
+        if (!switchesDown.empty()) I.setSwitchesUp(switchesDown);
         const auto& topo = I.topology();
         for (std::size_t k = 0; k < steps.size(); ++k) {
             auto& j = jobs[k];
@@ -468,6 +496,9 @@ Result<PassStats> ProvisioningService::runOnce() {
             }
             if (enable && reach == 0) {
                 for (auto l : rc->topoLinks) undo.emplace_back(l, fabric::LinkState::NotInService);
+                // Its switch goes back out with its cables; the zone's switches are the live
+                // sync's (they serve the zone while another rack of it does).
+                switchesUndo.emplace_back(rc->rtsw, false);
                 j.outcome = {false, "fabric enablement: none of the " + std::to_string(peers) +
                                         " uplink peers reaches the rack prefix"};
             } else {
@@ -477,6 +508,7 @@ Result<PassStats> ProvisioningService::runOnce() {
             }
         }
         if (!undo.empty()) I.setLinkStates(undo);
+        if (!switchesUndo.empty()) I.setSwitchesUp(switchesUndo);
     }
 
     // Decisions, host/GPU changes and the links' stored states, serially.

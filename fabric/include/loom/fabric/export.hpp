@@ -123,13 +123,15 @@ struct FrrAggregates {
 FrrAggregates frrAggregates(const Router& router, const RouteSummary& summary);
 FrrAggregates frrAggregates(const SummaryRouter& router);
 
-// aggregates: null (or a non-tier-3 switch) -> no aggregate lines. linkStates: the config as
-// it was with those link states in place of the current ones (an earlier version); it reads no
-// routes, only the states of the switch's links.
+// aggregates: null (or a non-tier-3 switch) -> no aggregate lines. linkStates, switches: the
+// config as it was with those link states and switch up-ness in place of the current ones (an
+// earlier version); it reads no routes, only whether the switch's links carry traffic.
 std::string frrConfig(const Router& router, std::int32_t sw, const FrrProfile& profile = {},
-                      const FrrAggregates* aggregates = nullptr, LinkStates linkStates = {});
+                      const FrrAggregates* aggregates = nullptr, LinkStates linkStates = {},
+                      SwitchUps switches = {});
 std::string frrConfig(const SummaryRouter& router, std::int32_t sw, const FrrProfile& profile = {},
-                      const FrrAggregates* aggregates = nullptr, LinkStates linkStates = {});
+                      const FrrAggregates* aggregates = nullptr, LinkStates linkStates = {},
+                      SwitchUps switches = {});
 std::string opensmLftDump(const Router& router);
 // The same with the GUIDs a subnet manager discovered (node id -> node GUID for switches,
 // port GUID for HCAs); 0 from guidOf keeps Loom's deterministic GUID.
@@ -154,12 +156,14 @@ std::string slurmTopology(const Topology& topo);
 std::string routesJson(const Router& router, std::int32_t sw);
 std::string routesJson(const SummaryRouter& router, std::int32_t sw);  // RoCE, one route per rack
 // What GET /fabric/config/{sw} shows of a switch: RoCE its FRR config (frrConfig, default
-// profile, no aggregates), InfiniBand its LFT (routesJson). With linkStates: as it was with
-// those link states (an earlier version, ?previous=true), computed without copying the router
-// (InfiniBand: Router::lftRowWith, about one single-threaded routing pass).
-std::string switchConfig(const Router& router, std::int32_t sw, LinkStates linkStates = {});
-std::string switchConfig(const SummaryRouter& router, std::int32_t sw,
-                         LinkStates linkStates = {});  // RoCE
+// profile, no aggregates), InfiniBand its LFT (routesJson). With linkStates and switches: as it
+// was with those link states and switch up-ness (an earlier version, ?previous=true), computed
+// without copying the router (InfiniBand: Router::lftRowWith, about one single-threaded routing
+// pass).
+std::string switchConfig(const Router& router, std::int32_t sw, LinkStates linkStates = {},
+                         SwitchUps switches = {});
+std::string switchConfig(const SummaryRouter& router, std::int32_t sw, LinkStates linkStates = {},
+                         SwitchUps switches = {});  // RoCE
 // The summarised table of sw (ExportOptions::summarise): {switch, asn, loopback, summarised:
 // true, groups, routes} with zone aggregate and more-specific prefixes.
 std::string summaryRoutesJson(const Router& router, const RouteSummary& summary, std::int32_t sw);

@@ -12,10 +12,17 @@
 //   auto changes = ids.changes(router.topology(), *snapshot);  // each new snapshot
 //   if (!changes.empty()) router.setLinkStates(changes);
 //   auto l = ids.find(router.topology(), "z01-r0001-rtsw/p17--z01-ctsw01/p1");
+//
+// Switches follow their racks as cables do (topology.hpp, liveSwitchState): the same index holds
+// the switch ids by name, and every holder applies a snapshot's switch states with its cables'.
+//
+//   auto states = ids.switchStates(router.topology(), *snapshot);     // one per switch id
+//   for (auto [sw, up] : switchChanges(router.topology(), states)) router.setSwitchUp(sw, up);
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -57,11 +64,26 @@ public:
                                                             const inventory::Inventory& inv,
                                                             Memo& memo) const;
 
-    std::size_t memoryBytes() const { return slots_.capacity() * sizeof(std::int32_t); }
+    // The id of the switch named `name` in `t`, kNone if it has no such switch.
+    std::int32_t findSwitch(const Topology& t, std::string_view name) const;
+    // Each switch of `t` (by id) in the state the live fabric reads from `inv`'s stored one
+    // (liveSwitchState); a switch `inv` does not hold keeps its up-ness in `t` (Up or
+    // NotInService). ~1 hash probe per inventory switch (6,144 RTSWs and ~200 others at 98k).
+    std::vector<LinkState> switchStates(const Topology& t, const inventory::Inventory& inv) const;
+
+    std::size_t memoryBytes() const {
+        return (slots_.capacity() + switchSlots_.capacity()) * sizeof(std::int32_t);
+    }
 
 private:
     std::vector<std::int32_t> slots_;  // link id or kNone; size a power of two, at most half full
-    std::int32_t links_ = 0;           // linkCount() of the topology indexed
+    std::vector<std::int32_t> switchSlots_;  // switch id or kNone, the same way
+    std::int32_t links_ = 0;                 // linkCount() of the topology indexed
 };
+
+// (switch, up) for every switch of `t` whose up-ness differs from `states` (switchStates()), in
+// switch order: what setSwitchUp must be given to bring a router to them.
+std::vector<std::pair<std::int32_t, bool>> switchChanges(const Topology& t,
+                                                         std::span<const LinkState> states);
 
 }  // namespace loom::fabric

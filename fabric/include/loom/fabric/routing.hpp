@@ -43,9 +43,9 @@ struct NextHop {
     friend bool operator==(const NextHop&, const NextHop&) = default;
 };
 
-inline constexpr std::int32_t kNoRoute = -1;   // group id: target unreachable
-inline constexpr std::int32_t kLocal = -2;     // group id: the switch's own rack prefix
-inline constexpr std::uint8_t kNoPort = 255;   // LFT entry: drop
+inline constexpr std::int32_t kNoRoute = -1;       // group id: target unreachable
+inline constexpr std::int32_t kLocal = -2;         // group id: the switch's own rack prefix
+inline constexpr std::uint8_t kNoPort = 255;       // LFT entry: drop
 inline constexpr std::uint8_t kUnreachable = 255;  // dist
 
 struct UpdateStats {
@@ -86,7 +86,9 @@ public:
     void nextHops(std::int32_t sw, std::int32_t target, std::vector<NextHop>& out) const;
 
     // RoCE: the interned ECMP group of (sw, target): kNoRoute, kLocal or a group id.
-    std::int32_t groupOf(std::int32_t sw, std::int32_t target) const { return group_[at(sw, target)]; }
+    std::int32_t groupOf(std::int32_t sw, std::int32_t target) const {
+        return group_[at(sw, target)];
+    }
     std::span<const NextHop> group(std::int32_t id) const { return pool_.get(id); }
     std::int32_t groupCount() const { return pool_.size(); }
 
@@ -104,17 +106,23 @@ public:
     }
 
     // InfiniBand: the LFT of sw (port per LID, index 0..maxLid(), as lftPort gives it) as it
-    // would be with `linkStates` in place of the current states of those links: an earlier
-    // version of the fabric (GET /fabric/config/{sw}?previous=true). Exactly the row a copy of
-    // this router would hold after setLinkStates(linkStates), but computed one target at a time
+    // would be with `linkStates` in place of the current states of those links (and `switches`
+    // in place of those switches' up-ness): an earlier version of the fabric (GET
+    // /fabric/config/{sw}?previous=true). Exactly the row a copy of this router would hold after
+    // setLinkStates(linkStates) and setSwitchUp of each, but computed one target at a time
     // in O(switches + LIDs) scratch, without copying the tables (a copy is tens of MB at 24k).
     // Costs about one single-threaded full routing pass. Safe beside other const readers.
-    std::vector<std::uint8_t> lftRowWith(std::int32_t sw, LinkStates linkStates) const;
+    std::vector<std::uint8_t> lftRowWith(std::int32_t sw, LinkStates linkStates,
+                                         SwitchUps switches = {}) const;
 
     // State changes with incremental reroute. No-ops when the state does not change
     // usability. Returns what was recomputed.
     UpdateStats setLinkState(std::int32_t link, LinkState state);
     UpdateStats setSwitchUp(std::int32_t sw, bool up);
+    // Many switches at once (a rack's switch follows it in and out of service, a zone's switches
+    // follow its first or last rack): one reroute pass, as setLinkStates; equal to setSwitchUp of
+    // each in turn. Falls back to a full recompute past a quarter of the switches.
+    UpdateStats setSwitchesUp(std::span<const std::pair<std::int32_t, bool>> changes);
     // Many link changes (a rack put into service, a line card lost) in one reroute pass;
     // equal to applying them one by one, much cheaper. Falls back to a full recompute
     // when the changes touch more than a quarter of the switches.
@@ -173,9 +181,10 @@ private:
         RouteMode* mode;
         std::uint8_t* dist;
         float* bw;
-        std::int32_t* group;     // RoCE; nullptr on InfiniBand
-        std::uint8_t* lft;       // InfiniBand: the target's LFT block [switch][column]
-        const std::uint8_t* up;  // per link: usable
+        std::int32_t* group;           // RoCE; nullptr on InfiniBand
+        std::uint8_t* lft;             // InfiniBand: the target's LFT block [switch][column]
+        const std::uint8_t* up;        // per link: usable
+        const std::uint8_t* switchUp;  // per switch: up (the topology's, or an earlier version's)
         std::int32_t lftOnly = kNone;  // scratch: lft is this one switch's row, others are skipped
     };
     // The router's own cells of target ti.
@@ -189,8 +198,8 @@ private:
     // link: one switch-to-switch link changed (seeds = its two ends): per target only the
     // end whose entry reads the link is recomputed.
     UpdateStats propagate(std::span<const std::int32_t> seeds, std::int32_t link = kNone);
-    void propagateTarget(std::int32_t target, std::span<const std::int32_t> seeds, std::int32_t link,
-                         UpdateStats& st);
+    void propagateTarget(std::int32_t target, std::span<const std::int32_t> seeds,
+                         std::int32_t link, UpdateStats& st);
 
     Topology topo_;
     bool roce_ = true;
@@ -208,12 +217,12 @@ private:
     std::vector<std::int32_t> lidNode_;
     std::vector<std::int32_t> targetNicBegin_, targetNics_;  // HCAs per leaf target (CSR)
     std::int32_t maxLid_ = 0;
-    std::vector<std::int32_t> lidTarget_;   // LID -> target whose block holds it
-    std::vector<std::uint16_t> lidCol_;     // LID -> column within that block
-    std::vector<std::size_t> lftBlock_;     // target -> offset of its block in lft_
-    std::vector<std::int32_t> lftWidth_;    // target -> LIDs per switch in its block
-    std::vector<std::uint8_t> lft_;         // blocks of [switch][column]
-    std::int32_t tier1Up_ = 1;  // nominal up-degree of a leaf: the d-mod-k divisor
+    std::vector<std::int32_t> lidTarget_;  // LID -> target whose block holds it
+    std::vector<std::uint16_t> lidCol_;    // LID -> column within that block
+    std::vector<std::size_t> lftBlock_;    // target -> offset of its block in lft_
+    std::vector<std::int32_t> lftWidth_;   // target -> LIDs per switch in its block
+    std::vector<std::uint8_t> lft_;        // blocks of [switch][column]
+    std::int32_t tier1Up_ = 1;             // nominal up-degree of a leaf: the d-mod-k divisor
 
     // Scratch of the calling thread (a Router is not safe for concurrent use, even const).
     mutable Work main_;
@@ -234,9 +243,9 @@ private:
 // Limits: ≤ 65,536 switches, ≤ 65,536 racks.
 struct AddressPlan {
     static std::uint32_t asn(const Topology& t, std::int32_t sw);
-    static std::string loopback(std::int32_t sw);           // "10.254.0.7"
-    static std::string rackPrefix(std::int32_t ordinal);    // "10.128.1.64/26"
-    static std::string rackGateway(std::int32_t ordinal);   // "10.128.1.126/26"
+    static std::string loopback(std::int32_t sw);          // "10.254.0.7"
+    static std::string rackPrefix(std::int32_t ordinal);   // "10.128.1.64/26"
+    static std::string rackGateway(std::int32_t ordinal);  // "10.128.1.126/26"
     // The fewest CIDR prefixes covering exactly the rack prefixes of ordinals first..last
     // (a zone's aggregate): 192 racks from ordinal 0 -> 10.128.0.0/19 and 10.128.32.0/20.
     static std::vector<std::string> rackRangePrefixes(std::int32_t first, std::int32_t last);

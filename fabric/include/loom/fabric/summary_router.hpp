@@ -22,8 +22,8 @@
 // tests/fabric/summary_router_test.cpp expands it and compares every (switch, rack) with a
 // full Router, healthy and under random failures and repairs.
 //
-// Incremental: setLinkState / setSwitchUp / setLinkStates update the zone router of the
-// change's zone (if the change is inside one) and the representatives router, move the racks
+// Incremental: setLinkState / setSwitchUp / setLinkStates / setSwitchesUp update the zone router of
+// the change's zone (if the change is inside one) and the representatives router, move the racks
 // whose signature changed to their new class (routing a new representative when a class is
 // new), and re-summarise only the cells whose entries changed.
 #pragma once
@@ -83,6 +83,8 @@ public:
     };
     Stats setLinkState(std::int32_t link, LinkState state);
     Stats setSwitchUp(std::int32_t sw, bool up);
+    // Many switches in one pass per router (Router::setSwitchesUp); equal to one by one.
+    Stats setSwitchesUp(std::span<const std::pair<std::int32_t, bool>> changes);
     Stats setLinkStates(std::span<const std::pair<std::int32_t, LinkState>> changes);
 
 private:

@@ -38,16 +38,24 @@ std::string_view linkStateName(LinkState s);  // "up", "down", "drained", "not_i
 // A stored `links.state` as routing sees it ("planned" is up only for an offline spec export).
 LinkState linkStateFrom(std::string_view stored, bool plannedIsUp);
 
+// A switch's stored state as the live fabric reads it. A switch follows its rack (its state is
+// the rack's; one outside racks is in_service or planned, provisioning/follow_rack.hpp), and the
+// fabric reads it as the rack's cables are read (link_service.hpp, linkServiceFor): Up while
+// in_service or draining (also "active", "up"), Down while failed or in repair (also "down"),
+// Drained while drained or in maintenance, NotInService otherwise (planned and every state
+// before in_service, decommissioned, a word it does not know). One rule for every view of the
+// live fabric: the routers' switchUp (Up alone is up), GET /fabric/topology's `state`.
+// tests/provisioning/link_service_test.cpp holds it equal to linkServiceFor for every rack state.
+LinkState liveSwitchState(std::string_view stored);
+
 struct BuildOptions {
     // Offline export from a spec: everything is "planned", and should be routed as if up.
     // On a live inventory planned links are not in service yet.
     bool plannedIsUp = true;
     // The live fabric: NICs as plannedIsUp says, but every cable as stored ("planned" = not in
-    // service): cables follow their racks (provisioning/link_service.hpp), and a switch is in
-    // service through its cables. A switch's stored state is its rack's (follow_rack.hpp), which
-    // its cables already carry (a failed rack's are down): it is read as up, so a failed or
-    // drained rack's switch and its cables are not said twice, and the routing, configs and the
-    // versions before them are functions of the cables alone.
+    // service): cables follow their racks (provisioning/link_service.hpp), and so do switches
+    // (follow_rack.hpp): a switch is up as liveSwitchState() reads its stored state, so a failed
+    // rack's RTSW is down with its cables, and the routers take it out as they take its cables.
     bool storedLinkStates = false;
 };
 
@@ -60,11 +68,11 @@ struct Topology {
     // Switches: nodes [0, switchCount()).
     std::vector<std::string> switchNames;
     std::vector<inventory::SwitchRole> switchRole;
-    std::vector<std::uint8_t> switchTier;   // 1 rack/leaf, 2 cluster/spine, 3 aggregator/core
-    std::vector<std::int32_t> switchZone;   // zone index or kNone
-    std::vector<std::int32_t> switchRack;   // rack index or kNone
-    std::vector<std::uint8_t> switchUp;     // 0 when the switch itself is down / not in service
-    std::vector<std::int32_t> switchOrdinal;  // position within its tier (ASN, LIDs, keys)
+    std::vector<std::uint8_t> switchTier;       // 1 rack/leaf, 2 cluster/spine, 3 aggregator/core
+    std::vector<std::int32_t> switchZone;       // zone index or kNone
+    std::vector<std::int32_t> switchRack;       // rack index or kNone
+    std::vector<std::uint8_t> switchUp;         // 0 when the switch itself is down / not in service
+    std::vector<std::int32_t> switchOrdinal;    // position within its tier (ASN, LIDs, keys)
     std::vector<std::int32_t> tierSwitches[4];  // switch ids by tier (index 0 unused)
 
     // Backend NIC ports: node id = switchCount() + nic index.
@@ -129,8 +137,13 @@ struct Topology {
 // GET /fabric/config/{sw}?previous=true renders it): (link, state) pairs sorted by link, at most
 // one per link. stateIn()/usableIn() read a link through them (binary search).
 using LinkStates = std::span<const std::pair<std::int32_t, LinkState>>;
+// The same for switches: (switch, up) pairs sorted by switch, at most one per switch (a switch
+// follows its rack: an earlier version may have had it up).
+using SwitchUps = std::span<const std::pair<std::int32_t, bool>>;
 LinkState stateIn(const Topology& t, LinkStates over, std::int32_t link);
-bool usableIn(const Topology& t, LinkStates over, std::int32_t link);
+bool switchUpIn(const Topology& t, SwitchUps over, std::int32_t sw);
+// Whether the link carries traffic in that version: its state up and both of its ends up.
+bool usableIn(const Topology& t, LinkStates over, std::int32_t link, SwitchUps switches = {});
 
 // Weak references to the shared arrays of the last topology given to share(), so that the next
 // topology of the same structure adopts those buffers instead of keeping its own, without
