@@ -1,7 +1,7 @@
 // The small RoCE fabrics and builders the summary tests share (summary_test,
 // summary_router_test, summary_router_export_test): a topology or router from a synthetic
-// inventory, the four-zone shape whose healthy tables they count, and one random failure or
-// repair of a switch, applied the same way to every router under comparison.
+// inventory, the shapes they share (roce_shapes.hpp), and one random failure or repair of a
+// switch, applied the same way to every router under comparison.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/testbed.hpp"
 #include "loom/inventory/spec.hpp"
+#include "roce_shapes.hpp"
 
 namespace loom::fabric::fixtures {
 
@@ -33,28 +34,6 @@ inline Topology roceTopology(const inventory::Inventory& inv) {
 }
 
 inline Router roceRouter(const inventory::Inventory& inv) { return Router(roceTopology(inv)); }
-
-// 4 zones of 6 racks (2 hosts, 2 rails), 3 CTSWs per zone with 4 uplinks each to 4 ATSWs:
-// healthy, (4 * 6 + 4 * 3) * 9 + 4 * 4 summarised entries.
-inline constexpr testbed::RoceShape kFourZonesSixRacks{.zones = 4,
-                                                       .racksPerZone = 6,
-                                                       .hostsPerRack = 2,
-                                                       .nicsPerHost = 2,
-                                                       .ctswPerZone = 3,
-                                                       .linksPerCtsw = 1,
-                                                       .atsws = 4,
-                                                       .ctswUplinks = 4};
-
-// 3 zones of 4 racks, 3 CTSWs per zone with 3 uplinks each to 4 ATSWs: small enough to run many
-// random failure sequences against the full Router.
-inline constexpr testbed::RoceShape kThreeZonesFourRacks{.zones = 3,
-                                                         .racksPerZone = 4,
-                                                         .hostsPerRack = 2,
-                                                         .nicsPerHost = 2,
-                                                         .ctswPerZone = 3,
-                                                         .linksPerCtsw = 1,
-                                                         .atsws = 4,
-                                                         .ctswUplinks = 3};
 
 // A random switch goes down (two times in three) or comes back up, in every router given.
 template <class... Routers>

@@ -78,14 +78,7 @@ void expectSameReads(const Router& r, const SummaryRouter& sr, std::mt19937& rng
 TEST(SummaryRouterExport, EqualsTheRoutersExportsUnderRandomFailures) {
     // Few racks per zone: failures often leave no majority group, so the aggregate's tie rule
     // (the group of the lowest rack) is exercised too.
-    auto topo = roceTopology(testbed::makeRoce({.zones = 4,
-                                                .racksPerZone = 4,
-                                                .hostsPerRack = 2,
-                                                .nicsPerHost = 2,
-                                                .ctswPerZone = 3,
-                                                .linksPerCtsw = 1,
-                                                .atsws = 4,
-                                                .ctswUplinks = 3}));
+    auto topo = roceTopology(testbed::makeRoce(fixtures::kFourZonesFourRacks));
     int specifics = 0;
     for (unsigned seed = 1; seed <= 16; ++seed) {
         Router r(topo);

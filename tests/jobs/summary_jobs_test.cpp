@@ -12,6 +12,7 @@
 #include "loom/fabric/testbed.hpp"
 #include "loom/jobs/job_impact.hpp"
 #include "loom/jobs/placement.hpp"
+#include "roce_shapes.hpp"
 
 namespace loom::jobs {
 namespace {
@@ -74,14 +75,8 @@ void expectSamePlacement(const fabric::Router& r, const fabric::SummaryRouter& s
 }
 
 TEST(SummaryJobs, ImpactAndPlacementEqualTheRoutersUnderRandomFailures) {
-    auto topo = fabric::buildTopology(fabric::testbed::makeRoce({.zones = 4,
-                                                                 .racksPerZone = 4,
-                                                                 .hostsPerRack = 2,
-                                                                 .nicsPerHost = 2,
-                                                                 .ctswPerZone = 3,
-                                                                 .linksPerCtsw = 1,
-                                                                 .atsws = 4,
-                                                                 .ctswUplinks = 3}));
+    auto topo =
+        fabric::buildTopology(fabric::testbed::makeRoce(fabric::fixtures::kFourZonesFourRacks));
     ASSERT_TRUE(topo.has_value()) << topo.error().toString();
     int degradations = 0;
     for (unsigned seed = 1; seed <= 12; ++seed) {
