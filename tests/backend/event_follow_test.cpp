@@ -221,6 +221,19 @@ TEST_F(EventFollow, ARecoveryThatReachesAFollowerClosesTheLeadersEvent) {
     pushXid(*a_, 79);
     ASSERT_TRUE(followsWithin([&] { return events(*a_).size() == 2; }))
         << "a new report after the recovery elsewhere opened nothing: " << events(*a_).dump();
+    // Closed by hand on B once B holds it: A forgets it too, and holds the kind back until the
+    // condition clears, as B does (A's next XID 79 opens nothing).
+    const auto second = events(*a_)[0].value("id", std::int64_t{0});
+    ASSERT_TRUE(followsWithin([&] { return detail(*b_) == listed(second); })) << detail(*b_);
+    ASSERT_EQ(post(*b_, "/api/v1/events/" + std::to_string(second) + "/close",
+                   R"({"reason": "GPU replaced"})")
+                  .status,
+              200);
+    EXPECT_TRUE(followsWithin([&] { return gpuHealth(*a_) == "ok/-" && detail(*a_) == "0:"; }))
+        << "A still holds the event closed by hand on B: " << gpuHealth(*a_) << ", " << detail(*a_);
+    pushXid(*a_, 79);
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(events(*a_).size(), 2u) << "not held back on A: " << events(*a_).dump();
 }
 
 // The new leader before its first tick as the leader: B followed what A opened while A led, so

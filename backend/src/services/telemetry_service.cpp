@@ -258,6 +258,7 @@ struct TelemetryService::Impl {
             std::lock_guard lk(followInbox->m);
             all = all || followInbox->all;
             followInbox->pending.store(false);  // what comes from here on wakes the loop again
+            if (!all && followInbox->ids.empty()) return true;  // nothing new: no connection
         }
         if (!followConn) {
             auto c = db::Database::fromUrl(services.databaseUrl()).connect();
