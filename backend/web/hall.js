@@ -285,7 +285,9 @@ export class HallMap {
                 perf.ticks.push(ms);
                 if (perf.ticks.length > 5000) perf.ticks.splice(0, perf.ticks.length - 5000);
                 // Where a tick goes (bench/web): decoding, recolouring, then draw()'s parts.
-                if (perf.tickParts && perf.tickParts.length < 5000) perf.tickParts.push([this.state.lastDataWork || 0, this.lastWork || 0, ...(this.drawParts || [])]);
+                // The last entry is when the frame ended (ms since the epoch), for the bench to
+                // set beside the kernel's view of the thread.
+                if (perf.tickParts && perf.tickParts.length < 5000) perf.tickParts.push([this.state.lastDataWork || 0, this.lastWork || 0, ...(this.drawParts || [0, 0, 0]), performance.timeOrigin + performance.now()]);
             }
         });
     }

@@ -158,6 +158,71 @@ try {
                                             .reduce((x, r) => x + r.amount, 0)),
                  parts: Object.fromEntries(Object.entries(parts).filter(([, v]) => v >= 2 ** 20).sort((x, y) => y[1] - x[1]).map(([k, v]) => [k, mb(v)])) };
     };
+    // The page's renderer: of the browser's descendants, the renderer / content process that
+    // used the most CPU (Chromium's --type=renderer, Firefox's -contentproc ... tab).
+    const rendererPid = (pid) => {
+        const kids = new Map(), info = new Map();
+        for (const d of fs.readdirSync('/proc')) {
+            if (!/^\d+$/.test(d)) continue;
+            try {
+                const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+                const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+                const ppid = Number(f[1]);
+                if (!kids.has(ppid)) kids.set(ppid, []);
+                kids.get(ppid).push(Number(d));
+                info.set(Number(d), { cpu: Number(f[11]) + Number(f[12]), cmd: fs.readFileSync(`/proc/${d}/cmdline`, 'utf8') });
+            } catch { /* gone */ }
+        }
+        const out = [];
+        for (const todo = [...(kids.get(pid) || [])]; todo.length;) {
+            const p = todo.pop();
+            todo.push(...(kids.get(p) || []));
+            const i = info.get(p);
+            if (!i || !(/--type=renderer/.test(i.cmd) || /-contentproc[^]*\btab\b/.test(i.cmd.replace(/\0/g, ' ')))) continue;
+            if (/--extension-process/.test(i.cmd)) continue;
+            out.push(p);
+        }
+        return out;
+    };
+    // Of those, the one whose main thread ran the most in the next 1.5 s (the live page's).
+    const busiestRenderer = async (pid) => {
+        const cpu = (p) => { try { return Number(fs.readFileSync(`/proc/${p}/schedstat`, 'utf8').split(' ')[0]); } catch { return -1; } };
+        const ps = rendererPid(pid), before = ps.map(cpu);
+        await sleep(1500);
+        let best = null, most = -1;
+        ps.forEach((p, k) => { const d = cpu(p) - before[k]; if (before[k] >= 0 && d > most) { most = d; best = p; } });
+        return best;
+    };
+    // The page's main thread as the kernel saw it (/proc/PID/schedstat of the renderer's first
+    // thread: time on a CPU, time runnable but waiting for one), every 250 ms while the ticks are
+    // measured: on 2 shared cores a frame's time can be the wait for a CPU, not the page's work.
+    const schedSampler = (rpid) => {
+        const read = () => { try { return fs.readFileSync(`/proc/${rpid}/schedstat`, 'utf8').split(' ').map(Number); } catch { return null; } };
+        const samples = [];
+        let last = read(), lastT = Date.now();
+        const timer = setInterval(() => {
+            const now = read(), t = Date.now();
+            if (now && last) samples.push([(now[0] - last[0]) / 1e6, (now[1] - last[1]) / 1e6, t - lastT, lastT, t]);
+            last = now;
+            lastT = t;
+        }, 250);
+        return () => {
+            clearInterval(timer);
+            if (!samples.length) return null;
+            const run = samples.map((x) => x[0]), wait = samples.map((x) => x[1]), wall = samples.reduce((a2, x) => a2 + x[2], 0);
+            const sorted = [...wait].sort((x, y) => x - y);
+            const r1 = (x) => Math.round(x * 10) / 10;
+            return { pid: rpid, intervals: samples.length, cpuMsPerS: r1(run.reduce((a2, x) => a2 + x, 0) / wall * 1000),
+                     waitMsPerS: r1(wait.reduce((a2, x) => a2 + x, 0) / wall * 1000),
+                     waitMsPer250msP50Max: [r1(sorted[Math.floor(sorted.length / 2)]), r1(sorted[sorted.length - 1])],
+                     intervalsWaitingOver16ms: wait.filter((x) => x > 16).length,
+                     // the interval holding an instant (ms since the epoch): its CPU and wait, ms
+                     at: (when) => {
+                         const x = samples.find((y) => y[3] <= when && when <= y[4] + 5);
+                         return x ? { cpuMs: r1(x[0]), waitMs: r1(x[1]), intervalMs: Math.round(x[2]) } : null;
+                     } };
+        };
+    };
     const measure = async (name, runNo) => {
         const b = kBrowsers[name];
         if (!b || !fs.existsSync(b.exe)) { console.log(`SKIP ${name}: not installed`); return; }
@@ -188,8 +253,11 @@ try {
                              hallBodyBytes: e.decodedBodySize || null, hallTransferBytes: e.transferSize || null };
                 })(),
             }));
+            const rpid = pid ? await busiestRenderer(pid) : null;
+            const stopSched = rpid ? schedSampler(rpid) : () => null;
             await page.evaluate(() => { window.loomPerf.ticks = []; window.loomPerf.tickParts = []; window.loomPerf.workerTicks = []; });
             await sleep(Number(a.seconds) * 1000);
+            const mainThread = stopSched();
             const ticks = (await page.evaluate(() => window.loomPerf.ticks)).sort((x, y) => x - y);
             // The parts of a tick, p50 and max of each: decode, recolour, putImageData, scaled
             // drawImage, overlays.
@@ -201,6 +269,14 @@ try {
             const workerStats = wt.length ? [wt[Math.floor(wt.length / 2)], wt[Math.min(wt.length - 1, Math.floor(wt.length * 0.99))], wt[wt.length - 1]]
                 .map((x) => Math.round(x * 10) / 10).concat([wt.length]) : null;
             const inWorker = await page.evaluate(() => !!(window.loomState && window.loomState.worker));
+            // Draws that repainted only the box of cells a tick changed (hall.js), since the load.
+            const partialDraws = await page.evaluate(() => (window.loomHall && window.loomHall.partialDraws) || 0);
+            // The slowest frame's parts, in the order above, and its total.
+            const total = (x) => x.slice(0, 5).reduce((s2, v) => s2 + (v || 0), 0);
+            const slowestFrame = parts.length ? parts.reduce((m, x) => (total(x) > total(m) ? x : m)) : null;
+            const slowest = slowestFrame ? slowestFrame.slice(0, 5).map((v) => Math.round((v || 0) * 10) / 10) : null;
+            // The kernel's view of the page's main thread in the 250 ms that held the slowest frame.
+            const atSlowest = slowestFrame && mainThread && mainThread.at ? mainThread.at(slowestFrame[5]) : null;
             const partStats = ['decode', 'recolour', 'put', 'scale', 'overlays'].map((k, i) => {
                 const v = parts.map((x) => x[i] || 0).sort((x, y) => x - y);
                 return [k, v.length ? [Math.round(v[Math.floor(v.length / 2)] * 10) / 10, Math.round(v[v.length - 1] * 10) / 10] : null];
@@ -243,7 +319,9 @@ try {
                 firstPaintBreakdownMs: first.breakdown,
                 tickSamples: ticks.length, tickP50Ms: pct(0.5), tickP99Ms: pct(0.99), tickMaxMs: ticks[ticks.length - 1] ?? null,
                 tickPartsP50MaxMs: Object.fromEntries(partStats),
-                decodeInWorker: inWorker, workerFrameP50P99MaxMsCount: workerStats,
+                decodeInWorker: inWorker, workerFrameP50P99MaxMsCount: workerStats, partialDraws,
+                slowestTickPartsMs: slowest, mainThreadSched: mainThread && { ...mainThread, at: undefined },
+                mainThreadAtSlowestTick: atSlowest,
                 firstLoadTransferredBytes: first.bytes, jsHeapMB: heap === null ? null : Math.round(heap / 2 ** 20 * 10) / 10,
                 jsHeapEvery5MinMB: heapTrend, browserRssMB: pid ? treeRssMB(pid) : null, browserRssEvery5MinMB: rssTrend,
                 firefoxMemory: memTrend.length ? memTrend : undefined,
