@@ -5,10 +5,12 @@
 // reported it — and both loomds' REST, stream, GPU health and job detail agree. An event both
 // loomds opened at the same place is one row, and each loomd's job detail lists it with that
 // row's id.
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
-#include <set>
+#include <string>
+#include <thread>
 
 #include "loom/testing/eventually.hpp"
 #include "server_fixture.hpp"

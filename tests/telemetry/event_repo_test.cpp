@@ -190,6 +190,17 @@ TEST_F(EventRepo, RetriedWritesAreIdempotentAndClosesHitTheirOwnRow) {
     ASSERT_TRUE(mine && theirs);
     EXPECT_EQ((*mine)[0], (*theirs)[0]);
     EXPECT_EQ(conn.queryValue("SELECT count(*) FROM events")->value(), "3");
+    // Each loomd finds that row by its own key (issue 39: the job detail's ids), the second
+    // one's key being an alias of the row; a retry of the second's batch changes nothing.
+    auto retried = insertEvents(conn, {d});
+    ASSERT_TRUE(retried);
+    EXPECT_EQ((*retried)[0], (*mine)[0]);
+    auto byKey = eventIdsByKey(conn, {c.key, d.key, "inst-c:1"});
+    ASSERT_TRUE(byKey) << byKey.error().toString();
+    EXPECT_EQ(*byKey,
+              (std::map<std::string, std::int64_t>{{c.key, (*mine)[0]}, {d.key, (*mine)[0]}}));
+    EXPECT_EQ(conn.queryValue("SELECT count(*) FROM events")->value(), "3");
+    EXPECT_EQ(conn.queryValue("SELECT count(*) FROM event_key_aliases")->value(), "1");
 }
 
 // Issue 34 item 4: a straggler event's identity includes its job. Two jobs slowed by the same
