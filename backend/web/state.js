@@ -77,16 +77,36 @@ export class ClusterState {
         }
     }
 
+    // The worker failed (its script refused or broken): the same code here from now on. The
+    // delta frames it had not answered are decoded again, on the layout this thread holds.
     useInlineDecoder() {
         if (this.worker) { try { this.worker.terminate(); } catch { /* gone */ } }
         this.worker = null;
         this.decoder = new PackedDecoder();
-        if (this.hall) this.sendLayout();
+        const pending = this.inFlight || [];
+        this.inFlight = [];
+        if (!this.hall) return;
+        ++this.layoutEpoch;
+        this.sendLayout();
+        for (const q of pending) {
+            // A snapshot is in this thread's arrays already (sendLayout gave them); a delta older
+            // than its topic's latest snapshot is moot.
+            if (q.op === 'frame' && q.type === 'delta' && (this.snapSeq[q.topic] || 0) < q.seq) this.send(q);
+        }
+        this.emit('data', { topic: 'gpu.util', changed: null });  // the window restarted
     }
 
     send(q, transfer) {
-        if (this.worker) this.worker.postMessage(q, transfer || []);
-        else this.applyAnswer(this.decoder.handle(q));
+        if (this.worker) {
+            // Kept until answered (at most a few frames), to be decoded here if the worker fails.
+            if (q.op === 'frame' && q.type === 'delta') {
+                const fl = (this.inFlight = this.inFlight || []);
+                if (fl.push(q) > 512) fl.shift();  // a worker that stopped answering: bounded
+            }
+            this.worker.postMessage(q, transfer || []);
+        } else {
+            this.applyAnswer(this.decoder.handle(q));
+        }
     }
 
     // A new layout for the worker: its window starts empty from this thread's latest samples
@@ -113,6 +133,12 @@ export class ClusterState {
 
     // The worker's answer to a frame or a new window, applied to this thread's arrays.
     applyAnswer(a) {
+        const fl = this.inFlight;
+        if (a && a.op === 'frame' && fl && fl.length) {
+            let k = 0;
+            while (k < fl.length && fl[k].seq <= a.seq) ++k;
+            if (k) fl.splice(0, k);
+        }
         if (!a || a.layoutEpoch !== this.layoutEpoch || !this.hall) return;
         const t0 = performance.now();
         const perf = window.loomPerf;
@@ -128,6 +154,7 @@ export class ClusterState {
             return;
         }
         if (perf && perf.workerTicks && perf.workerTicks.length < 5000) perf.workerTicks.push(a.ms);
+
         let changed = null;
         if (a.idx) {
             // A delta older than the topic's latest snapshot: that snapshot has its values.
@@ -217,6 +244,7 @@ export class ClusterState {
             // Answers still coming for the old layout are dropped; the worker starts afresh.
             ++this.layoutEpoch;
             this.snapSeq = {};
+            this.inFlight = [];
             this.sendLayout();
         }
         this.scheduleFailures(0);

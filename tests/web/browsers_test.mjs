@@ -262,6 +262,26 @@ async function runBrowser(name, loomd, t) {
         check(peek.worker && peek.window > 1 && peek.samples === peek.window && peek.raw === 0 && peek.mean === 0 && peek.withData >= 40,
               `${name}: the worker decodes the frames and keeps the ${peek.window}-sample window; the page holds the same samples ` +
               `and means (${JSON.stringify(peek)})`);
+        // Where the worker fails, the page goes on with the same code on its own thread: the
+        // frames the worker had not answered decoded again, the window started afresh, the map
+        // drawn from it.
+        await page.evaluate(() => window.loomState.useInlineDecoder());
+        await sleep(3500);
+        const inline = await page.evaluate(async () => {
+            const p = await window.loomState.peekDecoder();
+            let raw = 0, mean = 0, withData = 0;
+            for (let i = 0; i < p.now.length; ++i) {
+                if (p.now[i] !== p.main.util[i]) ++raw;
+                if (p.mean[i] !== p.main.mean[i]) ++mean;
+                if (p.mean[i] <= 100) ++withData;
+            }
+            return { worker: p.worker, raw, mean, withData, inFlight: (window.loomState.inFlight || []).length };
+        });
+        const inlineMap = await settledMap(page);
+        check(!inline.worker && inline.raw === 0 && inline.mean === 0 && inline.withData >= 40 && inline.inFlight === 0 &&
+              inlineMap && inlineMap.colours === 0 && inlineMap.diff === 0,
+              `${name}: without the worker the page decodes on its own thread, the same samples and means, the map drawn from them ` +
+              `(${JSON.stringify(inline)}, ${JSON.stringify(inlineMap)})`);
 
         // The pointer finds a GPU and its rack (the maps for it are made on the first look).
         // A failure's GPU is found in its rack without making the hall's GPU names; the same
