@@ -2,7 +2,6 @@
 
 #include <QJsonArray>
 #include <QJsonValue>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -13,8 +12,7 @@ namespace loom::console {
 
 namespace {
 
-QRgb lerp(QRgb a, QRgb b, double t)
-{
+QRgb lerp(QRgb a, QRgb b, double t) {
     auto mix = [t](int x, int y) { return static_cast<int>(x + (y - x) * t + 0.5); };
     return qRgb(mix(qRed(a), qRed(b)), mix(qGreen(a), qGreen(b)), mix(qBlue(a), qBlue(b)));
 }
@@ -22,8 +20,7 @@ QRgb lerp(QRgb a, QRgb b, double t)
 // The colours are loomd's (GET /api/v1/legends "colours", telemetry/legends.cpp), applied by
 // applyLegendScales; what is below is only what the console draws before its first answer
 // (and in tests without a loomd): the same values loomd serves.
-std::vector<QRgb>& rampStops()
-{
+std::vector<QRgb>& rampStops() {
     static std::vector<QRgb> stops = {qRgb(48, 18, 59),   qRgb(50, 101, 194), qRgb(33, 171, 168),
                                       qRgb(120, 209, 80), qRgb(250, 220, 40), qRgb(236, 90, 30)};
     return stops;
@@ -38,14 +35,12 @@ struct MarkColours {
     QRgb floor = qRgb(32, 34, 40);
     QRgb background = qRgb(22, 23, 27);
 };
-MarkColours& marks()
-{
+MarkColours& marks() {
     static MarkColours m;
     return m;
 }
 
-QRgb ramp(double t)
-{
+QRgb ramp(double t) {
     const auto& stops = rampStops();
     const int n = static_cast<int>(stops.size()) - 1;
     t = std::clamp(t, 0.0, 1.0) * n;
@@ -53,34 +48,32 @@ QRgb ramp(double t)
     return lerp(stops[static_cast<size_t>(i)], stops[static_cast<size_t>(i + 1)], t - i);
 }
 
-MetricScale defaultScale(Metric m)
-{
+MetricScale defaultScale(Metric m) {
     // What loomd serves for its default detection config (telemetry/legends.cpp).
     if (m == Metric::Temperature)
-        return {QStringLiteral("°C"), 20, 95, {20, 35, 50, 65, 80, 95},
+        return {QStringLiteral("°C"),
+                20,
+                95,
+                {20, 35, 50, 65, 80, 95},
                 {{85, QStringLiteral("gpu_temp warning"), QStringLiteral("warning")},
                  {92, QStringLiteral("gpu_temp critical"), QStringLiteral("critical")}}};
     return {QStringLiteral("%"), 0, 100, {0, 25, 50, 75, 100}, {}};
 }
 
-MetricScale& scaleOf(Metric m)
-{
+MetricScale& scaleOf(Metric m) {
     static MetricScale util = defaultScale(Metric::Utilization);
     static MetricScale temp = defaultScale(Metric::Temperature);
     return m == Metric::Temperature ? temp : util;
 }
 
 // The wire byte is the value (% or °C; 255 no data): the ramp runs from the scale's min to max.
-void fillRamp(Lut& l, const MetricScale& s, int lastValue)
-{
+void fillRamp(Lut& l, const MetricScale& s, int lastValue) {
     l.fill(noDataColor());
     const double span = std::max(1e-9, s.max - s.min);
-    for (int v = 0; v <= lastValue; ++v)
-        l[static_cast<size_t>(v)] = ramp((v - s.min) / span);
+    for (int v = 0; v <= lastValue; ++v) l[static_cast<size_t>(v)] = ramp((v - s.min) / span);
 }
 
-Lut& utilLut()
-{
+Lut& utilLut() {
     static Lut l = [] {
         Lut x;
         fillRamp(x, scaleOf(Metric::Utilization), 100);
@@ -89,8 +82,7 @@ Lut& utilLut()
     return l;
 }
 
-Lut& tempLut()
-{
+Lut& tempLut() {
     static Lut l = [] {
         Lut x;
         fillRamp(x, scaleOf(Metric::Temperature), 254);
@@ -99,8 +91,7 @@ Lut& tempLut()
     return l;
 }
 
-Lut makeHealth()
-{
+Lut makeHealth() {
     Lut l;
     l.fill(noDataColor());
     l[0] = qRgb(46, 160, 67);
@@ -110,8 +101,7 @@ Lut makeHealth()
     return l;
 }
 
-Lut makeLinkHealth()
-{
+Lut makeLinkHealth() {
     Lut l;
     l.fill(noDataColor());
     l[0] = qRgb(46, 160, 67);
@@ -123,40 +113,35 @@ Lut makeLinkHealth()
 }
 
 const QStringList kStates = {
-    QStringLiteral("planned"),  QStringLiteral("delivered"), QStringLiteral("racked"),
-    QStringLiteral("cabled"),   QStringLiteral("powered"),   QStringLiteral("burn_in"),
-    QStringLiteral("validated"), QStringLiteral("in_service"), QStringLiteral("failed"),
-    QStringLiteral("repair"),   QStringLiteral("draining"),  QStringLiteral("drained"),
+    QStringLiteral("planned"),     QStringLiteral("delivered"),     QStringLiteral("racked"),
+    QStringLiteral("cabled"),      QStringLiteral("powered"),       QStringLiteral("burn_in"),
+    QStringLiteral("validated"),   QStringLiteral("in_service"),    QStringLiteral("failed"),
+    QStringLiteral("repair"),      QStringLiteral("draining"),      QStringLiteral("drained"),
     QStringLiteral("maintenance"), QStringLiteral("decommissioned")};
 
-Lut makeProvisioning()
-{
+Lut makeProvisioning() {
     Lut l;
     l.fill(noDataColor());
-    const QRgb colors[] = {qRgb(70, 70, 90),   qRgb(90, 90, 130),  qRgb(100, 110, 170),
-                           qRgb(90, 130, 200), qRgb(80, 160, 220), qRgb(240, 190, 40),
-                           qRgb(150, 210, 90), qRgb(46, 160, 67),  qRgb(220, 40, 40),
+    const QRgb colors[] = {qRgb(70, 70, 90),   qRgb(90, 90, 130),   qRgb(100, 110, 170),
+                           qRgb(90, 130, 200), qRgb(80, 160, 220),  qRgb(240, 190, 40),
+                           qRgb(150, 210, 90), qRgb(46, 160, 67),   qRgb(220, 40, 40),
                            qRgb(235, 110, 30), qRgb(170, 120, 200), qRgb(130, 90, 170),
                            qRgb(110, 80, 140), qRgb(40, 40, 40)};
-    for (size_t i = 0; i < std::size(colors); ++i)
-        l[i] = colors[i];
+    for (size_t i = 0; i < std::size(colors); ++i) l[i] = colors[i];
     return l;
 }
 
-Lut& healthTable()
-{
+Lut& healthTable() {
     static Lut l = makeHealth();
     return l;
 }
 
-Lut& linkHealthTable()
-{
+Lut& linkHealthTable() {
     static Lut l = makeLinkHealth();
     return l;
 }
 
-std::array<QString, 256>& linkHealthNames()
-{
+std::array<QString, 256>& linkHealthNames() {
     static std::array<QString, 256> names = [] {
         std::array<QString, 256> n;
         n[255] = QStringLiteral("no data");
@@ -165,38 +150,31 @@ std::array<QString, 256>& linkHealthNames()
     return names;
 }
 
-Lut& provisioningTable()
-{
+Lut& provisioningTable() {
     static Lut l = makeProvisioning();
     return l;
 }
 
-QStringList& darkStates()
-{
+QStringList& darkStates() {
     static QStringList dark = {QStringLiteral("planned"), QStringLiteral("delivered"),
                                QStringLiteral("racked"), QStringLiteral("cabled"),
                                QStringLiteral("decommissioned")};
     return dark;
 }
 
-std::optional<QRgb> hexColour(const QJsonValue& v)
-{
+std::optional<QRgb> hexColour(const QJsonValue& v) {
     const QString s = v.toString();
-    if (s.size() != 7 || !s.startsWith(u'#'))
-        return std::nullopt;
+    if (s.size() != 7 || !s.startsWith(u'#')) return std::nullopt;
     bool ok = false;
     const uint x = QStringView(s).mid(1).toUInt(&ok, 16);
-    if (!ok)
-        return std::nullopt;
+    if (!ok) return std::nullopt;
     return qRgb(static_cast<int>((x >> 16) & 255), static_cast<int>((x >> 8) & 255),
                 static_cast<int>(x & 255));
 }
 
 // loomd's colours (GET /api/v1/legends "colours"); true when any changed.
-bool applyLegendColours(const QJsonObject& c)
-{
-    if (c.isEmpty())
-        return false;  // an older loomd: keep what is drawn
+bool applyLegendColours(const QJsonObject& c) {
+    if (c.isEmpty()) return false;  // an older loomd: keep what is drawn
     bool changed = false;
     auto set = [&changed](QRgb& slot, const QJsonValue& v) {
         if (auto rgb = hexColour(v); rgb && *rgb != slot) {
@@ -206,8 +184,7 @@ bool applyLegendColours(const QJsonObject& c)
     };
     std::vector<QRgb> stops;
     for (const auto& v : c.value(u"ramp").toArray())
-        if (auto rgb = hexColour(v))
-            stops.push_back(*rgb);
+        if (auto rgb = hexColour(v)) stops.push_back(*rgb);
     if (stops.size() >= 2 && stops != rampStops()) {
         rampStops() = std::move(stops);
         changed = true;
@@ -225,8 +202,7 @@ bool applyLegendColours(const QJsonObject& c)
         for (const auto& w : swatches) {
             const QJsonObject o = w.toObject();
             const int v = o.value(u"value").toInt(-1);
-            if (v >= 0 && v < 255)
-                set(lut[static_cast<size_t>(v)], o.value(u"colour"));
+            if (v >= 0 && v < 255) set(lut[static_cast<size_t>(v)], o.value(u"colour"));
         }
     };
     table(healthTable(), c.value(u"health").toArray());
@@ -235,7 +211,8 @@ bool applyLegendColours(const QJsonObject& c)
         const QJsonObject o = w.toObject();
         const int v = o.value(u"value").toInt(-1);
         const QString name = o.value(u"name").toString();
-        if (v >= 0 && v <= 255 && !name.isEmpty() && linkHealthNames()[static_cast<size_t>(v)] != name) {
+        if (v >= 0 && v <= 255 && !name.isEmpty() &&
+            linkHealthNames()[static_cast<size_t>(v)] != name) {
             linkHealthNames()[static_cast<size_t>(v)] = name;
             changed = true;
         }
@@ -247,29 +224,29 @@ bool applyLegendColours(const QJsonObject& c)
         const QJsonObject o = w.toObject();
         const QString name = o.value(u"name").toString();
         const auto code = kStates.indexOf(name);
-        if (code >= 0)
-            set(provisioningTable()[static_cast<size_t>(code)], o.value(u"colour"));
-        if (!o.value(u"reportsData").toBool(true))
-            dark.push_back(name);
+        if (code >= 0) set(provisioningTable()[static_cast<size_t>(code)], o.value(u"colour"));
+        if (!o.value(u"reportsData").toBool(true)) dark.push_back(name);
     }
     if (!states.isEmpty() && dark != darkStates()) {
         darkStates() = dark;
         changed = true;
     }
-    for (Lut* l : {&healthTable(), &linkHealthTable(), &provisioningTable()})
-        (*l)[255] = mk.noData;
+    for (Lut* l : {&healthTable(), &linkHealthTable(), &provisioningTable()}) (*l)[255] = mk.noData;
     return changed;
 }
 
 }  // namespace
 
-QString metricName(Metric m)
-{
+QString metricName(Metric m) {
     switch (m) {
-    case Metric::Utilization: return QStringLiteral("Utilization");
-    case Metric::Temperature: return QStringLiteral("Temperature");
-    case Metric::Health: return QStringLiteral("Health");
-    case Metric::Provisioning: return QStringLiteral("Provisioning state");
+        case Metric::Utilization:
+            return QStringLiteral("Utilization");
+        case Metric::Temperature:
+            return QStringLiteral("Temperature");
+        case Metric::Health:
+            return QStringLiteral("Health");
+        case Metric::Provisioning:
+            return QStringLiteral("Provisioning state");
     }
     return {};
 }
@@ -281,32 +258,26 @@ QRgb quarantinedColor() { return marks().quarantined; }
 // Near-white blue: apart from the failure colours, the metric ramps and the cyan selection.
 QRgb jobHighlightColor() { return marks().jobHighlight; }
 
-QString rackSwitchPhase(const QString& rackState)
-{
+QString rackSwitchPhase(const QString& rackState) {
     if (rackState == u"powered" || rackState == u"burn_in" || rackState == u"validated")
         return QStringLiteral("burn-in");
-    if (rackState == u"draining" || rackState == u"drained" || rackState == u"maintenance")
-        return QStringLiteral("drained");
-    if (rackState == u"repair")
-        return QStringLiteral("repair");
+    // Not draining: its traffic moves away first, over cables still active (the fabric has the
+    // switch up until the rack is drained).
+    if (rackState == u"drained" || rackState == u"maintenance") return QStringLiteral("drained");
+    if (rackState == u"repair") return QStringLiteral("repair");
     return {};
 }
 
-QRgb rackSwitchPhaseColor(const QString& phase)
-{
+QRgb rackSwitchPhaseColor(const QString& phase) {
     // The provisioning board's colours for these states, so a rack and its switch agree;
     // burn-in takes "powered"'s blue: burn_in's own amber would read as "some links down".
-    if (phase == u"burn-in")
-        return provisioningLut()[provisioningCode(QStringLiteral("powered"))];
-    if (phase == u"drained")
-        return provisioningLut()[provisioningCode(QStringLiteral("drained"))];
-    if (phase == u"repair")
-        return provisioningLut()[provisioningCode(QStringLiteral("repair"))];
+    if (phase == u"burn-in") return provisioningLut()[provisioningCode(QStringLiteral("powered"))];
+    if (phase == u"drained") return provisioningLut()[provisioningCode(QStringLiteral("drained"))];
+    if (phase == u"repair") return provisioningLut()[provisioningCode(QStringLiteral("repair"))];
     return noDataColor();
 }
 
-bool rackReportsData(const QString& state)
-{
+bool rackReportsData(const QString& state) {
     return !state.isEmpty() && !darkStates().contains(state);
 }
 QRgb floorColor() { return marks().floor; }
@@ -317,8 +288,7 @@ const Lut& temperatureLut() { return tempLut(); }
 
 const MetricScale& metricScale(Metric m) { return scaleOf(m); }
 
-bool applyLegendScales(const QJsonObject& answer)
-{
+bool applyLegendScales(const QJsonObject& answer) {
     const QJsonObject scales = answer.value(u"scales").toObject();
     bool changed = applyLegendColours(answer.value(u"colours").toObject());
     // The words of every link.health byte, "no data" included (words."link.health").
@@ -338,8 +308,10 @@ bool applyLegendScales(const QJsonObject& answer)
         fillRamp(utilLut(), scaleOf(Metric::Utilization), 100);
     }
     for (const Metric m : {Metric::Utilization, Metric::Temperature}) {
-        const QJsonObject o =
-            scales.value(m == Metric::Temperature ? QLatin1String("temperature") : QLatin1String("utilization")).toObject();
+        const QJsonObject o = scales
+                                  .value(m == Metric::Temperature ? QLatin1String("temperature")
+                                                                  : QLatin1String("utilization"))
+                                  .toObject();
         if (!o.value(u"min").isDouble() || !o.value(u"max").isDouble())
             continue;  // an older loomd: keep the defaults
         MetricScale next;
@@ -348,24 +320,23 @@ bool applyLegendScales(const QJsonObject& answer)
         next.max = o.value(u"max").toDouble();
         if (!(next.max > next.min) || next.min < 0 || next.max > 254)
             continue;  // not a ramp over the wire's byte values
-        for (const auto& t : o.value(u"ticks").toArray())
-            next.ticks.push_back(t.toDouble());
-        if (next.ticks.empty())
-            next.ticks = {next.min, next.max};
+        for (const auto& t : o.value(u"ticks").toArray()) next.ticks.push_back(t.toDouble());
+        if (next.ticks.empty()) next.ticks = {next.min, next.max};
         for (const auto& t : o.value(u"thresholds").toArray()) {
             const QJsonObject x = t.toObject();
             next.thresholds.push_back({x.value(u"value").toDouble(), x.value(u"name").toString(),
                                        x.value(u"severity").toString()});
         }
         MetricScale& cur = scaleOf(m);
-        const bool same = cur.unit == next.unit && cur.min == next.min && cur.max == next.max &&
-                          cur.ticks == next.ticks && cur.thresholds.size() == next.thresholds.size() &&
-                          std::equal(cur.thresholds.begin(), cur.thresholds.end(), next.thresholds.begin(),
-                                     [](const ScaleMark& a, const ScaleMark& b) {
-                                         return a.value == b.value && a.name == b.name && a.severity == b.severity;
-                                     });
-        if (same)
-            continue;
+        const bool same =
+            cur.unit == next.unit && cur.min == next.min && cur.max == next.max &&
+            cur.ticks == next.ticks && cur.thresholds.size() == next.thresholds.size() &&
+            std::equal(cur.thresholds.begin(), cur.thresholds.end(), next.thresholds.begin(),
+                       [](const ScaleMark& a, const ScaleMark& b) {
+                           return a.value == b.value && a.name == b.name &&
+                                  a.severity == b.severity;
+                       });
+        if (same) continue;
         cur = std::move(next);
         if (m == Metric::Temperature)
             fillRamp(tempLut(), cur, 254);
@@ -377,45 +348,44 @@ bool applyLegendScales(const QJsonObject& answer)
 }
 const Lut& healthLut() { return healthTable(); }
 const Lut& linkHealthLut() { return linkHealthTable(); }
-QString linkHealthWord(std::uint8_t v)
-{
+QString linkHealthWord(std::uint8_t v) {
     const QString& w = linkHealthNames()[v];
     return w.isEmpty() ? QString::number(v) : w;
 }
 const Lut& provisioningLut() { return provisioningTable(); }
 const QStringList& provisioningStates() { return kStates; }
 
-std::uint8_t provisioningCode(const QString& state)
-{
+std::uint8_t provisioningCode(const QString& state) {
     const auto i = kStates.indexOf(state);
     return i < 0 ? 255 : static_cast<std::uint8_t>(i);
 }
 
 bool legendIsRamp(Metric m) { return m == Metric::Utilization || m == Metric::Temperature; }
 
-std::vector<LegendEntry> legendFor(Metric m)
-{
+std::vector<LegendEntry> legendFor(Metric m) {
     std::vector<LegendEntry> out;
     switch (m) {
-    case Metric::Utilization:
-    case Metric::Temperature: {
-        const MetricScale& s = scaleOf(m);
-        const Lut& lut = m == Metric::Temperature ? temperatureLut() : utilizationLut();
-        for (const double v : s.ticks)
-            out.push_back({QColor(lut[static_cast<size_t>(std::clamp(static_cast<int>(std::lround(v)), 0, 254))]),
-                           QStringLiteral("%1%2").arg(v).arg(s.unit)});
-        break;
-    }
-    case Metric::Health: {
-        const char* names[] = {"ok", "warning", "failed", "quarantined"};
-        for (int i = 0; i < 4; ++i)
-            out.push_back({QColor(healthLut()[static_cast<size_t>(i)]), QLatin1String(names[i])});
-        break;
-    }
-    case Metric::Provisioning:
-        for (int i = 0; i < kStates.size(); ++i)
-            out.push_back({QColor(provisioningLut()[static_cast<size_t>(i)]), kStates[i]});
-        break;
+        case Metric::Utilization:
+        case Metric::Temperature: {
+            const MetricScale& s = scaleOf(m);
+            const Lut& lut = m == Metric::Temperature ? temperatureLut() : utilizationLut();
+            for (const double v : s.ticks)
+                out.push_back({QColor(lut[static_cast<size_t>(
+                                   std::clamp(static_cast<int>(std::lround(v)), 0, 254))]),
+                               QStringLiteral("%1%2").arg(v).arg(s.unit)});
+            break;
+        }
+        case Metric::Health: {
+            const char* names[] = {"ok", "warning", "failed", "quarantined"};
+            for (int i = 0; i < 4; ++i)
+                out.push_back(
+                    {QColor(healthLut()[static_cast<size_t>(i)]), QLatin1String(names[i])});
+            break;
+        }
+        case Metric::Provisioning:
+            for (int i = 0; i < kStates.size(); ++i)
+                out.push_back({QColor(provisioningLut()[static_cast<size_t>(i)]), kStates[i]});
+            break;
     }
     out.push_back({QColor(noDataColor()), QStringLiteral("no data")});
     return out;

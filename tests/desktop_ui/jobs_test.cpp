@@ -299,6 +299,11 @@ TEST(ConsoleFabricMap, ARackSwitchIsDrawnInItsRacksPhase) {
     f.state->setRackState(rack, "in_service");
     EXPECT_EQ(rgb(map.switchColor(sw).rgb()),
               rgb(FabricMapWidget::switchHealthColor(map.switchStats(sw))));
-    // A failed rack's switch is its links' health (red when they are down), not a phase.
+    // A failed rack's switch is its links' health (red when they are down), not a phase; so is
+    // a draining rack's, which loomd's fabric has up (its cables active until drained).
     EXPECT_TRUE(rackSwitchPhase("failed").isEmpty());
+    EXPECT_TRUE(rackSwitchPhase("draining").isEmpty());
+    f.state->setRackState(rack, "draining");
+    EXPECT_EQ(rgb(map.switchColor(sw).rgb()),
+              rgb(FabricMapWidget::switchHealthColor(map.switchStats(sw))));
 }

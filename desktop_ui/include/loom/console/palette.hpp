@@ -6,7 +6,6 @@
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
-
 #include <array>
 #include <cstdint>
 #include <utility>
@@ -19,7 +18,8 @@ QString metricName(Metric m);
 
 using Lut = std::array<QRgb, 256>;
 const Lut& utilizationLut();  // the utilization scale's ramp (0..100 %), 255 = no data
-const Lut& temperatureLut();  // the temperature scale's ramp (20..95 degC by default), 255 = no data
+const Lut&
+temperatureLut();  // the temperature scale's ramp (20..95 degC by default), 255 = no data
 
 // The ramps' scales are loomd's (GET /api/v1/legends, telemetry/legends.hpp): ends, labelled
 // ticks and the detection thresholds marked on the legend, so the console and the web colour
@@ -42,8 +42,8 @@ const MetricScale& metricScale(Metric m);  // Utilization or Temperature (others
 // rebuilding the lookup tables; true when anything changed (maps recolour, legends repaint).
 // Before the first answer the tables hold the values loomd serves.
 bool applyLegendScales(const QJsonObject& answer);
-const Lut& healthLut();       // 0 ok, 1 warning, 2 failed, 3 quarantined, 255 unknown
-const Lut& linkHealthLut();   // 0 up, 1 degraded, 2 down, 3 drained, 4 not in service
+const Lut& healthLut();      // 0 ok, 1 warning, 2 failed, 3 quarantined, 255 unknown
+const Lut& linkHealthLut();  // 0 up, 1 degraded, 2 down, 3 drained, 4 not in service
 // A link.health byte's word as loomd says it (the legends' linkHealth names: the words REST,
 // the stream and loomctl use), never a copy of its own; before the legends arrive, "no data"
 // for 255 and the number otherwise, as the web does.
@@ -57,14 +57,15 @@ const QStringList& provisioningStates();
 QRgb noDataColor();
 // Failure overlay colours: picked to be in none of the metric ramps or swatches, so a marker
 // is never mistaken for a metric value.
-QRgb failedColor();       // failed GPU / link down / failed rack or switch
-QRgb degradedColor();     // warning, degraded
-QRgb quarantinedColor();  // quarantined host
+QRgb failedColor();        // failed GPU / link down / failed rack or switch
+QRgb degradedColor();      // warning, degraded
+QRgb quarantinedColor();   // quarantined host
 QRgb jobHighlightColor();  // the selected job's racks, switches and links on the maps
-// A rack's switches are in service through their rack's cables (docs/api.md, "Links follow
-// their racks"); their stored state stays as applied. The phase a rack switch is drawn in:
-// "burn-in" (powered, burn_in, validated), "drained" (draining, drained, maintenance), "repair",
-// or empty when its links' health says it all (in service, failed, not powered yet).
+// A rack's switches follow their rack as its cables do (docs/api.md, "Hosts and switches follow
+// their racks"): loomd's fabric has one up while its rack is in_service or draining (its cables
+// active). The phase a rack switch not in service is drawn in: "burn-in" (powered, burn_in,
+// validated), "drained" (drained, maintenance), "repair", or empty when its links' health says
+// it all (in service or draining, failed, not powered yet).
 QString rackSwitchPhase(const QString& rackState);
 QRgb rackSwitchPhaseColor(const QString& phase);
 // Whether a rack in this lifecycle state has powered equipment that reports telemetry.
