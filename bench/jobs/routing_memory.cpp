@@ -11,8 +11,8 @@
 //   jobs_view_unshared - the same with arrays of its own and the index that copied every link
 //                  name (unordered_map<string, id>: the LinkNameIndex before session 15), i.e.
 //                  the jobs view before, measured in the same run.
-// --whole-hall routes with every backend cable in service (the rollout done): the tables are
-// larger; the default takes the spec's stored states (planned: not in service).
+// --whole-hall routes with every backend cable and switch in service (the rollout done): the tables
+// are larger; the default takes the spec's stored states (planned: not in service).
 //
 //   loom_jobs_routing_memory configs/clusters/meta-98k-roce.yaml [--whole-hall]
 #include <malloc.h>
@@ -93,10 +93,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %s\n", argv[1], inv.error().toString().c_str());
         return 2;
     }
-    if (wholeHall)
+    // The rollout done: every backend cable active and every switch in service (switches follow
+    // their racks, and the live fabric reads a planned one as not in service: liveSwitchState).
+    if (wholeHall) {
         for (auto& l : inv->links)
             if (l.network == loom::inventory::Network::Backend)
                 l.state = loom::inventory::Text::shared("active");
+        for (auto& s : inv->switches) s.state = loom::inventory::Text::shared("in_service");
+    }
     TopologyArrays arrays;
     auto step = [&](const char* name, bool share, bool copyNames) {
         malloc_trim(0);
