@@ -4,7 +4,7 @@
 # converged within 2 s of the last transition).
 #
 #   bench/provisioning/rollout_live.sh [--build DIR] [--spec FILE] [--plan FILE] [--limit S]
-#                                      [--trace] [--keep-log FILE] [--clients N]
+#                                      [--trace] [--keep-log FILE] [--clients N] [--hold FILE]
 #
 # Defaults: configs/clusters/meta-98k-roce.yaml and configs/phases/meta-98k-32phase.yaml.
 # What it runs is what an admin runs, nothing else drives loomd:
@@ -26,12 +26,16 @@
 # --clients N: after the rollout, loomd as the hall is watched (issue 37 item 3): N stream
 # clients (ws_fanout: gpu/link util and health snapshots, then deltas), /hall fetched, the
 # console (console_bench, when built) connected; loomd's VmRSS max over that part and VmHWM.
+# --hold FILE (with --clients): after that part, loomd and the N stream clients stay up; FILE gets
+# "URL ADMIN-TOKEN LOOMD-PID" and the script waits until FILE is removed (or loomd ends), so a real
+# browser or console can be pointed at the watched loomd (bench/web/browsers.mjs --url URL
+# --viewer TOKEN --rollout 0), then prints loomd's VmRSS max over the hold and VmHWM.
 # --limit S gives up after S seconds (default 3600). The load average is printed beside each part.
 # Needs loomd and loomctl built.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build; spec=configs/clusters/meta-98k-roce.yaml; plan=configs/phases/meta-98k-32phase.yaml
-limit=3600; trace=0; keeplog=; clients=0
+limit=3600; trace=0; keeplog=; clients=0; hold=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -41,7 +45,8 @@ while [ $# -gt 0 ]; do
     --trace) trace=1; shift ;;
     --keep-log) keeplog=$2; shift 2 ;;
     --clients) clients=$2; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    --hold) hold=$2; shift 2 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "rollout_live.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,6 +57,7 @@ done
 for f in "$spec" "$plan"; do [ -f "$f" ] || { echo "rollout_live.sh: no file $f" >&2; exit 2; }; done
 case "$limit" in ''|*[!0-9]*) echo "rollout_live.sh: --limit needs seconds, not '$limit'" >&2; exit 2 ;; esac
 case "$clients" in ''|*[!0-9]*) echo "rollout_live.sh: --clients needs a number, not '$clients'" >&2; exit 2 ;; esac
+[ -n "$hold" ] && [ "$clients" = 0 ] && { echo "rollout_live.sh: --hold needs --clients N" >&2; exit 2; }
 if [ "$clients" -gt 0 ]; then
   [ -x "$bin/ws_fanout" ] || { echo "rollout_live.sh: $bin/ws_fanout is not built (cmake --build $build --target ws_fanout)" >&2; exit 2; }
 fi
@@ -116,7 +122,7 @@ t0=$(date +%s.%N)
 rssmax=0; last=0; tick=0
 while :; do
   r=$(kb VmRSS); [ "$r" -gt "$rssmax" ] && rssmax=$r
-  now=$(date +%s.%N); el=$(echo "$now - $t0" | bc); el=${el%.*}
+  now=$(date +%s.%N); el=$(echo "$now - $t0" | bc); el=${el%.*}; el=${el:-0}  # bc writes .5 for 0.5
   if [ $((tick % 5)) = 0 ]; then
     p=$(sql "SELECT count(*) FILTER (WHERE status IN ('pending','running')), count(*) FILTER (WHERE status = 'completed'), count(*) FILTER (WHERE status = 'halted'), (SELECT count(*) FROM racks WHERE state = 'in_service') FROM phases")
     IFS='|' read -r open done halted insvc <<<"$p"
@@ -198,6 +204,17 @@ if [ "$clients" -gt 0 ]; then
   kill -0 "$fan" 2>/dev/null && echo "the $clients stream clients were connected to the end" ||
     echo "ws_fanout ended early: $(tail -2 "$work/ws_fanout.txt")"
   echo "loomd VmRSS max while watched (1 s samples): $((watchmax / 1024)) MB; now $(( $(kb VmRSS) / 1024 )) MB, VmHWM $(( $(kb VmHWM) / 1024 )) MB; $(load)"
+  if [ -n "$hold" ]; then
+    echo "$url $token $pid" > "$hold"
+    echo "== held: loomd at $url (pid $pid) with the $clients stream clients until $hold is removed; $(load)"
+    holdmax=0; holdn=0
+    while [ -f "$hold" ] && kill -0 "$pid" 2>/dev/null; do
+      r=$(kb VmRSS); [ "$r" -gt "$holdmax" ] && holdmax=$r; holdn=$((holdn + 1)); sleep 1
+    done
+    kill -0 "$fan" 2>/dev/null && echo "the $clients stream clients were connected to the end of the hold" ||
+      echo "ws_fanout ended early: $(tail -2 "$work/ws_fanout.txt")"
+    echo "loomd VmRSS max over the hold ($holdn s, 1 s samples): $((holdmax / 1024)) MB; now $(( $(kb VmRSS) / 1024 )) MB, VmHWM $(( $(kb VmHWM) / 1024 )) MB; $(load)"
+  fi
   kill "$fan" 2>/dev/null || true
   wait "$fan" 2>/dev/null || true
 fi
