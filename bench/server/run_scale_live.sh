@@ -81,29 +81,7 @@ hostport=${url#http://}
 if [ "$rollout" = 1 ]; then
   echo "== every compute rack into service"; load
   refreshes
-  python3 - "$url" "$token_operator" "$racks" <<'PY'
-import concurrent.futures, http.client, json, sys, time, urllib.parse, urllib.request
-url, token, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
-req = urllib.request.Request(url + "/api/v1/hall", headers={"Authorization": "Bearer " + token})
-racks = [r["name"] for r in json.load(urllib.request.urlopen(req))["racks"] if r["gpuCount"] > 0]
-if limit:
-    racks = racks[:limit]
-port = urllib.parse.urlparse(url).port
-def advance(chunk):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    bad = 0
-    for name in chunk:
-        for _ in range(7):  # planned -> delivered -> ... -> validated -> in_service
-            c.request("POST", f"/api/v1/racks/{name}/advance", body="{}",
-                      headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
-            r = c.getresponse(); r.read()
-            bad += r.status != 200
-    return bad
-t = time.time()
-with concurrent.futures.ThreadPoolExecutor(8) as ex:
-    bad = sum(ex.map(advance, [racks[i::8] for i in range(8)]))
-print(f"{len(racks)} racks advanced to in_service in {time.time() - t:.1f} s ({bad} refused)", flush=True)
-PY
+  python3 bench/server/advance_racks.py "$url" "$token_operator" "$racks"
   loomd_mem; refreshes
 fi
 sleep 10  # the live state reloads; the simulator picks the racks up
