@@ -414,12 +414,26 @@ std::uint32_t HallLayout::linkByName(std::string_view n) const {
 }
 
 std::uint32_t HallLayout::hostByName(std::string_view host) const {
-    auto h = find(shape_->hostByName_, host);
-    if (h == kNoIndex) {
-        // DCGM reports the node's hostname, often fully qualified.
-        auto dot = host.find('.');
-        if (dot != std::string_view::npos && dot > 0)
-            h = find(shape_->hostByName_, host.substr(0, dot));
+    auto byName = [&](std::string_view name) {
+        auto h = find(shape_->hostByName_, name);
+        if (h == kNoIndex) {
+            // DCGM reports the node's hostname, often fully qualified.
+            auto dot = name.find('.');
+            if (dot != std::string_view::npos && dot > 0)
+                h = find(shape_->hostByName_, name.substr(0, dot));
+        }
+        return h;
+    };
+    auto h = byName(host);
+    // Host names are case-insensitive (RFC 4343), and a node's hostname is in capitals where its
+    // provisioning set it so ("Z1-R001-H0"): it finds the inventory's lower-case name.
+    if (h == kNoIndex && host.size() <= 255 &&
+        std::any_of(host.begin(), host.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
+        char lower[256];
+        for (std::size_t i = 0; i < host.size(); ++i)
+            lower[i] =
+                host[i] >= 'A' && host[i] <= 'Z' ? static_cast<char>(host[i] - 'A' + 'a') : host[i];
+        h = byName(std::string_view(lower, host.size()));
     }
     return h;
 }

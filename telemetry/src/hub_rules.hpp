@@ -127,14 +127,14 @@ public:
         openEvent(gpuKindName(kind), sev, name, s_.L->gpuRack()[g], {}, name + ": " + msg, t,
                   std::move(labels));
     }
-    void gpuClose(std::uint32_t g, std::uint8_t kind, std::int64_t t) {
+    void gpuClose(std::uint32_t g, std::uint8_t kind, std::int64_t t, std::string reason = {}) {
         s_.gpuSuppressed[g] &= static_cast<std::uint8_t>(~kind);  // the condition cleared
         if (!(s_.gpuOpen[g] & kind)) return;
         s_.gpuOpen[g] &= static_cast<std::uint8_t>(~kind);
         s_.gpuCrit[g] &= static_cast<std::uint8_t>(~kind);
         storeOrigin(s_.gpuOrigin[g], kind, kOriginAny);
         updateGpuHealth(g);
-        closeEvent(gpuKindName(kind), s_.L->gpuNames()[g], t);
+        closeEvent(gpuKindName(kind), s_.L->gpuNames()[g], t, std::move(reason));
     }
     // Hold-down (DetectionConfig::thresholdHoldDownSeconds): the condition of g's open `kind`
     // event is clear at t; true once it has been clear for the hold-down (then it may close).
@@ -176,6 +176,12 @@ public:
                     return;
                 bool crit = std::find(cfg_.criticalXids.begin(), cfg_.criticalXids.end(), code) !=
                             cfg_.criticalXids.end();
+                // DCGM_FI_DEV_XID_ERRORS is the last XID, not a count: a warning XID open on g
+                // and now a critical one (XID 92, then 79 when the GPU falls off the bus) is a
+                // failed GPU. The warning closes as superseded and the critical one opens, as
+                // gpu_temp escalates; a critical XID open stays, whatever XID follows.
+                if (crit && (s_.gpuOpen[g] & kXid) && !(s_.gpuCrit[g] & kXid))
+                    gpuClose(g, kXid, t, "superseded by XID " + std::to_string(code));
                 gpuOpen(g, kXid, crit ? Severity::Critical : Severity::Warning,
                         "XID " + std::to_string(code), t, {{"xid", std::to_string(code)}});
                 return;
