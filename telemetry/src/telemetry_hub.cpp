@@ -36,6 +36,22 @@ std::shared_ptr<TelemetryHub::State> TelemetryHub::current() const {
 
 std::shared_ptr<const HallLayout> TelemetryHub::layout() const { return current()->L; }
 
+// A restore, a close by hand or a close another loomd stored: the ingest lock, then the rule
+// state of the current layout changes as the rules' own would. The work delivers nothing
+// itself; its caller delivers what it changed.
+struct TelemetryHub::OutsideWork {
+    explicit OutsideWork(TelemetryHub& hub)
+        : ingest(hub.ingestMutex_),
+          state(hub.current()),
+          work(*state, hub.options_.detection, hub.shared_->open, hub.eventsMutex_, none,
+               hub.shared_->keyPrefix, hub.shared_->keySeq) {}
+
+    std::unique_lock<std::mutex> ingest;
+    std::shared_ptr<State> state;
+    std::vector<FailureEvent> none;
+    HubWork work;
+};
+
 namespace {
 
 // IF-MIB's ifOperStatus names (RFC 2863) as numbers; 4 (unknown) for any other word.
@@ -210,11 +226,7 @@ void TelemetryHub::setLayout(std::shared_ptr<const HallLayout> layout) {
 }
 
 std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& events) {
-    std::unique_lock ingest(ingestMutex_);
-    auto st = current();
-    std::vector<FailureEvent> none;
-    HubWork work(*st, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
-                 shared_->keySeq);
+    OutsideWork w(*this);
     std::vector<FailureEvent> restored;
     {
         std::lock_guard lk(eventsMutex_);
@@ -234,7 +246,7 @@ std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& eve
                     it->second.id = e.id;
                 continue;
             }
-            work.markOpen(e, now);
+            w.work.markOpen(e, now);
             restored.push_back(e);
         }
     }
@@ -246,7 +258,7 @@ std::size_t TelemetryHub::restoreOpenEvents(const std::vector<FailureEvent>& eve
     // in order with the events the rules deliver (the delivery lock before the ingest lock goes,
     // as in deliver).
     std::unique_lock dl(shared_->deliverMutex);
-    ingest.unlock();
+    w.ingest.unlock();
     for (const auto& l : shared_->restoreListeners) l(restored);
     return n;
 }
@@ -263,11 +275,7 @@ void TelemetryHub::learnStoredIds(const std::vector<FailureEvent>& stored) {
 
 bool TelemetryHub::closedByHand(const std::string& kind, const std::string& location,
                                 std::int64_t id) {
-    std::unique_lock ingest(ingestMutex_);
-    auto st = current();
-    std::vector<FailureEvent> none;
-    HubWork work(*st, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
-                 shared_->keySeq);
+    OutsideWork w(*this);
     std::vector<FailureEvent> closed;
     {
         std::lock_guard lk(eventsMutex_);
@@ -278,7 +286,7 @@ bool TelemetryHub::closedByHand(const std::string& kind, const std::string& loca
         closed.push_back(std::move(it->second));
         shared_->open.erase(it);
     }
-    work.forgetOpen(kind, location, /*holdBack=*/true);
+    w.work.forgetOpen(kind, location, /*holdBack=*/true);
     shared_->closedByHand.fetch_add(1, kRelaxed);
     // The listeners mirror the open events (the jobs view counts a job's): they hear the close
     // too, or a job would count an event closed by hand until a restart (issue 39 item 2). The
@@ -286,17 +294,13 @@ bool TelemetryHub::closedByHand(const std::string& kind, const std::string& loca
     auto& e = closed.front();
     e.closedAtMs = std::max(now(0), e.openedAtMs);
     e.closeReason = "closed by hand";
-    deliver(ingest, closed);
+    deliver(w.ingest, closed);
     return true;
 }
 
 bool TelemetryHub::closedElsewhere(const FailureEvent& stored, bool byHand) {
     if (stored.open() || stored.id == 0) return false;
-    std::unique_lock ingest(ingestMutex_);
-    auto st = current();
-    std::vector<FailureEvent> none;
-    HubWork work(*st, options_.detection, shared_->open, eventsMutex_, none, shared_->keyPrefix,
-                 shared_->keySeq);
+    OutsideWork w(*this);
     std::vector<FailureEvent> closed;
     {
         std::lock_guard lk(eventsMutex_);
@@ -311,7 +315,7 @@ bool TelemetryHub::closedElsewhere(const FailureEvent& stored, bool byHand) {
         closed.push_back(std::move(it->second));
         shared_->open.erase(it);
     }
-    work.forgetOpen(stored.kind, stored.location, byHand);
+    w.work.forgetOpen(stored.kind, stored.location, byHand);
     shared_->closedElsewhere.fetch_add(1, kRelaxed);
     // The listeners mirror the open events (the jobs view): they hear the close as stored. The
     // writer's close of the row finds it closed already and changes nothing.
@@ -319,7 +323,7 @@ bool TelemetryHub::closedElsewhere(const FailureEvent& stored, bool byHand) {
     e.id = stored.id;
     e.closedAtMs = std::max(stored.closedAtMs, e.openedAtMs);
     e.closeReason = stored.closeReason;
-    deliver(ingest, closed);
+    deliver(w.ingest, closed);
     return true;
 }
 

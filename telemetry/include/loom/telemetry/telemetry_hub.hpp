@@ -404,6 +404,10 @@ public:
     struct Shared;
 
 private:
+    // The ingest lock and a rule work on the current state, for changes to the open events
+    // that come from outside the rules (telemetry_hub.cpp).
+    struct OutsideWork;
+
     std::int64_t now(std::int64_t nowMs) const;
     std::shared_ptr<State> current() const;
     void deliver(std::unique_lock<std::mutex>& ingestLock, std::vector<FailureEvent>& events);
