@@ -4,6 +4,8 @@
 // or as a Sec-WebSocket-Protocol entry (the stream: a browser cannot set headers there), never
 // in a URL, a cookie or a log.
 
+import { frameHead } from './packed.js';
+
 const kTokenKey = 'loom.token';
 
 export function token() { return sessionStorage.getItem(kTokenKey) || ''; }
@@ -193,8 +195,17 @@ export class Stream {
     }
 
     receive(data) {
-        let msg;
-        try { msg = JSON.parse(data); } catch { return; }
+        // A data frame (at 98k a whole array in base64) is not parsed here: its head says what
+        // it is, and its text goes on as it came (state.js hands it to the worker). `at` is when
+        // it arrived, for the latency to the painted map (bench/web).
+        const t0 = performance.now();
+        let msg = frameHead(data);
+        if (msg) {
+            msg.raw = data;
+            msg.at = t0;
+        } else {
+            try { msg = JSON.parse(data); } catch { return; }
+        }
         if (typeof msg.seq === 'number' && (this.lastSeq === null || msg.seq > this.lastSeq)) {
             this.lastSeq = msg.seq;
         }
@@ -208,6 +219,11 @@ export class Stream {
                 this.handlers.onEventsGap(`eventSeq ${this.eventSeq} -> ${msg.eventSeq}`);
             }
             if (this.eventSeq === null || msg.eventSeq > this.eventSeq) this.eventSeq = msg.eventSeq;
+        }
+        if (msg.raw !== undefined) {
+            // This thread's share of a tick: the map's tick counts it (hall.js).
+            const perf = window.loomPerf;
+            if (perf) perf.receiveWork = (perf.receiveWork || 0) + (performance.now() - t0);
         }
         this.handlers.onMessage(msg);
     }

@@ -9,6 +9,7 @@
 import { el, clear } from './dom.js';
 import { drawRackGrid, drawStale, drawStaleText, drawFailures, kOutlineScale } from './hall_overlay.js';
 import { luts, words, kRackStates, rackReportsData, kHealthNames, kBackground, css } from './palette.js';
+import { cellColour, paintAll } from './hall_paint.js';
 
 const kRackCols = 8;   // GPUs across a rack (a host per line of 8)
 const kRackGap = 1;    // cells between racks in a row
@@ -16,6 +17,7 @@ const kRowGap = 2;     // cells between rows
 const kZoneGap = 8;    // cells between zones
 
 export const perf = (window.loomPerf = window.loomPerf || { ticks: [], hallComplete: null });
+let paintEpochs = 0;  // every map's paint parameters get a new number: old patches are dropped
 
 export class HallMap {
     constructor(state, host, { onSelect } = {}) {
@@ -44,7 +46,14 @@ export class HallMap {
             state.on('filter', () => this.schedule()),
             state.on('stale', () => this.schedule()),
             state.on('staleText', () => this.schedule()),
+            // The decoder (a Web Worker) repaints the cells a frame changed and answers the box
+            // of them; a new decoder (the worker failed) gets this map's image and colours.
+            state.on('patch', (a) => this.onPatch(a)),
+            state.on('decoder', () => this.recolourAll()),
         ];
+        this.patches = [];       // patches answered since the last draw, in order
+        this.patchBox = null;    // the cells they cover
+        this.patchAt = null;     // the earliest arrival of a frame they paint (performance.now())
         if (perf.mapCreated === undefined) perf.mapCreated = performance.now();
         if (state.hall) this.buildLayout();
         window.loomHall = this;
@@ -54,6 +63,7 @@ export class HallMap {
         clearTimeout(this.animTimer);
         this.unsub.forEach((u) => u());
         this.resizeObserver.disconnect();
+        this.state.sendPaint({ P: null });  // no map: the decoder paints nothing
         if (window.loomHall === this) window.loomHall = null;
     }
 
@@ -144,79 +154,98 @@ export class HallMap {
         this.recolourAll();
     }
 
-    colourOf(i) {
-        const w = this.baseColourOf(i);
-        if (!this.highlight || this.highlight.has(i)) return w;
-        // Veiled: a third of the colour over the floor, so the job's GPUs stand out.
-        const r = w & 255, g = (w >> 8) & 255, b = (w >> 16) & 255;
-        return ((255 << 24) | (Math.round(b * 0.3 + 22 * 0.7) << 16) | (Math.round(g * 0.3 + 23 * 0.7) << 8) |
-                Math.round(r * 0.3 + 22 * 0.7)) >>> 0;
-    }
-
-    baseColourOf(i) {
-        const st = this.state;
-        const health = st.array('gpu.health')[i];
-        if (health === 2) return words.failed;
-        if (health === 3) return words.quarantined;
-        const rack = st.hall.racks[st.gpuRack[i]];
-        if (this.mode === 'provisioning') {
-            const s = kRackStates.indexOf(rack ? rack.state : '');
-            if (health === 1) return words.degraded;
-            return luts.provisioning.words[s < 0 ? 255 : s];
-        }
-        if (!rack || !rackReportsData(rack.state)) return words.noData;
-        if (health === 1) return words.degraded;
-        if (this.mode === 'health') return luts.health.words[health];
-        if (this.mode === 'temp') return luts.temp.words[st.array('gpu.temp')[i]];
-        return luts.util.words[st.utilValues()[i]];
-    }
-
-    // Every cell, rack by rack: colourOf's choice with the rack's part of it made once per rack
-    // and the arrays looked up once (98k calls of colourOf took up to 33 ms at load 16).
-    recolourCells() {
+    // The paint parameters (hall_paint.js) from loomd's colours (palette.js) and the racks'
+    // states, made once per full recolour; the decoder gets a copy.
+    makeParams() {
+        const st = this.state, racks = st.hall.racks;
+        const rackProv = new Uint32Array(racks.length), rackReports = new Uint8Array(racks.length);
+        racks.forEach((r, k) => { rackProv[k] = this.provWord(r.state); rackReports[k] = rackReportsData(r.state) ? 1 : 0; });
+        let highlight = null;
         if (this.highlight) {
-            const { gpuPixel } = this.layout;
-            for (let i = 0; i < gpuPixel.length; ++i) if (gpuPixel[i] >= 0) this.px[gpuPixel[i]] = this.colourOf(i);
-            return;
+            highlight = new Uint8Array(st.nGpus);
+            for (const g of this.highlight) if (g >= 0 && g < highlight.length) highlight[g] = 1;
         }
-        const st = this.state, px = this.px, gpuPixel = this.layout.gpuPixel, mode = this.mode;
-        const health = st.array('gpu.health'), temp = st.array('gpu.temp'), util = st.utilValues();
-        const healthW = luts.health.words, tempW = luts.temp.words, utilW = luts.util.words;
-        const { failed, quarantined, degraded, noData } = words;
-        for (const rack of st.hall.racks) {
-            const reports = rackReportsData(rack.state);
-            const s = kRackStates.indexOf(rack.state);
-            const prov = luts.provisioning.words[s < 0 ? 255 : s];
-            for (let i = rack.gpuOffset, end = rack.gpuOffset + rack.gpuCount; i < end; ++i) {
-                const p = gpuPixel[i];
-                if (p === undefined || p < 0) continue;
-                const h = health[i];
-                px[p] = h === 2 ? failed : h === 3 ? quarantined
-                    : mode === 'provisioning' ? (h === 1 ? degraded : prov)
-                    : !reports ? noData : h === 1 ? degraded
-                    : mode === 'health' ? healthW[h] : mode === 'temp' ? tempW[temp[i]] : utilW[util[i]];
-            }
+        return { mode: this.mode, failed: words.failed, quarantined: words.quarantined, degraded: words.degraded,
+                 noData: words.noData, provNone: luts.provisioning.words[255], util: luts.util.words,
+                 temp: luts.temp.words, health: luts.health.words, rackProv, rackReports, highlight };
+    }
+
+    provWord(state) {
+        const s = kRackStates.indexOf(state || '');
+        return luts.provisioning.words[s < 0 ? 255 : s];
+    }
+
+    colourOf(i) {
+        const st = this.state;
+        if (!this.P) this.P = this.makeParams();
+        return cellColour(i, st.array('gpu.health'), st.array('gpu.temp'), st.utilValues(), st.gpuRack, this.P);
+    }
+
+    // Every cell from this thread's arrays (hall_paint.js, the code the decoder paints with).
+    recolourCells() {
+        const st = this.state;
+        if (!this.P) this.P = this.makeParams();
+        paintAll(this.px, this.layout.gpuPixel, st.array('gpu.health'), st.array('gpu.temp'), st.utilValues(), st.gpuRack, this.P);
+    }
+
+    // The image a full redraw makes now, as RGBA bytes (tests: the canvas must equal it).
+    referenceImage() {
+        const st = this.state, px = this.px.slice();
+        paintAll(px, this.layout.gpuPixel, st.array('gpu.health'), st.array('gpu.temp'), st.utilValues(), st.gpuRack, this.makeParams());
+        return new Uint8ClampedArray(px.buffer);
+    }
+
+    // The decoder gets this map's image and parameters (copies: the lookup tables are refilled
+    // in place when loomd's colours change) and repaints from its own, maybe newer, arrays.
+    sendPaint() {
+        const P = this.P, L = this.layout;
+        this.paintEpoch = ++paintEpochs;
+        this.patches = [];
+        this.patchBox = null;
+        this.awaitingPaint = true;
+        const px = this.px.slice();
+        this.state.sendPaint({ epoch: this.paintEpoch, W: L.W, gpuPixel: L.gpuPixel, px,
+                               P: { ...P, epoch: this.paintEpoch, util: P.util.slice(), temp: P.temp.slice(), health: P.health.slice(),
+                                    rackProv: P.rackProv.slice(), rackReports: P.rackReports.slice() } }, [px.buffer]);
+    }
+
+    // A patch of cells the decoder painted: put in the cell canvas at the next draw.
+    onPatch(a) {
+        if (a.epoch !== this.paintEpoch || !this.layout) return;
+        if (a.op === 'paint') this.awaitingPaint = false;
+        const p = a.patch;
+        if (!p) return;
+        this.patches.push(p);
+        const b = this.patchBox;
+        if (!b) this.patchBox = [p.x, p.y, p.x + p.w - 1, p.y + p.h - 1];
+        else {
+            b[0] = Math.min(b[0], p.x); b[1] = Math.min(b[1], p.y);
+            b[2] = Math.max(b[2], p.x + p.w - 1); b[3] = Math.max(b[3], p.y + p.h - 1);
         }
+        if (a.at !== undefined && (this.patchAt === null || a.at < this.patchAt)) this.patchAt = a.at;
+        this.schedule(a.op === 'paint');
     }
 
     recolourAll() {
         if (!this.layout) return;
+        this.P = this.makeParams();
         this.recolourCells();
+        this.sendPaint();
         this.collectFailed();
         this.dirty = true;
         this.markCells(-1);
         this.schedule();
     }
 
+    // A rack's new state: the decoder repaints its cells (this thread's image is not the
+    // canvas' between full recolours, so no box of it is copied here).
     recolourRack(name) {
         const r = this.state.rackByName.get(name);
-        if (!r || !this.layout) return;
-        for (let k = 0; k < r.gpuCount; ++k) {
-            const i = r.gpuOffset + k, p = this.layout.gpuPixel[i];
-            if (p >= 0) { this.px[p] = this.colourOf(i); this.markCells(p); }
-        }
-        this.dirty = true;
-        this.schedule();
+        if (!r || !this.layout || !this.P) return;
+        const prov = this.provWord(r.state), reports = rackReportsData(r.state) ? 1 : 0;
+        this.P.rackProv[r.index] = prov;
+        this.P.rackReports[r.index] = reports;
+        this.state.send({ op: 'rack', rack: r.index, prov, reports });
     }
 
     collectFailed() {
@@ -226,8 +255,14 @@ export class HallMap {
         this.failed = f;
     }
 
-    onData({ topic, changed }) {
+    onData({ topic, changed, failed, painted }) {
         if (!this.layout || !topic.startsWith('gpu.')) return;
+        // The decoder's answer: the cells come as a patch (onPatch); health moves the markers.
+        if (changed === undefined) {
+            if (failed) { this.failed = failed; this.schedule(true); }
+            return;
+        }
+        if (painted) return;
         // A topic this mode does not draw changes no cell (colourOf reads utilization only in
         // util mode, temperature only in temp mode): at 98k each is ~3,000 cells a tick.
         if ((topic === 'gpu.temp' && this.mode !== 'temp') || (topic === 'gpu.util' && this.mode !== 'util')) return;
@@ -275,8 +310,15 @@ export class HallMap {
             const t0 = performance.now();
             this.draw();
             // The tick: the stream frames' decoding (state.js), the cells recoloured, the draw.
-            const ms = (this.state.dataWork || 0) + (this.pendingWork || 0) + (performance.now() - t0);
-            this.state.lastDataWork = this.state.dataWork;
+            const end = performance.now();
+            const recv = perf.receiveWork || 0;
+            perf.receiveWork = 0;
+            const ms = recv + (this.state.dataWork || 0) + (this.pendingWork || 0) + (end - t0);
+            this.state.lastDataWork = recv + (this.state.dataWork || 0);
+            // From the arrival of the oldest frame this draw painted to the end of the draw: the
+            // decoder's time in the worker and the wait for this thread and the frame included.
+            const at = this.patchAt;
+            this.patchAt = null;
             this.lastWork = this.pendingWork;
             this.pendingWork = 0;
             this.state.dataWork = 0;
@@ -284,6 +326,10 @@ export class HallMap {
                 if (perf.hallComplete === null) perf.hallComplete = performance.now();
                 perf.ticks.push(ms);
                 if (perf.ticks.length > 5000) perf.ticks.splice(0, perf.ticks.length - 5000);
+                if (at !== null) {
+                    perf.endToEnd = perf.endToEnd || [];
+                    if (perf.endToEnd.push(end - at) > 5000) perf.endToEnd.splice(0, perf.endToEnd.length - 5000);
+                }
                 // Where a tick goes (bench/web): decoding, recolouring, then draw()'s parts.
                 // The last entry is when the frame ended (ms since the epoch), for the bench to
                 // set beside the kernel's view of the thread.
@@ -399,7 +445,12 @@ export class HallMap {
         // as always but clipped to that box on screen, so the rest of the canvas (the last
         // draw's pixels, which nothing changed) is not painted again. In Firefox the scaled
         // drawImage of the whole 98k hall was most of a tick (rasterised on the page's thread).
-        const b = this.cellsDirty !== false ? this.cellBox : null;
+        let b = this.cellsDirty !== false ? this.cellBox : null;
+        const all = this.cellsDirty && !this.cellBox;
+        if (this.patchBox && !all) {
+            const q = this.patchBox;
+            b = b ? [Math.min(b[0], q[0]), Math.min(b[1], q[1]), Math.max(b[2], q[2]), Math.max(b[3], q[3])] : q;
+        }
         const same = this.lastView && this.lastView[0] === scale && this.lastView[1] === ox && this.lastView[2] === oy &&
             this.lastView[3] === c.width && this.lastView[4] === c.height;
         const clip = !this.needFull && same && b ? [Math.floor((ox + b[0] * scale) * dpr) - 1, Math.floor((oy + b[1] * scale) * dpr) - 1,
@@ -432,6 +483,13 @@ export class HallMap {
             this.cellsDirty = false;
             this.cellBox = null;
         }
+        // Then the decoder's patches, in the order painted (newer than this thread's image).
+        for (const p of this.patches) {
+            this.cctx.putImageData(new ImageData(new Uint8ClampedArray(p.data.buffer, p.data.byteOffset, p.w * p.h * 4), p.w, p.h), p.x, p.y);
+        }
+        if (this.patches.length) this.patchesPut = (this.patchesPut || 0) + this.patches.length;
+        this.patches = [];
+        this.patchBox = null;
         const t1 = performance.now();
         ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
         ctx.imageSmoothingEnabled = false;

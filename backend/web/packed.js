@@ -8,6 +8,8 @@
 // a sample in the window and that has none now changes no sum and no mean (at 98k with 200 of
 // 6,144 racks in service, 3,200 GPUs a tick instead of 98,304).
 
+import { paintSome, cutPatch } from './hall_paint.js';
+
 export const kNoData = 255;
 
 // base64 -> bytes: the browser's own decoder where it has one (Firefox 133, Chromium 140), else
@@ -138,19 +140,39 @@ export class UtilWindow {
     }
 }
 
+// A stream frame's head as loomd writes it ({"type":"snapshot"|"delta","seq":N,"ts":N,"topic":"T",
+// then the packed data): read without parsing the frame, so the page's main thread hands the text
+// to the worker as it came (JSON.parse of a 98k frame is the worker's). null for anything else.
+const kFrameHead = /^\{"type":"(snapshot|delta)","seq":(\d+),"ts":(\d+),"topic":"([a-z.]+)"/;
+export function frameHead(text) {
+    if (typeof text !== 'string' || text.charCodeAt(2) !== 116 /* t */) return null;
+    const m = kFrameHead.exec(text.length > 160 ? text.slice(0, 160) : text);
+    return m ? { type: m[1], seq: Number(m[2]), ts: Number(m[3]), topic: m[4] } : null;
+}
+
 // What the worker (or state.js inline) does with one request; the answer is what the page
 // applies. Requests, in the order the page sends them:
-//   {op: 'layout', layoutEpoch, gpuRack, nRacks, samples}   a new hall: every array reset
+//   {op: 'layout', layoutEpoch, gpuRack, nRacks, samples, arrays}   a new hall: every array
+//                                            reset to the page's (arrays: topic -> copy)
 //   {op: 'window', samples}                  a new window length: every mean back (meanAll)
-//   {op: 'frame', topic, type, data|bytes, n, seq}   a stream frame; a snapshot comes decoded
-//                                            (bytes: the page applied it already)
-// Answers carry the layoutEpoch they were made for; a frame's: {seq, topic, idx, val} (a
-// delta's entries) and for gpu.util with a window {meanIdx, meanVal} (the means that moved);
-// `ms` is the work.
+//   {op: 'frame', topic, type, raw|data|bytes, n, seq, at}   a stream frame: its text as it
+//                                            came (raw), or its data; a snapshot the page
+//                                            applied already comes decoded (bytes)
+//   {op: 'paint', epoch, W, gpuPixel, px, P}  the hall map's image and paint parameters
+//                                            (hall_paint.js); P null: no map, paint nothing
+//   {op: 'rack', rack, prov, reports}        a rack's new state: its colours
+// Answers carry the layoutEpoch they were made for. A frame's: {seq, topic, now} (the topic's
+// whole array after it, a copy for the page to keep), {idx, val} (a delta's entries), for
+// gpu.util {samples} and with a window {mean, meanIdx, meanVal} (every mean; the ones that
+// moved), for gpu.health {failed} (GPUs whose health is 1-3); with a map, {epoch, painted,
+// patch: {x, y, w, h, data}} (the box of cells whose colour changed, RGBA words ready for
+// putImageData). `ms` is the work, `at` the frame's arrival (the page's clock) passed back.
 export class PackedDecoder {
     constructor() {
         this.win = null;
         this.layoutEpoch = 0;
+        this.arrays = {};
+        this.paint = null;
     }
 
     handle(q) {
@@ -160,13 +182,40 @@ export class PackedDecoder {
         return a;
     }
 
+    gpuArray(topic) {
+        let a = this.arrays[topic];
+        if (!a || a.length !== this.gpuRack.length) a = this.arrays[topic] = new Uint8Array(this.gpuRack.length).fill(kNoData);
+        return a;
+    }
+
+    // The values the map draws for utilization: the window's means, or the latest samples.
+    utilDrawn() { return this.win.samples > 1 ? this.win.mean : this.win.now; }
+
+    // Repaints `count` GPUs (of `list`, or from `from` on) on the map's image; the patch of what
+    // changed goes on answer `a`.
+    repaint(a, list, from, count) {
+        const P = this.paint;
+        if (!P) return;
+        a.epoch = P.epoch;
+        a.painted = true;
+        if (!count) return;
+        const box = paintSome(this.px, this.W, this.gpuPixel, list, from, count, this.gpuArray('gpu.health'),
+                              this.gpuArray('gpu.temp'), this.utilDrawn(), this.gpuRack, P, null);
+        if (box) a.patch = cutPatch(this.px, this.W, box);
+    }
+
     answer(q) {
         if (q.op === 'layout') {
             this.layoutEpoch = q.layoutEpoch;
             this.gpuRack = q.gpuRack;
             this.nRacks = q.nRacks;
             this.win = new UtilWindow(q.gpuRack, q.nRacks, q.samples);
-            if (q.now) this.win.setAll(q.now);
+            this.arrays = { ...(q.arrays || {}) };
+            const now = q.now || this.arrays['gpu.util'];
+            if (now) this.win.setAll(now);
+            this.arrays['gpu.util'] = this.win.now;
+            this.paint = null;  // the map sends its image for the new layout
+            this.px = null;
             return null;
         }
         if (!this.win) return null;  // no layout yet: the page sends none before one
@@ -176,41 +225,114 @@ export class PackedDecoder {
             return { op: 'peek', layoutEpoch: this.layoutEpoch, id: q.id, samples: this.win.samples,
                      now: this.win.now.slice(), mean: this.win.mean.slice(), visited: this.win.visited };
         }
+        if (q.op === 'paint') {
+            if (!q.P || !q.px || q.gpuPixel.length !== this.gpuRack.length) {
+                this.paint = null;
+                this.px = null;
+                return null;
+            }
+            this.paint = q.P;
+            this.px = q.px;
+            this.W = q.W;
+            this.gpuPixel = q.gpuPixel;
+            // The page drew its image from the arrays it had; this thread's may be newer.
+            const a = { op: 'paint', layoutEpoch: this.layoutEpoch };
+            this.repaint(a, null, 0, this.gpuRack.length);
+            return a;
+        }
+        if (q.op === 'rack') {
+            const P = this.paint, r = q.rack;
+            if (!P || !(r >= 0 && r < P.rackProv.length)) return null;
+            P.rackProv[r] = q.prov;
+            P.rackReports[r] = q.reports ? 1 : 0;
+            const start = this.win.rackStart[r];
+            const a = { op: 'rack', layoutEpoch: this.layoutEpoch };
+            if (start >= 0) this.repaint(a, null, start, this.win.rackEnd[r] - start);
+            return a;
+        }
         if (q.op === 'window') {
             // The latest values carry over; the new window starts from them.
             const now = this.win.now;
             this.win = new UtilWindow(this.gpuRack, this.nRacks, q.samples);
             this.win.setAll(now);
+            this.arrays['gpu.util'] = this.win.now;
             if (q.samples > 1) this.win.sample();
-            return { op: 'window', layoutEpoch: this.layoutEpoch, samples: q.samples,
-                     meanAll: q.samples > 1 ? this.win.mean.slice() : null };
+            const a = { op: 'window', layoutEpoch: this.layoutEpoch, samples: q.samples,
+                        meanAll: q.samples > 1 ? this.win.mean.slice() : null };
+            if (this.paint && this.paint.mode === 'util') this.repaint(a, null, 0, this.gpuRack.length);
+            return a;
         }
-        const a = { op: 'frame', layoutEpoch: this.layoutEpoch, seq: q.seq, topic: q.topic, type: q.type };
-        const util = q.topic === 'gpu.util';
+        const topic = q.topic, a = { op: 'frame', layoutEpoch: this.layoutEpoch, seq: q.seq, topic, type: q.type, at: q.at };
+        const util = topic === 'gpu.util', gpu = topic.startsWith('gpu.');
+        let arr = util ? this.win.now : this.arrays[topic];
+        if (!arr || arr.length !== q.n) arr = this.arrays[topic] = new Uint8Array(q.n).fill(kNoData);
+        const data = q.raw !== undefined ? frameData(q.raw) : q.data || '';
+        let changed;
         if (q.type === 'snapshot') {
-            if (util) this.win.setAll(q.bytes);
+            const bytes = q.bytes || decodeBase64(data);
+            // The entries that moved: the cells to repaint (a snapshot replaces a whole array).
+            const m = Math.min(arr.length, bytes.length);
+            const moved = new Uint32Array(m);
+            let k = 0;
+            if (gpu) for (let i = 0; i < m; ++i) if (arr[i] !== bytes[i]) moved[k++] = i;
+            changed = moved.subarray(0, k);
+            if (util) this.win.setAll(bytes);
+            else arr.set(bytes.subarray(0, arr.length));
         } else {
-            const d = decodeDelta(decodeBase64(q.data || ''), q.n);
+            const d = decodeDelta(decodeBase64(data), q.n);
             a.idx = d.idx;
             a.val = d.val;
+            changed = d.idx;
             if (util) this.win.setSome(d.idx, d.val);
+            else for (let k = 0; k < d.idx.length; ++k) arr[d.idx[k]] = d.val[k];
         }
-        if (util && this.win.samples > 1) {
-            const k = this.win.sample();
-            a.meanIdx = this.win.changedIdx.slice(0, k);
-            a.meanVal = this.win.changedVal.slice(0, k);
-            a.visited = this.win.visited;
+        a.now = arr.slice();
+        let drawn = null, count = 0;
+        if (util) {
+            a.samples = this.win.samples;
+            if (this.win.samples > 1) {
+                count = this.win.sample();
+                a.meanIdx = this.win.changedIdx.slice(0, count);
+                a.meanVal = this.win.changedVal.slice(0, count);
+                a.visited = this.win.visited;
+                a.mean = this.win.mean.slice();
+                drawn = a.meanIdx;
+            } else {
+                drawn = changed;
+                count = changed.length;
+            }
+            if (this.paint && this.paint.mode !== 'util') count = 0;
+        } else if (topic === 'gpu.health') {
+            drawn = changed;
+            count = changed.length;
+            if (count) a.failed = failedGpus(arr);
+        } else if (topic === 'gpu.temp') {
+            drawn = changed;
+            count = this.paint && this.paint.mode === 'temp' ? changed.length : 0;
         }
+        if (gpu) this.repaint(a, drawn, 0, count);
         return a;
     }
+}
+
+// A frame's packed data, from its text (the only field the decoder needs).
+function frameData(raw) {
+    try { return JSON.parse(raw).data || ''; } catch { return ''; }
+}
+
+// GPUs whose health byte is 1-3 (warning, failed, quarantined): the map's markers.
+export function failedGpus(health) {
+    const out = [];
+    for (let i = 0; i < health.length; ++i) if (health[i] >= 1 && health[i] <= 3) out.push(i);
+    return Int32Array.from(out);
 }
 
 // The buffers of an answer, to transfer rather than copy.
 export function transferables(a) {
     const out = [];
-    for (const k of ['idx', 'val', 'meanIdx', 'meanVal', 'meanAll']) {
-        const x = a && a[k];
-        if (x && x.buffer && x.byteOffset === 0 && x.byteLength === x.buffer.byteLength) out.push(x.buffer);
-    }
+    const xs = a ? ['idx', 'val', 'meanIdx', 'meanVal', 'meanAll', 'now', 'mean', 'failed'].map((k) => a[k]) : [];
+    if (a && a.patch) xs.push(a.patch.data);
+    for (const x of xs)
+        if (x && x.buffer && x.byteOffset === 0 && x.byteLength === x.buffer.byteLength && !out.includes(x.buffer)) out.push(x.buffer);
     return out;
 }

@@ -2,6 +2,9 @@
 // packed arrays of the stream, in the layout's GPU and link order. One instance; views listen.
 import { api, apiEarly } from './api.js';
 import { decodeBase64, PackedDecoder } from './packed.js';
+
+// A frame's data field from its text (the first snapshot of a topic, applied on this thread).
+const frameDataOf = (raw) => { try { return JSON.parse(raw).data || ''; } catch { return ''; } };
 import { decodeCompactHall, hallGpuCount, hallLinkCount } from './hall_compact.js';
 
 window.loomDecodeCompactHall = decodeCompactHall;  // tests compare it with the plain /hall
@@ -94,6 +97,7 @@ export class ClusterState {
             if (q.op === 'frame' && q.type === 'delta' && (this.snapSeq[q.topic] || 0) < q.seq) this.send(q);
         }
         this.emit('data', { topic: 'gpu.util', changed: null });  // the window restarted
+        this.emit('decoder');  // the map sends its image and colours to the new decoder
     }
 
     send(q, transfer) {
@@ -110,13 +114,23 @@ export class ClusterState {
     }
 
     // A new layout for the worker: its window starts empty from this thread's latest samples
-    // (the means are no-data until the next sample, as the console's after a new layout).
+    // (the means are no-data until the next sample, as the console's after a new layout), and
+    // every other array from this thread's.
     sendLayout() {
         this.utilSent = 0;
         this.utilMean = this.utilWindow > 1 ? new Uint8Array(this.nGpus).fill(kNoData) : null;
+        this.array('gpu.util');
+        const arrays = {};
+        for (const [t, a] of Object.entries(this.arrays)) arrays[t] = a.slice();
         this.send({ op: 'layout', layoutEpoch: this.layoutEpoch, gpuRack: this.gpuRack,
-                    nRacks: this.hall ? this.hall.racks.length : 0, samples: this.utilWindow,
-                    now: this.array('gpu.util').slice() });
+                    nRacks: this.hall ? this.hall.racks.length : 0, samples: this.utilWindow, arrays },
+                  Object.values(arrays).map((a) => a.buffer));
+    }
+
+    // The hall map's image and colours for the decoder, which from then on repaints the cells
+    // each frame changes and answers the patch (hall.js applies it); null P: no map.
+    sendPaint(q, transfer) {
+        if (this.hall) this.send({ op: 'paint', ...q }, transfer);
     }
 
     // What the worker holds once it has every frame sent so far, with this thread's arrays at
@@ -131,7 +145,9 @@ export class ClusterState {
         });
     }
 
-    // The worker's answer to a frame or a new window, applied to this thread's arrays.
+    // The worker's answer to a frame or a new window, applied to this thread's arrays: each
+    // array the worker sends is a copy to keep as it is (no loop over the hall here), and the
+    // map's cells come painted (a patch, hall.js).
     applyAnswer(a) {
         const fl = this.inFlight;
         if (a && a.op === 'frame' && fl && fl.length) {
@@ -147,37 +163,36 @@ export class ClusterState {
             if (done) { this.peeks.delete(a.id); done(a); }
             return;
         }
+        if (a.op === 'paint' || a.op === 'rack') {
+            this.emit('patch', a);
+            return;
+        }
         if (a.op === 'window') {
             if (a.samples !== this.utilWindow) return;  // another window was asked for since
-            if (a.meanAll && this.utilMean) this.utilMean.set(a.meanAll);
-            this.emit('data', { topic: 'gpu.util', changed: null });
+            if (a.meanAll && this.utilMean) this.utilMean = a.meanAll;
+            this.emit('patch', a);
+            this.emit('data', { topic: 'gpu.util', changed: null, painted: !!a.patch });
             return;
         }
         if (perf && perf.workerTicks && perf.workerTicks.length < 5000) perf.workerTicks.push(a.ms);
 
-        let changed = null;
-        if (a.idx) {
-            // A delta older than the topic's latest snapshot: that snapshot has its values.
-            if ((this.snapSeq[a.topic] || 0) < a.seq) {
-                const arr = this.array(a.topic), idx = a.idx, val = a.val;
-                for (let k = 0; k < idx.length; ++k) arr[idx[k]] = val[k];
-                changed = idx;
-            } else {
-                changed = a.idx.subarray(0, 0);
-            }
+        // A frame older than the topic's latest snapshot applied here: that snapshot has its
+        // values (and its own answer follows).
+        if (a.now && (this.snapSeq[a.topic] || 0) <= a.seq && a.now.length === this.array(a.topic).length) {
+            this.arrays[a.topic] = a.now;
         }
-        if (a.meanIdx && this.utilMean && this.utilWindow > 1) {
-            const m = this.utilMean, idx = a.meanIdx, val = a.meanVal;
-            for (let k = 0; k < idx.length; ++k) m[idx[k]] = val[k];
-            changed = idx;  // what the map draws in utilization mode: the means that moved
-        } else if (a.type === 'snapshot') {
-            return;  // applied when it came
-        }
+        if (a.mean && this.utilWindow > 1 && a.samples === this.utilWindow && this.utilMean &&
+            a.mean.length === this.utilMean.length) this.utilMean = a.mean;
+        if (a.type === 'snapshot' && !a.patch && !a.failed && this.snapSeq[a.topic] === a.seq) return;  // drawn when it came
         if (a.topic === 'gpu.health' || a.topic === 'link.health') {
-            if (changed === null || changed.length) this.scheduleFailures();
+            if (a.type === 'snapshot' || (a.idx && a.idx.length)) this.scheduleFailures();
         }
+        if (a.patch || a.painted) this.emit('patch', a);
         this.dataWork = (this.dataWork || 0) + (performance.now() - t0);
-        this.emit('data', { topic: a.topic, changed });
+        // changed: undefined — the map was painted by the decoder (or repaints when it sends
+        // its image); other views read the arrays.
+        this.emit('data', { topic: a.topic, changed: a.topic.startsWith('gpu.') ? undefined : a.idx || null,
+                            failed: a.failed || null, answer: true });
     }
 
     async loadHall() {
@@ -358,9 +373,13 @@ export class ClusterState {
         const t0 = performance.now();
         const topic = msg.topic, arr = this.array(topic), seq = ++this.frameSeq;
         const util = topic === 'gpu.util';
-        if (msg.type === 'snapshot') {
-            // Applied here at once (one native decode): the first paint waits for no worker.
-            const bytes = decodeBase64(msg.data || '');
+        // A topic's first snapshot is applied here at once (one native decode): the first
+        // paint waits for no worker. Every later frame, snapshot or delta, goes to the worker as
+        // the text it came in (api.js did not parse it): decoded, the window moved and the map's
+        // cells painted there; this thread applies the answer.
+        const here = msg.type === 'snapshot' && (!this.snapshots.has(topic) || this.quiet);
+        if (here) {
+            const bytes = decodeBase64(msg.raw !== undefined ? frameDataOf(msg.raw) : msg.data || '');
             arr.set(bytes.subarray(0, arr.length));
             this.snapSeq[topic] = seq;
             this.snapshots.add(topic);
@@ -377,13 +396,15 @@ export class ClusterState {
                     for (let i = 0; i < arr.length; ++i) m[i] = arr[i] <= 100 ? arr[i] : kNoData;
                 }
                 ++this.utilSent;
-                const copy = arr.slice();
-                this.send({ op: 'frame', topic, type: 'snapshot', bytes: copy, n: arr.length, seq }, [copy.buffer]);
             }
+            const copy = arr.slice();
+            this.send({ op: 'frame', topic, type: 'snapshot', bytes: copy, n: arr.length, seq, at: msg.at }, [copy.buffer]);
         } else {
-            // Decoded (and the window moved) in the worker: applied when it answers.
             if (util) ++this.utilSent;
-            this.send({ op: 'frame', topic, type: 'delta', data: msg.data || '', n: arr.length, seq });
+            const q = { op: 'frame', topic, type: msg.type, n: arr.length, seq, at: msg.at };
+            if (msg.raw !== undefined) q.raw = msg.raw;
+            else q.data = msg.data || '';
+            this.send(q);
         }
         if (msg.ts) {
             const now = Date.now();
@@ -393,7 +414,7 @@ export class ClusterState {
                 this.clockSkew = now - msg.ts;
             }
         }
-        if (msg.type === 'snapshot') {
+        if (here) {
             if (topic === 'gpu.health' || topic === 'link.health') this.scheduleFailures();
             // Decoding counts in the map's tick (hall.js takes it).
             this.dataWork = (this.dataWork || 0) + (performance.now() - t0);

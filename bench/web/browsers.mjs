@@ -255,12 +255,14 @@ try {
             }));
             const rpid = pid ? await busiestRenderer(pid) : null;
             const stopSched = rpid ? schedSampler(rpid) : () => null;
-            await page.evaluate(() => { window.loomPerf.ticks = []; window.loomPerf.tickParts = []; window.loomPerf.workerTicks = []; });
+            await page.evaluate(() => { window.loomPerf.ticks = []; window.loomPerf.tickParts = []; window.loomPerf.workerTicks = []; window.loomPerf.endToEnd = []; });
             await sleep(Number(a.seconds) * 1000);
             const mainThread = stopSched();
             const ticks = (await page.evaluate(() => window.loomPerf.ticks)).sort((x, y) => x - y);
-            // The parts of a tick, p50 and max of each: decode, recolour, putImageData, scaled
-            // drawImage, overlays.
+            // The parts of a tick, p50 and max of each: this thread's share of the frames (the
+            // head read, the hand-off to the worker, its answers applied), recolour (a full one
+            // on this thread: first snapshots, a new mode), putImageData (the worker's patches),
+            // scaled drawImage, overlays.
             const parts = await page.evaluate(() => { const x = window.loomPerf.tickParts; window.loomPerf.tickParts = null; return x; });
             // The decoding and the utilization window in the Web Worker (packed.js), per frame:
             // not on the page's main thread, so not in the tick; p50 / p99 / max and the count.
@@ -269,6 +271,14 @@ try {
             const workerStats = wt.length ? [wt[Math.floor(wt.length / 2)], wt[Math.min(wt.length - 1, Math.floor(wt.length * 0.99))], wt[wt.length - 1]]
                 .map((x) => Math.round(x * 10) / 10).concat([wt.length]) : null;
             const inWorker = await page.evaluate(() => !!(window.loomState && window.loomState.worker));
+            // From a frame's arrival on the page (the WebSocket message) to the end of the draw
+            // that painted it: the worker's parse, decode, window and paint, the patch's way back,
+            // the wait for this thread and for the next animation frame, and the draw.
+            const e2e = (await page.evaluate(() => { const x = window.loomPerf.endToEnd || []; window.loomPerf.endToEnd = null; return x; }))
+                .sort((x, y) => x - y);
+            const e2eStats = e2e.length ? [e2e[Math.floor(e2e.length / 2)], e2e[Math.min(e2e.length - 1, Math.floor(e2e.length * 0.99))], e2e[e2e.length - 1]]
+                .map((x) => Math.round(x * 10) / 10).concat([e2e.length]) : null;
+            const patchesPut = await page.evaluate(() => (window.loomHall && window.loomHall.patchesPut) || 0);
             // Draws that repainted only the box of cells a tick changed (hall.js), since the load.
             const partialDraws = await page.evaluate(() => (window.loomHall && window.loomHall.partialDraws) || 0);
             // The slowest frame's parts, in the order above, and its total.
@@ -319,7 +329,8 @@ try {
                 firstPaintBreakdownMs: first.breakdown,
                 tickSamples: ticks.length, tickP50Ms: pct(0.5), tickP99Ms: pct(0.99), tickMaxMs: ticks[ticks.length - 1] ?? null,
                 tickPartsP50MaxMs: Object.fromEntries(partStats),
-                decodeInWorker: inWorker, workerFrameP50P99MaxMsCount: workerStats, partialDraws,
+                decodeInWorker: inWorker, workerFrameP50P99MaxMsCount: workerStats, partialDraws, patchesPut,
+                arrivalToPaintedP50P99MaxMsCount: e2eStats,
                 slowestTickPartsMs: slowest, mainThreadSched: mainThread && { ...mainThread, at: undefined },
                 mainThreadAtSlowestTick: atSlowest,
                 firstLoadTransferredBytes: first.bytes, jsHeapMB: heap === null ? null : Math.round(heap / 2 ** 20 * 10) / 10,

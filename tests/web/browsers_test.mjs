@@ -170,18 +170,20 @@ async function mapReady(page, timeoutMs = 60000) {
                                { timeout: timeoutMs, polling: 200 });
 }
 
-// Once no change waits to be drawn: how many bytes of the cell canvas differ from the map's
-// image (the map copies only the box a tick changed), and how many cells differ from what
-// colourOf says (a full recolour takes a faster path rack by rack).
+// Once no change waits to be drawn: how many bytes of the cell canvas differ from the image a
+// full paint of the page's arrays makes now (the decoder, a Web Worker, paints the cells a frame
+// changed and the page puts only that box), and how many GPU cells differ from colourOf. The
+// page's own image is the canvas only after a full recolour, so it is not what is compared.
 const settledMap = (page) => waitFor(() => page.evaluate(() => new Promise((done) => requestAnimationFrame(() => setTimeout(() => {
     const h = window.loomHall;
-    if (h.cellsDirty) return done(null);  // a frame came in between: look again
-    const a = h.cctx.getImageData(0, 0, h.layout.W, h.layout.H).data, b = h.image.data;
+    // A frame, a patch or the decoder's answer to new colours came in between: look again.
+    if (h.cellsDirty || h.patches.length || h.drawPending || h.awaitingPaint) return done(null);
+    const a = h.cctx.getImageData(0, 0, h.layout.W, h.layout.H).data, b = h.referenceImage();
     let diff = 0, colours = 0;
     for (let i = 0; i < a.length; ++i) if (a[i] !== b[i]) ++diff;
-    const gp = h.layout.gpuPixel;
-    for (let i = 0; i < gp.length; ++i) if (gp[i] >= 0 && h.px[gp[i]] !== h.colourOf(i)) ++colours;
-    done({ diff, colours, mode: h.mode, ticks: window.loomPerf.ticks.length });
+    const gp = h.layout.gpuPixel, words = new Uint32Array(a.buffer);
+    for (let i = 0; i < gp.length; ++i) if (gp[i] >= 0 && words[gp[i]] !== h.colourOf(i)) ++colours;
+    done({ diff, colours, mode: h.mode, ticks: window.loomPerf.ticks.length, patchesPut: h.patchesPut || 0 });
 }, 0)))), 10000, 'a settled hall map').catch(() => null);
 
 async function runBrowser(name, loomd, t) {
@@ -227,9 +229,22 @@ async function runBrowser(name, loomd, t) {
         // ticks above (each a delta of the racks in service) the canvas holds the whole image.
         const cellDiff = await settledMap(page);
         check(cellDiff && cellDiff.diff === 0 && cellDiff.ticks > 1,
-              `${name}: after ${cellDiff && cellDiff.ticks} ticks the cell canvas equals the map's image (${cellDiff && cellDiff.diff} bytes differ)`);
+              `${name}: after ${cellDiff && cellDiff.ticks} ticks the cell canvas equals a full paint of the page's arrays (${cellDiff && cellDiff.diff} bytes differ)`);
         check(cellDiff && cellDiff.colours === 0 && cellDiff.mode === 'util',
               `${name}: every cell has colourOf's colour in ${cellDiff && cellDiff.mode} mode (${cellDiff && cellDiff.colours} differ)`);
+        // The colours the worker paints are the page's (palette.js: loomd's legends) in every
+        // mode: after a switch and live ticks painted in the worker (utilization and temperature
+        // change every tick; health and rack states seldom), the canvas is a full
+        // paint's, cell for cell.
+        for (const mode of ['temp', 'health', 'provisioning', 'util']) {
+            await page.evaluate((m) => window.loomHall.setMode(m), mode);
+            const before = await page.evaluate(() => window.loomHall.patchesPut || 0);
+            await sleep(2500);
+            const m = await settledMap(page);
+            check(m && m.diff === 0 && m.colours === 0 && m.mode === mode && (mode === 'health' || mode === 'provisioning' || m.patchesPut > before),
+                  `${name}: ${mode} mode: the worker's patches (${m && m.patchesPut - before}) leave the canvas equal to a full paint ` +
+                  `of the page's colours (${JSON.stringify(m)})`);
+        }
         // A tick that changed only cells repaints only their box on screen (clipped): the canvas
         // it leaves is the one a full draw makes, pixel for pixel.
         const partial = await waitFor(() => page.evaluate(() => new Promise((done) => requestAnimationFrame(() => {
