@@ -54,13 +54,18 @@ void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int6
             const auto& admin = L.linkAdmin();
             for (std::uint32_t l = 0; l < s.nL; ++l) {
                 const auto& link = links[l];
-                bool any = false, down = false;
+                bool any = false, down = false, shut = false;
                 float util = -1;
                 for (auto p : {link.aPort, link.bPort}) {
                     if (p == kNoIndex || !s.fresh(s.portSeen[p].load(kRelaxed), now, staleMs))
                         continue;
                     any = true;
-                    if (s.portDown[p].load(kRelaxed)) down = true;
+                    // 1: a failed end; 2: shut (ifAdminStatus down) or training after it was
+                    // enabled: down on purpose.
+                    if (const auto pd = s.portDown[p].load(kRelaxed); pd == 1)
+                        down = true;
+                    else if (pd == 2)
+                        shut = true;
                     float u = std::max(s.utilIn[p].load(kRelaxed), s.utilOut[p].load(kRelaxed));
                     if (std::isfinite(u)) util = std::max(util, u);
                 }
@@ -73,7 +78,7 @@ void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int6
                         util = std::max(util, u);
                 }
                 if (t == Topic::LinkUtil) {
-                    out[l] = util < 0 ? kNoData : down ? 0 : toByte(util, 100.f);
+                    out[l] = util < 0 ? kNoData : down || shut ? 0 : toByte(util, 100.f);
                     continue;
                 }
                 std::uint8_t h;
@@ -81,6 +86,8 @@ void TelemetryHub::packedInto(Topic t, std::vector<std::uint8_t>& out, std::int6
                     h = kLinkDrained;
                 else if (admin[l] == AdminState::NotInService)
                     h = kLinkNotInService;
+                else if (shut)  // an end shut on the switch: the other end is down for it
+                    h = kLinkDrained;
                 else if (down)
                     h = kLinkDown;
                 else if (auto ev = s.linkDegraded[l].load(kRelaxed); ev == 2)

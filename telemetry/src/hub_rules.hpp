@@ -340,7 +340,7 @@ public:
         if (nicUpOf(l) == 0) ends.emplace_back("nic");
         const auto& link = s_.L->links()[l];
         for (auto q : {link.aPort, link.bPort})
-            if (q != kNoIndex && s_.portDown[q].load(kRelaxed) != 0)
+            if (q != kNoIndex && s_.portDown[q].load(kRelaxed) == 1)
                 ends.push_back(s_.L->portName(q));
         return ends;
     }
@@ -366,6 +366,7 @@ public:
         auto& bits = openBits(p);
         if ((bits | suppressedBits(p)) & kind) return;
         bits |= kind;
+        if (kind == kDown && (bits & kFlap)) bits |= kDownHeldByFlap;
         storeOrigin(originBits(p), kind, origin_);
         updateLinkFlags(p);
         const auto& sw = s_.L->switches()[s_.L->ports()[p].switchIndex];
@@ -373,15 +374,15 @@ public:
                   s_.L->portName(p) + ": " + msg, t, {},
                   kind == kDown ? downEndsOf(p) : std::vector<std::string>{});
     }
-    void portClose(std::uint32_t p, std::uint8_t kind, std::int64_t t) {
+    void portClose(std::uint32_t p, std::uint8_t kind, std::int64_t t, std::string reason = {}) {
         auto& bits = openBits(p);
         if ((bits & kind) && !mayClose(originOf(originBits(p), kind), kind)) return;
         suppressedBits(p) &= static_cast<std::uint8_t>(~kind);  // the condition cleared
         if (!(bits & kind)) return;
-        bits &= static_cast<std::uint8_t>(~kind);
+        bits &= static_cast<std::uint8_t>(~(kind == kDown ? kDownBits : kind));
         storeOrigin(originBits(p), kind, kOriginAny);
         updateLinkFlags(p);
-        closeEvent(linkKindName(kind), portLocation(p), t);
+        closeEvent(linkKindName(kind), portLocation(p), t, std::move(reason));
     }
     // The ends of link l's open link_down may have changed (an end went down after it opened,
     // or one came back while another is still down): noted here, sent once at finish().
@@ -435,6 +436,51 @@ public:
         return link.aPort == p ? link.bPort : link.aPort;
     }
 
+    // After `no shutdown` a port trains its PHY for a few seconds (lowerLayerDown or down, then
+    // up: 2-5 s for 400G optics with link training, longer on copper with autonegotiation). A
+    // port still down this long after it was enabled has failed to come up.
+    static constexpr std::int64_t kEnableGraceMs = 10'000;
+    static bool startedAfterEnable(const State::PortDet& d, std::int64_t t) {
+        return d.adminUpAt != 0 && t - d.adminUpAt < kEnableGraceMs;
+    }
+    // A link (or lone port) with a switch end down on purpose is no failure, whichever end says
+    // it is down: the switch's peer port and the host's NIC go down because it was shut.
+    bool excused(std::uint32_t p) const {
+        const auto l = s_.L->ports()[p].linkIndex;
+        if (l == kNoIndex) return s_.portDown[p].load(kRelaxed) == 2;
+        return linkExcused(l);
+    }
+    bool linkExcused(std::uint32_t l) const {
+        const auto& link = s_.L->links()[l];
+        for (auto q : {link.aPort, link.bPort})
+            if (q != kNoIndex && s_.portDown[q].load(kRelaxed) == 2) return true;
+        return false;
+    }
+
+    // IF-MIB ifAdminStatus: 1 up, 2 down (an operator shut the port), 3 testing. A shut port is
+    // down on purpose: no link_down opens on its link from any end, an open one closes as the
+    // operator's ("administratively down"), and the link reads drained. Enabled again, the port
+    // has kEnableGraceMs to come up before its down state is a failure again; the ends still
+    // down after that open link_down on their next sample (every scrape repeats them).
+    void adminStatus(std::uint32_t p, double v, std::int64_t t) {
+        if (v != 1 && v != 2 && v != 3) return;
+        auto& d = s_.pdet[p];
+        const bool down = v == 2;
+        if (down == d.adminDown) return;
+        d.adminDown = down;
+        const auto l = s_.L->ports()[p].linkIndex;
+        if (!down) {
+            d.adminUpAt = t;
+            return;
+        }
+        d.adminUpAt = 0;
+        s_.portDown[p].store(2, kRelaxed);
+        if (l != kNoIndex) endsMayHaveChanged(l);
+        if (openBits(p) & kDown)
+            portClose(p, kDown, t,
+                      "administratively down (" + s_.L->portName(p) + ": ifAdminStatus down)");
+    }
+
     // IF-MIB ifOperStatus: 1 up; 2 down, 5 dormant, 6 notPresent (an empty cage), 7
     // lowerLayerDown (the PHY below is down): the port passes no traffic, the link is down (and
     // 0, Loom's own loom_port_oper_status for down). 3 testing and 4 unknown say neither (an
@@ -447,10 +493,14 @@ public:
         if (!operStatusSaysAnything(v)) return;
         auto& d = s_.pdet[p];
         std::int8_t up = v == 1 ? 1 : 0;
-        s_.portDown[p].store(up ? 0 : 1, kRelaxed);
+        const bool starting = startedAfterEnable(d, t);
+        if (up) d.adminUpAt = 0;  // enabled and up: started
+        const bool onPurpose = !up && (d.adminDown || starting);
+        s_.portDown[p].store(up ? 0 : onPurpose ? 2 : 1, kRelaxed);
         std::int8_t was = d.lastOper;
         d.lastOper = up;
-        if (was != -1 && was != up && cfg_.flapTransitions > 0) {
+        // A shut port going down, or an enabled one coming up, is an operator's doing: no flap.
+        if (was != -1 && was != up && cfg_.flapTransitions > 0 && !onPurpose && !starting) {
             auto windowMs = static_cast<std::int64_t>(cfg_.flapWindowSeconds * 1000);
             if (t - d.flapWindowStart > windowMs) {
                 d.flapWindowStart = t;
@@ -467,13 +517,15 @@ public:
         d.downBy = up ? 0 : originIndex();
         if (!cfg_.linkDown) return;
         if (!up) {
-            if (inService(p)) portOpen(p, kDown, Severity::Critical, "oper status down", t);
+            if (inService(p) && !excused(p))
+                portOpen(p, kDown, Severity::Critical, "oper status down", t);
         } else {
             // A link is down while either end is; close only when the other end is not down.
             auto q = peer(p);
             auto l = s_.L->ports()[p].linkIndex;
-            const bool nicDown = l != kNoIndex && nicUpOf(l) == 0;
-            if ((q == kNoIndex || s_.portDown[q].load(kRelaxed) == 0) && !nicDown)
+            const bool nicDown = l != kNoIndex && nicUpOf(l) == 0 && !excused(p);
+            if ((q == kNoIndex || s_.portDown[q].load(kRelaxed) != 1) && !nicDown &&
+                !heldByFlapping(openBits(p)))
                 portClose(p, kDown, t);
         }
         if (was != up)
@@ -575,6 +627,10 @@ public:
 
     void portSample(std::uint32_t p, PortCounter c, double v, std::int64_t t,
                     std::uint8_t source = 0) {
+        if (static_cast<std::uint8_t>(c) == kPortAdminStatus) {
+            if (std::isfinite(v)) adminStatus(p, v, t);
+            return;
+        }
         if (c == PortCounter::SpeedBps && sonicSpeedPlaceholder(p, v)) v = 0;  // not known
         auto& d = s_.pdet[p];
         const int slot = ratedSlot(c);
@@ -650,6 +706,12 @@ public:
                     std::int64_t t) {
         if (linkHeld(l, kind)) return;
         s_.linkOpen[l] |= kind;
+        // node_exporter's link_downed rise opens link_flapping at the first down: a NIC down in
+        // the page that raised it is that one down, not yet flapping (it closes on its up).
+        if (kind == kDown && (s_.linkOpen[l] & kFlap) &&
+            std::find(nicFlapsOpenedNow_.begin(), nicFlapsOpenedNow_.end(), l) ==
+                nicFlapsOpenedNow_.end())
+            s_.linkOpen[l] |= kDownHeldByFlap;
         storeOrigin(s_.linkOrigin[l], kind, origin_);
         updateLinkFlagsOf(l);
         const auto& link = s_.L->links()[l];
@@ -660,7 +722,7 @@ public:
         if ((s_.linkOpen[l] & kind) && !mayClose(originOf(s_.linkOrigin[l], kind), kind)) return;
         s_.linkSuppressed[l] &= static_cast<std::uint8_t>(~kind);
         if (!(s_.linkOpen[l] & kind)) return;
-        s_.linkOpen[l] &= static_cast<std::uint8_t>(~kind);
+        s_.linkOpen[l] &= static_cast<std::uint8_t>(~(kind == kDown ? kDownBits : kind));
         storeOrigin(s_.linkOrigin[l], kind, kOriginAny);
         updateLinkFlagsOf(l);
         closeEvent(linkKindName(kind), s_.L->links()[l].name, t);
@@ -682,8 +744,9 @@ public:
         const auto& links = s_.L->links();
         for (std::uint32_t l = 0; l < links.size(); ++l) {
             if (!linkInService(l) || linkHeld(l, kDown)) continue;
+            if (linkExcused(l)) continue;  // shut on purpose
             for (auto p : {links[l].aPort, links[l].bPort})
-                if (p != kNoIndex && s_.portDown[p].load(kRelaxed) != 0) {
+                if (p != kNoIndex && s_.portDown[p].load(kRelaxed) == 1) {
                     asOrigin(s_.pdet[p].downBy);
                     portOpen(p, kDown, Severity::Critical, "oper status down", t);
                 }
@@ -742,7 +805,7 @@ public:
             if (was != up) endsMayHaveChanged(l);
             if (!up) {
                 // Every scrape of a down port says so: build the message only to open.
-                if (linkInService(l) && !linkHeld(l, kDown))
+                if (linkInService(l) && !linkHeld(l, kDown) && !linkExcused(l))
                     linkOpenEv(l, kDown, Severity::Critical,
                                "host NIC port state " + formatNumber(v) + " (not ACTIVE)", t);
                 return;
@@ -750,9 +813,10 @@ public:
             // A link is down while either end is: close only when no switch end is down.
             const auto& link = s_.L->links()[l];
             auto down = [&](std::uint32_t p) {
-                return p != kNoIndex && s_.portDown[p].load(kRelaxed) != 0;
+                return p != kNoIndex && s_.portDown[p].load(kRelaxed) == 1;
             };
-            if (!down(link.aPort) && !down(link.bPort)) linkCloseEv(l, kDown, t);
+            if (!down(link.aPort) && !down(link.bPort) && !heldByFlapping(s_.linkOpen[l]))
+                linkCloseEv(l, kDown, t);
             return;
         }
         // link_downed_total: each rise is the link going down and up again. The first sample
@@ -761,9 +825,11 @@ public:
         s_.nicDowned[n] = v;
         if (!std::isfinite(prev) || v <= prev) return;
         s_.nicFlapAt[n] = t;
-        if (cfg_.flapTransitions > 0 && linkInService(l))
+        if (cfg_.flapTransitions > 0 && linkInService(l) && !linkHeld(l, kFlap)) {
             linkOpenEv(l, kFlap, Severity::Warning,
                        "host NIC link went down " + formatNumber(v - prev) + " time(s)", t);
+            nicFlapsOpenedNow_.push_back(l);
+        }
     }
 
     // The NIC end's byte, wait and error counters: rates as Prometheus's rate() takes them (a
@@ -812,6 +878,26 @@ public:
         }
     }
 
+    // A link that flaps (a dirty optic, a marginal cable: down and up every few seconds) is held
+    // down: a link_down opened while link_flapping was already open (the link failing again
+    // within the episode) does not close on the ups between flaps; it closes with the flapping,
+    // once the link has been quiet through its hold-down (tickPorts) and every end is up. The
+    // first down of an episode closes on its up as ever (one down is no flapping), so an episode
+    // is at most two link_down events and one link_flapping, however many flaps.
+    static bool heldByFlapping(std::uint8_t bits) {
+        return (bits & kFlap) && (bits & kDown) && (bits & kDownHeldByFlap);
+    }
+    // Whether an end of p's link (or p alone) is down as a failure now.
+    bool endFailing(std::uint32_t p) const {
+        const auto l = s_.L->ports()[p].linkIndex;
+        if (l == kNoIndex) return s_.portDown[p].load(kRelaxed) == 1;
+        if (nicUpOf(l) == 0 && !linkExcused(l)) return true;
+        const auto& link = s_.L->links()[l];
+        for (auto q : {link.aPort, link.bPort})
+            if (q != kNoIndex && s_.portDown[q].load(kRelaxed) == 1) return true;
+        return false;
+    }
+
     // Time passing: flapping windows expire, and an open link_flapping event closes once the
     // link (both ends) has had no state change for the hold-down (quietIntervals x
     // intervalSeconds), like Alertmanager resolving an alert whose condition stopped.
@@ -830,8 +916,12 @@ public:
             const bool nicQuiet =
                 l == kNoIndex || now - (n == kNoIndex ? 0 : s_.nicFlapAt[n]) >= quietMs;
             if ((openBits(p) & kFlap) && quiet(p) && quiet(peer(p)) && nicQuiet) {
+                const bool held = heldByFlapping(openBits(p));
                 d.flapCount = 0;
                 portClose(p, kFlap, now);
+                // The link_down the flapping held open closes with it when every end is up.
+                if (held && !(openBits(p) & kFlap) && !endFailing(p))
+                    portClose(p, kDown, now, "recovered: up since the link stopped flapping");
             }
         }
     }
@@ -928,7 +1018,7 @@ public:
                                  std::string_view(location).substr(slash + 1));
             }
             if (p == kNoIndex || !(openBits(p) & k)) return;
-            openBits(p) &= static_cast<std::uint8_t>(~k);
+            openBits(p) &= static_cast<std::uint8_t>(~(k == kDown ? kDownBits : k));
             storeOrigin(originBits(p), k, kOriginAny);
             if (holdBack)
                 suppressedBits(p) |= k;
@@ -971,8 +1061,9 @@ private:
     std::atomic<std::uint64_t>& keySeq_;
     std::string_view originName_;
     std::uint8_t origin_ = kOriginAny;
-    std::vector<std::uint32_t> endsChanged_;  // links, for finish()
-    int originIndex_ = -1;                    // originIndex(), once looked up; -1: not yet
+    std::vector<std::uint32_t> endsChanged_;        // links, for finish()
+    std::vector<std::uint32_t> nicFlapsOpenedNow_;  // links whose NIC opened link_flapping now
+    int originIndex_ = -1;                          // originIndex(), once looked up; -1: not yet
     std::uint64_t opened_ = 0, closed_ = 0;
 };
 

@@ -117,6 +117,11 @@ enum NicCounter : std::uint8_t {
 };
 inline constexpr int kNicRateCount = 5;  // kNicRxBytes .. kNicErrRecovery
 
+// IF-MIB ifAdminStatus (and loom_port_admin_status): a port's MetricInfo id beside the
+// PortCounter values. Not stored as a counter: it decides whether the port being down is a
+// failure (PortDet::adminDown).
+inline constexpr std::uint8_t kPortAdminStatus = 200;
+
 // Metric name -> what the hub does with it (metric_table.cpp).
 const std::unordered_map<std::string_view, MetricInfo, NameHash, std::equal_to<>>& metricTable();
 
@@ -133,6 +138,10 @@ constexpr std::uint8_t kLastGpuKind = kThrottled;
 // kSlow: a port up below its inventory speed (link_speed, issue 35 item 6).
 enum LinkKind : std::uint8_t { kDown = 1, kFlap = 2, kErrors = 4, kPfc = 8, kSlow = 16 };
 inline constexpr std::uint8_t kLastLinkKind = kSlow;
+// Not a kind: beside kDown in a link's open bits, that link_down opened while link_flapping was
+// open, and is held down until the flapping closes (HubWork::heldByFlapping).
+inline constexpr std::uint8_t kDownHeldByFlap = 0x80;
+inline constexpr std::uint8_t kDownBits = kDown | kDownHeldByFlap;
 constexpr std::string_view gpuKindName(std::uint8_t k) {
     switch (k) {
         case kXid:
@@ -254,7 +263,9 @@ struct TelemetryHub::State {
     std::shared_ptr<detail::ColumnSet<detail::CounterColumn>> port;
     detail::AtomicArray<float> utilIn, utilOut;
     detail::AtomicArray<std::int64_t> portSeen;
-    detail::AtomicArray<std::uint8_t> portDown;  // 1 oper down
+    // 1 oper down (a failed end); 2 down on purpose: shut (ifAdminStatus down) or still training
+    // after it was enabled (HubWork::adminStatus). 0 up or unknown.
+    detail::AtomicArray<std::uint8_t> portDown;
     struct PortDet {
         // The rated counters (detail::ratedSlot: octets, errors, discards and PFC pause frames,
         // in and out), each on its own, as Prometheus's rate() takes them (issue 34 item 1):
@@ -271,6 +282,11 @@ struct TelemetryHub::State {
         std::uint8_t suppressed = 0;  // LinkKind bits closed by hand, ports without a link
         std::uint16_t origin = 0;     // origin classes of open events, ports without a link
         std::uint16_t downBy = 0;     // who reported it down: originNames[downBy - 1]; 0: none
+        // ifAdminStatus down (an operator shut it), and when it was last enabled (0: not since
+        // the port came up): a port shut, or training after `no shutdown`, is down but no
+        // failure (HubWork::adminStatus).
+        bool adminDown = false;
+        std::int64_t adminUpAt = 0;
         PortDet() {
             for (auto& r : rate) r = static_cast<float>(detail::kNaN);
         }

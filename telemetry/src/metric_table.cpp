@@ -81,6 +81,8 @@ detail::metricTable() {
         port("loom_port_fec_uncorrectable_total", PortCounter::FecUncorrectable);
         port("loom_port_speed_bps", PortCounter::SpeedBps);
         port("ifOperStatus", PortCounter::OperStatus);
+        t["ifAdminStatus"] = {detail::MetricInfo::Port, detail::kPortAdminStatus};
+        t["loom_port_admin_status"] = {detail::MetricInfo::Port, detail::kPortAdminStatus};
         port("ifHCInOctets", PortCounter::InOctets);
         port("ifHCOutOctets", PortCounter::OutOctets);
         port("ifHCInUcastPkts", PortCounter::InPackets);

@@ -566,10 +566,13 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                 unknown(UnknownReason::UnknownSwitch, "switch", sw);
                 return;
             }
-            if (ifl && info.id == static_cast<std::uint8_t>(PortCounter::OperStatus)) {
+            if (ifl && (info.id == static_cast<std::uint8_t>(PortCounter::OperStatus) ||
+                        info.id == detail::kPortAdminStatus)) {
                 // snmp_exporter's EnumAsStateSet (a generator option): one line per state with
                 // the state as a label, 1 on the current one; the others say nothing.
-                if (const auto st = smp.label("ifOperStatus"); !st.empty()) {
+                if (const auto st = smp.label(info.id == detail::kPortAdminStatus ? "ifAdminStatus"
+                                                                                  : "ifOperStatus");
+                    !st.empty()) {
                     if (v != 1) {
                         ++rep.ignored;
                         return;

@@ -81,6 +81,26 @@ std::string dcgmField(std::string_view name, std::string_view type, std::string_
     return out;
 }
 
+// node_exporter's InfiniBand page for a host with one backend ConnectX-7 (mlx5_0).
+std::string ibPage(int state, int downed) {
+    return "# HELP node_infiniband_info Non-numeric data from /sys/class/infiniband/<device>, "
+           "value is always 1.\n"
+           "# TYPE node_infiniband_info gauge\n"
+           "node_infiniband_info{board_id=\"MT_0000000838\",device=\"mlx5_0\",firmware_version="
+           "\"28.39.1002\",hca_type=\"MT4129\"} 1\n"
+           "# HELP node_infiniband_link_downed_total Number of times the link failed to recover "
+           "from an error state and went down\n"
+           "# TYPE node_infiniband_link_downed_total counter\n"
+           "node_infiniband_link_downed_total{device=\"mlx5_0\",port=\"1\"} " +
+           std::to_string(downed) +
+           "\n"
+           "# HELP node_infiniband_state_id State of the InfiniBand port (0: no change, 1: down, "
+           "2: init, 3: armed, 4: active, 5: act defer)\n"
+           "# TYPE node_infiniband_state_id gauge\n"
+           "node_infiniband_state_id{device=\"mlx5_0\",port=\"1\"} " +
+           std::to_string(state) + "\n";
+}
+
 class ExporterScenarios : public HubFixture {
 protected:
     void SetUp() override {
@@ -127,6 +147,163 @@ protected:
     }
     static constexpr std::string_view kSnmpOrigin = "scrape snmp z1-r001-rtsw";
 };
+
+// An operator shuts a port (`shutdown` / `ip link set swp3 down`): ifAdminStatus down(2) and,
+// with it, ifOperStatus down(2). Nothing failed: no link_down, the link reads `drained` (taken
+// out of service on purpose) in every view; `no shutdown` brings it back to up. A port whose
+// cable fails while it is admin up is still a critical link_down.
+TEST_F(ExporterScenarios, AnAdminDownPortIsNoFailure) {
+    auto box = rtswBox();
+    walk(box);
+    walk(box);
+    const auto l3 = linkAt("z1-r001-rtsw", 3);
+    ASSERT_NE(l3, kNoIndex);
+    EXPECT_EQ(health(l3), kLinkUp);
+
+    box[2].admin = 2;
+    box[2].oper = 2;
+    for (int i = 0; i < 5; ++i) walk(box);
+    EXPECT_TRUE(eventsOf("link_down").empty())
+        << eventsOf("link_down").size() << " link_down, the first " << events_[0].message;
+    EXPECT_EQ(health(l3), kLinkDrained);
+
+    // no shutdown: the PHY trains for a few seconds (lowerLayerDown), then comes up. That is
+    // the port starting, not failing: no event, and the shut/no-shut is no flap.
+    box[2].admin = 1;
+    box[2].oper = 7;
+    for (int i = 0; i < 3; ++i) walk(box);
+    EXPECT_TRUE(eventsOf("link_down").empty()) << eventsOf("link_down")[0].message;
+    box[2].oper = 1;
+    walk(box);
+    EXPECT_TRUE(events_.empty()) << events_[0].kind << " " << events_[0].message;
+    EXPECT_EQ(health(l3), kLinkUp);
+    // Shut and enabled again, and this time it never comes up: a failure once the port has had
+    // its time to train.
+    box[2].admin = 2;
+    box[2].oper = 2;
+    walk(box);
+    box[2].admin = 1;
+    for (int i = 0; i < 15; ++i) walk(box);
+    ASSERT_EQ(openOf("link_down").size(), 1u) << "admin up, never up: a failed link";
+    box[2].oper = 1;
+    walk(box);
+    EXPECT_TRUE(openOf("link_down").empty());
+    EXPECT_TRUE(eventsOf("link_flapping").empty());
+
+    // A real failure while admin up: critical link_down as ever.
+    box[2].oper = 2;
+    walk(box);
+    ASSERT_EQ(openOf("link_down").size(), 1u);
+    EXPECT_EQ(openOf("link_down")[0].severity, Severity::Critical);
+    EXPECT_EQ(health(l3), kLinkDown);
+    // Then the operator shuts the failed port to work on it: the failure is closed as an
+    // operator's, the link drained.
+    box[2].admin = 2;
+    walk(box);
+    EXPECT_TRUE(openOf("link_down").empty());
+    const auto downs = eventsOf("link_down");
+    ASSERT_FALSE(downs.empty());
+    EXPECT_FALSE(downs.back().open());
+    EXPECT_NE(downs.back().closeReason.find("administratively down"), std::string::npos)
+        << downs.back().closeReason;
+    EXPECT_EQ(health(l3), kLinkDrained);
+}
+
+// The switch shut the port, so the host's NIC on that cable goes DOWN too (node_exporter:
+// state_id 1): the host end of an administratively shut link is no failure either.
+TEST_F(ExporterScenarios, TheHostEndOfAnAdminDownPortIsNoFailure) {
+    const auto name = linkOfGpu("z1-r001-h0-gpu0");
+    const auto l = layout_->linkByName(name);
+    ASSERT_NE(l, kNoIndex);
+    // Which RTSW port is that NIC's cable on?
+    const auto& link = layout_->links()[l];
+    const auto p = link.aPort != kNoIndex ? link.aPort : link.bPort;
+    ASSERT_NE(p, kNoIndex);
+    const int portNo = static_cast<int>(layout_->ports()[p].number);
+    std::vector<SnmpIf> box = {{portNo, "swp" + std::to_string(portNo), "", 1, 1}};
+    walk(box);
+    ingest(ibPage(4, 0), {.host = "z1-r001-h0", .origin = "scrape node z1-r001-h0"});
+    box[0].admin = 2;
+    box[0].oper = 2;
+    for (int i = 0; i < 3; ++i) {
+        walk(box);
+        ingest(ibPage(1, 0), {.host = "z1-r001-h0", .origin = "scrape node z1-r001-h0"});
+        hub_->tick();
+    }
+    EXPECT_TRUE(eventsOf("link_down").empty())
+        << eventsOf("link_down").size() << " link_down: " << eventsOf("link_down")[0].message;
+    EXPECT_EQ(health(l), kLinkDrained);
+    // no shutdown, both ends back: nothing was open, nothing to close.
+    box[0].admin = 1;
+    box[0].oper = 1;
+    walk(box);
+    ingest(ibPage(4, 0), {.host = "z1-r001-h0", .origin = "scrape node z1-r001-h0"});
+    EXPECT_TRUE(events_.empty()) << events_[0].kind << " " << events_[0].message;
+    EXPECT_EQ(health(l), kLinkUp);
+}
+
+// A link that flaps (up/down every couple of seconds: a dirty optic) is held down: one
+// link_down and one link_flapping for the episode, however many flaps, not an event per flap;
+// both close once the link has stayed up through the flapping hold-down.
+TEST_F(ExporterScenarios, AFlappingLinkIsHeldDownNotAnEventPerFlap) {
+    auto box = rtswBox();
+    walk(box);
+    walk(box);
+    const auto l2 = linkAt("z1-r001-rtsw", 2);
+    for (int flap = 0; flap < 10; ++flap) {
+        box[1].oper = 2;
+        walk(box);
+        box[1].oper = 1;
+        walk(box);
+    }
+    const auto downs = eventsOf("link_down");
+    std::size_t opens = 0;
+    for (const auto& e : downs) opens += e.open() ? 1 : 0;
+    EXPECT_LE(opens, 2u) << opens << " link_down events opened for 10 flaps";
+    EXPECT_EQ(eventsOf("link_flapping").size(), 1u);
+    // While it flaps the link is not shown up between flaps.
+    EXPECT_NE(health(l2), kLinkUp);
+    // Quiet (up) past the hold-down: everything closes.
+    for (int i = 0; i < 40; ++i) walk(box);
+    EXPECT_TRUE(hub_->openEvents().empty()) << hub_->openEvents()[0].kind;
+    EXPECT_EQ(health(l2), kLinkUp);
+}
+
+// The host end flaps (node_exporter: state_id DOWN/ACTIVE, link_downed_total rising at each
+// down): held down the same way. A single bounce is one link_down that closes on its up.
+TEST_F(ExporterScenarios, AFlappingHostNicIsHeldDownAndASingleBounceIsNot) {
+    const auto name = linkOfGpu("z1-r001-h0-gpu0");
+    const auto l = layout_->linkByName(name);
+    ASSERT_NE(l, kNoIndex);
+    const IngestIdentity node{.host = "z1-r001-h0", .origin = "scrape node z1-r001-h0"};
+    auto scrape = [&](int state, int downed) {
+        ingest(ibPage(state, downed), node);
+        hub_->tick();
+    };
+    scrape(4, 3);
+    scrape(4, 3);
+    // One bounce, seen down in the page whose link_downed rose: link_down closes on the up.
+    scrape(1, 4);
+    scrape(4, 4);
+    EXPECT_TRUE(openOf("link_down").empty());
+    ASSERT_EQ(eventsOf("link_down").size(), 2u);  // its open and its close
+    for (int i = 0; i < 35; ++i) scrape(4, 4);
+    EXPECT_TRUE(hub_->openEvents().empty());
+    const auto before = eventsOf("link_down").size();
+
+    int downed = 4;
+    for (int flap = 0; flap < 10; ++flap) {
+        scrape(1, ++downed);
+        scrape(4, downed);
+    }
+    std::size_t opens = 0;
+    const auto downs = eventsOf("link_down");
+    for (std::size_t i = before; i < downs.size(); ++i) opens += downs[i].open() ? 1 : 0;
+    EXPECT_LE(opens, 2u) << opens << " link_down events opened for 10 flaps";
+    EXPECT_NE(health(l), kLinkUp);
+    for (int i = 0; i < 40; ++i) scrape(4, downed);
+    EXPECT_TRUE(hub_->openEvents().empty()) << hub_->openEvents()[0].kind;
+}
 
 // A port-channel (bond) whose member goes down while the bundle stays up: the member's cable is
 // a failed link (link_down on that member's link only); the bundle, no front-panel port, opens
