@@ -125,10 +125,7 @@ struct FabricState {
                 if (!moves && !switchChanges.empty()) {
                     {
                         std::unique_lock write(routerLock);
-                        if (router)
-                            router->setSwitchesUp(switchChanges);
-                        else
-                            summary->setSwitchesUp(switchChanges);
+                        setLiveStates(router.get(), summary.get(), {}, switchChanges);
                     }
                     if (!undo.empty() && undo.back().version == version) {
                         auto& kept = undo.back().switchesBefore;
@@ -146,14 +143,7 @@ struct FabricState {
                     for (auto [sw, up] : switchChanges) u.switchesBefore.emplace_back(sw, !up);
                     {
                         std::unique_lock write(routerLock);
-                        // Cables first, then their switches: one version, whichever order.
-                        if (router) {
-                            if (!changes.empty()) router->setLinkStates(changes);
-                            if (!switchChanges.empty()) router->setSwitchesUp(switchChanges);
-                        } else {
-                            if (!changes.empty()) summary->setLinkStates(changes);
-                            if (!switchChanges.empty()) summary->setSwitchesUp(switchChanges);
-                        }
+                        setLiveStates(router.get(), summary.get(), changes, switchChanges);
                     }
                     u.version = ++version;
                     undo.push_back(std::move(u));

@@ -83,15 +83,7 @@ std::optional<std::vector<std::int32_t>> JobsRouting::sync(
         std::sort(changed.begin(), changed.end());
         changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
     }
-    if (!effective.empty() || !switches.empty()) {
-        if (router_) {
-            if (!effective.empty()) router_->setLinkStates(effective);
-            if (!switches.empty()) router_->setSwitchesUp(switches);
-        } else {
-            if (!effective.empty()) summary_->setLinkStates(effective);
-            if (!switches.empty()) summary_->setSwitchesUp(switches);
-        }
-    }
+    setLiveStates(router_.get(), summary_.get(), effective, switches);
     if (rebuilt) return std::nullopt;
     return changed;
 }

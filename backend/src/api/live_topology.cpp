@@ -11,4 +11,16 @@ Result<fabric::Topology> buildLiveTopology(const inventory::Inventory& inv) {
     return topo;
 }
 
+void setLiveStates(fabric::Router* router, fabric::SummaryRouter* summary,
+                   std::span<const std::pair<std::int32_t, fabric::LinkState>> links,
+                   std::span<const std::pair<std::int32_t, bool>> switches) {
+    if (router) {
+        if (!links.empty()) router->setLinkStates(links);
+        if (!switches.empty()) router->setSwitchesUp(switches);
+    } else {
+        if (!links.empty()) summary->setLinkStates(links);
+        if (!switches.empty()) summary->setSwitchesUp(switches);
+    }
+}
+
 }  // namespace loom::backend
