@@ -41,4 +41,18 @@ inline constexpr testbed::RoceShape kFourZonesFourRacks{.zones = 4,
                                                         .atsws = 4,
                                                         .ctswUplinks = 3};
 
+// `zones` zones of `racksPerZone` racks (2 hosts, 2 rails), 2 CTSWs per zone with 2 uplinks each
+// to 2 ATSWs: the smallest three-tier Clos, as the topology tests build it (topology_test: 2 x 2,
+// 32 links; topology_share_test: 3 x 4).
+constexpr testbed::RoceShape twoCtswClos(int zones, int racksPerZone) {
+    return {.zones = zones,
+            .racksPerZone = racksPerZone,
+            .hostsPerRack = 2,
+            .nicsPerHost = 2,
+            .ctswPerZone = 2,
+            .linksPerCtsw = 1,
+            .atsws = 2,
+            .ctswUplinks = 2};
+}
+
 }  // namespace loom::fabric::fixtures

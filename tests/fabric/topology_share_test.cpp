@@ -9,20 +9,12 @@
 #include "loom/fabric/summary_router.hpp"
 #include "loom/fabric/testbed.hpp"
 #include "loom/fabric/topology.hpp"
+#include "roce_shapes.hpp"
 
 namespace loom::fabric {
 namespace {
 
-testbed::RoceShape shape() {
-    return {.zones = 3,
-            .racksPerZone = 4,
-            .hostsPerRack = 2,
-            .nicsPerHost = 2,
-            .ctswPerZone = 2,
-            .linksPerCtsw = 1,
-            .atsws = 2,
-            .ctswUplinks = 2};
-}
+constexpr auto kShape = fixtures::twoCtswClos(3, 4);
 
 Topology live(const inventory::Inventory& inv) {
     auto t = buildTopology(inv, {.plannedIsUp = true, .storedLinkStates = true});
@@ -49,7 +41,7 @@ void expectShared(const Topology& a, const Topology& b, bool shared) {
 }
 
 TEST(TopologyShare, ACopySharesTheArraysAndAMoveLeavesNothingBehind) {
-    auto t = live(testbed::makeRoce(shape()));
+    auto t = live(testbed::makeRoce(kShape));
     Topology copy = t;
     expectShared(t, copy, true);
     EXPECT_FALSE(t.linkState.data() == copy.linkState.data());  // states are each one's own
@@ -61,7 +53,7 @@ TEST(TopologyShare, ACopySharesTheArraysAndAMoveLeavesNothingBehind) {
 }
 
 TEST(TopologyShare, TwoBuildsOfOneStructureShareAndRouteTheirOwnStates) {
-    const auto inv = testbed::makeRoce(shape());
+    const auto inv = testbed::makeRoce(kShape);
     TopologyArrays arrays;
     auto a = live(inv);
     auto b = live(inv);
@@ -101,7 +93,7 @@ TEST(TopologyShare, TwoBuildsOfOneStructureShareAndRouteTheirOwnStates) {
 }
 
 TEST(TopologyShare, ADifferentStructureKeepsItsOwnArrays) {
-    auto inv = testbed::makeRoce(shape());
+    auto inv = testbed::makeRoce(kShape);
     TopologyArrays arrays;
     auto a = live(inv);
     arrays.share(a);
@@ -131,7 +123,7 @@ TEST(TopologyShare, ADifferentStructureKeepsItsOwnArrays) {
 }
 
 TEST(TopologyShare, TheRegistryKeepsNoArrayAlive) {
-    const auto inv = testbed::makeRoce(shape());
+    const auto inv = testbed::makeRoce(kShape);
     TopologyArrays arrays;
     std::weak_ptr<const std::vector<std::string>> names;
     {

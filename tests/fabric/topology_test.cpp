@@ -4,23 +4,15 @@
 #include <gtest/gtest.h>
 
 #include "loom/fabric/testbed.hpp"
+#include "roce_shapes.hpp"
 
 namespace loom::fabric {
 namespace {
 
-testbed::RoceShape small() {
-    return {.zones = 2,
-            .racksPerZone = 2,
-            .hostsPerRack = 2,
-            .nicsPerHost = 2,
-            .ctswPerZone = 2,
-            .linksPerCtsw = 1,
-            .atsws = 2,
-            .ctswUplinks = 2};
-}
+constexpr auto kSmall = fixtures::twoCtswClos(2, 2);
 
 TEST(FabricTopology, CompactGraphOfASmallClos) {
-    auto topo = buildTopology(testbed::makeRoce(small()));
+    auto topo = buildTopology(testbed::makeRoce(kSmall));
     ASSERT_TRUE(topo.has_value()) << topo.error().toString();
     const auto& t = *topo;
     EXPECT_EQ(t.tierSwitches[1].size(), 4u);
@@ -46,7 +38,7 @@ TEST(FabricTopology, CompactGraphOfASmallClos) {
 }
 
 TEST(FabricTopology, PlannedCountsAsUpOnlyWhenAsked) {
-    auto inv = testbed::makeRoce(small());
+    auto inv = testbed::makeRoce(kSmall);
     inv.links[3].state = "drained";
     inv.links[4].state = "active";
     auto live = buildTopology(inv, {.plannedIsUp = false});
@@ -59,7 +51,7 @@ TEST(FabricTopology, PlannedCountsAsUpOnlyWhenAsked) {
 }
 
 TEST(FabricTopology, BadCablingIsAnErrorNamingTheLink) {
-    auto inv = testbed::makeRoce(small());
+    auto inv = testbed::makeRoce(kSmall);
     inv.links[5].bPort = "z1-r001-rtsw/p999";
     auto r = buildTopology(inv);
     ASSERT_FALSE(r.has_value());
@@ -67,13 +59,13 @@ TEST(FabricTopology, BadCablingIsAnErrorNamingTheLink) {
     EXPECT_EQ(r.error().path, "links[5].bPort");
     EXPECT_NE(r.error().message.find("p999"), std::string::npos);
 
-    inv = testbed::makeRoce(small());
+    inv = testbed::makeRoce(kSmall);
     inv.links[6].bPort = inv.links[5].bPort;  // two cables on one port
     r = buildTopology(inv);
     ASSERT_FALSE(r.has_value());
     EXPECT_EQ(r.error().path, "links[6]");
 
-    inv = testbed::makeRoce(small());
+    inv = testbed::makeRoce(kSmall);
     // Find an RTSW uplink and point it at another RTSW: a link inside one tier.
     for (std::size_t i = 0; i < inv.links.size(); ++i)
         if (inv.links[i].bPort.find("ctsw") != std::string::npos) {
@@ -89,7 +81,7 @@ TEST(FabricTopology, BadCablingIsAnErrorNamingTheLink) {
 // The name tables of buildTopology (open addressing since issue 37): a second switch or NIC of
 // one name is an error naming it; a port name given twice keeps its first port.
 TEST(FabricTopology, DuplicateNamesAreErrorsNamingTheEntity) {
-    auto inv = testbed::makeRoce(small());
+    auto inv = testbed::makeRoce(kSmall);
     std::size_t rtsw = 0, ctsw = 0;
     for (std::size_t i = 0; i < inv.switches.size(); ++i) {
         if (inv.switches[i].name == "z1-r002-rtsw") rtsw = i;
@@ -102,7 +94,7 @@ TEST(FabricTopology, DuplicateNamesAreErrorsNamingTheEntity) {
     EXPECT_NE(r.error().message.find("duplicate switch name z1-r002-rtsw"), std::string::npos)
         << r.error().message;
 
-    inv = testbed::makeRoce(small());
+    inv = testbed::makeRoce(kSmall);
     std::size_t first = inv.nics.size(), second = 0;
     for (std::size_t i = 0; i < inv.nics.size(); ++i)
         if (inv.nics[i].network == inventory::Network::Backend) {
@@ -118,14 +110,14 @@ TEST(FabricTopology, DuplicateNamesAreErrorsNamingTheEntity) {
     EXPECT_NE(r.error().message.find("duplicate NIC name"), std::string::npos);
 
     // A port listed twice: the first entry's device and index stand, so the graph is the same.
-    inv = testbed::makeRoce(small());
+    inv = testbed::makeRoce(kSmall);
     auto extra = inv.ports[0];
     extra.device = "z2-r002-rtsw";
     extra.index = 99;
     inv.ports.push_back(extra);
     auto t = buildTopology(inv);
     ASSERT_TRUE(t.has_value()) << t.error().toString();
-    auto same = buildTopology(testbed::makeRoce(small()));
+    auto same = buildTopology(testbed::makeRoce(kSmall));
     EXPECT_EQ(t->linkA, same->linkA);
     EXPECT_EQ(t->linkAPort, same->linkAPort);
     EXPECT_EQ(t->linkB, same->linkB);
