@@ -19,7 +19,9 @@ constexpr IngestIdentity kScrape{.origin = "scrape dcgm z1-r002-h0"};
 
 class EventEvidence : public HubFixture {
 protected:
-    void SetUp() override { makeHub({.zones = 1, .racksPerZone = 2, .ctswPerZone = 2}); }
+    void SetUp() override { makeHub(kShape); }
+    static constexpr loom::testing::SyntheticShape kShape{
+        .zones = 1, .racksPerZone = 2, .ctswPerZone = 2};
 
     static std::string xid(std::string_view host, int g, int code) {
         return "DCGM_FI_DEV_XID_ERRORS{gpu=\"" + std::to_string(g) + "\",Hostname=\"" +
@@ -49,6 +51,42 @@ protected:
         const auto slash = name.rfind('/');
         return "loom_port_oper_status{switch=\"" + name.substr(0, slash) + "\",port=\"" +
                name.substr(slash + 1) + "\"} " + std::to_string(up) + "\n";
+    }
+    // As the database holds them open after a loomd was killed: a pushed XID 79 of
+    // z1-r002-h0-gpu3 (row 7) and the link_down its NIC pushed on link() (row 8).
+    FailureEvent storedXid() const {
+        FailureEvent x;
+        x.id = 7;
+        x.kind = "gpu_xid";
+        x.severity = Severity::Critical;
+        x.location = "z1-r002-h0-gpu3";
+        x.origin = "push";
+        x.openedAtMs = kT0 - 60'000;
+        return x;
+    }
+    FailureEvent storedLinkDown() const {
+        FailureEvent down = storedXid();
+        down.id = 8;
+        down.kind = "link_down";
+        down.location = layout_->links()[link()].name;
+        down.downEnds = {"nic"};
+        return down;
+    }
+    // The hub's layout with link() planned, not in service; returns that inventory for
+    // putLinkInService.
+    inventory::Inventory planLink() {
+        auto planned = inv_;
+        const auto name = layout_->links()[link()].name;
+        for (auto& k : planned.links)
+            if (k.name == name) k.state = "planned";
+        hub_->setLayout(std::make_shared<const HallLayout>(HallLayout::build(planned)));
+        return planned;
+    }
+    // link() goes into service: the planned layout with the stored states.
+    void putLinkInService(const inventory::Inventory& planned) {
+        auto active = HallLayout::build(planned).withStates(inv_);
+        ASSERT_TRUE(active);
+        hub_->setLayout(std::make_shared<const HallLayout>(std::move(*active)));
     }
 };
 
@@ -126,21 +164,11 @@ TEST_F(EventEvidence, ALinkDownRecordsItsEndsAndCloseWhenEveryEndIsUp) {
 TEST_F(EventEvidence, RestoredEventsKeepTheirEvidence) {
     const auto l = link();
     const auto g = layout_->gpuByName("z1-r002-h0-gpu3");
-    FailureEvent x;
-    x.id = 7;
-    x.kind = "gpu_xid";
-    x.severity = Severity::Critical;
-    x.location = "z1-r002-h0-gpu3";
-    x.origin = "push";
-    x.openedAtMs = kT0 - 60'000;
-    FailureEvent down = x;
-    down.id = 8;
-    down.kind = "link_down";
-    down.location = layout_->links()[l].name;
-    down.downEnds = {"nic"};
+    const auto x = storedXid();
+    const auto down = storedLinkDown();
     for (bool simulate : {true, false}) {
         SCOPED_TRACE(simulate ? "with the simulator" : "without the simulator");
-        makeHub({.zones = 1, .racksPerZone = 2, .ctswPerZone = 2});
+        makeHub(kShape);
         events_.clear();
         EXPECT_EQ(hub_->restoreOpenEvents({x, down}), 2u);
         EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);
@@ -174,19 +202,9 @@ TEST_F(EventEvidence, RestoredEventsKeepTheirEvidence) {
 TEST_F(EventEvidence, AnEventClosedByAnotherLoomdIsForgottenByItsRow) {
     const auto l = link();
     const auto g = layout_->gpuByName("z1-r002-h0-gpu3");
-    FailureEvent x;
-    x.id = 7;
-    x.kind = "gpu_xid";
-    x.severity = Severity::Critical;
-    x.location = "z1-r002-h0-gpu3";
-    x.origin = "push";
-    x.openedAtMs = kT0 - 60'000;
+    auto x = storedXid();
     x.key = "other-loomd:1";
-    FailureEvent down = x;
-    down.id = 8;
-    down.kind = "link_down";
-    down.location = layout_->links()[l].name;
-    down.downEnds = {"nic"};
+    auto down = storedLinkDown();
     down.key = "other-loomd:2";
     ASSERT_EQ(hub_->restoreOpenEvents({x, down}), 2u);
     ASSERT_EQ(hub_->packed(Topic::LinkHealth)[l], kLinkDown);
@@ -241,17 +259,11 @@ TEST_F(EventEvidence, AnEventClosedByAnotherLoomdIsForgottenByItsRow) {
 // a scrape said; that source's "up" does.
 TEST_F(EventEvidence, ALinkIntoServiceOpensWithTheOriginOfTheReportThatItWasDown) {
     const auto l = link();
-    const auto name = layout_->links()[l].name;
-    auto planned = inv_;
-    for (auto& k : planned.links)
-        if (k.name == name) k.state = "planned";
-    hub_->setLayout(std::make_shared<const HallLayout>(HallLayout::build(planned)));
+    const auto planned = planLink();
     ingest(nicState(1), {.host = "z1-r002-h0"});
     ingest(portUp(0), {.origin = "scrape snmp z1-r002-rtsw"});
     EXPECT_TRUE(events_.empty()) << "a planned link being down is not a failure";
-    auto active = HallLayout::build(planned).withStates(inv_);
-    ASSERT_TRUE(active);
-    hub_->setLayout(std::make_shared<const HallLayout>(std::move(*active)));
+    ASSERT_NO_FATAL_FAILURE(putLinkInService(planned));
     ASSERT_EQ(events_.size(), 1u);
     EXPECT_EQ(events_[0].kind, "link_down");
     EXPECT_EQ(events_[0].origin, "scrape snmp z1-r002-rtsw") << "the first end that opened it";
@@ -272,16 +284,9 @@ TEST_F(EventEvidence, ALinkIntoServiceOpensWithTheOriginOfTheReportThatItWasDown
 
 // A NIC alone: the push that said it was down is the event's origin.
 TEST_F(EventEvidence, ANicReportedDownBeforeServiceKeepsItsReporter) {
-    const auto l = link();
-    const auto name = layout_->links()[l].name;
-    auto planned = inv_;
-    for (auto& k : planned.links)
-        if (k.name == name) k.state = "planned";
-    hub_->setLayout(std::make_shared<const HallLayout>(HallLayout::build(planned)));
+    const auto planned = planLink();
     ingest(nicState(1), {.host = "z1-r002-h0"});
-    auto active = HallLayout::build(planned).withStates(inv_);
-    ASSERT_TRUE(active);
-    hub_->setLayout(std::make_shared<const HallLayout>(std::move(*active)));
+    ASSERT_NO_FATAL_FAILURE(putLinkInService(planned));
     ASSERT_EQ(events_.size(), 1u);
     EXPECT_EQ(events_[0].origin, "push");
     EXPECT_EQ(events_[0].downEnds, std::vector<std::string>{"nic"});
@@ -311,18 +316,8 @@ TEST_F(EventEvidence, ARestoreReachesTheViewsThatMirrorTheOpenEvents) {
         told += restored.size();
         for (const auto& e : restored) take(e);
     });
-    FailureEvent x;
-    x.id = 7;
-    x.kind = "gpu_xid";
-    x.severity = Severity::Critical;
-    x.location = "z1-r002-h0-gpu3";
-    x.origin = "push";
-    x.openedAtMs = kT0 - 60'000;
-    FailureEvent down = x;
-    down.id = 8;
-    down.kind = "link_down";
-    down.location = layout_->links()[link()].name;
-    down.downEnds = {"nic"};
+    const auto x = storedXid();
+    const auto down = storedLinkDown();
     FailureEvent closed = x;
     closed.id = 6;
     closed.location = "z1-r002-h0-gpu2";
