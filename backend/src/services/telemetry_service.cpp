@@ -25,8 +25,7 @@
 namespace loom::backend {
 using namespace loom::telemetry;  // the hub, layout and events this service runs
 
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 db::EventRecord toRecord(const FailureEvent& e) {
     db::EventRecord r;
@@ -71,26 +70,28 @@ FailureEvent fromRecord(const db::EventRecord& r) {
 nlohmann::json eventJson(const db::EventRecord& e) {
     nlohmann::json labels = nlohmann::json::object();
     for (const auto& [k, v] : e.labels) labels[k] = v;
-    return {{"id", e.id},
-            {"severity", e.severity},
-            {"kind", e.kind},
-            {"location", e.location},
-            {"rack", e.rack},
-            {"zone", e.zone},
-            {"message", e.message},
-            {"openedAt", db::isoTimeMs(e.openedAtMs)},
-            {"closedAt", e.closedAtMs ? nlohmann::json(db::isoTimeMs(e.closedAtMs)) : nlohmann::json()},
-            {"labels", std::move(labels)},
-            {"state", e.open() ? "open" : "closed"},
-            {"acknowledgedBy", e.acknowledgedBy.empty() ? nlohmann::json() : nlohmann::json(e.acknowledgedBy)},
-            {"acknowledgedAt",
-             e.acknowledgedAtMs ? nlohmann::json(db::isoTimeMs(e.acknowledgedAtMs)) : nlohmann::json()},
-            {"ackComment", e.ackComment},
-            {"closedBy", e.closedBy.empty() ? nlohmann::json() : nlohmann::json(e.closedBy)},
-            {"closeReason", e.closeReason},
-            {"source", e.source},
-            {"origin", e.origin},
-            {"downEnds", e.downEnds}};
+    return {
+        {"id", e.id},
+        {"severity", e.severity},
+        {"kind", e.kind},
+        {"location", e.location},
+        {"rack", e.rack},
+        {"zone", e.zone},
+        {"message", e.message},
+        {"openedAt", db::isoTimeMs(e.openedAtMs)},
+        {"closedAt", e.closedAtMs ? nlohmann::json(db::isoTimeMs(e.closedAtMs)) : nlohmann::json()},
+        {"labels", std::move(labels)},
+        {"state", e.open() ? "open" : "closed"},
+        {"acknowledgedBy",
+         e.acknowledgedBy.empty() ? nlohmann::json() : nlohmann::json(e.acknowledgedBy)},
+        {"acknowledgedAt",
+         e.acknowledgedAtMs ? nlohmann::json(db::isoTimeMs(e.acknowledgedAtMs)) : nlohmann::json()},
+        {"ackComment", e.ackComment},
+        {"closedBy", e.closedBy.empty() ? nlohmann::json() : nlohmann::json(e.closedBy)},
+        {"closeReason", e.closeReason},
+        {"source", e.source},
+        {"origin", e.origin},
+        {"downEnds", e.downEnds}};
 }
 
 struct TelemetryService::Impl {
@@ -358,7 +359,8 @@ struct TelemetryService::Impl {
         writeSimulatedJobs({}, {});
     }
 
-    void writeSimulatedJobs(const std::vector<jobs::Job>& list, std::vector<std::uint64_t> serials) {
+    void writeSimulatedJobs(const std::vector<jobs::Job>& list,
+                            std::vector<std::uint64_t> serials) {
         if (!jobConn) {
             auto c = db::Database::fromUrl(services.databaseUrl()).connect();
             if (!c) {
@@ -451,7 +453,8 @@ struct TelemetryService::Impl {
             lk.lock();
             next += period;
             // Behind by more than a period (a long GC-like stall): skip, do not burst.
-            if (next < std::chrono::steady_clock::now()) next = std::chrono::steady_clock::now() + period;
+            if (next < std::chrono::steady_clock::now())
+                next = std::chrono::steady_clock::now() + period;
             waitForTick(lk, next);
         }
     }
@@ -568,7 +571,7 @@ struct TelemetryService::Impl {
         for (auto& it : run) recs.push_back(toRecord(std::get<FailureEvent>(it)));
         // Both statements are idempotent (event keys, closes of open rows only), so a run whose
         // answer was lost is simply written again.
-        std::vector<std::int64_t> stored;  // ids written, in run order
+        std::vector<std::int64_t> stored;   // ids written, in run order
         std::vector<std::size_t> storedAt;  // their index in recs
         if (first.open()) {
             auto ids = db::insertEvents(*conn, recs);
@@ -592,7 +595,8 @@ struct TelemetryService::Impl {
             std::vector<db::EventClose> closes;
             for (const auto& r : recs) {
                 db::EventClose c{r.kind, r.location, r.closedAtMs, r.id, r.key, r.closeReason};
-                if (auto it = openIds.find(r.key); !r.key.empty() && it != openIds.end()) c.id = it->second;
+                if (auto it = openIds.find(r.key); !r.key.empty() && it != openIds.end())
+                    c.id = it->second;
                 closes.push_back(std::move(c));
             }
             auto ids = db::closeEvents(*conn, closes);
@@ -709,22 +713,23 @@ TelemetryService::TelemetryService(Services& services, TelemetryServiceOptions o
             fenced = impl->fencedRollups;
             queued = impl->queue.size();
         }
-        out += "# HELP loom_event_writer_written_total Events stored in PostgreSQL.\n"
-               "# TYPE loom_event_writer_written_total counter\nloom_event_writer_written_total " +
-               std::to_string(written) +
-               "\n# HELP loom_event_writer_dropped_total Events dropped: writer queue full.\n"
-               "# TYPE loom_event_writer_dropped_total counter\nloom_event_writer_dropped_total " +
-               std::to_string(dropped) +
-               "\n# HELP loom_event_writer_errors_total Failed event or rollup writes.\n"
-               "# TYPE loom_event_writer_errors_total counter\nloom_event_writer_errors_total " +
-               std::to_string(errors) +
-               "\n# HELP loom_rollups_fenced_total Rollup minutes refused because this loomd's leader "
-               "term was over when they were written (a stalled leader that resumed).\n"
-               "# TYPE loom_rollups_fenced_total counter\nloom_rollups_fenced_total " +
-               std::to_string(fenced) +
-               "\n# HELP loom_event_writer_queue Events and rollups waiting to be written.\n"
-               "# TYPE loom_event_writer_queue gauge\nloom_event_writer_queue " +
-               std::to_string(queued) + "\n";
+        out +=
+            "# HELP loom_event_writer_written_total Events stored in PostgreSQL.\n"
+            "# TYPE loom_event_writer_written_total counter\nloom_event_writer_written_total " +
+            std::to_string(written) +
+            "\n# HELP loom_event_writer_dropped_total Events dropped: writer queue full.\n"
+            "# TYPE loom_event_writer_dropped_total counter\nloom_event_writer_dropped_total " +
+            std::to_string(dropped) +
+            "\n# HELP loom_event_writer_errors_total Failed event or rollup writes.\n"
+            "# TYPE loom_event_writer_errors_total counter\nloom_event_writer_errors_total " +
+            std::to_string(errors) +
+            "\n# HELP loom_rollups_fenced_total Rollup minutes refused because this loomd's leader "
+            "term was over when they were written (a stalled leader that resumed).\n"
+            "# TYPE loom_rollups_fenced_total counter\nloom_rollups_fenced_total " +
+            std::to_string(fenced) +
+            "\n# HELP loom_event_writer_queue Events and rollups waiting to be written.\n"
+            "# TYPE loom_event_writer_queue gauge\nloom_event_writer_queue " +
+            std::to_string(queued) + "\n";
     });
 }
 
