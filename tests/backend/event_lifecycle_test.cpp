@@ -3,10 +3,7 @@
 // updated event), a hand-closed event does not reopen while its condition persists, flapping
 // closes after its hold-down, rack transitions land in the event history, an open XID survives
 // a restart as a failed GPU, and a PostgreSQL outage loses and merges no event.
-#include "server_fixture.hpp"
-
-#include "loom/db/notify.hpp"
-#include "loom/db/provisioning_repo.hpp"
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -15,7 +12,9 @@
 #include <optional>
 #include <set>
 
-#include <unistd.h>
+#include "loom/db/notify.hpp"
+#include "loom/db/provisioning_repo.hpp"
+#include "server_fixture.hpp"
 
 namespace loom::backend::testing {
 namespace {
@@ -47,7 +46,8 @@ protected:
         ASSERT_TRUE(readUntil(c, [](const json& m) { return m.value("type", "") == "pong"; }));
     }
 
-    static bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds limit = 15s) {
+    static bool eventually(const std::function<bool()>& cond,
+                           std::chrono::milliseconds limit = 15s) {
         return loom::testing::eventually(cond, limit);
     }
 
@@ -66,8 +66,9 @@ protected:
 
     HttpResult post(std::uint16_t port, const std::string& target, const std::string& body = "",
                     const std::string& role = "operator") {
-        return request(port, "POST", target, tokens_[role], body,
-                       {{"Content-Type", target == "/api/v1/telemetry" ? "text/plain" : "application/json"}});
+        return request(
+            port, "POST", target, tokens_[role], body,
+            {{"Content-Type", target == "/api/v1/telemetry" ? "text/plain" : "application/json"}});
     }
     json events(std::uint16_t port, const std::string& query) {
         auto r = request(port, "GET", "/api/v1/events?" + query, tokens_["viewer"]);
@@ -83,7 +84,8 @@ protected:
             if (names[i] == name) return i;
         return names.size();
     }
-    static std::optional<int> snapshotValue(const json& m, const std::string& topic, std::size_t i) {
+    static std::optional<int> snapshotValue(const json& m, const std::string& topic,
+                                            std::size_t i) {
         if (m.value("type", "") != "snapshot" || m.value("topic", "") != topic) return std::nullopt;
         auto bytes = decodeBase64(m.value("data", ""));
         return i < bytes.size() ? std::optional<int>(bytes[i]) : std::nullopt;
@@ -114,7 +116,8 @@ TEST_F(EventLifecycle, AckAndCloseByHandOverRestAndStream) {
 
     ASSERT_LT(post(port, "/api/v1/telemetry", xid("z1-r001-h0", 2, 79)).status, 300);
     auto opened = readUntil(c, [](const json& m) {
-        return m.value("type", "") == "event" && m["event"].value("location", "") == "z1-r001-h0-gpu2";
+        return m.value("type", "") == "event" &&
+               m["event"].value("location", "") == "z1-r001-h0-gpu2";
     });
     ASSERT_TRUE(opened) << "no event message for the XID";
     const json& e0 = (*opened)["event"];
@@ -200,7 +203,8 @@ TEST_F(EventLifecycle, AckAndCloseByHandOverRestAndStream) {
     auto badSource = request(port, "GET", "/api/v1/events?source=bogus", tokens_["viewer"]);
     EXPECT_EQ(badSource.status, 400);
     EXPECT_EQ(badSource.j()["error"].value("path", ""), "source") << badSource.body;
-    EXPECT_NE(badSource.body.find("jobs"), std::string::npos) << "every source is named: " << badSource.body;
+    EXPECT_NE(badSource.body.find("jobs"), std::string::npos)
+        << "every source is named: " << badSource.body;
 }
 
 // Two loomds on one database, wired through NOTIFY as `loomd serve` wires them: an ack and a
@@ -212,7 +216,8 @@ TEST_F(EventLifecycle, AckAndCloseReachTheOtherLoomd) {
     auto& nb = linkPeers(b, "loom_stream_test");
     ASSERT_TRUE(eventually([&] { return na.connected() && nb.connected(); }));
     ASSERT_LT(post(a.port(), "/api/v1/telemetry", xid("z1-r002-h0", 1, 48)).status, 300);
-    ASSERT_TRUE(eventually([&] { return events(a.port(), "location=z1-r002-h0-gpu1").size() == 1; }));
+    ASSERT_TRUE(
+        eventually([&] { return events(a.port(), "location=z1-r002-h0-gpu1").size() == 1; }));
     const auto id = events(a.port(), "location=z1-r002-h0-gpu1")[0].value("id", std::int64_t{0});
     WsClient c;
     c.open(b.port(), tokens_["viewer"]);
@@ -228,7 +233,8 @@ TEST_F(EventLifecycle, AckAndCloseReachTheOtherLoomd) {
     });
     EXPECT_TRUE(closed) << "the close on one loomd never reached the other's stream";
     // The other loomd lists it the same way (one database).
-    EXPECT_EQ(events(b.port(), "location=z1-r002-h0-gpu1")[0].value("closedBy", ""), "operator-token");
+    EXPECT_EQ(events(b.port(), "location=z1-r002-h0-gpu1")[0].value("closedBy", ""),
+              "operator-token");
 }
 
 // The console's GPU and link sparklines: GET /api/v1/telemetry/rollups?scope=gpu|link serves the
@@ -250,7 +256,8 @@ TEST_F(EventLifecycle, GpuAndLinkHistoryFromTheRollupsApi) {
     ASSERT_LT(post(port, "/api/v1/telemetry",
                    "DCGM_FI_DEV_GPU_UTIL{gpu=\"3\",Hostname=\"z1-r002-h1\"} 77\n"
                    "DCGM_FI_DEV_POWER_USAGE{gpu=\"3\",Hostname=\"z1-r002-h1\"} 612\n"
-                   "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"" + portName + "\"} 2\n")
+                   "loom_port_oper_status{switch=\"z1-r002-rtsw\",port=\"" +
+                       portName + "\"} 2\n")
                   .status,
               300);
     auto get = [&](const std::string& q) {
@@ -292,7 +299,8 @@ TEST_F(EventLifecycle, GpuAndLinkHistoryFromTheRollupsApi) {
 }
 
 TEST_F(EventLifecycle, FlappingClosesAfterTheHoldDown) {
-    ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));  // cables follow (live sync)
+    ASSERT_TRUE(
+        connect().exec("UPDATE racks SET state = 'in_service'"));  // cables follow (live sync)
     telemetryOptions_.hub.detection.flapTransitions = 3;
     telemetryOptions_.hub.detection.flapWindowSeconds = 60;
     telemetryOptions_.hub.detection.flapQuietIntervals = 2;
@@ -316,12 +324,14 @@ TEST_F(EventLifecycle, FlappingClosesAfterTheHoldDown) {
                         std::to_string(v) + "\n");
     };
     for (int v : {1, 0, 1, 0, 1}) ASSERT_LT(oper(v).status, 300);
-    ASSERT_TRUE(eventually([&] { return events(port, "kind=link_flapping&state=open").size() == 1; }))
-        << events(port, "kind=link_flapping").dump();
+    ASSERT_TRUE(eventually([&] {
+        return events(port, "kind=link_flapping&state=open").size() == 1;
+    })) << events(port, "kind=link_flapping").dump();
     const auto openedAt = std::chrono::steady_clock::now();
     // Quiet (the link stays up): closed after 2 x 1 s, long before the 60 s window.
-    ASSERT_TRUE(eventually([&] { return events(port, "kind=link_flapping&state=closed").size() == 1; }))
-        << events(port, "kind=link_flapping").dump();
+    ASSERT_TRUE(eventually([&] {
+        return events(port, "kind=link_flapping&state=closed").size() == 1;
+    })) << events(port, "kind=link_flapping").dump();
     EXPECT_GE(std::chrono::steady_clock::now() - openedAt, 1500ms);
     auto ev = events(port, "kind=link_flapping")[0];
     EXPECT_TRUE(ev["closedBy"].is_null());  // closed by the rules
@@ -351,7 +361,8 @@ TEST_F(EventLifecycle, RackTransitionsAreEventsInTheSameHistory) {
     EXPECT_EQ(e.value("message", ""), "z1-r003: planned -> delivered (arrived on the dock)");
     // Exactly one event per audit row of the rack.
     auto audit = connect().queryValue(
-        "SELECT count(*) FROM provisioning_audit WHERE entity_kind = 'rack' AND entity = 'z1-r003'");
+        "SELECT count(*) FROM provisioning_audit WHERE entity_kind = 'rack' AND entity = "
+        "'z1-r003'");
     ASSERT_TRUE(audit);
     EXPECT_EQ(std::to_string(items.size()), audit->value());
     // The history lists it with the failure events, newest first.
@@ -380,7 +391,8 @@ TEST_F(EventLifecycle, ThrottledGpuAndItsJobInTheGpuDetail) {
         return out;
     };
     for (int i = 0; i < 3; ++i) ASSERT_EQ(post(port, "/api/v1/telemetry", page(0x44)).status, 200);
-    ASSERT_TRUE(eventually([&] { return events(port, "kind=gpu_throttled&state=open").size() == 1; }));
+    ASSERT_TRUE(
+        eventually([&] { return events(port, "kind=gpu_throttled&state=open").size() == 1; }));
     auto open = events(port, "kind=gpu_throttled");
     ASSERT_EQ(open.size(), 1u) << open.dump();
     EXPECT_EQ(open[0].value("location", ""), "z1-r002-h0-gpu2");
@@ -391,10 +403,12 @@ TEST_F(EventLifecycle, ThrottledGpuAndItsJobInTheGpuDetail) {
     EXPECT_EQ(d.j()["clockEventReasons"]["mask"], 0x44) << d.body;
     EXPECT_EQ(d.j()["clockEventReasons"]["names"], json({"sw_power_cap", "hw_thermal"})) << d.body;
     EXPECT_EQ(d.j()["clockEventReasons"]["throttled"], true) << d.body;
-    auto other = request(port, "GET", "/api/v1/telemetry/gpus/z1-r002-h0-gpu3", tokens_["viewer"]).j();
+    auto other =
+        request(port, "GET", "/api/v1/telemetry/gpus/z1-r002-h0-gpu3", tokens_["viewer"]).j();
     EXPECT_EQ(other["clockEventReasons"]["throttled"], false) << other.dump();
     EXPECT_EQ(other["clockEventReasons"]["names"], json({"sw_power_cap"}));
-    auto never = request(port, "GET", "/api/v1/telemetry/gpus/z1-r002-h0-gpu4", tokens_["viewer"]).j();
+    auto never =
+        request(port, "GET", "/api/v1/telemetry/gpus/z1-r002-h0-gpu4", tokens_["viewer"]).j();
     EXPECT_TRUE(never["clockEventReasons"].is_null() && never["job"].is_null()) << never.dump();
     // The reason clears: the stored event closes.
     // The reason clears and stays clear (samples keep coming, as from an exporter): the stored
@@ -406,7 +420,8 @@ TEST_F(EventLifecycle, ThrottledGpuAndItsJobInTheGpuDetail) {
 }
 
 TEST_F(EventLifecycle, OpenXidSurvivesARestartAsAFailedGpu) {
-    ASSERT_TRUE(connect().exec("UPDATE racks SET state = 'in_service'"));  // cables follow (live sync)
+    ASSERT_TRUE(
+        connect().exec("UPDATE racks SET state = 'in_service'"));  // cables follow (live sync)
     const std::string gpu = "z1-r004-h1-gpu5";
     std::int64_t id = 0;
     std::string link;
@@ -419,12 +434,15 @@ TEST_F(EventLifecycle, OpenXidSurvivesARestartAsAFailedGpu) {
             if (std::string(n).rfind("z1-r004-rtsw/p", 0) == 0) link = n;
         ASSERT_FALSE(link.empty());
         const std::string portName = link.substr(13, link.find("--") - 13);
-        ASSERT_LT(post(s.port(), "/api/v1/telemetry",
-                       "loom_port_oper_status{switch=\"z1-r004-rtsw\",port=\"" + portName + "\"} 0\n")
-                      .status,
-                  300);
-        ASSERT_TRUE(eventually([&] { return events(s.port(), "kind=link_down&state=open").size() == 1; }));
-        ASSERT_TRUE(eventually([&] { return events(s.port(), "location=" + gpu + "&state=open").size() == 1; }));
+        ASSERT_LT(
+            post(s.port(), "/api/v1/telemetry",
+                 "loom_port_oper_status{switch=\"z1-r004-rtsw\",port=\"" + portName + "\"} 0\n")
+                .status,
+            300);
+        ASSERT_TRUE(
+            eventually([&] { return events(s.port(), "kind=link_down&state=open").size() == 1; }));
+        ASSERT_TRUE(eventually(
+            [&] { return events(s.port(), "location=" + gpu + "&state=open").size() == 1; }));
         id = events(s.port(), "location=" + gpu)[0].value("id", std::int64_t{0});
         auto other = request(s.port(), "GET", "/api/v1/gpus/z1-r004-h1-gpu4", tokens_["viewer"]);
         EXPECT_EQ(other.j().value("health", ""), "ok") << other.body;
@@ -451,7 +469,10 @@ TEST_F(EventLifecycle, OpenXidSurvivesARestartAsAFailedGpu) {
     EXPECT_EQ(links.j()["items"][0].value("name", ""), link);
     auto sw = request(port, "GET", "/api/v1/switches/z1-r004-rtsw", tokens_["viewer"]);
     EXPECT_EQ(sw.j().value("health", ""), "degraded") << sw.body;
-    EXPECT_EQ(request(port, "GET", "/api/v1/switches/z1-r001-rtsw", tokens_["viewer"]).j().value("health", ""), "ok");
+    EXPECT_EQ(request(port, "GET", "/api/v1/switches/z1-r001-rtsw", tokens_["viewer"])
+                  .j()
+                  .value("health", ""),
+              "ok");
     // The live view agrees: gpu.health of that GPU is 2 (failed) in the first snapshot.
     auto hall = request(port, "GET", "/api/v1/hall", tokens_["viewer"]).j();
     auto index = indexOf(hall["gpus"], gpu);
@@ -462,12 +483,14 @@ TEST_F(EventLifecycle, OpenXidSurvivesARestartAsAFailedGpu) {
     std::optional<json> snap, linkSnap;
     ASSERT_TRUE(readUntil(c, [&](const json& m) {
         if (m.value("type", "") == "snapshot" && m.value("topic", "") == "gpu.health") snap = m;
-        if (m.value("type", "") == "snapshot" && m.value("topic", "") == "link.health") linkSnap = m;
+        if (m.value("type", "") == "snapshot" && m.value("topic", "") == "link.health")
+            linkSnap = m;
         return snap && linkSnap;
     }));
     EXPECT_EQ(snapshotValue(*snap, "gpu.health", index), std::optional<int>(2));
     // The link is down (2) before any sample about it arrived.
-    EXPECT_EQ(snapshotValue(*linkSnap, "link.health", indexOf(hall["links"], link)), std::optional<int>(2));
+    EXPECT_EQ(snapshotValue(*linkSnap, "link.health", indexOf(hall["links"], link)),
+              std::optional<int>(2));
     // The same XID still reported opens nothing new; recovery closes the stored row.
     ASSERT_LT(post(port, "/api/v1/telemetry", xid("z1-r004-h1", 5, 79)).status, 300);
     ASSERT_LT(post(port, "/api/v1/telemetry", xid("z1-r004-h1", 5, 0)).status, 300);
@@ -477,7 +500,9 @@ TEST_F(EventLifecycle, OpenXidSurvivesARestartAsAFailedGpu) {
     ASSERT_TRUE(closed) << "the restored event was not closed by the recovery";
     auto rows = events(port, "location=" + gpu);
     ASSERT_EQ(rows.size(), 1u) << rows.dump();
-    EXPECT_EQ(request(port, "GET", "/api/v1/gpus/" + gpu, tokens_["viewer"]).j().value("health", ""), "ok");
+    EXPECT_EQ(
+        request(port, "GET", "/api/v1/gpus/" + gpu, tokens_["viewer"]).j().value("health", ""),
+        "ok");
 }
 
 TEST_F(EventLifecycle, PostgresOutageLosesAndMergesNoEvent) {
@@ -490,15 +515,18 @@ TEST_F(EventLifecycle, PostgresOutageLosesAndMergesNoEvent) {
     std::vector<std::pair<std::string, int>> gpus;
     for (int r = 1; r <= 4; ++r)
         for (int h = 0; h < 2; ++h)
-            for (int g = 0; g < 8; ++g) gpus.emplace_back("z1-r00" + std::to_string(r) + "-h" + std::to_string(h), g);
+            for (int g = 0; g < 8; ++g)
+                gpus.emplace_back("z1-r00" + std::to_string(r) + "-h" + std::to_string(h), g);
     std::atomic<int> sent{0};
     std::atomic<bool> failed{false};
     std::thread feeder([&] {
         for (int i = 0; i < kPairs && !failed; ++i) {
             const auto& [host, g] = gpus[i % gpus.size()];
             // The ingest path does not need the database (needsDb = false): 200 all along.
-            auto a = request(port, "POST", "/api/v1/telemetry", op, xid(host, g, 79), {{"Content-Type", "text/plain"}});
-            auto b = request(port, "POST", "/api/v1/telemetry", op, xid(host, g, 0), {{"Content-Type", "text/plain"}});
+            auto a = request(port, "POST", "/api/v1/telemetry", op, xid(host, g, 79),
+                             {{"Content-Type", "text/plain"}});
+            auto b = request(port, "POST", "/api/v1/telemetry", op, xid(host, g, 0),
+                             {{"Content-Type", "text/plain"}});
             if (a.status != 200 || b.status != 200) failed = true;
             ++sent;
             std::this_thread::sleep_for(40ms);  // pacing: ~8 s for the 200 pairs
@@ -512,10 +540,12 @@ TEST_F(EventLifecycle, PostgresOutageLosesAndMergesNoEvent) {
     if (const char* e = std::getenv("LOOM_OUTAGE_SECONDS")) outage = std::max(1, std::atoi(e));
     ASSERT_TRUE(pgCtl("stop"));
     const int atStop = sent;
-    std::this_thread::sleep_for(std::chrono::seconds(outage));  // the outage itself, not an assertion
+    std::this_thread::sleep_for(
+        std::chrono::seconds(outage));  // the outage itself, not an assertion
     const int atStart = sent;
     // Past the token cache's TTL with the database still down: the token's last answer holds.
-    auto late = request(port, "POST", "/api/v1/telemetry", op, "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",Hostname=\"z1-r001-h0\"} 40\n",
+    auto late = request(port, "POST", "/api/v1/telemetry", op,
+                        "DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",Hostname=\"z1-r001-h0\"} 40\n",
                         {{"Content-Type", "text/plain"}});
     EXPECT_EQ(late.status, 200) << late.body;
     ASSERT_TRUE(pgCtl("start"));
@@ -525,31 +555,43 @@ TEST_F(EventLifecycle, PostgresOutageLosesAndMergesNoEvent) {
     EXPECT_GE(atStart - atStop, 50) << "too few pairs arrived during the outage to mean anything";
     // Afterwards: exactly 200 rows, all closed, none merged (each open its own row).
     auto conn = connect();
-    ASSERT_TRUE(eventually([&] {
-        auto n = conn.queryValue("SELECT count(*) FILTER (WHERE closed_at IS NOT NULL) FROM events "
-                                 "WHERE kind = 'gpu_xid'");
-        return n && n->value() == std::to_string(kPairs);
-    }, 60s)) << conn.queryValue("SELECT count(*) || ' rows, ' || count(closed_at) || ' closed' FROM events")->value();
+    ASSERT_TRUE(eventually(
+        [&] {
+            auto n = conn.queryValue(
+                "SELECT count(*) FILTER (WHERE closed_at IS NOT NULL) FROM events "
+                "WHERE kind = 'gpu_xid'");
+            return n && n->value() == std::to_string(kPairs);
+        },
+        60s))
+        << conn.queryValue(
+                   "SELECT count(*) || ' rows, ' || count(closed_at) || ' closed' FROM events")
+               ->value();
     std::cout << "outage " << outage << " s: " << atStart - atStop << " of " << kPairs
               << " XID open/close pairs arrived while PostgreSQL was down; all stored "
-              << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - restarted).count()
+              << std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - restarted)
+                     .count()
               << " ms after it was back\n";
     EXPECT_EQ(conn.queryValue("SELECT count(*) FROM events WHERE kind = 'gpu_xid'")->value(),
               std::to_string(kPairs));
-    EXPECT_EQ(conn.queryValue("SELECT count(DISTINCT event_key) FROM events WHERE kind = 'gpu_xid'")->value(),
+    EXPECT_EQ(conn.queryValue("SELECT count(DISTINCT event_key) FROM events WHERE kind = 'gpu_xid'")
+                  ->value(),
               std::to_string(kPairs));
     // Per GPU: as many rows as pairs sent to it, and no row spans another's open time.
-    EXPECT_EQ(conn.queryValue("SELECT count(*) FROM events a JOIN events b ON a.location = b.location "
-                              "AND a.id < b.id AND a.kind = 'gpu_xid' AND b.kind = 'gpu_xid' "
-                              "AND b.opened_at < a.closed_at")->value(),
-              "0");
+    EXPECT_EQ(
+        conn.queryValue("SELECT count(*) FROM events a JOIN events b ON a.location = b.location "
+                        "AND a.id < b.id AND a.kind = 'gpu_xid' AND b.kind = 'gpu_xid' "
+                        "AND b.opened_at < a.closed_at")
+            ->value(),
+        "0");
     // Nothing dropped (the pool's first request after the restart may be a 503: retried).
     HttpResult metrics;
     ASSERT_TRUE(eventually([&] {
         metrics = request(port, "GET", "/metrics", tokens_["viewer"]);
         return metrics.status == 200;
     })) << metrics.body;
-    EXPECT_NE(metrics.body.find("loom_event_writer_dropped_total 0\n"), std::string::npos) << metrics.body;
+    EXPECT_NE(metrics.body.find("loom_event_writer_dropped_total 0\n"), std::string::npos)
+        << metrics.body;
 }
 
 }  // namespace
