@@ -71,6 +71,8 @@ try {
     const racks = hall.racks.filter((r) => r.gpuCount > 0).map((r) => r.name);
     console.log(`== loomd on ${url}: ${hall.gpus.length} GPUs, ${racks.length} compute racks`);
     const n = a.rollout === 'all' ? racks.length : Number(a.rollout);
+    // With --rollout 0 (a loomd already rolled out, --url): the racks in service as loomd says.
+    const inService = hall.racks.filter((r) => r.gpuCount > 0 && r.state === 'in_service').length;
     if (n > 0) {
         t = Date.now();
         const todo = racks.slice(0, n);
@@ -324,7 +326,7 @@ try {
             const heap = await heapNow();
             const pct = (p) => (ticks.length ? ticks[Math.min(ticks.length - 1, Math.floor(p * ticks.length))] : null);
             console.log(JSON.stringify({ browser: name, run: runNo, version: await browser.version(), spec: path.basename(a.spec),
-                gpus: hall.gpus.length, racksInService: n, navigationToCompleteHallMs: Math.round(first.complete),
+                gpus: hall.gpus.length, racksInService: n || inService, navigationToCompleteHallMs: Math.round(first.complete),
                 navigationToHallRequestMs: first.hallRequestAt === undefined ? null : Math.round(first.hallRequestAt),
                 firstPaintBreakdownMs: first.breakdown,
                 tickSamples: ticks.length, tickP50Ms: pct(0.5), tickP99Ms: pct(0.99), tickMaxMs: ticks[ticks.length - 1] ?? null,

@@ -228,23 +228,10 @@ async function runBrowser(name, loomd, t) {
         // The map copies only the box of cells a tick changed into its cell canvas: after the
         // ticks above (each a delta of the racks in service) the canvas holds the whole image.
         const cellDiff = await settledMap(page);
-        check(cellDiff && cellDiff.diff === 0 && cellDiff.ticks > 1,
-              `${name}: after ${cellDiff && cellDiff.ticks} ticks the cell canvas equals a full paint of the page's arrays (${cellDiff && cellDiff.diff} bytes differ)`);
+        check(cellDiff && cellDiff.diff === 0 && cellDiff.ticks > 1 && cellDiff.patchesPut > 0,
+              `${name}: after ${cellDiff && cellDiff.ticks} ticks (${cellDiff && cellDiff.patchesPut} patches painted in the worker) the cell canvas equals a full paint of the page's arrays (${cellDiff && cellDiff.diff} bytes differ)`);
         check(cellDiff && cellDiff.colours === 0 && cellDiff.mode === 'util',
               `${name}: every cell has colourOf's colour in ${cellDiff && cellDiff.mode} mode (${cellDiff && cellDiff.colours} differ)`);
-        // The colours the worker paints are the page's (palette.js: loomd's legends) in every
-        // mode: after a switch and live ticks painted in the worker (utilization and temperature
-        // change every tick; health and rack states seldom), the canvas is a full
-        // paint's, cell for cell.
-        for (const mode of ['temp', 'health', 'provisioning', 'util']) {
-            await page.evaluate((m) => window.loomHall.setMode(m), mode);
-            const before = await page.evaluate(() => window.loomHall.patchesPut || 0);
-            await sleep(2500);
-            const m = await settledMap(page);
-            check(m && m.diff === 0 && m.colours === 0 && m.mode === mode && (mode === 'health' || mode === 'provisioning' || m.patchesPut > before),
-                  `${name}: ${mode} mode: the worker's patches (${m && m.patchesPut - before}) leave the canvas equal to a full paint ` +
-                  `of the page's colours (${JSON.stringify(m)})`);
-        }
         // A tick that changed only cells repaints only their box on screen (clipped): the canvas
         // it leaves is the one a full draw makes, pixel for pixel.
         const partial = await waitFor(() => page.evaluate(() => new Promise((done) => requestAnimationFrame(() => {
@@ -261,6 +248,22 @@ async function runBrowser(name, loomd, t) {
         }))), 15000, 'a partial draw').catch(() => null);
         check(partial && partial.diff === 0 && partial.clip[2] - partial.clip[0] < partial.canvas[0],
               `${name}: a utilization tick repaints only its box of the canvas, and the canvas equals a full draw's (${JSON.stringify(partial)})`);
+        // The colours the worker paints are the page's (palette.js: loomd's legends) in every
+        // mode: after a switch and the live ticks the worker painted since, the canvas is a full
+        // paint's, cell for cell. (A steady job's 30-sample means stop moving, and health and
+        // rack states seldom change: a mode may get no patch; over the four, temperature and
+        // utilization do.)
+        const patchesBefore = await page.evaluate(() => window.loomHall.patchesPut || 0);
+        for (const mode of ['temp', 'health', 'provisioning', 'util']) {
+            await page.evaluate((m) => window.loomHall.setMode(m), mode);
+            await sleep(2500);
+            const m = await settledMap(page);
+            check(m && m.diff === 0 && m.colours === 0 && m.mode === mode,
+                  `${name}: ${mode} mode: the worker's patches leave the canvas equal to a full paint of the page's colours (${JSON.stringify(m)})`);
+        }
+        const patchesAfter = await page.evaluate(() => ({ put: window.loomHall.patchesPut || 0, worker: !!window.loomState.worker }));
+        check(patchesAfter.worker && patchesAfter.put > patchesBefore,
+              `${name}: the worker painted ${patchesAfter.put - patchesBefore} patches over the four modes`);
         // The frames are decoded and the utilization window kept in a Web Worker (packed.js):
         // once it has every frame sent so far, the page's arrays are what the worker holds — the
         // latest samples and the window's means — and the window has means to draw.
