@@ -11,6 +11,8 @@
 #include <iostream>
 #include <optional>
 #include <set>
+#include <string>
+#include <thread>
 
 #include "loom/db/notify.hpp"
 #include "loom/db/provisioning_repo.hpp"
@@ -592,6 +594,47 @@ TEST_F(EventLifecycle, PostgresOutageLosesAndMergesNoEvent) {
     })) << metrics.body;
     EXPECT_NE(metrics.body.find("loom_event_writer_dropped_total 0\n"), std::string::npos)
         << metrics.body;
+}
+
+// Every loomd notes the event ids published on the events topic (its own, its peers' through
+// NOTIFY) and reads their rows on its next pass (issue 39). While it cannot read — here
+// PostgreSQL is stopped, while peers that still reach it keep publishing — the inbox holds at
+// most 10,000 ids: the rest are dropped and counted, and the first pass that reaches the
+// database reads every open row instead.
+TEST_F(EventLifecycle, TheFollowInboxStaysBoundedWhileTheDatabaseIsDown) {
+    auto& s = start();
+    const auto port = s.port();
+    auto metric = [&](const std::string& name) -> std::int64_t {
+        auto r = request(port, "GET", "/metrics", tokens_["viewer"]);
+        const auto at = r.body.find("\n" + name + " ");
+        if (r.status != 200 || at == std::string::npos) return -1;
+        return std::stoll(r.body.substr(at + name.size() + 2));
+    };
+    auto publish = [&](std::int64_t from, std::int64_t to) {
+        for (auto id = from; id <= to; ++id)
+            s.deliverFromPeer(
+                "events",
+                json{{"type", "event"}, {"event", {{"id", id}, {"source", "telemetry"}}}}.dump());
+    };
+    ASSERT_EQ(metric("loom_events_follow_inbox_ids"), 0);
+    ASSERT_EQ(metric("loom_events_follow_ids_dropped_total"), 0);
+    ASSERT_TRUE(pgCtl("stop"));
+    // One id first: the pass it wakes finds the database gone and drops its connection (taking
+    // the id, and asking for a full read), or has none already; from then on a pass takes
+    // nothing from the inbox until it connects.
+    publish(1, 1);
+    std::this_thread::sleep_for(500ms);  // a few follow passes (every 100 ms), not an assertion
+    const auto before = metric("loom_events_follow_inbox_ids");
+    ASSERT_GE(before, 0);
+    constexpr std::int64_t kMore = 10'499;
+    publish(2, 1 + kMore);
+    const auto held = metric("loom_events_follow_inbox_ids");
+    const auto dropped = metric("loom_events_follow_ids_dropped_total");
+    ASSERT_TRUE(pgCtl("start"));
+    EXPECT_EQ(held, 10'000);
+    EXPECT_EQ(dropped, before + kMore - 10'000);
+    // Back: a pass reads every open row and the ids kept, and the inbox is empty again.
+    EXPECT_TRUE(eventually([&] { return metric("loom_events_follow_inbox_ids") == 0; }, 30s));
 }
 
 }  // namespace

@@ -220,12 +220,17 @@ struct TelemetryService::Impl {
     // not, closes it there, with the same evidence checks, and that loomd writes the close (any
     // loomd writes events; only rollups are the leader's). A NOTIFY missed (the LISTEN
     // connection was down) is caught by the full read every kFullFollowMs.
+    // The inbox holds at most kMaxFollowIds ids (80,000 bytes; the vector's capacity at most
+    // 16,384 ids, 131,072 bytes): while this loomd cannot read (its database connection is
+    // down, peers' publications still come) the ids past the limit are dropped and the next
+    // pass reads every open row instead (loom_events_follow_ids_dropped_total).
     static constexpr std::int64_t kFullFollowMs = 10'000;
     static constexpr std::size_t kMaxFollowIds = 10'000;
     struct FollowInbox {
         std::mutex m;
         std::vector<std::int64_t> ids;     // rows published since the last pass
         bool all = false;                  // too many: read every open row instead
+        std::uint64_t dropped = 0;         // ids not kept past kMaxFollowIds
         std::atomic<bool> pending{false};  // ids came since the last pass: the loop wakes
     };
     std::shared_ptr<FollowInbox> followInbox = std::make_shared<FollowInbox>();
@@ -241,10 +246,12 @@ struct TelemetryService::Impl {
         const auto id = it->value("id", std::int64_t{0});
         if (id <= 0) return false;
         std::lock_guard lk(inbox.m);
-        if (inbox.ids.size() < kMaxFollowIds)
+        if (inbox.ids.size() < kMaxFollowIds) {
             inbox.ids.push_back(id);
-        else
+        } else {
             inbox.all = true;
+            ++inbox.dropped;
+        }
         inbox.pending.store(true);
         return true;
     }
@@ -713,6 +720,13 @@ TelemetryService::TelemetryService(Services& services, TelemetryServiceOptions o
             fenced = impl->fencedRollups;
             queued = impl->queue.size();
         }
+        std::size_t inboxIds;
+        std::uint64_t inboxDropped;
+        {
+            std::lock_guard lk(impl->followInbox->m);
+            inboxIds = impl->followInbox->ids.size();
+            inboxDropped = impl->followInbox->dropped;
+        }
         out +=
             "# HELP loom_event_writer_written_total Events stored in PostgreSQL.\n"
             "# TYPE loom_event_writer_written_total counter\nloom_event_writer_written_total " +
@@ -729,7 +743,16 @@ TelemetryService::TelemetryService(Services& services, TelemetryServiceOptions o
             std::to_string(fenced) +
             "\n# HELP loom_event_writer_queue Events and rollups waiting to be written.\n"
             "# TYPE loom_event_writer_queue gauge\nloom_event_writer_queue " +
-            std::to_string(queued) + "\n";
+            std::to_string(queued) +
+            "\n# HELP loom_events_follow_inbox_ids Published event ids waiting for this loomd "
+            "to read their rows (at most 10000).\n"
+            "# TYPE loom_events_follow_inbox_ids gauge\nloom_events_follow_inbox_ids " +
+            std::to_string(inboxIds) +
+            "\n# HELP loom_events_follow_ids_dropped_total Published event ids dropped past "
+            "the inbox's limit; a full read of the open events follows them.\n"
+            "# TYPE loom_events_follow_ids_dropped_total counter\n"
+            "loom_events_follow_ids_dropped_total " +
+            std::to_string(inboxDropped) + "\n";
     });
 }
 
