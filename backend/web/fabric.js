@@ -8,7 +8,7 @@ import { el, clear, switchLink } from './dom.js';
 import { api, seg } from './api.js';
 import { FabricMap } from './fabric_map.js';
 import { ZoneMap } from './zone_map.js';
-import { css, kDegraded, kFailed, linkHealthColour, rampCss } from './palette.js';
+import { css, kDegraded, kFailed, kLinkHealthNames, linkHealthColour, rampCss } from './palette.js';
 
 let topologyCache = null;  // {at, data}: the topology is large at 24k; refetched on change
 
@@ -73,6 +73,7 @@ export function fabricView(state, main, route, nav) {
             return;
         }
         if (zoneMap && current.kind === 'zone' && zoneMap.zone === current.name && body.contains(zoneMap.canvas)) {
+            zoneMap.setTopology(t);
             zoneMap.draw();  // in place: the links' states are live
             return;
         }
@@ -81,15 +82,15 @@ export function fabricView(state, main, route, nav) {
         zoneMap = null;
         if (current.kind === 'switch') return renderSwitch(body, t, current.name);
         if (current.kind === 'zone') {
-            zoneMap = renderZone(body, state, current.name, nav);
+            zoneMap = renderZone(body, state, current.name, nav, t);
             return;
         }
         const host = el('div', { class: 'fabric-map-host' });
         // Classes, not style attributes: the page's Content-Security-Policy refuses inline styles.
         const sw = (cls, text) => el('span', { class: 'swatch-item' }, el('span', { class: 'swatch ' + cls }), text);
         body.append(jobNote, el('p', { class: 'fabric-legend legend' },
-            'Switches: ', sw('sw-up', 'links up'), sw('sw-some', 'some down'), sw('sw-down', 'all down'),
-            sw('sw-idle', 'not in service / drained'), ' · bundles: width by links, colour by state, when all up by mean utilization ',
+            'Switches, by loomd\'s word for each: ', sw('sw-up', 'up'), sw('sw-some', 'up, some links down/degraded'), sw('sw-down', 'down / failed'),
+            sw('sw-idle', 'drained / not in service'), ' · bundles: width by links, colour by state, when all up by mean utilization ',
             el('canvas', { class: 'ramp fabric-ramp', width: 80, height: 10 }), ' 0–100 %'), host);
         const rc = body.querySelector('.fabric-ramp').getContext('2d');
         for (let x = 0; x < 80; ++x) { rc.fillStyle = rampCss(x / 79); rc.fillRect(x, 0, 1, 10); }
@@ -111,6 +112,10 @@ export function fabricView(state, main, route, nav) {
     };
     const unsub = [
         state.on('degradation', () => { clearTimeout(timer); timer = setTimeout(() => render(true), 500); }),
+        // A switch follows its rack: loomd's words for them change with rack transitions (its live
+        // state reloads within a second of the transition's message).
+        state.on('rack', () => { clearTimeout(timer); timer = setTimeout(() => render(true), 1500); }),
+        state.on('failures', () => redraw()),
         state.on('data', (d) => { if (d.topic === 'link.util' || d.topic === 'link.health') redraw(); }),
         state.on('stale', () => { if (map) map.draw(); if (zoneMap) zoneMap.draw(); }),
         state.on('hall', () => { if (map) { map.indexLinks(); map.draw(); } if (zoneMap) zoneMap.build(); }),
@@ -175,7 +180,7 @@ function renderTiers(body, t) {
         })));
 }
 
-function renderZone(body, state, zone, nav) {
+function renderZone(body, state, zone, nav, t) {
     const head = el('h2', {}, `Zone ${zone}`);
     const host = el('div', { class: 'zone-map-host' });
     const downList = el('div', { class: 'zone-down' });
@@ -188,6 +193,7 @@ function renderZone(body, state, zone, nav) {
     const rc = body.querySelector('.zone-ramp').getContext('2d');
     for (let x = 0; x < 80; ++x) { rc.fillStyle = rampCss(x / 79); rc.fillRect(x, 0, 1, 10); }
     const zm = new ZoneMap(state, host, zone, { onSwitch: (n) => nav('#/switch/' + encodeURIComponent(n)) });
+    zm.setTopology(t);
     window.loomZone = zm;  // tests read what it drew
     // The heading's counts and the list of links down, from what the map drew.
     const said = () => {
@@ -202,7 +208,7 @@ function renderZone(body, state, zone, nav) {
         const bad = [...zm.linkCell.keys()].filter((l) => health[l] === 2 || health[l] === 1);
         if (bad.length) {
             downList.append(el('h3', {}, `Links down or degraded (${bad.length})`), el('ul', {}, bad.slice(0, 200).map((l) =>
-                el('li', {}, state.hall.links[l], ' — ', health[l] === 2 ? 'down' : 'degraded'))));
+                el('li', {}, state.hall.links[l], ' — ', kLinkHealthNames[health[l]] || String(health[l])))));
         }
     };
     zm.refresh = () => { zm.draw(); said(); };

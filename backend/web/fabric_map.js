@@ -1,15 +1,16 @@
 // The drawn fabric map (#/fabric), the console's FabricMapWidget in the browser: the backend Clos
 // as tiers — the site's spine (ATSW or core) across the top, each zone a column with its
 // tier-2 (CTSW or spine) and tier-1 (RTSW or leaf) switches and its hosts below — every switch
-// a square coloured by its links' health (all down red, some down amber, not in service grey;
-// loomd's counts from GET /api/v1/fabric/topology), and between the tiers of a zone one bundle
+// a square coloured by loomd's word for it (GET /api/v1/fabric/topology `state`: down red,
+// drained and not in service grey) and, while up, by loomd's failure list and its links' words
+// (palette.js switchTileColour, the console's rule), and between the tiers of a zone one bundle
 // per tier pair, drawn as wide as its link count, coloured by its state and, while every link
 // of it is up, by its mean utilization (the stream's link.util, subscribed while the map is
 // open), labelled with its links, down and mean utilization. A job (#/fabric?job=<name>)
 // outlines the switches its links cross and dims the rest; each bundle says how many of its
 // links are the job's. Stale data greys the map. A click on a switch opens it, on a zone its
 // CTSW–RTSW matrix.
-import { css, kFailed, kDegraded, kNoData, kJobHighlight, linkHealthColour, rampCss } from './palette.js';
+import { css, kFailed, kDegraded, kNoData, kJobHighlight, linkHealthColour, rampCss, switchTileColour, switchLinksBad, failedSwitchNames } from './palette.js';
 
 const kHostTier = 0;
 
@@ -82,6 +83,7 @@ export class FabricMap {
     // topology's switches; hosts count as tier 0 in their RTSW's zone.
     indexLinks() {
         const h = this.state.hall;
+        this.hallIndex = new Map(h && h.switches ? h.switches.map((s, i) => [s.name, i]) : []);
         if (!h || !this.sw) { this.linkPair = null; return; }
         const zones = [...new Set(this.topo.switches.map((s) => s.zone || ''))].sort();
         this.zoneNames = zones;
@@ -152,12 +154,15 @@ export class FabricMap {
         return agg;
     }
 
+    // What a switch square is drawn in, and the word it is labelled with: loomd's (tests read both).
     switchColour(s) {
-        const live = s.links - s.idle;
-        if (s.links === 0 || live <= 0) return linkHealthColour(4);          // not in service: a state, grey
-        if (s.down >= live && live >= 2) return kFailed;
-        if (s.down > 0) return kDegraded;
-        return linkHealthColour(0);
+        const i = this.hallIndex ? this.hallIndex.get(s.name) : undefined;
+        const bad = i === undefined || !this.linksBad ? 0 : this.linksBad[i];
+        return switchTileColour(s.state, this.failedSw ? this.failedSw.has(s.name) : false, bad);
+    }
+
+    switchWord(s) {
+        return s.state || (s.up ? 'up' : 'down');  // an older loomd sends `up` alone
     }
 
     bundleColour(x) {
@@ -198,6 +203,8 @@ export class FabricMap {
         ctx.textBaseline = 'middle';
         this.hits = [];
         const agg = this.aggregate();
+        this.linksBad = switchLinksBad(this.state.hall, this.state.arrays['link.health']);
+        this.failedSw = failedSwitchNames(this.state.failures);
         const zi = new Map((this.zoneNames || []).map((z, i) => [z, i]));
         const jobSw = new Set();
         if (this.job) for (const n of this.job.links) { const e = linkEnds(n); if (e) { jobSw.add(e[0]); jobSw.add(e[1]); } }
@@ -207,11 +214,12 @@ export class FabricMap {
             ctx.fillRect(x, y, sq, sq);
             if (this.job && !jobSw.has(s.name)) { ctx.fillStyle = 'rgba(22,23,27,0.7)'; ctx.fillRect(x, y, sq, sq); }
             if (this.job && jobSw.has(s.name)) { ctx.strokeStyle = css(...kJobHighlight); ctx.lineWidth = 2; ctx.strokeRect(x - 1, y - 1, sq + 2, sq + 2); }
-            const live = st.links - st.idle;
             this.hits.push({ x, y, w: sq + 1, h: sq + 1, sw: s.name,
-                tip: `${s.name} (${s.role}, tier ${s.tier}${s.zone ? ', ' + s.zone : ''}): ${st.up} of ${st.links} links up` +
+                word: this.switchWord(st), colour: this.switchColour(st),
+                tip: `${s.name} (${s.role}, tier ${s.tier}${s.zone ? ', ' + s.zone : ''}): ${this.switchWord(st)}` +
+                     (this.failedSw.has(s.name) ? ' (failed: loomd\'s failure list)' : '') + ` · ${st.up} of ${st.links} links up` +
                      (st.down ? `, ${st.down} down` : '') + (st.idle ? `, ${st.idle} not in service or drained` : '') +
-                     (live <= 0 ? ' — not in service' : '') + ' · click to open' });
+                     ' · click to open' });
         };
         let y = 10;
         ctx.fillStyle = '#ccc';

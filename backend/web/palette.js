@@ -61,6 +61,44 @@ const linkHealthRgb = {};
 // A link health byte's colour (0 up, 1 degraded, 2 down, 3 drained, 4 not in service).
 export const linkHealthColour = (v) => linkHealthRgb[v] || kNoData;
 
+// A switch tile's colour, by the rule loom-console draws with (desktop_ui palette.hpp
+// switchTileColor; docs/api.md, "A switch on the maps"): loomd's word for the switch first (GET
+// /api/v1/fabric/topology `state`, its rack's state read as its cables are) — down red, drained
+// and not in service their link-health swatches (states, never red) —; an up switch (or one
+// loomd has not named) is red when loomd's failure list has it failed, amber when any of its
+// links' link.health is down or degraded (linksBad), else up green. An [r, g, b].
+export function switchTileColour(word, failed, linksBad) {
+    if (word === 'down') return kFailed;
+    if (word === 'drained') return linkHealthColour(3);
+    if (word === 'not in service') return linkHealthColour(4);
+    if (failed) return kFailed;
+    if (linksBad > 0) return kDegraded;
+    return linkHealthColour(0);
+}
+
+// Per switch of the hall (its index in hall.switches): how many of its links loomd's link.health
+// says down or degraded, over every link of it (NIC cables too), as the console counts.
+export function switchLinksBad(hall, health) {
+    const n = hall && hall.switches ? hall.switches.length : 0;
+    const bad = new Int32Array(n);
+    if (!hall || !hall.linkSwitches || !health) return bad;
+    const { a, b } = hall.linkSwitches;
+    for (let l = 0; l < a.length && l < health.length; ++l) {
+        const v = health[l];
+        if (v !== 1 && v !== 2) continue;
+        if (a[l] >= 0) ++bad[a[l]];
+        if (b[l] >= 0 && b[l] !== a[l]) ++bad[b[l]];
+    }
+    return bad;
+}
+
+// The switches loomd's failure list (GET /api/v1/failures) has failed, by name.
+export function failedSwitchNames(failures) {
+    const out = new Set();
+    for (const it of (failures && failures.items) || []) if (it.kind === 'switch' && it.failed) out.add(it.name);
+    return out;
+}
+
 // The wire byte is the value (% or °C; 255 no data): the ramp runs over the scale.
 const rampLut = (sc, last) => lut((v) => (v <= last ? ramp((v - sc.min) / Math.max(1e-9, sc.max - sc.min)) : null));
 

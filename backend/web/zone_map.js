@@ -4,9 +4,10 @@
 // column per RTSW) over the RTSW tiles, rack names under them. Each cell is one link, coloured
 // by its live state from the stream (link.health, link.util): down red, degraded amber,
 // drained / not in service grey (a state, never red), up by utilization. A switch tile is
-// green, amber (some of its links down), red (all down) or grey (none in service).
+// drawn by loomd's word for it (GET /api/v1/fabric/topology `state`), its failure list and its
+// links' words: palette.js switchTileColour, the console's rule.
 import { el } from './dom.js';
-import { css, kDegraded, kFailed, kNoData, kBackground, kLinkHealthNames, linkHealthColour, rampCss } from './palette.js';
+import { css, kDegraded, kFailed, kNoData, kBackground, kLinkHealthNames, linkHealthColour, rampCss, switchTileColour, switchLinksBad, failedSwitchNames } from './palette.js';
 
 const kLeft = 70;  // the tier labels' column
 
@@ -110,20 +111,20 @@ export class ZoneMap {
         return u <= 100 ? rampCss(u / 100) : css(...linkHealthColour(0));
     }
 
+    // loomd's words for the switches (GET /api/v1/fabric/topology), by name.
+    setTopology(t) {
+        this.words = new Map(t && t.switches ? t.switches.map((s) => [s.name, s.state || (s.up ? 'up' : 'down')]) : []);
+    }
+
+    // A switch's word (loomd's) and colour, by its index in the hall.
+    switchWord(s) {
+        return (this.words && this.words.get(this.state.hall.switches[s].name)) || '';
+    }
+
     switchCss(s) {
-        const links = this.swLinks.get(s) || [];
-        const health = this.state.array('link.health');
-        let down = 0, live = 0;
-        for (const l of links) {
-            const hb = health[l];
-            if (hb === 3 || hb === 4) continue;
-            ++live;
-            if (hb === 2) ++down;
-        }
-        if (!links.length || live === 0) return css(...linkHealthColour(4));
-        if (down >= live && live >= 2) return css(...kFailed);
-        if (down > 0) return css(...kDegraded);
-        return css(...linkHealthColour(0));
+        const name = this.state.hall.switches[s].name;
+        return css(...switchTileColour(this.switchWord(s), this.failedSw ? this.failedSw.has(name) : false,
+            this.linksBad ? this.linksBad[s] : 0));
     }
 
     // Counts of the links drawn, by state, for the heading.
@@ -146,6 +147,8 @@ export class ZoneMap {
         const ctx = this.canvas.getContext('2d');
         const g = this.geo, h = this.state.hall;
         const U = this.uppers.length, L = this.lowers.length;
+        this.linksBad = switchLinksBad(h, this.state.array('link.health'));
+        this.failedSw = failedSwitchNames(this.state.failures);
         ctx.fillStyle = css(...kBackground);
         ctx.fillRect(0, 0, this.canvas.width, this.canvas.height);
         ctx.font = 'bold 12px sans-serif';
@@ -169,7 +172,7 @@ export class ZoneMap {
         // CTSW tiles, named where the name fits.
         this.tiles = [];
         this.uppers.forEach((s, u) => {
-            const r = { x: kLeft + u * g.c2 + 1, y: g.yc, w: Math.max(1, g.c2 - 2), h: 18, sw: h.switches[s].name };
+            const r = { x: kLeft + u * g.c2 + 1, y: g.yc, w: Math.max(1, g.c2 - 2), h: 18, sw: h.switches[s].name, word: this.switchWord(s) };
             ctx.fillStyle = this.switchCss(s);
             ctx.fillRect(r.x, r.y, r.w, r.h);
             this.tiles.push(r);
@@ -195,7 +198,7 @@ export class ZoneMap {
         let step = 1;
         while (g.c1 * step < ctx.measureText('z1-r000').width + 6) step *= 2;
         this.lowers.forEach((s, w) => {
-            const r = { x: kLeft + w * g.c1, y: g.yr, w: Math.max(1, g.c1 - (g.c1 > 3 ? 1 : 0)), h: 18, sw: h.switches[s].name };
+            const r = { x: kLeft + w * g.c1, y: g.yr, w: Math.max(1, g.c1 - (g.c1 > 3 ? 1 : 0)), h: 18, sw: h.switches[s].name, word: this.switchWord(s) };
             ctx.fillStyle = this.switchCss(s);
             ctx.fillRect(r.x, r.y, r.w, r.h);
             this.tiles.push(r);
@@ -213,7 +216,7 @@ export class ZoneMap {
     hit(x, y) {
         const h = this.state.hall;
         for (const t of this.tiles || [])
-            if (x >= t.x && x < t.x + t.w && y >= t.y && y < t.y + t.h) return { sw: t.sw, tip: () => `${t.sw} · click for its routes and config` };
+            if (x >= t.x && x < t.x + t.w && y >= t.y && y < t.y + t.h) return { sw: t.sw, tip: () => `${t.sw}: ${t.word || 'state not known yet'} · click for its routes and config` };
         for (const [l, r] of this.linkCell) {
             if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h) {
                 const { a, b } = h.linkSwitches;

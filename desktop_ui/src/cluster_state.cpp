@@ -2,23 +2,22 @@
 
 #include <QJsonArray>
 #include <QSet>
-
 #include <algorithm>
 #include <utility>
 
 namespace loom::console {
 
-ClusterState::ClusterState(QObject* parent) : QObject(parent), failures_(new FailureIndex(this, this)) {}
+ClusterState::ClusterState(QObject* parent)
+    : QObject(parent), failures_(new FailureIndex(this, this)) {}
 
-void ClusterState::setLayout(HallLayout layout)
-{
+void ClusterState::setLayout(HallLayout layout) {
     layout_ = std::move(layout);
+    switchStates_.clear();  // indexed by the old layout's switches: asked again
     resetValues();
     Q_EMIT layoutChanged();
 }
 
-void ClusterState::resetValues()
-{
+void ClusterState::resetValues() {
     for (int t = 0; t < kTopicCount; ++t) {
         const bool gpu = topicIsGpu(static_cast<Topic>(t));
         values_[static_cast<size_t>(t)].assign(
@@ -28,11 +27,9 @@ void ClusterState::resetValues()
     resetUtilWindow();
 }
 
-void ClusterState::setUtilWindow(int samples)
-{
+void ClusterState::setUtilWindow(int samples) {
     samples = std::clamp(samples, 1, 3600);
-    if (samples == utilWindow_)
-        return;
+    if (samples == utilWindow_) return;
     utilWindow_ = samples;
     resetUtilWindow();
     if (hasSnapshot(Topic::GpuUtil))
@@ -40,8 +37,7 @@ void ClusterState::setUtilWindow(int samples)
     Q_EMIT metricsUpdated(topicBit(Topic::GpuUtil));
 }
 
-void ClusterState::resetUtilWindow()
-{
+void ClusterState::resetUtilWindow() {
     const size_t n = values_[static_cast<size_t>(Topic::GpuUtil)].size();
     utilRing_.assign(utilWindow_ > 1 ? static_cast<size_t>(utilWindow_) : 0, {});
     utilNext_ = utilFill_ = 0;
@@ -50,10 +46,8 @@ void ClusterState::resetUtilWindow()
     utilMean_.assign(utilWindow_ > 1 ? n : 0, kNoData);
 }
 
-void ClusterState::sampleUtil()
-{
-    if (utilWindow_ <= 1)
-        return;
+void ClusterState::sampleUtil() {
+    if (utilWindow_ <= 1) return;
     const auto& now = values_[static_cast<size_t>(Topic::GpuUtil)];
     const size_t n = now.size();
     auto& slot = utilRing_[utilNext_];
@@ -72,37 +66,56 @@ void ClusterState::sampleUtil()
             utilSum_[g] += now[g];
             ++utilCount_[g];
         }
-        utilMean_[g] = utilCount_[g] == 0 ? kNoData
-                                          : static_cast<std::uint8_t>((utilSum_[g] + utilCount_[g] / 2) / utilCount_[g]);
+        utilMean_[g] =
+            utilCount_[g] == 0
+                ? kNoData
+                : static_cast<std::uint8_t>((utilSum_[g] + utilCount_[g] / 2) / utilCount_[g]);
     }
     utilNext_ = (utilNext_ + 1) % utilRing_.size();
 }
 
-void ClusterState::clearForReconnect()
-{
+void ClusterState::clearForReconnect() {
     lastSeq_ = 0;
     role_.clear();
     serverVersion_.clear();
 }
 
-void ClusterState::setRackState(int rack, const QString& state)
-{
-    if (rack < 0 || rack >= static_cast<int>(layout_.racks.size()))
-        return;
+void ClusterState::setRackState(int rack, const QString& state) {
+    if (rack < 0 || rack >= static_cast<int>(layout_.racks.size())) return;
     auto& r = layout_.racks[static_cast<size_t>(rack)];
-    if (r.state == state)
-        return;
+    if (r.state == state) return;
     const QString from = r.state;
     r.state = state;
     Q_EMIT rackStateChanged(rack, from, state);
 }
 
-Result<void> ClusterState::handleMessage(const QJsonObject& msg)
-{
+const QString& ClusterState::switchState(int sw) const {
+    static const QString kNone;
+    return sw >= 0 && sw < static_cast<int>(switchStates_.size())
+               ? switchStates_[static_cast<size_t>(sw)]
+               : kNone;
+}
+
+void ClusterState::applySwitchStates(const QJsonObject& topology) {
+    std::vector<QString> next(layout_.switches.size());
+    for (const auto& v : topology.value(u"switches").toArray()) {
+        const QJsonObject o = v.toObject();
+        const int sw = layout_.switchIndex(o.value(u"name").toString());
+        if (sw < 0) continue;
+        // An older loomd says `up` alone.
+        next[static_cast<size_t>(sw)] = o.contains(u"state")      ? o.value(u"state").toString()
+                                        : o.value(u"up").toBool() ? QStringLiteral("up")
+                                                                  : QStringLiteral("down");
+    }
+    if (next == switchStates_) return;
+    switchStates_ = std::move(next);
+    Q_EMIT switchStatesChanged();
+}
+
+Result<void> ClusterState::handleMessage(const QJsonObject& msg) {
     const QString type = msg.value(u"type").toString();
     const qint64 seq = msg.value(u"seq").toInteger(0);
-    if (seq > lastSeq_)
-        lastSeq_ = seq;
+    if (seq > lastSeq_) lastSeq_ = seq;
 
     if (type == u"hello") {
         role_ = msg.value(u"role").toString();
@@ -111,8 +124,7 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
         const qint64 lv = msg.value(u"layoutVersion").toInteger(0);
         eventSeq_ = msg.value(u"eventSeq").toInteger(-1);
         Q_EMIT helloReceived();
-        if (lv != 0 && lv != layout_.layoutVersion)
-            Q_EMIT layoutStale(lv);
+        if (lv != 0 && lv != layout_.layoutVersion) Q_EMIT layoutStale(lv);
         return {};
     }
     if (type == u"snapshot" || type == u"delta") {
@@ -123,18 +135,15 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
         auto& vals = values_[static_cast<size_t>(*topic)];
         if (type == u"snapshot") {
             auto data = decodeSnapshot(msg, static_cast<int>(vals.size()));
-            if (!data)
-                return fail(QStringLiteral("seq %1: %2").arg(seq).arg(data.error()));
+            if (!data) return fail(QStringLiteral("seq %1: %2").arg(seq).arg(data.error()));
             std::copy(data->cbegin(), data->cend(), vals.begin());
             snapshotSeen_ |= topicBit(*topic);
         } else {
             auto n = applyDelta(vals, msg);
-            if (!n)
-                return fail(QStringLiteral("seq %1: %2").arg(seq).arg(n.error()));
+            if (!n) return fail(QStringLiteral("seq %1: %2").arg(seq).arg(n.error()));
         }
         dataClock_.start();
-        if (*topic == Topic::GpuUtil)
-            sampleUtil();
+        if (*topic == Topic::GpuUtil) sampleUtil();
         Q_EMIT metricsUpdated(topicBit(*topic));
         return {};
     }
@@ -143,13 +152,11 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
         const qint64 es = msg.value(u"eventSeq").toInteger(-1);
         if (eventSeq_ >= 0 && es > eventSeq_ + 1)
             Q_EMIT eventsGap(QStringLiteral("eventSeq %1 -> %2").arg(eventSeq_).arg(es));
-        if (es > eventSeq_)
-            eventSeq_ = es;
+        if (es > eventSeq_) eventSeq_ = es;
     }
     if (type == u"event") {
         auto ev = parseEvent(msg.value(u"event").toObject());
-        if (!ev)
-            return fail(QStringLiteral("seq %1: %2").arg(seq).arg(ev.error()));
+        if (!ev) return fail(QStringLiteral("seq %1: %2").arg(seq).arg(ev.error()));
         ev->seq = seq;
         upsertEvent(*ev);
         return {};
@@ -174,8 +181,16 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
     }
     if (type == u"inventory") {
         const qint64 lv = msg.value(u"layoutVersion").toInteger(0);
-        if (lv != layout_.layoutVersion)
-            Q_EMIT layoutStale(lv);
+        if (lv != layout_.layoutVersion) Q_EMIT layoutStale(lv);
+        const qint64 sv = msg.value(u"stateVersion").toInteger(-1);
+        if (sv != stateVersion_) {
+            stateVersion_ = sv;
+            Q_EMIT liveStateMoved();
+        }
+        return {};
+    }
+    if (type == u"degradation") {
+        Q_EMIT liveStateMoved();
         return {};
     }
     if (type == u"job" || type == u"jobHealth" || type == u"jobSuspects" || type == u"jobsSynced") {
@@ -190,74 +205,61 @@ Result<void> ClusterState::handleMessage(const QJsonObject& msg)
         // loomd writes {"type":"error","message":...}; an {"error":{code,message}} body is
         // accepted too.
         const auto err = msg.value(u"error").toObject();
-        const QString text = msg.contains(u"message") ? msg.value(u"message").toString()
-                                                       : QStringLiteral("%1: %2").arg(err.value(u"code").toString(),
-                                                                                      err.value(u"message").toString());
+        const QString text = msg.contains(u"message")
+                                 ? msg.value(u"message").toString()
+                                 : QStringLiteral("%1: %2").arg(err.value(u"code").toString(),
+                                                                err.value(u"message").toString());
         return fail(QStringLiteral("server: %1").arg(text));
     }
     return {};  // unknown message types are forward compatible
 }
 
-void ClusterState::upsertEvent(const Event& ev)
-{
-    if (reloading_ && sinceReload_.size() < kMaxEvents)
-        sinceReload_.push_back(ev);
+void ClusterState::upsertEvent(const Event& ev) {
+    if (reloading_ && sinceReload_.size() < kMaxEvents) sinceReload_.push_back(ev);
     // An update (acknowledged, closed) replaces the event with the same id.
     auto it = std::find_if(events_.begin(), events_.end(),
                            [&](const Event& e) { return e.id != 0 && e.id == ev.id; });
     if (it != events_.end()) {
         const qint64 seq = it->seq;
         *it = ev;
-        if (it->seq == 0)
-            it->seq = seq;
+        if (it->seq == 0) it->seq = seq;
     } else {
         events_.push_back(ev);
-        if (events_.size() > kMaxEvents)
-            events_.pop_front();
+        if (events_.size() > kMaxEvents) events_.pop_front();
     }
     Q_EMIT eventAdded(ev);
 }
 
-const Event* ClusterState::findEvent(qint64 id) const
-{
+const Event* ClusterState::findEvent(qint64 id) const {
     for (const auto& e : events_)
-        if (e.id == id)
-            return &e;
+        if (e.id == id) return &e;
     return nullptr;
 }
 
-void ClusterState::addEvents(const std::vector<Event>& events)
-{
+void ClusterState::addEvents(const std::vector<Event>& events) {
     for (const auto& ev : events) {
         const bool dup = ev.id != 0 && std::any_of(events_.begin(), events_.end(),
                                                    [&](const Event& e) { return e.id == ev.id; });
-        if (!dup)
-            events_.push_back(ev);
+        if (!dup) events_.push_back(ev);
     }
-    std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
-        return a.openedAt < b.openedAt;
-    });
-    while (events_.size() > kMaxEvents)
-        events_.pop_front();
+    std::stable_sort(events_.begin(), events_.end(),
+                     [](const Event& a, const Event& b) { return a.openedAt < b.openedAt; });
+    while (events_.size() > kMaxEvents) events_.pop_front();
     Q_EMIT eventsReset();
 }
 
-void ClusterState::beginEventsReload()
-{
+void ClusterState::beginEventsReload() {
     reloading_ = true;
     sinceReload_.clear();
 }
 
-void ClusterState::replaceEvents(std::vector<Event> events)
-{
-    std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-        return a.openedAt < b.openedAt;
-    });
+void ClusterState::replaceEvents(std::vector<Event> events) {
+    std::stable_sort(events.begin(), events.end(),
+                     [](const Event& a, const Event& b) { return a.openedAt < b.openedAt; });
     events_.clear();
     QSet<qint64> seen;
     for (auto& ev : events) {
-        if (ev.id != 0 && seen.contains(ev.id))
-            continue;
+        if (ev.id != 0 && seen.contains(ev.id)) continue;
         seen.insert(ev.id);
         events_.push_back(std::move(ev));
     }
@@ -271,20 +273,17 @@ void ClusterState::replaceEvents(std::vector<Event> events)
         else
             events_.push_back(ev);
     }
-    while (events_.size() > kMaxEvents)
-        events_.pop_front();
+    while (events_.size() > kMaxEvents) events_.pop_front();
     Q_EMIT eventsReset();
 }
 
-int ClusterState::openFailures() const
-{
+int ClusterState::openFailures() const {
     return static_cast<int>(std::count_if(events_.begin(), events_.end(), [](const Event& e) {
         return e.open() && severityRank(e.severity) >= 1;
     }));
 }
 
-double ClusterState::meanGpuUtil() const
-{
+double ClusterState::meanGpuUtil() const {
     const auto& v = values(Topic::GpuUtil);
     std::uint64_t sum = 0;
     std::uint64_t n = 0;

@@ -273,13 +273,13 @@ void FabricMapWidget::paintLegend(QPainter& p) {
         QRgb color;
         QString text;
     };
-    const Item items[] = {{linkHealthLut()[0], tr("switch ok")},
-                          {degradedColor(), tr("some links down/erroring")},
-                          {failedColor(), tr("switch down (all links)")},
-                          {linkHealthLut()[4], linkHealthWord(4)},
-                          {rackSwitchPhaseColor(QStringLiteral("burn-in")), tr("rack in burn-in")},
-                          {rackSwitchPhaseColor(QStringLiteral("drained")), tr("rack drained")},
-                          {noDataColor(), tr("no data")}};
+    // loomd's words for a switch (its rack's state read as its cables), then what its links say
+    // (palette.hpp switchTileColor; the web's fabric legend says the same).
+    const Item items[] = {{linkHealthLut()[0], linkHealthWord(0)},
+                          {degradedColor(), tr("up, some links down/degraded")},
+                          {failedColor(), tr("%1 / failed").arg(linkHealthWord(2))},
+                          {linkHealthLut()[3], linkHealthWord(3)},
+                          {linkHealthLut()[4], linkHealthWord(4)}};
     QFont f = font();
     f.setPixelSize(11);
     p.setFont(f);

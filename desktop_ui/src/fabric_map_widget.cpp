@@ -4,25 +4,23 @@
 
 #include "loom/console/fabric_map_widget.hpp"
 
-#include "loom/console/palette.hpp"
-#include "loom/console/stale.hpp"
-
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QTimer>
 #include <QToolTip>
-
 #include <algorithm>
 #include <cmath>
+
+#include "loom/console/palette.hpp"
+#include "loom/console/stale.hpp"
 
 namespace loom::console {
 
 namespace {
 const LinkBundle kEmptyBundle{};
 
-QColor bwColor(double bw)
-{
+QColor bwColor(double bw) {
     // 100 % green, 75 % amber, 50 % and below red.
     const double t = std::clamp((100.0 - bw) / 50.0, 0.0, 1.0);
     return t < 0.5 ? QColor::fromRgbF(0.18 + 1.5 * t * 0.8, 0.63, 0.26 - 0.2 * t)
@@ -31,12 +29,10 @@ QColor bwColor(double bw)
 }  // namespace
 
 FabricMapWidget::FabricMapWidget(ClusterState* state, QWidget* parent)
-    : QWidget(parent), state_(state), staleTimer_(new QTimer(this))
-{
+    : QWidget(parent), state_(state), staleTimer_(new QTimer(this)) {
     staleTimer_->setInterval(1000);
     connect(staleTimer_, &QTimer::timeout, this, [this] {
-        if (isVisible() && isStale())
-            update();
+        if (isVisible() && isStale()) update();
     });
     staleTimer_->start();
     setMouseTracking(true);
@@ -46,6 +42,11 @@ FabricMapWidget::FabricMapWidget(ClusterState* state, QWidget* parent)
         update();
     });
     connect(state, &ClusterState::rackStateChanged, this, [this] { update(); });
+    connect(state, &ClusterState::switchStatesChanged, this, [this] { update(); });
+    connect(state->failures(), &FailureIndex::changed, this, [this] {
+        indexFailedSwitches();
+        update();
+    });
     connect(state, &ClusterState::metricsUpdated, this, [this](unsigned mask) {
         if (mask & (topicBit(Topic::LinkUtil) | topicBit(Topic::LinkHealth))) {
             aggregate();
@@ -55,8 +56,7 @@ FabricMapWidget::FabricMapWidget(ClusterState* state, QWidget* parent)
     rebuild();
 }
 
-void FabricMapWidget::rebuild()
-{
+void FabricMapWidget::rebuild() {
     const HallLayout& h = state_->layout();
     const size_t ns = h.switches.size();
     switchZone_.assign(ns, -1);
@@ -66,6 +66,7 @@ void FabricMapWidget::rebuild()
     for (size_t r = 0; r < h.racks.size(); ++r)
         if (const int sw = h.switchIndex(h.racks[r].rtsw); sw >= 0)
             switchRack_[static_cast<size_t>(sw)] = static_cast<int>(r);
+    indexFailedSwitches();
     const size_t nl = static_cast<size_t>(h.links.size());
     linkSw_.assign(nl, {-1, -1});
     linkPair_.assign(nl, -1);
@@ -82,13 +83,10 @@ void FabricMapWidget::rebuild()
             std::swap(tlo, thi);
         }
         linkSw_[j] = {lo, hi};
-        if (thi == tlo + 1 && thi >= 1)
-            linkPair_[j] = tlo;  // 0 host-T1, 1 T1-T2, 2 T2-T3
+        if (thi == tlo + 1 && thi >= 1) linkPair_[j] = tlo;  // 0 host-T1, 1 T1-T2, 2 T2-T3
         int z = lo >= 0 ? switchZone_[static_cast<size_t>(lo)] : -1;
-        if (z < 0 && e.rack >= 0)
-            z = h.zoneIndex(h.racks[static_cast<size_t>(e.rack)].zone);
-        if (z < 0 && hi >= 0)
-            z = switchZone_[static_cast<size_t>(hi)];
+        if (z < 0 && e.rack >= 0) z = h.zoneIndex(h.racks[static_cast<size_t>(e.rack)].zone);
+        if (z < 0 && hi >= 0) z = switchZone_[static_cast<size_t>(hi)];
         linkZone_[j] = z;
     }
     bundles_.assign(static_cast<size_t>(h.zones.size()), {});
@@ -100,21 +98,17 @@ void FabricMapWidget::rebuild()
     hiCount_ = 0;
     hiLabel_.clear();
     rects_.assign(ns, QRectF());
-    if (zone_ >= h.zones.size())
-        zone_ = -1;
+    if (zone_ >= h.zones.size()) zone_ = -1;
     selected_ = -1;
     aggregate();
     sceneDirty_ = true;
 }
 
-void FabricMapWidget::aggregate()
-{
+void FabricMapWidget::aggregate() {
     const auto& util = state_->values(Topic::LinkUtil);
     const auto& health = state_->values(Topic::LinkHealth);
-    for (auto& z : bundles_)
-        z = {};
-    for (auto& s : stats_)
-        s = {};
+    for (auto& z : bundles_) z = {};
+    for (auto& s : stats_) s = {};
     const size_t nl = linkSw_.size();
     for (size_t j = 0; j < nl; ++j) {
         const std::uint8_t u = j < util.size() ? util[j] : kNoData;
@@ -131,12 +125,10 @@ void FabricMapWidget::aggregate()
                 b.utilSum += u;
                 ++b.utilN;
             }
-            if (hs < 5)
-                ++b.health[hs];
+            if (hs < 5) ++b.health[hs];
         }
         for (const int sw : linkSw_[j]) {
-            if (sw < 0)
-                continue;
+            if (sw < 0) continue;
             auto& s = stats_[static_cast<size_t>(sw)];
             ++s.links;
             if (u <= 100 && inService) {
@@ -147,55 +139,46 @@ void FabricMapWidget::aggregate()
                 ++s.down;
             else if (hs == 3 || hs == 4)
                 ++s.drained;
-            if (hs == 2)
-                ++s.hardDown;
-            if (hs <= 2)
-                ++s.live;
+            if (hs == 2) ++s.hardDown;
+            if (hs <= 2) ++s.live;
         }
     }
 }
 
-const LinkBundle& FabricMapWidget::bundle(int zone, int tierPair) const
-{
+const LinkBundle& FabricMapWidget::bundle(int zone, int tierPair) const {
     if (zone < 0 || zone >= static_cast<int>(bundles_.size()) || tierPair < 0 || tierPair > 2)
         return kEmptyBundle;
     return bundles_[static_cast<size_t>(zone)][static_cast<size_t>(tierPair)];
 }
 
-void FabricMapWidget::setZone(int zone)
-{
+void FabricMapWidget::setZone(int zone) {
     zone_ = zone;
     sceneDirty_ = true;
     update();
     Q_EMIT zoneChanged(zone);
 }
 
-void FabricMapWidget::selectSwitch(int sw)
-{
+void FabricMapWidget::selectSwitch(int sw) {
     selected_ = sw;
     update();
 }
 
-void FabricMapWidget::setDegradation(const QHash<QString, double>& busBwByRack)
-{
+void FabricMapWidget::setDegradation(const QHash<QString, double>& busBwByRack) {
     const HallLayout& h = state_->layout();
     bw_.clear();
     if (!busBwByRack.isEmpty()) {
         bw_.assign(h.switches.size(), -1.f);
         for (auto it = busBwByRack.begin(); it != busBwByRack.end(); ++it) {
             const int r = h.rackIndex(it.key());
-            if (r < 0)
-                continue;
+            if (r < 0) continue;
             const int sw = h.switchIndex(h.racks[static_cast<size_t>(r)].rtsw);
-            if (sw >= 0)
-                bw_[static_cast<size_t>(sw)] = static_cast<float>(it.value());
+            if (sw >= 0) bw_[static_cast<size_t>(sw)] = static_cast<float>(it.value());
         }
     }
     update();
 }
 
-void FabricMapWidget::setHighlightLinks(const std::vector<int>& links, const QString& label)
-{
+void FabricMapWidget::setHighlightLinks(const std::vector<int>& links, const QString& label) {
     linkHi_.clear();
     swHi_.clear();
     hiBundles_.clear();
@@ -211,9 +194,9 @@ void FabricMapWidget::setHighlightLinks(const std::vector<int>& links, const QSt
             linkHi_[static_cast<size_t>(j)] = 1;
             ++hiCount_;
             for (const int sw : linkSw_[static_cast<size_t>(j)])
-                if (sw >= 0)
-                    ++swHi_[static_cast<size_t>(sw)];
-            const int z = linkZone_[static_cast<size_t>(j)], pair = linkPair_[static_cast<size_t>(j)];
+                if (sw >= 0) ++swHi_[static_cast<size_t>(sw)];
+            const int z = linkZone_[static_cast<size_t>(j)],
+                      pair = linkPair_[static_cast<size_t>(j)];
             if (z >= 0 && pair >= 0)
                 ++hiBundles_[static_cast<size_t>(z)][static_cast<size_t>(pair)];
         }
@@ -226,43 +209,38 @@ void FabricMapWidget::setHighlightLinks(const std::vector<int>& links, const QSt
     update();
 }
 
-int FabricMapWidget::highlightedInBundle(int zone, int tierPair) const
-{
+int FabricMapWidget::highlightedInBundle(int zone, int tierPair) const {
     if (zone < 0 || zone >= static_cast<int>(hiBundles_.size()) || tierPair < 0 || tierPair > 2)
         return 0;
     return hiBundles_[static_cast<size_t>(zone)][static_cast<size_t>(tierPair)];
 }
 
-QColor FabricMapWidget::switchColor(int sw) const
-{
-    const auto& s = stats_[static_cast<size_t>(sw)];
+QColor FabricMapWidget::switchColor(int sw) const {
     if (!bw_.empty() && bw_[static_cast<size_t>(sw)] >= 0)
         return bwColor(bw_[static_cast<size_t>(sw)]);
-    // A rack switch follows its rack: burning in or drained is not "healthy in service".
-    if (const int r = sw < static_cast<int>(switchRack_.size()) ? switchRack_[static_cast<size_t>(sw)] : -1; r >= 0) {
-        const QString phase = rackSwitchPhase(state_->layout().racks[static_cast<size_t>(r)].state);
-        if (!phase.isEmpty())
-            return QColor(rackSwitchPhaseColor(phase));
-    }
-    return QColor(switchHealthColor(s));
+    return QColor(switchHealthColor(sw));
 }
 
-QRgb FabricMapWidget::switchHealthColor(const SwitchStats& s)
-{
-    // Health, not load: a switch tile says whether the switch is carrying its links.
-    if (s.live >= 2 && s.hardDown == s.live)
-        return failedColor();              // every in-service link down: the switch is down
-    if (s.down > 0)
-        return degradedColor();            // some links down or erroring
-    if (s.links > 0 && s.drained == s.links)
-        return linkHealthLut()[4];         // not in service (or drained)
-    if (s.live == 0)
-        return noDataColor();
-    return linkHealthLut()[0];             // healthy
+QRgb FabricMapWidget::switchHealthColor(int sw) const {
+    // Health, not load: loomd's word for the switch, its failure list, then its links' words.
+    const auto& s = stats_[static_cast<size_t>(sw)];
+    return switchTileColor(state_->switchState(sw), failedSwitches_.contains(sw), s.down);
 }
 
-void FabricMapWidget::layoutScene()
-{
+QString FabricMapWidget::switchWord(int sw) const {
+    const QString& w = state_->switchState(sw);
+    return w.isEmpty() ? tr("state not known yet") : w;
+}
+
+void FabricMapWidget::indexFailedSwitches() {
+    failedSwitches_.clear();
+    const HallLayout& h = state_->layout();
+    for (const auto& f : state_->failures()->failures())
+        if (f.kind == FailureKind::Switch && f.failed)
+            if (const int sw = h.switchIndex(f.name); sw >= 0) failedSwitches_.insert(sw);
+}
+
+void FabricMapWidget::layoutScene() {
     const HallLayout& h = state_->layout();
     std::fill(rects_.begin(), rects_.end(), QRectF());
     zoneRects_.assign(static_cast<size_t>(h.zones.size()), QRectF());
@@ -273,9 +251,9 @@ void FabricMapWidget::layoutScene()
     auto grid = [&](const std::vector<int>& sws, QRectF area) {
         // Squares in a grid that fills `area` as well as possible.
         const int n = static_cast<int>(sws.size());
-        if (n == 0)
-            return;
-        int cols = std::max(1, static_cast<int>(std::ceil(std::sqrt(n * area.width() / area.height()))));
+        if (n == 0) return;
+        int cols =
+            std::max(1, static_cast<int>(std::ceil(std::sqrt(n * area.width() / area.height()))));
         int rows = (n + cols - 1) / cols;
         double cell = std::min(area.width() / cols, area.height() / rows);
         cols = std::max(1, static_cast<int>(area.width() / cell));
@@ -283,8 +261,8 @@ void FabricMapWidget::layoutScene()
         const double gap = cell > 6 ? 1.5 : (cell > 3 ? 0.5 : 0);
         const double x0 = area.left() + (area.width() - cols * cell) / 2;
         for (int i = 0; i < n; ++i)
-            rects_[static_cast<size_t>(sws[static_cast<size_t>(i)])] =
-                QRectF(x0 + (i % cols) * cell, area.top() + (i / cols) * cell, cell - gap, cell - gap);
+            rects_[static_cast<size_t>(sws[static_cast<size_t>(i)])] = QRectF(
+                x0 + (i % cols) * cell, area.top() + (i / cols) * cell, cell - gap, cell - gap);
     };
     if (zone_ < 0) {
         const int nz = std::max<int>(1, static_cast<int>(h.zones.size()));
@@ -324,24 +302,21 @@ void FabricMapWidget::layoutScene()
                 t3.push_back(static_cast<int>(i));
         }
         QHash<int, int> col1, col2;
-        for (size_t i = 0; i < t1.size(); ++i)
-            col1.insert(t1[i], static_cast<int>(i));
-        for (size_t i = 0; i < t2.size(); ++i)
-            col2.insert(t2[i], static_cast<int>(i));
+        for (size_t i = 0; i < t1.size(); ++i) col1.insert(t1[i], static_cast<int>(i));
+        for (size_t i = 0; i < t2.size(); ++i) col2.insert(t2[i], static_cast<int>(i));
         // Uplinks per T2 switch decide the height of the upper matrix.
         std::vector<std::vector<int>> up(t2.size());
         std::vector<int> m1Cells(t1.size() * t2.size(), -1);
         for (size_t j = 0; j < linkSw_.size(); ++j) {
-            if (linkZone_[j] != zone_)
-                continue;
+            if (linkZone_[j] != zone_) continue;
             if (linkPair_[j] == 1) {
                 const int c = col1.value(linkSw_[j][0], -1), r = col2.value(linkSw_[j][1], -1);
                 if (c >= 0 && r >= 0)
-                    m1Cells[static_cast<size_t>(r) * t1.size() + static_cast<size_t>(c)] = static_cast<int>(j);
+                    m1Cells[static_cast<size_t>(r) * t1.size() + static_cast<size_t>(c)] =
+                        static_cast<int>(j);
             } else if (linkPair_[j] == 2) {
                 const int c = col2.value(linkSw_[j][0], -1);
-                if (c >= 0)
-                    up[static_cast<size_t>(c)].push_back(static_cast<int>(j));
+                if (c >= 0) up[static_cast<size_t>(c)].push_back(static_cast<int>(j));
             }
         }
         m1Cols_ = static_cast<int>(t1.size());
@@ -349,12 +324,12 @@ void FabricMapWidget::layoutScene()
         m1_ = std::move(m1Cells);
         m2Cols_ = static_cast<int>(t2.size());
         m2Rows_ = 0;
-        for (const auto& u : up)
-            m2Rows_ = std::max<int>(m2Rows_, static_cast<int>(u.size()));
+        for (const auto& u : up) m2Rows_ = std::max<int>(m2Rows_, static_cast<int>(u.size()));
         m2_.assign(static_cast<size_t>(m2Cols_) * m2Rows_, -1);
         for (int c = 0; c < m2Cols_; ++c)
             for (size_t r = 0; r < up[static_cast<size_t>(c)].size(); ++r)
-                m2_[r * static_cast<size_t>(m2Cols_) + static_cast<size_t>(c)] = up[static_cast<size_t>(c)][r];
+                m2_[r * static_cast<size_t>(m2Cols_) + static_cast<size_t>(c)] =
+                    up[static_cast<size_t>(c)][r];
 
         const double left = 60, right = W - 20, avail = right - left;
         // Top: tier 3; then the T2 uplink matrix above each T2 switch; then the T1-T2 matrix
@@ -365,7 +340,8 @@ void FabricMapWidget::layoutScene()
         const double c2 = m2Cols_ ? avail / m2Cols_ : 0;
         m2Rect_ = QRectF(left, y2, c2 * m2Cols_, m2H);
         for (int i = 0; i < m2Cols_; ++i)
-            rects_[static_cast<size_t>(t2[static_cast<size_t>(i)])] = QRectF(left + i * c2 + 1, y2 + m2H + 4, c2 - 2, 18);
+            rects_[static_cast<size_t>(t2[static_cast<size_t>(i)])] =
+                QRectF(left + i * c2 + 1, y2 + m2H + 4, c2 - 2, 18);
         const double y1 = y2 + m2H + 44;
         // Below the matrix: the RTSW row (18 px), its rack labels, the legend and the overlay note.
         const double m1H = std::max(40.0, H - y1 - 86);
@@ -381,68 +357,63 @@ void FabricMapWidget::layoutScene()
     sceneDirty_ = false;
 }
 
-QRectF FabricMapWidget::switchRect(int sw) const
-{
-    return sw >= 0 && sw < static_cast<int>(rects_.size()) ? rects_[static_cast<size_t>(sw)] : QRectF();
+QRectF FabricMapWidget::switchRect(int sw) const {
+    return sw >= 0 && sw < static_cast<int>(rects_.size()) ? rects_[static_cast<size_t>(sw)]
+                                                           : QRectF();
 }
 
-int FabricMapWidget::zoneAt(QPointF pos) const
-{
-    if (zone_ >= 0)
-        return zone_;
+int FabricMapWidget::zoneAt(QPointF pos) const {
+    if (zone_ >= 0) return zone_;
     for (size_t z = 0; z < zoneRects_.size(); ++z)
-        if (zoneRects_[z].contains(pos))
-            return static_cast<int>(z);
+        if (zoneRects_[z].contains(pos)) return static_cast<int>(z);
     return -1;
 }
 
-int FabricMapWidget::matrixLinkAt(QPointF pos) const
-{
-    if (zone_ < 0)
-        return -1;
+int FabricMapWidget::matrixLinkAt(QPointF pos) const {
+    if (zone_ < 0) return -1;
     auto at = [&](const QRectF& r, const std::vector<int>& cells, int cols, int rows) {
-        if (cols <= 0 || rows <= 0 || !r.contains(pos))
-            return -1;
+        if (cols <= 0 || rows <= 0 || !r.contains(pos)) return -1;
         const int c = std::min(cols - 1, static_cast<int>((pos.x() - r.left()) / r.width() * cols));
-        const int row = std::min(rows - 1, static_cast<int>((pos.y() - r.top()) / r.height() * rows));
+        const int row =
+            std::min(rows - 1, static_cast<int>((pos.y() - r.top()) / r.height() * rows));
         return cells[static_cast<size_t>(row) * cols + c];
     };
     const int a = at(m1Rect_, m1_, m1Cols_, m1Rows_);
     return a >= 0 ? a : at(m2Rect_, m2_, m2Cols_, m2Rows_);
 }
 
-int FabricMapWidget::switchAt(QPointF pos) const
-{
+int FabricMapWidget::switchAt(QPointF pos) const {
     for (size_t i = 0; i < rects_.size(); ++i)
         if (!rects_[i].isNull() && rects_[i].adjusted(-1, -1, 1, 1).contains(pos))
             return static_cast<int>(i);
     return -1;
 }
 
-void FabricMapWidget::setStaleNote(const QString& note)
-{
-    if (note == staleNote_)
-        return;
+void FabricMapWidget::setStaleNote(const QString& note) {
+    if (note == staleNote_) return;
     staleNote_ = note;
     update();
 }
 
-bool FabricMapWidget::isStale() const { return dataIsStale(state_->dataAgeMs(), state_->intervalMs(), staleNote_); }
+bool FabricMapWidget::isStale() const {
+    return dataIsStale(state_->dataAgeMs(), state_->intervalMs(), staleNote_);
+}
 
-QString FabricMapWidget::staleText() const { return loom::console::staleText(state_->dataAgeMs(), staleNote_); }
+QString FabricMapWidget::staleText() const {
+    return loom::console::staleText(state_->dataAgeMs(), staleNote_);
+}
 
-void FabricMapWidget::mouseReleaseEvent(QMouseEvent* e)
-{
+void FabricMapWidget::mouseReleaseEvent(QMouseEvent* e) {
     if (e->button() == Qt::RightButton && zone_ >= 0) {
         setZone(-1);
         return;
     }
-    if (e->button() != Qt::LeftButton)
-        return;
+    if (e->button() != Qt::LeftButton) return;
     const int sw = switchAt(e->position());
     if (zone_ < 0) {
         const HallLayout& h = state_->layout();
-        if (sw >= 0 && (h.switches[static_cast<size_t>(sw)].tier == 3 || switchZone_[static_cast<size_t>(sw)] < 0)) {
+        if (sw >= 0 && (h.switches[static_cast<size_t>(sw)].tier == 3 ||
+                        switchZone_[static_cast<size_t>(sw)] < 0)) {
             selectSwitch(sw);
             Q_EMIT switchClicked(sw);
             return;
@@ -460,14 +431,14 @@ void FabricMapWidget::mouseReleaseEvent(QMouseEvent* e)
     if (sw >= 0) {
         selectSwitch(sw);
         Q_EMIT switchClicked(sw);
-    } else if (const int j = matrixLinkAt(e->position()); j >= 0 && linkSw_[static_cast<size_t>(j)][0] >= 0) {
+    } else if (const int j = matrixLinkAt(e->position());
+               j >= 0 && linkSw_[static_cast<size_t>(j)][0] >= 0) {
         selectSwitch(linkSw_[static_cast<size_t>(j)][0]);
         Q_EMIT switchClicked(linkSw_[static_cast<size_t>(j)][0]);
     }
 }
 
-bool FabricMapWidget::event(QEvent* e)
-{
+bool FabricMapWidget::event(QEvent* e) {
     if (e->type() == QEvent::ToolTip) {
         auto* he = static_cast<QHelpEvent*>(e);
         const int sw = switchAt(he->pos());
@@ -480,26 +451,37 @@ bool FabricMapWidget::event(QEvent* e)
             const auto& u = state_->values(Topic::LinkUtil);
             const auto& hv = state_->values(Topic::LinkHealth);
             const auto uj = static_cast<size_t>(j) < u.size() ? u[static_cast<size_t>(j)] : kNoData;
-            const auto hj = static_cast<size_t>(j) < hv.size() ? hv[static_cast<size_t>(j)] : kNoData;
-            QToolTip::showText(he->globalPos(),
-                               QStringLiteral("<b>%1</b><br>utilization %2<br>%3")
-                                   .arg(state_->layout().links[j].toHtmlEscaped(),
-                                        uj <= 100 ? QString::number(uj) + u'%' : QStringLiteral("–"),
-                                        linkHealthWord(hj)),
-                               this);
+            const auto hj =
+                static_cast<size_t>(j) < hv.size() ? hv[static_cast<size_t>(j)] : kNoData;
+            QToolTip::showText(
+                he->globalPos(),
+                QStringLiteral("<b>%1</b><br>utilization %2<br>%3")
+                    .arg(state_->layout().links[j].toHtmlEscaped(),
+                         uj <= 100 ? QString::number(uj) + u'%' : QStringLiteral("–"),
+                         linkHealthWord(hj)),
+                this);
             return true;
         }
         const auto& s = stats_[static_cast<size_t>(sw)];
         const auto& hs = state_->layout().switches[static_cast<size_t>(sw)];
-        QString tip = QStringLiteral("<b>%1</b> (%2)<br>%3 links · mean util %4<br>%5 down/degraded · %6 drained/off")
-                          .arg(hs.name, hs.role).arg(s.links)
-                          .arg(s.meanUtil() < 0 ? QStringLiteral("–") : QString::number(s.meanUtil(), 'f', 0) + u'%')
-                          .arg(s.down).arg(s.drained);
+        QString tip = QStringLiteral(
+                          "<b>%1</b> (%2): %7<br>%3 links · mean util %4<br>%5 down/degraded · %6 "
+                          "drained/off")
+                          .arg(hs.name, hs.role)
+                          .arg(s.links)
+                          .arg(s.meanUtil() < 0 ? QStringLiteral("–")
+                                                : QString::number(s.meanUtil(), 'f', 0) + u'%')
+                          .arg(s.down)
+                          .arg(s.drained)
+                          .arg(switchWord(sw).toHtmlEscaped());
+        if (failedSwitches_.contains(sw)) tip += tr("<br>failed (loomd's failure list)");
         if (!bw_.empty() && bw_[static_cast<size_t>(sw)] >= 0)
-            tip += QStringLiteral("<br>rack bus bandwidth %1%").arg(bw_[static_cast<size_t>(sw)], 0, 'f', 1);
+            tip += QStringLiteral("<br>rack bus bandwidth %1%")
+                       .arg(bw_[static_cast<size_t>(sw)], 0, 'f', 1);
         if (const int r = switchRack_[static_cast<size_t>(sw)]; r >= 0) {
             const auto& rack = state_->layout().racks[static_cast<size_t>(r)];
-            tip += QStringLiteral("<br>rack %1: %2").arg(rack.name.toHtmlEscaped(), rack.state.toHtmlEscaped());
+            tip += QStringLiteral("<br>rack %1: %2")
+                       .arg(rack.name.toHtmlEscaped(), rack.state.toHtmlEscaped());
         }
         QToolTip::showText(he->globalPos(), tip, this);
         return true;

@@ -193,18 +193,18 @@ QString HallView::elevationHtml(int rack) const {
                 links = QStringLiteral("<span style='color:%1'>%2</span>")
                             .arg(QColor(failedColor()).name(), links);
         }
-        // The rack's switches are in service through its cables: they are in the rack's state
-        // (the stored switch state stays as applied, "planned").
+        // loomd's words, never the rack's state read here: the switch's stored state (a rack's
+        // switch has its rack's, docs/api.md "Hosts and switches follow their racks") and what the
+        // fabric reads it as (GET /api/v1/fabric/topology `state`, as the fabric map says it).
         const QString stored = sw.value(u"state").toString();
         const QString role = sw.value(u"role").toString();
-        const bool ofRack = (role == u"rtsw" || role == u"fsw") && !r.state.isEmpty();
-        QString stateHtml = stateCell(ofRack ? r.state : stored);
-        if (ofRack && stored != r.state)
+        QString stateHtml = stateCell(stored.isEmpty() ? QStringLiteral("–") : stored);
+        if (const QString& word = state_->switchState(h.switchIndex(name)); !word.isEmpty())
             stateHtml = cell(
-                QStringLiteral("%1 <span style='color:#888'>(with its rack; stored %2)</span>")
-                    .arg(r.state.toHtmlEscaped(),
-                         stored.isEmpty() ? QStringLiteral("–") : stored.toHtmlEscaped()),
-                r.state == u"failed"
+                QStringLiteral("%1 <span style='color:#888'>(fabric: %2)</span>")
+                    .arg(stored.isEmpty() ? QStringLiteral("–") : stored.toHtmlEscaped(),
+                         word.toHtmlEscaped()),
+                stored == u"failed" || word == u"down"
                     ? QStringLiteral("color:%1;font-weight:bold").arg(QColor(failedColor()).name())
                     : QString());
         rows += QStringLiteral("<tr>%1%2%3%4</tr>")

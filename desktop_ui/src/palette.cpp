@@ -258,23 +258,13 @@ QRgb quarantinedColor() { return marks().quarantined; }
 // Near-white blue: apart from the failure colours, the metric ramps and the cyan selection.
 QRgb jobHighlightColor() { return marks().jobHighlight; }
 
-QString rackSwitchPhase(const QString& rackState) {
-    if (rackState == u"powered" || rackState == u"burn_in" || rackState == u"validated")
-        return QStringLiteral("burn-in");
-    // Not draining: its traffic moves away first, over cables still active (the fabric has the
-    // switch up until the rack is drained).
-    if (rackState == u"drained" || rackState == u"maintenance") return QStringLiteral("drained");
-    if (rackState == u"repair") return QStringLiteral("repair");
-    return {};
-}
-
-QRgb rackSwitchPhaseColor(const QString& phase) {
-    // The provisioning board's colours for these states, so a rack and its switch agree;
-    // burn-in takes "powered"'s blue: burn_in's own amber would read as "some links down".
-    if (phase == u"burn-in") return provisioningLut()[provisioningCode(QStringLiteral("powered"))];
-    if (phase == u"drained") return provisioningLut()[provisioningCode(QStringLiteral("drained"))];
-    if (phase == u"repair") return provisioningLut()[provisioningCode(QStringLiteral("repair"))];
-    return noDataColor();
+QRgb switchTileColor(const QString& word, bool failed, int linksBad) {
+    if (word == u"down") return failedColor();
+    if (word == u"drained") return linkHealthLut()[3];
+    if (word == u"not in service") return linkHealthLut()[4];
+    if (failed) return failedColor();
+    if (linksBad > 0) return degradedColor();
+    return linkHealthLut()[0];
 }
 
 bool rackReportsData(const QString& state) {

@@ -465,6 +465,17 @@ TEST_F(LiveState, ARacksSwitchIsOutOfTheFabricWhileItsRackIs) {
     EXPECT_EQ(fabricSwitch("z1-r004-rtsw"), (json{{"up", false}, {"state", "not in service"}}));
     EXPECT_EQ(fabricSwitch("z1-r001-rtsw"), up);
     EXPECT_EQ(fabricSwitch("z1-ctsw1"), up);
+    // The switches alone (what loom-console asks again for their words): the same switches,
+    // no bundles; a `bundles` other than true/false is a 400 naming it.
+    const auto whole = get(s, "/api/v1/fabric/topology");
+    const auto alone = get(s, "/api/v1/fabric/topology?bundles=false");
+    EXPECT_EQ(alone["switches"], whole["switches"]);
+    EXPECT_EQ(alone["bundles"], json::array());
+    EXPECT_FALSE(whole["bundles"].empty());
+    const auto bad =
+        request(s.port(), "GET", "/api/v1/fabric/topology?bundles=no", tokens_["viewer"]);
+    EXPECT_EQ(bad.status, 400) << bad.body;
+    EXPECT_EQ(bad.j()["error"].value("path", ""), "bundles") << bad.body;
 
     // Every switch's routes are those of a router built anew from the stored states.
     auto conn = connect();

@@ -4,14 +4,7 @@
 // cluster (synthetic.hpp) and loomd's answers to GET /api/v1/failures (the console draws and
 // counts only those: it derives no failure itself); the same against a real loomd is in
 // live_test.cpp.
-#include "loom/console/events_view.hpp"
-#include "loom/console/failure_counter.hpp"
-#include "loom/console/hall_map_widget.hpp"
-#include "loom/console/palette.hpp"
-#include "loom/console/xid.hpp"
-
-#include "fixture.hpp"
-#include "qt_helpers.hpp"
+#include <gtest/gtest.h>
 
 #include <QColor>
 #include <QElapsedTimer>
@@ -20,9 +13,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSignalSpy>
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -30,25 +20,36 @@
 #include <regex>
 #include <string>
 
+#include "fixture.hpp"
+#include "loom/console/events_view.hpp"
+#include "loom/console/failure_counter.hpp"
+#include "loom/console/hall_map_widget.hpp"
+#include "loom/console/palette.hpp"
+#include "loom/console/xid.hpp"
+#include "qt_helpers.hpp"
+
 using namespace loom::console;
 
 namespace {
 
-using test::rgb;
 using test::paint;
+using test::rgb;
 
 QJsonObject json(const char* text) { return QJsonDocument::fromJson(text).object(); }
 
 // The colour a GPU cell would have with no failure overlay, in metric m.
-QRgb healthyColour(const ClusterState& s, Metric m, int g)
-{
+QRgb healthyColour(const ClusterState& s, Metric m, int g) {
     const auto& h = s.layout();
     const auto& rack = h.racks[static_cast<size_t>(h.gpuRack[static_cast<size_t>(g)])];
     switch (m) {
-    case Metric::Utilization: return utilizationLut()[s.gpuUtilShown()[static_cast<size_t>(g)]];
-    case Metric::Temperature: return temperatureLut()[s.values(Topic::GpuTemp)[static_cast<size_t>(g)]];
-    case Metric::Health: return healthLut()[0];
-    case Metric::Provisioning: return provisioningLut()[provisioningCode(rack.state)];
+        case Metric::Utilization:
+            return utilizationLut()[s.gpuUtilShown()[static_cast<size_t>(g)]];
+        case Metric::Temperature:
+            return temperatureLut()[s.values(Topic::GpuTemp)[static_cast<size_t>(g)]];
+        case Metric::Health:
+            return healthLut()[0];
+        case Metric::Provisioning:
+            return provisioningLut()[provisioningCode(rack.state)];
     }
     return 0;
 }
@@ -63,12 +64,15 @@ struct Item {
     QString rack;
     QString gpu;
 };
-QJsonObject loomdAnswer(const ClusterState& s, const std::vector<Item>& items, QJsonObject counts = {})
-{
+QJsonObject loomdAnswer(const ClusterState& s, const std::vector<Item>& items,
+                        QJsonObject counts = {}) {
     QJsonArray arr;
     QHash<QString, int> tally;
     for (const auto& i : items) {
-        arr.append(QJsonObject{{"kind", i.kind}, {"name", i.name}, {"state", i.state}, {"failed", i.failed},
+        arr.append(QJsonObject{{"kind", i.kind},
+                               {"name", i.name},
+                               {"state", i.state},
+                               {"failed", i.failed},
                                {"rack", i.rack.isEmpty() ? QJsonValue() : QJsonValue(i.rack)},
                                {"gpu", i.gpu.isEmpty() ? QJsonValue() : QJsonValue(i.gpu)}});
         ++tally[QLatin1String(i.kind)];
@@ -76,29 +80,30 @@ QJsonObject loomdAnswer(const ClusterState& s, const std::vector<Item>& items, Q
     for (const char* k : {"gpu", "host", "link", "switch", "rack"})
         if (!counts.contains(QLatin1String(k)))
             counts.insert(QLatin1String(k), tally.value(QLatin1String(k)));
-    return {{"layoutVersion", s.layout().layoutVersion}, {"counts", counts}, {"items", arr}, {"truncated", false}};
+    return {{"layoutVersion", s.layout().layoutVersion},
+            {"counts", counts},
+            {"items", arr},
+            {"truncated", false}};
 }
 
-QString rackOfGpu(const ClusterState& s, int g)
-{
+QString rackOfGpu(const ClusterState& s, int g) {
     return s.layout().racks[static_cast<size_t>(s.layout().gpuRack[static_cast<size_t>(g)])].name;
 }
 
 // A GPU with no failure of any kind in its rack, away from the floor's edges.
-int quietGpu(const ClusterState& s, int from)
-{
+int quietGpu(const ClusterState& s, int from) {
     const auto& gh = s.values(Topic::GpuHealth);
     for (int g = from; g < static_cast<int>(gh.size()); ++g) {
         const int rack = s.layout().gpuRack[static_cast<size_t>(g)];
-        if (s.failures()->rackMarks()[static_cast<size_t>(rack)].count == 0 && gh[static_cast<size_t>(g)] == 0)
+        if (s.failures()->rackMarks()[static_cast<size_t>(rack)].count == 0 &&
+            gh[static_cast<size_t>(g)] == 0)
             return g;
     }
     return -1;
 }
 }  // namespace
 
-TEST(ConsoleFailures, AFailedGpuIsVisibleAtFitInEveryColourModeAt24k)
-{
+TEST(ConsoleFailures, AFailedGpuIsVisibleAtFitInEveryColourModeAt24k) {
     test::Fed f{SyntheticShape{}};
     HallMapWidget map(f.state.get());
     map.resize(1400, 900);
@@ -111,21 +116,25 @@ TEST(ConsoleFailures, AFailedGpuIsVisibleAtFitInEveryColourModeAt24k)
     ASSERT_GE(g, 0);
     const QPoint at = map.gpuCenter(g).toPoint();
     // Before: the cell has its metric's colour in every mode.
-    for (auto m : {Metric::Utilization, Metric::Temperature, Metric::Health, Metric::Provisioning}) {
+    for (auto m :
+         {Metric::Utilization, Metric::Temperature, Metric::Health, Metric::Provisioning}) {
         map.setMetric(m);
-        EXPECT_EQ(rgb(paint(map).pixel(at)), rgb(healthyColour(*f.state, m, g))) << metricName(m).toStdString();
+        EXPECT_EQ(rgb(paint(map).pixel(at)), rgb(healthyColour(*f.state, m, g)))
+            << metricName(m).toStdString();
     }
     // An XID: the server marks the GPU failed in gpu.health; the console asks loomd for the
     // failures (it counts none itself) and draws loomd's answer.
     QSignalSpy asks(f.state->failures(), &FailureIndex::refreshWanted);
-    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(5000, Topic::GpuHealth, {{static_cast<std::uint32_t>(g), 2}})));
+    ASSERT_TRUE(f.state->handleMessage(
+        makeDeltaMessage(5000, Topic::GpuHealth, {{static_cast<std::uint32_t>(g), 2}})));
     EXPECT_GE(asks.count(), 1);
     EXPECT_EQ(f.state->failures()->count(FailureKind::Gpu), 0);  // not until loomd says so
     const QString gpu = f.state->layout().gpus[g];
     ASSERT_TRUE(f.state->failures()->applyLoomd(
         loomdAnswer(*f.state, {{"gpu", gpu, "failed", true, rackOfGpu(*f.state, g), gpu}})));
     EXPECT_EQ(f.state->failures()->count(FailureKind::Gpu), 1);
-    for (auto m : {Metric::Utilization, Metric::Temperature, Metric::Health, Metric::Provisioning}) {
+    for (auto m :
+         {Metric::Utilization, Metric::Temperature, Metric::Health, Metric::Provisioning}) {
         map.setMetric(m);
         const QImage img = paint(map);
         const QRgb healthy = rgb(healthyColour(*f.state, m, g));
@@ -140,8 +149,7 @@ TEST(ConsoleFailures, AFailedGpuIsVisibleAtFitInEveryColourModeAt24k)
     }
 }
 
-TEST(ConsoleFailures, AFailedRackGetsItsBadgeAndTheCounterCounts)
-{
+TEST(ConsoleFailures, AFailedRackGetsItsBadgeAndTheCounterCounts) {
     test::Fed f{SyntheticShape{}};
     HallMapWidget map(f.state.get());
     map.resize(1400, 900);
@@ -157,10 +165,15 @@ TEST(ConsoleFailures, AFailedRackGetsItsBadgeAndTheCounterCounts)
     ASSERT_GE(g, 0);
     const int rack = f.state->layout().gpuRack[static_cast<size_t>(g)];
     const QString name = f.state->layout().racks[static_cast<size_t>(rack)].name;
-    ASSERT_TRUE(f.state->handleMessage(QJsonDocument::fromJson(
-        QStringLiteral(R"({"type":"provisioning","seq":9000,"rack":"%1","from":"in_service","to":"failed"})")
-            .arg(name).toUtf8()).object()));
-    ASSERT_TRUE(f.state->failures()->applyLoomd(loomdAnswer(*f.state, {{"rack", name, "failed", true, name, {}}})));
+    ASSERT_TRUE(f.state->handleMessage(
+        QJsonDocument::fromJson(
+            QStringLiteral(
+                R"({"type":"provisioning","seq":9000,"rack":"%1","from":"in_service","to":"failed"})")
+                .arg(name)
+                .toUtf8())
+            .object()));
+    ASSERT_TRUE(f.state->failures()->applyLoomd(
+        loomdAnswer(*f.state, {{"rack", name, "failed", true, name, {}}})));
     EXPECT_EQ(f.state->failures()->count(FailureKind::Rack), 1);
     const RackMark& m = f.state->failures()->rackMarks()[static_cast<size_t>(rack)];
     EXPECT_TRUE(m.rackFailed);
@@ -170,8 +183,10 @@ TEST(ConsoleFailures, AFailedRackGetsItsBadgeAndTheCounterCounts)
     // The badge sits on the rack's top-right corner, in the failure colour, at any zoom.
     map.setMetric(Metric::Utilization);
     const QImage img = paint(map);
-    const QPointF top = map.gpuCenter(f.state->layout().racks[static_cast<size_t>(rack)].gpuOffset + 7);
-    const QPoint badge(static_cast<int>(top.x() + map.scale() / 2), static_cast<int>(top.y() - map.scale() / 2));
+    const QPointF top =
+        map.gpuCenter(f.state->layout().racks[static_cast<size_t>(rack)].gpuOffset + 7);
+    const QPoint badge(static_cast<int>(top.x() + map.scale() / 2),
+                       static_cast<int>(top.y() - map.scale() / 2));
     // The rack's outline ends 3.5 px above its top edge; the badge on its top-right corner
     // reaches 6 px: the row 4 px above the corner is red only where the badge is.
     int red = 0;
@@ -186,22 +201,26 @@ TEST(ConsoleFailures, AFailedRackGetsItsBadgeAndTheCounterCounts)
     EXPECT_EQ(elsewhere, 0);
 
     // Repair: the rack is no longer a failure.
-    ASSERT_TRUE(f.state->handleMessage(QJsonDocument::fromJson(
-        QStringLiteral(R"({"type":"provisioning","seq":9001,"rack":"%1","from":"failed","to":"repair"})")
-            .arg(name).toUtf8()).object()));
+    ASSERT_TRUE(f.state->handleMessage(
+        QJsonDocument::fromJson(
+            QStringLiteral(
+                R"({"type":"provisioning","seq":9001,"rack":"%1","from":"failed","to":"repair"})")
+                .arg(name)
+                .toUtf8())
+            .object()));
     ASSERT_TRUE(f.state->failures()->applyLoomd(loomdAnswer(*f.state, {})));
     EXPECT_EQ(f.state->failures()->count(FailureKind::Rack), 0);
     EXPECT_EQ(f.state->failures()->rackMarks()[static_cast<size_t>(rack)].count, 0);
     // Back again: new again (a halo), not "seen at connect".
-    ASSERT_TRUE(f.state->failures()->applyLoomd(loomdAnswer(*f.state, {{"rack", name, "failed", true, name, {}}})));
+    ASSERT_TRUE(f.state->failures()->applyLoomd(
+        loomdAnswer(*f.state, {{"rack", name, "failed", true, name, {}}})));
     EXPECT_TRUE(f.state->failures()->rackMarks()[static_cast<size_t>(rack)].fresh);
 }
 
 // loomd's counts are what the counter shows, whole even when its list is cut; its items are
 // drawn where loomd places them (a NIC cable on its rail GPU, as loomd says, not as the console
 // would guess); an answer for another layout is not applied.
-TEST(ConsoleFailures, LoomdsCountsAndPlacesReachCounterMapAndEvents)
-{
+TEST(ConsoleFailures, LoomdsCountsAndPlacesReachCounterMapAndEvents) {
     test::Fed f;
     const auto& h = f.state->layout();
     FailureIndex* fi = f.state->failures();
@@ -209,13 +228,13 @@ TEST(ConsoleFailures, LoomdsCountsAndPlacesReachCounterMapAndEvents)
     EXPECT_EQ(fi->total(), 0);
     const QString link = QStringLiteral("z1-r001-h1-nic4/p1--z1-r001-rtsw/p13");
     ASSERT_GE(h.links.indexOf(link), 0);
-    const QJsonObject answer = loomdAnswer(
-        *f.state,
-        {{"gpu", "z1-r002-h0-gpu5", "failed", true, "z1-r002", "z1-r002-h0-gpu5"},
-         {"host", "z1-r003-h1", "quarantined", false, "z1-r003", "z1-r003-h1-gpu0"},
-         {"link", link, "down", true, "z1-r001", "z1-r001-h1-gpu4"},
-         {"switch", "z1-ctsw02", "down", true, {}, {}}},
-        QJsonObject{{"link", 6001}});  // more than loomd lists: the count is loomd's
+    const QJsonObject answer =
+        loomdAnswer(*f.state,
+                    {{"gpu", "z1-r002-h0-gpu5", "failed", true, "z1-r002", "z1-r002-h0-gpu5"},
+                     {"host", "z1-r003-h1", "quarantined", false, "z1-r003", "z1-r003-h1-gpu0"},
+                     {"link", link, "down", true, "z1-r001", "z1-r001-h1-gpu4"},
+                     {"switch", "z1-ctsw02", "down", true, {}, {}}},
+                    QJsonObject{{"link", 6001}});  // more than loomd lists: the count is loomd's
     // Another layout version: not applied.
     QJsonObject other = answer;
     other.insert("layoutVersion", h.layoutVersion + 1);
@@ -231,17 +250,32 @@ TEST(ConsoleFailures, LoomdsCountsAndPlacesReachCounterMapAndEvents)
     bool nicMarked = false;
     for (const auto& fl : fi->failures())
         if (fl.kind == FailureKind::Link && fl.name == link)
-            nicMarked = fl.gpu == h.gpuIndex("z1-r001-h1-gpu4") && fl.rack == h.rackIndex("z1-r001");
+            nicMarked =
+                fl.gpu == h.gpuIndex("z1-r001-h1-gpu4") && fl.rack == h.rackIndex("z1-r001");
     EXPECT_TRUE(nicMarked);
     EXPECT_EQ(fi->rackMarks()[static_cast<size_t>(h.rackIndex("z1-r001"))].count, 1);
     FailureCounter counter(fi);
     EXPECT_TRUE(counter.text().contains("6001 links")) << counter.text().toStdString();
 
     // The counter's GPU button filters the map's overlay and the event list.
-    f.state->addEvents({{1, 0, "critical", "gpu_xid", "z1-r002-h0-gpu5", "z1-r002", "XID 79",
-                         QDateTime::currentDateTimeUtc(), {}},
-                        {2, 0, "critical", "link_down", link, "z1-r001", "down",
-                         QDateTime::currentDateTimeUtc(), {}}});
+    f.state->addEvents({{1,
+                         0,
+                         "critical",
+                         "gpu_xid",
+                         "z1-r002-h0-gpu5",
+                         "z1-r002",
+                         "XID 79",
+                         QDateTime::currentDateTimeUtc(),
+                         {}},
+                        {2,
+                         0,
+                         "critical",
+                         "link_down",
+                         link,
+                         "z1-r001",
+                         "down",
+                         QDateTime::currentDateTimeUtc(),
+                         {}}});
     EventsView events(f.state.get());
     EXPECT_EQ(events.proxy()->rowCount(), 2);
     counter.button(FailureKind::Gpu)->click();
@@ -249,16 +283,14 @@ TEST(ConsoleFailures, LoomdsCountsAndPlacesReachCounterMapAndEvents)
     EXPECT_EQ(events.proxy()->rowCount(), 1);
     EXPECT_EQ(events.proxy()->index(0, EventModel::Kind).data().toString(), "gpu_xid");
     int marked = 0;
-    for (const auto& m : fi->rackMarks())
-        marked += m.count;
-    EXPECT_EQ(marked, 1);  // only the GPU's rack carries a mark now
+    for (const auto& m : fi->rackMarks()) marked += m.count;
+    EXPECT_EQ(marked, 1);                       // only the GPU's rack carries a mark now
     counter.button(FailureKind::Gpu)->click();  // again: everything
     EXPECT_EQ(fi->filter(), kAllFailureKinds);
     EXPECT_EQ(events.proxy()->rowCount(), 2);
 }
 
-TEST(ConsoleFailures, RacksThatAreNotPoweredDrawAsNoData)
-{
+TEST(ConsoleFailures, RacksThatAreNotPoweredDrawAsNoData) {
     test::Fed f;
     HallMapWidget map(f.state.get());
     map.resize(640, 480);
@@ -266,23 +298,23 @@ TEST(ConsoleFailures, RacksThatAreNotPoweredDrawAsNoData)
     const auto& h = f.state->layout();
     const int g = h.gpuIndex("z1-r002-h0-gpu0");
     std::vector<std::pair<std::uint32_t, std::uint8_t>> busy;
-    for (int i = 0; i < 16; ++i)
-        busy.emplace_back(static_cast<std::uint32_t>(g + i), 90);
+    for (int i = 0; i < 16; ++i) busy.emplace_back(static_cast<std::uint32_t>(g + i), 90);
     ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(300, Topic::GpuUtil, busy)));
     EXPECT_EQ(rgb(map.gpuColor(g)), rgb(utilizationLut()[90]));
-    ASSERT_TRUE(f.state->handleMessage(json(R"({"type":"provisioning","seq":301,"rack":"z1-r002","from":"in_service","to":"planned"})")));
+    ASSERT_TRUE(f.state->handleMessage(json(
+        R"({"type":"provisioning","seq":301,"rack":"z1-r002","from":"in_service","to":"planned"})")));
     EXPECT_EQ(rgb(map.gpuColor(g)), rgb(noDataColor()));  // whatever the stream says
     map.setMetric(Metric::Temperature);
     EXPECT_EQ(rgb(map.gpuColor(g)), rgb(noDataColor()));
-    ASSERT_TRUE(f.state->handleMessage(json(R"({"type":"provisioning","seq":302,"rack":"z1-r002","from":"planned","to":"burn_in"})")));
+    ASSERT_TRUE(f.state->handleMessage(json(
+        R"({"type":"provisioning","seq":302,"rack":"z1-r002","from":"planned","to":"burn_in"})")));
     EXPECT_NE(rgb(map.gpuColor(g)), rgb(noDataColor()));
 }
 
 // Issue 39 item 3: a host quarantined by burn-in is counted (its GPUs' gpu.health 3) and its
 // host_quarantined event (what loomd opens with the quarantine) is what the counter's host
 // filter lists, naming the GPU, the diagnostic and the threshold.
-TEST(ConsoleFailures, AQuarantinedHostsCounterFindsItsEvent)
-{
+TEST(ConsoleFailures, AQuarantinedHostsCounterFindsItsEvent) {
     test::Fed f;
     const auto& h = f.state->layout();
     std::vector<std::uint8_t> zeroG(static_cast<size_t>(h.gpus.size()), 0);
@@ -315,8 +347,7 @@ TEST(ConsoleFailures, AQuarantinedHostsCounterFindsItsEvent)
     EXPECT_TRUE(events.proxy()->index(0, EventModel::Message).data().toString().contains("gpu5"));
 }
 
-TEST(ConsoleFailures, UtilizationIsTheMeanOverTheChosenWindow)
-{
+TEST(ConsoleFailures, UtilizationIsTheMeanOverTheChosenWindow) {
     test::Fed f;
     HallMapWidget map(f.state.get());
     map.resize(640, 480);
@@ -337,9 +368,41 @@ TEST(ConsoleFailures, UtilizationIsTheMeanOverTheChosenWindow)
     EXPECT_EQ(rgb(map.gpuColor(static_cast<int>(g))), rgb(noDataColor()));
 }
 
+// Issue 36 item 3: what an XID means is loomd's word (GET /api/v1/catalog/xid, the catalogue the
+// web explains XIDs with), not the table the console was built with: an answer replaces it.
+TEST(ConsoleEvents, XidsAreExplainedWithLoomdsCatalogue) {
+    // The table as it is now, to put back (other tests read it).
+    QJsonArray before;
+    for (int code = 0; code < 1024; ++code)
+        if (const auto x = xidInfo(code))
+            before.append(QJsonObject{{"code", code},
+                                      {"meaning", x->meaning},
+                                      {"action", x->action},
+                                      {"hardware", x->hardware}});
+    ASSERT_FALSE(before.isEmpty());
+    EXPECT_FALSE(applyXidCatalog(QJsonObject{{"no items", 1}}));  // not an answer: kept
+    ASSERT_TRUE(applyXidCatalog(
+        QJsonObject{{"items", QJsonArray{QJsonObject{{"code", 79},
+                                                     {"meaning", "loomd's meaning"},
+                                                     {"action", "loomd's action"},
+                                                     {"hardware", true}},
+                                         QJsonObject{{"code", 1234},
+                                                     {"meaning", "a code newer than this console"},
+                                                     {"action", "ask loomd"},
+                                                     {"hardware", false}}}}}));
+    EXPECT_TRUE(xidCatalogFromLoomd());
+    ASSERT_TRUE(xidInfo(79).has_value());
+    EXPECT_EQ(xidInfo(79)->meaning, "loomd's meaning");
+    EXPECT_EQ(xidSummary(1234), "XID 1234: a code newer than this console — ask loomd");
+    EXPECT_FALSE(xidInfo(13).has_value());  // not in loomd's answer: not explained
+    EXPECT_TRUE(xidSummary(13).contains("not in loomd's catalogue"));
+    EXPECT_TRUE(applyXidCatalog(QJsonObject{{"items", before}}));
+    EXPECT_FALSE(applyXidCatalog(QJsonObject{{"items", before}}));  // the same answer again
+    EXPECT_TRUE(xidInfo(13).has_value());
+}
+
 // Issue 17, events: XID codes explained, filters kept between runs, locations never cut.
-TEST(ConsoleEvents, XidsAreExplainedFiltersPersistLocationsFit)
-{
+TEST(ConsoleEvents, XidsAreExplainedFiltersPersistLocationsFit) {
     test::Fed f;
     for (const int code : {13, 31, 43, 48, 63, 64, 74, 79, 92, 94, 95}) {
         ASSERT_TRUE(xidInfo(code).has_value()) << code;
@@ -352,18 +415,28 @@ TEST(ConsoleEvents, XidsAreExplainedFiltersPersistLocationsFit)
     EXPECT_EQ(xidOfText("temperature 95 C"), -1);
 
     const QString longLink = QStringLiteral("z1-r001-h1-nic4/p1--z1-r001-rtsw/p13");
-    auto ev = parseEvent(QJsonDocument::fromJson(
-        R"({"id": 7, "severity": "critical", "kind": "gpu_xid", "location": "z1-r001-h0-gpu3",
+    auto ev = parseEvent(
+        QJsonDocument::fromJson(
+            R"({"id": 7, "severity": "critical", "kind": "gpu_xid", "location": "z1-r001-h0-gpu3",
             "rack": "z1-r001", "message": "z1-r001-h0-gpu3: XID 48", "labels": {"xid": "48"},
             "openedAt": "2026-11-22T08:10:00.123Z", "closedAt": null, "state": "open",
             "acknowledgedBy": "alice", "acknowledgedAt": "2026-11-22T08:12:00.000Z",
-            "closedBy": null, "source": "telemetry"})").object());
+            "closedBy": null, "source": "telemetry"})")
+            .object());
     ASSERT_TRUE(ev) << ev.error().toStdString();
     EXPECT_EQ(ev->xid, 48);
     EXPECT_TRUE(ev->acknowledged());
     EXPECT_EQ(ev->stateText(), "acknowledged");
-    f.state->addEvents({*ev, {8, 0, "critical", "link_down", longLink, "z1-r001", "down",
-                              QDateTime::currentDateTimeUtc(), {}}});
+    f.state->addEvents({*ev,
+                        {8,
+                         0,
+                         "critical",
+                         "link_down",
+                         longLink,
+                         "z1-r001",
+                         "down",
+                         QDateTime::currentDateTimeUtc(),
+                         {}}});
     {
         EventsView view(f.state.get());
         view.resize(900, 600);
@@ -372,7 +445,8 @@ TEST(ConsoleEvents, XidsAreExplainedFiltersPersistLocationsFit)
         bool explained = false, who = false;
         for (int r = 0; r < m->rowCount(); ++r)
             if (m->event(r)->id == 7) {
-                explained = m->index(r, EventModel::Message).data().toString().contains("Double-bit ECC");
+                explained =
+                    m->index(r, EventModel::Message).data().toString().contains("Double-bit ECC");
                 who = m->index(r, EventModel::Acknowledged).data().toString().startsWith("alice ");
             }
         EXPECT_TRUE(explained);
@@ -405,19 +479,29 @@ TEST(ConsoleEvents, XidsAreExplainedFiltersPersistLocationsFit)
 
 // Issue 36: the legends' scales are loomd's (GET /api/v1/legends): a site whose gpu_temp
 // thresholds are higher gets a longer ramp and its marks, in the map's colours and the legend.
-TEST(ConsoleLegends, TheTemperatureScaleAndItsMarksAreLoomds)
-{
+TEST(ConsoleLegends, TheTemperatureScaleAndItsMarksAreLoomds) {
     auto answer = [](double max, double warn, double crit) {
         QJsonArray ticks;
-        for (double v = 20; v <= max; v += 15)
-            ticks.append(v);
-        return QJsonObject{{"scales", QJsonObject{
-            {"utilization", QJsonObject{{"unit", "%"}, {"min", 0}, {"max", 100}, {"ticks", QJsonArray{0, 25, 50, 75, 100}},
-                                        {"thresholds", QJsonArray{}}}},
-            {"temperature", QJsonObject{{"unit", "°C"}, {"min", 20}, {"max", max}, {"ticks", ticks},
-                                        {"thresholds", QJsonArray{
-                                            QJsonObject{{"name", "gpu_temp warning"}, {"value", warn}, {"severity", "warning"}},
-                                            QJsonObject{{"name", "gpu_temp critical"}, {"value", crit}, {"severity", "critical"}}}}}}}}};
+        for (double v = 20; v <= max; v += 15) ticks.append(v);
+        return QJsonObject{
+            {"scales",
+             QJsonObject{{"utilization", QJsonObject{{"unit", "%"},
+                                                     {"min", 0},
+                                                     {"max", 100},
+                                                     {"ticks", QJsonArray{0, 25, 50, 75, 100}},
+                                                     {"thresholds", QJsonArray{}}}},
+                         {"temperature",
+                          QJsonObject{{"unit", "°C"},
+                                      {"min", 20},
+                                      {"max", max},
+                                      {"ticks", ticks},
+                                      {"thresholds",
+                                       QJsonArray{QJsonObject{{"name", "gpu_temp warning"},
+                                                              {"value", warn},
+                                                              {"severity", "warning"}},
+                                                  QJsonObject{{"name", "gpu_temp critical"},
+                                                              {"value", crit},
+                                                              {"severity", "critical"}}}}}}}}};
     };
     // The defaults are what loomd serves for its default config: applying them changes nothing.
     EXPECT_FALSE(applyLegendScales(answer(95, 85, 92)));
@@ -446,16 +530,17 @@ TEST(ConsoleLegends, TheTemperatureScaleAndItsMarksAreLoomds)
 // stream and loomctl use), never a copy of its own: a loomd that says "idle" for a link not in
 // service is read as "idle" in every view of the console, and no console source spells the
 // words out.
-TEST(ConsoleLegends, TheLinkWordsAreLoomds)
-{
+TEST(ConsoleLegends, TheLinkWordsAreLoomds) {
     auto answer = [](const QString& notInService) {
         const QStringList names{"up", "degraded", "down", "drained", notInService};
         QJsonObject words{{"255", "no data"}};
         QJsonArray swatches;
         for (int v = 0; v < names.size(); ++v) {
             words[QString::number(v)] = names[v];
-            swatches.append(QJsonObject{{"value", v}, {"name", names[v]},
-                                        {"colour", QColor(linkHealthLut()[static_cast<size_t>(v)]).name()}});
+            swatches.append(
+                QJsonObject{{"value", v},
+                            {"name", names[v]},
+                            {"colour", QColor(linkHealthLut()[static_cast<size_t>(v)]).name()}});
         }
         return QJsonObject{{"words", QJsonObject{{"link.health", words}}},
                            {"colours", QJsonObject{{"linkHealth", swatches}}}};

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <QImage>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <tuple>
 
 #include "fixture.hpp"
 #include "loom/console/fabric_map_widget.hpp"
@@ -270,9 +272,10 @@ TEST(ConsoleJobs, SelectingAJobInTheViewHighlightsItsGpus) {
     EXPECT_TRUE(view.selectJob("llama"));
 }
 
-// A rack switch follows its rack (issue 17): burning in or drained is drawn as such, not as a
-// healthy switch in service; back in service it is its links' health again.
-TEST(ConsoleFabricMap, ARackSwitchIsDrawnInItsRacksPhase) {
+// A switch tile is drawn by loomd's word for the switch (GET /api/v1/fabric/topology `state`,
+// issue 36 item 3), never by the console's own reading of its rack's state: a failed rack's RTSW
+// reads down, a drained one drained, a planned or burning-in one not in service — as in the web.
+TEST(ConsoleFabricMap, ASwitchIsDrawnByLoomdsWordForIt) {
     test::Fed f;
     FabricMapWidget map(f.state.get());
     map.resize(900, 600);
@@ -281,29 +284,37 @@ TEST(ConsoleFabricMap, ARackSwitchIsDrawnInItsRacksPhase) {
     const int sw = h.switchIndex("z1-r002-rtsw");
     ASSERT_GE(rack, 0);
     ASSERT_GE(sw, 0);
-    f.state->setRackState(rack, "in_service");
+    auto say = [&](const char* word) {
+        f.state->applySwitchStates(QJsonObject{
+            {"switches", QJsonArray{QJsonObject{{"name", "z1-r002-rtsw"}, {"state", word}}}}});
+    };
     paint(map);  // lays the scene out
     const QRectF tile = map.switchRect(sw);
     ASSERT_FALSE(tile.isNull());
     const QPoint at(static_cast<int>(tile.left()) + 1, static_cast<int>(tile.bottom()) - 1);
-    EXPECT_EQ(rgb(map.switchColor(sw).rgb()),
-              rgb(FabricMapWidget::switchHealthColor(map.switchStats(sw))));
-    for (const char* state : {"burn_in", "drained", "repair"}) {
-        f.state->setRackState(rack, state);
-        const QRgb want = rackSwitchPhaseColor(rackSwitchPhase(state));
-        EXPECT_EQ(rgb(map.switchColor(sw).rgb()), rgb(want)) << state;
-        EXPECT_EQ(rgb(paint(map).pixel(at)), rgb(want)) << state;
+    // The rack's own state says nothing: loomd's word does (here against what the rack says).
+    const std::tuple<const char*, const char*, QRgb> cases[] = {
+        {"in_service", "down", failedColor()},
+        {"in_service", "drained", linkHealthLut()[3]},
+        {"burn_in", "not in service", linkHealthLut()[4]},
+        {"repair", "not in service", linkHealthLut()[4]},
+        {"failed", "drained", linkHealthLut()[3]},
+    };
+    for (const auto& [rackState, word, want] : cases) {
+        f.state->setRackState(rack, rackState);
+        say(word);
+        EXPECT_EQ(map.switchWord(sw), QString::fromLatin1(word));
+        EXPECT_EQ(rgb(map.switchColor(sw).rgb()), rgb(want)) << rackState << " / " << word;
+        EXPECT_EQ(rgb(paint(map).pixel(at)), rgb(want)) << rackState << " / " << word;
     }
-    EXPECT_NE(rgb(rackSwitchPhaseColor("burn-in")), rgb(degradedColor()));
-    EXPECT_NE(rgb(rackSwitchPhaseColor("drained")), rgb(linkHealthLut()[4]));
-    f.state->setRackState(rack, "in_service");
+    // An up switch is its links' words: amber with one of them down or degraded, green without.
+    say("up");
     EXPECT_EQ(rgb(map.switchColor(sw).rgb()),
-              rgb(FabricMapWidget::switchHealthColor(map.switchStats(sw))));
-    // A failed rack's switch is its links' health (red when they are down), not a phase; so is
-    // a draining rack's, which loomd's fabric has up (its cables active until drained).
-    EXPECT_TRUE(rackSwitchPhase("failed").isEmpty());
-    EXPECT_TRUE(rackSwitchPhase("draining").isEmpty());
-    f.state->setRackState(rack, "draining");
-    EXPECT_EQ(rgb(map.switchColor(sw).rgb()),
-              rgb(FabricMapWidget::switchHealthColor(map.switchStats(sw))));
+              rgb(switchTileColor("up", false, map.switchStats(sw).down)));
+    EXPECT_EQ(rgb(switchTileColor("up", false, 1)), rgb(degradedColor()));
+    EXPECT_EQ(rgb(switchTileColor("up", false, 0)), rgb(linkHealthLut()[0]));
+    EXPECT_EQ(rgb(switchTileColor("up", true, 0)), rgb(failedColor()));  // loomd's failure list
+    // Drained and not in service are states, never red.
+    EXPECT_NE(rgb(switchTileColor("drained", true, 5)), rgb(failedColor()));
+    EXPECT_NE(rgb(switchTileColor("not in service", true, 5)), rgb(failedColor()));
 }

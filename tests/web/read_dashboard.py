@@ -4,11 +4,17 @@ for a test that compares it with loom-console against the same loomd
 (tests/desktop_ui/both_clients_test.cpp).
 
   read_dashboard.py --url URL --token TOKEN [--rack NAME ...] [--event ID ...] [--colours]
+                    [--switch NAME ...] [--link NAME ...]
 
 Signs in, waits for the hall and loomd's failures, then prints one JSON object:
   {"counts": {"gpu": n, "host": n, "link": n, "switch": n, "rack": n}, "total": n,
    "racks": {NAME: the state the rack panel shows}, "events": {ID: the event row's state cell},
-   "colours": {"failed": "#rrggbb", ...} (--colours: what the page colours failures with)}
+   "colours": {"failed": "#rrggbb", ...} (--colours: what the page colours failures with),
+   "switches": {NAME: {"fabric": {"word", "colour"}, "zone": {"word", "colour"}, "page": word}}
+     (--switch: the word and the pixel of its square on the fabric map (#/fabric), of its tile on
+     its zone's drawing (#/fabric/zone/<zone>), and the word its page (#/switch/<name>) says),
+   "links": {NAME: {"word", "colour"}} (--link: the word its zone's list of links down says, or
+     "up" when it is not listed, and the pixel of its cell on the zone's drawing)}
 Exit 77 (skip) when Chromium, its driver or selenium is missing; 1 on a page that never loads.
 """
 import argparse
@@ -35,6 +41,73 @@ def wait_for(fn, timeout, what):
     raise TimeoutError(f"{what} within {timeout} s ({last})")
 
 
+# A canvas pixel as "#rrggbb" (x, y in CSS pixels of the canvas).
+PIXEL_JS = """
+const [c, x, y] = arguments;
+const k = c.width / (c.clientWidth || c.width);
+const d = c.getContext('2d').getImageData(Math.floor(x * k), Math.floor(y * k), 1, 1).data;
+return '#' + [d[0], d[1], d[2]].map((v) => v.toString(16).padStart(2, '0')).join('');"""
+
+
+def read_fabric(driver, args, shown, By):
+    """The switches and links as the fabric views draw and name them."""
+    driver.execute_script("location.hash = '#/fabric'")
+    wait_for(lambda: driver.execute_script(
+        "const m = window.loomFabric; return !!(m && m.hits && m.hits.some((h) => h.sw) && "
+        "window.loomState.arrays['link.health']);"), 30, "the fabric map")
+    shown["switches"] = {}
+    zones = {}
+    for name in args.switch:
+        # Drawn again now, with the failures and link words the page holds (its redraw is
+        # debounced by a second).
+        hit = wait_for(lambda: driver.execute_script(
+            "const m = window.loomFabric; m.draw(); const h = m.hits.find((x) => x.sw === arguments[0]);"
+            "return h ? {x: h.x + 1, y: h.y + 1, word: h.word, zone: (m.topo.switches.find((s) => s.name === arguments[0]) || {}).zone} : null;",
+            name), 20, f"{name} on the fabric map")
+        colour = driver.execute_script(PIXEL_JS, driver.execute_script("return window.loomFabric.canvas"),
+                                       hit["x"], hit["y"])
+        shown["switches"][name] = {"fabric": {"word": hit["word"], "colour": colour}}
+        if hit.get("zone"):
+            zones.setdefault(hit["zone"], []).append(name)
+    if args.link and not zones:
+        zones["z1"] = []
+    shown["links"] = {}
+    for zone, names in zones.items():
+        driver.execute_script("location.hash = arguments[0]", "#/fabric/zone/" + zone)
+        wait_for(lambda: driver.execute_script(
+            "const z = window.loomZone; return !!(z && z.ok && z.tiles && z.tiles.length && z.zone === arguments[0]);", zone),
+            30, f"zone {zone}'s drawing")
+        canvas = driver.execute_script("return window.loomZone.canvas")
+        for name in names:
+            tile = wait_for(lambda: driver.execute_script(
+                "const z = window.loomZone; z.draw(); const t = z.tiles.find((x) => x.sw === arguments[0]);"
+                "return t && t.word ? {x: t.x + 1, y: t.y + 1, word: t.word} : null;", name), 20, f"{name} on zone {zone}")
+            shown["switches"][name]["zone"] = {"word": tile["word"],
+                                               "colour": driver.execute_script(PIXEL_JS, canvas, tile["x"], tile["y"])}
+        for link in args.link:
+            # The list of links down under the drawing names it once the page has its word.
+            def listed():
+                text = driver.execute_script("const d = document.querySelector('.zone-down'); return d ? d.innerText : '';")
+                for line in text.splitlines():
+                    if line.startswith(link + " — "):
+                        return line.split(" — ", 1)[1].strip()
+                return None
+            try:
+                word = wait_for(listed, 20, f"{link} in zone {zone}'s links down")
+            except TimeoutError:
+                word = "up"
+            p = driver.execute_script("window.loomZone.draw(); return window.loomZone.cellPoint(arguments[0]);", link)
+            shown["links"][link] = {"word": word, "colour": driver.execute_script(PIXEL_JS, canvas, p["canvasX"], p["canvasY"]) if p else None}
+    for name in args.switch:
+        driver.execute_script("location.hash = arguments[0]", "#/switch/" + name)
+        wait_for(lambda: (lambda e: e and e[0].text == name)(
+            driver.find_elements(By.CSS_SELECTOR, "h2.switch-name")), 20, f"{name}'s page")
+        para = wait_for(lambda: driver.execute_script(
+            "const h = document.querySelector('h2.switch-name'); const p = h && h.nextElementSibling;"
+            "return p && p.textContent.includes(' · tier ') ? p.textContent : null;"), 20, f"{name}'s state line")
+        shown["switches"][name]["page"] = para.split(" · ")[-1].strip()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True)
@@ -42,6 +115,8 @@ def main():
     ap.add_argument("--rack", action="append", default=[])
     ap.add_argument("--event", action="append", default=[])
     ap.add_argument("--colours", action="store_true")
+    ap.add_argument("--switch", action="append", default=[])
+    ap.add_argument("--link", action="append", default=[])
     args = ap.parse_args()
     try:
         from selenium import webdriver
@@ -94,6 +169,8 @@ def main():
                 const css = getComputedStyle(document.documentElement);
                 return { failed: hex(css.getPropertyValue('--bad')), degraded: hex(css.getPropertyValue('--warn')),
                          quarantined: hex(css.getPropertyValue('--quarantined')) };""")
+        if args.switch or args.link:
+            read_fabric(driver, args, shown, By)
         print(json.dumps(shown))
         return 0
     except TimeoutError as e:

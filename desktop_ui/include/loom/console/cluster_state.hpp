@@ -3,18 +3,17 @@
 // a few stores and the maps paint straight from them.
 #pragma once
 
-#include "loom/console/failures.hpp"
-#include "loom/console/protocol.hpp"
-#include "loom/console/result.hpp"
-
 #include <QElapsedTimer>
 #include <QJsonObject>
 #include <QObject>
-
 #include <array>
 #include <cstdint>
 #include <deque>
 #include <vector>
+
+#include "loom/console/failures.hpp"
+#include "loom/console/protocol.hpp"
+#include "loom/console/result.hpp"
 
 namespace loom::console {
 
@@ -30,7 +29,9 @@ public:
     // One stream message (docs/api.md). Errors name the message; state stays consistent.
     Result<void> handleMessage(const QJsonObject& msg);
 
-    const std::vector<std::uint8_t>& values(Topic t) const { return values_[static_cast<size_t>(t)]; }
+    const std::vector<std::uint8_t>& values(Topic t) const {
+        return values_[static_cast<size_t>(t)];
+    }
     bool hasSnapshot(Topic t) const { return snapshotSeen_ & topicBit(t); }
     qint64 lastSeq() const { return lastSeq_; }
     QString role() const { return role_; }
@@ -62,8 +63,7 @@ public:
     void setUtilWindow(int samples);
     int utilWindow() const { return utilWindow_; }
     // What the hall map colours by: the window mean (or the raw values when the window is 1).
-    const std::vector<std::uint8_t>& gpuUtilShown() const
-    {
+    const std::vector<std::uint8_t>& gpuUtilShown() const {
         return utilWindow_ > 1 ? utilMean_ : values(Topic::GpuUtil);
     }
 
@@ -71,6 +71,16 @@ public:
     FailureIndex* failures() const { return failures_; }
 
     void setRackState(int rack, const QString& state);
+    // loomd's word for each switch (GET /api/v1/fabric/topology `state`: "up", "down",
+    // "drained", "not in service"; its rack's state read as its cables are,
+    // fabric::liveSwitchState), indexed like layout().switches; empty before loomd has answered
+    // or for a switch it did not name. The console draws and labels a switch by this word,
+    // never by its rack's state (the web dashboard reads the same answer).
+    const QString& switchState(int sw) const;
+    bool hasSwitchStates() const { return !switchStates_.empty(); }
+    // Applies loomd's answer (its `switches`); the names it does not know are ignored. Emits
+    // switchStatesChanged when any word changed.
+    void applySwitchStates(const QJsonObject& topology);
     void clearForReconnect();  // a different server: forget seq so the stream sends a snapshot
 
     static constexpr size_t kMaxEvents = 5000;
@@ -82,8 +92,13 @@ Q_SIGNALS:
     void eventAdded(const loom::console::Event& event);
     void eventsReset();
     void rackStateChanged(int rack, const QString& from, const QString& to);
+    void switchStatesChanged();
+    // loomd's live state moved (an `inventory` message with a new stateVersion, or a
+    // `degradation` message): what it says of the fabric (switch states) may have changed.
+    void liveStateMoved();
     void phaseUpdated(const QJsonObject& phase);
-    void phasePlanChanged(const QString& plan);  // a new plan was applied: its phases replace the old
+    void phasePlanChanged(
+        const QString& plan);  // a new plan was applied: its phases replace the old
     void helloReceived();
     // An event message was missed (issue 39): the events topic's eventSeq skipped a number
     // (hello gives the start; loomd skips one when it may have missed other loomds' events).
@@ -121,6 +136,8 @@ private:
     std::vector<std::uint16_t> utilCount_;
     std::vector<std::uint8_t> utilMean_;
     FailureIndex* failures_;
+    std::vector<QString> switchStates_;  // by switch index; empty: loomd has not answered
+    qint64 stateVersion_ = -1;
 };
 
 }  // namespace loom::console

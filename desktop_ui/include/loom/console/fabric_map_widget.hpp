@@ -2,25 +2,25 @@
 //
 // At 24k scale (1,716 switches, 55,680 links) individual links are unreadable, so the overview
 // draws every switch as a small square coloured by its health (ok, some links down, all links
-// down, not in service; legend at the bottom; names where they fit) and the links as one bundle per zone and tier pair, labelled with count,
-// mean utilization and failed/drained counts. Clicking a zone drills down to that zone's
-// switches with every link between them drawn; clicking a switch selects it.
-// The failure-impact overlay colours each rack switch by its rack's normalized bus bandwidth.
-// Stale data (no frame for a while, or the connection lost) greys the map and shows its age
-// on it, as on the hall map.
+// down, not in service; legend at the bottom; names where they fit) and the links as one bundle per
+// zone and tier pair, labelled with count, mean utilization and failed/drained counts. Clicking a
+// zone drills down to that zone's switches with every link between them drawn; clicking a switch
+// selects it. The failure-impact overlay colours each rack switch by its rack's normalized bus
+// bandwidth. Stale data (no frame for a while, or the connection lost) greys the map and shows its
+// age on it, as on the hall map.
 #pragma once
-
-#include "loom/console/cluster_state.hpp"
 
 #include <QHash>
 #include <QImage>
 #include <QPainter>
 #include <QPointer>
+#include <QSet>
 #include <QTimer>
 #include <QWidget>
-
 #include <array>
 #include <vector>
+
+#include "loom/console/cluster_state.hpp"
 
 namespace loom::console {
 
@@ -36,10 +36,10 @@ struct SwitchStats {
     double utilSum = 0;
     int utilN = 0;
     int links = 0;
-    int down = 0;     // down or degraded
-    int drained = 0;  // drained or not in service
-    int hardDown = 0; // down
-    int live = 0;     // in service (up, degraded or down) with data
+    int down = 0;      // down or degraded
+    int drained = 0;   // drained or not in service
+    int hardDown = 0;  // down
+    int live = 0;      // in service (up, degraded or down) with data
     double meanUtil() const { return utilN ? utilSum / utilN : -1; }
 };
 
@@ -65,10 +65,13 @@ public:
     int switchAt(QPointF pos) const;
     int linkAt(QPointF pos) const { return matrixLinkAt(pos); }  // zone view matrices
     QRectF switchRect(int sw) const;
-    static QRgb switchHealthColor(const SwitchStats& s);
-    // What a switch tile is drawn in: the overlay's busbw, its rack's phase (burn-in, drained,
-    // repair: rackSwitchPhase) for a rack switch, else its links' health.
+    // A switch tile's health colour (palette.hpp switchTileColor, the web's rule): loomd's word
+    // for it (ClusterState::switchState), loomd's failure list, then its links' words.
+    QRgb switchHealthColor(int sw) const;
+    // What a switch tile is drawn in: the overlay's busbw, else its health colour.
     QColor switchColor(int sw) const;
+    // The word its tooltip and the switch panel say: loomd's (up, down, drained, not in service).
+    QString switchWord(int sw) const;
 
     // Links to pick out (a job's: its NIC cables and every ECMP branch it crosses): the
     // switches they touch are outlined and the others dimmed, bundles say how many are the
@@ -76,12 +79,11 @@ public:
     // layout change. `label` is written on the map.
     void setHighlightLinks(const std::vector<int>& links, const QString& label = {});
     int highlightedLinks() const { return hiCount_; }
-    bool linkHighlighted(int link) const
-    {
-        return link >= 0 && link < static_cast<int>(linkHi_.size()) && linkHi_[static_cast<size_t>(link)];
+    bool linkHighlighted(int link) const {
+        return link >= 0 && link < static_cast<int>(linkHi_.size()) &&
+               linkHi_[static_cast<size_t>(link)];
     }
-    bool switchHighlighted(int sw) const
-    {
+    bool switchHighlighted(int sw) const {
         return sw >= 0 && sw < static_cast<int>(swHi_.size()) && swHi_[static_cast<size_t>(sw)] > 0;
     }
     int highlightedInBundle(int zone, int tierPair) const;
@@ -106,26 +108,28 @@ private:
     void layoutScene();
     void paintLegend(QPainter& p);
     int zoneOfLink(int link) const;
+    void indexFailedSwitches();
 
     QPointer<ClusterState> state_;
     QString staleNote_;
     QTimer* staleTimer_;  // repaints the age once a second while stale
     int zone_ = -1;
     int selected_ = -1;
-    std::vector<int> switchZone_;            // switch -> zone index (-1 above zones)
-    std::vector<int> switchRack_;            // rack switch -> its rack (-1 for others)
-    std::vector<std::array<int, 2>> linkSw_; // lower/upper switch of each link
-    std::vector<int> linkPair_;              // tier pair of each link, -1 unknown
+    std::vector<int> switchZone_;             // switch -> zone index (-1 above zones)
+    std::vector<int> switchRack_;             // rack switch -> its rack (-1 for others)
+    QSet<int> failedSwitches_;                // switches loomd's failure list has failed
+    std::vector<std::array<int, 2>> linkSw_;  // lower/upper switch of each link
+    std::vector<int> linkPair_;               // tier pair of each link, -1 unknown
     std::vector<int> linkZone_;
     std::vector<std::array<LinkBundle, 3>> bundles_;
     std::vector<SwitchStats> stats_;
-    std::vector<float> bw_;                  // per switch (tier 1), -1 none
-    std::vector<char> linkHi_;               // per link: the highlighted job crosses it
-    std::vector<int> swHi_;                  // per switch: highlighted links at it
+    std::vector<float> bw_;                      // per switch (tier 1), -1 none
+    std::vector<char> linkHi_;                   // per link: the highlighted job crosses it
+    std::vector<int> swHi_;                      // per switch: highlighted links at it
     std::vector<std::array<int, 3>> hiBundles_;  // per zone and tier pair: highlighted links
     int hiCount_ = 0;
     QString hiLabel_;
-    std::vector<QRectF> rects_;              // per switch in the current scene, empty if hidden
+    std::vector<QRectF> rects_;  // per switch in the current scene, empty if hidden
     std::vector<QRectF> zoneRects_;
     bool sceneDirty_ = true;
     QSize sceneSize_;

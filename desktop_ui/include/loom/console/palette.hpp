@@ -61,13 +61,13 @@ QRgb failedColor();        // failed GPU / link down / failed rack or switch
 QRgb degradedColor();      // warning, degraded
 QRgb quarantinedColor();   // quarantined host
 QRgb jobHighlightColor();  // the selected job's racks, switches and links on the maps
-// A rack's switches follow their rack as its cables do (docs/api.md, "Hosts and switches follow
-// their racks"): loomd's fabric has one up while its rack is in_service or draining (its cables
-// active). The phase a rack switch not in service is drawn in: "burn-in" (powered, burn_in,
-// validated), "drained" (drained, maintenance), "repair", or empty when its links' health says
-// it all (in service or draining, failed, not powered yet).
-QString rackSwitchPhase(const QString& rackState);
-QRgb rackSwitchPhaseColor(const QString& phase);
+// A switch tile's colour, by the rule the web dashboard draws with (backend/web/palette.js
+// switchTileColour; docs/api.md, "A switch on the maps"): loomd's word for the switch first
+// (GET /api/v1/fabric/topology `state`, its rack's state read as its cables are): "down" red,
+// "drained" and "not in service" their link-health swatches (states, never red); an up switch
+// (or one loomd has not named yet) is red when loomd's failure list has it (`failed`), amber when
+// any of its links is down or degraded (`linksBad`, loomd's link.health words), else "up" green.
+QRgb switchTileColor(const QString& word, bool failed, int linksBad);
 // Whether a rack in this lifecycle state has powered equipment that reports telemetry.
 // Racks before "powered" (and decommissioned ones) draw as no data whatever the stream says.
 bool rackReportsData(const QString& state);

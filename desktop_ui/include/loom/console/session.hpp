@@ -9,18 +9,23 @@
 // may have changed (FailureIndex::refreshWanted, 250 ms debounce, one request in flight), on
 // every (re)connect, and every 5 s while live (an event closed by time sends no health frame).
 //
+// loomd's word for each switch (GET /api/v1/fabric/topology?bundles=false, its `state`) is asked
+// for on every (re)connect and new hall, and when the live state moved (an `inventory` message
+// with a new stateVersion, a `degradation` message; 500 ms debounce, one request in flight):
+// a switch follows its rack, so it changes with rack transitions only.
+//
 // A 401 (token unknown, revoked or expired) is not a network problem: the session stops
 // retrying, forgets the role, goes to State::Unauthorized and emits authRequired so the
 // window can ask for a token.
 #pragma once
 
-#include "loom/console/api_client.hpp"
-#include "loom/console/cluster_state.hpp"
-
 #include <QObject>
 #include <QTimer>
 #include <QUrl>
 #include <QWebSocket>
+
+#include "loom/console/api_client.hpp"
+#include "loom/console/cluster_state.hpp"
 
 namespace loom::console {
 
@@ -72,6 +77,7 @@ private:
     void subscribe(const QJsonObject& hello);
     void report(const QString& message);
     void fetchFailures();
+    void fetchSwitchStates();
 
     ApiClient api_;
     ClusterState cluster_;
@@ -81,6 +87,9 @@ private:
     QTimer failuresPoll_;  // every 5 s while live
     bool failuresInFlight_ = false;
     bool failuresAgain_ = false;
+    QTimer switchesSoon_;  // debounce of liveStateMoved
+    bool switchesInFlight_ = false;
+    bool switchesAgain_ = false;
     State state_ = State::Disconnected;
     int backoffMs_ = 500;
     int reconnects_ = 0;
