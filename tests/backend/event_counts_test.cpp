@@ -10,6 +10,7 @@
 #include <set>
 
 #include "loom/testing/eventually.hpp"
+#include "rest_fixture.hpp"
 #include "server_fixture.hpp"
 
 namespace loom::backend::testing {
@@ -27,17 +28,8 @@ spec:
   state: running
 )";
 
-class EventCounts : public ServerFixture {
+class EventCounts : public RestFixture {
 protected:
-    json get(Server& s, const std::string& path) {
-        auto r = request(s.port(), "GET", path, tokens_["viewer"]);
-        EXPECT_EQ(r.status, 200) << path << ": " << r.body;
-        return r.j();
-    }
-    HttpResult post(Server& s, const std::string& path, const std::string& body,
-                    const std::string& type = "application/json") {
-        return request(s.port(), "POST", path, tokens_["operator"], body, {{"Content-Type", type}});
-    }
     Server& start() {
         auto& s = startServer({}, Routes::All);
         port_ = s.port();

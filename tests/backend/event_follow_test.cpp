@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "loom/testing/eventually.hpp"
+#include "rest_fixture.hpp"
 #include "server_fixture.hpp"
 
 namespace loom::backend::testing {
@@ -35,7 +36,7 @@ spec:
   state: running
 )";
 
-class EventFollow : public ServerFixture {
+class EventFollow : public RestFixture {
 protected:
     // Two loomds on this database, linked as `loomd serve` links them (NOTIFY on a channel of
     // this test) unless `linked` is false; A leads. Both tick every 200 ms.
@@ -58,15 +59,6 @@ protected:
         auto put = request(a_->port(), "PUT", "/api/v1/jobs/llama", tokens_["operator"],
                            kFollowedJob, {{"Content-Type", "application/yaml"}});
         ASSERT_EQ(put.status, 201) << put.body;
-    }
-    json get(Server& s, const std::string& path) {
-        auto r = request(s.port(), "GET", path, tokens_["viewer"]);
-        EXPECT_EQ(r.status, 200) << path << ": " << r.body;
-        return r.j();
-    }
-    HttpResult post(Server& s, const std::string& path, const std::string& body,
-                    const std::string& type = "application/json") {
-        return request(s.port(), "POST", path, tokens_["operator"], body, {{"Content-Type", type}});
     }
     void pushXid(Server& s, int code) {
         auto r = post(s, "/api/v1/telemetry",

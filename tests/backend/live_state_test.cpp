@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <pqxx/pqxx>
 #include <random>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "loom/fabric/routing.hpp"
 #include "loom/fabric/topology.hpp"
 #include "loom/provisioning/link_service.hpp"
+#include "rest_fixture.hpp"
 #include "server_fixture.hpp"
 
 namespace loom::backend::testing {
@@ -26,7 +28,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-class LiveState : public ServerFixture {
+class LiveState : public RestFixture {
 protected:
     // A server as `loomd serve` wires it: LISTEN/NOTIFY on the stream channel, so committed
     // changes of any loomd (and of `loomd apply`) reach it.
@@ -50,10 +52,30 @@ protected:
         return ok() ? std::optional(limit) : std::nullopt;
     }
 
-    json get(Server& s, const std::string& path) {
-        auto r = request(s.port(), "GET", path, tokens_["viewer"]);
-        EXPECT_EQ(r.status, 200) << path << ": " << r.body;
-        return r.j();
+    // A router built anew from the stored states: what every loomd's routes must become.
+    std::optional<fabric::Router> storedStatesRouter() {
+        auto conn = connect();
+        auto inv = db::loadInventory(conn);
+        if (!inv) {
+            ADD_FAILURE() << inv.error().toString();
+            return std::nullopt;
+        }
+        auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
+        if (!topo) {
+            ADD_FAILURE() << topo.error().toString();
+            return std::nullopt;
+        }
+        std::optional<fabric::Router> fresh;
+        fresh.emplace(std::move(*topo));
+        return fresh;
+    }
+    // Every switch's routes on `s` are `fresh`'s within a second.
+    void expectRoutesOf(Server& s, const fabric::Router& fresh) {
+        for (const auto& sw : fresh.topology().switchNames) {
+            auto want = json::parse(fabric::routesJson(fresh, fresh.topology().findSwitch(sw)));
+            EXPECT_TRUE(within(1s, [&] { return get(s, "/api/v1/fabric/routes/" + sw) == want; }))
+                << sw;
+        }
     }
     HttpResult act(Server& s, const std::string& rack, const std::string& action,
                    const std::string& reason = "") {
@@ -400,17 +422,9 @@ TEST_F(LiveState, RandomActionSequencesLeaveLinksAndRoutesWhereTheRacksSay) {
         return true;
     };
     ASSERT_TRUE(within(2s, consistent)) << "stored link states do not follow the racks";
-    auto conn = connect();
-    auto inv = db::loadInventory(conn);
-    ASSERT_TRUE(inv);
-    auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
-    ASSERT_TRUE(topo);
-    fabric::Router fresh(std::move(*topo));
-    for (const auto& sw : fresh.topology().switchNames) {
-        auto want = json::parse(fabric::routesJson(fresh, fresh.topology().findSwitch(sw)));
-        EXPECT_TRUE(within(1s, [&] { return get(s, "/api/v1/fabric/routes/" + sw) == want; }))
-            << sw;
-    }
+    auto fresh = storedStatesRouter();
+    ASSERT_TRUE(fresh);
+    expectRoutesOf(s, *fresh);
 }
 
 // A switch follows its rack in the fabric as its cables do (review of issue 35): a failed rack's
@@ -478,18 +492,10 @@ TEST_F(LiveState, ARacksSwitchIsOutOfTheFabricWhileItsRackIs) {
     EXPECT_EQ(bad.j()["error"].value("path", ""), "bundles") << bad.body;
 
     // Every switch's routes are those of a router built anew from the stored states.
-    auto conn = connect();
-    auto inv = db::loadInventory(conn);
-    ASSERT_TRUE(inv);
-    auto topo = fabric::buildTopology(*inv, {.plannedIsUp = true, .storedLinkStates = true});
-    ASSERT_TRUE(topo);
-    fabric::Router fresh(std::move(*topo));
-    EXPECT_FALSE(fresh.topology().switchUp[fresh.topology().findSwitch("z1-r002-rtsw")]);
-    for (const auto& sw : fresh.topology().switchNames) {
-        auto want = json::parse(fabric::routesJson(fresh, fresh.topology().findSwitch(sw)));
-        EXPECT_TRUE(within(1s, [&] { return get(s, "/api/v1/fabric/routes/" + sw) == want; }))
-            << sw;
-    }
+    auto fresh = storedStatesRouter();
+    ASSERT_TRUE(fresh);
+    EXPECT_FALSE(fresh->topology().switchUp[fresh->topology().findSwitch("z1-r002-rtsw")]);
+    expectRoutesOf(s, *fresh);
 }
 
 // The leader's live-state sync (link_service.hpp, follow_rack.hpp) repairs links and switches
