@@ -92,9 +92,10 @@ export class ClusterState {
         ++this.layoutEpoch;
         this.sendLayout();
         for (const q of pending) {
-            // A snapshot is in this thread's arrays already (sendLayout gave them); a delta older
-            // than its topic's latest snapshot is moot.
-            if (q.op === 'frame' && q.type === 'delta' && (this.snapSeq[q.topic] || 0) < q.seq) this.send(q);
+            // A snapshot applied here is in this thread's arrays already (sendLayout gave them);
+            // one that went as text is decoded again, as a delta is; a frame older than its
+            // topic's latest snapshot applied here is moot.
+            if (q.op === 'frame' && (q.type === 'delta' || q.raw !== undefined) && (this.snapSeq[q.topic] || 0) < q.seq) this.send(q);
         }
         this.emit('data', { topic: 'gpu.util', changed: null });  // the window restarted
         this.emit('decoder');  // the map sends its image and colours to the new decoder
@@ -103,9 +104,11 @@ export class ClusterState {
     send(q, transfer) {
         if (this.worker) {
             // Kept until answered (at most a few frames), to be decoded here if the worker fails.
-            if (q.op === 'frame' && q.type === 'delta') {
+            if (q.op === 'frame' && (q.type === 'delta' || q.raw !== undefined)) {
                 const fl = (this.inFlight = this.inFlight || []);
-                if (fl.push(q) > 512) fl.shift();  // a worker that stopped answering: bounded
+                // A worker that stopped answering: bounded (frames come as text now, at 98k a
+                // snapshot is 131 KB: 128 of them 17 MB).
+                if (fl.push(q) > 128) fl.shift();
             }
             this.worker.postMessage(q, transfer || []);
         } else {
