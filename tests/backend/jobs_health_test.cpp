@@ -7,6 +7,7 @@
 
 #include "loom/db/job_repo.hpp"
 #include "loom/testing/eventually.hpp"
+#include "rest_fixture.hpp"
 #include "server_fixture.hpp"
 
 namespace loom::backend::testing {
@@ -15,13 +16,8 @@ namespace {
 using namespace std::chrono_literals;
 using loom::testing::eventually;
 
-class JobsHealth : public ServerFixture {
+class JobsHealth : public RestFixture {
 protected:
-    json get(Server& s, const std::string& path) {
-        auto r = request(s.port(), "GET", path, tokens_["viewer"]);
-        EXPECT_EQ(r.status, 200) << path << ": " << r.body;
-        return r.j();
-    }
     void bringIntoService(Server& s, const std::string& rack) {
         for (int i = 0; i < 7; ++i) {
             auto r = request(s.port(), "POST", "/api/v1/racks/" + rack + "/advance",

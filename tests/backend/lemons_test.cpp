@@ -6,6 +6,7 @@
 #include "loom/db/lemon_repo.hpp"
 #include "loom/inventory/unix_time.hpp"
 #include "loom/testing/eventually.hpp"
+#include "rest_fixture.hpp"
 #include "server_fixture.hpp"
 
 namespace loom::backend::testing {
@@ -14,7 +15,7 @@ namespace {
 using namespace std::chrono_literals;
 using loom::testing::eventually;
 
-class Lemons : public ServerFixture {
+class Lemons : public RestFixture {
 protected:
     HttpResult putJob(Server& s, const std::string& name, const std::string& hosts,
                       bool shares = false) {
@@ -23,11 +24,6 @@ protected:
                                 "\n  state: running\n" + (shares ? "  sharesHosts: true\n" : "");
         return request(s.port(), "PUT", "/api/v1/jobs/" + name, tokens_["operator"], doc,
                        {{"Content-Type", "application/yaml"}});
-    }
-    json get(Server& s, const std::string& path) {
-        auto r = request(s.port(), "GET", path, tokens_["viewer"]);
-        EXPECT_EQ(r.status, 200) << path << ": " << r.body;
-        return r.j();
     }
 };
 

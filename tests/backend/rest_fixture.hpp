@@ -1,6 +1,7 @@
 // A ServerFixture whose tests read a loomd's REST as the viewer and write it as the operator,
 // with every read expected to answer 200: the event tests over one or two loomds
-// (event_counts_test, event_follow_test, live_state_test).
+// (event_counts_test, event_follow_test, live_state_test) and the jobs tests (jobs_health_test,
+// lemons_test, straggler_live_test).
 //
 //   class MyTest : public RestFixture {};
 //   const auto jobs = get(s, "/api/v1/jobs?state=running");

@@ -10,6 +10,7 @@
 
 #include "beast_client.hpp"
 #include "loom/testing/eventually.hpp"
+#include "rest_fixture.hpp"
 
 namespace loom::backend::testing {
 namespace {
@@ -17,13 +18,8 @@ namespace {
 using namespace std::chrono_literals;
 using loom::testing::eventually;
 
-class StragglerLive : public ServerFixture {
+class StragglerLive : public RestFixture {
 protected:
-    json get(Server& s, const std::string& path) {
-        auto r = request(s.port(), "GET", path, tokens_["viewer"]);
-        EXPECT_EQ(r.status, 200) << path << ": " << r.body;
-        return r.j();
-    }
     void putJob(Server& s, const std::string& name, const std::string& hosts,
                 bool sharesHosts = false) {
         const std::string doc = "apiVersion: loom/v1\nkind: Job\nmetadata: {name: " + name +
