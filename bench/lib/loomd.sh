@@ -10,6 +10,7 @@
 # environment times each live-state refresh; LOOMD_WRAP="heaptrack -o FILE" runs `loomd serve`
 # under that command, and $pid is still loomd's own). Helpers: loomd_cpu (seconds of CPU so far), loomd_mem (VmRSS and
 # VmHWM in MB).
+. bench/lib/serve_ready.sh
 work=
 pid=
 wrapper=
@@ -44,16 +45,7 @@ loomd_start() {
     done
     [ -n "$pid" ] || { cat "$work/loomd.log"; exit 1; }
   fi
-  for _ in $(seq 1 300); do
-    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/loomd.log" | head -n 1 || true)
-    [ -n "$url" ] && break; sleep 0.2
-  done
-  [ -n "$url" ] || { cat "$work/loomd.log"; exit 1; }
-  for _ in $(seq 1 300); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" || true)" = 200 ] && return 0
-    sleep 0.2
-  done
-  echo "loomd never became ready:"; cat "$work/loomd.log"; exit 1
+  serve_ready "$work/loomd.log" "$pid" 300
 }
 
 loomd_cpu() { awk '{print ($14+$15)/100}' "/proc/$pid/stat"; }

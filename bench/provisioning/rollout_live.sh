@@ -63,6 +63,7 @@ if [ "$clients" -gt 0 ]; then
 fi
 command -v psql >/dev/null || { echo "rollout_live.sh: psql is needed to watch the database" >&2; exit 2; }
 
+. bench/lib/serve_ready.sh
 load() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
 work=$(mktemp -d /tmp/loom-rollout-live.XXXXXX); chmod 755 "$work"
 pid=
@@ -83,15 +84,7 @@ token=$("$bin/loomd" token create --role admin --name rollout-bench --state-dir 
 LOOM_PROVISIONING_DELAY_MS=0 SPDLOG_LEVEL=${SPDLOG_LEVEL:-debug} \
   "$bin/loomd" serve --simulate --listen 127.0.0.1:0 --state-dir "$state" >"$work/loomd.log" 2>&1 &
 pid=$!
-url=
-for _ in $(seq 1 600); do
-  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/loomd.log" | head -n 1 || true)
-  [ -n "$url" ] && break; sleep 0.2
-done
-[ -n "$url" ] || { cat "$work/loomd.log"; exit 1; }
-for _ in $(seq 1 600); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" || true)" = 200 ] && break; sleep 0.2
-done
+serve_ready "$work/loomd.log" "$pid" 600
 # The embedded server's socket (postmaster.pid: line 4 the port, line 5 the socket directory).
 pidfile=$(find "$state" -name postmaster.pid | head -n 1)
 pgport=$(sed -n 4p "$pidfile"); pgsock=$(sed -n 5p "$pidfile")

@@ -49,6 +49,7 @@ for n in "$racks" "$clients"; do
 done
 command -v psql >/dev/null || { echo "run_196k.sh: psql is needed to read the database's size" >&2; exit 2; }
 
+. bench/lib/serve_ready.sh
 load() { echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"; }
 timed() { /usr/bin/time -f "wall %e s, user %U s, sys %S s, peak RSS %M KB" "$@"; }
 work=$(mktemp -d /tmp/loom-196k-bench.XXXXXX); chmod 755 "$work"
@@ -80,19 +81,7 @@ t0=$(date +%s.%N)
 LOOM_PROVISIONING_DELAY_MS=0 SPDLOG_LEVEL=${SPDLOG_LEVEL:-debug} \
   "$bin/loomd" serve --simulate --listen 127.0.0.1:0 --state-dir "$state" >"$work/loomd.log" 2>&1 &
 pid=$!
-url=
-for _ in $(seq 1 600); do
-  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/loomd.log" | head -n 1 || true)
-  [ -n "$url" ] && break; sleep 0.2
-done
-[ -n "$url" ] || { cat "$work/loomd.log"; exit 1; }
-ready=0
-for _ in $(seq 1 1500); do  # 5 minutes
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/readyz" || true)" = 200 ] && { ready=1; break; }
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.2
-done
-[ "$ready" = 1 ] || { echo "loomd never became ready:"; tail -20 "$work/loomd.log"; exit 1; }
+serve_ready "$work/loomd.log" "$pid"  # 5 minutes at most
 kb() { grep -E "^$1:" "/proc/$pid/status" | tr -s ' \t' ' ' | cut -d' ' -f2; }
 mem() { echo "VmRSS $(( $(kb VmRSS) / 1024 )) MB, VmHWM $(( $(kb VmHWM) / 1024 )) MB; $(load)"; }
 cpu() { awk '{print ($14+$15)/100}' "/proc/$pid/stat"; }
