@@ -36,8 +36,9 @@ std::vector<LemonStrike> failureStrikes(const std::string& job, std::string_view
     std::vector<LemonStrike> out;
     if (host.empty() || gpu.empty() || job.empty()) return out;
     // XIDs 13/31/43 and friends are the application's; the hub raises those as warnings.
+    // A GPU gone from its host's page (gpu_missing) fell off the bus as an XID 79 does.
     const bool fails = (kind == "gpu_xid" && severity == "critical") || kind == "gpu_ecc_dbe" ||
-                       kind == "gpu_row_remap_failure";
+                       kind == "gpu_row_remap_failure" || kind == "gpu_missing";
     if (!fails) return out;
     out.push_back({gpu, "gpu", host, job, std::string(kind), atMs});
     out.push_back({host, "host", host, job, std::string(kind), atMs});

@@ -305,6 +305,39 @@ public:
         }
     }
 
+    // A GPU that falls off the bus (XID 79, which DCGM often cannot even report: NVIDIA/DCGM#162)
+    // vanishes from its host's dcgm-exporter page: its series stop while the host's other GPUs
+    // go on. Once it has not been reported for detection.staleAfterSeconds while a GPU of the
+    // same host has, gpu_missing (critical) opens on it and fails it; its next sample closes
+    // it. A host whose GPUs all went quiet (its exporter down, a scrape gap, the host down)
+    // opens nothing: no page is no evidence. A GPU never reported, one not in service, or one
+    // already failed by a critical event (an XID 79 that DCGM did report) is left alone.
+    void tickGpus(std::int64_t now) {
+        const auto staleMs = static_cast<std::int64_t>(cfg_.staleAfterSeconds * 1000);
+        if (staleMs <= 0) return;
+        const auto& L = *s_.L;
+        const auto& admin = L.gpuAdmin();
+        for (std::uint32_t h = 0; h < L.hostCount(); ++h) {
+            const auto [first, n] = L.hostGpus(h);
+            if (n < 2) continue;
+            std::int64_t newest = 0;
+            for (std::uint32_t g = first; g < first + n; ++g)
+                newest = std::max(newest, s_.gpuSeen[g].load(kRelaxed));
+            if (newest == 0 || now - newest >= staleMs) continue;
+            for (std::uint32_t g = first; g < first + n; ++g) {
+                const auto seen = s_.gpuSeen[g].load(kRelaxed);
+                if (seen == 0 || now - seen < staleMs || s_.gpuCrit[g] != 0 ||
+                    gpuHeld(g, kMissing) ||
+                    (admin[g] != AdminState::InService && admin[g] != AdminState::Down))
+                    continue;
+                gpuOpen(g, kMissing, Severity::Critical,
+                        "not reported for " + formatNumber(static_cast<double>(now - seen) / 1000) +
+                            " s while its host's other GPUs are (fallen off the bus?)",
+                        now);
+            }
+        }
+    }
+
     // ---- ports and links
     std::uint8_t& openBits(std::uint32_t p) {
         auto l = s_.L->ports()[p].linkIndex;

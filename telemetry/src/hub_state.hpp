@@ -132,9 +132,10 @@ enum GpuKind : std::uint8_t {
     kRowRemap = 4,
     kTemp = 8,
     kNvlink = 16,
-    kThrottled = 32
+    kThrottled = 32,
+    kMissing = 64,  // gpu_missing: gone from its host's page (HubWork::tickGpus)
 };
-constexpr std::uint8_t kLastGpuKind = kThrottled;
+constexpr std::uint8_t kLastGpuKind = kMissing;
 // kSlow: a port up below its inventory speed (link_speed, issue 35 item 6).
 enum LinkKind : std::uint8_t { kDown = 1, kFlap = 2, kErrors = 4, kPfc = 8, kSlow = 16 };
 inline constexpr std::uint8_t kLastLinkKind = kSlow;
@@ -154,6 +155,8 @@ constexpr std::string_view gpuKindName(std::uint8_t k) {
             return "gpu_temp";
         case kThrottled:
             return "gpu_throttled";
+        case kMissing:
+            return "gpu_missing";
         default:
             return "gpu_nvlink_errors";
     }
@@ -183,7 +186,7 @@ enum OriginClass : std::uint8_t {
     kOriginPush = 2,
     kOriginScrape = 3
 };
-constexpr std::uint16_t kGpuRealMask = 0xAAA;   // 6 GPU kinds
+constexpr std::uint16_t kGpuRealMask = 0x2AAA;  // 7 GPU kinds
 constexpr std::uint16_t kLinkRealMask = 0x2AA;  // 5 link kinds
 inline std::uint8_t originClass(std::string_view origin) {
     if (origin == "simulator") return kOriginSim;

@@ -486,6 +486,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                 auto f = static_cast<GpuField>(info.id);
                 (*s.gpu)[info.id].store(g, static_cast<float>(v));
                 s.gpuSeen[g].store(t, kRelaxed);
+                if (s.gpuOpen[g] & kMissing) work.gpuClose(g, kMissing, t);  // reported again
                 if (f == GpuField::Xid || f == GpuField::EccDbe || f == GpuField::RowRemapFailure ||
                     f == GpuField::Temp || f == GpuField::NvlinkCrc || f == GpuField::EccSbe ||
                     f == GpuField::ClockEventReasons)
@@ -753,6 +754,7 @@ void TelemetryHub::tick(std::int64_t nowMs) {
     HubWork work(s, options_.detection, shared_->open, eventsMutex_, events, shared_->keyPrefix,
                  shared_->keySeq);
     work.tickPorts(now);
+    work.tickGpus(now);
 
     // Rollups: complete the previous minute, then sample the current state into it.
     std::int64_t minute = now - (now % 60000);

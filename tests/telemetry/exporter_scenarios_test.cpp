@@ -390,6 +390,51 @@ TEST_F(ExporterScenarios, ACriticalXidAfterAWarningXidFailsTheGpu) {
     EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);
 }
 
+// A GPU falls off the bus: DCGM often cannot report XID 79 at all (NVIDIA/DCGM#162), and
+// dcgm-exporter's page just stops carrying that GPU while the host's other seven go on. After
+// detection.staleAfterSeconds it is gpu_missing (critical, the GPU failed); back on the page,
+// the event closes. A whole host gone quiet (its exporter down: `up == 0`) is no evidence and
+// opens nothing.
+TEST_F(ExporterScenarios, AGpuGoneFromItsHostsPageIsMissingAHostGoneQuietIsNot) {
+    const IngestIdentity dcgm{.host = "z1-r001-h1", .origin = "scrape dcgm z1-r001-h1"};
+    auto page = [&](bool withGpu5) {
+        std::vector<std::pair<int, double>> util, temp;
+        for (int i = 0; i < 8; ++i)
+            if (i != 5 || withGpu5) {
+                util.push_back({i, 93});
+                temp.push_back({i, 61});
+            }
+        ingest(dcgmField("DCGM_FI_DEV_GPU_TEMP", "gauge", "z1-r001-h1", temp) +
+                   dcgmField("DCGM_FI_DEV_GPU_UTIL", "gauge", "z1-r001-h1", util),
+               dcgm);
+        hub_->tick();
+    };
+    const auto g5 = layout_->gpuByName("z1-r001-h1-gpu5");
+    for (int i = 0; i < 5; ++i) page(true);
+    for (int i = 0; i < 25; ++i) page(false);
+    EXPECT_TRUE(events_.empty()) << "not yet: " << events_[0].message;
+    for (int i = 0; i < 10; ++i) page(false);
+    ASSERT_EQ(openOf("gpu_missing").size(), 1u);
+    const auto missing = openOf("gpu_missing")[0];
+    EXPECT_EQ(missing.location, "z1-r001-h1-gpu5");
+    EXPECT_EQ(missing.severity, Severity::Critical);
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g5], kGpuFailed);
+    EXPECT_EQ(events_.size(), 1u) << "the other seven are fine";
+    // Reported again (a reset brought it back): closed.
+    page(true);
+    EXPECT_TRUE(openOf("gpu_missing").empty());
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g5], kGpuOk);
+    // The exporter goes down for two minutes (every GPU of the host silent): nothing opens.
+    const auto n = events_.size();
+    for (int i = 0; i < 120; ++i) {
+        now_ += 1000;
+        hub_->tick();
+    }
+    EXPECT_EQ(events_.size(), n) << events_.back().kind << " " << events_.back().message;
+    page(true);
+    EXPECT_EQ(events_.size(), n);
+}
+
 // dcgm-exporter's Hostname label is the node's hostname as the OS gives it: fully qualified,
 // or in capitals where the provisioning system set it so. Host names are case-insensitive
 // (RFC 4343): every form finds the GPU.

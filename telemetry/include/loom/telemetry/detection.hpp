@@ -21,7 +21,8 @@
 //     thresholdHoldDownSeconds: 60
 //
 // Kinds (location): gpu_xid, gpu_ecc_dbe, gpu_row_remap_failure, gpu_temp, gpu_nvlink_errors,
-// gpu_throttled (GPU name); link_down, link_flapping, link_errors, link_pfc_storm, link_speed (backend link name, or
+// gpu_throttled, gpu_missing (GPU name); link_down, link_flapping, link_errors, link_pfc_storm,
+// link_speed (backend link name, or
 // "<switch>/p<N>" for a port without a backend link).
 #pragma once
 
@@ -56,9 +57,9 @@ struct DetectionConfig {
     // change on either end of the link): 3 x 10 s by default.
     int flapQuietIntervals = 3;
     double flapIntervalSeconds = 10;
-    double linkErrorsPerSecond = 10;      // in+out errors; 0 disables
-    double pfcPausePerSecond = 100000;    // in+out PFC pause frames; 0 disables
-    double staleAfterSeconds = 30;        // no sample for this long: "no data" in packed arrays
+    double linkErrorsPerSecond = 10;    // in+out errors; 0 disables
+    double pfcPausePerSecond = 100000;  // in+out PFC pause frames; 0 disables
+    double staleAfterSeconds = 30;      // no sample for this long: "no data" in packed arrays
     // gpu_throttled opens when a thermal, power-brake or hw-slowdown clock event reason holds
     // for this many consecutive samples of DCGM_FI_DEV_CLOCKS_EVENT_REASONS; 0 disables.
     int throttledIntervals = 3;
@@ -78,8 +79,8 @@ struct FailureEvent {
     std::string rack;      // empty when the location is not in a compute rack
     std::string zone;
     std::string message;
-    std::int64_t openedAtMs = 0;  // Unix epoch milliseconds
-    std::int64_t closedAtMs = 0;  // 0 while open
+    std::int64_t openedAtMs = 0;                              // Unix epoch milliseconds
+    std::int64_t closedAtMs = 0;                              // 0 while open
     std::vector<std::pair<std::string, std::string>> labels;  // e.g. {"xid","79"}
     // The hub's own key for this event ("<instance uuid>:<sequence>"): the writer stores it, so
     // a retried write is idempotent and the close finds exactly the row its open created.
@@ -104,7 +105,9 @@ struct FailureEvent {
 // Every event kind the rules raise, plus `rack_transition` (provisioning); the API rejects any
 // other `kind` filter naming these.
 inline constexpr std::string_view kEventKinds[] = {
-    "gpu_xid", "gpu_ecc_dbe", "gpu_row_remap_failure", "gpu_temp", "gpu_nvlink_errors", "gpu_throttled",
-    "link_down", "link_flapping", "link_errors", "link_pfc_storm", "link_speed", "rack_transition"};
+    "gpu_xid",           "gpu_ecc_dbe",   "gpu_row_remap_failure", "gpu_temp",
+    "gpu_nvlink_errors", "gpu_throttled", "gpu_missing",           "link_down",
+    "link_flapping",     "link_errors",   "link_pfc_storm",        "link_speed",
+    "rack_transition"};
 
 }  // namespace loom::telemetry

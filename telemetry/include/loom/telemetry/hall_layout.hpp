@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "loom/inventory/model.hpp"
@@ -149,6 +150,10 @@ public:
     // The same in two steps, for callers that cache the host lookup.
     std::uint32_t gpuOfHost(std::uint32_t hostIndex, int gpuIndex) const;
     std::size_t hostCount() const { return shape_->hostGpuOffset_.size(); }
+    // The host's GPUs: the first's index and how many (a host's GPUs are consecutive).
+    std::pair<std::uint32_t, std::uint32_t> hostGpus(std::uint32_t hostIndex) const {
+        return {shape_->hostGpuOffset_[hostIndex], shape_->hostGpuCount_[hostIndex]};
+    }
     // What the inventory says about the host's NICs (Nic::hcaType, Nic::pci, by NIC index):
     // how node_exporter's devices are told apart (inventory/nic_identity.hpp).
     const inventory::HostNicIdentity& hostNics(std::uint32_t hostIndex) const {
