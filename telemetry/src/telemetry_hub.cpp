@@ -385,6 +385,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
     MetricInfo info;
     std::string_view lastHost, lastSwitch;
     std::uint32_t lastHostIdx = kNoIndex, lastSwitchIdx = kNoIndex;
+    std::uint32_t targetHostIdx = kNoIndex;  // identity.host's index, once looked up
     std::string scratch;
     // snmp_exporter pages: port samples held until the page is read (conflict check).
     struct Held {
@@ -469,6 +470,17 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                 if (g == kNoIndex) {
                     auto uuid = smp.label("UUID");
                     if (!uuid.empty()) g = L.gpuByUuid(uuid);
+                    // A scraped page is its target host's whatever Hostname no host of the
+                    // inventory it names: in Kubernetes dcgm-exporter's Hostname is its pod's
+                    // name ("nvidia-dcgm-exporter-cwbcm") unless NODE_NAME is set
+                    // (NVIDIA/dcgm-exporter#78, #129); on a cloud VM the OS's own name
+                    // ("ip-172-31-54-152"). As Prometheus's `instance`, the target says whose
+                    // page it is. A Hostname that names another known host still wins.
+                    if (g == kNoIndex && hostIdx == kNoIndex && !identity.host.empty() &&
+                        parseSmallInt(gpuLabel, gi)) {
+                        if (targetHostIdx == kNoIndex) targetHostIdx = L.hostByName(identity.host);
+                        g = L.gpuOfHost(targetHostIdx, gi);
+                    }
                     if (g == kNoIndex) {
                         if (!host.empty() && hostIdx == kNoIndex)
                             unknown(UnknownReason::UnknownHost, "host", host);

@@ -450,6 +450,26 @@ TEST_F(ExporterScenarios, HostnamesInAnyCaseAndQualifiedFindTheirGpus) {
     EXPECT_EQ(rep.unknown[static_cast<int>(UnknownReason::UnknownHost)], 1u);
 }
 
+// dcgm-exporter in Kubernetes without NODE_NAME names its pod as Hostname
+// ("nvidia-dcgm-exporter-cwbcm", NVIDIA/dcgm-exporter#78), a cloud VM its own name: a page Loom
+// scraped from a host's target is that host's (as Prometheus's `instance`), so its GPUs are
+// found; the same page pushed, with no target to say whose it is, is unknown_host as before.
+TEST_F(ExporterScenarios, APodNameAsHostnameOnAScrapedPageIsTheTargetsHost) {
+    const std::string page = dcgmField("DCGM_FI_DEV_GPU_UTIL", "gauge",
+                                       "nvidia-dcgm-exporter-cwbcm", {{0, 41}, {6, 88}});
+    auto rep = ingest(page, {.host = "z1-r002-h1", .origin = "scrape dcgm z1-r002-h1"});
+    EXPECT_EQ(rep.applied, 2u);
+    EXPECT_EQ(rep.unknownTotal(), 0u) << rep.unknownExamples.at(0);
+    EXPECT_EQ(hub_->gpuValue(layout_->gpuByName("z1-r002-h1-gpu6"), GpuField::Util), 88);
+    rep = ingest(page);
+    EXPECT_EQ(rep.unknown[static_cast<int>(UnknownReason::UnknownHost)], 2u);
+    // A Hostname naming another host of the inventory still wins over the target.
+    ingest(dcgmField("DCGM_FI_DEV_GPU_UTIL", "gauge", "z1-r001-h0", {{6, 12}}),
+           {.host = "z1-r002-h1", .origin = "scrape dcgm z1-r002-h1"});
+    EXPECT_EQ(hub_->gpuValue(layout_->gpuByName("z1-r001-h0-gpu6"), GpuField::Util), 12);
+    EXPECT_EQ(hub_->gpuValue(layout_->gpuByName("z1-r002-h1-gpu6"), GpuField::Util), 88);
+}
+
 // The exposition format's corners, as real exporters write them: a sample timestamp, NaN
 // (dcgm-exporter for a field the GPU cannot read), +Inf, escaped label values (an ifAlias with
 // quotes and a backslash), HELP text with escapes. NaN and +Inf are no state and no rate.
