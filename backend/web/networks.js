@@ -30,10 +30,16 @@ async function load(force) {
 }
 
 const device = (port) => String(port || '').split('/')[0];
-// A cable is a failure only when loomd says so (health down, or state down/failed); planned
-// or not yet cabled is grey, never red.
-const cableClass = (l) => (l.health === 'down' || l.state === 'down' || l.state === 'failed' ? 'down'
-    : l.health === 'degraded' ? 'degraded' : l.state === 'active' ? 'up' : 'idle');
+// A cable by loomd's health word (docs/api.md "Link health": its stored state and open events),
+// as loom-console's networks view classes it (NetworkModel::code): up, degraded, down, else
+// (drained, not in service, no data) a state, grey, never red. An older loomd sends no health:
+// its stored state then.
+const cableClass = (l) => {
+    const h = l.health;
+    if (h === undefined || h === null || h === '')
+        return l.state === 'down' || l.state === 'failed' ? 'down' : l.state === 'active' ? 'up' : 'idle';
+    return h === 'down' ? 'down' : h === 'degraded' ? 'degraded' : h === 'up' ? 'up' : 'idle';
+};
 
 export function networksView(state, main, route) {
     const wrap = el('div', { class: 'networks-view' });

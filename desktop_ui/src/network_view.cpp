@@ -27,6 +27,15 @@ int NetworkModel::stateCode(const QString& s) {
     return 1;  // planned and anything not yet carrying traffic
 }
 
+int NetworkModel::code(const NetLink& l) {
+    if (l.health.isEmpty()) return stateCode(l.state);
+    if (l.health == u"up") return 0;
+    if (l.health == u"down") return 2;
+    if (l.health == u"drained") return 3;
+    if (l.health == u"degraded") return 4;
+    return 1;  // not in service, no data
+}
+
 NetworkModel NetworkModel::build(const QJsonArray& switches, const QJsonArray& links) {
     NetworkModel m;
     QHash<QString, int> byName;
@@ -49,9 +58,10 @@ NetworkModel NetworkModel::build(const QJsonArray& switches, const QJsonArray& l
         l.name = o.value(u"name").toString();
         l.network = o.value(u"network").toString();
         l.state = o.value(u"state").toString();
+        l.health = o.value(u"health").toString();
         l.a = byName.value(o.value(u"aPort").toString().section(u'/', 0, 0), -1);
         l.b = byName.value(o.value(u"bPort").toString().section(u'/', 0, 0), -1);
-        const int code = stateCode(l.state);
+        const int code = NetworkModel::code(l);
         ++m.linkStates[static_cast<size_t>(code)];
         const int idx = static_cast<int>(m.links.size());
         for (const int s : {l.a, l.b})
@@ -90,12 +100,13 @@ void NetworkMapWidget::select(int sw) {
 }
 
 QRgb NetworkMapWidget::switchColor(const NetSwitch& s) {
-    // The fabric map's meanings: every in-service link down (or the switch failed) red, some
-    // down amber, drained links in the links' drained colour, nothing in service grey.
-    const int inService = s.links[0] + s.links[2];
+    // The fabric map's meanings, by loomd's words for the links (as the web's networks view
+    // counts them): every in-service link down (or the switch failed) red, some down or degraded
+    // amber, drained links in the links' drained colour, nothing in service grey.
+    const int inService = s.links[0] + s.links[2] + s.links[4];
     if (NetworkModel::stateCode(s.state) == 2 || (s.links[2] > 0 && s.links[2] == inService))
         return failedColor();
-    if (s.links[2] > 0) return degradedColor();
+    if (s.links[2] > 0 || s.links[4] > 0) return degradedColor();
     if (s.links[3] > 0) return linkHealthLut()[3];
     if (s.links[0] == 0) return linkHealthLut()[4];
     return linkHealthLut()[0];
@@ -168,7 +179,7 @@ void NetworkMapWidget::layoutScene() {
                 const int other = l.a == s ? l.b : l.a;
                 if (other >= 0 && sw[static_cast<size_t>(other)].tier == 2) {
                     ++g.uplinks;
-                    g.down += NetworkModel::stateCode(l.state) == 2;
+                    g.down += NetworkModel::code(l) == 2;
                 }
             }
         groups_.push_back(g);
@@ -269,8 +280,8 @@ void NetworkMapWidget::paintEvent(QPaintEvent*) {
         QRgb c;
         QString t;
     };
-    const Item items[] = {{linkHealthLut()[0], tr("links active")},
-                          {degradedColor(), tr("some links down")},
+    const Item items[] = {{linkHealthLut()[0], tr("links up")},
+                          {degradedColor(), tr("some links down or degraded")},
                           {failedColor(), tr("all links down / switch failed")},
                           {linkHealthLut()[3], tr("links drained")},
                           {linkHealthLut()[4], linkHealthWord(4)}};
@@ -285,7 +296,8 @@ void NetworkMapWidget::paintEvent(QPaintEvent*) {
         x += 16 + sfm.horizontalAdvance(it.t) + 14;
     }
     p.drawText(QPointF(x + 6, y + 13),
-               tr("states from the inventory (no per-link telemetry on these networks)"));
+               tr("links by loomd's health words (its stored states and open events: no "
+                  "per-link telemetry on these networks)"));
 }
 
 void NetworkMapWidget::mouseReleaseEvent(QMouseEvent* e) {
@@ -410,7 +422,7 @@ QString NetworkView::headerText() const {
         (s.role == u"fcsw" ? fcsw : s.role == u"ssw" ? ssw : fsw) += 1;
     const auto& st = model_.linkStates;
     return tr("Frontend and storage: %1 switches drawn (%2 FCSW, %3 FSW, %4 SSW) · %5 links: %6 "
-              "active, %7 planned, %8 down, %9 drained")
+              "up, %7 not in service, %8 down, %9 drained, %10 degraded")
         .arg(map_->drawnSwitches())
         .arg(fcsw)
         .arg(fsw)
@@ -419,7 +431,8 @@ QString NetworkView::headerText() const {
         .arg(st[0])
         .arg(st[1])
         .arg(st[2])
-        .arg(st[3]);
+        .arg(st[3])
+        .arg(st[4]);
 }
 
 void NetworkView::showSwitch(int sw) {
@@ -430,9 +443,9 @@ void NetworkView::showSwitch(int sw) {
     // Problems first: down, drained, planned, then active.
     std::vector<int> order = s.linkIndex;
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-        static const int rank[] = {3, 2, 0, 1};
-        return rank[NetworkModel::stateCode(model_.links[static_cast<size_t>(a)].state)] <
-               rank[NetworkModel::stateCode(model_.links[static_cast<size_t>(b)].state)];
+        static const int rank[] = {4, 3, 0, 2, 1};
+        return rank[NetworkModel::code(model_.links[static_cast<size_t>(a)])] <
+               rank[NetworkModel::code(model_.links[static_cast<size_t>(b)])];
     });
     int n = 0;
     for (const int li : order) {
@@ -441,25 +454,28 @@ void NetworkView::showSwitch(int sw) {
         const QString a = l.name.section(QStringLiteral("--"), 0, 0),
                       b = l.name.section(QStringLiteral("--"), 1);
         const bool mineA = a.section(u'/', 0, 0) == s.name;
-        const int code = NetworkModel::stateCode(l.state);
+        const int code = NetworkModel::code(l);
         const QString style =
             code == 2
                 ? QStringLiteral("color:%1;font-weight:bold").arg(QColor(failedColor()).name())
-            : code == 3 ? QStringLiteral("color:%1").arg(QColor(degradedColor()).name())
+            : code == 4 ? QStringLiteral("color:%1").arg(QColor(degradedColor()).name())
                         : QString();
-        rows += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td style='%4'>%5</td></tr>")
+        rows += QStringLiteral(
+                    "<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td style='%5'>%6</td></tr>")
                     .arg((mineA ? a : b).section(u'/', -1).toHtmlEscaped(),
-                         (mineA ? b : a).toHtmlEscaped(), l.network.toHtmlEscaped(), style,
-                         l.state.toHtmlEscaped());
+                         (mineA ? b : a).toHtmlEscaped(), l.network.toHtmlEscaped(),
+                         l.state.toHtmlEscaped(), style,
+                         (l.health.isEmpty() ? QStringLiteral("–") : l.health).toHtmlEscaped());
     }
     if (static_cast<int>(order.size()) > 300)
-        rows += tr("<tr><td colspan=4>… %1 more</td></tr>").arg(order.size() - 300);
+        rows += tr("<tr><td colspan=5>… %1 more</td></tr>").arg(order.size() - 300);
     const int scroll = detail_->verticalScrollBar()->value();
     detail_->setHtml(tr("<h3>%1</h3><p>%2 · zone %3 · rack %4 · state <b>%5</b></p>"
-                        "<p>%6 links: %7 active, %8 planned, %9 down, %10 drained</p>"
+                        "<p>%6 links: %7 up, %12 degraded, %9 down, %10 drained, %8 not in "
+                        "service</p>"
                         "<table cellspacing=3><tr><th align=left>port</th><th "
                         "align=left>peer</th><th align=left>network</th>"
-                        "<th align=left>state</th></tr>%11</table>")
+                        "<th align=left>state</th><th align=left>health</th></tr>%11</table>")
                          .arg(s.name.toHtmlEscaped(), s.role.toUpper().toHtmlEscaped(),
                               s.zone.isEmpty() ? QStringLiteral("–") : s.zone.toHtmlEscaped(),
                               s.rack.isEmpty() ? QStringLiteral("–") : s.rack.toHtmlEscaped(),
@@ -469,7 +485,8 @@ void NetworkView::showSwitch(int sw) {
                          .arg(s.links[1])
                          .arg(s.links[2])
                          .arg(s.links[3])
-                         .arg(rows));
+                         .arg(rows)
+                         .arg(s.links[4]));
     detail_->verticalScrollBar()->setValue(scroll);
 }
 

@@ -1,12 +1,4 @@
-#include "loom/console/fabric_map_widget.hpp"
-#include "loom/console/hall_map_widget.hpp"
-#include "loom/console/hall_view.hpp"
-#include "loom/console/network_view.hpp"
-#include "loom/console/palette.hpp"
-#include "loom/console/sparkline.hpp"
-
-#include "fixture.hpp"
-#include "qt_helpers.hpp"
+#include <gtest/gtest.h>
 
 #include <QImage>
 #include <QJsonArray>
@@ -14,22 +6,27 @@
 #include <QJsonObject>
 #include <QMouseEvent>
 #include <QSignalSpy>
-
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include "fixture.hpp"
+#include "loom/console/fabric_map_widget.hpp"
+#include "loom/console/hall_map_widget.hpp"
+#include "loom/console/hall_view.hpp"
+#include "loom/console/network_view.hpp"
+#include "loom/console/palette.hpp"
+#include "loom/console/sparkline.hpp"
+#include "qt_helpers.hpp"
 
 using namespace loom::console;
 
 namespace {
 
-using test::rgb;
 using test::paint;
+using test::rgb;
 
 }  // namespace
 
-TEST(ConsoleHallMap, EveryGpuIsHitWhereItIsDrawn)
-{
+TEST(ConsoleHallMap, EveryGpuIsHitWhereItIsDrawn) {
     test::Fed f;
     HallMapWidget map(f.state.get());
     map.resize(800, 600);
@@ -50,8 +47,7 @@ TEST(ConsoleHallMap, EveryGpuIsHitWhereItIsDrawn)
     EXPECT_EQ(map.gpuAt(QPointF(-50, 9000)), -1);
 }
 
-TEST(ConsoleHallMap, ColoursFollowDeltasAndMetric)
-{
+TEST(ConsoleHallMap, ColoursFollowDeltasAndMetric) {
     test::Fed f;
     HallMapWidget map(f.state.get());
     map.resize(640, 480);
@@ -67,14 +63,15 @@ TEST(ConsoleHallMap, ColoursFollowDeltasAndMetric)
     EXPECT_EQ(rgb(map.gpuColor(8)), rgb(healthLut()[3]));
 
     map.setMetric(Metric::Provisioning);
-    ASSERT_TRUE(f.state->handleMessage(QJsonDocument::fromJson(
-        R"({"type":"provisioning","seq":902,"rack":"z1-r002","from":"in_service","to":"failed"})").object()));
+    ASSERT_TRUE(f.state->handleMessage(
+        QJsonDocument::fromJson(
+            R"({"type":"provisioning","seq":902,"rack":"z1-r002","from":"in_service","to":"failed"})")
+            .object()));
     EXPECT_EQ(rgb(map.gpuColor(16)), rgb(provisioningLut()[provisioningCode("failed")]));
     EXPECT_EQ(rgb(map.gpuColor(0)), rgb(provisioningLut()[provisioningCode("in_service")]));
 }
 
-TEST(ConsoleHallMap, ZoomKeepsTheAnchorAndClickSelects)
-{
+TEST(ConsoleHallMap, ZoomKeepsTheAnchorAndClickSelects) {
     test::Fed f;
     HallMapWidget map(f.state.get());
     map.resize(800, 600);
@@ -92,8 +89,10 @@ TEST(ConsoleHallMap, ZoomKeepsTheAnchorAndClickSelects)
 
     QSignalSpy clicked(&map, &HallMapWidget::gpuClicked);
     const QPointF p = map.gpuCenter(42);
-    QMouseEvent press(QEvent::MouseButtonPress, p, map.mapToGlobal(p), Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
-    QMouseEvent release(QEvent::MouseButtonRelease, p, map.mapToGlobal(p), Qt::LeftButton, Qt::NoButton, Qt::NoModifier);
+    QMouseEvent press(QEvent::MouseButtonPress, p, map.mapToGlobal(p), Qt::LeftButton,
+                      Qt::LeftButton, Qt::NoModifier);
+    QMouseEvent release(QEvent::MouseButtonRelease, p, map.mapToGlobal(p), Qt::LeftButton,
+                        Qt::NoButton, Qt::NoModifier);
     QCoreApplication::sendEvent(&map, &press);
     QCoreApplication::sendEvent(&map, &release);
     ASSERT_EQ(clicked.count(), 1);
@@ -102,8 +101,7 @@ TEST(ConsoleHallMap, ZoomKeepsTheAnchorAndClickSelects)
     EXPECT_EQ(map.selectedRack(), 2);
 }
 
-TEST(ConsoleHallMap, The24kHallFitsAndPaints)
-{
+TEST(ConsoleHallMap, The24kHallFitsAndPaints) {
     test::Fed f{SyntheticShape{}};
     HallMapWidget map(f.state.get());
     map.resize(1600, 1000);
@@ -112,8 +110,7 @@ TEST(ConsoleHallMap, The24kHallFitsAndPaints)
     ASSERT_EQ(h.gpus.size(), 24576);
     // At fit-all zoom every GPU still gets its own cell on screen.
     EXPECT_GE(map.scale(), 2.0);
-    for (int g = 0; g < h.gpus.size(); g += 97)
-        ASSERT_EQ(map.gpuAt(map.gpuCenter(g)), g) << g;
+    for (int g = 0; g < h.gpus.size(); g += 97) ASSERT_EQ(map.gpuAt(map.gpuCenter(g)), g) << g;
     const QImage img = paint(map);
     const QPointF c = map.gpuCenter(12345);
     EXPECT_EQ(rgb(img.pixel(c.toPoint())), rgb(map.gpuColor(12345)));
@@ -124,15 +121,15 @@ TEST(ConsoleHallMap, The24kHallFitsAndPaints)
     paint(map);
 }
 
-TEST(ConsoleHallView, FocusAndDetailWithoutServer)
-{
+TEST(ConsoleHallView, FocusAndDetailWithoutServer) {
     test::Fed f;
     HallView view(f.state.get(), nullptr);
     view.resize(1200, 800);
     ASSERT_TRUE(view.focusLocation("z1-r003-h1-gpu2", {}));
     EXPECT_EQ(view.map()->selectedGpu(), f.state->layout().gpuIndex("z1-r003-h1-gpu2"));
     EXPECT_TRUE(view.detail()->toPlainText().contains("z1-r003-h1-gpu2"));
-    EXPECT_TRUE(view.detail()->toPlainText().contains("z1-r003-h1-nic2/p1"));  // the GPU's backend link
+    EXPECT_TRUE(
+        view.detail()->toPlainText().contains("z1-r003-h1-nic2/p1"));  // the GPU's backend link
     ASSERT_TRUE(view.focusLocation("z1-r004", {}));
     EXPECT_EQ(view.map()->selectedRack(), 3);
     EXPECT_FALSE(view.focusLocation("nowhere", {}));
@@ -140,8 +137,7 @@ TEST(ConsoleHallView, FocusAndDetailWithoutServer)
     EXPECT_EQ(view.map()->metric(), Metric::Temperature);
 }
 
-TEST(ConsoleFabricMap, BundlesCountLinksAndFailures)
-{
+TEST(ConsoleFabricMap, BundlesCountLinksAndFailures) {
     test::Fed f;
     FabricMapWidget map(f.state.get());
     map.resize(1000, 700);
@@ -153,7 +149,8 @@ TEST(ConsoleFabricMap, BundlesCountLinksAndFailures)
     const int link = static_cast<int>(h.links.indexOf("z1-r002-rtsw/p17--z1-ctsw01/p2"));
     ASSERT_GE(link, 0);
     const int downBefore = map.bundle(0, 1).health[2];
-    ASSERT_TRUE(f.state->handleMessage(makeDeltaMessage(950, Topic::LinkHealth, {{static_cast<std::uint32_t>(link), 2}})));
+    ASSERT_TRUE(f.state->handleMessage(
+        makeDeltaMessage(950, Topic::LinkHealth, {{static_cast<std::uint32_t>(link), 2}})));
     EXPECT_EQ(map.bundle(0, 1).health[2], downBefore + 1);
     EXPECT_GE(map.switchStats(h.switchIndex("z1-r002-rtsw")).down, 1);
     paint(map);  // overview
@@ -180,7 +177,8 @@ TEST(ConsoleFabricMap, BundlesCountLinksAndFailures)
     EXPECT_FALSE(map.isStale());
     map.setStaleNote(QStringLiteral("disconnected"));
     EXPECT_TRUE(map.isStale());
-    EXPECT_TRUE(map.staleText().endsWith(QStringLiteral("old — disconnected"))) << map.staleText().toStdString();
+    EXPECT_TRUE(map.staleText().endsWith(QStringLiteral("old — disconnected")))
+        << map.staleText().toStdString();
     EXPECT_NE(rgb(paint(map).pixel(at)), rgb(live));
     map.setStaleNote({});
     EXPECT_EQ(rgb(paint(map).pixel(at)), rgb(live));
@@ -188,11 +186,11 @@ TEST(ConsoleFabricMap, BundlesCountLinksAndFailures)
 
 // The GPU/link sparklines: rollup items are placed by their minute (a missing minute is a gap,
 // not a closed-up line), values are drawn at their height, alarm minutes as red bars.
-TEST(ConsoleSparkline, PlacesMinutesAndDrawsValuesAndAlarms)
-{
+TEST(ConsoleSparkline, PlacesMinutesAndDrawsValuesAndAlarms) {
     QJsonArray items;
     auto item = [](const char* minute, double util, int down) {
-        return QJsonObject{{"minute", QString::fromLatin1(minute)}, {"utilAvg", util}, {"downSamples", down}};
+        return QJsonObject{
+            {"minute", QString::fromLatin1(minute)}, {"utilAvg", util}, {"downSamples", down}};
     };
     items.append(item("2026-11-25T19:00:00.000Z", 100, 0));
     items.append(item("2026-11-25T19:01:00.000Z", 100, 3));
@@ -213,32 +211,39 @@ TEST(ConsoleSparkline, PlacesMinutesAndDrawsValuesAndAlarms)
 
     const QImage img = sparkline(s, 0, 100, 0xff0000ff, a, QSize(101, 22));
     auto opaque = [&](int x, int y) { return qAlpha(img.pixel(x, y)) > 100; };
-    // x of point i = 1 + 99 * i / 4; 100 % is the top row (y 1), 0 % the bottom (y 20), 50 % y 10.5.
-    EXPECT_TRUE(opaque(1, 1));                        // 19:00 at 100 %
-    EXPECT_FALSE(opaque(1, 18));                      // nothing below it
+    // x of point i = 1 + 99 * i / 4; 100 % is the top row (y 1), 0 % the bottom (y 20), 50 %
+    // y 10.5.
+    EXPECT_TRUE(opaque(1, 1));                              // 19:00 at 100 %
+    EXPECT_FALSE(opaque(1, 18));                            // nothing below it
     EXPECT_EQ(rgb(img.pixel(26, 15)), rgb(failedColor()));  // 19:01 down: a red bar behind the line
-    EXPECT_FALSE(opaque(62, 10));                     // 19:02 missing: no line through the gap
-    EXPECT_TRUE(opaque(75, 10));                      // 19:03 at 50 %
-    EXPECT_EQ(sparkSummary(s, QStringLiteral(" %")), QStringLiteral("now 50 % · max 100 % · min 50 %"));
+    EXPECT_FALSE(opaque(62, 10));  // 19:02 missing: no line through the gap
+    EXPECT_TRUE(opaque(75, 10));   // 19:03 at 50 %
+    EXPECT_EQ(sparkSummary(s, QStringLiteral(" %")),
+              QStringLiteral("now 50 % · max 100 % · min 50 %"));
     EXPECT_EQ(sparkSummary(std::vector<double>(3, std::nan("")), QStringLiteral(" %")),
               QStringLiteral("no data in the last hour"));
 }
 
 // The frontend/storage view's model and map: links joined to switches by their ends, counted
 // by state, tiles coloured by the worst of them, every switch drawn and hit where drawn.
-TEST(ConsoleNetworkMap, CountsColoursAndHits)
-{
+TEST(ConsoleNetworkMap, CountsColoursAndHits) {
     test::qtApp();
     auto sw = [](const char* name, const char* role, const char* zone, const char* state) {
         return QJsonObject{{"name", name}, {"role", role}, {"zone", zone}, {"state", state}};
     };
+    // An older loomd's link: the stored state alone.
     auto link = [](const char* a, const char* b, const char* net, const char* state) {
-        return QJsonObject{{"name", QStringLiteral("%1--%2").arg(QLatin1String(a), QLatin1String(b))}, {"aPort", a}, {"bPort", b},
-                           {"network", net}, {"state", state}};
+        return QJsonObject{
+            {"name", QStringLiteral("%1--%2").arg(QLatin1String(a), QLatin1String(b))},
+            {"aPort", a},
+            {"bPort", b},
+            {"network", net},
+            {"state", state}};
     };
-    const QJsonArray switches{sw("fcsw01", "fcsw", "", "in_service"), sw("fcsw02", "fcsw", "", "in_service"),
-                              sw("z1-r001-fsw", "fsw", "z1", "in_service"), sw("z1-r002-fsw", "fsw", "z1", "planned"),
-                              sw("z1-s01-ssw", "ssw", "z1", "in_service")};
+    const QJsonArray switches{
+        sw("fcsw01", "fcsw", "", "in_service"), sw("fcsw02", "fcsw", "", "in_service"),
+        sw("z1-r001-fsw", "fsw", "z1", "in_service"), sw("z1-r002-fsw", "fsw", "z1", "planned"),
+        sw("z1-s01-ssw", "ssw", "z1", "in_service")};
     const QJsonArray links{link("z1-r001-h0-fe0/p1", "z1-r001-fsw/p1", "frontend", "active"),
                            link("z1-r001-h1-fe0/p1", "z1-r001-fsw/p2", "frontend", "down"),
                            link("z1-r001-fsw/p49", "fcsw01/p1", "frontend", "active"),
@@ -248,16 +253,41 @@ TEST(ConsoleNetworkMap, CountsColoursAndHits)
                            link("z1-s01-ssw/p33", "fcsw02/p3", "storage", "active")};
     NetworkModel m = NetworkModel::build(switches, links);
     ASSERT_EQ(m.switches.size(), 5u);
-    EXPECT_EQ(m.linkStates, (std::array<int, 4>{4, 1, 1, 1}));
+    EXPECT_EQ(m.linkStates, (std::array<int, 5>{4, 1, 1, 1, 0}));
     const auto& fsw1 = m.switches[static_cast<size_t>(m.find("z1-r001-fsw"))];
-    EXPECT_EQ(fsw1.links, (std::array<int, 4>{3, 0, 1, 0}));
+    EXPECT_EQ(fsw1.links, (std::array<int, 5>{3, 0, 1, 0, 0}));
     EXPECT_EQ(NetworkMapWidget::switchColor(fsw1), degradedColor());  // one of four down
-    EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("z1-r002-fsw"))]), linkHealthLut()[4]);
-    EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("z1-s01-ssw"))]), linkHealthLut()[3]);
+    EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("z1-r002-fsw"))]),
+              linkHealthLut()[4]);
+    EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("z1-s01-ssw"))]),
+              linkHealthLut()[3]);
     NetSwitch allDown = fsw1;
-    allDown.links = {0, 1, 2, 0};  // every in-service link down
+    allDown.links = {0, 1, 2, 0, 0};  // every in-service link down
     EXPECT_EQ(NetworkMapWidget::switchColor(allDown), failedColor());
-    EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("fcsw01"))]), linkHealthLut()[0]);
+    EXPECT_EQ(NetworkMapWidget::switchColor(m.switches[static_cast<size_t>(m.find("fcsw01"))]),
+              linkHealthLut()[0]);
+
+    // loomd's word for a link, not its stored state, as the web's networks view reads it
+    // (issue 36 item 3): an active cable loomd says is down (a critical event open) is down; one
+    // it says is degraded makes its switch amber.
+    auto said = [&](QJsonObject l, const char* health) {
+        l.insert("health", health);
+        return l;
+    };
+    const NetworkModel w = NetworkModel::build(
+        switches,
+        QJsonArray{
+            said(link("z1-r001-h0-fe0/p1", "z1-r001-fsw/p1", "frontend", "active"), "down"),
+            said(link("z1-r001-h1-fe0/p1", "z1-r001-fsw/p2", "frontend", "active"), "down"),
+            said(link("z1-r002-fsw/p49", "fcsw01/p2", "frontend", "active"), "degraded"),
+            said(link("z1-s01-ssw/p33", "fcsw02/p3", "storage", "planned"), "not in service")});
+    EXPECT_EQ(w.linkStates, (std::array<int, 5>{0, 1, 2, 0, 1}));
+    EXPECT_EQ(NetworkMapWidget::switchColor(w.switches[static_cast<size_t>(w.find("z1-r001-fsw"))]),
+              failedColor());
+    EXPECT_EQ(NetworkMapWidget::switchColor(w.switches[static_cast<size_t>(w.find("fcsw01"))]),
+              degradedColor());
+    EXPECT_EQ(NetworkMapWidget::switchColor(w.switches[static_cast<size_t>(w.find("fcsw02"))]),
+              linkHealthLut()[4]);
 
     NetworkMapWidget map;
     map.resize(900, 500);
@@ -273,7 +303,7 @@ TEST(ConsoleNetworkMap, CountsColoursAndHits)
             << m.switches[static_cast<size_t>(i)].name.toStdString();
     }
     // The core band is above the access band, and every group fits in the widget.
-    EXPECT_LT(map.switchRect(m.find("fcsw01")).bottom(), map.switchRect(m.find("z1-r001-fsw")).top());
-    for (int i = 0; i < 5; ++i)
-        EXPECT_LE(map.switchRect(i).right(), map.width()) << i;
+    EXPECT_LT(map.switchRect(m.find("fcsw01")).bottom(),
+              map.switchRect(m.find("z1-r001-fsw")).top());
+    for (int i = 0; i < 5; ++i) EXPECT_LE(map.switchRect(i).right(), map.width()) << i;
 }

@@ -2,9 +2,10 @@
 // backend Clos). They carry no training traffic and no per-link telemetry in the hub, so the
 // view shows what the inventory API knows, refreshed while it is on screen: switches by tier
 // (FCSW above; FSW per zone and SSW per storage row below) coloured by their own state and
-// their links' states (GET /api/v1/switches?role=fsw|fcsw|ssw, GET /api/v1/links?network=
-// frontend|storage, every page), names where they fit, uplink bundles with counts, a header
-// whose counts are those drawn, and on a click the switch's links with peer and state.
+// loomd's health words for their links, counted as the web's networks view counts them (GET
+// /api/v1/switches?role=fsw|fcsw|ssw, GET /api/v1/links?network=frontend|storage, every page),
+// names where they fit, uplink bundles with counts, a header whose counts are those drawn, and
+// on a click the switch's links with peer, state and health.
 #pragma once
 
 #include <QJsonArray>
@@ -23,13 +24,15 @@ namespace loom::console {
 
 struct NetSwitch {
     QString name, role, zone, rack, state;
-    int tier = 1;                // 2: FCSW; 1: FSW, SSW
-    std::array<int, 4> links{};  // active, planned, down, drained
+    int tier = 1;  // 2: FCSW; 1: FSW, SSW
+    // By NetworkModel::code: up, not in service, down, drained, degraded.
+    std::array<int, 5> links{};
     std::vector<int> linkIndex;  // into NetworkModel::links
 };
 
 struct NetLink {
     QString name, network, state;
+    QString health;      // loomd's word (GET /api/v1/links `health`, docs/api.md "Link health")
     int a = -1, b = -1;  // switch indices of the ends (-1: a host NIC or a storage node)
 };
 
@@ -37,8 +40,13 @@ struct NetLink {
 struct NetworkModel {
     std::vector<NetSwitch> switches;
     std::vector<NetLink> links;
-    std::array<int, 4> linkStates{};                 // over all links
-    static int stateCode(const QString& linkState);  // active 0, planned 1, down 2, drained 3
+    std::array<int, 5> linkStates{};  // over all links, by code
+    // A link's class by loomd's health word, as the web's networks view classes it: up 0, not in
+    // service or no data 1, down 2, drained 3, degraded 4. A loomd that sends no `health` (older)
+    // is read by the stored state (active up, down/failed down, drained, else not in service).
+    static int code(const NetLink& link);
+    // A stored state: active 0, planned 1, down 2, drained 3.
+    static int stateCode(const QString& linkState);
     static NetworkModel build(const QJsonArray& switches, const QJsonArray& links);
     int find(const QString& name) const;
 };
