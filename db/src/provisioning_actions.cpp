@@ -177,9 +177,8 @@ Result<ProvisioningRepo::RackActionResult> ProvisioningRepo::rackAction(
             reason.empty() ? std::string(action) + " by " + std::string(actor)
                            : std::string(reason),
             "rack:" + std::string(rack) + ":" + std::to_string(seq));
-        // Its hosts follow it (follow_rack.hpp), and its cables, in
-        // the same transaction (link_service.hpp); the links
-        // that serve its zone are the leader's live-state sync's to fix.
+        // Its hosts and switches follow it (follow_rack.hpp), and its cables and its zone's
+        // cables between switches outside racks, in the same transaction (link_service.hpp).
         detail::followRacks(tx, {std::string(rack)}, {std::string(prov::stateName(to))},
                             {std::to_string(seq)}, std::string(actor));
         if (!rackLinks.empty())

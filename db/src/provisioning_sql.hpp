@@ -11,6 +11,7 @@
 #include "copy_text.hpp"
 #include "loom/db/database.hpp"
 #include "loom/provisioning/follow_rack.hpp"
+#include "loom/provisioning/link_service.hpp"
 
 namespace loom::db::detail {
 
@@ -62,7 +63,8 @@ inline std::vector<std::int64_t> openQuarantineEvents(pqxx::transaction_base& tx
 // keeps no state of its own takes hostStateFor(rack state), audited; each of its switches takes
 // switchStateFor(rack state), like the rack's cables not audited one by one (the rack's
 // transition is). One statement per kind per batch, through hosts_rack_id and switches_rack_id;
-// the switches outside racks of their zones follow the zone, in the same transaction.
+// the switches outside racks of their zones, and the cables between such switches, follow the
+// zone, in the same transaction.
 inline void followRacks(pqxx::transaction_base& tx, const std::vector<std::string>& racks,
                         const std::vector<std::string>& rackStates,
                         const std::vector<std::string>& tags, const std::string& actor) {
@@ -121,6 +123,39 @@ inline void followRacks(pqxx::transaction_base& tx, const std::vector<std::strin
         "FROM w WHERE s.id = w.id AND s.state <> w.state",
         arrayOf(racks), arrayOf(active), std::string(prov::stateName(prov::RackState::InService)),
         std::string(prov::stateName(prov::RackState::Planned)));
+    // So do the cables between switches outside racks (CTSW–ATSW; link_service.hpp,
+    // desiredLinkStates: the zone of the lower end, else of the upper; neither: above zones),
+    // active while a rack of that zone has its cables active, planned otherwise: else a reader
+    // between this commit and the leader's sync routes a zone's first rack through CTSWs cut off
+    // from the other zones, a routing version of its own. The cables above zones can change
+    // only when no rack but these has its cables active (any rack's do before and after
+    // otherwise): only then are their switches' ports read. A cable with a NIC or a storage
+    // node outside racks at an end stays the leader's sync's.
+    int batchActive = 0;
+    for (const auto& st : rackStates)
+        batchActive +=
+            prov::linkServiceFor(prov::parseRackState(st).value_or(prov::RackState::Planned)) ==
+            prov::LinkService::Active;
+    tx.exec_params(
+        "WITH z AS (SELECT DISTINCT zone_id FROM racks WHERE name = ANY($1::text[])), "
+        "serving AS (SELECT DISTINCT zone_id FROM racks WHERE state = ANY($2::text[])), "
+        "c AS (SELECT l.id, COALESCE(sa.zone_id, sb.zone_id) AS zone_id "
+        "  FROM switches sa JOIN ports pa ON pa.switch_id = sa.id "
+        "  JOIN links l ON l.a_port_id = pa.id JOIN ports pb ON pb.id = l.b_port_id "
+        "  JOIN switches sb ON sb.id = pb.switch_id "
+        "  WHERE sa.rack_id IS NULL AND sb.rack_id IS NULL "
+        "  AND (sa.zone_id IN (SELECT zone_id FROM z) OR (sa.zone_id IS NULL AND "
+        "    (SELECT count(*) FROM racks WHERE state = ANY($2::text[])) <= $5))), "
+        "w AS (SELECT c.id, CASE WHEN (c.zone_id IS NULL AND EXISTS (SELECT 1 FROM serving)) "
+        "    OR c.zone_id IN (SELECT zone_id FROM serving WHERE zone_id IS NOT NULL) "
+        "    THEN $3 ELSE $4 END AS state "
+        "  FROM c WHERE c.zone_id IS NULL OR c.zone_id IN (SELECT zone_id FROM z)) "
+        "UPDATE links l SET state = w.state, updated_at = now(), "
+        "  resource_version = l.resource_version + 1 "
+        "FROM w WHERE l.id = w.id AND l.state <> w.state",
+        arrayOf(racks), arrayOf(active),
+        std::string(prov::linkStateName(prov::LinkService::Active)),
+        std::string(prov::linkStateName(prov::LinkService::NotInService)), batchActive);
 }
 
 }  // namespace loom::db::detail

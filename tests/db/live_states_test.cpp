@@ -14,6 +14,7 @@
 #include "loom/db/provisioning_repo.hpp"
 #include "loom/inventory/kinds.hpp"
 #include "loom/inventory/plan.hpp"
+#include "loom/provisioning/follow_rack.hpp"
 #include "loom/provisioning/link_service.hpp"
 #include "loom/testing/postgres.hpp"
 #include "loom/testing/sample_cluster.hpp"
@@ -402,7 +403,8 @@ TEST_F(LiveStates, RandomChangesEqualAFreshFullLoad) {
             EXPECT_TRUE(shared(p.ports, inv.ports) && shared(p.nics, inv.nics) &&
                         shared(p.zones, inv.zones))
                 << what;
-            shared(p.racks, inv.racks), shared(p.hosts, inv.hosts), shared(p.switches, inv.switches);
+            shared(p.racks, inv.racks), shared(p.hosts, inv.hosts),
+                shared(p.switches, inv.switches);
             shared(p.gpus, inv.gpus), shared(p.links, inv.links);
             live = std::make_shared<const Inventory>(std::move(res->inventory));
         } else if (res->outcome == Outcome::Structure) {
@@ -424,6 +426,99 @@ TEST_F(LiveStates, RandomChangesEqualAFreshFullLoad) {
     EXPECT_GT(reloaded, 0);
     EXPECT_GT(deltas, 30);
     EXPECT_GT(sharedKinds, 4 * patched);
+}
+
+// A rack's transaction brings its zone with it: the zone's switches outside racks (e88068e) and
+// the cables between them and the switches above zones (CTSW–ATSW, link_service.hpp: active
+// while a rack of the zone has its cables active, planned otherwise). Were those cables left to
+// the leader's later sync, a reader between the two commits would route the zone's first rack
+// through CTSWs cut off from the other zones: a routing version of its own.
+TEST_F(LiveStates, ARacksTransactionBringsTheCablesBetweenItsZoneAndTheSwitchesAbove) {
+    auto desired = loom::testing::sampleCluster(2, 2);
+    for (int a = 1; a <= 2; ++a) {
+        const std::string atsw = "atsw" + std::to_string(a);
+        desired.switches.push_back(
+            {.name = atsw, .role = SwitchRole::Atsw, .model = "atsw-64", .portCount = 5});
+        for (int p = 1; p <= 5; ++p)
+            desired.ports.push_back({.name = atsw + "/p" + std::to_string(p),
+                                     .device = atsw,
+                                     .deviceKind = DeviceKind::Switch,
+                                     .index = p});
+    }
+    int uplink = 0;
+    for (auto& sw : std::vector<Switch>(desired.switches)) {
+        if (sw.role != SwitchRole::Ctsw) continue;
+        for (int a = 1; a <= 2; ++a) {
+            const auto port = sw.name + "/p" + std::to_string(2 + a);  // after its 2 rack ports
+            desired.ports.push_back({.name = port,
+                                     .device = sw.name,
+                                     .deviceKind = DeviceKind::Switch,
+                                     .index = 2 + a});
+            const auto atswPort = "atsw" + std::to_string(a) + "/p" + std::to_string(1 + uplink);
+            desired.links.push_back(
+                {.name = port + "--" + atswPort, .aPort = port, .bPort = atswPort, .lengthM = 50});
+        }
+        ++uplink;
+    }
+    for (auto& sw : desired.switches)
+        if (sw.role == SwitchRole::Ctsw) sw.portCount = 4;
+    // And one cable above zones (neither end in a zone): active while any rack's cables are.
+    desired.links.push_back(
+        {.name = "atsw1/p5--atsw2/p5", .aPort = "atsw1/p5", .bPort = "atsw2/p5", .lengthM = 5});
+    auto conn = connect();
+    applied(conn, desired);
+    loom::db::ProvisioningRepo repo(conn);
+    // After each committed action: every link and switch with no rack of its own is where the
+    // racks' states put it.
+    auto expectZoneFollows = [&](const std::string& when) {
+        auto snap = loom::db::loadSnapshot(conn);
+        ASSERT_TRUE(snap) << snap.error().toString();
+        const auto& inv = snap->inventory;
+        const auto owners = loom::provisioning::LinkOwners::of(inv);
+        const auto racks = loom::provisioning::rackStatesOf(inv);
+        const auto links = loom::provisioning::desiredLinkStates(owners, racks);
+        int between = 0;
+        for (std::size_t l = 0; l < inv.links.size(); ++l) {
+            if (owners.rack[l] != loom::provisioning::LinkOwners::kNoRack) continue;
+            ++between;
+            EXPECT_EQ(inv.links[l].state, std::string(loom::provisioning::linkStateName(links[l])))
+                << inv.links[l].name << " after " << when;
+        }
+        EXPECT_EQ(between, 9);
+        const auto switches = loom::provisioning::desiredSwitchStates(owners, racks);
+        for (std::size_t i = 0; i < inv.switches.size(); ++i)
+            EXPECT_EQ(inv.switches[i].state, std::string(switches[i]))
+                << inv.switches[i].name << " after " << when;
+    };
+    std::string lastTo;  // the state the last action moved its rack to
+    auto act = [&](const std::string& rack, const char* action) {
+        auto snap = loom::db::loadSnapshot(conn);
+        ASSERT_TRUE(snap) << snap.error().toString();
+        const auto& inv = snap->inventory;
+        const auto owners = loom::provisioning::LinkOwners::of(inv);
+        std::vector<std::string> rackLinks;
+        for (std::size_t l = 0; l < owners.rack.size(); ++l)
+            if (owners.rack[l] >= 0 &&
+                inv.racks[static_cast<std::size_t>(owners.rack[l])].name == rack)
+                rackLinks.emplace_back(inv.links[l].name);
+        auto r = repo.rackAction(rack, action, "test", "test", rackLinks);
+        ASSERT_TRUE(r) << rack << " " << action << ": " << r.error().toString();
+        lastTo = std::string(loom::provisioning::stateName(r->to));
+        expectZoneFollows(std::string(action) + " " + rack + " to " +
+                          std::string(loom::provisioning::stateName(r->to)));
+    };
+    expectZoneFollows("the apply");
+    for (int i = 0; i < 7; ++i) ASSERT_NO_FATAL_FAILURE(act("z1-r001", "advance"));
+    for (int i = 0; i < 7; ++i) ASSERT_NO_FATAL_FAILURE(act("z2-r002", "advance"));
+    ASSERT_NO_FATAL_FAILURE(act("z2-r002", "fail"));  // z1-r001 still serves: above zones up
+    ASSERT_NO_FATAL_FAILURE(act("z2-r002", "repair"));
+    for (int i = 0; i < 7 && lastTo != "in_service"; ++i)
+        ASSERT_NO_FATAL_FAILURE(act("z2-r002", "advance"));
+    ASSERT_EQ(lastTo, "in_service");
+    ASSERT_NO_FATAL_FAILURE(act("z1-r001", "fail"));  // zone 1 serves no more; zone 2 does
+    ASSERT_NO_FATAL_FAILURE(act("z2-r002", "drain"));
+    ASSERT_NO_FATAL_FAILURE(act("z2-r002", "advance"));  // drained: no zone serves
+    ASSERT_NO_FATAL_FAILURE(act("z2-r002", "advance"));  // back in service
 }
 
 }  // namespace
