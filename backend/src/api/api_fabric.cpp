@@ -107,10 +107,9 @@ struct FabricState {
                 if (states != *switchStates)
                     switchStates =
                         std::make_shared<const std::vector<fabric::LinkState>>(std::move(states));
-                // A switch change that moves no route makes no new version (a zone's CTSWs
-                // follow its last rack out after its cables left: the leader's sync writes them
-                // in a later transaction, which a loomd may read with the rack's change or
-                // after it): no link of it changes usability and it is no routing target. Its
+                // A switch change that moves no route makes no new version (a switch whose
+                // every cable is out of service already, as one the leader's sync repairs alone
+                // may be): no link of it changes usability and it is no routing target. Its
                 // state before is kept with the newest version's, which it does not change.
                 bool moves = !changes.empty();
                 const auto& t = topology();
