@@ -104,13 +104,20 @@ export class FabricMap {
 
     setJob(job) { this.job = job; this.draw(); }
 
-    // Per zone and tier pair: links, up, down, idle (from the topology's bundles), the mean of
-    // link.util over links with data, and the job's links.
+    // Per zone and tier pair: links, up, down, idle (loomd's link.health words, or the topology's
+    // bundle counts before the stream's), the mean of link.util over links with data, and the
+    // job's links.
     aggregate() {
         const zones = this.zoneNames || [];
         const agg = zones.map(() => [0, 1, 2].map(() => ({ links: 0, up: 0, down: 0, idle: 0, util: 0, utilN: 0, job: 0 })));
         const zi = new Map(zones.map((z, i) => [z, i]));
-        for (const b of this.topo.bundles) {
+        // Every tier pair by loomd's live word for each link (the stream's link.health, as the
+        // console's bundles count them): a cable telemetry says is down is down here too, though
+        // its stored state (the topology's bundle counts) is still active. Without the stream's
+        // words yet, the topology's counts.
+        const health = this.state.arrays['link.health'];
+        const live = !!(this.linkPair && health && health.length === this.linkPair.length);
+        for (const b of live ? [] : this.topo.bundles) {
             const a = this.sw.get(b.a), c = this.sw.get(b.b);
             const ta = a ? a.tier : kHostTier, tc = c ? c.tier : kHostTier;
             const lo = Math.min(ta, tc);
@@ -120,19 +127,17 @@ export class FabricMap {
             x.links += b.links; x.up += b.up; x.down += b.down === undefined ? b.links - b.up : b.down;
             x.idle += (b.notInService || 0) + (b.drained || 0);
         }
-        // Hosts to tier 1 (NIC cables are not switch bundles): loomd's link.health per cable.
-        const health = this.state.arrays['link.health'];
-        if (this.linkPair && health && health.length === this.linkPair.length) {
-            for (let j = 0; j < health.length; ++j) {
-                const p = this.linkPair[j];
-                if (p < 0 || p % 3 !== kHostTier) continue;
-                const x = agg[Math.floor(p / 3)][kHostTier];
-                const v = health[j];
-                x.links++;
-                if (v <= 1) x.up++;
-                else if (v === 2) x.down++;
-                else x.idle++;  // drained, not in service, no data
-            }
+        // With the stream's words, every link of every tier pair (NIC cables too, which are no
+        // switch bundles of the topology).
+        for (let j = 0; live && j < health.length; ++j) {
+            const p = this.linkPair[j];
+            if (p < 0) continue;
+            const x = agg[Math.floor(p / 3)][p % 3];
+            const v = health[j];
+            x.links++;
+            if (v <= 1) x.up++;
+            else if (v === 2) x.down++;
+            else x.idle++;  // drained, not in service, no data
         }
         const util = this.state.arrays['link.util'];
         if (this.linkPair && util && util.length === this.linkPair.length) {
@@ -152,6 +157,25 @@ export class FabricMap {
             }
         }
         return agg;
+    }
+
+    // Per hall switch: {links, up, down, idle} by the stream's link.health (up or degraded carry
+    // traffic, down, else drained / not in service / no data); null before the stream's words.
+    liveSwitchCounts() {
+        const h = this.state.hall, health = this.state.arrays['link.health'];
+        if (!h || !h.linkSwitches || !health || health.length !== h.linkSwitches.a.length) return null;
+        const out = h.switches.map(() => ({ links: 0, up: 0, down: 0, idle: 0 }));
+        const { a, b } = h.linkSwitches;
+        for (let l = 0; l < health.length; ++l) {
+            const v = health[l];
+            for (const sw of [a[l], b[l]]) {
+                if (sw < 0) continue;
+                const c = out[sw];
+                c.links++;
+                if (v <= 1) c.up++; else if (v === 2) c.down++; else c.idle++;
+            }
+        }
+        return out;
     }
 
     // What a switch square is drawn in, and the word it is labelled with: loomd's (tests read both).
@@ -205,11 +229,15 @@ export class FabricMap {
         const agg = this.aggregate();
         this.linksBad = switchLinksBad(this.state.hall, this.state.arrays['link.health']);
         this.failedSw = failedSwitchNames(this.state.failures);
+        // Each switch's links by loomd's live words (the console's tooltip counts the same), or
+        // the topology's bundle counts before the stream's words.
+        const liveCounts = this.liveSwitchCounts();
         const zi = new Map((this.zoneNames || []).map((z, i) => [z, i]));
         const jobSw = new Set();
         if (this.job) for (const n of this.job.links) { const e = linkEnds(n); if (e) { jobSw.add(e[0]); jobSw.add(e[1]); } }
         const drawSwitch = (s, x, y) => {
-            const st = this.sw.get(s.name);
+            const i = this.hallIndex ? this.hallIndex.get(s.name) : undefined;
+            const st = liveCounts && i !== undefined ? { ...this.sw.get(s.name), ...liveCounts[i] } : this.sw.get(s.name);
             ctx.fillStyle = css(...this.switchColour(st));
             ctx.fillRect(x, y, sq, sq);
             if (this.job && !jobSw.has(s.name)) { ctx.fillStyle = 'rgba(22,23,27,0.7)'; ctx.fillRect(x, y, sq, sq); }

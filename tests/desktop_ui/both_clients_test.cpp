@@ -227,6 +227,19 @@ TEST_F(LiveLoomdQuiet, TheConsoleAndTheWebShowTheSameAfterAFailureAnAckAndARackT
                   hexOf(expected.second))
             << name << " is " << expected.first;
     }
+    // The bundles of zone z1: the same links and the same down (loomd's live words: the uplink
+    // telemetry says is down, whose stored state is still active, and the failed rack's cables).
+    const int z1 = h.zoneIndex("z1");
+    const QJsonArray webBundles = shown.value(u"bundles").toObject().value(u"z1").toArray();
+    ASSERT_EQ(webBundles.size(), 3) << out.toStdString();
+    for (int pair = 0; pair < 3; ++pair) {
+        const LinkBundle& b = map->bundle(z1, pair);
+        EXPECT_EQ(webBundles[pair].toObject().value(u"links").toInt(), b.count)
+            << "tier pair " << pair;
+        EXPECT_EQ(webBundles[pair].toObject().value(u"down").toInt(), b.health[2])
+            << "tier pair " << pair;
+    }
+    EXPECT_GE(map->bundle(z1, 1).health[2], 1) << "the RTSW uplink down";
     // The link down: the same word, drawn failed red in the web's zone drawing.
     const QJsonObject webLink = shown.value(u"links").toObject().value(uplinkName).toObject();
     EXPECT_EQ(webLink.value(u"word").toString(),

@@ -10,6 +10,7 @@ Signs in, waits for the hall and loomd's failures, then prints one JSON object:
   {"counts": {"gpu": n, "host": n, "link": n, "switch": n, "rack": n}, "total": n,
    "racks": {NAME: the state the rack panel shows}, "events": {ID: the event row's state cell},
    "colours": {"failed": "#rrggbb", ...} (--colours: what the page colours failures with),
+   "bundles": {ZONE: [{"links", "down"} per tier pair: hosts–tier 1, tier 1–2, tier 2–3]},
    "switches": {NAME: {"fabric": {"word", "colour"}, "zone": {"word", "colour"}, "page": word}}
      (--switch: the word and the pixel of its square on the fabric map (#/fabric), of its tile on
      its zone's drawing (#/fabric/zone/<zone>), and the word its page (#/switch/<name>) says),
@@ -55,6 +56,10 @@ def read_fabric(driver, args, shown, By):
     wait_for(lambda: driver.execute_script(
         "const m = window.loomFabric; return !!(m && m.hits && m.hits.some((h) => h.sw) && "
         "window.loomState.arrays['link.health']);"), 30, "the fabric map")
+    # The bundles as the map counts them: per zone, per tier pair (hosts–1, 1–2, 2–3), links and down.
+    shown["bundles"] = driver.execute_script(
+        "const m = window.loomFabric; const a = m.aggregate();"
+        "return Object.fromEntries((m.zoneNames || []).map((z, i) => [z, a[i].map((x) => ({links: x.links, down: x.down}))]));")
     shown["switches"] = {}
     zones = {}
     for name in args.switch:
