@@ -19,15 +19,26 @@ const kZoneGap = 8;    // cells between zones
 export const perf = (window.loomPerf = window.loomPerf || { ticks: [], hallComplete: null });
 let paintEpochs = 0;  // every map's paint parameters get a new number: old patches are dropped
 
+// Two lists of ints equal (the failed GPUs: an unchanged list leaves the overlays alone).
+function sameInts(a, b) {
+    if (a === b) return true;
+    if (!a || !b || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; ++i) if (a[i] !== b[i]) return false;
+    return true;
+}
+
 export class HallMap {
     constructor(state, host, { onSelect } = {}) {
         this.state = state;
         this.onSelect = onSelect;
         this.mode = 'util';
         this.canvas = el('canvas', { class: 'hall-canvas', 'aria-label': 'hall map' });
+        // The overlays (failures, selection, job outline, stale text) on their own canvas over
+        // the cells, redrawn only when what they show or the view changes: a tick puts cells.
+        this.overlay = el('canvas', { class: 'hall-overlay', 'aria-hidden': 'true' });
         this.tip = el('div', { class: 'tooltip', hidden: true });
         this.banner = el('div', { class: 'map-banner' });
-        host.append(this.canvas, this.tip, this.banner);
+        host.append(this.canvas, this.overlay, this.tip, this.banner);
         this.cells = document.createElement('canvas');
         this.view = { scale: 1, ox: 0, oy: 0, fitted: false };
         this.selected = null;
@@ -42,10 +53,10 @@ export class HallMap {
             state.on('hall', (e) => { if (e.layoutChanged || !this.layout) this.buildLayout(); else this.recolourAll(); }),
             state.on('data', (d) => this.onData(d)),
             state.on('rack', (name) => this.recolourRack(name)),
-            state.on('failures', () => this.schedule()),
+            state.on('failures', (f) => this.onFailures(f)),
             state.on('filter', () => this.schedule()),
             state.on('stale', () => this.schedule()),
-            state.on('staleText', () => this.schedule()),
+            state.on('staleText', () => this.schedule(false, true)),
             // The decoder (a Web Worker) repaints the cells a frame changed and answers the box
             // of them; a new decoder (the worker failed) gets this map's image and colours.
             state.on('patch', (a) => this.onPatch(a)),
@@ -223,7 +234,7 @@ export class HallMap {
             b[2] = Math.max(b[2], p.x + p.w - 1); b[3] = Math.max(b[3], p.y + p.h - 1);
         }
         if (a.at !== undefined && (this.patchAt === null || a.at < this.patchAt)) this.patchAt = a.at;
-        this.schedule(a.op === 'paint');
+        this.schedule(a.op === 'paint', false);
     }
 
     recolourAll() {
@@ -252,14 +263,25 @@ export class HallMap {
         const health = this.state.array('gpu.health');
         const f = [];
         for (let i = 0; i < health.length; ++i) if (health[i] >= 1 && health[i] <= 3) f.push(i);
+        const moved = !sameInts(f, this.failed);
         this.failed = f;
+        if (moved) this.overlayDirty = true;
+        return moved;
+    }
+
+    // loomd's failure list, polled on events: the overlays are redrawn when it says otherwise.
+    onFailures(f) {
+        const key = f ? f.layoutVersion + JSON.stringify(f.items) : '';
+        if (key === this.failuresKey) return;
+        this.failuresKey = key;
+        this.schedule(false, true);
     }
 
     onData({ topic, changed, failed, painted }) {
         if (!this.layout || !topic.startsWith('gpu.')) return;
         // The decoder's answer: the cells come as a patch (onPatch); health moves the markers.
         if (changed === undefined) {
-            if (failed) { this.failed = failed; this.schedule(true); }
+            if (failed && !sameInts(failed, this.failed)) { this.failed = failed; this.schedule(false, true); }
             return;
         }
         if (painted) return;
@@ -277,12 +299,12 @@ export class HallMap {
                 if (p >= 0) { this.px[p] = this.colourOf(i); this.markCells(p); }
             }
         }
-        if (topic === 'gpu.health') this.collectFailed();
+        const markers = topic === 'gpu.health' && this.collectFailed();
         this.dirty = true;
         this.pendingWork = (this.pendingWork || 0) + (performance.now() - t0);
         // Utilization and temperature change cells only: the next draw may redraw just their
         // box. Health moves the failure markers too (drawn bigger than a cell at Fit).
-        this.schedule(topic === 'gpu.health');
+        this.schedule(topic === 'gpu.health', markers);
     }
 
     // The cells changed since the last draw, as one box (-1: all of them): draw() copies only
@@ -301,8 +323,10 @@ export class HallMap {
 
     // A draw at the next frame. `full` false: only cells changed since the last draw (a tick of
     // utilization or temperature), so draw() may repaint only the box of screen they cover.
-    schedule(full = true) {
+    // `overlay`: what the overlay canvas shows changed (a view change redraws it anyway).
+    schedule(full = true, overlay = full) {
         if (full) this.needFull = true;
+        if (overlay) this.overlayDirty = true;
         if (this.drawPending) return;
         this.drawPending = true;
         requestAnimationFrame(() => {
@@ -351,6 +375,8 @@ export class HallMap {
         if (this.canvas.width !== w || this.canvas.height !== h) {
             this.canvas.width = w;
             this.canvas.height = h;
+            this.overlay.width = w;
+            this.overlay.height = h;
             if (!this.view.userMoved) this.view.fitted = false;
             this.dirty = true;
             this.schedule();
@@ -423,7 +449,7 @@ export class HallMap {
     select(name) {
         this.selected = name;
         this.dirty = true;
-        this.schedule();
+        this.schedule(false, true);
     }
 
     draw() {
@@ -436,6 +462,7 @@ export class HallMap {
             ctx.fillStyle = '#bbb';
             ctx.font = `${14 * dpr}px sans-serif`;
             ctx.fillText(this.state.hall ? 'The hall has no racks' : 'Loading the hall layout…', 20 * dpr, 30 * dpr);
+            this.overlay.getContext('2d').clearRect(0, 0, this.overlay.width, this.overlay.height);
             return;
         }
         if (!this.view.fitted) this.fit();
@@ -453,6 +480,12 @@ export class HallMap {
         }
         const same = this.lastView && this.lastView[0] === scale && this.lastView[1] === ox && this.lastView[2] === oy &&
             this.lastView[3] === c.width && this.lastView[4] === c.height;
+        // Nothing of the cells to draw (a halo's pulse, a selection, new failures): only the
+        // overlay canvas is drawn.
+        if (same && !this.needFull && !this.cellsDirty && !b) {
+            this.drawParts = [0, 0, this.overlayDirty ? this.drawOverlay(dpr, scale, ox, oy, L) : 0];
+            return;
+        }
         const clip = !this.needFull && same && b ? [Math.floor((ox + b[0] * scale) * dpr) - 1, Math.floor((oy + b[1] * scale) * dpr) - 1,
             Math.ceil((ox + (b[2] + 1) * scale) * dpr) + 1, Math.ceil((oy + (b[3] + 1) * scale) * dpr) + 1] : null;
         this.needFull = false;
@@ -468,6 +501,47 @@ export class HallMap {
         }
         this.drawInside(ctx, c, dpr, scale, ox, oy, L);
         ctx.restore();
+        if (this.overlayDirty || !same) this.drawParts[2] += this.drawOverlay(dpr, scale, ox, oy, L);
+    }
+
+    // The overlay canvas, whole: loomd's failures, the selected rack, the job's racks and name,
+    // the stale text. Returns the ms it took.
+    drawOverlay(dpr, scale, ox, oy, L) {
+        const t0 = performance.now();
+        const c = this.overlay, ctx = c.getContext('2d');
+        ctx.setTransform(1, 0, 0, 1, 0, 0);
+        ctx.clearRect(0, 0, c.width, c.height);
+        ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+        this.drawFailures(ctx, L, scale, ox, oy, this.state.failureFilter);
+        if (this.selected) {
+            const r = this.state.rackByName.get(this.selected);
+            const rr = r && L.rackRect[r.index];
+            if (rr) {
+                ctx.strokeStyle = 'rgb(0,229,255)';
+                ctx.lineWidth = 2;
+                ctx.strokeRect(ox + rr.x * scale - 2, oy + rr.y * scale - 2, rr.w * scale + 4, rr.h * scale + 4);
+            }
+        }
+        if (this.highlight) {
+            ctx.strokeStyle = 'rgb(0,229,255)';
+            ctx.lineWidth = 2;
+            for (const r of this.highlightRacks) {
+                const rr = L.rackRect[r];
+                if (rr) ctx.strokeRect(ox + rr.x * scale - 1.5, oy + rr.y * scale - 1.5, rr.w * scale + 3, rr.h * scale + 3);
+            }
+            ctx.font = 'bold 13px sans-serif';
+            ctx.textBaseline = 'bottom';
+            const tw = ctx.measureText(this.highlightLabel).width;
+            const cw = c.width / dpr, ch = c.height / dpr;
+            ctx.fillStyle = 'rgba(20,20,26,0.88)';
+            ctx.fillRect(cw - tw - 24, ch - 30, tw + 16, 24);
+            ctx.fillStyle = 'rgb(0,229,255)';
+            ctx.fillText(this.highlightLabel, cw - tw - 16, ch - 11);
+        }
+        if (this.state.stale) this.drawStaleText(ctx, c.width / dpr, c.height / dpr);
+        this.overlayDirty = false;
+        this.overlayDraws = (this.overlayDraws || 0) + 1;
+        return performance.now() - t0;
     }
 
     drawInside(ctx, c, dpr, scale, ox, oy, L) {
@@ -508,33 +582,6 @@ export class HallMap {
             ctx.fillRect(0, 0, c.width / dpr, c.height / dpr);
         }
         if (this.state.stale) this.drawStale(ctx, c.width / dpr, c.height / dpr);
-        this.drawFailures(ctx, L, scale, ox, oy, filter);
-        if (this.selected) {
-            const r = this.state.rackByName.get(this.selected);
-            const rr = r && L.rackRect[r.index];
-            if (rr) {
-                ctx.strokeStyle = 'rgb(0,229,255)';
-                ctx.lineWidth = 2;
-                ctx.strokeRect(ox + rr.x * scale - 2, oy + rr.y * scale - 2, rr.w * scale + 4, rr.h * scale + 4);
-            }
-        }
-        if (this.highlight) {
-            ctx.strokeStyle = 'rgb(0,229,255)';
-            ctx.lineWidth = 2;
-            for (const r of this.highlightRacks) {
-                const rr = L.rackRect[r];
-                if (rr) ctx.strokeRect(ox + rr.x * scale - 1.5, oy + rr.y * scale - 1.5, rr.w * scale + 3, rr.h * scale + 3);
-            }
-            ctx.font = 'bold 13px sans-serif';
-            ctx.textBaseline = 'bottom';
-            const tw = ctx.measureText(this.highlightLabel).width;
-            const cw = c.width / dpr, ch = c.height / dpr;
-            ctx.fillStyle = 'rgba(20,20,26,0.88)';
-            ctx.fillRect(cw - tw - 24, ch - 30, tw + 16, 24);
-            ctx.fillStyle = 'rgb(0,229,255)';
-            ctx.fillText(this.highlightLabel, cw - tw - 16, ch - 11);
-        }
-        if (this.state.stale) this.drawStaleText(ctx, c.width / dpr, c.height / dpr);
         this.dirty = false;
         this.drawParts = [t1 - t0, t2 - t1, performance.now() - t2];  // put, scale, overlays
     }
@@ -547,7 +594,7 @@ export class HallMap {
     // Keeps redrawing at ~15 fps while a halo pulses.
     animate() {
         if (this.animTimer) return;
-        this.animTimer = setTimeout(() => { this.animTimer = null; this.dirty = true; this.schedule(); }, 66);
+        this.animTimer = setTimeout(() => { this.animTimer = null; this.schedule(false, true); }, 66);
     }
 
     // Canvas (CSS px) -> {gpu, rack} under it.
@@ -571,6 +618,18 @@ export class HallMap {
             for (let yy = 0; yy < rr.h; ++yy) L.pixelRack.fill(i, (rr.y + yy) * W + rr.x, (rr.y + yy) * W + rr.x + rr.w);
         });
         L.gpuPixel.forEach((p, i) => { if (p >= 0) L.pixelGpu[p] = i; });
+    }
+
+    // The picture both canvases make together (the cells under the overlays), as RGBA bytes of
+    // a box in device px: what the tests read, as a screen shows it.
+    composedPixels(x0 = 0, y0 = 0, w = this.canvas.width, h = this.canvas.height) {
+        const o = document.createElement('canvas');
+        o.width = Math.max(1, w);
+        o.height = Math.max(1, h);
+        const ctx = o.getContext('2d');
+        ctx.drawImage(this.canvas, -x0, -y0);
+        ctx.drawImage(this.overlay, -x0, -y0);
+        return ctx.getImageData(0, 0, o.width, o.height).data;
     }
 
     // Where a GPU / rack is drawn, in CSS px from the canvas' top left (tests and benchmarks).

@@ -283,6 +283,9 @@ try {
             const patchesPut = await page.evaluate(() => (window.loomHall && window.loomHall.patchesPut) || 0);
             // Draws that repainted only the box of cells a tick changed (hall.js), since the load.
             const partialDraws = await page.evaluate(() => (window.loomHall && window.loomHall.partialDraws) || 0);
+            // Draws of the overlay canvas (failures, selection, job, stale text) since the load: a
+            // tick that changed only cells does not draw it.
+            const overlayDraws = await page.evaluate(() => (window.loomHall && window.loomHall.overlayDraws) || 0);
             // The slowest frame's parts, in the order above, and its total.
             const total = (x) => x.slice(0, 5).reduce((s2, v) => s2 + (v || 0), 0);
             const slowestFrame = parts.length ? parts.reduce((m, x) => (total(x) > total(m) ? x : m)) : null;
@@ -331,7 +334,7 @@ try {
                 firstPaintBreakdownMs: first.breakdown,
                 tickSamples: ticks.length, tickP50Ms: pct(0.5), tickP99Ms: pct(0.99), tickMaxMs: ticks[ticks.length - 1] ?? null,
                 tickPartsP50MaxMs: Object.fromEntries(partStats),
-                decodeInWorker: inWorker, workerFrameP50P99MaxMsCount: workerStats, partialDraws, patchesPut,
+                decodeInWorker: inWorker, workerFrameP50P99MaxMsCount: workerStats, partialDraws, overlayDraws, patchesPut,
                 arrivalToPaintedP50P99MaxMsCount: e2eStats,
                 slowestTickPartsMs: slowest, mainThreadSched: mainThread && { ...mainThread, at: undefined },
                 mainThreadAtSlowestTick: atSlowest,

@@ -138,13 +138,14 @@ async function intoService(loomd, token, rack) {
     }, 120000, `${rack} in service`);
 }
 
-// Pixels of the failure colour (within a tolerance) in a square of the hall canvas.
+// Pixels of the failure colour (within a tolerance) in a square of the hall map: the picture
+// the cell canvas and the overlay canvas over it make together (HallMap.composedPixels).
 const countFailurePx = (page, x, y, r) => page.evaluate((x, y, r, c) => {
     const cv = document.querySelector('.hall-canvas');
     const d = window.devicePixelRatio || 1;
     const x0 = Math.max(0, Math.round((x - r) * d)), y0 = Math.max(0, Math.round((y - r) * d));
     const w = Math.min(cv.width - x0, Math.round(2 * r * d)), h = Math.min(cv.height - y0, Math.round(2 * r * d));
-    const px = cv.getContext('2d').getImageData(x0, y0, w, h).data;
+    const px = window.loomHall.composedPixels(x0, y0, w, h);
     let n = 0;
     for (let i = 0; i < px.length; i += 4)
         if (Math.abs(px[i] - c[0]) < 16 && Math.abs(px[i + 1] - c[1]) < 16 && Math.abs(px[i + 2] - c[2]) < 16) ++n;
@@ -152,9 +153,8 @@ const countFailurePx = (page, x, y, r) => page.evaluate((x, y, r, c) => {
 }, x, y, r, kFailed);
 
 const pixelAt = (page, x, y) => page.evaluate((x, y) => {
-    const cv = document.querySelector('.hall-canvas');
     const d = window.devicePixelRatio || 1;
-    return Array.from(cv.getContext('2d').getImageData(Math.round(x * d), Math.round(y * d), 1, 1).data.slice(0, 3));
+    return Array.from(window.loomHall.composedPixels(Math.round(x * d), Math.round(y * d), 1, 1).slice(0, 3));
 }, x, y);
 const saturation = (p) => Math.max(...p) - Math.min(...p);
 
@@ -232,22 +232,39 @@ async function runBrowser(name, loomd, t) {
               `${name}: after ${cellDiff && cellDiff.ticks} ticks (${cellDiff && cellDiff.patchesPut} patches painted in the worker) the cell canvas equals a full paint of the page's arrays (${cellDiff && cellDiff.diff} bytes differ)`);
         check(cellDiff && cellDiff.colours === 0 && cellDiff.mode === 'util',
               `${name}: every cell has colourOf's colour in ${cellDiff && cellDiff.mode} mode (${cellDiff && cellDiff.colours} differ)`);
-        // A tick that changed only cells repaints only their box on screen (clipped): the canvas
-        // it leaves is the one a full draw makes, pixel for pixel.
+        // A tick that changed only cells repaints only their box on screen (clipped), and leaves
+        // the overlay canvas alone: the picture both make is the one a full draw of both makes,
+        // pixel for pixel (a halo pulsing during its first minute would redraw the overlays).
         const partial = await waitFor(() => page.evaluate(() => new Promise((done) => requestAnimationFrame(() => {
-            const h = window.loomHall, c = h.canvas, ctx = c.getContext('2d');
+            const h = window.loomHall, c = h.canvas;
             if (!h.lastClip || h.drawPending) return done(null);
-            const a = ctx.getImageData(0, 0, c.width, c.height).data;
+            const a = h.composedPixels();
             const clip = h.lastClip;
             h.needFull = true;
+            h.overlayDirty = true;
             h.draw();
-            const b = ctx.getImageData(0, 0, c.width, c.height).data;
+            const b = h.composedPixels();
             let diff = 0;
             for (let i = 0; i < a.length; i += 4) if (a[i] !== b[i] || a[i + 1] !== b[i + 1] || a[i + 2] !== b[i + 2]) ++diff;
             done({ clip, diff, partialDraws: h.partialDraws, canvas: [c.width, c.height] });
         }))), 15000, 'a partial draw').catch(() => null);
         check(partial && partial.diff === 0 && partial.clip[2] - partial.clip[0] < partial.canvas[0],
-              `${name}: a utilization tick repaints only its box of the canvas, and the canvas equals a full draw's (${JSON.stringify(partial)})`);
+              `${name}: a utilization tick repaints only its box of the canvas, and the picture equals a full draw's (${JSON.stringify(partial)})`);
+        // Cell ticks put cells only: over 1.5 s of them the overlay canvas is not drawn again
+        // (nothing it shows changed: no failure came or went, the view stayed).
+        const quiet = await page.evaluate(() => new Promise((done) => {
+            const h = window.loomHall, o0 = h.overlayDraws || 0, p0 = h.patchesPut || 0, k0 = h.failuresKey, f0 = h.failed;
+            const t0 = performance.now();
+            const look = () => {
+                const patches = (h.patchesPut || 0) - p0, ms = performance.now() - t0;
+                if ((ms < 1500 || patches === 0) && ms < 6000) return setTimeout(look, 250);
+                done({ overlayDraws: (h.overlayDraws || 0) - o0, patches, ms: Math.round(ms),
+                       failuresMoved: h.failuresKey !== k0 || h.failed !== f0, pulsing: !!h.animTimer });
+            };
+            look();
+        }));
+        check(quiet.patches > 0 && (quiet.overlayDraws === 0 || quiet.failuresMoved || quiet.pulsing),
+              `${name}: ${quiet.patches} cell patches put in ${quiet.ms} ms and the overlays drawn ${quiet.overlayDraws} times (${JSON.stringify(quiet)})`);
         // The colours the worker paints are the page's (palette.js: loomd's legends) in every
         // mode: after a switch and the live ticks the worker painted since, the canvas is a full
         // paint's, cell for cell. (A steady job's 30-sample means stop moving, and health and

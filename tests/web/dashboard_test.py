@@ -224,10 +224,11 @@ def severe(driver):
 
 
 def pixel(driver, x, y):
+    # The hall map as shown: the cell canvas under the overlay canvas (HallMap.composedPixels).
     return tuple(driver.execute_script(
-        "const c = document.querySelector('.hall-canvas'); const d = window.devicePixelRatio || 1;"
-        "return Array.from(c.getContext('2d').getImageData(Math.round(arguments[0] * d),"
-        " Math.round(arguments[1] * d), 1, 1).data.slice(0, 3));", x, y))
+        "const d = window.devicePixelRatio || 1;"
+        "return Array.from(window.loomHall.composedPixels(Math.round(arguments[0] * d),"
+        " Math.round(arguments[1] * d), 1, 1).slice(0, 3));", x, y))
 
 
 def click_canvas_at(driver, x, y):
