@@ -349,7 +349,7 @@ void FabricView::render() {
     // loomd's word for the switch first (its rack's state read as its cables), as the web says it.
     QString html =
         QStringLiteral(
-            "<h3>%1</h3><p class='switch-state'><b>%8</b></p><p>role %2 · zone %3<br>%4 backend "
+            "<h3>%1</h3><p>in the fabric: <b>%8</b></p><p>role %2 · zone %3<br>%4 backend "
             "links · mean utilization %5<br>%6 down/degraded · %7 drained/not in service</p>")
             .arg(s.name.toHtmlEscaped(), s.role.toHtmlEscaped(),
                  s.zone.isEmpty() ? QStringLiteral("–") : s.zone.toHtmlEscaped())
