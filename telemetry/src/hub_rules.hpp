@@ -30,6 +30,15 @@ public:
         origin_ = originClass(origin);
         originIndex_ = -1;
     }
+    // When this ingest's page arrived (the hub's clock). A GPU's and a host NIC's age — the
+    // map's "no data" after detection.staleAfterSeconds, gpu_missing, the straggler finder's
+    // 15 s on a NIC — is counted from its arrival, not from the timestamp the page may carry: a
+    // pusher whose clock runs 2 min behind loomd's read as no data while it reported every
+    // second, and one 10 min ahead as fresh for 10 min after it stopped. Rates and event times
+    // keep the samples' own timestamps (rate() over the series' own clock), and so do switch
+    // ports (TelemetryHub::portRates reads every counter's time back from the port's newest).
+    void setArrival(std::int64_t now) { arrivalMs_ = now; }
+    std::int64_t seenAt(std::int64_t t) const { return arrivalMs_ != 0 ? arrivalMs_ : t; }
     // Whether a sample of this work's origin is evidence about an event opened by `stored`:
     // the same kind of origin, or an event whose origin is not known. The clock (a tick) may
     // close what it times out.
@@ -336,6 +345,25 @@ public:
                         now);
             }
         }
+    }
+
+    // Two dcgm-exporters of one GPU (a DaemonSet beside a host service, both scraped): a
+    // second source's samples of a GPU that its first source sent within kSourceHoldMs are
+    // counted (IngestReport::duplicates) and not taken, as a port counter's are. XID is a gauge
+    // each exporter resets when it starts: one source's 0 and the other's 79 opened and closed
+    // gpu_xid at every scrape. Once the first has been quiet for kSourceHoldMs the second takes
+    // the GPU over. Unnamed sources (pushes) are not told apart.
+    bool gpuSourceTakes(std::uint32_t g, std::uint8_t source) {
+        if (source == 0) return true;
+        auto& owner = s_.gpuSrc[g];
+        const std::uint32_t now32 = rateClock(arrivalMs_), at = s_.gpuSrcAt[g];
+        if (owner != 0 && owner != source && at != 0 && now32 - at < kSourceHoldMs) {
+            ++duplicates;
+            return false;
+        }
+        owner = source;
+        s_.gpuSrcAt[g] = now32;
+        return true;
     }
 
     // ---- ports and links
@@ -899,7 +927,7 @@ public:
             double u = std::isfinite(rx) ? rx : 0;
             if (std::isfinite(tx)) u = std::max(u, tx);
             s_.nicUtil[nic].store(static_cast<float>(std::min(100.0, u / speed * 100)), kRelaxed);
-            s_.nicSeen[nic].store(t, kRelaxed);
+            s_.nicSeen[nic].store(seenAt(t), kRelaxed);
             return;
         }
         if (counter == kNicRcvErrors && cfg_.linkErrorsPerSecond > 0) {
@@ -1097,6 +1125,7 @@ private:
     std::vector<std::uint32_t> endsChanged_;        // links, for finish()
     std::vector<std::uint32_t> nicFlapsOpenedNow_;  // links whose NIC opened link_flapping now
     int originIndex_ = -1;                          // originIndex(), once looked up; -1: not yet
+    std::int64_t arrivalMs_ = 0;                    // setArrival; 0: a tick or a layout change
     std::uint64_t opened_ = 0, closed_ = 0;
 };
 

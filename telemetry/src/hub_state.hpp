@@ -255,6 +255,11 @@ struct TelemetryHub::State {
     std::vector<double> sbePrev;
     std::vector<std::int64_t> sbePrevMs;
     std::vector<float> sbeRate;
+    // The source (detail::sourceTag, 0 = unnamed) that sends the GPU and when its last page
+    // came (detail::rateClock of the arrival): a second dcgm-exporter of the same GPU is counted,
+    // not taken, while the first still sends it (HubWork::gpuSourceTakes).
+    std::vector<std::uint8_t> gpuSrc;
+    std::vector<std::uint32_t> gpuSrcAt;
     // dcgm-exporter's hpc_job per GPU: written under the ingest lock and jobMutex, read by the
     // API under jobMutex (only when it changes, so ingest rarely takes it).
     std::vector<std::string> gpuJob;
@@ -381,6 +386,8 @@ struct TelemetryHub::State {
         sbePrev.assign(nG, detail::kNaN);
         sbePrevMs.assign(nG, 0);
         sbeRate.assign(nG, static_cast<float>(detail::kNaN));
+        gpuSrc.assign(nG, 0);
+        gpuSrcAt.assign(nG, 0);
         gpuJob.assign(nG, {});
         port = std::make_shared<detail::ColumnSet<detail::CounterColumn>>(
             kPortCounterCount, [&](int c) { return portColumn(static_cast<PortCounter>(c), nP); });

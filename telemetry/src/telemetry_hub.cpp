@@ -88,6 +88,8 @@ void carryByIndex(State& old, State& next) {
     next.sbePrev = std::move(old.sbePrev);
     next.sbePrevMs = std::move(old.sbePrevMs);
     next.sbeRate = std::move(old.sbeRate);
+    next.gpuSrc = std::move(old.gpuSrc);
+    next.gpuSrcAt = std::move(old.gpuSrcAt);
     {
         // The API reads gpuJob through any State it holds: copied, not taken.
         std::lock_guard lk(old.jobMutex);
@@ -160,6 +162,8 @@ void carryByName(const State& old, State& next) {
         next.sbePrev[ng] = old.sbePrev[g];
         next.sbePrevMs[ng] = old.sbePrevMs[g];
         next.sbeRate[ng] = old.sbeRate[g];
+        next.gpuSrc[ng] = old.gpuSrc[g];
+        next.gpuSrcAt[ng] = old.gpuSrcAt[g];
         std::lock_guard lk(old.jobMutex);
         next.gpuJob[ng] = old.gpuJob[g];
     }
@@ -376,6 +380,7 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                  shared_->keySeq);
     const auto& table = metricTable();
     work.setOrigin(identity.origin);
+    work.setArrival(now);
     // The simulator does not speak for a GPU or link on which a push or a scrape holds an
     // event open: that source says when it recovered (issue 39).
     const bool simulated = originClass(identity.origin) == kOriginSim;
@@ -495,9 +500,10 @@ Result<IngestReport> TelemetryHub::ingestText(std::string_view body, std::int64_
                     }
                 }
                 if (simulated && work.gpuReal(g)) return;
+                if (!work.gpuSourceTakes(g, sourceTag)) return;  // a second exporter of it
                 auto f = static_cast<GpuField>(info.id);
                 (*s.gpu)[info.id].store(g, static_cast<float>(v));
-                s.gpuSeen[g].store(t, kRelaxed);
+                s.gpuSeen[g].store(now, kRelaxed);  // when it arrived: HubWork::setArrival
                 if (s.gpuOpen[g] & kMissing) work.gpuClose(g, kMissing, t);  // reported again
                 if (f == GpuField::Xid || f == GpuField::EccDbe || f == GpuField::RowRemapFailure ||
                     f == GpuField::Temp || f == GpuField::NvlinkCrc || f == GpuField::EccSbe ||

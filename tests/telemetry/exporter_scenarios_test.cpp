@@ -435,6 +435,38 @@ TEST_F(ExporterScenarios, AGpuGoneFromItsHostsPageIsMissingAHostGoneQuietIsNot) 
     EXPECT_EQ(events_.size(), n);
 }
 
+// Two dcgm-exporters scraped for one host (a DaemonSet beside a host service): the same GPUs on
+// two pages. One restarted and says XID 0 (the gauge resets with the exporter), the other
+// still says 79: the first source keeps the GPU while it sends it, the second's samples are
+// counted as duplicates and not taken — no gpu_xid opening and closing at every scrape.
+TEST_F(ExporterScenarios, TwoExportersOfOneGpuAreOneSourceNotAnEventStorm) {
+    const auto g = layout_->gpuByName("z1-r001-h1-gpu2");
+    auto page = [&](double xid) {
+        return dcgmField("DCGM_FI_DEV_XID_ERRORS", "gauge", "z1-r001-h1", {{2, xid}});
+    };
+    const IngestIdentity a{.host = "z1-r001-h1",
+                           .origin = "scrape dcgm z1-r001-h1",
+                           .source = "http://z1-r001-h1:9400/metrics"};
+    const IngestIdentity b{.host = "z1-r001-h1",
+                           .origin = "scrape dcgm z1-r001-h1",
+                           .source = "http://z1-r001-h1:9401/metrics"};
+    ingest(page(79), a);
+    ASSERT_EQ(openOf("gpu_xid").size(), 1u);
+    std::uint64_t duplicates = 0;
+    for (int i = 0; i < 10; ++i) {
+        duplicates += ingest(page(0), b).duplicates;
+        ingest(page(79), a);
+    }
+    EXPECT_EQ(eventsOf("gpu_xid").size(), 1u) << eventsOf("gpu_xid").size() << " gpu_xid events";
+    EXPECT_EQ(hub_->packed(Topic::GpuHealth)[g], kGpuFailed);
+    EXPECT_EQ(duplicates, 10u);
+    // The first source goes quiet for 30 s: the second takes the GPU over, and its XID 0 is
+    // that source's word on it.
+    now_ += 31'000;
+    ingest(page(0), b);
+    EXPECT_TRUE(openOf("gpu_xid").empty());
+}
+
 // dcgm-exporter's Hostname label is the node's hostname as the OS gives it: fully qualified,
 // or in capitals where the provisioning system set it so. Host names are case-insensitive
 // (RFC 4343): every form finds the GPU.
@@ -468,6 +500,24 @@ TEST_F(ExporterScenarios, APodNameAsHostnameOnAScrapedPageIsTheTargetsHost) {
            {.host = "z1-r002-h1", .origin = "scrape dcgm z1-r002-h1"});
     EXPECT_EQ(hub_->gpuValue(layout_->gpuByName("z1-r001-h0-gpu6"), GpuField::Util), 12);
     EXPECT_EQ(hub_->gpuValue(layout_->gpuByName("z1-r002-h1-gpu6"), GpuField::Util), 88);
+}
+
+// A pusher whose clock is off (Prometheus federation and Loom's own pushes carry sample
+// timestamps): a GPU's age is counted from when its sample arrived, so a page stamped 2 min
+// behind loomd's clock is fresh, and one stamped 10 min ahead is no data once nothing has
+// arrived for detection.staleAfterSeconds.
+TEST_F(ExporterScenarios, AGpuPageStampedByASkewedClockAgesFromItsArrival) {
+    const auto g = layout_->gpuByName("z1-r002-h1-gpu6");
+    auto stamped = [&](std::int64_t skewMs) {
+        ingest("DCGM_FI_DEV_GPU_UTIL{gpu=\"6\",Hostname=\"z1-r002-h1\"} 55 " +
+               std::to_string(now_ + 1000 + skewMs) + "\n");
+        hub_->tick();
+        return hub_->packed(Topic::GpuUtil)[g];
+    };
+    EXPECT_NE(stamped(-120'000), kNoData) << "reported a second ago";
+    EXPECT_NE(stamped(600'000), kNoData);
+    now_ += 31'000;
+    EXPECT_EQ(hub_->packed(Topic::GpuUtil)[g], kNoData) << "silent for 31 s";
 }
 
 // The exposition format's corners, as real exporters write them: a sample timestamp, NaN

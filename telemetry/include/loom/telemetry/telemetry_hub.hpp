@@ -186,7 +186,9 @@ struct IngestReport {
     std::uint64_t ignored = 0;  // metric names the hub does not track
     std::uint64_t unknown[kUnknownReasonCount] = {};
     std::vector<std::string> unknownExamples;  // up to 10 distinct "host z9-r1-h0" etc.
-    std::uint64_t duplicates = 0;  // rated port counters a second source sent (not taken)
+    // Rated port counters, and GPU samples, a second source sent while the first still sends
+    // them (not taken).
+    std::uint64_t duplicates = 0;
     double ms = 0;
     std::uint64_t unknownTotal() const;
     // {"samples": N, "applied": N, "ignored": N, "unknown": {"unknown_host": 3, ...},
