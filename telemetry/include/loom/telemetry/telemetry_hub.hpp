@@ -25,12 +25,14 @@
 //   DCGM_FI_PROF_SM_ACTIVE, _DRAM_ACTIVE, _PCIE_{TX,RX}_BYTES, _NVLINK_{TX,RX}_BYTES. The
 //   `hpc_job` label is kept as the GPU's job (gpuJob()).
 //  Switch ports (labels switch + port; or instance + ifName as from snmp_exporter):
-//   loom_port_oper_status (1 up, anything else down; IF-MIB ifOperStatus likewise),
+//   loom_port_oper_status (1 up; 0, 2, 5, 6, 7 down; IF-MIB ifOperStatus likewise),
+//   loom_port_admin_status (IF-MIB ifAdminStatus: 2 = shut on purpose, no failure),
 //   loom_port_{in,out}_octets_total, loom_port_{in,out}_packets_total,
 //   loom_port_{in,out}_errors_total, loom_port_{in,out}_discards_total,
 //   loom_port_{in,out}_pfc_pause_frames_total, loom_port_fec_uncorrectable_total,
-//   loom_port_speed_bps; aliases ifOperStatus, ifHCInOctets, ifHCOutOctets, ifHCInUcastPkts,
-//   ifHCOutUcastPkts, ifInErrors, ifOutErrors, ifInDiscards, ifOutDiscards, ifHighSpeed (Mb/s).
+//   loom_port_speed_bps; aliases ifOperStatus, ifAdminStatus, ifHCInOctets, ifHCOutOctets,
+//   ifHCInUcastPkts, ifHCOutUcastPkts, ifInErrors, ifOutErrors, ifInDiscards, ifOutDiscards,
+//   ifHighSpeed (Mb/s).
 // Link utilization = max(in, out) octet-counter rate over the port speed, of either switch
 // end of the link. A counter that goes backwards (reset) yields no rate for that interval.
 //
