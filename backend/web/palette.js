@@ -69,8 +69,13 @@ export const linkHealthColour = (v) => linkHealthRgb[v] || kNoData;
 // links' link.health is down or degraded (linksBad), else up green. An [r, g, b].
 export function switchTileColour(word, failed, linksBad) {
     if (word === 'down') return kFailed;
-    if (word === 'drained') return linkHealthColour(3);
-    if (word === 'not in service') return linkHealthColour(4);
+    // Drained, not in service: the swatch of the link-health byte loomd names with the same word
+    // (kLinkHealthNames, from GET /api/v1/legends), as the console finds it: no copy of the list.
+    if (word && word !== 'up') {
+        for (const v of Object.keys(kLinkHealthNames)) {
+            if (kLinkHealthNames[v] === word) return linkHealthColour(Number(v));
+        }
+    }
     if (failed) return kFailed;
     if (linksBad > 0) return kDegraded;
     return linkHealthColour(0);

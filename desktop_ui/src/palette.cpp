@@ -260,8 +260,14 @@ QRgb jobHighlightColor() { return marks().jobHighlight; }
 
 QRgb switchTileColor(const QString& word, bool failed, int linksBad) {
     if (word == u"down") return failedColor();
-    if (word == u"drained") return linkHealthLut()[3];
-    if (word == u"not in service") return linkHealthLut()[4];
+    // Drained, not in service: the swatch of the link-health byte loomd names with the same word
+    // (GET /api/v1/legends words."link.health"), so a switch reads as its cables do — found by
+    // loomd's word, not by a copy of its list here (ConsoleLegends.TheLinkWordsAreLoomds).
+    if (!word.isEmpty() && word != u"up") {
+        const auto& names = linkHealthNames();
+        for (std::size_t v = 0; v < names.size(); ++v)
+            if (names[v] == word) return linkHealthLut()[v];
+    }
     if (failed) return failedColor();
     if (linksBad > 0) return degradedColor();
     return linkHealthLut()[0];

@@ -276,6 +276,12 @@ TEST(ConsoleJobs, SelectingAJobInTheViewHighlightsItsGpus) {
 // issue 36 item 3), never by the console's own reading of its rack's state: a failed rack's RTSW
 // reads down, a drained one drained, a planned or burning-in one not in service — as in the web.
 TEST(ConsoleFabricMap, ASwitchIsDrawnByLoomdsWordForIt) {
+    // loomd's link words, as the console reads them on connect (GET /api/v1/legends): a drained
+    // or not-in-service switch takes the swatch of the link-health byte loomd names alike.
+    QJsonObject linkWords{{"255", "no data"}};
+    const char* const names[] = {"up", "degraded", "down", "drained", "not in service"};
+    for (int v = 0; v < 5; ++v) linkWords[QString::number(v)] = names[v];
+    applyLegendScales(QJsonObject{{"words", QJsonObject{{"link.health", linkWords}}}});
     test::Fed f;
     FabricMapWidget map(f.state.get());
     map.resize(900, 600);
