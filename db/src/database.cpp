@@ -191,6 +191,12 @@ Result<Connection> Database::connect() const {
         // page with two workers against 4.2 ms without, links?switch=&device= 13.1 against 1.5.
         // A session setting, kept by libpqxx across a reconnect.
         impl->conn.set_variable("max_parallel_workers_per_gather", "0");
+        // No JIT: PostgreSQL compiles a statement whose plan costs more than jit_above_cost
+        // (100,000) before running it, and loomd's short statements over large tables cross it
+        // while touching a few rows: a rack transition's zone-cable statement at 98k GPUs took
+        // 166-228 ms (109 functions compiled) for 6.5 ms of work, and operator advances fell to
+        // ~3 racks a second.
+        impl->conn.set_variable("jit", "off");
         // On a multi-host string: cut when another server becomes the primary
         // (failover_guard.hpp; a no-op for one host).
         failover::track(impl.get(), *conninfo, impl->conn.sock(), impl->conn.hostname(),
